@@ -1,0 +1,64 @@
+# trnsim top-level Makefile. The two commands a new user needs are `make run` and `make test`;
+# both install missing Debian packages first (scripts/install-deps.sh) and build with CMake + Ninja.
+
+BUILD_DIR   ?= build
+BUILD_TYPE  ?= Release
+JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS  ?=
+CTEST_ARGS  ?=
+RUN_ARGS    ?=
+
+# Every RTL source, packages first (lint reads them in one pass).
+RTL_PKGS    := $(sort $(shell find rtl -name '*_pkg.sv' 2>/dev/null))
+RTL_SRCS    := $(sort $(shell find rtl -name '*.sv' ! -name '*_pkg.sv' 2>/dev/null))
+RTL_TOPS    := trn_fp_units trn_te
+
+.PHONY: all deps configure build test test-long run lint bench coverage clean help
+
+all: build
+
+help:
+	@echo "trnsim make targets:"
+	@echo "  make run        build everything and run the default workload (ends PASS/FAIL)"
+	@echo "  make test       install deps, build, run the CTest suite (no 'long' tests)"
+	@echo "  make test-long  the 'long' tests only (128x128 Tensor Engine, ...)"
+	@echo "  make lint       verilator --lint-only -Wall over rtl/"
+	@echo "  make bench      simulation-speed and build-cost benchmarks (docs/performance.md)"
+	@echo "  make deps       install missing Debian packages"
+	@echo "  make clean      remove $(BUILD_DIR)/"
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD_DIR)/build.ninja:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+
+configure: deps
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+
+build: deps $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -LE long -j $(JOBS) $(CTEST_ARGS)
+
+test-long: deps
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DTRNSIM_LARGE_TE=ON $(CMAKE_ARGS)
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -L long $(CTEST_ARGS)
+
+run: build
+	$(BUILD_DIR)/bin/trnsim run $(RUN_ARGS)
+
+lint: deps
+	@for top in $(RTL_TOPS); do \
+	  echo "lint: $$top"; \
+	  verilator --lint-only -Wall --assert rtl/lint_waivers.vlt $(RTL_PKGS) $(RTL_SRCS) --top-module $$top || exit 1; \
+	done
+	@echo "lint: clean"
+
+bench: deps
+	bash scripts/bench.sh $(BUILD_DIR)
+
+clean:
+	rm -rf $(BUILD_DIR)

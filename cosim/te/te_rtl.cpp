@@ -1,0 +1,1 @@
+void trnsim_te_rtl_placeholder() {}

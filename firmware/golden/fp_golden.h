@@ -1,0 +1,45 @@
+// Golden host floating-point conversions and FP32 arithmetic (numerics contract, BRIEF section 3).
+//
+// Written independently of the model and the RTL: nothing here includes model/, cosim/ or rtl/. The conversions
+// are defined by value, not by bit tricks: a narrow pattern widens to the real number it encodes, and FP32 narrows
+// to the nearest representable value of the target format (ties to the even significand), found by searching the
+// format's sorted table of values. Sources: IEEE 754-2019 section 4.3.1 (roundTiesToEven) and 7.4 (overflow);
+// OCP 8-bit Floating Point Specification (OFP8) rev 1.0, section 5 (E4M3/E5M2 encodings, saturation).
+#pragma once
+
+#include <cstdint>
+
+#include "firmware/isa/dtype.h"
+
+namespace trnsim::golden {
+
+/// Canonical quiet NaNs written for any NaN result (BRIEF section 3 rule 5).
+inline constexpr uint32_t kF32CanonicalNan = 0x7FC00000u;
+inline constexpr uint16_t kBf16CanonicalNan = 0x7FC0u;
+inline constexpr uint16_t kFp16CanonicalNan = 0x7E00u;
+inline constexpr uint16_t kE4M3CanonicalNan = 0x7Fu;
+inline constexpr uint16_t kE5M2CanonicalNan = 0x7Eu;
+
+/// Canonical NaN pattern of a narrow dtype (low 8 bits for FP8).
+uint16_t canonical_nan(isa::Dtype dt);
+
+/// True when `bits` (low 8 bits for FP8) encodes a NaN in `dt`.
+bool is_nan(isa::Dtype dt, uint16_t bits);
+
+/// Widens one narrow element to FP32 bits. Exact for every finite value (subnormals kept, sign of zero kept);
+/// +-Inf stays +-Inf; any NaN becomes kF32CanonicalNan. FP8 patterns use the low 8 bits (upper bits ignored).
+uint32_t widen_to_f32(isa::Dtype dt, uint16_t bits);
+
+/// Narrows FP32 bits to `dt` with one round-to-nearest-even step (BRIEF rule 6).
+/// Overflow (a value whose rounding reaches past the largest finite value): BF16/FP16 -> +-Inf; FP8 with
+/// `saturate` -> +-max finite (also for +-Inf inputs), without -> E4M3 NaN (0x7F) / E5M2 +-Inf.
+/// NaN -> canonical_nan(dt). Result in the low 8 bits for FP8.
+uint16_t narrow_from_f32(isa::Dtype dt, uint32_t f32, bool saturate);
+
+/// FP32 a + b with RNE, gradual underflow; any NaN result is kF32CanonicalNan.
+uint32_t f32_add(uint32_t a, uint32_t b);
+
+/// FP32 a * b with RNE, gradual underflow; any NaN result is kF32CanonicalNan.
+uint32_t f32_mul(uint32_t a, uint32_t b);
+
+}  // namespace trnsim::golden

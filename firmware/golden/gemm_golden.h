@@ -1,0 +1,33 @@
+// Golden host GEMM in the Tensor Engine's numerics (BRIEF section 3 rules 1-5).
+//
+// Independent of the model and the RTL. Shapes are row-major; element (r, c) of an [R, C] tensor is at r * C + c.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "firmware/isa/dtype.h"
+
+namespace trnsim::golden {
+
+/// Operands of one GEMM `out[M, N] = stationary[K, M]^T @ moving[K, N]`.
+struct GemmOperands {
+  isa::Dtype dtype;                 ///< element type of both inputs
+  int k = 0;                        ///< contraction size (partitions), >= 1
+  int m = 0;                        ///< stationary free size, >= 1
+  int n = 0;                        ///< moving free size, >= 1
+  std::vector<uint16_t> stationary; ///< [K, M] narrow bit patterns (low 8 bits for FP8)
+  std::vector<uint16_t> moving;     ///< [K, N] narrow bit patterns
+};
+
+/// Computes out[M, N] as FP32 bit patterns.
+///
+/// Each column sum starts at +0.0 and adds widen(S[k][m]) * widen(Mv[k][n]) for k in increasing order, product and
+/// sum each one FP32 RNE operation (no FMA). K is split into tiles of `tile_rows` partitions (the array's row
+/// count): each tile's column sum is added to the running PSUM value in tile order (rule 4); the first tile writes
+/// (or, when `accumulate_into` is given, adds to it). `accumulate_into`, if non-null, holds [M, N] FP32 bits.
+/// NaN results are 0x7FC00000. Throws std::invalid_argument on a size mismatch or a non-positive dimension.
+std::vector<uint32_t> gemm(const GemmOperands& ops, int tile_rows,
+                           const std::vector<uint32_t>* accumulate_into = nullptr);
+
+}  // namespace trnsim::golden

@@ -1,0 +1,2 @@
+module trn_te_delay;
+endmodule

@@ -1,0 +1,2 @@
+package trn_te_pkg;
+endpackage

@@ -1,0 +1,32 @@
+// Subcommands of the `trnsim` tool. Each `add_*` registers a CLI11 subcommand on `app` and returns the action to
+// run when that subcommand was chosen; the action returns the process exit code (BRIEF section 4):
+// 0 success and golden match, 1 mismatch or failed check, 2 bad input or usage.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace trnsim::tool {
+
+using Action = std::function<int()>;
+
+/// Bad input (file, flag, field): reported as one line on stderr, exit code 2.
+class BadInput : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFail = 1;
+inline constexpr int kExitBadInput = 2;
+
+/// `trnsim fpcheck`: TestFloat vectors through the model's or the RTL's FP units.
+Action add_fpcheck(CLI::App& app);
+
+/// `trnsim run`: a workload on the simulated device, checked against the golden host kernels.
+Action add_run(CLI::App& app);
+
+}  // namespace trnsim::tool
