@@ -1,1 +1,183 @@
-// placeholder
+// Golden host floating-point conversions, defined by value (see fp_golden.h).
+//
+// Nothing here manipulates significand bits to round. A narrow encoding is decoded into the real number it stands
+// for (computed exactly in double), and narrowing picks the nearest entry of a sorted table of every non-negative
+// finite value of the target format. The code is meant to be checked by reading it, not by trusting shifts.
+#include "firmware/golden/fp_golden.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace trnsim::golden {
+namespace {
+
+/// Layout of one narrow format: 1 sign bit, `exp_bits` exponent bits, `man_bits` mantissa bits.
+struct Format {
+  int exp_bits;
+  int man_bits;
+  int bias;
+  bool ieee_specials;  ///< true: exponent all-ones is Inf (mantissa 0) / NaN; false (E4M3): only S.1111.111 is NaN
+  uint16_t max_finite; ///< largest positive finite pattern
+};
+
+Format format_of(isa::Dtype dt) {
+  switch (dt) {
+    case isa::Dtype::kBf16: return {8, 7, 127, true, 0x7F7F};
+    case isa::Dtype::kFp16: return {5, 10, 15, true, 0x7BFF};
+    case isa::Dtype::kFp8E4M3: return {4, 3, 7, false, 0x7E};
+    case isa::Dtype::kFp8E5M2: return {5, 2, 15, true, 0x7B};
+  }
+  throw std::invalid_argument("golden: unknown dtype");
+}
+
+uint16_t sign_bit(const Format& f) { return static_cast<uint16_t>(1u << (f.exp_bits + f.man_bits)); }
+
+uint16_t storage_mask(isa::Dtype dt) { return isa::dtype_bits(dt) == 8 ? 0xFF : 0xFFFF; }
+
+/// The value a non-negative pattern would have if its exponent field were an ordinary exponent: 2^(e-bias) *
+/// 1.mantissa for e > 0, 2^(1-bias) * 0.mantissa for e = 0. For max_finite + 1 this is the "one past max" value
+/// (2^(emax+1) in IEEE-style formats, 480 in E4M3). Exact in double: at most 11 significant bits.
+double magnitude_of(const Format& f, uint16_t pattern) {
+  const int e = pattern >> f.man_bits;
+  const int m = pattern & ((1 << f.man_bits) - 1);
+  if (e == 0) return std::ldexp(static_cast<double>(m), 1 - f.bias - f.man_bits);
+  return std::ldexp(static_cast<double>((1 << f.man_bits) + m), e - f.bias - f.man_bits);
+}
+
+/// Sorted magnitudes of patterns 0 .. max_finite + 1 (the last entry is the virtual one past max). The index of
+/// an entry is its encoding, because the encoding of non-negative values is monotonic in their magnitude.
+struct ValueTable {
+  Format format;
+  std::vector<double> magnitude;
+
+  explicit ValueTable(isa::Dtype dt) : format(format_of(dt)) {
+    for (uint32_t p = 0; p <= static_cast<uint32_t>(format.max_finite) + 1; ++p) {
+      magnitude.push_back(magnitude_of(format, static_cast<uint16_t>(p)));
+    }
+  }
+};
+
+const ValueTable& table_of(isa::Dtype dt) {
+  static const ValueTable bf16(isa::Dtype::kBf16);
+  static const ValueTable fp16(isa::Dtype::kFp16);
+  static const ValueTable e4m3(isa::Dtype::kFp8E4M3);
+  static const ValueTable e5m2(isa::Dtype::kFp8E5M2);
+  switch (dt) {
+    case isa::Dtype::kBf16: return bf16;
+    case isa::Dtype::kFp16: return fp16;
+    case isa::Dtype::kFp8E4M3: return e4m3;
+    case isa::Dtype::kFp8E5M2: return e5m2;
+  }
+  throw std::invalid_argument("golden: unknown dtype");
+}
+
+float float_from_bits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+uint32_t bits_from_float(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+uint32_t canonicalize(float f) { return std::isnan(f) ? kF32CanonicalNan : bits_from_float(f); }
+
+/// Result of an overflow (rounded magnitude past max finite, or an infinite input), per BRIEF rule 6.
+uint16_t overflow_result(isa::Dtype dt, const Format& f, bool negative, bool saturate) {
+  const uint16_t sign = negative ? sign_bit(f) : 0;
+  const uint16_t inf = static_cast<uint16_t>((((1u << f.exp_bits) - 1) << f.man_bits));
+  switch (dt) {
+    case isa::Dtype::kBf16:
+    case isa::Dtype::kFp16: return static_cast<uint16_t>(sign | inf);
+    case isa::Dtype::kFp8E4M3: return saturate ? static_cast<uint16_t>(sign | f.max_finite) : kE4M3CanonicalNan;
+    case isa::Dtype::kFp8E5M2:
+      return static_cast<uint16_t>(sign | (saturate ? f.max_finite : inf));
+  }
+  throw std::invalid_argument("golden: unknown dtype");
+}
+
+}  // namespace
+
+uint16_t canonical_nan(isa::Dtype dt) {
+  switch (dt) {
+    case isa::Dtype::kBf16: return kBf16CanonicalNan;
+    case isa::Dtype::kFp16: return kFp16CanonicalNan;
+    case isa::Dtype::kFp8E4M3: return kE4M3CanonicalNan;
+    case isa::Dtype::kFp8E5M2: return kE5M2CanonicalNan;
+  }
+  throw std::invalid_argument("golden: unknown dtype");
+}
+
+bool is_nan(isa::Dtype dt, uint16_t bits) {
+  const Format f = format_of(dt);
+  const uint16_t magnitude = static_cast<uint16_t>(bits & storage_mask(dt) & ~sign_bit(f));
+  const uint16_t exp_all_ones = static_cast<uint16_t>(((1u << f.exp_bits) - 1) << f.man_bits);
+  if (f.ieee_specials) return magnitude > exp_all_ones;  // exponent all ones and mantissa non-zero
+  return magnitude == 0x7F;                              // E4M3: S.1111.111 only
+}
+
+uint32_t widen_to_f32(isa::Dtype dt, uint16_t bits) {
+  const Format f = format_of(dt);
+  bits = static_cast<uint16_t>(bits & storage_mask(dt));
+  if (is_nan(dt, bits)) return kF32CanonicalNan;
+  const bool negative = (bits & sign_bit(f)) != 0;
+  const uint16_t magnitude = static_cast<uint16_t>(bits & ~sign_bit(f));
+  double value;
+  if (magnitude > f.max_finite) {
+    value = std::numeric_limits<double>::infinity();  // only IEEE-style formats get here (E4M3 has no Inf)
+  } else {
+    value = magnitude_of(f, magnitude);
+  }
+  // Every narrow value is an FP32 value (at most 11 significant bits, exponents inside FP32's range), so the
+  // conversion to float is exact. copysign keeps the sign of zero.
+  return bits_from_float(static_cast<float>(std::copysign(value, negative ? -1.0 : 1.0)));
+}
+
+uint16_t narrow_from_f32(isa::Dtype dt, uint32_t f32, bool saturate) {
+  const ValueTable& table = table_of(dt);
+  const Format& f = table.format;
+  const float x = float_from_bits(f32);
+  if (std::isnan(x)) return canonical_nan(dt);
+  const bool negative = std::signbit(x);
+  const uint16_t sign = negative ? sign_bit(f) : 0;
+  if (std::isinf(x)) return overflow_result(dt, f, negative, saturate);
+
+  // Nearest table entry to |x|: `hi` is the first entry above |x|, `lo` the one before it.
+  const double a = std::fabs(static_cast<double>(x));
+  const std::vector<double>& v = table.magnitude;
+  const auto above = std::upper_bound(v.begin(), v.end(), a);
+  size_t chosen;
+  if (above == v.end()) {
+    chosen = v.size() - 1;  // at or past one-past-max: overflow
+  } else {
+    const size_t hi = static_cast<size_t>(above - v.begin());
+    const size_t lo = hi - 1;  // v[0] = 0 <= a, so hi >= 1
+    if (v[lo] == a) {
+      chosen = lo;
+    } else {
+      const double mid = (v[lo] + v[hi]) / 2;  // exact: both have few significant bits
+      if (a < mid) {
+        chosen = lo;
+      } else if (a > mid) {
+        chosen = hi;
+      } else {
+        chosen = (lo % 2 == 0) ? lo : hi;  // tie: even mantissa LSB (the index is the encoding)
+      }
+    }
+  }
+  if (chosen > f.max_finite) return overflow_result(dt, f, negative, saturate);
+  return static_cast<uint16_t>(sign | chosen);
+}
+
+uint32_t f32_add(uint32_t a, uint32_t b) { return canonicalize(float_from_bits(a) + float_from_bits(b)); }
+
+uint32_t f32_mul(uint32_t a, uint32_t b) { return canonicalize(float_from_bits(a) * float_from_bits(b)); }
+
+}  // namespace trnsim::golden
