@@ -1,1 +1,375 @@
-void trnsim_te_rtl_placeholder() {}
+// Cycle-level driver of the verilated Tensor Engine. See te_rtl.h.
+#include "cosim/te/te_rtl.h"
+
+#include <algorithm>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <type_traits>
+
+#include <fmt/core.h>
+#include <verilated.h>
+#if VM_TRACE
+#include <verilated_fst_c.h>
+#endif
+
+#if TRNSIM_HAVE_TE_4X4
+#include "Vtrn_te_4x4.h"
+#endif
+#if TRNSIM_HAVE_TE_8X8
+#include "Vtrn_te_8x8.h"
+#endif
+#if TRNSIM_HAVE_TE_16X16
+#include "Vtrn_te_16x16.h"
+#endif
+#if TRNSIM_HAVE_TE_64X64
+#include "Vtrn_te_64x64.h"
+#endif
+#if TRNSIM_HAVE_TE_128X128
+#include "Vtrn_te_128x128.h"
+#endif
+
+namespace trnsim::cosim {
+namespace {
+
+constexpr int kNMax = 512;  // rtl/te/trn_te_pkg.sv NMAX
+
+// ---- Port access: Verilator maps a packed port to CData/SData/IData/QData or VlWide<N> by width. -------------
+// Fields are 16 or 32 bits at multiples of their width, so a field never straddles a 32-bit word.
+template <class T>
+void put_field(T& port, unsigned lsb, unsigned width, uint32_t value) {
+  if constexpr (std::is_integral_v<T>) {
+    const uint64_t mask = ((width >= 64) ? ~uint64_t{0} : ((uint64_t{1} << width) - 1)) << lsb;
+    port = static_cast<T>((static_cast<uint64_t>(port) & ~mask) | ((static_cast<uint64_t>(value) << lsb) & mask));
+  } else {
+    EData& word = port[lsb / 32];
+    const unsigned shift = lsb % 32;
+    const uint32_t mask = (width >= 32 ? 0xFFFFFFFFu : ((1u << width) - 1u)) << shift;
+    word = (word & ~mask) | ((value << shift) & mask);
+  }
+}
+
+template <class T>
+uint32_t get_field(const T& port, unsigned lsb, unsigned width) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<uint32_t>((static_cast<uint64_t>(port) >> lsb) &
+                                 ((width >= 32) ? 0xFFFFFFFFull : ((uint64_t{1} << width) - 1)));
+  } else {
+    const uint32_t word = port[lsb / 32] >> (lsb % 32);
+    return width >= 32 ? word : (word & ((1u << width) - 1u));
+  }
+}
+
+template <class VTop>
+class TeRtlImpl final : public TeRtl {
+ public:
+  TeRtlImpl(int rows, int cols, const TeRtlOptions& options)
+      : rows_(rows), cols_(cols), options_(options), rng_(options.seed), context_(std::make_unique<VerilatedContext>()) {
+    context_->fatalOnError(false);  // assertion failures become TeRtlError, so waveforms close cleanly
+    context_->randReset(0);
+#if VM_TRACE
+    if (!options_.wave_path.empty()) context_->traceEverOn(true);
+#endif
+    top_ = std::make_unique<VTop>(context_.get(), "TOP");
+#if VM_TRACE
+    if (!options_.wave_path.empty()) {
+      trace_ = std::make_unique<VerilatedFstC>();
+      top_->trace(trace_.get(), 99);  // scope: rtl/te/trn_te_trace.vlt
+      trace_->open(options_.wave_path.c_str());
+      if (!trace_->isOpen()) throw TeRtlError(fmt::format("cannot open waveform file '{}'", options_.wave_path));
+    }
+#else
+    if (!options_.wave_path.empty()) throw TeRtlError("this build has no waveform support (VM_TRACE=0)");
+#endif
+    reset();
+  }
+
+  ~TeRtlImpl() override {
+    top_->final();
+#if VM_TRACE
+    if (trace_) trace_->close();
+#endif
+  }
+
+  int rows() const override { return rows_; }
+  int cols() const override { return cols_; }
+  uint64_t cycle() const override { return cycle_; }
+  bool error_flag() const override { return top_->err_o != 0; }
+
+  void idle(uint64_t cycles) override {
+    drive_idle();
+    for (uint64_t i = 0; i < cycles; ++i) {
+      top_->eval();
+      tick();
+    }
+  }
+
+  TeRunResult run(const std::vector<TeCommand>& commands) override {
+    validate(commands);
+    // Stream schedules: the beats of every LoadStationary and MultiplyMoving, in command order.
+    struct Beat {
+      size_t command;
+      size_t index;
+    };
+    std::vector<Beat> stat_beats, mov_beats;
+    std::vector<size_t> mm_commands;  // command index of each MultiplyMoving, in order
+    size_t expected_out = 0;
+    for (size_t i = 0; i < commands.size(); ++i) {
+      const TeCommand& c = commands[i];
+      auto& beats = c.op == TeCommand::Op::kLoadStationary ? stat_beats : mov_beats;
+      for (int b = 0; b < c.count; ++b) beats.push_back({i, static_cast<size_t>(b)});
+      if (c.op == TeCommand::Op::kMultiplyMoving) {
+        mm_commands.push_back(i);
+        expected_out += static_cast<size_t>(c.count);
+      }
+    }
+
+    TeRunResult result;
+    result.timing.resize(commands.size());
+    result.results.resize(mm_commands.size());
+    for (size_t j = 0; j < mm_commands.size(); ++j) {
+      result.results[j].reserve(static_cast<size_t>(commands[mm_commands[j]].count) * static_cast<size_t>(cols_));
+    }
+
+    size_t next_cmd = 0, next_stat = 0, next_mov = 0, outs = 0, out_mm = 0;
+    bool cmd_presented = false, stat_presented = false, mov_presented = false;
+    const uint64_t start = cycle_;
+    uint64_t last_progress = cycle_;
+    std::bernoulli_distribution gap(options_.in_gap_prob), stall(options_.out_stall_prob);
+
+    while (next_cmd < commands.size() || next_stat < stat_beats.size() || next_mov < mov_beats.size() ||
+           outs < expected_out || top_->busy_o) {
+      // Drive this cycle's inputs. A presented beat stays presented, unchanged, until taken (handshake rule).
+      cmd_presented = next_cmd < commands.size() && (cmd_presented || !gap(rng_));
+      top_->cmd_valid_i = cmd_presented;
+      if (cmd_presented) {
+        const TeCommand& c = commands[next_cmd];
+        top_->cmd_op_i = static_cast<uint8_t>(c.op);
+        top_->cmd_dtype_i = c.dtype_code & 0x7u;
+        top_->cmd_k_i = c.op == TeCommand::Op::kLoadStationary ? static_cast<uint32_t>(c.count) : 0u;
+        top_->cmd_n_i = c.op == TeCommand::Op::kMultiplyMoving ? static_cast<uint32_t>(c.count) : 0u;
+      }
+      stat_presented = next_stat < stat_beats.size() && (stat_presented || !gap(rng_));
+      top_->stat_valid_i = stat_presented;
+      if (stat_presented) {
+        const Beat& b = stat_beats[next_stat];
+        const uint16_t* row = &commands[b.command].beats[b.index * static_cast<size_t>(cols_)];
+        for (int c = 0; c < cols_; ++c) put_field(top_->stat_data_i, 16u * c, 16, row[c]);
+      }
+      mov_presented = next_mov < mov_beats.size() && (mov_presented || !gap(rng_));
+      top_->mov_valid_i = mov_presented;
+      if (mov_presented) {
+        const Beat& b = mov_beats[next_mov];
+        const uint16_t* col = &commands[b.command].beats[b.index * static_cast<size_t>(rows_)];
+        for (int r = 0; r < rows_; ++r) put_field(top_->mov_data_i, 16u * r, 16, col[r]);
+      }
+      top_->out_ready_i = !stall(rng_);
+
+      // Settle the combinational outputs, then note which handshakes the coming edge completes.
+      top_->eval();
+      const uint64_t now = cycle_ - start;
+      if (top_->cmd_valid_i && top_->cmd_ready_o) {
+        result.timing[next_cmd].cmd_cycle = now;
+        ++next_cmd;
+        cmd_presented = false;
+        last_progress = cycle_;
+      }
+      if (top_->stat_valid_i && top_->stat_ready_o) {
+        TeCommandTiming& t = result.timing[stat_beats[next_stat].command];
+        t.last_beat_cycle = t.last_out_cycle = now;
+        ++next_stat;
+        stat_presented = false;
+        last_progress = cycle_;
+      }
+      if (top_->mov_valid_i && top_->mov_ready_o) {
+        result.timing[mov_beats[next_mov].command].last_beat_cycle = now;
+        ++next_mov;
+        mov_presented = false;
+        last_progress = cycle_;
+      }
+      if (top_->out_valid_o && top_->out_ready_i) {
+        if (outs >= expected_out) throw TeRtlError(fmt::format("cycle {}: unexpected result beat", cycle_));
+        std::vector<uint32_t>& dst = result.results[out_mm];
+        for (int c = 0; c < cols_; ++c) dst.push_back(get_field(top_->out_data_o, 32u * c, 32));
+        ++outs;
+        const size_t cmd = mm_commands[out_mm];
+        const bool last = dst.size() == static_cast<size_t>(commands[cmd].count) * static_cast<size_t>(cols_);
+        if (static_cast<bool>(top_->out_last_o) != last) {
+          throw TeRtlError(fmt::format("cycle {}: out_last_o={} on result beat {} of command #{} (N={})", cycle_,
+                                       int{top_->out_last_o}, dst.size() / cols_ - 1, cmd, commands[cmd].count));
+        }
+        if (last) {
+          result.timing[cmd].last_out_cycle = now;
+          ++out_mm;
+        }
+        last_progress = cycle_;
+      }
+
+      tick();
+      if (top_->err_o) {
+        throw TeRtlError(fmt::format("cycle {}: engine raised err_o (illegal command field) after command #{}",
+                                     cycle_, next_cmd == 0 ? 0 : next_cmd - 1));
+      }
+      if (cycle_ - last_progress > options_.watchdog_cycles) {
+        throw TeRtlError(fmt::format(
+            "watchdog: no handshake for {} cycles at cycle {} (commands {}/{}, stationary beats {}/{}, moving "
+            "beats {}/{}, results {}/{})",
+            options_.watchdog_cycles, cycle_, next_cmd, commands.size(), next_stat, stat_beats.size(), next_mov,
+            mov_beats.size(), outs, expected_out));
+      }
+    }
+    drive_idle();
+    result.cycles = cycle_ - start;
+    return result;
+  }
+
+ private:
+  void validate(const std::vector<TeCommand>& commands) const {
+    for (size_t i = 0; i < commands.size(); ++i) {
+      const TeCommand& c = commands[i];
+      const bool load = c.op == TeCommand::Op::kLoadStationary;
+      const size_t width = static_cast<size_t>(load ? cols_ : rows_);
+      if (c.count < 0 || c.beats.size() != static_cast<size_t>(c.count) * width) {
+        throw std::invalid_argument(fmt::format("command #{}: {} beats of {} elements need {} values, got {}", i,
+                                                c.count, width, static_cast<size_t>(std::max(c.count, 0)) * width,
+                                                c.beats.size()));
+      }
+    }
+  }
+
+  void drive_idle() {
+    top_->cmd_valid_i = 0;
+    top_->stat_valid_i = 0;
+    top_->mov_valid_i = 0;
+    top_->out_ready_i = 1;
+  }
+
+  // One rising and one falling clock edge; inputs were set and evaluated by the caller.
+  void tick() {
+    dump();
+    top_->clk_i = 1;
+    top_->eval();
+    dump();
+    top_->clk_i = 0;
+    if (trace_on()) top_->eval();  // only needed so the falling edge shows in the waveform
+    ++cycle_;
+    if (context_->gotError()) {
+      throw TeRtlError(fmt::format("cycle {}: RTL assertion failed (message above)", cycle_));
+    }
+  }
+
+  void reset() {
+    drive_idle();
+    top_->clk_i = 0;
+    top_->rst_ni = 0;
+    top_->eval();
+    // Hold reset over several edges before release (TOOLCHAIN.md, "Reset").
+    for (int i = 0; i < 4; ++i) tick();
+    top_->rst_ni = 1;
+    top_->eval();
+    cycle_ = 0;
+  }
+
+  bool trace_on() const {
+#if VM_TRACE
+    return trace_ != nullptr;
+#else
+    return false;
+#endif
+  }
+
+  void dump() {
+#if VM_TRACE
+    if (trace_) trace_->dump(context_->time());
+#endif
+    context_->timeInc(1);
+  }
+
+  const int rows_, cols_;
+  const TeRtlOptions options_;
+  std::mt19937_64 rng_;
+  std::unique_ptr<VerilatedContext> context_;
+  std::unique_ptr<VTop> top_;
+#if VM_TRACE
+  std::unique_ptr<VerilatedFstC> trace_;
+#endif
+  uint64_t cycle_ = 0;
+};
+
+}  // namespace
+
+std::vector<std::string> TeRtl::built_sizes() {
+  std::vector<std::string> sizes;
+#if TRNSIM_HAVE_TE_4X4
+  sizes.emplace_back("4x4");
+#endif
+#if TRNSIM_HAVE_TE_8X8
+  sizes.emplace_back("8x8");
+#endif
+#if TRNSIM_HAVE_TE_16X16
+  sizes.emplace_back("16x16");
+#endif
+#if TRNSIM_HAVE_TE_64X64
+  sizes.emplace_back("64x64");
+#endif
+#if TRNSIM_HAVE_TE_128X128
+  sizes.emplace_back("128x128");
+#endif
+  return sizes;
+}
+
+std::unique_ptr<TeRtl> TeRtl::create(int rows, int cols, const TeRtlOptions& options) {
+#define TRNSIM_TE_CASE(R, C)                                                          \
+  if (rows == (R) && cols == (C)) return std::make_unique<TeRtlImpl<Vtrn_te_##R##x##C>>(R, C, options);
+#if TRNSIM_HAVE_TE_4X4
+  TRNSIM_TE_CASE(4, 4)
+#endif
+#if TRNSIM_HAVE_TE_8X8
+  TRNSIM_TE_CASE(8, 8)
+#endif
+#if TRNSIM_HAVE_TE_16X16
+  TRNSIM_TE_CASE(16, 16)
+#endif
+#if TRNSIM_HAVE_TE_64X64
+  TRNSIM_TE_CASE(64, 64)
+#endif
+#if TRNSIM_HAVE_TE_128X128
+  TRNSIM_TE_CASE(128, 128)
+#endif
+#undef TRNSIM_TE_CASE
+  std::string sizes;
+  for (const std::string& s : built_sizes()) sizes += (sizes.empty() ? "" : ", ") + s;
+  throw TeRtlError(fmt::format("no verilated {}x{} Tensor Engine in this build (built: {}; configure with "
+                               "-DTRNSIM_LARGE_TE=ON for 64x64 and 128x128)",
+                               rows, cols, sizes));
+}
+
+std::vector<uint32_t> TeRtl::matmul(isa::Dtype dtype, int k, int m, int n, const std::vector<uint16_t>& stationary,
+                                    const std::vector<uint16_t>& moving, std::vector<TeCommandTiming>* timing) {
+  if (k < 1 || k > rows() || m < 1 || m > cols() || n < 1 || n > kNMax) {
+    throw std::invalid_argument(fmt::format("matmul K={} M={} N={} outside K 1..{}, M 1..{}, N 1..{}", k, m, n,
+                                            rows(), cols(), kNMax));
+  }
+  if (stationary.size() != static_cast<size_t>(k) * m || moving.size() != static_cast<size_t>(k) * n) {
+    throw std::invalid_argument(fmt::format("matmul: stationary has {} elements (need {}), moving {} (need {})",
+                                            stationary.size(), static_cast<size_t>(k) * m, moving.size(),
+                                            static_cast<size_t>(k) * n));
+  }
+  const auto code = static_cast<uint8_t>(dtype);
+  TeCommand load{TeCommand::Op::kLoadStationary, code, k, std::vector<uint16_t>(static_cast<size_t>(k) * cols(), 0)};
+  for (int kk = 0; kk < k; ++kk)
+    for (int mm = 0; mm < m; ++mm) load.beats[kk * cols() + mm] = stationary[kk * m + mm];
+  TeCommand mult{TeCommand::Op::kMultiplyMoving, code, n, std::vector<uint16_t>(static_cast<size_t>(n) * rows(), 0)};
+  for (int nn = 0; nn < n; ++nn)
+    for (int kk = 0; kk < k; ++kk) mult.beats[nn * rows() + kk] = moving[kk * n + nn];
+
+  const TeRunResult run_result = run({load, mult});
+  if (timing) *timing = run_result.timing;
+  std::vector<uint32_t> out(static_cast<size_t>(m) * n);
+  const std::vector<uint32_t>& beats = run_result.results.at(0);
+  for (int mm = 0; mm < m; ++mm)
+    for (int nn = 0; nn < n; ++nn) out[mm * n + nn] = beats[nn * cols() + mm];
+  return out;
+}
+
+}  // namespace trnsim::cosim

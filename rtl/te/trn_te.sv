@@ -1,4 +1,262 @@
-module trn_te #(parameter int unsigned ROWS = 16, parameter int unsigned COLS = 16) (
-  input logic clk_i, input logic rst_ni, output logic [ROWS*COLS-1:0] dummy_o);
-  assign dummy_o = '0;
+// trn_te: the Tensor Engine, a ROWS x COLS weight-stationary systolic array with whole-row/column interfaces.
+//
+// It computes result[M, N] = stationary[K, M]^T @ moving[K, N] one moving column at a time (BRIEF section 2):
+//   1. LoadStationary (cmd_op_i = OP_LOAD_STATIONARY, cmd_k_i = K, cmd_dtype_i): K beats on the stat stream, beat k
+//      carrying partition k's stationary row [COLS] (narrow patterns, FP8 in bits [7:0]). Rows k >= K are marked
+//      inactive and pass partial sums through. The beats are taken only once no MultiplyMoving column is in flight.
+//   2. MultiplyMoving (cmd_op_i = OP_MULTIPLY_MOVING, cmd_n_i = N, cmd_dtype_i): N beats on the mov stream, beat n
+//      carrying moving[:, n] for all ROWS partitions; N beats come out on the out stream, beat n carrying the FP32
+//      column sums result[0..COLS-1, n], out_last_o on the last. Several MultiplyMoving commands may follow one
+//      LoadStationary back to back.
+// Inside: widening at the edges (trn_fp_widen), input skew (row r delayed r+1 cycles), the PE grid, output de-skew
+// (column c delayed COLS-c cycles) and a control pipeline of the same depth carrying valid/last. The whole pipeline
+// advances together and stalls together when the output beat is not taken (out_ready_i low).
+// Timing, with every valid/ready high (docs/architecture.md derives it):
+//   LoadStationary:  1 command cycle + K beat cycles
+//   MultiplyMoving:  1 command cycle + N beat cycles + ROWS + COLS + 1 pipeline stages to the last result beat
+// Numerics: BRIEF section 3 rules 1-3 and 5 (PSUM accumulation, rule 4, is outside the engine).
+module trn_te
+  import trn_fp_pkg::*;
+  import trn_te_pkg::*;
+#(
+  parameter int unsigned ROWS = 16,  // partitions: the contraction size K of one pass
+  parameter int unsigned COLS = 16   // stationary free size M of one pass
+) (
+  input  logic                          clk_i,
+  input  logic                          rst_ni,        // asynchronous, active low
+  // Command stream (valid/ready): one LoadStationary or MultiplyMoving per handshake.
+  input  logic                          cmd_valid_i,
+  output logic                          cmd_ready_o,
+  input  te_op_e                        cmd_op_i,
+  input  logic [2:0]                    cmd_dtype_i,   // trn_fp_pkg::dtype_e; 4..7 illegal
+  input  logic [$clog2(ROWS+1)-1:0]     cmd_k_i,       // LoadStationary: K, 1..ROWS
+  input  logic [N_W-1:0]                cmd_n_i,       // MultiplyMoving: N, 1..NMAX
+  // Stationary stream (valid/ready): one partition row per beat, partition 0 first.
+  input  logic                          stat_valid_i,
+  output logic                          stat_ready_o,
+  input  logic [COLS-1:0][15:0]         stat_data_i,
+  // Moving stream (valid/ready): one moving column (all partitions) per beat, n = 0 first.
+  input  logic                          mov_valid_i,
+  output logic                          mov_ready_o,
+  input  logic [ROWS-1:0][15:0]         mov_data_i,
+  // Result stream (valid/ready, backpressure allowed): one FP32 result column per beat.
+  output logic                          out_valid_o,
+  input  logic                          out_ready_i,
+  output logic [COLS-1:0][31:0]         out_data_o,
+  output logic                          out_last_o,    // last column of a MultiplyMoving
+  // Status
+  output logic                          busy_o,        // a command is running or results are in flight
+  output logic                          err_o          // sticky: a command with an illegal field was dropped
+);
+
+  localparam int unsigned K_W        = $clog2(ROWS + 1);
+  localparam int unsigned CTRL_DEPTH = ROWS + COLS + 1;  // mov handshake -> result beat on the out port
+  localparam int unsigned FLIGHT_W   = $clog2(CTRL_DEPTH + 1);
+
+  typedef enum logic [1:0] {
+    ST_IDLE   = 2'd0,  // waiting for a command
+    ST_LOAD   = 2'd1,  // taking stationary rows
+    ST_STREAM = 2'd2   // taking moving columns
+  } state_e;
+
+  state_e                  state_q, state_d;
+  logic [2:0]              dtype_q;
+  logic [N_W-1:0]          count_q, count_d;     // LOAD: rows taken so far; STREAM: columns still to take
+  logic [K_W-1:0]          k_q;
+  logic [ROWS-1:0]         row_active_q;
+  logic [FLIGHT_W-1:0]     inflight_q;           // result columns in the pipeline
+  logic                    err_q;
+
+  logic cmd_hs, stat_hs, mov_hs, out_hs;
+  logic cmd_illegal;
+  logic adv;                                    // the datapath pipeline advances this cycle
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Command sequencing
+  // ---------------------------------------------------------------------------------------------------------------
+  assign adv          = !out_valid_o || out_ready_i;
+  assign cmd_ready_o  = (state_q == ST_IDLE);
+  assign stat_ready_o = (state_q == ST_LOAD) && (inflight_q == '0);
+  assign mov_ready_o  = (state_q == ST_STREAM) && adv;
+
+  assign cmd_hs  = cmd_valid_i && cmd_ready_o;
+  assign stat_hs = stat_valid_i && stat_ready_o;
+  assign mov_hs  = mov_valid_i && mov_ready_o;
+  assign out_hs  = out_valid_o && out_ready_i;
+
+  always_comb begin
+    cmd_illegal = !dtype_legal(cmd_dtype_i);
+    unique case (cmd_op_i)
+      OP_LOAD_STATIONARY: if (cmd_k_i == '0 || 32'(cmd_k_i) > ROWS) cmd_illegal = 1'b1;
+      OP_MULTIPLY_MOVING: if (cmd_n_i == '0 || 32'(cmd_n_i) > NMAX) cmd_illegal = 1'b1;
+      default:            cmd_illegal = 1'b1;
+    endcase
+  end
+
+  always_comb begin
+    state_d = state_q;
+    count_d = count_q;
+    unique case (state_q)
+      ST_IDLE: begin
+        if (cmd_hs && !cmd_illegal) begin
+          state_d = (cmd_op_i == OP_LOAD_STATIONARY) ? ST_LOAD : ST_STREAM;
+          count_d = (cmd_op_i == OP_LOAD_STATIONARY) ? '0 : cmd_n_i;
+        end
+      end
+      ST_LOAD: begin
+        if (stat_hs) begin
+          count_d = count_q + 1'b1;
+          if (count_d == N_W'(k_q)) state_d = ST_IDLE;
+        end
+      end
+      ST_STREAM: begin
+        if (mov_hs) begin
+          count_d = count_q - 1'b1;
+          if (count_d == '0) state_d = ST_IDLE;
+        end
+      end
+      default: state_d = ST_IDLE;
+    endcase
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q      <= ST_IDLE;
+      count_q      <= '0;
+      k_q          <= '0;
+      dtype_q      <= DT_BF16;
+      row_active_q <= '0;
+      err_q        <= 1'b0;
+    end else begin
+      state_q <= state_d;
+      count_q <= count_d;
+      if (cmd_hs && !cmd_illegal) begin
+        dtype_q <= cmd_dtype_i;
+        if (cmd_op_i == OP_LOAD_STATIONARY) k_q <= cmd_k_i;
+      end
+      if (cmd_hs && cmd_illegal) err_q <= 1'b1;
+      // Partition activity changes only while nothing is in flight (stat_ready_o requires it).
+      if (stat_hs) begin
+        row_active_q <= (count_q == '0) ? ROWS'(1) : row_active_q | (ROWS'(1) << count_q);
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      inflight_q <= '0;
+    end else if (mov_hs != out_hs) begin
+      inflight_q <= mov_hs ? inflight_q + 1'b1 : inflight_q - 1'b1;
+    end
+  end
+
+  assign busy_o = (state_q != ST_IDLE) || (inflight_q != '0);
+  assign err_o  = err_q;
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Edge widening: stationary rows on load, moving columns on entry
+  // ---------------------------------------------------------------------------------------------------------------
+  logic [COLS-1:0][31:0] stat_f32;
+  logic [ROWS-1:0][31:0] mov_f32;
+  logic [ROWS-1:0]       w_we;
+
+  for (genvar c = 0; c < COLS; c++) begin : g_stat_widen
+    trn_fp_widen u_widen (
+      .dtype_i (dtype_q),
+      .data_i  (stat_data_i[c]),
+      .f32_o   (stat_f32[c])
+    );
+  end
+
+  for (genvar r = 0; r < ROWS; r++) begin : g_mov_widen
+    trn_fp_widen u_widen (
+      .dtype_i (dtype_q),
+      .data_i  (mov_data_i[r]),
+      .f32_o   (mov_f32[r])
+    );
+    assign w_we[r] = stat_hs && (count_q == N_W'(r));
+  end
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Input skew -> PE array -> output de-skew
+  // ---------------------------------------------------------------------------------------------------------------
+  logic [ROWS-1:0][31:0] mov_skewed;
+  logic [COLS-1:0][31:0] col_sum;
+
+  for (genvar r = 0; r < ROWS; r++) begin : g_skew
+    trn_te_delay #(.WIDTH(32), .DEPTH(r + 1)) u_skew (
+      .clk_i  (clk_i),
+      .en_i   (adv),
+      .data_i (mov_f32[r]),
+      .data_o (mov_skewed[r])
+    );
+  end
+
+  trn_te_array #(.ROWS(ROWS), .COLS(COLS)) u_array (
+    .clk_i  (clk_i),
+    .en_i   (adv),
+    .act_i  (row_active_q),
+    .w_we_i (w_we),
+    .w_i    (stat_f32),
+    .mov_i  (mov_skewed),
+    .psum_o (col_sum)
+  );
+
+  for (genvar c = 0; c < COLS; c++) begin : g_deskew
+    trn_te_delay #(.WIDTH(32), .DEPTH(COLS - c)) u_deskew (
+      .clk_i  (clk_i),
+      .en_i   (adv),
+      .data_i (col_sum[c]),
+      .data_o (out_data_o[c])
+    );
+  end
+
+  // Control pipeline: valid and last of each moving column, aligned with its result column.
+  logic [CTRL_DEPTH-1:0] vld_q, last_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      vld_q  <= '0;
+      last_q <= '0;
+    end else if (adv) begin
+      vld_q  <= {vld_q[CTRL_DEPTH-2:0], mov_hs};
+      last_q <= {last_q[CTRL_DEPTH-2:0], mov_hs && (count_q == N_W'(1))};
+    end
+  end
+
+  assign out_valid_o = vld_q[CTRL_DEPTH-1];
+  assign out_last_o  = last_q[CTRL_DEPTH-1];
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Assertions: interface rules
+  // ---------------------------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // A valid beat is held, unchanged, until it is taken.
+  a_cmd_hold: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      cmd_valid_i && !cmd_ready_o |=> cmd_valid_i && $stable({cmd_op_i, cmd_dtype_i, cmd_k_i, cmd_n_i}))
+    else $error("trn_te: cmd_valid_i dropped or command changed while cmd_ready_o was low");
+  a_stat_hold: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      stat_valid_i && !stat_ready_o |=> stat_valid_i && $stable(stat_data_i))
+    else $error("trn_te: stat_valid_i dropped or stat_data_i changed while stat_ready_o was low");
+  a_mov_hold: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      mov_valid_i && !mov_ready_o |=> mov_valid_i && $stable(mov_data_i))
+    else $error("trn_te: mov_valid_i dropped or mov_data_i changed while mov_ready_o was low");
+  a_out_hold: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      out_valid_o && !out_ready_i |=> out_valid_o && $stable(out_data_o) && $stable(out_last_o))
+    else $error("trn_te: result beat changed while stalled");
+  // Command fields are legal when a command is taken.
+  a_cmd_dtype: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      cmd_hs |-> dtype_legal(cmd_dtype_i))
+    else $error("trn_te: illegal dtype code %0d (legal: 0..3)", cmd_dtype_i);
+  a_cmd_k: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      cmd_hs && cmd_op_i == OP_LOAD_STATIONARY |-> cmd_k_i != '0 && 32'(cmd_k_i) <= ROWS)
+    else $error("trn_te: LoadStationary K=%0d outside 1..%0d", cmd_k_i, ROWS);
+  a_cmd_n: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      cmd_hs && cmd_op_i == OP_MULTIPLY_MOVING |-> cmd_n_i != '0 && 32'(cmd_n_i) <= NMAX)
+    else $error("trn_te: MultiplyMoving N=%0d outside 1..%0d", cmd_n_i, NMAX);
+  // Internal bookkeeping.
+  a_inflight: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      32'(inflight_q) <= CTRL_DEPTH && !(out_hs && inflight_q == '0))
+    else $error("trn_te: in-flight count out of range (%0d)", inflight_q);
+`endif
+
 endmodule

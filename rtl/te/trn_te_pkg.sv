@@ -1,2 +1,14 @@
+// Tensor Engine package: command encoding and interface widths shared by the engine's modules.
 package trn_te_pkg;
+
+  // Engine operations (one command per handshake on the cmd stream).
+  typedef enum logic {
+    OP_LOAD_STATIONARY = 1'b0,  // load K partition rows of the stationary tile into the array
+    OP_MULTIPLY_MOVING = 1'b1   // stream N moving columns through the array, one result column each
+  } te_op_e;
+
+  // Largest moving free size N of one MultiplyMoving: one PSUM bank of FP32 (BRIEF section 2).
+  localparam int unsigned NMAX = 512;
+  localparam int unsigned N_W  = $clog2(NMAX + 1);  // width of the N field (1..512)
+
 endpackage

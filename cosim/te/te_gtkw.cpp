@@ -1,0 +1,125 @@
+// GTKWave layout for Tensor Engine waveforms. See write_te_gtkw() in te_rtl.h.
+//
+// Save-file syntax (GTKWave 3.3 manual, "Save file format"): '[dumpfile]' names the dump, '@<hex>' sets display
+// flags for the lines that follow (0x22 = hex, 0x28 = binary, 0x24 = decimal), '@800200' opens a named group
+// ('-Name' follows) and '@1000200' closes it; a signal line is a full hierarchical path.
+#include <fstream>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "cosim/te/te_rtl.h"
+
+namespace trnsim::cosim {
+namespace {
+
+constexpr const char* kTop = "TOP.trn_te.";
+
+// $clog2 as SystemVerilog defines it: the number of bits needed to address `n` values.
+int clog2(int n) {
+  int bits = 0;
+  while ((1 << bits) < n) ++bits;
+  return bits;
+}
+
+class GtkwWriter {
+ public:
+  explicit GtkwWriter(const std::string& path) : out_(path) {
+    if (!out_) throw TeRtlError(fmt::format("cannot write GTKWave layout '{}'", path));
+  }
+  void line(const std::string& s) { out_ << s << '\n'; }
+  void group(const std::string& name, bool open = true) {
+    line(open ? "@800200" : "@c00200");  // 0x400000 = group closed
+    line("-" + name);
+  }
+  void end_group(bool open = true) { line(open ? "@1000200" : "@1400200"); }
+  void hex() { line("@22"); }
+  void bin() { line("@28"); }
+  void dec() { line("@24"); }
+  void signal(const std::string& path) { line(kTop + path); }
+
+ private:
+  std::ofstream out_;
+};
+
+}  // namespace
+
+void write_te_gtkw(const std::string& gtkw_path, const std::string& fst_path, int rows, int cols) {
+  GtkwWriter w(gtkw_path);
+  w.line("[*] trnsim Tensor Engine layout (" + std::to_string(rows) + "x" + std::to_string(cols) +
+         "), written by trnsim");
+  w.line("[dumpfile] \"" + fst_path + "\"");
+  w.line("[savefile] \"" + gtkw_path + "\"");
+  w.line("[timestart] 0");
+  w.line("[size] 1600 900");
+  w.line("[signals_width] 320");
+  w.line("[sst_expanded] 1");
+  w.line("[treeopen] TOP.");
+  w.line("[treeopen] TOP.trn_te.");
+
+  w.group("Control");
+  w.bin();
+  w.signal("clk_i");
+  w.signal("rst_ni");
+  w.signal("busy_o");
+  w.signal("err_o");
+  w.dec();
+  w.signal("state_q[1:0]");
+  w.signal("count_q[9:0]");
+  w.signal(fmt::format("inflight_q[{}:0]", clog2(rows + cols + 2) - 1));
+  w.bin();
+  w.signal(fmt::format("row_active_q[{}:0]", rows - 1));
+  w.end_group();
+
+  w.group("Command stream");
+  w.bin();
+  w.signal("cmd_valid_i");
+  w.signal("cmd_ready_o");
+  w.signal("cmd_op_i");
+  w.dec();
+  w.signal("cmd_dtype_i[2:0]");
+  w.signal(fmt::format("cmd_k_i[{}:0]", clog2(rows + 1) - 1));
+  w.signal("cmd_n_i[9:0]");
+  w.end_group();
+
+  w.group("Stationary stream");
+  w.bin();
+  w.signal("stat_valid_i");
+  w.signal("stat_ready_o");
+  w.hex();
+  w.signal(fmt::format("stat_data_i[{}:0]", cols * 16 - 1));
+  w.end_group();
+
+  w.group("Moving stream");
+  w.bin();
+  w.signal("mov_valid_i");
+  w.signal("mov_ready_o");
+  w.hex();
+  w.signal(fmt::format("mov_data_i[{}:0]", rows * 16 - 1));
+  w.end_group();
+
+  w.group("Result stream");
+  w.bin();
+  w.signal("out_valid_o");
+  w.signal("out_ready_i");
+  w.signal("out_last_o");
+  w.hex();
+  w.signal(fmt::format("out_data_o[{}:0]", cols * 32 - 1));
+  w.end_group();
+
+  // One closed group per partition row: each PE's stationary value, moving value and partial sum.
+  w.hex();
+  for (int r = 0; r < rows; ++r) {
+    w.group(fmt::format("PE row {} (partition {})", r, r), false);
+    w.hex();
+    for (int c = 0; c < cols; ++c) {
+      const std::string pe = fmt::format("u_array.g_row[{}].g_col[{}].u_pe.", r, c);
+      w.signal(pe + "w_q[31:0]");
+      w.signal(pe + "mov_q[31:0]");
+      w.signal(pe + "psum_q[31:0]");
+    }
+    w.end_group(false);
+  }
+}
+
+}  // namespace trnsim::cosim

@@ -1,0 +1,95 @@
+// Cycle-level driver of the verilated Tensor Engine (rtl/te/trn_te.sv).
+//
+// Drives the engine's valid/ready streams from C++ one clock at a time, optionally with random input gaps and
+// output backpressure, records when each command's beats were taken, and can write an FST waveform. This is the
+// pin-level half of the TE transactor; the tests and `trnsim run` use it directly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "firmware/isa/dtype.h"
+
+namespace trnsim::cosim {
+
+/// An engine-level failure: watchdog expiry, a raised err_o, a size the binary was not built with.
+class TeRtlError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// How the harness drives the engine.
+struct TeRtlOptions {
+  std::string wave_path;            ///< FST file to write; empty = no waveform
+  double in_gap_prob = 0.0;         ///< per cycle, probability a source with data holds valid low
+  double out_stall_prob = 0.0;      ///< per cycle, probability out_ready_i is low (backpressure)
+  uint64_t seed = 1;                ///< seed of the gap/stall generator
+  uint64_t watchdog_cycles = 20000; ///< cycles without any handshake before TeRtlError
+};
+
+/// One engine command with its stream data.
+struct TeCommand {
+  enum class Op : uint8_t { kLoadStationary = 0, kMultiplyMoving = 1 };
+  Op op = Op::kLoadStationary;
+  uint8_t dtype_code = 0;       ///< ISA dtype code (3-bit field); 4..7 are illegal (for error tests)
+  int count = 0;                ///< K (LoadStationary, 1..rows) or N (MultiplyMoving, 1..512)
+  std::vector<uint16_t> beats;  ///< LoadStationary: K x cols patterns (beat k = partition k's row);
+                                ///< MultiplyMoving: N x rows patterns (beat n = moving[:, n]); FP8 in low 8 bits
+};
+
+/// When a command's handshakes happened, in cycles since reset release (cycle 0 is the first active edge).
+struct TeCommandTiming {
+  uint64_t cmd_cycle = 0;        ///< cycle of the cmd handshake
+  uint64_t last_beat_cycle = 0;  ///< cycle of the last stat/mov handshake
+  uint64_t last_out_cycle = 0;   ///< MultiplyMoving: cycle of the last result handshake (else = last_beat_cycle)
+  /// Cycles the command occupied, cmd handshake to its last handshake inclusive.
+  uint64_t latency() const { return last_out_cycle - cmd_cycle + 1; }
+};
+
+/// What a run() returns.
+struct TeRunResult {
+  std::vector<std::vector<uint32_t>> results;  ///< per MultiplyMoving, in order: N x cols FP32 bits (beat n, col c)
+  std::vector<TeCommandTiming> timing;         ///< per command, in order
+  uint64_t cycles = 0;                         ///< clock cycles the run took, until the engine was idle again
+};
+
+/// A verilated Tensor Engine of one array size.
+class TeRtl {
+ public:
+  /// Creates the engine for rows x cols. Sizes are compiled in: 4x4, 8x8, 16x16, and 64x64, 128x128 when built
+  /// with -DTRNSIM_LARGE_TE=ON. Throws TeRtlError for any other size, naming the sizes available.
+  static std::unique_ptr<TeRtl> create(int rows, int cols, const TeRtlOptions& options = {});
+  /// The sizes this binary was built with, as "RxC".
+  static std::vector<std::string> built_sizes();
+
+  virtual ~TeRtl() = default;
+  virtual int rows() const = 0;
+  virtual int cols() const = 0;
+
+  /// Runs the commands through the engine in order, pipelined as the engine allows, and returns the results.
+  /// Throws TeRtlError on watchdog expiry or if the engine raises err_o (an illegal command field).
+  virtual TeRunResult run(const std::vector<TeCommand>& commands) = 0;
+
+  /// Total cycles clocked since creation (after reset).
+  virtual uint64_t cycle() const = 0;
+  /// The engine's sticky err_o.
+  virtual bool error_flag() const = 0;
+  /// Drives only the clock for `cycles` cycles with all valids low (used to pad waveforms, test idling).
+  virtual void idle(uint64_t cycles) = 0;
+
+  /// One pass: result[M, N] = stationary[K, M]^T @ moving[K, N] with K <= rows, M <= cols, N <= 512.
+  /// `stationary` is [K, M] and `moving` is [K, N], row-major narrow patterns; returns [M, N] FP32 bits,
+  /// row-major. Columns >= M and partitions >= K are padded with zeros. `timing`, if given, receives
+  /// {load, multiply}. Throws std::invalid_argument on a shape outside the limits.
+  std::vector<uint32_t> matmul(isa::Dtype dtype, int k, int m, int n, const std::vector<uint16_t>& stationary,
+                               const std::vector<uint16_t>& moving, std::vector<TeCommandTiming>* timing = nullptr);
+};
+
+/// Writes a GTKWave save file that opens `fst_path` with the engine's signals grouped (control, streams, skew,
+/// each PE row, de-skew/results) for a rows x cols engine.
+void write_te_gtkw(const std::string& gtkw_path, const std::string& fst_path, int rows, int cols);
+
+}  // namespace trnsim::cosim

@@ -1,0 +1,100 @@
+// Shared helpers for the Tensor Engine tests: reproducible seeds and operand generators.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "firmware/isa/dtype.h"
+
+namespace trnsim::test {
+
+/// The seed of the running test: TRNSIM_SEED if set, else --gtest_random_seed if given, else a fixed value
+/// derived from the test's name (so CI runs repeat). Printed, with the command that re-runs it.
+inline uint64_t test_seed() {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string name = std::string(info->test_suite_name()) + "." + info->name();
+  uint64_t seed = 0;
+  if (const char* env = std::getenv("TRNSIM_SEED")) {
+    seed = std::strtoull(env, nullptr, 0);
+  } else if (GTEST_FLAG_GET(random_seed) != 0) {
+    seed = static_cast<uint64_t>(GTEST_FLAG_GET(random_seed));
+  } else {
+    seed = std::hash<std::string>{}(name) & 0xFFFFFFFFu;
+  }
+  std::cout << "[ seed     ] " << name << " seed=" << seed << "  (re-run: TRNSIM_SEED=" << seed
+            << " <test binary> --gtest_filter='" << name << "')\n";
+  ::testing::Test::RecordProperty("seed", std::to_string(seed));
+  return seed;
+}
+
+/// A random finite, non-NaN pattern of `dt`, most of them of moderate magnitude (exponent near the bias), so sums
+/// stay finite and rounding is exercised; one in eight draws from the whole finite range (subnormals, max).
+inline uint16_t random_finite(isa::Dtype dt, std::mt19937_64& rng) {
+  const bool wide = (rng() & 7u) == 0;
+  for (;;) {
+    const uint32_t r = static_cast<uint32_t>(rng());
+    uint16_t bits = 0;
+    switch (dt) {
+      case isa::Dtype::kBf16: {
+        // sign | exponent | 7-bit mantissa; moderate: exponent 127 +- 4
+        const uint32_t exp = wide ? (r >> 8) % 255u : 123u + (r >> 8) % 9u;
+        bits = static_cast<uint16_t>(((r >> 31) << 15) | (exp << 7) | (r & 0x7Fu));
+        break;
+      }
+      case isa::Dtype::kFp16: {
+        const uint32_t exp = wide ? (r >> 10) % 31u : 11u + (r >> 10) % 9u;
+        bits = static_cast<uint16_t>(((r >> 31) << 15) | (exp << 10) | (r & 0x3FFu));
+        break;
+      }
+      case isa::Dtype::kFp8E4M3: {
+        const uint32_t exp = wide ? (r >> 3) % 16u : 5u + (r >> 3) % 5u;
+        bits = static_cast<uint16_t>(((r >> 31) << 7) | (exp << 3) | (r & 0x7u));
+        if ((bits & 0x7Fu) == 0x7Fu) continue;  // S.1111.111 is NaN
+        break;
+      }
+      case isa::Dtype::kFp8E5M2: {
+        const uint32_t exp = wide ? (r >> 2) % 31u : 13u + (r >> 2) % 5u;
+        bits = static_cast<uint16_t>(((r >> 31) << 7) | (exp << 2) | (r & 0x3u));
+        break;
+      }
+    }
+    return bits;
+  }
+}
+
+inline std::vector<uint16_t> random_tensor(isa::Dtype dt, size_t count, std::mt19937_64& rng) {
+  std::vector<uint16_t> v(count);
+  for (uint16_t& x : v) x = random_finite(dt, rng);
+  return v;
+}
+
+/// Special values of each dtype: +-0, smallest subnormal, largest finite, +-Inf (where the format has it), NaN.
+inline std::vector<uint16_t> special_values(isa::Dtype dt) {
+  switch (dt) {
+    case isa::Dtype::kBf16:  // 0, -0, min subnormal, -min subnormal, max, -max, +Inf, -Inf, NaN, 1.0
+      return {0x0000, 0x8000, 0x0001, 0x8001, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC0, 0x3F80};
+    case isa::Dtype::kFp16:
+      return {0x0000, 0x8000, 0x0001, 0x8001, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x3C00};
+    case isa::Dtype::kFp8E4M3:  // max 448 = 0x7E; NaN = 0x7F; no Inf
+      return {0x00, 0x80, 0x01, 0x81, 0x7E, 0xFE, 0x7F, 0x38};
+    case isa::Dtype::kFp8E5M2:  // max 57344 = 0x7B; Inf = 0x7C
+      return {0x00, 0x80, 0x01, 0x81, 0x7B, 0xFB, 0x7C, 0xFC, 0x7E, 0x3C};
+  }
+  return {};
+}
+
+/// Hex rendering of FP32 bits for failure messages.
+inline std::string hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08X", v);
+  return buf;
+}
+
+}  // namespace trnsim::test

@@ -1,0 +1,83 @@
+// Tensor Engine RTL: cycle counts follow the closed-form latency model of docs/architecture.md ("Timing").
+//
+// With every valid/ready high:
+//   LoadStationary(K)            = 1 + K                    cycles (command handshake .. last stationary beat)
+//   MultiplyMoving(N)            = 1 + N + (ROWS + COLS + 1) cycles (command handshake .. last result beat;
+//                                  ROWS + COLS + 1 register stages from a moving beat to its result beat)
+//   LoadStationary + Multiply    = K + N + ROWS + COLS + 3  cycles, i.e. 2R + C + N + 3 for a full-height tile,
+//                                  SCALE-Sim's weight-stationary 2R + C + T - 2 plus 5 (see the doc)
+//   one LoadStationary and MultiplyMoving(N1), (N2), ... back to back: each further command adds 1 + N_i cycles.
+// The expected values below are the formula, written out; nothing is taken from the engine under test.
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cosim/te/te_rtl.h"
+#include "tests/te/te_test_util.h"
+
+namespace trnsim {
+namespace {
+
+using cosim::TeCommand;
+using cosim::TeCommandTiming;
+using cosim::TeRtl;
+using isa::Dtype;
+
+TEST(TeTiming, LoadAndMultiplyLatenciesFollowTheFormula) {
+  std::mt19937_64 rng(test::test_seed());
+  for (int size : {4, 8, 16}) {
+    auto te = TeRtl::create(size, size);
+    const uint64_t rows = size, cols = size;
+    for (int k : {1, size / 2, size}) {
+      for (int n : {1, 7, 64, 512}) {
+        const auto s = test::random_tensor(Dtype::kBf16, static_cast<size_t>(k) * size, rng);
+        const auto mv = test::random_tensor(Dtype::kBf16, static_cast<size_t>(k) * n, rng);
+        std::vector<TeCommandTiming> t;
+        te->matmul(Dtype::kBf16, k, size, n, s, mv, &t);
+        ASSERT_EQ(t.size(), 2u);
+        SCOPED_TRACE(testing::Message() << size << "x" << size << " K=" << k << " N=" << n);
+        EXPECT_EQ(t[0].latency(), 1u + static_cast<uint64_t>(k));
+        EXPECT_EQ(t[1].latency(), 1u + static_cast<uint64_t>(n) + rows + cols + 1u);
+        // The multiply's command is taken the cycle after the last stationary beat.
+        EXPECT_EQ(t[1].cmd_cycle, t[0].last_beat_cycle + 1);
+        EXPECT_EQ(t[1].last_out_cycle - t[0].cmd_cycle + 1,
+                  static_cast<uint64_t>(k) + static_cast<uint64_t>(n) + rows + cols + 3);
+      }
+    }
+  }
+}
+
+TEST(TeTiming, FullHeightTileIsScaleSimPlusFive) {
+  for (int size : {4, 8, 16}) {
+    auto te = TeRtl::create(size, size);
+    const int n = 100;
+    std::vector<TeCommandTiming> t;
+    te->matmul(Dtype::kFp8E4M3, size, size, n, std::vector<uint16_t>(size * size, 0x38),
+               std::vector<uint16_t>(static_cast<size_t>(size) * n, 0x38), &t);
+    const uint64_t total = t[1].last_out_cycle - t[0].cmd_cycle + 1;
+    const uint64_t scale_sim = 2u * size + size + n - 2;  // SCALE-Sim: 2*Sr + Sc + T - 2
+    EXPECT_EQ(total, scale_sim + 5) << size << "x" << size;
+  }
+}
+
+TEST(TeTiming, BackToBackMultipliesStreamOneColumnPerCycle) {
+  const int size = 8;
+  auto te = TeRtl::create(size, size);
+  const std::vector<int> ns = {10, 3, 50};
+  std::vector<TeCommand> cmds = {{TeCommand::Op::kLoadStationary, 0, size, std::vector<uint16_t>(size * size, 0)}};
+  for (int n : ns) cmds.push_back({TeCommand::Op::kMultiplyMoving, 0, n, std::vector<uint16_t>(n * size, 0)});
+  const auto r = te->run(cmds);
+  // Each MultiplyMoving command is taken the cycle after the previous one's last moving beat.
+  for (size_t i = 1; i + 1 < cmds.size(); ++i) {
+    EXPECT_EQ(r.timing[i + 1].cmd_cycle, r.timing[i].last_beat_cycle + 1);
+    EXPECT_EQ(r.timing[i].last_beat_cycle - r.timing[i].cmd_cycle, static_cast<uint64_t>(ns[i - 1]));
+  }
+  // Load (1 + K) + each multiply (1 + N_i) + the pipeline (ROWS + COLS + 1) behind the last beat.
+  const uint64_t expect = (1 + size) + (1 + 10) + (1 + 3) + (1 + 50) + size + size + 1;
+  EXPECT_EQ(r.timing.back().last_out_cycle - r.timing.front().cmd_cycle + 1, expect);
+}
+
+}  // namespace
+}  // namespace trnsim
