@@ -8,11 +8,6 @@ CMAKE_ARGS  ?=
 CTEST_ARGS  ?=
 RUN_ARGS    ?=
 
-# Every RTL source, packages first (lint reads them in one pass).
-RTL_PKGS    := $(sort $(shell find rtl -name '*_pkg.sv' 2>/dev/null))
-RTL_SRCS    := $(sort $(shell find rtl -name '*.sv' ! -name '*_pkg.sv' 2>/dev/null))
-RTL_TOPS    := trn_fp_units trn_te
-
 .PHONY: all deps configure build test test-long run lint bench coverage clean help
 
 all: build
@@ -51,11 +46,7 @@ run: build
 	$(BUILD_DIR)/bin/trnsim run $(RUN_ARGS)
 
 lint: deps
-	@for top in $(RTL_TOPS); do \
-	  echo "lint: $$top"; \
-	  verilator --lint-only -Wall --assert rtl/lint_waivers.vlt $(RTL_PKGS) $(RTL_SRCS) --top-module $$top || exit 1; \
-	done
-	@echo "lint: clean"
+	@bash scripts/lint-rtl.sh
 
 bench: deps
 	bash scripts/bench.sh $(BUILD_DIR)
