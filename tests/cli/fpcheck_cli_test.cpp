@@ -1,0 +1,212 @@
+// `trnsim fpcheck` as a user runs it: the built binary is spawned with vector files written into this test's build
+// directory; exit codes, the stderr reason and the stdout report are checked (BRIEF section 4).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Path of a scratch file unique to the running test (tests run in parallel under ctest -j).
+std::string scratch(const std::string& suffix) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return std::string(TRNSIM_CLI_TMP_DIR) + "/" + info->test_suite_name() + "." + info->name() + suffix;
+}
+
+std::string write_file(const std::string& text) {
+  const std::string path = scratch(".tv");
+  std::ofstream(path) << text;
+  return path;
+}
+
+/// Runs `trnsim <args>` (args are passed through the shell: keep them free of quotes).
+Result run(const std::string& args) {
+  const std::string out = scratch(".stdout");
+  const std::string err = scratch(".stderr");
+  const std::string cmd = std::string("'") + TRNSIM_BIN + "' " + args + " >'" + out + "' 2>'" + err + "'";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+std::string last_line(const std::string& text) {
+  const auto lines = lines_of(text);
+  return lines.empty() ? "" : lines.back();
+}
+
+// ---- bad input: exit 2, one line on stderr naming the file (and line) ------------------------------------------
+
+TEST(FpcheckCli, NoArgumentsIsUsageError) {
+  const Result r = run("fpcheck");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--op"), std::string::npos) << r.err;
+}
+
+TEST(FpcheckCli, MissingFile) {
+  const std::string path = scratch(".does-not-exist.tv");
+  const Result r = run("fpcheck --op f32_add --vectors " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(FpcheckCli, DirectoryIsNotAVectorFile) {
+  const Result r = run(std::string("fpcheck --op f32_add --vectors ") + TRNSIM_CLI_TMP_DIR);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(TRNSIM_CLI_TMP_DIR), std::string::npos) << r.err;
+}
+
+TEST(FpcheckCli, UnknownOp) {
+  const std::string path = write_file("3F800000 3F800000 40000000 00\n");
+  const Result r = run("fpcheck --op f32_div --vectors " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("f32_div"), std::string::npos) << r.err;
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+}
+
+TEST(FpcheckCli, WrongFieldCountNamesFileAndLine) {
+  const std::string path = write_file(
+      "3F800000 3C00 00\n"
+      "40000000 4000 00\n"
+      "40400000 4200\n");
+  const Result r = run("fpcheck --op f32_to_f16 --vectors " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(path + ":3:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("expected 3 fields"), std::string::npos) << r.err;
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_EQ(r.out, "") << "no partial report on bad input";
+}
+
+TEST(FpcheckCli, NonHexField) {
+  const std::string path = write_file(
+      "3F800000 3F800000 40000000 00\n"
+      "3F800000 3F8000G0 40000000 00\n");
+  const Result r = run("fpcheck --op f32_add --vectors " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(path + ":2:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("3F8000G0"), std::string::npos) << r.err;
+}
+
+TEST(FpcheckCli, WrongDigitCount) {
+  // An FP16 result written with 8 digits.
+  const std::string path = write_file("3F800000 00003C00 00\n");
+  const Result r = run("fpcheck --op f32_to_f16 --vectors " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(path + ":1:"), std::string::npos) << r.err;
+}
+
+TEST(FpcheckCli, BadFlagsField) {
+  const std::string path = write_file("3F800000 3C00 0\n");
+  const Result r = run("fpcheck --op f32_to_f16 --vectors " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(path + ":1:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("FLAGS"), std::string::npos) << r.err;
+}
+
+TEST(FpcheckCli, EmptyFile) {
+  const std::string path = write_file("");
+  const Result r = run("fpcheck --op f32_add --vectors " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+}
+
+// ---- good runs ----------------------------------------------------------------------------------------------
+
+TEST(FpcheckCli, GoodFilePasses) {
+  // 1 + 1 = 2; 1.5 + 2^-24 (tie in FP32 at 1.5) = 1.5; 1 + (-1) = +0.
+  const std::string path = write_file(
+      "3F800000 3F800000 40000000 00\n"
+      "3FC00000 33800000 3FC00000 01\n"
+      "3F800000 BF800000 00000000 00\n");
+  const Result r = run("fpcheck --op f32_add --vectors " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out), "3 passed, 0 failed");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(FpcheckCli, AnyNanMatchesAnyNan) {
+  // Inf - Inf: TestFloat (x86 SSE) writes the negative default NaN FFC00000; the FP units write 7FC00000.
+  const std::string path = write_file("7F800000 7F800000 FFC00000 10\n");
+  const Result r = run("fpcheck --op f32_sub --vectors " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(last_line(r.out), "1 passed, 0 failed");
+}
+
+TEST(FpcheckCli, LowerCaseHexAccepted) {
+  const std::string path = write_file("3f800000 3c00 00\n");
+  const Result r = run("fpcheck --op f32_to_f16 --vectors " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+TEST(FpcheckCli, WrongExpectedResultFails) {
+  const std::string path = write_file(
+      "3F800000 3F800000 40000000 00\n"
+      "3F800000 3F800000 40000001 00\n"
+      "40000000 40000000 40800000 00\n");
+  const Result r = run("fpcheck --op f32_add --vectors " + path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find(path + ":2: f32_add(3F800000, 3F800000) = 40000000, expected 40000001"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(last_line(r.out), "2 passed, 1 failed");
+}
+
+TEST(FpcheckCli, FailureListIsCapped) {
+  std::string text;
+  for (int i = 0; i < 30; ++i) text += "3F800000 3F800000 40000001 00\n";
+  const std::string path = write_file(text);
+  const Result r = run("fpcheck --op f32_mul --vectors " + path + " --max-failures 5");
+  EXPECT_EQ(r.exit_code, 1);
+  int shown = 0;
+  for (const std::string& l : lines_of(r.out)) shown += l.find(" = 3F800000, expected 40000001") != std::string::npos;
+  EXPECT_EQ(shown, 5) << r.out;
+  EXPECT_NE(r.out.find("25 more"), std::string::npos) << r.out;
+  EXPECT_EQ(last_line(r.out), "0 passed, 30 failed");
+}
+
+TEST(FpcheckCli, NoSatSelectsOcpOverflow) {
+  // 465.0 (0x43E88000) overflows E4M3: saturating -> 0x7E (448), non-saturating -> NaN (0x7F).
+  const std::string path = write_file("43E88000 7F 05\n");
+  const Result sat = run("fpcheck --op f32_to_fp8e4m3 --vectors " + path);
+  EXPECT_EQ(sat.exit_code, 1);
+  EXPECT_NE(sat.out.find("f32_to_fp8e4m3(43E88000) = 7E, expected 7F"), std::string::npos) << sat.out;
+  const Result nosat = run("fpcheck --op f32_to_fp8e4m3 --vectors " + path + " --no-sat");
+  EXPECT_EQ(nosat.exit_code, 0) << nosat.out;
+}
+
+TEST(FpcheckCli, HelpListsOps) {
+  const Result r = run("fpcheck --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* op : {"f32_add", "f32_sub", "f32_mul", "f32_to_fp8e5m2", "fp8e4m3_to_f32", "--no-sat", "--rtl"}) {
+    EXPECT_NE(r.out.find(op), std::string::npos) << op;
+  }
+}
+
+}  // namespace
