@@ -289,8 +289,8 @@ Action add_fpcheck(CLI::App& app) {
   sub->add_option("--vectors", opt->vectors, "TestFloat-format vector file (.tv), read in place")->required();
   sub->add_flag("--rtl", opt->rtl, "Use the verilated RTL FP units instead of the model's");
   sub->add_flag("--no-sat", opt->no_sat,
-                "FP32 -> FP8: OCP non-saturating overflow (E4M3 -> NaN, E5M2 -> +-Inf) instead of saturating to "
-                "+-max finite");
+                "f32_to_fp8e4m3/f32_to_fp8e5m2 only: OCP non-saturating overflow (E4M3 -> NaN, E5M2 -> +-Inf) "
+                "instead of saturating to +-max finite");
   sub->add_option("--max-failures", opt->max_failures, "Print at most this many failing lines")
       ->capture_default_str();
   return [opt] { return run_fpcheck(*opt); };
