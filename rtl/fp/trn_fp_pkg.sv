@@ -18,4 +18,23 @@ package trn_fp_pkg;
     return code <= 3'd3;
   endfunction
 
+  // Leading-zero count of a 32-bit word, as a 5-stage binary search: each stage tests the upper part of what
+  // is left and shifts it out when it is all zero. Shifts by {flag, zeros} and one flag variable per stage
+  // keep the verilated code short and free of branches. Returns 31 for x == 0 (callers handle zero).
+  function automatic logic [4:0] lzc32(logic [31:0] x);
+    logic [31:0] v;
+    logic        z16, z8, z4, z2, z1;
+    v   = x;
+    z16 = v[31:16] == '0;
+    v   = v << {z16, 4'd0};
+    z8  = v[31:24] == '0;
+    v   = v << {z8, 3'd0};
+    z4  = v[31:28] == '0;
+    v   = v << {z4, 2'd0};
+    z2  = v[31:30] == '0;
+    v   = v << {z2, 1'd0};
+    z1  = ~v[31];
+    return {z16, z8, z4, z2, z1};
+  endfunction
+
 endpackage

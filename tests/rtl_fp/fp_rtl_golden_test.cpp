@@ -1,0 +1,201 @@
+// RTL floating-point units (rtl/fp/, verilated) against the golden host library (firmware/golden/fp_golden.h),
+// bit for bit; NaN results must be the canonical NaN on both sides.
+//   - widening: every BF16 and FP16 pattern, every FP8 E4M3 and E5M2 pattern;
+//   - narrowing to each dtype in both FP8 overflow modes: every FP32 pattern within 2 ulp of each rounding
+//     boundary (midpoints between adjacent representable values, incl. subnormals, zero and the overflow
+//     threshold) and of each representable value, +-Inf and NaNs, then 10 million biased random patterns;
+//   - FP32 add and mul on biased random pairs (subnormals, overflow edge, cancellation, ties, specials).
+// Random tests print their seed; TRNSIM_SEED=<n> re-runs them with another one.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cosim/fp/fp_rtl.h"
+#include "firmware/golden/fp_golden.h"
+#include "tests/rtl_fp/rtl_fp_test_util.h"
+
+namespace trnsim {
+namespace {
+
+using cosim::FpRtl;
+using isa::Dtype;
+using rtlfp_test::Fp32Gen;
+using rtlfp_test::kFormats;
+using rtlfp_test::MismatchLog;
+using rtlfp_test::NarrowFormat;
+
+const NarrowFormat& format(Dtype dt) {
+  for (const NarrowFormat& f : kFormats) {
+    if (f.dt == dt) return f;
+  }
+  throw std::logic_error("unknown dtype");
+}
+
+std::string name(Dtype dt) { return std::string(isa::dtype_name(dt)); }
+
+// ---------------------------------------------------------------------------------------------------------------
+// (a) Exhaustive widening.
+// ---------------------------------------------------------------------------------------------------------------
+
+void widen_all_patterns(Dtype dt) {
+  FpRtl rtl;
+  MismatchLog log("widen " + name(dt));
+  const uint32_t count = isa::dtype_bits(dt) == 16 ? 65536u : 256u;
+  for (uint32_t p = 0; p < count; ++p) {
+    const auto bits = static_cast<uint16_t>(p);
+    const uint32_t want = golden::widen_to_f32(dt, bits);
+    const uint32_t got = rtl.widen(dt, bits);
+    if (got != want) log.add(fmt::format("pattern {:04X}: golden {:08X}, RTL {:08X}", p, want, got));
+  }
+  log.expect_none(count);
+}
+
+TEST(RtlFpWidenVsGolden, AllBf16PatternsWidenExactly) { widen_all_patterns(Dtype::kBf16); }
+TEST(RtlFpWidenVsGolden, AllFp16PatternsWidenExactly) { widen_all_patterns(Dtype::kFp16); }
+TEST(RtlFpWidenVsGolden, AllFp8E4M3PatternsWidenExactly) { widen_all_patterns(Dtype::kFp8E4M3); }
+TEST(RtlFpWidenVsGolden, AllFp8E5M2PatternsWidenExactly) { widen_all_patterns(Dtype::kFp8E5M2); }
+
+// ---------------------------------------------------------------------------------------------------------------
+// (b) Narrowing.
+// ---------------------------------------------------------------------------------------------------------------
+
+// Every FP32 pattern within 2 ulp of an anchor: each non-negative representable value of the target format and
+// each midpoint between neighbours (the rounding boundaries), including the midpoint between the largest finite
+// value and the next step beyond it (the overflow threshold). Both signs; then +-Inf and a spread of NaNs.
+std::vector<uint32_t> boundary_points(const NarrowFormat& f) {
+  std::vector<double> anchors;
+  const double top_step = rtlfp_test::narrow_value(f, f.max_finite) - rtlfp_test::narrow_value(f, f.max_finite - 1u);
+  for (uint32_t mag = 0; mag <= f.max_finite; ++mag) {
+    const double v = rtlfp_test::narrow_value(f, mag);
+    const double next = mag < f.max_finite ? rtlfp_test::narrow_value(f, mag + 1) : v + top_step;
+    anchors.push_back(v);
+    anchors.push_back((v + next) / 2);
+  }
+  std::vector<uint32_t> points;
+  for (double a : anchors) {
+    const float x = static_cast<float>(a);
+    EXPECT_EQ(static_cast<double>(x), a) << "anchor not exact in FP32";  // self-check of the test
+    const uint32_t u = rtlfp_test::bits_from_f32(x);
+    for (int d = -2; d <= 2; ++d) {
+      const int64_t p = static_cast<int64_t>(u) + d;
+      if (p < 0 || p > 0x7F800000) continue;
+      points.push_back(static_cast<uint32_t>(p));
+      points.push_back(static_cast<uint32_t>(p) | 0x80000000u);
+    }
+  }
+  for (uint32_t special : {0x7F800000u, 0x7F800001u, 0x7F800002u, 0x7FA00000u, 0x7FBFFFFFu, 0x7FC00000u,
+                           0x7FC00001u, 0x7FFFFFFFu}) {
+    points.push_back(special);
+    points.push_back(special | 0x80000000u);
+  }
+  return points;
+}
+
+void narrow_boundaries(Dtype dt) {
+  FpRtl rtl;
+  MismatchLog log("narrow to " + name(dt));
+  const std::vector<uint32_t> points = boundary_points(format(dt));
+  uint64_t checked = 0;
+  for (bool sat : {true, false}) {
+    for (uint32_t x : points) {
+      const uint16_t want = golden::narrow_from_f32(dt, x, sat);
+      const uint16_t got = rtl.narrow(dt, x, sat);
+      ++checked;
+      if (got != want) log.add(fmt::format("{:08X} sat={}: golden {:04X}, RTL {:04X}", x, sat, want, got));
+    }
+  }
+  std::cout << "[   INFO   ] " << checked << " boundary checks\n";
+  log.expect_none(checked);
+}
+
+TEST(RtlFpNarrowVsGolden, Bf16WithinTwoUlpOfEveryRoundingBoundaryBothModes) { narrow_boundaries(Dtype::kBf16); }
+TEST(RtlFpNarrowVsGolden, Fp16WithinTwoUlpOfEveryRoundingBoundaryBothModes) { narrow_boundaries(Dtype::kFp16); }
+TEST(RtlFpNarrowVsGolden, Fp8E4M3WithinTwoUlpOfEveryRoundingBoundaryBothModes) {
+  narrow_boundaries(Dtype::kFp8E4M3);
+}
+TEST(RtlFpNarrowVsGolden, Fp8E5M2WithinTwoUlpOfEveryRoundingBoundaryBothModes) {
+  narrow_boundaries(Dtype::kFp8E5M2);
+}
+
+// Random FP32 patterns: a quarter uniform over all 2^32 patterns, an eighth special values, the rest with an
+// exponent inside (or just outside) the range the target can represent, with tie-heavy mantissas.
+// 2.5 million patterns per dtype (10 million in all), each narrowed in both FP8 modes.
+constexpr int kRandomNarrowPerDtype = 2500000;
+
+void narrow_random(Dtype dt, uint64_t default_seed) {
+  const uint64_t seed = rtlfp_test::test_seed(default_seed);
+  Fp32Gen gen(seed);
+  const NarrowFormat& f = format(dt);
+  const int emax = static_cast<int>(f.max_finite >> f.man_bits) - f.bias;
+  const int emin_sub = 1 - f.bias - f.man_bits;
+  const auto exp_lo = static_cast<uint32_t>(std::clamp(127 + emin_sub - 3, 0, 255));
+  const auto exp_hi = static_cast<uint32_t>(std::clamp(127 + emax + 3, 0, 255));
+  FpRtl rtl;
+  MismatchLog log("narrow to " + name(dt) + " (random)");
+  for (int i = 0; i < kRandomNarrowPerDtype; ++i) {
+    uint32_t x;
+    const uint64_t kind = gen.bits(3);
+    if (kind < 2) {
+      x = static_cast<uint32_t>(gen.bits(32));
+    } else if (kind == 2) {
+      x = gen.special();
+    } else {
+      x = gen.with_exp(gen.uniform(exp_lo, exp_hi));
+    }
+    for (bool sat : {true, false}) {
+      const uint16_t want = golden::narrow_from_f32(dt, x, sat);
+      const uint16_t got = rtl.narrow(dt, x, sat);
+      if (got != want) log.add(fmt::format("{:08X} sat={}: golden {:04X}, RTL {:04X}", x, sat, want, got));
+    }
+  }
+  log.expect_none(2ull * kRandomNarrowPerDtype);
+}
+
+TEST(RtlFpNarrowVsGolden, Bf16OnRandomFp32BothModes) { narrow_random(Dtype::kBf16, 0xB16B16u); }
+TEST(RtlFpNarrowVsGolden, Fp16OnRandomFp32BothModes) { narrow_random(Dtype::kFp16, 0xF16F16u); }
+TEST(RtlFpNarrowVsGolden, Fp8E4M3OnRandomFp32BothModes) { narrow_random(Dtype::kFp8E4M3, 0xE4E4E4u); }
+TEST(RtlFpNarrowVsGolden, Fp8E5M2OnRandomFp32BothModes) { narrow_random(Dtype::kFp8E5M2, 0xE5E5E5u); }
+
+// ---------------------------------------------------------------------------------------------------------------
+// (d) FP32 add and mul.
+// ---------------------------------------------------------------------------------------------------------------
+
+constexpr int kArithPairs = 3000000;
+
+TEST(RtlFpArithVsGolden, AddOnBiasedRandomPairs) {
+  const uint64_t seed = rtlfp_test::test_seed(0xADDADDu);
+  Fp32Gen gen(seed);
+  FpRtl rtl;
+  MismatchLog log("f32 add");
+  for (int i = 0; i < kArithPairs; ++i) {
+    const auto [a, b] = gen.pair();
+    const uint32_t want = golden::f32_add(a, b);
+    const uint32_t got = rtl.add(a, b);
+    if (got != want) log.add(fmt::format("{:08X} + {:08X}: golden {:08X}, RTL {:08X}", a, b, want, got));
+  }
+  log.expect_none(kArithPairs);
+}
+
+TEST(RtlFpArithVsGolden, MulOnBiasedRandomPairs) {
+  const uint64_t seed = rtlfp_test::test_seed(0x3A13A1u);
+  Fp32Gen gen(seed);
+  FpRtl rtl;
+  MismatchLog log("f32 mul");
+  for (int i = 0; i < kArithPairs; ++i) {
+    const auto [a, b] = gen.pair();
+    const uint32_t want = golden::f32_mul(a, b);
+    const uint32_t got = rtl.mul(a, b);
+    if (got != want) log.add(fmt::format("{:08X} * {:08X}: golden {:08X}, RTL {:08X}", a, b, want, got));
+  }
+  log.expect_none(kArithPairs);
+}
+
+}  // namespace
+}  // namespace trnsim
