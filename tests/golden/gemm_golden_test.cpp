@@ -54,7 +54,8 @@ TEST(GoldenGemm, NanAndInfFp16) {
   // S[K=2, M=2] = [[Inf, 1], [1, 2]], Mv[K=2, N=2] = [[0, 1], [3, 1]].
   // out[0][0] = Inf*0 + 1*3 = NaN -> canonical 0x7FC00000;  out[0][1] = Inf*1 + 1*1 = +Inf = 0x7F800000;
   // out[1][0] = 1*0 + 2*3 = 6 = 0x40C00000;                 out[1][1] = 1*1 + 2*1 = 3 = 0x40400000.
-  const GemmOperands ops = make(Dtype::kFp16, 2, 2, 2, {0x7C00, 0x3C00, 0x3C00, 0x4000}, {0x0000, 0x3C00, 0x4200, 0x3C00});
+  const GemmOperands ops =
+      make(Dtype::kFp16, 2, 2, 2, {0x7C00, 0x3C00, 0x3C00, 0x4000}, {0x0000, 0x3C00, 0x4200, 0x3C00});
   EXPECT_EQ(gemm(ops, 2), (Bits{kNan, 0x7F800000, 0x40C00000, 0x40400000}));
   // +Inf + -Inf in the column sum: S = [Inf, -Inf], Mv = [1, 1] -> NaN, written canonical.
   const GemmOperands inf_minus_inf = make(Dtype::kFp16, 2, 1, 1, {0x7C00, 0xFC00}, {0x3C00, 0x3C00});

@@ -166,6 +166,14 @@ std::vector<std::string_view> split_fields(std::string_view line) {
   return fields;
 }
 
+/// Name of field `index` (0-based) of a vector line, as FORMAT.md calls it.
+const char* field_name(const OpSpec& op, int index) {
+  if (index == op.inputs + 1) return "FLAGS";
+  if (index == op.inputs) return "RESULT";
+  if (op.inputs == 1) return "INPUT";
+  return index == 0 ? "A" : "B";
+}
+
 std::string hex(uint32_t value, Kind k) { return fmt::format("{:0{}X}", value, digits_of(k)); }
 
 struct Options {
@@ -188,7 +196,9 @@ int run_fpcheck(const Options& opt) {
 
   const std::string& path = opt.vectors;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw BadInput(fmt::format("{}: is a directory, not a vector file", path));
+  if (std::filesystem::is_directory(path, ec)) {
+    throw BadInput(fmt::format("{}: is a directory, not a vector file", path));
+  }
   std::ifstream file(path);
   if (!file) throw BadInput(fmt::format("{}: cannot open vector file: {}", path, std::strerror(errno)));
 
@@ -219,9 +229,8 @@ int run_fpcheck(const Options& opt) {
       const int digits = is_flags ? 2 : digits_of(kind);
       const std::optional<uint32_t> value = parse_hex(fields[i], digits);
       if (!value) {
-        const char* what = is_flags ? "FLAGS" : (is_result ? "RESULT" : (op->inputs == 2 ? (i == 0 ? "A" : "B") : "INPUT"));
-        throw BadInput(fmt::format("{}:{}: field {} ({}) '{}' is not {} hex digits", path, line_no, i + 1, what,
-                                   fields[i], digits));
+        throw BadInput(fmt::format("{}:{}: field {} ({}) '{}' is not {} hex digits", path, line_no, i + 1,
+                                   field_name(*op, i), fields[i], digits));
       }
       if (is_flags) {
         if (*value > 0x1F) {
