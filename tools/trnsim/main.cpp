@@ -31,8 +31,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line naming the problem, then exit 2 (usage error).
-    fmt::print(stderr, "trnsim: {}\n", e.what());
-    fmt::print(stderr, "Run 'trnsim --help' or 'trnsim <command> --help' for usage.\n");
+    fmt::print(stderr, "trnsim: {} (see 'trnsim --help')\n", e.what());
     return kExitBadInput;
   }
 
