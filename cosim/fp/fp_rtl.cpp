@@ -2,12 +2,8 @@
 // input ports of one unit, evaluates the model and reads that unit's output; no clock and no time advance.
 #include "cosim/fp/fp_rtl.h"
 
-// Verilator's runtime headers trip -Wextra (unused parameters); they are not ours to fix.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "Vtrn_fp_units.h"
+#include "Vtrn_fp_units.h"  // system header via trn_rtl: Verilator's headers are not held to our warnings
 #include "verilated.h"
-#pragma GCC diagnostic pop
 
 namespace trnsim::cosim {
 
