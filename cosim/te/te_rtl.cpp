@@ -16,6 +16,9 @@
 #if TRNSIM_HAVE_TE_4X4
 #include "Vtrn_te_4x4.h"
 #endif
+#if TRNSIM_HAVE_TE_8X4
+#include "Vtrn_te_8x4.h"
+#endif
 #if TRNSIM_HAVE_TE_8X8
 #include "Vtrn_te_8x8.h"
 #endif
@@ -303,6 +306,9 @@ std::vector<std::string> TeRtl::built_sizes() {
 #if TRNSIM_HAVE_TE_4X4
   sizes.emplace_back("4x4");
 #endif
+#if TRNSIM_HAVE_TE_8X4
+  sizes.emplace_back("8x4");
+#endif
 #if TRNSIM_HAVE_TE_8X8
   sizes.emplace_back("8x8");
 #endif
@@ -323,6 +329,9 @@ std::unique_ptr<TeRtl> TeRtl::create(int rows, int cols, const TeRtlOptions& opt
   if (rows == (R) && cols == (C)) return std::make_unique<TeRtlImpl<Vtrn_te_##R##x##C>>(R, C, options);
 #if TRNSIM_HAVE_TE_4X4
   TRNSIM_TE_CASE(4, 4)
+#endif
+#if TRNSIM_HAVE_TE_8X4
+  TRNSIM_TE_CASE(8, 4)
 #endif
 #if TRNSIM_HAVE_TE_8X8
   TRNSIM_TE_CASE(8, 8)

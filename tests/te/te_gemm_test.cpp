@@ -4,6 +4,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -44,31 +45,34 @@ std::vector<uint32_t> golden_gemm(Dtype dt, int k, int m, int n, const std::vect
 }
 
 // ---- Random GEMMs over (array size, dtype) -------------------------------------------------------------------
-class TeRandomGemm : public ::testing::TestWithParam<std::tuple<int, Dtype>> {};
+// Parameters: (array rows, array cols, dtype).
+class TeRandomGemm : public ::testing::TestWithParam<std::tuple<std::pair<int, int>, Dtype>> {};
 
 TEST_P(TeRandomGemm, ShapesBitExactAgainstGolden) {
   const auto [size, dt] = GetParam();
+  const auto [rows, cols] = size;
   std::mt19937_64 rng(test::test_seed());
-  auto te = TeRtl::create(size, size);
+  auto te = TeRtl::create(rows, cols);
   std::uniform_int_distribution<int> n_any(2, 64);
   // (K, M, N): full tile, K < rows, M < cols, N = 1, N = 512, everything ragged, a 1x1x1 product.
   const std::vector<std::tuple<int, int, int>> shapes = {
-      {size, size, n_any(rng)}, {std::max(1, size / 2 - 1), size, 17}, {size, std::max(1, size - 3), 9},
-      {size, size, 1},          {size, size, 512},                      {3 % size + 1, size / 2 + 1, n_any(rng)},
+      {rows, cols, n_any(rng)}, {std::max(1, rows / 2 - 1), cols, 17}, {rows, std::max(1, cols - 3), 9},
+      {rows, cols, 1},          {rows, cols, 512},                      {3 % rows + 1, cols / 2 + 1, n_any(rng)},
       {1, 1, 1}};
   for (const auto& [k, m, n] : shapes) {
     const auto s = test::random_tensor(dt, static_cast<size_t>(k) * m, rng);
     const auto mv = test::random_tensor(dt, static_cast<size_t>(k) * n, rng);
     const std::string what = std::string(isa::dtype_name(dt)) + " K=" + std::to_string(k) + " M=" +
                              std::to_string(m) + " N=" + std::to_string(n);
-    expect_bit_exact(te->matmul(dt, k, m, n, s, mv), golden_gemm(dt, k, m, n, s, mv, size), m, n, what);
+    expect_bit_exact(te->matmul(dt, k, m, n, s, mv), golden_gemm(dt, k, m, n, s, mv, rows), m, n, what);
   }
 }
 
 TEST_P(TeRandomGemm, SpecialValuesBitExactAgainstGolden) {
   const auto [size, dt] = GetParam();
+  const auto [rows, cols] = size;
   std::mt19937_64 rng(test::test_seed());
-  auto te = TeRtl::create(size, size);
+  auto te = TeRtl::create(rows, cols);
   const std::vector<uint16_t> specials = test::special_values(dt);
   // Mostly ordinary values with specials sprinkled in, so some columns stay finite and some become NaN/Inf.
   auto pick = [&](size_t count) {
@@ -78,37 +82,39 @@ TEST_P(TeRandomGemm, SpecialValuesBitExactAgainstGolden) {
     return v;
   };
   for (int rep = 0; rep < 3; ++rep) {
-    const int k = size, m = size, n = 24;
+    const int k = rows, m = cols, n = 24;
     const auto s = pick(static_cast<size_t>(k) * m);
     const auto mv = pick(static_cast<size_t>(k) * n);
-    expect_bit_exact(te->matmul(dt, k, m, n, s, mv), golden_gemm(dt, k, m, n, s, mv, size), m, n,
+    expect_bit_exact(te->matmul(dt, k, m, n, s, mv), golden_gemm(dt, k, m, n, s, mv, rows), m, n,
                      std::string(isa::dtype_name(dt)) + " specials rep " + std::to_string(rep));
   }
 }
 
 TEST_P(TeRandomGemm, BackpressureAndGapsKeepResultsExact) {
   const auto [size, dt] = GetParam();
+  const auto [rows, cols] = size;
   const uint64_t seed = test::test_seed();
   std::mt19937_64 rng(seed);
   TeRtlOptions opts;
   opts.in_gap_prob = 0.3;
   opts.out_stall_prob = 0.4;
   opts.seed = seed;
-  auto te = TeRtl::create(size, size, opts);
-  const int k = size, m = size, n = 40;
+  auto te = TeRtl::create(rows, cols, opts);
+  const int k = rows, m = cols, n = 40;
   const auto s = test::random_tensor(dt, static_cast<size_t>(k) * m, rng);
   const auto mv = test::random_tensor(dt, static_cast<size_t>(k) * n, rng);
-  expect_bit_exact(te->matmul(dt, k, m, n, s, mv), golden_gemm(dt, k, m, n, s, mv, size), m, n,
+  expect_bit_exact(te->matmul(dt, k, m, n, s, mv), golden_gemm(dt, k, m, n, s, mv, rows), m, n,
                    std::string(isa::dtype_name(dt)) + " with stalls");
 }
 
-std::string param_name(const ::testing::TestParamInfo<std::tuple<int, Dtype>>& info) {
-  const int size = std::get<0>(info.param);
-  return std::to_string(size) + "x" + std::to_string(size) + "_" + std::string(isa::dtype_name(std::get<1>(info.param)));
+std::string param_name(const ::testing::TestParamInfo<std::tuple<std::pair<int, int>, Dtype>>& info) {
+  const auto [rows, cols] = std::get<0>(info.param);
+  return std::to_string(rows) + "x" + std::to_string(cols) + "_" + std::string(isa::dtype_name(std::get<1>(info.param)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, TeRandomGemm,
-                         ::testing::Combine(::testing::Values(4, 8, 16),
+                         ::testing::Combine(::testing::Values(std::pair{4, 4}, std::pair{8, 4}, std::pair{8, 8},
+                                                              std::pair{16, 16}),
                                             ::testing::Values(Dtype::kBf16, Dtype::kFp16, Dtype::kFp8E4M3,
                                                               Dtype::kFp8E5M2)),
                          param_name);

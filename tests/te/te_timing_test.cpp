@@ -10,6 +10,7 @@
 // The expected values below are the formula, written out; nothing is taken from the engine under test.
 #include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -27,17 +28,17 @@ using isa::Dtype;
 
 TEST(TeTiming, LoadAndMultiplyLatenciesFollowTheFormula) {
   std::mt19937_64 rng(test::test_seed());
-  for (int size : {4, 8, 16}) {
-    auto te = TeRtl::create(size, size);
-    const uint64_t rows = size, cols = size;
-    for (int k : {1, size / 2, size}) {
+  for (const auto& [r, c] : {std::pair{4, 4}, std::pair{8, 4}, std::pair{8, 8}, std::pair{16, 16}}) {
+    auto te = TeRtl::create(r, c);
+    const uint64_t rows = r, cols = c;
+    for (int k : {1, r / 2, r}) {
       for (int n : {1, 7, 64, 512}) {
-        const auto s = test::random_tensor(Dtype::kBf16, static_cast<size_t>(k) * size, rng);
+        const auto s = test::random_tensor(Dtype::kBf16, static_cast<size_t>(k) * c, rng);
         const auto mv = test::random_tensor(Dtype::kBf16, static_cast<size_t>(k) * n, rng);
         std::vector<TeCommandTiming> t;
-        te->matmul(Dtype::kBf16, k, size, n, s, mv, &t);
+        te->matmul(Dtype::kBf16, k, c, n, s, mv, &t);
         ASSERT_EQ(t.size(), 2u);
-        SCOPED_TRACE(testing::Message() << size << "x" << size << " K=" << k << " N=" << n);
+        SCOPED_TRACE(testing::Message() << r << "x" << c << " K=" << k << " N=" << n);
         EXPECT_EQ(t[0].latency(), 1u + static_cast<uint64_t>(k));
         EXPECT_EQ(t[1].latency(), 1u + static_cast<uint64_t>(n) + rows + cols + 1u);
         // The multiply's command is taken the cycle after the last stationary beat.
@@ -50,15 +51,15 @@ TEST(TeTiming, LoadAndMultiplyLatenciesFollowTheFormula) {
 }
 
 TEST(TeTiming, FullHeightTileIsScaleSimPlusFive) {
-  for (int size : {4, 8, 16}) {
-    auto te = TeRtl::create(size, size);
+  for (const auto& [r, c] : {std::pair{4, 4}, std::pair{8, 4}, std::pair{8, 8}, std::pair{16, 16}}) {
+    auto te = TeRtl::create(r, c);
     const int n = 100;
     std::vector<TeCommandTiming> t;
-    te->matmul(Dtype::kFp8E4M3, size, size, n, std::vector<uint16_t>(size * size, 0x38),
-               std::vector<uint16_t>(static_cast<size_t>(size) * n, 0x38), &t);
+    te->matmul(Dtype::kFp8E4M3, r, c, n, std::vector<uint16_t>(static_cast<size_t>(r) * c, 0x38),
+               std::vector<uint16_t>(static_cast<size_t>(r) * n, 0x38), &t);
     const uint64_t total = t[1].last_out_cycle - t[0].cmd_cycle + 1;
-    const uint64_t scale_sim = 2u * size + size + n - 2;  // SCALE-Sim: 2*Sr + Sc + T - 2
-    EXPECT_EQ(total, scale_sim + 5) << size << "x" << size;
+    const uint64_t scale_sim = 2u * r + c + n - 2;  // SCALE-Sim: 2*Sr + Sc + T - 2
+    EXPECT_EQ(total, scale_sim + 5) << r << "x" << c;
   }
 }
 
