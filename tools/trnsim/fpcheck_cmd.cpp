@@ -1,12 +1,6 @@
 // `trnsim fpcheck`: runs Berkeley TestFloat-format vectors through the model's FP units (default) or the verilated
 // RTL FP units (--rtl) and compares result bits (BRIEF section 4; vector format: shared/vectors/testfloat/FORMAT.md).
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +10,7 @@
 #include "cosim/fp/fp_rtl.h"
 #include "firmware/golden/fp_golden.h"
 #include "model/fp/fp_ops.h"
+#include "tools/testfloat/testfloat_file.h"
 #include "tools/trnsim/commands.h"
 
 namespace trnsim::tool {
@@ -132,48 +127,6 @@ uint32_t apply(const OpSpec& op, Backend& be, const uint32_t* in, bool saturate)
   return 0;
 }
 
-/// Parses one field of exactly `digits` hex digits (either case); std::nullopt if it is not that.
-std::optional<uint32_t> parse_hex(std::string_view field, int digits) {
-  if (static_cast<int>(field.size()) != digits) return std::nullopt;
-  uint32_t value = 0;
-  for (const char c : field) {
-    uint32_t d;
-    if (c >= '0' && c <= '9') {
-      d = static_cast<uint32_t>(c - '0');
-    } else if (c >= 'A' && c <= 'F') {
-      d = static_cast<uint32_t>(c - 'A' + 10);
-    } else if (c >= 'a' && c <= 'f') {
-      d = static_cast<uint32_t>(c - 'a' + 10);
-    } else {
-      return std::nullopt;
-    }
-    value = (value << 4) | d;
-  }
-  return value;
-}
-
-std::vector<std::string_view> split_fields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t pos = 0;
-  while (pos < line.size()) {
-    while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;
-    if (pos >= line.size()) break;
-    const size_t end = line.find_first_of(" \t", pos);
-    const size_t stop = end == std::string_view::npos ? line.size() : end;
-    fields.push_back(line.substr(pos, stop - pos));
-    pos = stop;
-  }
-  return fields;
-}
-
-/// Name of field `index` (0-based) of a vector line, as FORMAT.md calls it.
-const char* field_name(const OpSpec& op, int index) {
-  if (index == op.inputs + 1) return "FLAGS";
-  if (index == op.inputs) return "RESULT";
-  if (op.inputs == 1) return "INPUT";
-  return index == 0 ? "A" : "B";
-}
-
 std::string hex(uint32_t value, Kind k) { return fmt::format("{:0{}X}", value, digits_of(k)); }
 
 struct Options {
@@ -194,59 +147,16 @@ int run_fpcheck(const Options& opt) {
   }
   if (opt.max_failures < 0) throw BadInput("--max-failures: must be >= 0");
 
-  const std::string& path = opt.vectors;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw BadInput(fmt::format("{}: is a directory, not a vector file", path));
-  }
-  std::ifstream file(path);
-  if (!file) throw BadInput(fmt::format("{}: cannot open vector file: {}", path, std::strerror(errno)));
-
   // Read and validate the whole file first, so that bad input (exit 2) is never mixed with a partial report.
-  struct Vector {
-    int line;
-    uint32_t in[2];
-    uint32_t expected;
-  };
-  std::vector<Vector> vectors;
-  const int fields_expected = op->inputs + 2;
-  const char* layout = op->inputs == 2 ? "A B RESULT FLAGS" : "INPUT RESULT FLAGS";
-  std::string text;
-  int line_no = 0;
-  while (std::getline(file, text)) {
-    ++line_no;
-    if (!text.empty() && text.back() == '\r') text.pop_back();
-    const std::vector<std::string_view> fields = split_fields(text);
-    if (static_cast<int>(fields.size()) != fields_expected) {
-      throw BadInput(fmt::format("{}:{}: expected {} fields ({}), got {}", path, line_no, fields_expected, layout,
-                                 fields.size()));
-    }
-    Vector v{line_no, {0, 0}, 0};
-    for (int i = 0; i < fields_expected; ++i) {
-      const bool is_flags = (i == fields_expected - 1);
-      const bool is_result = (i == op->inputs);
-      const Kind kind = is_result ? op->result : op->input;
-      const int digits = is_flags ? 2 : digits_of(kind);
-      const std::optional<uint32_t> value = parse_hex(fields[i], digits);
-      if (!value) {
-        throw BadInput(fmt::format("{}:{}: field {} ({}) '{}' is not {} hex digits", path, line_no, i + 1,
-                                   field_name(*op, i), fields[i], digits));
-      }
-      if (is_flags) {
-        if (*value > 0x1F) {
-          throw BadInput(fmt::format("{}:{}: field {} (FLAGS) '{}' has bits outside 0x1F", path, line_no, i + 1,
-                                     fields[i]));
-        }
-      } else if (is_result) {
-        v.expected = *value;
-      } else {
-        v.in[i] = *value;
-      }
-    }
-    vectors.push_back(v);
+  const std::string& path = opt.vectors;
+  std::vector<int> digits(op->inputs, digits_of(op->input));
+  digits.push_back(digits_of(op->result));
+  std::vector<testfloat::Line> vectors;
+  try {
+    vectors = testfloat::read_file(path, digits);
+  } catch (const testfloat::FormatError& e) {
+    throw BadInput(e.what());
   }
-  if (file.bad()) throw BadInput(fmt::format("{}: read error: {}", path, std::strerror(errno)));
-  if (vectors.empty()) throw BadInput(fmt::format("{}: no test vectors (empty file)", path));
 
   std::unique_ptr<Backend> backend;
   if (opt.rtl) {
@@ -258,19 +168,21 @@ int run_fpcheck(const Options& opt) {
 
   long passed = 0;
   long failed = 0;
-  for (const Vector& v : vectors) {
-    const uint32_t got = apply(*op, *backend, v.in, saturate);
-    const bool ok = got == v.expected || (is_nan(op->result, got) && is_nan(op->result, v.expected));
+  for (const testfloat::Line& v : vectors) {
+    const uint32_t* in = v.fields.data();
+    const uint32_t expected = v.fields[op->inputs];
+    const uint32_t got = apply(*op, *backend, in, saturate);
+    const bool ok = got == expected || (is_nan(op->result, got) && is_nan(op->result, expected));
     if (ok) {
       ++passed;
       continue;
     }
     ++failed;
     if (failed <= opt.max_failures) {
-      std::string args = hex(v.in[0], op->input);
-      if (op->inputs == 2) args += ", " + hex(v.in[1], op->input);
+      std::string args = hex(in[0], op->input);
+      if (op->inputs == 2) args += ", " + hex(in[1], op->input);
       fmt::print("{}:{}: {}({}) = {}, expected {}\n", path, v.line, op->name, args, hex(got, op->result),
-                 hex(v.expected, op->result));
+                 hex(expected, op->result));
     }
   }
   if (failed > opt.max_failures) {
