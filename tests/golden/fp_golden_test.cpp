@@ -6,9 +6,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "firmware/golden/fp_golden.h"
-#include "tests/golden/testfloat_reader.h"
+#include "tools/testfloat/testfloat_file.h"
 
 namespace trnsim::golden {
 namespace {
@@ -34,13 +35,14 @@ class TestFloatVectors : public ::testing::Test {
 #endif
   }
 
-  /// Runs `fn` over every line of `file` (`inputs` input fields then the result) and checks the result.
+  /// Runs `fn` over every line of `file` in TRNSIM_VECTORS_DIR and checks the result. `digits`: hex digits of each
+  /// field before FLAGS (inputs then the result); `fn` gets those fields and returns the result bits.
   template <typename Fn, typename IsNan>
-  void run(const std::string& file, size_t inputs, Fn fn, IsNan is_nan_result) {
-    const auto lines = test::read_testfloat(test::testfloat_path(file), inputs + 1);
+  void run(const std::string& file, const std::vector<int>& digits, Fn fn, IsNan is_nan_result) {
+    const auto lines = testfloat::read_file(std::string(TRNSIM_VECTORS_DIR) + "/" + file, digits);
     int failures = 0;
-    for (const test::TfLine& l : lines) {
-      const uint32_t expected = l.fields[inputs];
+    for (const testfloat::Line& l : lines) {
+      const uint32_t expected = l.fields.back();
       const uint32_t got = fn(l.fields);
       const bool ok = got == expected || (is_nan_result(got) && is_nan_result(expected));
       if (!ok && ++failures <= 10) {
@@ -53,35 +55,35 @@ class TestFloatVectors : public ::testing::Test {
 };
 
 TEST_F(TestFloatVectors, F32Add) {
-  run("f32_add_rne.tv", 2, [](const auto& f) { return f32_add(f[0], f[1]); }, f32_is_nan);
+  run("f32_add_rne.tv", {8, 8, 8}, [](const auto& f) { return f32_add(f[0], f[1]); }, f32_is_nan);
 }
 
 TEST_F(TestFloatVectors, F32Sub) {
   // IEEE 754-2019 5.4.1: subtraction x - y is x + (-y); negation flips only the sign bit.
-  run("f32_sub_rne.tv", 2, [](const auto& f) { return f32_add(f[0], f[1] ^ 0x80000000u); }, f32_is_nan);
+  run("f32_sub_rne.tv", {8, 8, 8}, [](const auto& f) { return f32_add(f[0], f[1] ^ 0x80000000u); }, f32_is_nan);
 }
 
 TEST_F(TestFloatVectors, F32Mul) {
-  run("f32_mul_rne.tv", 2, [](const auto& f) { return f32_mul(f[0], f[1]); }, f32_is_nan);
+  run("f32_mul_rne.tv", {8, 8, 8}, [](const auto& f) { return f32_mul(f[0], f[1]); }, f32_is_nan);
 }
 
 TEST_F(TestFloatVectors, F16ToF32) {
-  run("f16_to_f32_rne.tv", 1,
+  run("f16_to_f32_rne.tv", {4, 8},
       [](const auto& f) { return widen_to_f32(Dtype::kFp16, static_cast<uint16_t>(f[0])); }, f32_is_nan);
 }
 
 TEST_F(TestFloatVectors, F32ToF16) {
-  run("f32_to_f16_rne.tv", 1, [](const auto& f) { return uint32_t{narrow_from_f32(Dtype::kFp16, f[0], kSat)}; },
+  run("f32_to_f16_rne.tv", {8, 4}, [](const auto& f) { return uint32_t{narrow_from_f32(Dtype::kFp16, f[0], kSat)}; },
       f16_is_nan);
 }
 
 TEST_F(TestFloatVectors, Bf16ToF32) {
-  run("bf16_to_f32_rne.tv", 1,
+  run("bf16_to_f32_rne.tv", {4, 8},
       [](const auto& f) { return widen_to_f32(Dtype::kBf16, static_cast<uint16_t>(f[0])); }, f32_is_nan);
 }
 
 TEST_F(TestFloatVectors, F32ToBf16) {
-  run("f32_to_bf16_rne.tv", 1, [](const auto& f) { return uint32_t{narrow_from_f32(Dtype::kBf16, f[0], kSat)}; },
+  run("f32_to_bf16_rne.tv", {8, 4}, [](const auto& f) { return uint32_t{narrow_from_f32(Dtype::kBf16, f[0], kSat)}; },
       bf16_is_nan);
 }
 

@@ -1,6 +1,6 @@
 // RTL floating-point units (rtl/fp/, verilated) against references that do not involve the golden library:
 //   - the Berkeley TestFloat vectors, read in place from TRNSIM_VECTORS_DIR (result bits; any NaN matches any
-//     NaN, and the RTL must write the canonical NaN);
+//     NaN, and the RTL must write the canonical NaN); skipped when that directory was not found at configure time;
 //   - field cases whose expected bits are written here by hand (from the issue and from IEEE 754 / OCP OFP8);
 //   - the host's own IEEE binary32 SSE arithmetic (an independent implementation) on random operand pairs.
 #include <gtest/gtest.h>
@@ -9,15 +9,16 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cosim/fp/fp_rtl.h"
 #include "tests/rtl_fp/rtl_fp_test_util.h"
+#include "tools/testfloat/testfloat_file.h"
 
-#ifndef TRNSIM_VECTORS_DIR
-#error "TRNSIM_VECTORS_DIR must be defined by the build (CMake cache variable of the same name)"
+#if !defined(TRNSIM_VECTORS_DIR) || !defined(TRNSIM_HAVE_VECTORS)
+#error "TRNSIM_VECTORS_DIR and TRNSIM_HAVE_VECTORS must be defined by the build (tests/rtl_fp/CMakeLists.txt)"
 #endif
 
 namespace trnsim {
@@ -33,26 +34,25 @@ constexpr Dtype kFp16 = Dtype::kFp16;
 constexpr Dtype kE4M3 = Dtype::kFp8E4M3;
 constexpr Dtype kE5M2 = Dtype::kFp8E5M2;
 
-std::string vector_path(const char* name) { return std::string(TRNSIM_VECTORS_DIR) + "/" + name; }
-
-// Reads a TestFloat file: one vector of `fields` hex numbers (flags excluded) per line.
-std::vector<std::vector<uint32_t>> read_vectors(const char* name, int fields) {
-  std::ifstream in(vector_path(name));
-  EXPECT_TRUE(in.good()) << "cannot open " << vector_path(name);
+// Reads a TestFloat file of TRNSIM_VECTORS_DIR; `digits`: hex digits of each field before FLAGS (inputs, result).
+// Returns one vector of those field values per line; a missing or malformed file throws testfloat::FormatError.
+std::vector<std::vector<uint32_t>> read_vectors(const char* name, const std::vector<int>& digits) {
   std::vector<std::vector<uint32_t>> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::vector<uint32_t> v(fields);
-    for (int i = 0; i < fields; ++i) ls >> std::hex >> v[i];
-    if (!ls) {
-      ADD_FAILURE() << name << ": malformed line: " << line;
-      continue;
-    }
-    out.push_back(std::move(v));
+  for (testfloat::Line& line : testfloat::read_file(std::string(TRNSIM_VECTORS_DIR) + "/" + name, digits)) {
+    out.push_back(std::move(line.fields));
   }
   return out;
 }
+
+// The tests over the TestFloat files; skipped when the vectors directory is missing on this machine.
+class RtlFpTestFloat : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#if !TRNSIM_HAVE_VECTORS
+    GTEST_SKIP() << "TestFloat vectors directory not found at configure time: " << TRNSIM_VECTORS_DIR;
+#endif
+  }
+};
 
 // f32 results: a NaN expectation needs the canonical NaN from the RTL, anything else bit equality.
 bool f32_result_ok(uint32_t expected, uint32_t got) {
@@ -63,7 +63,7 @@ bool f32_result_ok(uint32_t expected, uint32_t got) {
 void run_f32_binary_file(const char* name, bool negate_b, bool mul) {
   FpRtl rtl;
   MismatchLog log(name);
-  const auto vecs = read_vectors(name, 3);
+  const auto vecs = read_vectors(name, {8, 8, 8});
   EXPECT_EQ(vecs.size(), 46464u) << name;
   for (const auto& v : vecs) {
     const uint32_t b = negate_b ? (v[1] ^ 0x80000000u) : v[1];
@@ -75,18 +75,18 @@ void run_f32_binary_file(const char* name, bool negate_b, bool mul) {
   log.expect_none(vecs.size());
 }
 
-TEST(RtlFpTestFloat, Fp32AddMatchesEveryLineOfF32AddRne) { run_f32_binary_file("f32_add_rne.tv", false, false); }
+TEST_F(RtlFpTestFloat, Fp32AddMatchesEveryLineOfF32AddRne) { run_f32_binary_file("f32_add_rne.tv", false, false); }
 
-TEST(RtlFpTestFloat, Fp32AddWithNegatedBMatchesEveryLineOfF32SubRne) {
+TEST_F(RtlFpTestFloat, Fp32AddWithNegatedBMatchesEveryLineOfF32SubRne) {
   run_f32_binary_file("f32_sub_rne.tv", true, false);
 }
 
-TEST(RtlFpTestFloat, Fp32MulMatchesEveryLineOfF32MulRne) { run_f32_binary_file("f32_mul_rne.tv", false, true); }
+TEST_F(RtlFpTestFloat, Fp32MulMatchesEveryLineOfF32MulRne) { run_f32_binary_file("f32_mul_rne.tv", false, true); }
 
-TEST(RtlFpTestFloat, NarrowToFp16MatchesEveryLineOfF32ToF16Rne) {
+TEST_F(RtlFpTestFloat, NarrowToFp16MatchesEveryLineOfF32ToF16Rne) {
   FpRtl rtl;
   MismatchLog log("f32_to_f16_rne.tv");
-  const auto vecs = read_vectors("f32_to_f16_rne.tv", 2);
+  const auto vecs = read_vectors("f32_to_f16_rne.tv", {8, 4});
   EXPECT_EQ(vecs.size(), 600u);
   for (const auto& v : vecs) {
     for (bool sat : {false, true}) {  // the FP8 mode must not affect FP16
@@ -100,10 +100,10 @@ TEST(RtlFpTestFloat, NarrowToFp16MatchesEveryLineOfF32ToF16Rne) {
   log.expect_none(2 * vecs.size());
 }
 
-TEST(RtlFpTestFloat, NarrowToBf16MatchesEveryLineOfF32ToBf16Rne) {
+TEST_F(RtlFpTestFloat, NarrowToBf16MatchesEveryLineOfF32ToBf16Rne) {
   FpRtl rtl;
   MismatchLog log("f32_to_bf16_rne.tv");
-  const auto vecs = read_vectors("f32_to_bf16_rne.tv", 2);
+  const auto vecs = read_vectors("f32_to_bf16_rne.tv", {8, 4});
   EXPECT_EQ(vecs.size(), 600u);
   for (const auto& v : vecs) {
     for (bool sat : {false, true}) {
@@ -120,7 +120,7 @@ TEST(RtlFpTestFloat, NarrowToBf16MatchesEveryLineOfF32ToBf16Rne) {
 void run_widen_file(const char* name, Dtype dt, size_t lines) {
   FpRtl rtl;
   MismatchLog log(name);
-  const auto vecs = read_vectors(name, 2);
+  const auto vecs = read_vectors(name, {4, 8});
   EXPECT_EQ(vecs.size(), lines);
   for (const auto& v : vecs) {
     const uint32_t got = rtl.widen(dt, static_cast<uint16_t>(v[0]));
@@ -129,9 +129,9 @@ void run_widen_file(const char* name, Dtype dt, size_t lines) {
   log.expect_none(vecs.size());
 }
 
-TEST(RtlFpTestFloat, WidenFp16MatchesEveryLineOfF16ToF32) { run_widen_file("f16_to_f32_rne.tv", kFp16, 408); }
+TEST_F(RtlFpTestFloat, WidenFp16MatchesEveryLineOfF16ToF32) { run_widen_file("f16_to_f32_rne.tv", kFp16, 408); }
 
-TEST(RtlFpTestFloat, WidenBf16MatchesEveryLineOfBf16ToF32) { run_widen_file("bf16_to_f32_rne.tv", kBf16, 600); }
+TEST_F(RtlFpTestFloat, WidenBf16MatchesEveryLineOfBf16ToF32) { run_widen_file("bf16_to_f32_rne.tv", kBf16, 600); }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Field cases. Expected bits are worked out by hand from the format definitions, not by any code.
