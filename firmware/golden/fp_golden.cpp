@@ -4,6 +4,7 @@
 // for (computed exactly in double), and narrowing picks the nearest entry of a sorted table of every non-negative
 // finite value of the target format. The code is meant to be checked by reading it, not by trusting shifts.
 #include "firmware/golden/fp_golden.h"
+#include "firmware/golden/float_bits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -73,18 +74,6 @@ const ValueTable& table_of(isa::Dtype dt) {
     case isa::Dtype::kFp8E5M2: return e5m2;
   }
   throw std::invalid_argument("golden: unknown dtype");
-}
-
-float float_from_bits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-uint32_t bits_from_float(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
 }
 
 uint32_t canonicalize(float f) { return std::isnan(f) ? kF32CanonicalNan : bits_from_float(f); }

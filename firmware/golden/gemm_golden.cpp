@@ -8,21 +8,10 @@
 #include <string>
 
 #include "firmware/golden/fp_golden.h"
+#include "firmware/golden/float_bits.h"
 
 namespace trnsim::golden {
 namespace {
-
-float float_from_bits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-uint32_t bits_from_float(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("golden::gemm: " + what);
