@@ -49,7 +49,7 @@ lint: deps
 	@bash scripts/lint-rtl.sh
 
 bench: deps
-	bash scripts/bench.sh $(BUILD_DIR)
+	bash scripts/bench.sh $(BUILD_DIR)-bench
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -1,0 +1,508 @@
+#!/usr/bin/env bash
+# trnsim benchmarks (`make bench`): Tensor Engine simulation speed under Verilator and Icarus Verilog, and the cost of
+# verilating + compiling the engine. Prints progress, then a summary table (figure, goal, met / not met).
+# docs/performance.md explains the figures and records a run.
+#
+#   bash scripts/bench.sh [BUILD_DIR]     BUILD_DIR (default build-bench) is this script's own CMake build directory;
+#                                         `make bench` passes $(BUILD_DIR)-bench, so the main build is left alone
+#
+# Steps:
+#   1. configure BUILD_DIR (Release, -DTRNSIM_LARGE_TE=ON so 64x64/128x128 exist) and build bench/te_sim_bench
+#   2. Verilator speed: te_sim_bench (Google Benchmark), cycles/s and PE-updates/s per engine size
+#   3. Icarus speed: bench/iverilog/trn_te_bench_tb.sv under vvp, same workload; results cross-checked by hash
+#   4. build cost: verilator + C++ compile of trn_te alone, wall time and peak memory, per size
+#   5. summary
+#
+# Environment knobs (defaults in brackets):
+#   BENCH_MEM_CAP_GB [10]       address-space cap (ulimit -v) for every Verilator, compiler and Icarus step, so an
+#                               oversized model fails cleanly instead of exhausting a shared machine
+#   BENCH_LARGE_TE [auto]       on / off / auto: configure with -DTRNSIM_LARGE_TE=ON; auto skips the attempt when it
+#                               already failed for the same RTL (marker file in BUILD_DIR)
+#   BENCH_SIZES [16x16,64x64,128x128]  Verilator speed sizes (those not built are skipped)
+#   BENCH_MIN_TIME [2]          Google Benchmark seconds per repetition;  BENCH_REPS [3] repetitions (median used)
+#   BENCH_ICARUS_NCMD [1]       MultiplyMoving commands in the 16x16 Icarus run (1: 563 cycles, ~20 s of CPU; each
+#                               further command adds 513 cycles)
+#   BENCH_ICARUS_64 [auto]      on / off / auto (auto: only when the 64x64 Verilator figure exists, for the ratio)
+#   BENCH_ICARUS_WINDOW [24]    steady-state cycles timed in the 64x64 Icarus run (after ~195 warm-up cycles)
+#   BENCH_BUILD_COST_SIZES ["16x16 128x128"]  sizes for step 4 (empty: skip step 4)
+#   BENCH_STEPS ["1 2 3 4"]     steps to run (the summary always prints); without 1, BUILD_DIR must be built already
+#   JOBS [nproc]                parallel jobs for builds
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+BUILD_DIR=${1:-build-bench}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+CAP_GB=${BENCH_MEM_CAP_GB:-10}
+CAP_KB=$((CAP_GB * 1024 * 1024))
+LARGE_TE=${BENCH_LARGE_TE:-auto}
+SIZES=${BENCH_SIZES:-16x16,64x64,128x128}
+MIN_TIME=${BENCH_MIN_TIME:-2}
+REPS=${BENCH_REPS:-3}
+ICARUS_NCMD=${BENCH_ICARUS_NCMD:-1}
+ICARUS_64=${BENCH_ICARUS_64:-auto}
+ICARUS_WINDOW=${BENCH_ICARUS_WINDOW:-24}
+BUILD_COST_SIZES=${BENCH_BUILD_COST_SIZES-16x16 128x128}
+STEPS=" ${BENCH_STEPS:-1 2 3 4} "
+step() { [[ "$STEPS" == *" $1 "* ]]; }
+
+OUT="$BUILD_DIR/bench-results"
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+BENCH_BIN="$ROOT/$BUILD_DIR/bin/te_sim_bench"
+[[ "$BUILD_DIR" = /* ]] && BENCH_BIN="$BUILD_DIR/bin/te_sim_bench"
+T_START=$(date +%s)
+
+# Icarus reads the RTL as the Makefile's lint does: every rtl/fp and rtl/te source, packages first.
+RTL_PKGS=(rtl/fp/trn_fp_pkg.sv rtl/te/trn_te_pkg.sv)
+RTL_SRCS=()
+for f in rtl/fp/*.sv rtl/te/*.sv; do
+  case "$f" in *_pkg.sv) ;; *) RTL_SRCS+=("$f") ;; esac
+done
+
+# The build-cost step verilates trn_te exactly as rtl/CMakeLists.txt does: its source list, TRN_VERILATOR_ARGS, the
+# trace config and the OPT_* flags of the Tensor Engine's verilate() call, read from that file at run time.
+# cmake_list NAME: the items of `set(NAME ...)` in rtl/CMakeLists.txt, with ${CMAKE_CURRENT_SOURCE_DIR} -> rtl and
+# other ${LISTS} of that file expanded.
+cmake_list() {
+  awk -v name="$1" '
+    { sub(/#.*/, "") }
+    !inset && $0 ~ "^[[:space:]]*set\\(" name "([[:space:]]|$)" { inset = 1; sub("^[[:space:]]*set\\(" name, "") }
+    inset { line = $0; done = sub(/\).*/, "", line); printf "%s ", line; if (done) exit }
+  ' rtl/CMakeLists.txt | tr -s ' \t' '\n' | sed '/^$/d' | while read -r item; do
+    case "$item" in
+      '${CMAKE_CURRENT_SOURCE_DIR}'*) echo "rtl${item#'${CMAKE_CURRENT_SOURCE_DIR}'}" ;;
+      '${'*'}') cmake_list "${item:2:${#item}-3}" ;;
+      *) echo "$item" ;;
+    esac
+  done
+}
+# te_opt NAME: OPT_FAST / OPT_SLOW / OPT_GLOBAL of the verilate() call with TOP_MODULE trn_te (empty if not set).
+te_opt() {
+  awk -v key="$1" '
+    { sub(/#.*/, "") }
+    /verilate\(/ { inblk = 1; te = 0; val = "" }
+    inblk && /TOP_MODULE[[:space:]]+trn_te([[:space:]]|$)/ { te = 1 }
+    inblk { for (i = 1; i < NF; i++) if ($i == key) val = $(i + 1) }
+    inblk && /\)[[:space:]]*$/ { if (te && val != "") { print val; exit } inblk = 0 }
+  ' rtl/CMakeLists.txt
+}
+mapfile -t TE_VL_SOURCES < <(cmake_list TRN_TE_SOURCES)
+mapfile -t VL_ARGS < <(cmake_list TRN_VERILATOR_ARGS)
+VL_ARGS+=(rtl/te/trn_te_trace.vlt --trace-fst)
+# Release builds compile everything with -O3; verilate() adds OPT_* per file class (later flag wins).
+VL_MAKE_OPTS=()
+for k in OPT_FAST OPT_SLOW OPT_GLOBAL; do
+  v=$(te_opt "$k")
+  VL_MAKE_OPTS+=("$k=${v:--O3}")
+done
+VL_MAKE_OPTS+=(OBJCACHE=)  # no ccache: this measures a cold build
+if [[ ${#TE_VL_SOURCES[@]} -eq 0 || ${#VL_ARGS[@]} -le 2 ]]; then
+  echo "bench: could not read TRN_TE_SOURCES / TRN_VERILATOR_ARGS from rtl/CMakeLists.txt" >&2
+  exit 1
+fi
+
+declare -A R  # results, printed in the summary
+
+# ---- helpers ---------------------------------------------------------------------------------------------------------
+log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+section() { printf '\n[bench %s] ==== %s ====\n' "$(date +%H:%M:%S)" "$*"; }
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+# Runs "$@" with the address-space cap.
+capped() { ( ulimit -v "$CAP_KB"; exec "$@" ); }
+# Numbers for people: 12345678 -> 12.35 M.
+human() {
+  awk -v x="$1" 'BEGIN { if (x == "" || x == "n/a") { print "n/a"; exit }
+    if (x >= 1e9) printf "%.2f G", x / 1e9; else if (x >= 1e6) printf "%.2f M", x / 1e6;
+    else if (x >= 1e3) printf "%.2f k", x / 1e3; else printf "%.2f ", x }'
+}
+fdiv() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print ""; else printf "%.6g", a / b }'; }
+fge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 >= b + 0) }'; }
+# Sum of RSS (kB) of a process and all its descendants.
+tree_rss_kb() {
+  ps -eo pid=,ppid=,rss= 2>/dev/null | awk -v root="$1" '
+    { parent[$1] = $2; rss[$1] = $3 }
+    END { for (p in parent) { q = p; n = 0
+            while (q > 1 && n++ < 64) { if (q == root) { s += rss[p]; break } q = parent[q] } }
+          print s + 0 }'
+}
+# Field of a `/usr/bin/time -v` report.
+time_field() { sed -n "s/^[[:space:]]*$2: //p" "$1" | tail -1; }
+# "h:mm:ss" or "m:ss.ss" -> seconds
+to_seconds() { awk -v t="$1" 'BEGIN { n = split(t, a, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + a[i]; print s }'; }
+
+# ---- machine ---------------------------------------------------------------------------------------------------------
+section "machine"
+CPU_MODEL=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+MEM_GB=$(awk '/MemTotal/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo)
+log "nproc $(nproc), CPU: ${CPU_MODEL:-unknown}, memory ${MEM_GB} GB, kernel $(uname -r)"
+log "$(verilator --version 2>/dev/null | head -1); $(iverilog -V 2>/dev/null | head -1); $(g++ --version | head -1)"
+log "$(cmake --version | head -1); libbenchmark-dev $(dpkg-query -W -f='${Version}' libbenchmark-dev 2>/dev/null)"
+GIT_REV=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+RTL_DIRTY=$(git status --porcelain -- rtl 2>/dev/null | wc -l)
+RTL_HASH=$(cat rtl/CMakeLists.txt rtl/*.vlt rtl/te/*.vlt rtl/fp/*.sv rtl/te/*.sv | sha1sum | cut -c1-12)
+log "git $GIT_REV, rtl/ files with local changes: $RTL_DIRTY, RTL content hash $RTL_HASH"
+log "load average at start: $(loadavg)  (2-core machine shared with other builds: figures are noisy)"
+log "memory cap per step: ${CAP_GB} GB (BENCH_MEM_CAP_GB); results and logs: $OUT"
+R[load_start]=$(loadavg)
+
+# ---- 1. configure and build ------------------------------------------------------------------------------------------
+if step 1; then
+section "1/5 configure + build ($BUILD_DIR)"
+MARKER="$BUILD_DIR/.bench-large-te-failed"
+large_status="off (BENCH_LARGE_TE=off)"
+configured=0
+if [[ "$LARGE_TE" == auto && -f "$MARKER" && "$(cat "$MARKER")" == "$RTL_HASH" ]]; then
+  large_status="skipped: the -DTRNSIM_LARGE_TE=ON configure already failed for this RTL (remove $MARKER to retry)"
+  log "$large_status"
+elif [[ "$LARGE_TE" != off ]]; then
+  log "configure with -DTRNSIM_LARGE_TE=ON (verilates 4x4..128x128 at configure time; cap ${CAP_GB} GB) ..."
+  t0=$(date +%s)
+  if capped cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRNSIM_LARGE_TE=ON \
+      > "$OUT/configure-large.log" 2>&1; then
+    configured=1
+    large_status="on"
+    rm -f "$MARKER"
+  else
+    echo "$RTL_HASH" > "$MARKER"
+    large_status="failed after $(( $(date +%s) - t0 )) s (verilation over the ${CAP_GB} GB cap?)"
+    log "configure with -DTRNSIM_LARGE_TE=ON failed after $(( $(date +%s) - t0 )) s; last lines:"
+    grep -v '^-- ' "$OUT/configure-large.log" | grep -v '^[[:space:]]*$' | tail -6 | sed 's/^/    /'
+  fi
+fi
+if [[ $configured == 0 ]]; then
+  log "configure with -DTRNSIM_LARGE_TE=OFF (4x4, 8x8, 16x16 only) ..."
+  if ! capped cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRNSIM_LARGE_TE=OFF \
+      > "$OUT/configure.log" 2>&1; then
+    log "configure failed; see $OUT/configure.log"
+    tail -20 "$OUT/configure.log"
+    exit 1
+  fi
+fi
+R[large_te]=$large_status
+log "build te_sim_bench (-j $JOBS) ..."
+t0=$(date +%s)
+if ! capped cmake --build "$BUILD_DIR" -j "$JOBS" --target te_sim_bench > "$OUT/build.log" 2>&1; then
+  log "build failed; last lines of $OUT/build.log:"
+  tail -30 "$OUT/build.log"
+  exit 1
+fi
+log "built in $(( $(date +%s) - t0 )) s"
+fi
+R[large_te]=${R[large_te]:-"(configure step not run)"}
+BUILT=$("$BENCH_BIN" --list-sizes 2>/dev/null | tr '\n' ' ')
+log "engine sizes in $BUILD_DIR: ${BUILT:-none (te_sim_bench not built)}"
+
+# ---- 2. Verilator speed ----------------------------------------------------------------------------------------------
+if step 2; then
+section "2/5 Verilator simulation speed (one thread, through TeRtl)"
+run_sizes=()
+IFS=',' read -r -a want <<< "$SIZES"
+for s in "${want[@]}"; do
+  if [[ " $BUILT " == *" $s "* ]]; then run_sizes+=("$s"); else log "$s: not built in this configuration, skipped"; fi
+done
+R[load_verilator]=$(loadavg)
+log "load average: ${R[load_verilator]}"
+if [[ ${#run_sizes[@]} -gt 0 ]]; then
+  sizes_arg=$(IFS=','; echo "${run_sizes[*]}")
+  "$BENCH_BIN" --sizes="$sizes_arg" --benchmark_min_time="$MIN_TIME" --benchmark_repetitions="$REPS" \
+    --benchmark_out="$OUT/te_sim_bench.csv" --benchmark_out_format=csv 2>&1 | tee "$OUT/te_sim_bench.txt"
+  # CSV: header row with quoted counter names; take the _median rows.
+  for s in "${run_sizes[@]}"; do
+    line=$(awk -F',' -v name="\"TeStream/${s}_median\"" '
+      NR == 1 || /^name,/ { for (i = 1; i <= NF; i++) { h = $i; gsub(/"/, "", h); col[h] = i } next }
+      $1 == name { print $col["cycles/s"], $col["PE_updates/s"], $col["cycles"], $col["real_time"], $col["cpu_time"] }
+    ' "$OUT/te_sim_bench.csv")
+    read -r cps peps cyc rt ct <<< "$line"
+    if [[ -n "${cps:-}" ]]; then
+      R[vl_cps_$s]=$cps
+      R[vl_peps_$s]=$peps
+      # Wall-clock rate from the same median row: cycles per iteration / real time per iteration (ms).
+      R[vl_cps_wall_$s]=$(awk -v c="$cyc" -v t="$rt" 'BEGIN { if (t > 0) printf "%.6g", c / (t / 1000) }')
+      log "$s: $(human "$cps")cycles/s, $(human "$peps")PE-updates/s (CPU time; wall: $(human "${R[vl_cps_wall_$s]}")cycles/s)"
+    fi
+  done
+fi
+
+fi
+
+# ---- 3. Icarus speed -------------------------------------------------------------------------------------------------
+IV_DIR="$OUT/iverilog"
+mkdir -p "$IV_DIR"
+TB="$ROOT/bench/iverilog/trn_te_bench_tb.sv"
+# Icarus prints one "sorry: constant selects in always_* processes" note per select and instance; filter them.
+iv_errors() { grep -v 'constant selects in always_\* processes\|unique/unique0 qualities are ignored' "$1" | head -"${2:-5}"; }
+# iv_compile ROWS COLS OUT.vvp LOG DEFINE... SOURCES...
+iv_compile() {
+  local r=$1 c=$2 vvp=$3 log=$4
+  shift 4
+  rm -f "$vvp"
+  capped iverilog -g2012 "$@" -Ptrn_te_bench_tb.ROWS="$r" -Ptrn_te_bench_tb.COLS="$c" \
+    -s trn_te_bench_tb -o "$vvp" > "$log" 2>&1 && [[ -s "$vvp" ]]
+}
+
+# Icarus 11 portability rewrite, applied to a copy only (rtl/ is not touched). Each rule keeps the meaning:
+#   int unsigned parameters -> logic [31:0]   (iverilog 11: "syntax error" on `parameter int unsigned`)
+#   always_comb -> always @*                  (iverilog 11 puts a called function's locals into the always_comb
+#                                              sensitivity; two instances calling trn_fp_pkg::lzc32 wake each other
+#                                              forever at time 0)
+#   x = (c) ? ENUM_A : ENUM_B;  -> if/else    (iverilog 11: "This assignment requires an explicit cast", and it
+#                                              does not support the cast either)
+make_compat_copy() {
+  local dir=$1 f n1 n2 n3
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  for f in "${RTL_PKGS[@]}" "${RTL_SRCS[@]}"; do
+    sed -E -e 's/\bint unsigned\b/logic [31:0]/g' \
+           -e 's/\balways_comb\b/always @*/g' \
+           -e 's/^([[:space:]]*)([a-z_][a-z0-9_]*) = \((.*)\) \? ([A-Z][A-Z0-9_]*) : ([A-Z][A-Z0-9_]*);/\1if (\3) \2 = \4; else \2 = \5;/' \
+           "$f" > "$dir/$(basename "$f")"
+  done
+  n1=$(cat "${RTL_PKGS[@]}" "${RTL_SRCS[@]}" | grep -c '\bint unsigned\b')
+  n2=$(cat "${RTL_PKGS[@]}" "${RTL_SRCS[@]}" | grep -c '\balways_comb\b')
+  n3=$(( $(cat "$dir"/*.sv | grep -cE '^[[:space:]]*if \(.*\) [a-z_][a-z0-9_]* = [A-Z][A-Z0-9_]*; else ') -
+         $(cat "${RTL_PKGS[@]}" "${RTL_SRCS[@]}" | grep -cE '^[[:space:]]*if \(.*\) [a-z_][a-z0-9_]* = [A-Z][A-Z0-9_]*; else ') ))
+  log "compat copy in $dir: $n1 'int unsigned' lines, $n2 always_comb, $n3 enum ternaries rewritten"
+}
+
+# iv_run VVP LOG PLUSARGS...: runs vvp, timestamps the BENCH lines with wall time and the vvp process's CPU time
+# (utime + stime from /proc; after the last line, if vvp has already exited, its total from /usr/bin/time).
+# Sets IV_MARK_CYC IV_MARK_CPU IV_MARK_WALL IV_DONE_CYC IV_DONE_CPU IV_DONE_WALL IV_DONE_LINE IV_TOTAL_CPU.
+iv_run() {
+  local vvp=$1 log=$2 line now cpu tpid vpid="" tck fd t0
+  shift 2
+  tck=$(getconf CLK_TCK)
+  IV_MARK_CYC="" IV_MARK_CPU="" IV_MARK_WALL="" IV_DONE_CYC="" IV_DONE_CPU="" IV_DONE_WALL="" IV_DONE_LINE=""
+  IV_TOTAL_CPU=""
+  t0=$(date +%s.%N)
+  coproc VVP { ulimit -v "$CAP_KB"; exec /usr/bin/time -f '%e %U %S' -o "$log.time" vvp -n "$vvp" "$@" 2>&1; }
+  tpid=$VVP_PID
+  exec {fd}<&"${VVP[0]}"
+  : > "$log"
+  while IFS= read -r line <&"$fd"; do
+    echo "$line" >> "$log"
+    case "$line" in
+      BENCH*)
+        now=$(date +%s.%N)
+        [[ -z "$vpid" ]] && vpid=$(pgrep -P "$tpid" -x vvp | head -1)
+        cpu=$(awk -v t="$tck" '{ printf "%.2f", ($14 + $15) / t }' "/proc/${vpid:-0}/stat" 2>/dev/null)
+        log "  vvp: $line  (wall $(awk -v a="$now" -v b="$t0" 'BEGIN { printf "%.1f", a - b }') s, CPU ${cpu:-?} s)"
+        case "$line" in
+          "BENCH mark"*) IV_MARK_CYC=$(sed -n 's/.*cycle=\([0-9]*\).*/\1/p' <<< "$line"); IV_MARK_CPU=$cpu; IV_MARK_WALL=$now ;;
+          "BENCH done"*) IV_DONE_CYC=$(sed -n 's/.*cycles=\([0-9]*\).*/\1/p' <<< "$line"); IV_DONE_CPU=$cpu
+                         IV_DONE_WALL=$now; IV_DONE_LINE=$line ;;
+        esac
+        ;;
+    esac
+  done
+  exec {fd}<&-
+  wait "$tpid" 2>/dev/null
+  IV_TOTAL_CPU=$(awk '{ printf "%.2f", $2 + $3 }' "$log.time" 2>/dev/null)
+  [[ -n "$IV_DONE_CYC" && -z "$IV_DONE_CPU" ]] && IV_DONE_CPU=$IV_TOTAL_CPU
+  return 0
+}
+
+# icarus_size ROWS COLS PLUSARGS...: compile (original RTL, then -DSYNTHESIS, then the compat copy) and run.
+icarus_size() {
+  local r=$1 c=$2 s="$1x$2" vvp log how="" t0
+  shift 2
+  vvp="$IV_DIR/tb_$s.vvp"
+  log="$IV_DIR/iverilog_$s"
+  t0=$(date +%s)
+  log "$s: iverilog -g2012 on rtl/ as it is ..."
+  if iv_compile "$r" "$c" "$vvp" "$log.plain.log" "${RTL_PKGS[@]}" "${RTL_SRCS[@]}" "$TB"; then
+    how="rtl/ unchanged"
+  else
+    R[iv_err_plain]=$(iv_errors "$log.plain.log" 3 | tr '\n' '|')
+    log "  failed; first lines:"; iv_errors "$log.plain.log" 5 | sed 's/^/    /'
+    log "$s: again with -DSYNTHESIS (drops the concurrent assertions) ..."
+    if iv_compile "$r" "$c" "$vvp" "$log.synth.log" -DSYNTHESIS "${RTL_PKGS[@]}" "${RTL_SRCS[@]}" "$TB"; then
+      how="rtl/ unchanged, -DSYNTHESIS"
+    else
+      R[iv_err_synth]=$(iv_errors "$log.synth.log" 3 | tr '\n' '|')
+      log "  failed; first lines:"; iv_errors "$log.synth.log" 5 | sed 's/^/    /'
+      local compat="$IV_DIR/rtl-compat"
+      make_compat_copy "$compat"
+      log "$s: again on the Icarus-compat copy, -DSYNTHESIS ..."
+      local srcs=()
+      for f in "${RTL_PKGS[@]}" "${RTL_SRCS[@]}"; do srcs+=("$compat/$(basename "$f")"); done
+      if iv_compile "$r" "$c" "$vvp" "$log.compat.log" -DSYNTHESIS "${srcs[@]}" "$TB"; then
+        how="compat copy (3 mechanical rewrites), -DSYNTHESIS"
+      else
+        log "  failed too; first lines:"; iv_errors "$log.compat.log" 5 | sed 's/^/    /'
+        R[iv_how_$s]="does not build"
+        return 1
+      fi
+    fi
+  fi
+  R[iv_how_$s]=$how
+  R[iv_compile_s_$s]=$(( $(date +%s) - t0 ))
+  log "$s: compiled ($how) in ${R[iv_compile_s_$s]} s; running vvp $* (load $(loadavg)) ..."
+  iv_run "$vvp" "$IV_DIR/vvp_$s.log" "$@"
+  if [[ -z "$IV_DONE_CYC" || -z "$IV_MARK_CYC" ]]; then
+    log "$s: vvp did not finish normally; see $IV_DIR/vvp_$s.log"
+    tail -5 "$IV_DIR/vvp_$s.log" | sed 's/^/    /'
+    return 1
+  fi
+  local cyc=$(( IV_DONE_CYC - IV_MARK_CYC ))
+  R[iv_cps_$s]=$(fdiv "$cyc" "$(awk -v a="$IV_DONE_CPU" -v b="$IV_MARK_CPU" 'BEGIN { print a - b }')")
+  R[iv_cps_wall_$s]=$(fdiv "$cyc" "$(awk -v a="$IV_DONE_WALL" -v b="$IV_MARK_WALL" 'BEGIN { print a - b }')")
+  R[iv_total_cpu_$s]=$IV_TOTAL_CPU
+  R[iv_window_$s]=$cyc
+  log "$s: $(human "${R[iv_cps_$s]}")cycles/s over $cyc steady-state cycles (CPU time; wall $(human "${R[iv_cps_wall_$s]}")cycles/s); vvp CPU total ${IV_TOTAL_CPU} s"
+  # Same run through the verilated engine: cycle count and result hash must agree (full runs only).
+  if [[ "$IV_DONE_LINE" != *partial* ]]; then
+    local ncmd vl_line
+    ncmd=$(sed -n 's/.*+ncmd=\([0-9]*\).*/\1/p' <<< "$*")
+    vl_line=$("$BENCH_BIN" --hash "$s" "${ncmd:-1}" 2>&1)
+    if [[ "$vl_line" == "$IV_DONE_LINE" ]]; then
+      R[iv_check_$s]="same cycles and result hash as Verilator"
+    else
+      R[iv_check_$s]="MISMATCH: icarus '$IV_DONE_LINE' vs verilator '$vl_line'"
+    fi
+    log "$s: cross-check: ${R[iv_check_$s]}"
+  else
+    R[iv_check_$s]="partial run, not compared"
+  fi
+  return 0
+}
+
+if step 3; then
+section "3/5 Icarus Verilog simulation speed (same workload)"
+R[load_icarus]=$(loadavg)
+log "load average: ${R[load_icarus]}"
+icarus_size 16 16 "+ncmd=$ICARUS_NCMD"
+run64=0
+case "$ICARUS_64" in
+  on) run64=1 ;;
+  auto) [[ -n "${R[vl_cps_64x64]:-}" ]] && run64=1 ;;
+esac
+if [[ $run64 == 1 ]]; then
+  # Warm-up is 2*64+64+3 = 195 cycles (load + pipeline fill); then ICARUS_WINDOW timed cycles.
+  icarus_size 64 64 +ncmd=1 "+cycles=$((195 + ICARUS_WINDOW))"
+else
+  log "64x64 under Icarus skipped (BENCH_ICARUS_64=$ICARUS_64; no 64x64 Verilator figure to compare with)"
+fi
+for s in 16x16 64x64; do
+  if [[ -n "${R[iv_cps_$s]:-}" && -n "${R[vl_cps_$s]:-}" ]]; then
+    R[ratio_$s]=$(fdiv "${R[vl_cps_$s]}" "${R[iv_cps_$s]}")
+    R[ratio_wall_$s]=$(fdiv "${R[vl_cps_wall_$s]}" "${R[iv_cps_wall_$s]}")
+    log "$s: Verilator / Icarus = $(printf '%.0f' "${R[ratio_$s]}")x (CPU time), $(printf '%.0f' "${R[ratio_wall_$s]}")x (wall)"
+  fi
+done
+
+fi
+
+# ---- 4. build cost ---------------------------------------------------------------------------------------------------
+step 4 && section "4/5 Verilator build cost of trn_te alone"
+# measure NAME LOG COMMAND...: /usr/bin/time -v under the cap, plus a 1 s sampler of the whole process tree's RSS.
+measure() {
+  local name=$1 tlog=$2 pid peak=0 v
+  shift 2
+  ( ulimit -v "$CAP_KB"; exec /usr/bin/time -v -o "$tlog" "$@" ) > "$OUT/$name.log" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    v=$(tree_rss_kb "$pid")
+    (( v > peak )) && peak=$v
+    sleep 1
+  done
+  wait "$pid"
+  local rc=$?
+  M_RC=$rc
+  M_WALL=$(to_seconds "$(time_field "$tlog" 'Elapsed (wall clock) time (h:mm:ss or m:ss)')")
+  M_MAXRSS_KB=$(time_field "$tlog" 'Maximum resident set size (kbytes)')
+  M_TREE_KB=$peak
+  return $rc
+}
+step 4 || BUILD_COST_SIZES=""
+for s in $BUILD_COST_SIZES; do
+  r=${s%x*}
+  c=${s#*x}
+  d="$OUT/buildcost-$s"
+  rm -rf "$d"
+  mkdir -p "$d"
+  log "$s: verilator --cc ${VL_ARGS[*]} --top-module trn_te -GROWS=$r -GCOLS=$c --Mdir $d (load $(loadavg)) ..."
+  if measure "verilate-$s" "$OUT/verilate-$s.time" verilator --cc "${VL_ARGS[@]}" --top-module trn_te \
+      -GROWS="$r" -GCOLS="$c" --Mdir "$d" "${TE_VL_SOURCES[@]}"; then
+    R[bc_vl_$s]="${M_WALL} s, max RSS $((M_MAXRSS_KB / 1024)) MB"
+    R[bc_vl_kb_$s]=$M_MAXRSS_KB
+    R[bc_src_mb_$s]=$(du -sm "$d" | cut -f1)
+    log "$s: verilated in ${M_WALL} s, max RSS $((M_MAXRSS_KB / 1024)) MB, $(ls "$d"/*.cpp | wc -l) C++ files, ${R[bc_src_mb_$s]} MB"
+    log "$s: make -C $d -f Vtrn_te.mk -j $JOBS ${VL_MAKE_OPTS[*]} (load $(loadavg)) ..."
+    if measure "compile-$s" "$OUT/compile-$s.time" make -C "$d" -f Vtrn_te.mk -j "$JOBS" "${VL_MAKE_OPTS[@]}"; then
+      R[bc_cc_$s]="${M_WALL} s, max RSS $((M_MAXRSS_KB / 1024)) MB (all jobs $((M_TREE_KB / 1024)) MB)"
+      R[bc_cc_kb_$s]=$M_TREE_KB
+      R[bc_total_s_$s]=$(awk -v a="${R[bc_vl_$s]%% s*}" -v b="$M_WALL" 'BEGIN { print a + b }')
+      log "$s: compiled in ${M_WALL} s, largest process $((M_MAXRSS_KB / 1024)) MB, all jobs together $((M_TREE_KB / 1024)) MB"
+    else
+      R[bc_cc_$s]="failed (rc $M_RC) after ${M_WALL} s, peak $((M_TREE_KB / 1024)) MB; see $OUT/compile-$s.log"
+      log "$s: compile ${R[bc_cc_$s]}"
+      tail -5 "$OUT/compile-$s.log" | sed 's/^/    /'
+    fi
+  else
+    R[bc_vl_$s]="failed (rc $M_RC) after ${M_WALL} s at max RSS $((M_MAXRSS_KB / 1024)) MB (cap ${CAP_GB} GB)"
+    R[bc_vl_kb_$s]=$M_MAXRSS_KB
+    R[bc_vl_failed_$s]=1
+    log "$s: verilation ${R[bc_vl_$s]}; last lines:"
+    grep -v '^%Warning\|^[[:space:]]*:\|^[[:space:]]*|' "$OUT/verilate-$s.log" | tail -4 | sed 's/^/    /'
+  fi
+  rm -rf "$d"  # generated C++ can be hundreds of MB
+done
+
+# ---- 5. summary ------------------------------------------------------------------------------------------------------
+section "5/5 summary"
+T_TOTAL=$(( $(date +%s) - T_START ))
+status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then echo "met"; else echo "NOT met"; fi; }
+{
+  printf '%s\n' "trnsim bench  $(date -u +%Y-%m-%dT%H:%MZ)  git $GIT_REV (rtl/ local changes: $RTL_DIRTY, RTL hash $RTL_HASH)"
+  printf '%s\n' "machine: $(nproc) cores, ${CPU_MODEL:-?}, ${MEM_GB} GB; load avg start ${R[load_start]}, Verilator run ${R[load_verilator]:-n/a}, Icarus run ${R[load_icarus]:-n/a}"
+  printf '%s\n' "-DTRNSIM_LARGE_TE=ON: ${R[large_te]}"
+  printf '%-44s %-30s %-16s %s\n' "figure" "measured" "goal" "status"
+  printf '%-44s %-30s %-16s %s\n' "------" "--------" "----" "------"
+  for s in 16x16 64x64 128x128; do
+    if [[ -n "${R[vl_cps_$s]:-}" ]]; then
+      printf '%-44s %-30s %-16s %s\n' "Verilator $s cycles/s (1 thread, CPU)" "$(human "${R[vl_cps_$s]}")" "" ""
+      if [[ $s == 16x16 ]]; then
+        printf '%-44s %-30s %-16s %s\n' "Verilator $s PE-updates/s" "$(human "${R[vl_peps_$s]}")" ">= 10 M" \
+          "$(status "${R[vl_peps_$s]}" 10000000)"
+      else
+        printf '%-44s %-30s %-16s %s\n' "Verilator $s PE-updates/s" "$(human "${R[vl_peps_$s]}")" "" ""
+      fi
+    elif [[ $s != 128x128 ]]; then
+      printf '%-44s %-30s %-16s %s\n' "Verilator $s PE-updates/s" "n/a (not built)" \
+        "$([[ $s == 16x16 ]] && echo '>= 10 M')" "not measured"
+    fi
+  done
+  for s in 16x16 64x64; do
+    if [[ -n "${R[iv_cps_$s]:-}" ]]; then
+      printf '%-44s %-30s %-16s %s\n' "Icarus $s cycles/s (CPU)" "$(human "${R[iv_cps_$s]}")" "" ""
+    fi
+    if [[ -n "${R[ratio_$s]:-}" ]]; then
+      printf '%-44s %-30s %-16s %s\n' "Verilator / Icarus $s (CPU time)" "$(printf '%.0fx (wall %.0fx)' "${R[ratio_$s]}" "${R[ratio_wall_$s]}")" \
+        ">= 20x" "$(status "${R[ratio_$s]}" 20)"
+    elif [[ $s == 16x16 ]]; then
+      printf '%-44s %-30s %-16s %s\n' "Verilator / Icarus $s" "n/a" ">= 20x" "not measured"
+    fi
+  done
+  for s in $BUILD_COST_SIZES; do
+    printf '%-44s %-30s %-16s %s\n' "verilate $s" "${R[bc_vl_$s]:-n/a}" "" ""
+    [[ -n "${R[bc_cc_$s]:-}" ]] && printf '%-44s %-30s %-16s %s\n' "C++ compile $s (-j $JOBS)" "${R[bc_cc_$s]}" "" ""
+    if [[ $s == 128x128 ]]; then
+      peak_kb=${R[bc_vl_kb_$s]:-0}
+      [[ -n "${R[bc_cc_kb_$s]:-}" && ${R[bc_cc_kb_$s]} -gt $peak_kb ]] && peak_kb=${R[bc_cc_kb_$s]}
+      if [[ -n "${R[bc_vl_failed_$s]:-}" ]]; then
+        printf '%-44s %-30s %-16s %s\n' "build $s peak memory" "> ${CAP_GB} GB (hit the cap)" "< 8 GB" \
+          "$( ((CAP_GB <= 8)) && echo "NOT met" || echo "NOT met (over cap)")"
+      elif [[ -n "${R[bc_cc_kb_$s]:-}" ]]; then
+        printf '%-44s %-30s %-16s %s\n' "build $s peak memory" "$((peak_kb / 1024)) MB" "< 8 GB" \
+          "$( ((peak_kb < 8 * 1024 * 1024)) && echo met || echo "NOT met")"
+      fi
+    fi
+  done
+  for s in 16x16 64x64; do
+    [[ -n "${R[iv_how_$s]:-}" ]] && printf '%s\n' "Icarus $s built from: ${R[iv_how_$s]}"
+    [[ -n "${R[iv_check_$s]:-}" ]] && printf '%s\n' "Icarus $s cross-check: ${R[iv_check_$s]}"
+  done
+  printf '%s\n' "bench wall time: ${T_TOTAL} s"
+} | tee "$OUT/summary.txt"
