@@ -143,7 +143,11 @@ class TeRtlImpl final : public TeRtl {
     while (next_cmd < commands.size() || next_stat < stat_beats.size() || next_mov < mov_beats.size() ||
            outs < expected_out || top_->busy_o) {
       // Drive this cycle's inputs. A presented beat stays presented, unchanged, until taken (handshake rule).
-      cmd_presented = next_cmd < commands.size() && (cmd_presented || !gap(rng_));
+      // With break_hold_rule, a beat that was presented and not taken is withdrawn instead (negative tests).
+      const auto present = [&](bool pending, bool was_presented) {
+        return pending && (was_presented ? !options_.break_hold_rule : !gap(rng_));
+      };
+      cmd_presented = present(next_cmd < commands.size(), cmd_presented);
       top_->cmd_valid_i = cmd_presented;
       if (cmd_presented) {
         const TeCommand& c = commands[next_cmd];
@@ -152,14 +156,14 @@ class TeRtlImpl final : public TeRtl {
         top_->cmd_k_i = c.op == TeCommand::Op::kLoadStationary ? static_cast<uint32_t>(c.count) : 0u;
         top_->cmd_n_i = c.op == TeCommand::Op::kMultiplyMoving ? static_cast<uint32_t>(c.count) : 0u;
       }
-      stat_presented = next_stat < stat_beats.size() && (stat_presented || !gap(rng_));
+      stat_presented = present(next_stat < stat_beats.size(), stat_presented);
       top_->stat_valid_i = stat_presented;
       if (stat_presented) {
         const Beat& b = stat_beats[next_stat];
         const uint16_t* row = &commands[b.command].beats[b.index * static_cast<size_t>(cols_)];
         for (int c = 0; c < cols_; ++c) put_field(top_->stat_data_i, 16u * c, 16, row[c]);
       }
-      mov_presented = next_mov < mov_beats.size() && (mov_presented || !gap(rng_));
+      mov_presented = present(next_mov < mov_beats.size(), mov_presented);
       top_->mov_valid_i = mov_presented;
       if (mov_presented) {
         const Beat& b = mov_beats[next_mov];

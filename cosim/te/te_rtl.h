@@ -28,6 +28,8 @@ struct TeRtlOptions {
   double out_stall_prob = 0.0;      ///< per cycle, probability out_ready_i is low (backpressure)
   uint64_t seed = 1;                ///< seed of the gap/stall generator
   uint64_t watchdog_cycles = 20000; ///< cycles without any handshake before TeRtlError
+  bool break_hold_rule = false;     ///< negative testing: withdraw a beat that was not taken (a protocol violation
+                                    ///< the engine's hold assertions must catch)
 };
 
 /// One engine command with its stream data.

@@ -231,24 +231,32 @@ module trn_te
   // ---------------------------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
   // A valid beat is held, unchanged, until it is taken. The wide payloads are compared against a copy captured while
-  // the beat waits, and only the 1-bit verdicts enter the assertions: `$stable` on a 2048-bit port makes Verilator
+  // the beat waited, and the 1-bit verdict is registered before it reaches an assertion (so a violation is reported
+  // one cycle after it happens): a wide port inside an assertion, directly or through an assign, makes Verilator
   // 5.006 emit uncompilable sampled-value code (an undeclared loop variable, `__Vilp`) at ROWS = 128.
   logic                  stat_wait_q, mov_wait_q, out_wait_q;
   logic [COLS-1:0][15:0] stat_data_q;
   logic [ROWS-1:0][15:0] mov_data_q;
   logic [COLS-1:0][31:0] out_data_q;
   logic                  out_last_q;
-  logic                  stat_hold_ok, mov_hold_ok, out_hold_ok;
+  logic                  stat_hold_bad_q, mov_hold_bad_q, out_hold_bad_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      stat_wait_q <= 1'b0;
-      mov_wait_q  <= 1'b0;
-      out_wait_q  <= 1'b0;
+      stat_wait_q     <= 1'b0;
+      mov_wait_q      <= 1'b0;
+      out_wait_q      <= 1'b0;
+      stat_hold_bad_q <= 1'b0;
+      mov_hold_bad_q  <= 1'b0;
+      out_hold_bad_q  <= 1'b0;
     end else begin
-      stat_wait_q <= stat_valid_i && !stat_ready_o;
-      mov_wait_q  <= mov_valid_i && !mov_ready_o;
-      out_wait_q  <= out_valid_o && !out_ready_i;
+      stat_wait_q     <= stat_valid_i && !stat_ready_o;
+      mov_wait_q      <= mov_valid_i && !mov_ready_o;
+      out_wait_q      <= out_valid_o && !out_ready_i;
+      stat_hold_bad_q <= stat_wait_q && !(stat_valid_i && stat_data_i == stat_data_q);
+      mov_hold_bad_q  <= mov_wait_q && !(mov_valid_i && mov_data_i == mov_data_q);
+      out_hold_bad_q  <= out_wait_q &&
+                         !(out_valid_o && out_data_o == out_data_q && out_last_o == out_last_q);
     end
   end
 
@@ -259,18 +267,14 @@ module trn_te
     out_last_q  <= out_last_o;
   end
 
-  assign stat_hold_ok = !stat_wait_q || (stat_valid_i && stat_data_i == stat_data_q);
-  assign mov_hold_ok  = !mov_wait_q || (mov_valid_i && mov_data_i == mov_data_q);
-  assign out_hold_ok  = !out_wait_q || (out_valid_o && out_data_o == out_data_q && out_last_o == out_last_q);
-
   a_cmd_hold: assert property (@(posedge clk_i) disable iff (!rst_ni)
       cmd_valid_i && !cmd_ready_o |=> cmd_valid_i && $stable({cmd_op_i, cmd_dtype_i, cmd_k_i, cmd_n_i}))
     else $error("trn_te: cmd_valid_i dropped or command changed while cmd_ready_o was low");
-  a_stat_hold: assert property (@(posedge clk_i) disable iff (!rst_ni) stat_hold_ok)
+  a_stat_hold: assert property (@(posedge clk_i) disable iff (!rst_ni) !stat_hold_bad_q)
     else $error("trn_te: stat_valid_i dropped or stat_data_i changed while stat_ready_o was low");
-  a_mov_hold: assert property (@(posedge clk_i) disable iff (!rst_ni) mov_hold_ok)
+  a_mov_hold: assert property (@(posedge clk_i) disable iff (!rst_ni) !mov_hold_bad_q)
     else $error("trn_te: mov_valid_i dropped or mov_data_i changed while mov_ready_o was low");
-  a_out_hold: assert property (@(posedge clk_i) disable iff (!rst_ni) out_hold_ok)
+  a_out_hold: assert property (@(posedge clk_i) disable iff (!rst_ni) !out_hold_bad_q)
     else $error("trn_te: result beat changed while stalled");
   // Command fields are legal when a command is taken.
   a_cmd_dtype: assert property (@(posedge clk_i) disable iff (!rst_ni)

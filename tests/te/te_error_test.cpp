@@ -57,6 +57,14 @@ TEST(TeErrors, PermanentBackpressureTripsTheWatchdog) {
   EXPECT_NE(err.find("results 0/64"), std::string::npos) << err;
 }
 
+TEST(TeErrors, WithdrawnBeatFiresHoldAssertion) {
+  cosim::TeRtlOptions opts;
+  opts.break_hold_rule = true;  // the stationary beat offered during the command cycle is withdrawn
+  auto te = TeRtl::create(8, 4, opts);
+  const std::string err = run_error(*te, {{TeCommand::Op::kLoadStationary, 0, 8, std::vector<uint16_t>(32, 0x3F80)}});
+  EXPECT_NE(err.find("assertion"), std::string::npos) << err;
+}
+
 TEST(TeErrors, UnbuiltSizeNamesTheBuiltOnes) {
   try {
     TeRtl::create(5, 7);
