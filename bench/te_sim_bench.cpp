@@ -17,6 +17,7 @@
 //   te_sim_bench --list-sizes                                       the engine sizes this binary was built with
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -154,7 +154,7 @@ MARKER="$BUILD_DIR/.bench-large-te-failed"
 large_status="off (BENCH_LARGE_TE=off)"
 configured=0
 if [[ "$LARGE_TE" == auto && -f "$MARKER" && "$(cat "$MARKER")" == "$RTL_HASH" ]]; then
-  large_status="skipped: the -DTRNSIM_LARGE_TE=ON configure already failed for this RTL (remove $MARKER to retry)"
+  large_status="skipped: it already failed for this RTL (delete $MARKER to retry)"
   log "$large_status"
 elif [[ "$LARGE_TE" != off ]]; then
   log "configure with -DTRNSIM_LARGE_TE=ON (verilates 4x4..128x128 at configure time; cap ${CAP_GB} GB) ..."
@@ -166,7 +166,8 @@ elif [[ "$LARGE_TE" != off ]]; then
     rm -f "$MARKER"
   else
     echo "$RTL_HASH" > "$MARKER"
-    large_status="failed after $(( $(date +%s) - t0 )) s (verilation over the ${CAP_GB} GB cap?)"
+    failed_model=$(sed -n 's/.*--prefix \(Vtrn_[a-z0-9_]*\).*/\1/p' "$OUT/configure-large.log" | tail -1)
+    large_status="failed after $(( $(date +%s) - t0 )) s verilating ${failed_model:-?} (over the ${CAP_GB} GB cap?)"
     log "configure with -DTRNSIM_LARGE_TE=ON failed after $(( $(date +%s) - t0 )) s; last lines:"
     grep -v '^-- ' "$OUT/configure-large.log" | grep -v '^[[:space:]]*$' | tail -6 | sed 's/^/    /'
   fi
@@ -458,44 +459,44 @@ status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then 
   printf '%s\n' "trnsim bench  $(date -u +%Y-%m-%dT%H:%MZ)  git $GIT_REV (rtl/ local changes: $RTL_DIRTY, RTL hash $RTL_HASH)"
   printf '%s\n' "machine: $(nproc) cores, ${CPU_MODEL:-?}, ${MEM_GB} GB; load avg start ${R[load_start]}, Verilator run ${R[load_verilator]:-n/a}, Icarus run ${R[load_icarus]:-n/a}"
   printf '%s\n' "-DTRNSIM_LARGE_TE=ON: ${R[large_te]}"
-  printf '%-44s %-30s %-16s %s\n' "figure" "measured" "goal" "status"
-  printf '%-44s %-30s %-16s %s\n' "------" "--------" "----" "------"
+  printf '%-40s %-40s %-10s %s\n' "figure" "measured" "goal" "status"
+  printf '%-40s %-40s %-10s %s\n' "------" "--------" "----" "------"
   for s in 16x16 64x64 128x128; do
     if [[ -n "${R[vl_cps_$s]:-}" ]]; then
-      printf '%-44s %-30s %-16s %s\n' "Verilator $s cycles/s (1 thread, CPU)" "$(human "${R[vl_cps_$s]}")" "" ""
+      printf '%-40s %-40s %-10s %s\n' "Verilator $s cycles/s (1 thread, CPU)" "$(human "${R[vl_cps_$s]}")" "" ""
       if [[ $s == 16x16 ]]; then
-        printf '%-44s %-30s %-16s %s\n' "Verilator $s PE-updates/s" "$(human "${R[vl_peps_$s]}")" ">= 10 M" \
+        printf '%-40s %-40s %-10s %s\n' "Verilator $s PE-updates/s" "$(human "${R[vl_peps_$s]}")" ">= 10 M" \
           "$(status "${R[vl_peps_$s]}" 10000000)"
       else
-        printf '%-44s %-30s %-16s %s\n' "Verilator $s PE-updates/s" "$(human "${R[vl_peps_$s]}")" "" ""
+        printf '%-40s %-40s %-10s %s\n' "Verilator $s PE-updates/s" "$(human "${R[vl_peps_$s]}")" "" ""
       fi
     elif [[ $s != 128x128 ]]; then
-      printf '%-44s %-30s %-16s %s\n' "Verilator $s PE-updates/s" "n/a (not built)" \
+      printf '%-40s %-40s %-10s %s\n' "Verilator $s PE-updates/s" "n/a (size not built)" \
         "$([[ $s == 16x16 ]] && echo '>= 10 M')" "not measured"
     fi
   done
   for s in 16x16 64x64; do
     if [[ -n "${R[iv_cps_$s]:-}" ]]; then
-      printf '%-44s %-30s %-16s %s\n' "Icarus $s cycles/s (CPU)" "$(human "${R[iv_cps_$s]}")" "" ""
+      printf '%-40s %-40s %-10s %s\n' "Icarus $s cycles/s (CPU)" "$(human "${R[iv_cps_$s]}")" "" ""
     fi
     if [[ -n "${R[ratio_$s]:-}" ]]; then
-      printf '%-44s %-30s %-16s %s\n' "Verilator / Icarus $s (CPU time)" "$(printf '%.0fx (wall %.0fx)' "${R[ratio_$s]}" "${R[ratio_wall_$s]}")" \
+      printf '%-40s %-40s %-10s %s\n' "Verilator / Icarus $s (CPU time)" "$(printf '%.0fx (wall %.0fx)' "${R[ratio_$s]}" "${R[ratio_wall_$s]}")" \
         ">= 20x" "$(status "${R[ratio_$s]}" 20)"
     elif [[ $s == 16x16 ]]; then
-      printf '%-44s %-30s %-16s %s\n' "Verilator / Icarus $s" "n/a" ">= 20x" "not measured"
+      printf '%-40s %-40s %-10s %s\n' "Verilator / Icarus $s" "n/a" ">= 20x" "not measured"
     fi
   done
   for s in $BUILD_COST_SIZES; do
-    printf '%-44s %-30s %-16s %s\n' "verilate $s" "${R[bc_vl_$s]:-n/a}" "" ""
-    [[ -n "${R[bc_cc_$s]:-}" ]] && printf '%-44s %-30s %-16s %s\n' "C++ compile $s (-j $JOBS)" "${R[bc_cc_$s]}" "" ""
+    printf '%-40s %-40s %-10s %s\n' "verilate $s" "${R[bc_vl_$s]:-n/a}" "" ""
+    [[ -n "${R[bc_cc_$s]:-}" ]] && printf '%-40s %-40s %-10s %s\n' "C++ compile $s (-j $JOBS)" "${R[bc_cc_$s]}" "" ""
     if [[ $s == 128x128 ]]; then
       peak_kb=${R[bc_vl_kb_$s]:-0}
       [[ -n "${R[bc_cc_kb_$s]:-}" && ${R[bc_cc_kb_$s]} -gt $peak_kb ]] && peak_kb=${R[bc_cc_kb_$s]}
       if [[ -n "${R[bc_vl_failed_$s]:-}" ]]; then
-        printf '%-44s %-30s %-16s %s\n' "build $s peak memory" "> ${CAP_GB} GB (hit the cap)" "< 8 GB" \
+        printf '%-40s %-40s %-10s %s\n' "build $s peak memory" "> ${CAP_GB} GB (hit the cap)" "< 8 GB" \
           "$( ((CAP_GB <= 8)) && echo "NOT met" || echo "NOT met (over cap)")"
       elif [[ -n "${R[bc_cc_kb_$s]:-}" ]]; then
-        printf '%-44s %-30s %-16s %s\n' "build $s peak memory" "$((peak_kb / 1024)) MB" "< 8 GB" \
+        printf '%-40s %-40s %-10s %s\n' "build $s peak memory" "$((peak_kb / 1024)) MB" "< 8 GB" \
           "$( ((peak_kb < 8 * 1024 * 1024)) && echo met || echo "NOT met")"
       fi
     fi
