@@ -353,7 +353,7 @@ std::unique_ptr<TeRtl> TeRtl::create(int rows, int cols, const TeRtlOptions& opt
   std::string sizes;
   for (const std::string& s : built_sizes()) sizes += (sizes.empty() ? "" : ", ") + s;
   throw TeRtlError(fmt::format("no verilated {}x{} Tensor Engine in this build (built: {}; configure with "
-                               "-DTRNSIM_LARGE_TE=ON for 64x64 and 128x128)",
+                               "-DTRNSIM_LARGE_TE=ON for 64x64; 128x128 needs hierarchical verilation, see docs/performance.md)",
                                rows, cols, sizes));
 }
 
