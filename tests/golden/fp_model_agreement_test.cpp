@@ -22,6 +22,7 @@
 
 #include "firmware/golden/fp_golden.h"
 #include "model/fp/fp_ops.h"
+#include "tests/support/test_seed.h"
 
 namespace trnsim {
 namespace isa {
@@ -35,13 +36,9 @@ using isa::Dtype;
 
 constexpr long kRandomPatterns = 10'000'000;
 
+// One seed per test process (the tests below share it), TRNSIM_SEED / --gtest_random_seed to change it.
 uint64_t test_seed() {
-  static const uint64_t seed = [] {
-    const char* env = std::getenv("TRNSIM_SEED");
-    const uint64_t s = env ? std::strtoull(env, nullptr, 0) : 0x7E57F00Du;
-    std::cout << "[ seed     ] TRNSIM_SEED=" << s << " (set TRNSIM_SEED to re-run with another)\n";
-    return s;
-  }();
+  static const uint64_t seed = test::test_seed(0x7E57F00Du);
   return seed;
 }
 

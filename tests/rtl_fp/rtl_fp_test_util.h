@@ -15,20 +15,11 @@
 #include <utility>
 
 #include "firmware/isa/dtype.h"
+#include "tests/support/test_seed.h"
 
 namespace trnsim::rtlfp_test {
 
-/// Seed of a random test: TRNSIM_SEED from the environment when set, else the test's fixed default.
-/// Printed (and recorded as a test property) so any failure can be re-run with the same numbers.
-inline uint64_t test_seed(uint64_t default_seed) {
-  uint64_t seed = default_seed;
-  if (const char* env = std::getenv("TRNSIM_SEED"); env != nullptr && *env != '\0') {
-    seed = std::strtoull(env, nullptr, 0);
-  }
-  std::cout << "[   SEED   ] TRNSIM_SEED=" << seed << " (set TRNSIM_SEED to re-run with another seed)\n";
-  ::testing::Test::RecordProperty("seed", std::to_string(seed));
-  return seed;
-}
+using trnsim::test::test_seed;  // tests/support/test_seed.h
 
 inline bool f32_is_nan(uint32_t x) { return (x & 0x7F800000u) == 0x7F800000u && (x & 0x007FFFFFu) != 0; }
 

@@ -1,4 +1,4 @@
-// Shared helpers for the Tensor Engine tests: reproducible seeds and operand generators.
+// Shared helpers for the Tensor Engine tests: operand generators (seeds: tests/support/test_seed.h).
 #pragma once
 
 #include <cstdint>
@@ -12,27 +12,9 @@
 #include <gtest/gtest.h>
 
 #include "firmware/isa/dtype.h"
+#include "tests/support/test_seed.h"
 
 namespace trnsim::test {
-
-/// The seed of the running test: TRNSIM_SEED if set, else --gtest_random_seed if given, else a fixed value
-/// derived from the test's name (so CI runs repeat). Printed, with the command that re-runs it.
-inline uint64_t test_seed() {
-  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string name = std::string(info->test_suite_name()) + "." + info->name();
-  uint64_t seed = 0;
-  if (const char* env = std::getenv("TRNSIM_SEED")) {
-    seed = std::strtoull(env, nullptr, 0);
-  } else if (GTEST_FLAG_GET(random_seed) != 0) {
-    seed = static_cast<uint64_t>(GTEST_FLAG_GET(random_seed));
-  } else {
-    seed = std::hash<std::string>{}(name) & 0xFFFFFFFFu;
-  }
-  std::cout << "[ seed     ] " << name << " seed=" << seed << "  (re-run: TRNSIM_SEED=" << seed
-            << " <test binary> --gtest_filter='" << name << "')\n";
-  ::testing::Test::RecordProperty("seed", std::to_string(seed));
-  return seed;
-}
 
 /// A random finite, non-NaN pattern of `dt`, most of them of moderate magnitude (exponent near the bias), so sums
 /// stay finite and rounding is exercised; one in eight draws from the whole finite range (subnormals, max).
