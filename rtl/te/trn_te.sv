@@ -99,8 +99,13 @@ module trn_te
     unique case (state_q)
       ST_IDLE: begin
         if (cmd_hs && !cmd_illegal) begin
-          state_d = (cmd_op_i == OP_LOAD_STATIONARY) ? ST_LOAD : ST_STREAM;
-          count_d = (cmd_op_i == OP_LOAD_STATIONARY) ? '0 : cmd_n_i;
+          if (cmd_op_i == OP_LOAD_STATIONARY) begin
+            state_d = ST_LOAD;
+            count_d = '0;
+          end else begin
+            state_d = ST_STREAM;
+            count_d = cmd_n_i;
+          end
         end
       end
       ST_LOAD: begin
