@@ -146,9 +146,9 @@ Action add_run(CLI::App& app) {
       ->check(CLI::IsMember({"rtl", "tlm"}))
       ->capture_default_str();
   cmd->add_option("--dtype", opts->dtype, "Input dtype: bf16, fp16, fp8e4m3, fp8e5m2")->capture_default_str();
-  cmd->add_option("-m,--m", opts->m, "GEMM M (stationary free size)")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("-k,--k", opts->k, "GEMM K (contraction, partitions)")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("-n,--n", opts->n, "GEMM N (moving free size)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("-m,--m", opts->m, "GEMM M (stationary free size)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
+  cmd->add_option("-k,--k", opts->k, "GEMM K (contraction, partitions)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
+  cmd->add_option("-n,--n", opts->n, "GEMM N (moving free size)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd->add_option("--seed", opts->seed, "Seed of the random operands")->capture_default_str();
   cmd->add_option("--wave", opts->wave, "Write an FST waveform of the Tensor Engine (and a .gtkw layout beside it)");
   cmd->add_option("--report", opts->report, "Write the figures as JSON");
