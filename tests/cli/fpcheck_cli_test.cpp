@@ -1,65 +1,16 @@
 // `trnsim fpcheck` as a user runs it: the built binary is spawned with vector files written into this test's build
 // directory; exit codes, the stderr reason and the stdout report are checked (BRIEF section 4).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/cli/cli_runner.h"
+
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-/// Path of a scratch file unique to the running test (tests run in parallel under ctest -j).
-std::string scratch(const std::string& suffix) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  return std::string(TRNSIM_CLI_TMP_DIR) + "/" + info->test_suite_name() + "." + info->name() + suffix;
-}
-
-std::string write_file(const std::string& text) {
-  const std::string path = scratch(".tv");
-  std::ofstream(path) << text;
-  return path;
-}
-
-/// Runs `trnsim <args>` (args are passed through the shell: keep them free of quotes).
-Result run(const std::string& args) {
-  const std::string out = scratch(".stdout");
-  const std::string err = scratch(".stderr");
-  const std::string cmd = std::string("'") + TRNSIM_BIN + "' " + args + " >'" + out + "' 2>'" + err + "'";
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
-}
-
-std::string last_line(const std::string& text) {
-  const auto lines = lines_of(text);
-  return lines.empty() ? "" : lines.back();
-}
+using namespace trnsim::test;
 
 // ---- bad input: exit 2, one line on stderr naming the file (and line) ------------------------------------------
 

@@ -1,4 +1,5 @@
 // `trnsim run`: a workload on the simulated Tensor Engine, checked bit for bit against the golden host kernels.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cosim/te/te_gemm.h"
@@ -61,13 +63,25 @@ int run_gemm(const RunOptions& o) {
                                "TLM engine comes with the chip model", o.te));
   }
   const int size = config_array_size(o.config);
+  const std::string size_name = fmt::format("{}x{}", size, size);
+  const std::vector<std::string> built = cosim::TeRtl::built_sizes();
+  if (std::find(built.begin(), built.end(), size_name) == built.end()) {
+    throw BadInput(fmt::format("--config {}: this build has no verilated {} Tensor Engine (built: {})", o.config,
+                               size_name, fmt::join(built, ", ")));
+  }
+  // Open the report now, so a bad path fails before the run rather than after it.
+  std::ofstream report;
+  if (!o.report.empty()) {
+    report.open(o.report);
+    if (!report) throw BadInput(fmt::format("--report {}: cannot open for writing", o.report));
+  }
   cosim::TeRtlOptions te_opts;
   te_opts.wave_path = o.wave;
   std::unique_ptr<cosim::TeRtl> te;
   try {
     te = cosim::TeRtl::create(size, size, te_opts);
   } catch (const cosim::TeRtlError& e) {
-    throw BadInput(fmt::format("--config {}: {}", o.config, e.what()));
+    throw BadInput(fmt::format("--wave {}: {}", o.wave, e.what()));
   }
 
   fmt::print("trnsim run: workload gemm  out[M={}, N={}] = stationary[K={}, M]^T @ moving[K, N]  dtype {}\n", o.m,
@@ -122,7 +136,9 @@ int run_gemm(const RunOptions& o) {
                               {"te_cycles", st.cycles}, {"macs", st.macs},      {"te_utilization", util},
                               {"simulated_us", sim_us}, {"wall_s", wall},       {"mismatches", mismatches},
                               {"pass", mismatches == 0}};
-    std::ofstream(o.report) << j.dump(2) << '\n';
+    report << j.dump(2) << '\n';
+    report.close();
+    if (!report) throw BadInput(fmt::format("--report {}: write failed", o.report));
     fmt::print("  report            {}\n", o.report);
   }
   if (mismatches) {

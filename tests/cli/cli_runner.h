@@ -1,0 +1,66 @@
+// Runs the built `trnsim` binary as a user would, for the command-line tests: captures exit code, stdout and stderr.
+// TRNSIM_BIN and TRNSIM_CLI_TMP_DIR are compile definitions set by tests/cli/CMakeLists.txt.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace trnsim::test {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Path of a scratch file unique to the running test (tests run in parallel under ctest -j).
+inline std::string scratch(const std::string& suffix) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return std::string(TRNSIM_CLI_TMP_DIR) + "/" + info->test_suite_name() + "." + info->name() + suffix;
+}
+
+inline std::string write_file(const std::string& text) {
+  const std::string path = scratch(".tv");
+  std::ofstream(path) << text;
+  return path;
+}
+
+/// Runs `trnsim <args>` (args are passed through the shell: keep them free of quotes).
+inline Result run(const std::string& args) {
+  const std::string out = scratch(".stdout");
+  const std::string err = scratch(".stderr");
+  const std::string cmd = std::string("'") + TRNSIM_BIN + "' " + args + " >'" + out + "' 2>'" + err + "'";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+inline std::string last_line(const std::string& text) {
+  const auto lines = lines_of(text);
+  return lines.empty() ? "" : lines.back();
+}
+
+}  // namespace trnsim::test
