@@ -16,7 +16,7 @@ help:
 	@echo "trnsim make targets:"
 	@echo "  make run        build everything and run the default workload (ends PASS/FAIL)"
 	@echo "  make test       install deps, build, run the CTest suite (no 'long' tests)"
-	@echo "  make test-long  the 'long' tests only (128x128 Tensor Engine, ...)"
+	@echo "  make test-long  the 'long' tests only (the 64x64 Tensor Engine; slow to build)"
 	@echo "  make lint       verilator --lint-only -Wall over rtl/"
 	@echo "  make bench      simulation-speed and build-cost benchmarks (docs/performance.md)"
 	@echo "  make deps       install missing Debian packages"

@@ -28,11 +28,18 @@ class GtkwWriter {
     if (!out_) throw TeRtlError(fmt::format("cannot write GTKWave layout '{}'", path));
   }
   void line(const std::string& s) { out_ << s << '\n'; }
+  // A group is a pair of named blank traces: a start ('@800200', or '@c00200' collapsed) and an end ('@1000200',
+  // or '@1400200' collapsed), each followed by its '-Name' line.
   void group(const std::string& name, bool open = true) {
-    line(open ? "@800200" : "@c00200");  // 0x400000 = group closed
+    line(open ? "@800200" : "@c00200");
     line("-" + name);
+    open_name_ = name;
+    open_ = open;
   }
-  void end_group(bool open = true) { line(open ? "@1000200" : "@1400200"); }
+  void end_group() {
+    line(open_ ? "@1000200" : "@1400200");
+    line("-" + open_name_);
+  }
   void hex() { line("@22"); }
   void bin() { line("@28"); }
   void dec() { line("@24"); }
@@ -40,6 +47,8 @@ class GtkwWriter {
 
  private:
   std::ofstream out_;
+  std::string open_name_;
+  bool open_ = true;
 };
 
 }  // namespace
@@ -118,7 +127,7 @@ void write_te_gtkw(const std::string& gtkw_path, const std::string& fst_path, in
       w.signal(pe + "mov_q[31:0]");
       w.signal(pe + "psum_q[31:0]");
     }
-    w.end_group(false);
+    w.end_group();
   }
 }
 

@@ -69,6 +69,8 @@ class TeRtlImpl final : public TeRtl {
   TeRtlImpl(int rows, int cols, const TeRtlOptions& options)
       : rows_(rows), cols_(cols), options_(options), rng_(options.seed), context_(std::make_unique<VerilatedContext>()) {
     context_->fatalOnError(false);  // assertion failures become TeRtlError, so waveforms close cleanly
+    context_->timeunit(-12);        // 1 ps: see dump()
+    context_->timeprecision(-12);
     context_->randReset(0);
 #if VM_TRACE
     if (!options_.wave_path.empty()) context_->traceEverOn(true);
@@ -285,11 +287,15 @@ class TeRtlImpl final : public TeRtl {
 #endif
   }
 
+  // Waveform time: one half clock period of the 2.4 GHz TE clock (BRIEF section 2) per edge, 208 ps, so the time
+  // axis in GTKWave reads in real units (a 416 ps cycle; 2.404 GHz after rounding to whole picoseconds).
+  static constexpr uint64_t kHalfPeriodPs = 208;
+
   void dump() {
 #if VM_TRACE
     if (trace_) trace_->dump(context_->time());
 #endif
-    context_->timeInc(1);
+    context_->timeInc(kHalfPeriodPs);
   }
 
   const int rows_, cols_;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <fstream>
 #include <random>
@@ -69,6 +70,16 @@ int run_gemm(const RunOptions& o) {
     throw BadInput(fmt::format("--config {}: this build has no verilated {} Tensor Engine (built: {})", o.config,
                                size_name, fmt::join(built, ", ")));
   }
+  if (!o.wave.empty() && std::filesystem::path(o.wave).extension() != ".fst") {
+    throw BadInput(fmt::format("--wave {}: waveforms are written as FST; give a file name ending in .fst", o.wave));
+  }
+  // Dimensions: every operand and the result are held in host memory (16-bit inputs, 32-bit results).
+  const uint64_t elements = static_cast<uint64_t>(o.k) * o.m + static_cast<uint64_t>(o.k) * o.n +
+                            static_cast<uint64_t>(o.m) * o.n;
+  if (elements > (uint64_t{1} << 28)) {
+    throw BadInput(fmt::format("-m {} -k {} -n {}: {} operand and result elements, more than this command holds "
+                               "in memory (2^28)", o.m, o.k, o.n, elements));
+  }
   // Open the report now, so a bad path fails before the run rather than after it.
   std::ofstream report;
   if (!o.report.empty()) {
@@ -125,7 +136,7 @@ int run_gemm(const RunOptions& o) {
   fmt::print("  simulated time    {:.3f} us at {:.1f} GHz\n", sim_us, kTeClockHz / 1e9);
   fmt::print("  host wall time    {:.3f} s ({:.0f} cycles/s)\n", wall, st.cycles / wall);
   if (!o.wave.empty()) {
-    const std::string gtkw = o.wave.substr(0, o.wave.rfind('.')) + ".gtkw";
+    const std::string gtkw = std::filesystem::path(o.wave).replace_extension(".gtkw").string();
     cosim::write_te_gtkw(gtkw, o.wave, size, size);
     fmt::print("  waveform          {} (layout {}; open with: gtkwave {})\n", o.wave, gtkw, gtkw);
   }
