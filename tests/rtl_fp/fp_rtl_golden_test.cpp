@@ -82,7 +82,7 @@ std::vector<uint32_t> boundary_points(const NarrowFormat& f) {
   for (double a : anchors) {
     const float x = static_cast<float>(a);
     EXPECT_EQ(static_cast<double>(x), a) << "anchor not exact in FP32";  // self-check of the test
-    const uint32_t u = rtlfp_test::bits_from_f32(x);
+    const uint32_t u = golden::bits_from_float(x);
     for (int d = -2; d <= 2; ++d) {
       const int64_t p = static_cast<int64_t>(u) + d;
       if (p < 0 || p > 0x7F800000) continue;

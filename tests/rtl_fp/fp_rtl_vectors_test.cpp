@@ -137,7 +137,7 @@ TEST_F(RtlFpTestFloat, WidenBf16MatchesEveryLineOfBf16ToF32) { run_widen_file("b
 // Field cases. Expected bits are worked out by hand from the format definitions, not by any code.
 // ---------------------------------------------------------------------------------------------------------------
 
-uint32_t f32(float x) { return rtlfp_test::bits_from_f32(x); }
+uint32_t f32(float x) { return golden::bits_from_float(x); }
 
 TEST(RtlFpFieldCases, NarrowBf16TieAt0x3F828000RoundsDownToEven0x3F82) {
   FpRtl rtl;
@@ -344,7 +344,7 @@ TEST(RtlFpHostReference, AddAndMulMatchHostSseOnBiasedRandomPairs) {
   constexpr int kPairs = 2000000;
   for (int i = 0; i < kPairs; ++i) {
     const auto [a, b] = gen.pair();
-    const float fa = rtlfp_test::f32_from_bits(a), fb = rtlfp_test::f32_from_bits(b);
+    const float fa = golden::float_from_bits(a), fb = golden::float_from_bits(b);
     const uint32_t want_sum = f32(fa + fb), want_prod = f32(fa * fb);
     const uint32_t got_sum = rtl.add(a, b), got_prod = rtl.mul(a, b);
     if (!f32_result_ok(want_sum, got_sum)) {

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "firmware/isa/dtype.h"
+#include "firmware/golden/float_bits.h"
 #include "tests/support/test_seed.h"
 
 namespace trnsim::rtlfp_test {
@@ -22,18 +23,6 @@ namespace trnsim::rtlfp_test {
 using trnsim::test::test_seed;  // tests/support/test_seed.h
 
 inline bool f32_is_nan(uint32_t x) { return (x & 0x7F800000u) == 0x7F800000u && (x & 0x007FFFFFu) != 0; }
-
-inline float f32_from_bits(uint32_t x) {
-  float f;
-  std::memcpy(&f, &x, sizeof f);
-  return f;
-}
-
-inline uint32_t bits_from_f32(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, sizeof x);
-  return x;
-}
 
 /// Field layout of a narrow format, written out from the format definitions (BRIEF section 3, OCP OFP8).
 struct NarrowFormat {
