@@ -31,7 +31,6 @@ std::vector<uint32_t> te_tiled_gemm(TeRtl& te, isa::Dtype dtype, int k, int m, i
   st.macs = static_cast<uint64_t>(k) * ms * ns;
   std::vector<uint32_t> out(ms * ns, 0);
   std::vector<uint16_t> s_tile, mv_tile;
-  std::vector<TeCommandTiming> timing;
 
   for (int m0 = 0; m0 < m; m0 += tc) {
     const int mt = std::min(tc, m - m0);
@@ -46,7 +45,7 @@ std::vector<uint32_t> te_tiled_gemm(TeRtl& te, isa::Dtype dtype, int k, int m, i
           std::copy_n(&moving[(k0 + i) * ns + n0], nt, &mv_tile[static_cast<size_t>(i) * nt]);
         }
         const uint64_t before = te.cycle();
-        const std::vector<uint32_t> part = te.matmul(dtype, kt, mt, nt, s_tile, mv_tile, &timing);
+        const std::vector<uint32_t> part = te.matmul(dtype, kt, mt, nt, s_tile, mv_tile);
         st.cycles += te.cycle() - before;
         st.busy_cycles += static_cast<uint64_t>(nt);
         ++st.passes;

@@ -117,7 +117,6 @@ void write_te_gtkw(const std::string& gtkw_path, const std::string& fst_path, in
   w.end_group();
 
   // One closed group per partition row: each PE's stationary value, moving value and partial sum.
-  w.hex();
   for (int r = 0; r < rows; ++r) {
     w.group(fmt::format("PE row {} (partition {})", r, r), false);
     w.hex();

@@ -28,9 +28,6 @@
 #if TRNSIM_HAVE_TE_64X64
 #include "Vtrn_te_64x64.h"
 #endif
-#if TRNSIM_HAVE_TE_128X128
-#include "Vtrn_te_128x128.h"
-#endif
 
 namespace trnsim::cosim {
 namespace {
@@ -328,9 +325,6 @@ std::vector<std::string> TeRtl::built_sizes() {
 #if TRNSIM_HAVE_TE_64X64
   sizes.emplace_back("64x64");
 #endif
-#if TRNSIM_HAVE_TE_128X128
-  sizes.emplace_back("128x128");
-#endif
   return sizes;
 }
 
@@ -351,9 +345,6 @@ std::unique_ptr<TeRtl> TeRtl::create(int rows, int cols, const TeRtlOptions& opt
 #endif
 #if TRNSIM_HAVE_TE_64X64
   TRNSIM_TE_CASE(64, 64)
-#endif
-#if TRNSIM_HAVE_TE_128X128
-  TRNSIM_TE_CASE(128, 128)
 #endif
 #undef TRNSIM_TE_CASE
   std::string sizes;
