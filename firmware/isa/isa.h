@@ -1,0 +1,187 @@
+// trnsim ISA v0: instructions, their fixed 64-byte binary encoding, and the checks that need no device.
+//
+// One small library shared by the model (which decodes and executes) and the firmware (which encodes); nothing else
+// is shared between them (BRIEF section 7). The encoding is specified byte by byte in docs/isa.md.
+//
+// Every instruction is 64 bytes, little-endian. Byte 0 is the opcode; the other bytes follow one of four formats:
+//   - plain  (nop, halt): bytes 1..63 reserved.
+//   - sem    (sem_signal, sem_wait): byte 4 semaphore id, bytes 8..11 value.
+//   - copy   (dma_copy, psum_copy): a 4-D access pattern on each side, see CopyFields.
+//   - te     (load_stationary, multiply_moving): see TeFields.
+// Reserved bytes must be zero; a decoder rejects anything else (field "reserved").
+//
+// Addresses are byte addresses inside a memory space. HBM is linear. SBUF and PSUM are [partitions, bytes per
+// partition] and their byte address is `partition * partition_bytes + offset`, so a stride of `partition_bytes`
+// steps one partition (the partition dimension) and small strides walk the free dimension.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "firmware/isa/dtype.h"
+
+namespace trnsim::isa {
+
+/// Size of every encoded instruction, in bytes.
+inline constexpr std::size_t kInstrBytes = 64;
+/// Largest moving free size N of one MultiplyMoving (one PSUM bank of FP32, BRIEF section 2).
+inline constexpr int kMaxMovingN = 512;
+/// Number of hardware semaphores shared by all engines.
+inline constexpr int kNumSemaphores = 32;
+
+enum class Opcode : uint8_t {
+  kNop = 0x00,             ///< does nothing (one engine cycle)
+  kHalt = 0x01,            ///< ends this queue's program
+  kSemSignal = 0x02,       ///< semaphore[sem] += value (wraps at 2^32)
+  kSemWait = 0x03,         ///< blocks until semaphore[sem] >= value
+  kDmaCopy = 0x10,         ///< element copy with cast between any two memory spaces (HBM, SBUF, PSUM)
+  kLoadStationary = 0x20,  ///< stationary[K, M] from SBUF partitions into the TE array
+  kMultiplyMoving = 0x21,  ///< PSUM[M, N] (+)= stationary^T @ moving[K, N]; moving from SBUF
+  kPsumCopy = 0x30,        ///< PSUM (FP32) -> SBUF copy with cast
+};
+
+/// The engines that own an instruction queue. The queue id is the enum value. v0 implements kTe and kDma.
+enum class Engine : uint8_t {
+  kTe = 0,   ///< Tensor Engine: load_stationary, multiply_moving
+  kDma = 1,  ///< Sync/DMA engine: dma_copy, psum_copy (issue 4 moves psum_copy to the Scalar/Vector engines)
+};
+inline constexpr int kNumQueues = 2;
+
+/// Memory spaces an access pattern can name.
+enum class MemSpace : uint8_t { kHbm = 0, kSbuf = 1, kPsum = 2 };
+
+/// Element types of copies: the four narrow types (same codes as Dtype) plus FP32.
+enum class DataType : uint8_t { kBf16 = 0, kFp16 = 1, kFp8E4M3 = 2, kFp8E5M2 = 3, kFp32 = 4 };
+
+/// Bytes of one element of `t` (1, 2 or 4).
+constexpr unsigned data_type_bytes(DataType t) {
+  return t == DataType::kFp32 ? 4 : (t == DataType::kBf16 || t == DataType::kFp16) ? 2 : 1;
+}
+
+/// Number of dimensions of an access pattern; dimension 0 is the innermost.
+inline constexpr int kApDims = 4;
+
+/// Fields of dma_copy and psum_copy (format "copy").
+///   byte 1: flags (bit 1 = no_sat), 2: src_type, 3: dst_type, 4: src_space, 5: dst_space, 6..7: reserved,
+///   8..15: src_addr, 16..23: dst_addr, 24..31: count[4] (u16), 32..47: src_stride[4] (i32), 48..63: dst_stride[4].
+/// Element (i3, i2, i1, i0) is read at src_addr + sum(i_d * src_stride[d]) and written at
+/// dst_addr + sum(i_d * dst_stride[d]), converted src_type -> FP32 (exact) -> dst_type (BRIEF section 3 rule 6).
+struct CopyFields {
+  DataType src_type = DataType::kFp32;
+  DataType dst_type = DataType::kFp32;
+  MemSpace src_space = MemSpace::kHbm;
+  MemSpace dst_space = MemSpace::kSbuf;
+  bool no_sat = false;                 ///< FP8 overflow: false = saturate to max finite, true = OCP non-saturating
+  uint64_t src_addr = 0;               ///< bytes
+  uint64_t dst_addr = 0;               ///< bytes
+  std::array<uint16_t, kApDims> count{1, 1, 1, 1};  ///< elements per dimension, each >= 1
+  std::array<int32_t, kApDims> src_stride{};        ///< bytes
+  std::array<int32_t, kApDims> dst_stride{};        ///< bytes
+  /// Total elements copied: the product of count[].
+  uint64_t elements() const {
+    uint64_t n = 1;
+    for (auto c : count) n *= c;
+    return n;
+  }
+};
+
+/// Fields of load_stationary and multiply_moving (format "te").
+///   byte 1: flags (bit 0 = accumulate; multiply_moving only), 2: dtype, 3..7 reserved, 8..15: sbuf_addr,
+///   16..23: psum_addr (multiply_moving; 0 for load_stationary), 24..25: k, 26..27: free_size, 28..63 reserved.
+/// load_stationary: partition p0 + k' (k' < K) holds row k' of stationary[K, M] as M contiguous elements starting at
+///   the byte offset of sbuf_addr; free_size = M (1..array cols).
+/// multiply_moving: moving[K, N] the same way (free_size = N, 1..512); result row m goes to PSUM partition
+///   (psum partition of psum_addr) + m as N contiguous FP32 at its offset; accumulate adds to what is there.
+struct TeFields {
+  Dtype dtype = Dtype::kBf16;
+  bool accumulate = false;
+  uint64_t sbuf_addr = 0;  ///< bytes, SBUF space
+  uint64_t psum_addr = 0;  ///< bytes, PSUM space, 4-byte aligned
+  uint16_t k = 1;          ///< partitions (contraction), 1..array rows
+  uint16_t free_size = 1;  ///< M (load_stationary) or N (multiply_moving)
+};
+
+/// Fields of sem_signal and sem_wait (format "sem").
+struct SemFields {
+  uint8_t sem = 0;     ///< semaphore id, 0..kNumSemaphores-1
+  uint32_t value = 0;  ///< increment (signal) or threshold (wait)
+};
+
+/// One decoded instruction. Only the fields of its opcode's format are meaningful; the others keep their defaults
+/// (and encode() ignores them).
+struct Instruction {
+  Opcode op = Opcode::kNop;
+  CopyFields copy;
+  TeFields te;
+  SemFields sem;
+
+  static Instruction nop() { return {}; }
+  static Instruction halt() {
+    Instruction i;
+    i.op = Opcode::kHalt;
+    return i;
+  }
+};
+
+/// Why an instruction is malformed, with the field that is wrong (names as in docs/isa.md, e.g. "opcode",
+/// "dtype", "k", "count[2]", "reserved").
+struct IsaError {
+  enum class Code : uint8_t {
+    kBadOpcode = 1,      ///< opcode byte is not an instruction
+    kBadField = 2,       ///< a field holds an illegal value (dtype 5, sem 40, count 0, unaligned PSUM address...)
+    kReservedNonZero = 3 ///< a reserved byte is not zero
+  };
+  Code code = Code::kBadField;
+  std::string field;
+  std::string message;  ///< one line, names the field and the value
+};
+
+/// Encodes one instruction (little-endian, 64 bytes). Does not validate; encode(validated) never fails.
+std::array<uint8_t, kInstrBytes> encode(const Instruction& instr);
+/// Decodes 64 bytes. Returns the error for an unknown opcode, a nonzero reserved byte or an out-of-enum field
+/// (space, data type); field ranges that need no device (see validate()) are checked too.
+/// `bytes` must point to kInstrBytes bytes.
+std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out);
+/// Checks what needs no device: enum ranges, sem id < kNumSemaphores, every count >= 1, k >= 1, 1 <= N <= 512,
+/// M >= 1, PSUM address 4-byte aligned, psum_copy src PSUM FP32 and dst SBUF.
+/// Array sizes and memory ranges are checked by the device when it executes.
+std::optional<IsaError> validate(const Instruction& instr);
+/// True when `engine`'s queue may execute `op` (nop, halt and semaphores run everywhere).
+bool engine_accepts(Engine engine, Opcode op);
+
+/// Mnemonic of an opcode ("dma_copy"), or nullopt for a byte that is no opcode.
+std::optional<std::string_view> opcode_name(Opcode op);
+/// Name of an engine/queue ("te", "dma").
+std::string_view engine_name(Engine engine);
+std::string_view mem_space_name(MemSpace space);
+std::string_view data_type_name(DataType type);  ///< bf16, fp16, fp8e4m3, fp8e5m2, fp32
+
+/// A program: one instruction list per engine queue.
+struct Program {
+  std::array<std::vector<Instruction>, kNumQueues> queues;
+};
+
+/// A malformed program text or binary: names the file position (line or instruction index) and the field.
+class ProgramError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Binary program file (docs/isa.md): magic "TRNP", u32 version (0), u32 queue count, then per queue
+/// {u32 engine id, u32 instruction count}, then the queues' instructions in that order.
+std::vector<uint8_t> write_program_binary(const Program& program);
+/// Parses a binary program; throws ProgramError naming the queue, instruction index and field.
+Program read_program_binary(const std::vector<uint8_t>& bytes);
+
+/// Assembles program text (syntax in docs/isa.md); throws ProgramError "LINE:COL: ..." on bad input.
+Program assemble(std::string_view text);
+/// Disassembles to the canonical text that assemble() turns back into the same program.
+std::string disassemble(const Program& program);
+
+}  // namespace trnsim::isa
