@@ -8,7 +8,7 @@ CMAKE_ARGS  ?=
 CTEST_ARGS  ?=
 RUN_ARGS    ?=
 
-.PHONY: all deps configure build test test-long run lint bench coverage clean help
+.PHONY: all deps configure build test test-long run lint bench coverage clean help registers-doc
 
 all: build
 
@@ -19,6 +19,7 @@ help:
 	@echo "  make test-long  the 'long' tests only (the 64x64 Tensor Engine; slow to build)"
 	@echo "  make lint       verilator --lint-only -Wall over rtl/"
 	@echo "  make bench      simulation-speed and build-cost benchmarks (docs/performance.md)"
+	@echo "  make registers-doc  regenerate docs/registers.md from model/mmio/registers.json"
 	@echo "  make deps       install missing Debian packages"
 	@echo "  make clean      remove $(BUILD_DIR)/"
 
@@ -50,6 +51,11 @@ lint: deps
 
 bench: deps
 	bash scripts/bench.sh $(BUILD_DIR)-bench
+
+# The register map is written once (model/mmio/registers.json); the C++ header is generated at build time, the
+# Markdown reference here (the test registers_doc_up_to_date checks it is current).
+registers-doc:
+	cmake -DIN=model/mmio/registers.json -DDOC=docs/registers.md -P scripts/gen-registers.cmake
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -1,0 +1,151 @@
+// The generated register header (model/mmio/trn_regs.h, from model/mmio/registers.json) against values written
+// here by hand from the register specification: a typo in the json or a generator bug shows up as a mismatch.
+#include "model/mmio/trn_regs.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <string_view>
+
+namespace r = trnsim::regs;
+
+namespace {
+
+// Compile-time use: the constants and helpers are constexpr.
+static_assert(r::queue_reg(1, r::Q_PC) == 0x12C);
+static_assert(r::sem_reg(31) == 0x27C);
+static_assert(r::err_code_name(r::ERR_DEADLOCK) == "deadlock");
+
+TEST(Regs, IdentificationAndVersion) {
+  EXPECT_EQ(r::ID, 0x000u);
+  EXPECT_EQ(r::kIdValue, 0x54524E32u);
+  EXPECT_EQ(r::ID_RESET, r::kIdValue);
+  // "TRN2": 'T' in the most significant byte.
+  EXPECT_EQ((r::kIdValue >> 24) & 0xFF, uint32_t{'T'});
+  EXPECT_EQ(r::kIdValue & 0xFF, uint32_t{'2'});
+  EXPECT_EQ(r::VERSION, 0x004u);
+  EXPECT_EQ(r::VERSION_MODEL_MASK, 0x0000FFFFu);
+  EXPECT_EQ(r::VERSION_ISA_SHIFT, 16u);
+  EXPECT_EQ((r::VERSION_RESET & r::VERSION_MODEL_MASK) >> r::VERSION_MODEL_SHIFT, 1u);
+  EXPECT_EQ((r::VERSION_RESET & r::VERSION_ISA_MASK) >> r::VERSION_ISA_SHIFT, 0u);
+}
+
+TEST(Regs, ConfigurationOffsets) {
+  EXPECT_EQ(r::TE_DIM, 0x008u);
+  EXPECT_EQ(r::TE_DIM_ROWS_SHIFT, 0u);
+  EXPECT_EQ(r::TE_DIM_ROWS_MASK, 0x0000FFFFu);
+  EXPECT_EQ(r::TE_DIM_COLS_SHIFT, 16u);
+  EXPECT_EQ(r::TE_DIM_COLS_MASK, 0xFFFF0000u);
+  EXPECT_EQ(r::SBUF_PARTITIONS, 0x00Cu);
+  EXPECT_EQ(r::SBUF_PARTITION_BYTES, 0x010u);
+  EXPECT_EQ(r::PSUM_PARTITIONS, 0x014u);
+  EXPECT_EQ(r::PSUM_PARTITION_BYTES, 0x018u);
+  EXPECT_EQ(r::PSUM_BANKS, 0x01Cu);
+  EXPECT_EQ(r::HBM_BYTES_LO, 0x020u);
+  EXPECT_EQ(r::HBM_BYTES_HI, 0x024u);
+  EXPECT_EQ(r::NUM_QUEUES, 0x028u);
+  EXPECT_EQ(r::NUM_SEMAPHORES, 0x02Cu);
+  EXPECT_EQ(r::NUM_DMA_ENGINES, 0x030u);
+  EXPECT_EQ(r::TE_CLOCK_MHZ, 0x034u);
+}
+
+TEST(Regs, ControlAndStatus) {
+  EXPECT_EQ(r::CTRL, 0x040u);
+  EXPECT_EQ(r::CTRL_SOFT_RESET_MASK, 0x1u);
+  EXPECT_EQ(r::DOORBELL, 0x044u);
+  EXPECT_EQ(r::DOORBELL_QUEUES_MASK, 0xFFu);
+  EXPECT_EQ(r::STATUS, 0x048u);
+  EXPECT_EQ(r::STATUS_BUSY_MASK, 0x1u);
+  EXPECT_EQ(r::STATUS_DONE_MASK, 0x2u);
+  EXPECT_EQ(r::STATUS_DONE_SHIFT, 1u);
+  EXPECT_EQ(r::STATUS_ERROR_MASK, 0x4u);
+  EXPECT_EQ(r::STATUS_ERROR_SHIFT, 2u);
+  EXPECT_EQ(r::STATUS_RESET, 0u);
+  EXPECT_EQ(r::ERR_CODE, 0x04Cu);
+  EXPECT_EQ(r::ERR_QUEUE, 0x050u);
+  EXPECT_EQ(r::ERR_INDEX, 0x054u);
+  EXPECT_EQ(r::ERR_INFO, 0x058u);
+  EXPECT_EQ(r::CYCLE_LO, 0x060u);
+  EXPECT_EQ(r::CYCLE_HI, 0x064u);
+  EXPECT_EQ(r::WATCHDOG_CYCLES, 0x068u);
+  EXPECT_EQ(r::WATCHDOG_CYCLES_RESET, 10'000'000u);
+  EXPECT_EQ(r::INT_STATUS, 0x070u);
+  EXPECT_EQ(r::INT_ENABLE, 0x074u);
+  EXPECT_EQ(r::INT_STATUS_DONE_MASK, 0x1u);
+  EXPECT_EQ(r::INT_STATUS_ERROR_MASK, 0x2u);
+  EXPECT_EQ(r::INT_ENABLE_DONE_MASK, r::INT_STATUS_DONE_MASK);
+  EXPECT_EQ(r::INT_ENABLE_ERROR_MASK, r::INT_STATUS_ERROR_MASK);
+  EXPECT_EQ(r::INT_ENABLE_RESET, 0u);
+}
+
+TEST(Regs, QueueBlocksAndSemaphores) {
+  EXPECT_EQ(r::QUEUE_BASE, 0x100u);
+  EXPECT_EQ(r::QUEUE_STRIDE, 0x20u);
+  EXPECT_EQ(r::QUEUE_SLOTS, 8u);
+  EXPECT_EQ(r::Q_BASE_LO, 0x00u);
+  EXPECT_EQ(r::Q_BASE_HI, 0x04u);
+  EXPECT_EQ(r::Q_LEN, 0x08u);
+  EXPECT_EQ(r::Q_PC, 0x0Cu);
+  EXPECT_EQ(r::Q_STATE, 0x10u);
+  EXPECT_EQ(r::Q_RETIRED, 0x14u);
+  EXPECT_EQ(r::queue_reg(0, r::Q_BASE_LO), 0x100u);
+  EXPECT_EQ(r::queue_reg(1, r::Q_LEN), 0x128u);
+  EXPECT_EQ(r::queue_reg(7, r::Q_RETIRED), 0x1F4u);
+  EXPECT_EQ(r::SEM_BASE, 0x200u);
+  EXPECT_EQ(r::SEM_COUNT, 32u);
+  EXPECT_EQ(r::sem_reg(0), 0x200u);
+  EXPECT_EQ(r::sem_reg(5), 0x214u);
+  // The last queue block ends where the semaphores begin.
+  EXPECT_LE(r::queue_reg(r::QUEUE_SLOTS, 0), r::SEM_BASE);
+}
+
+TEST(Regs, AddressMap) {
+  EXPECT_EQ(r::MMIO_BASE, 0x0ull);
+  EXPECT_EQ(r::MMIO_SIZE, 64ull * 1024);
+  EXPECT_EQ(r::SBUF_BASE, 0x1'0000'0000ull);
+  EXPECT_EQ(r::PSUM_BASE, 0x2'0000'0000ull);
+  EXPECT_EQ(r::HBM_BASE, 0x100'0000'0000ull);
+  EXPECT_LE(r::sem_reg(r::SEM_COUNT), r::MMIO_SIZE);
+}
+
+TEST(Regs, ErrorCodes) {
+  EXPECT_EQ(r::ERR_NONE, 0u);
+  EXPECT_EQ(r::ERR_BAD_OPCODE, 1u);
+  EXPECT_EQ(r::ERR_RESERVED_NONZERO, 3u);
+  EXPECT_EQ(r::ERR_TE_SHAPE, 8u);
+  EXPECT_EQ(r::ERR_DEADLOCK, 10u);
+  EXPECT_EQ(r::ERR_WATCHDOG, 12u);
+  EXPECT_EQ(r::ERR_BAD_DOORBELL, 15u);
+  EXPECT_EQ(r::err_code_name(0), "none");
+  EXPECT_EQ(r::err_code_name(1), "bad_opcode");
+  EXPECT_EQ(r::err_code_name(4), "wrong_engine");
+  EXPECT_EQ(r::err_code_name(11), "no_halt");
+  EXPECT_EQ(r::err_code_name(14), "engine_fault");
+  EXPECT_EQ(r::err_code_name(15), "bad_doorbell");
+  EXPECT_EQ(r::err_code_name(16), "unknown");
+  EXPECT_EQ(r::err_code_name(0xFFFFFFFFu), "unknown");
+  EXPECT_EQ(r::err_code_text(9), "multiply_moving before any load_stationary");
+  EXPECT_EQ(r::err_code_text(99), "unknown");
+  // Every code 0..15 has its own name and a description.
+  std::set<std::string_view> names;
+  for (uint32_t c = 0; c <= 15; ++c) {
+    EXPECT_NE(r::err_code_name(c), "unknown") << c;
+    EXPECT_NE(r::err_code_text(c), "unknown") << c;
+    EXPECT_FALSE(r::err_code_text(c).empty()) << c;
+    names.insert(r::err_code_name(c));
+  }
+  EXPECT_EQ(names.size(), 16u);
+}
+
+TEST(Regs, QueueStates) {
+  EXPECT_EQ(r::QSTATE_IDLE, 0u);
+  EXPECT_EQ(r::QSTATE_RUNNING, 1u);
+  EXPECT_EQ(r::QSTATE_WAITING, 2u);
+  EXPECT_EQ(r::QSTATE_HALTED, 3u);
+  EXPECT_EQ(r::QSTATE_ERROR, 4u);
+  EXPECT_EQ(r::queue_state_name(2), "waiting");
+  EXPECT_EQ(r::queue_state_name(5), "unknown");
+}
+
+}  // namespace
