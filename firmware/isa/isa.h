@@ -129,8 +129,23 @@ struct Instruction {
   }
 };
 
-/// Why an instruction is malformed, with the field that is wrong (names as in docs/isa.md, e.g. "opcode",
-/// "dtype", "k", "count[2]", "reserved").
+/// The instruction fields an IsaError can name, exactly as docs/isa.md names them. A device reports a field by its
+/// id: its 1-based position in this table (0 = none/unknown), e.g. in an error-info register.
+inline constexpr std::string_view kFieldNames[] = {
+    "opcode",    "flags",     "dtype",      "src_type",   "dst_type",  "src_space", "dst_space",
+    "src_addr",  "dst_addr",  "count",      "src_stride", "dst_stride", "sbuf_addr", "psum_addr",
+    "k",         "free_size", "sem",        "value",      "reserved",
+};
+inline constexpr int kNumFields = static_cast<int>(sizeof(kFieldNames) / sizeof(kFieldNames[0]));
+
+/// Id of a field name of kFieldNames (1..kNumFields), or 0 for a name that is not in the table.
+int field_id(std::string_view field);
+/// Name of a field id (1..kNumFields); an empty view for any other id.
+std::string_view field_name(int id);
+
+/// Why an instruction is malformed, with the field that is wrong: `field` is one of kFieldNames exactly ("opcode",
+/// "dtype", "count", "reserved", ...); `message` describes the value and may add the index or byte offset
+/// ("value 5 is not a dtype", "count[2] is 0", "byte 17 is 0x5a, must be 0").
 struct IsaError {
   enum class Code : uint8_t {
     kBadOpcode = 1,      ///< opcode byte is not an instruction
@@ -139,21 +154,34 @@ struct IsaError {
   };
   Code code = Code::kBadField;
   std::string field;
-  std::string message;  ///< one line, names the field and the value
+  std::string message;  ///< one line about the value (the field is in `field`)
 };
+
+/// One line for people: "field FIELD: MESSAGE".
+std::string describe(const IsaError& error);
 
 /// Encodes one instruction (little-endian, 64 bytes). Does not validate; encode(validated) never fails.
 std::array<uint8_t, kInstrBytes> encode(const Instruction& instr);
-/// Decodes 64 bytes. Returns the error for an unknown opcode, a nonzero reserved byte or an out-of-enum field
-/// (space, data type); field ranges that need no device (see validate()) are checked too.
-/// `bytes` must point to kInstrBytes bytes.
+/// Decodes 64 bytes. Checks, in this order: the opcode (kBadOpcode), the reserved bytes of its format, lowest
+/// offset first (kReservedNonZero), the flags bits defined for the opcode and the enum fields in byte order
+/// (kBadField), then everything validate() checks. `bytes` must point to kInstrBytes bytes. On success *out holds
+/// the instruction (fields of other formats at their defaults); on error *out is unchanged.
 std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out);
-/// Checks what needs no device: enum ranges, sem id < kNumSemaphores, every count >= 1, k >= 1, 1 <= N <= 512,
-/// M >= 1, PSUM address 4-byte aligned, psum_copy src PSUM FP32 and dst SBUF.
-/// Array sizes and memory ranges are checked by the device when it executes.
+/// Checks what needs no device: opcode and enum ranges, sem id < kNumSemaphores, every count >= 1, k >= 1,
+/// 1 <= N <= 512, M >= 1, PSUM addresses 4-byte aligned, psum_copy src PSUM FP32 and dst SBUF, load_stationary
+/// without accumulate and with psum_addr 0. Array sizes and memory ranges are checked by the device when it executes.
 std::optional<IsaError> validate(const Instruction& instr);
 /// True when `engine`'s queue may execute `op` (nop, halt and semaphores run everywhere).
 bool engine_accepts(Engine engine, Opcode op);
+
+/// Every opcode of v0, in opcode order.
+inline constexpr Opcode kAllOpcodes[] = {Opcode::kNop,     Opcode::kHalt,           Opcode::kSemSignal,
+                                         Opcode::kSemWait, Opcode::kDmaCopy,        Opcode::kLoadStationary,
+                                         Opcode::kMultiplyMoving, Opcode::kPsumCopy};
+
+/// Same opcode and same fields of that opcode's format (the fields encode() writes); other formats are ignored.
+bool operator==(const Instruction& a, const Instruction& b);
+inline bool operator!=(const Instruction& a, const Instruction& b) { return !(a == b); }
 
 /// Mnemonic of an opcode ("dma_copy"), or nullopt for a byte that is no opcode.
 std::optional<std::string_view> opcode_name(Opcode op);
@@ -165,7 +193,12 @@ std::string_view data_type_name(DataType type);  ///< bf16, fp16, fp8e4m3, fp8e5
 /// A program: one instruction list per engine queue.
 struct Program {
   std::array<std::vector<Instruction>, kNumQueues> queues;
+
+  std::vector<Instruction>& queue(Engine e) { return queues[static_cast<std::size_t>(e)]; }
+  const std::vector<Instruction>& queue(Engine e) const { return queues[static_cast<std::size_t>(e)]; }
 };
+inline bool operator==(const Program& a, const Program& b) { return a.queues == b.queues; }
+inline bool operator!=(const Program& a, const Program& b) { return !(a == b); }
 
 /// A malformed program text or binary: names the file position (line or instruction index) and the field.
 class ProgramError : public std::runtime_error {
@@ -174,14 +207,20 @@ class ProgramError : public std::runtime_error {
 };
 
 /// Binary program file (docs/isa.md): magic "TRNP", u32 version (0), u32 queue count, then per queue
-/// {u32 engine id, u32 instruction count}, then the queues' instructions in that order.
+/// {u32 engine id, u32 instruction count}, then the queues' instructions in that order (all little-endian).
+/// The form is canonical: only non-empty queues are listed, in increasing engine id. Does not validate.
 std::vector<uint8_t> write_program_binary(const Program& program);
-/// Parses a binary program; throws ProgramError naming the queue, instruction index and field.
+/// Parses a binary program in the canonical form above; throws ProgramError for a short file, bad magic or
+/// version, an unknown, duplicate, out-of-order or empty queue, truncated instructions, trailing bytes and any
+/// decode() error ("queue te, instruction 3: field dtype: value 5 is not a dtype").
 Program read_program_binary(const std::vector<uint8_t>& bytes);
 
-/// Assembles program text (syntax in docs/isa.md); throws ProgramError "LINE:COL: ..." on bad input.
+/// Assembles program text (syntax in docs/isa.md); throws ProgramError "LINE:COL: ..." on bad input, including
+/// any validate() error of an instruction.
 Program assemble(std::string_view text);
-/// Disassembles to the canonical text that assemble() turns back into the same program.
+/// Disassembles to the canonical text (every field explicit) that assemble() turns back into the same program.
 std::string disassemble(const Program& program);
+/// The canonical text of one instruction, one line without newline (as disassemble() prints it).
+std::string disassemble(const Instruction& instr);
 
 }  // namespace trnsim::isa

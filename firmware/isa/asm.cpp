@@ -1,0 +1,465 @@
+// trnsim ISA v0: program text, the assembler and the disassembler (syntax: docs/isa.md, "Program text").
+#include <algorithm>
+#include <limits>
+#include <tuple>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include "firmware/isa/isa.h"
+
+namespace trnsim::isa {
+namespace {
+
+constexpr DataType kAllDataTypes[] = {DataType::kBf16, DataType::kFp16, DataType::kFp8E4M3, DataType::kFp8E5M2,
+                                      DataType::kFp32};
+constexpr MemSpace kAllSpaces[] = {MemSpace::kHbm, MemSpace::kSbuf, MemSpace::kPsum};
+constexpr Engine kAllEngines[] = {Engine::kTe, Engine::kDma};
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+/// One `key` or `key=value` argument of an instruction line.
+struct Arg {
+  std::string_view key;
+  std::optional<std::string_view> value;
+};
+
+/// A text field of an instruction: `flag_group` is set for bare flags; the two flags of a group are exclusive
+/// (sat/no_sat, acc/no_acc).
+struct KeySpec {
+  std::string_view key;
+  std::string_view flag_group;  // empty: key=value field
+  bool required = false;
+};
+
+std::vector<KeySpec> keys_of(Opcode op) {
+  switch (op) {
+    case Opcode::kNop:
+    case Opcode::kHalt: return {};
+    case Opcode::kSemSignal: return {{"sem", "", true}, {"value", "", false}};
+    case Opcode::kSemWait: return {{"sem", "", true}, {"value", "", true}};
+    case Opcode::kDmaCopy:
+    case Opcode::kPsumCopy:
+      return {{"src", "", true},        {"dst", "", true},        {"type", "", false},    {"count", "", true},
+              {"src_stride", "", false}, {"dst_stride", "", false}, {"sat", "sat", false}, {"no_sat", "sat", false}};
+    case Opcode::kLoadStationary:
+      return {{"dtype", "", false}, {"sbuf", "", true}, {"k", "", true}, {"m", "", true}};
+    case Opcode::kMultiplyMoving:
+      return {{"dtype", "", false}, {"sbuf", "", true},     {"psum", "", true},     {"k", "", true},
+              {"n", "", true},      {"acc", "acc", false}, {"no_acc", "acc", false}};
+  }
+  return {};
+}
+
+/// Text key that sets an ISA field (docs/isa.md field names), for pointing at a validate() error.
+std::string_view key_of_field(Opcode op, std::string_view field) {
+  if (field == "src_type" || field == "dst_type") return "type";
+  if (field == "src_space" || field == "src_addr") return "src";
+  if (field == "dst_space" || field == "dst_addr") return "dst";
+  if (field == "sbuf_addr") return "sbuf";
+  if (field == "psum_addr") return "psum";
+  if (field == "free_size") return op == Opcode::kLoadStationary ? "m" : "n";
+  return field;
+}
+
+/// Parses one line; every error names its 1-based line and column.
+class LineParser {
+ public:
+  LineParser(int line_no, std::string_view line) : line_no_(line_no), line_(line) {}
+
+  [[noreturn]] void fail(std::string_view at, const std::string& message) const {
+    const std::size_t col = at.data() >= line_.data() && at.data() <= line_.data() + line_.size()
+                                ? static_cast<std::size_t>(at.data() - line_.data()) + 1
+                                : 1;
+    throw ProgramError(fmt::format("{}:{}: {}", line_no_, col, message));
+  }
+
+  /// Whitespace-separated tokens of the line without its comment; a token may hold spaces inside [...].
+  std::vector<std::string_view> tokens() const {
+    const std::string_view text = line_.substr(0, line_.find('#'));
+    std::vector<std::string_view> out;
+    std::size_t i = 0;
+    while (i < text.size()) {
+      if (is_space(text[i])) {
+        ++i;
+        continue;
+      }
+      const std::size_t start = i;
+      int depth = 0;
+      while (i < text.size() && (depth > 0 || !is_space(text[i]))) {
+        depth += text[i] == '[' ? 1 : text[i] == ']' ? -1 : 0;
+        ++i;
+      }
+      if (depth > 0) fail(text.substr(start), "unterminated '['");
+      out.push_back(text.substr(start, i - start));
+    }
+    return out;
+  }
+
+  /// An unsigned number (decimal or 0x hex) in [0, max].
+  uint64_t unsigned_number(std::string_view field, std::string_view s, uint64_t max) const {
+    const auto v = parse_magnitude(s);
+    if (!v) fail(s, fmt::format("{}: bad number '{}'", field, s));
+    if (*v > max) fail(s, fmt::format("{}: value {} is out of range 0..{}", field, s, max));
+    return *v;
+  }
+
+  /// A signed number (optional '-', decimal or 0x hex) in [min, max].
+  int64_t signed_number(std::string_view field, std::string_view s, int64_t min, int64_t max) const {
+    const bool negative = !s.empty() && s.front() == '-';
+    const auto mag = parse_magnitude(negative ? s.substr(1) : s);
+    if (!mag) fail(s, fmt::format("{}: bad number '{}'", field, s));
+    const uint64_t limit = negative ? static_cast<uint64_t>(-(min + 1)) + 1 : static_cast<uint64_t>(max);
+    if (*mag > limit) fail(s, fmt::format("{}: value {} is out of range {}..{}", field, s, min, max));
+    return negative ? static_cast<int64_t>(0 - *mag) : static_cast<int64_t>(*mag);
+  }
+
+  /// A list "[a,b,...]" of 1..kApDims entries, spaces allowed around entries.
+  std::vector<std::string_view> list(std::string_view field, std::string_view s) const {
+    if (s.size() < 2 || s.front() != '[' || s.back() != ']') {
+      fail(s, fmt::format("{}: expected a list [a,b,c,d], got '{}'", field, s));
+    }
+    std::vector<std::string_view> items;
+    std::string_view rest = s.substr(1, s.size() - 2);
+    while (true) {
+      const std::size_t comma = rest.find(',');
+      const std::string_view item = trim(rest.substr(0, comma));
+      if (item.empty()) fail(rest.empty() ? s : rest, fmt::format("{}: empty list entry", field));
+      items.push_back(item);
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+    if (items.size() > static_cast<std::size_t>(kApDims)) {
+      fail(items[kApDims], fmt::format("{}: {} entries, at most {}", field, items.size(), kApDims));
+    }
+    return items;
+  }
+
+  DataType data_type(std::string_view field, std::string_view s) const {
+    for (const DataType t : kAllDataTypes) {
+      if (data_type_name(t) == s) return t;
+    }
+    fail(s, fmt::format("{}: '{}' is not a data type (bf16, fp16, fp8e4m3, fp8e5m2, fp32)", field, s));
+  }
+
+  Dtype dtype(std::string_view s) const {
+    if (const auto dt = parse_dtype(s)) return *dt;
+    fail(s, fmt::format("dtype: '{}' is not a dtype (bf16, fp16, fp8e4m3, fp8e5m2)", s));
+  }
+
+  /// "space:address", e.g. "sbuf:0x200".
+  std::pair<MemSpace, uint64_t> location(std::string_view field, std::string_view s) const {
+    const std::size_t colon = s.find(':');
+    if (colon == std::string_view::npos) fail(s, fmt::format("{}: expected SPACE:ADDRESS, got '{}'", field, s));
+    const std::string_view space = s.substr(0, colon);
+    for (const MemSpace m : kAllSpaces) {
+      if (mem_space_name(m) == space) {
+        return {m, unsigned_number(field, s.substr(colon + 1), std::numeric_limits<uint64_t>::max())};
+      }
+    }
+    fail(s, fmt::format("{}: '{}' is not a memory space (hbm, sbuf, psum)", field, space));
+  }
+
+ private:
+  static std::optional<uint64_t> parse_magnitude(std::string_view s) {
+    unsigned base = 10;
+    if (s.size() > 2 && s[0] == '0' && s[1] == 'x') {
+      base = 16;
+      s.remove_prefix(2);
+    }
+    if (s.empty()) return std::nullopt;
+    uint64_t v = 0;
+    for (const char c : s) {
+      unsigned digit = 0;
+      if (c >= '0' && c <= '9') {
+        digit = static_cast<unsigned>(c - '0');
+      } else if (base == 16 && c >= 'a' && c <= 'f') {
+        digit = static_cast<unsigned>(c - 'a' + 10);
+      } else if (base == 16 && c >= 'A' && c <= 'F') {
+        digit = static_cast<unsigned>(c - 'A' + 10);
+      } else {
+        return std::nullopt;
+      }
+      if (v > (std::numeric_limits<uint64_t>::max() - digit) / base) return std::nullopt;
+      v = v * base + digit;
+    }
+    return v;
+  }
+
+  int line_no_;
+  std::string_view line_;
+};
+
+/// The arguments of one instruction, checked against its KeySpecs (unknown, duplicate, flag/value misuse).
+class Args {
+ public:
+  Args(const LineParser& p, std::string_view mnemonic, Opcode op, const std::vector<std::string_view>& tokens)
+      : p_(p), mnemonic_(mnemonic), specs_(keys_of(op)) {
+    for (std::size_t i = 1; i < tokens.size(); ++i) add(tokens[i]);
+    for (const KeySpec& spec : specs_) {
+      if (spec.required && !has(spec.key)) {
+        p_.fail(mnemonic_, fmt::format("{}: missing field '{}'", mnemonic_, spec.key));
+      }
+    }
+  }
+
+  /// The value of `key`, or nullopt when the line does not set it.
+  std::optional<std::string_view> get(std::string_view key) const {
+    for (const Arg& a : args_) {
+      if (a.key == key) return a.value;
+    }
+    return std::nullopt;
+  }
+  bool has(std::string_view key) const {
+    return std::any_of(args_.begin(), args_.end(), [&](const Arg& a) { return a.key == key; });
+  }
+  /// Where the line sets `key` (for error columns); the mnemonic when it does not.
+  std::string_view where(std::string_view key) const {
+    for (const Arg& a : args_) {
+      if (a.key == key) return a.key;
+    }
+    return mnemonic_;
+  }
+
+ private:
+  void add(std::string_view token) {
+    const std::size_t eq = token.find('=');
+    Arg arg{token.substr(0, eq), std::nullopt};
+    if (eq != std::string_view::npos) arg.value = token.substr(eq + 1);
+    if (arg.key.empty()) p_.fail(token, fmt::format("{}: missing field name before '='", mnemonic_));
+    const auto spec = std::find_if(specs_.begin(), specs_.end(), [&](const KeySpec& s) { return s.key == arg.key; });
+    if (spec == specs_.end()) {
+      p_.fail(arg.key, fmt::format("{}: unknown field '{}' (fields: {})", mnemonic_, arg.key, key_list()));
+    }
+    const bool flag = !spec->flag_group.empty();
+    if (flag && arg.value) p_.fail(arg.key, fmt::format("{}: '{}' is a flag and takes no value", mnemonic_, arg.key));
+    if (!flag && (!arg.value || arg.value->empty())) {
+      p_.fail(arg.key, fmt::format("{}: field '{}' needs a value ({}=...)", mnemonic_, arg.key, arg.key));
+    }
+    for (const Arg& prev : args_) {
+      const auto prev_spec = std::find_if(specs_.begin(), specs_.end(), [&](const KeySpec& s) {
+        return s.key == prev.key;
+      });
+      if (prev.key == arg.key || (flag && prev_spec->flag_group == spec->flag_group)) {
+        p_.fail(arg.key, fmt::format("{}: duplicate field '{}' (already set by '{}')", mnemonic_, arg.key, prev.key));
+      }
+    }
+    args_.push_back(arg);
+  }
+
+  std::string key_list() const {
+    std::string out;
+    for (const KeySpec& s : specs_) out += (out.empty() ? "" : ", ") + std::string(s.key);
+    return out.empty() ? "none" : out;
+  }
+
+  const LineParser& p_;
+  std::string_view mnemonic_;
+  std::vector<KeySpec> specs_;
+  std::vector<Arg> args_;
+};
+
+/// Default stride of a copy side: dense row-major over count[] with elements of `bytes`, 0 where count is 1.
+std::array<int32_t, kApDims> dense_strides(const LineParser& p, const Args& args, std::string_view field,
+                                           const std::array<uint16_t, kApDims>& count, unsigned bytes) {
+  std::array<int32_t, kApDims> out{};
+  int64_t step = bytes;
+  for (std::size_t d = 0; d < kApDims; ++d) {
+    if (count[d] > 1) {
+      if (step > std::numeric_limits<int32_t>::max()) {
+        p.fail(args.where("count"), fmt::format("default {}[{}] = {} does not fit i32; set {} explicitly", field, d,
+                                                step, field));
+      }
+      out[d] = static_cast<int32_t>(step);
+      step *= count[d];
+    }
+  }
+  return out;
+}
+
+std::array<int32_t, kApDims> strides(const LineParser& p, const Args& args, std::string_view field,
+                                     const std::array<uint16_t, kApDims>& count, unsigned bytes) {
+  const auto text = args.get(field);
+  if (!text) return dense_strides(p, args, field, count, bytes);
+  std::array<int32_t, kApDims> out{};
+  const auto items = p.list(field, *text);
+  for (std::size_t d = 0; d < items.size(); ++d) {
+    out[d] = static_cast<int32_t>(p.signed_number(field, items[d], std::numeric_limits<int32_t>::min(),
+                                                  std::numeric_limits<int32_t>::max()));
+  }
+  return out;
+}
+
+CopyFields parse_copy(const LineParser& p, const Args& args) {
+  CopyFields c;
+  std::tie(c.src_space, c.src_addr) = p.location("src", *args.get("src"));
+  std::tie(c.dst_space, c.dst_addr) = p.location("dst", *args.get("dst"));
+  if (const auto type = args.get("type")) {
+    const std::size_t arrow = type->find("->");
+    if (arrow == std::string_view::npos) {
+      c.src_type = c.dst_type = p.data_type("type", *type);
+    } else {
+      c.src_type = p.data_type("type", type->substr(0, arrow));
+      c.dst_type = p.data_type("type", type->substr(arrow + 2));
+    }
+  }
+  const auto counts = p.list("count", *args.get("count"));
+  for (std::size_t d = 0; d < counts.size(); ++d) {
+    c.count[d] = static_cast<uint16_t>(p.unsigned_number("count", counts[d], std::numeric_limits<uint16_t>::max()));
+  }
+  c.src_stride = strides(p, args, "src_stride", c.count, data_type_bytes(c.src_type));
+  c.dst_stride = strides(p, args, "dst_stride", c.count, data_type_bytes(c.dst_type));
+  c.no_sat = args.has("no_sat");
+  return c;
+}
+
+TeFields parse_te(const LineParser& p, const Args& args, Opcode op) {
+  constexpr uint64_t kU16 = std::numeric_limits<uint16_t>::max();
+  constexpr uint64_t kU64 = std::numeric_limits<uint64_t>::max();
+  TeFields t;
+  if (const auto dt = args.get("dtype")) t.dtype = p.dtype(*dt);
+  t.sbuf_addr = p.unsigned_number("sbuf", *args.get("sbuf"), kU64);
+  t.k = static_cast<uint16_t>(p.unsigned_number("k", *args.get("k"), kU16));
+  if (op == Opcode::kLoadStationary) {
+    t.free_size = static_cast<uint16_t>(p.unsigned_number("m", *args.get("m"), kU16));
+  } else {
+    t.psum_addr = p.unsigned_number("psum", *args.get("psum"), kU64);
+    t.free_size = static_cast<uint16_t>(p.unsigned_number("n", *args.get("n"), kU16));
+    t.accumulate = args.has("acc");
+  }
+  return t;
+}
+
+std::optional<Opcode> opcode_of(std::string_view mnemonic) {
+  for (const Opcode op : kAllOpcodes) {
+    if (opcode_name(op) == mnemonic) return op;
+  }
+  return std::nullopt;
+}
+
+std::string accepted_list(Engine engine) {
+  std::string out;
+  for (const Opcode op : kAllOpcodes) {
+    if (engine_accepts(engine, op)) out += (out.empty() ? "" : ", ") + std::string(*opcode_name(op));
+  }
+  return out;
+}
+
+Instruction parse_instruction(const LineParser& p, const std::vector<std::string_view>& tokens) {
+  const std::string_view mnemonic = tokens[0];
+  Instruction instr;
+  instr.op = *opcode_of(mnemonic);
+  const Args args(p, mnemonic, instr.op, tokens);
+  if (instr.op == Opcode::kSemSignal || instr.op == Opcode::kSemWait) {
+    instr.sem.sem = static_cast<uint8_t>(p.unsigned_number("sem", *args.get("sem"), kNumSemaphores - 1));
+    const auto value = args.get("value");
+    instr.sem.value =
+        value ? static_cast<uint32_t>(p.unsigned_number("value", *value, std::numeric_limits<uint32_t>::max())) : 1;
+  } else if (instr.op == Opcode::kDmaCopy || instr.op == Opcode::kPsumCopy) {
+    instr.copy = parse_copy(p, args);
+  } else if (instr.op == Opcode::kLoadStationary || instr.op == Opcode::kMultiplyMoving) {
+    instr.te = parse_te(p, args, instr.op);
+  }
+  if (const auto err = validate(instr)) {
+    p.fail(args.where(key_of_field(instr.op, err->field)), fmt::format("{}: {}", mnemonic, describe(*err)));
+  }
+  return instr;
+}
+
+std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
+
+template <typename T>
+std::string list_text(const std::array<T, kApDims>& values) {
+  return fmt::format("[{}]", fmt::join(values, ","));
+}
+
+}  // namespace
+
+Program assemble(std::string_view text) {
+  Program program;
+  Engine queue = Engine::kTe;
+  bool have_queue = false;
+  int line_no = 0;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_no;
+    const LineParser p(line_no, line);
+    const auto tokens = p.tokens();
+    if (tokens.empty()) continue;
+    const std::string_view head = tokens[0];
+    if (head.front() == '.') {
+      if (head != ".queue") p.fail(head, fmt::format("unknown directive '{}' (directives: .queue)", head));
+      if (tokens.size() < 2) p.fail(head, ".queue: missing queue name (te, dma)");
+      if (tokens.size() > 2) p.fail(tokens[2], fmt::format(".queue: unexpected '{}'", tokens[2]));
+      const auto* e = std::find_if(std::begin(kAllEngines), std::end(kAllEngines),
+                                   [&](Engine x) { return engine_name(x) == tokens[1]; });
+      if (e == std::end(kAllEngines)) {
+        p.fail(tokens[1], fmt::format(".queue: '{}' is not a queue (te, dma)", tokens[1]));
+      }
+      queue = *e;
+      have_queue = true;
+      continue;
+    }
+    const auto op = opcode_of(head);
+    if (!op) p.fail(head, fmt::format("unknown mnemonic '{}'", head));
+    if (!have_queue) p.fail(head, fmt::format("{} before any .queue directive", head));
+    if (!engine_accepts(queue, *op)) {
+      p.fail(head, fmt::format("{} is not accepted by the {} queue (it takes {})", head, engine_name(queue),
+                               accepted_list(queue)));
+    }
+    program.queue(queue).push_back(parse_instruction(p, tokens));
+  }
+  return program;
+}
+
+std::string disassemble(const Instruction& instr) {
+  const auto name = opcode_name(instr.op);
+  if (!name) return fmt::format("<bad opcode {:#04x}>", static_cast<int>(instr.op));
+  switch (instr.op) {
+    case Opcode::kNop:
+    case Opcode::kHalt: return std::string(*name);
+    case Opcode::kSemSignal:
+    case Opcode::kSemWait: return fmt::format("{} sem={} value={}", *name, instr.sem.sem, instr.sem.value);
+    case Opcode::kDmaCopy:
+    case Opcode::kPsumCopy: {
+      const CopyFields& c = instr.copy;
+      return fmt::format("{} src={}:{} dst={}:{} type={}->{} count={} src_stride={} dst_stride={} {}", *name,
+                         mem_space_name(c.src_space), hex(c.src_addr), mem_space_name(c.dst_space), hex(c.dst_addr),
+                         data_type_name(c.src_type), data_type_name(c.dst_type), list_text(c.count),
+                         list_text(c.src_stride), list_text(c.dst_stride), c.no_sat ? "no_sat" : "sat");
+    }
+    case Opcode::kLoadStationary: {
+      const TeFields& t = instr.te;
+      return fmt::format("{} dtype={} sbuf={} k={} m={}", *name, dtype_name(t.dtype), hex(t.sbuf_addr), t.k,
+                         t.free_size);
+    }
+    case Opcode::kMultiplyMoving: {
+      const TeFields& t = instr.te;
+      return fmt::format("{} dtype={} sbuf={} psum={} k={} n={} {}", *name, dtype_name(t.dtype), hex(t.sbuf_addr),
+                         hex(t.psum_addr), t.k, t.free_size, t.accumulate ? "acc" : "no_acc");
+    }
+  }
+  return std::string(*name);
+}
+
+std::string disassemble(const Program& program) {
+  std::string out = "# trnsim ISA v0 program (canonical text; '# N' is the instruction index in its queue)\n";
+  for (const Engine e : kAllEngines) {
+    const auto& queue = program.queue(e);
+    if (queue.empty()) continue;
+    out += fmt::format(".queue {}\n", engine_name(e));
+    for (std::size_t i = 0; i < queue.size(); ++i) out += fmt::format("{}  # {}\n", disassemble(queue[i]), i);
+  }
+  return out;
+}
+
+}  // namespace trnsim::isa
