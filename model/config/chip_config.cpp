@@ -1,0 +1,30 @@
+#include "model/config/chip_config.h"
+
+#include <stdexcept>
+
+namespace trnsim::model {
+
+ChipConfig chip_config(std::string_view name) {
+  ChipConfig c;
+  c.name = std::string(name);
+  if (name == "tiny") {
+    // Test configuration (BRIEF section 2): a 16x16 TE, 16-partition SBUF and PSUM, one NeuronCore.
+    return c;
+  }
+  if (name == "trn2" || name == "trn2-16" || name == "trn2-64") {
+    // Trainium2 NeuronCore (BRIEF section 2): 128x128 TE, SBUF 24 MiB and PSUM 2 MiB over 128 partitions,
+    // 96 GiB HBM per chip. trn2-16 (trn2.48xlarge) and trn2-64 (UltraServer) are 16 and 64 such chips.
+    c.te_rows = c.te_cols = 128;
+    c.sbuf_partitions = c.psum_partitions = 128;
+    c.hbm_bytes = 96ull << 30;
+    c.chips = name == "trn2" ? 1 : name == "trn2-16" ? 16 : 64;
+    return c;
+  }
+  std::string known;
+  for (const auto& n : chip_config_names()) known += (known.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown config '" + std::string(name) + "' (known: " + known + ")");
+}
+
+std::vector<std::string> chip_config_names() { return {"tiny", "trn2", "trn2-16", "trn2-64"}; }
+
+}  // namespace trnsim::model

@@ -1,0 +1,40 @@
+// Named machine configurations (BRIEF section 2): sizes of the Tensor Engine, SBUF, PSUM, HBM and DMA of one
+// NeuronCore, and the clocks. Chosen at run time with `--config`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trnsim::model {
+
+/// One NeuronCore's resources. Sizes in bytes unless named otherwise.
+struct ChipConfig {
+  std::string name;
+  int te_rows = 16;                       ///< TE array rows = partitions of the contraction (K per pass)
+  int te_cols = 16;                       ///< TE array columns = stationary free size M per pass
+  int sbuf_partitions = 16;
+  uint32_t sbuf_partition_bytes = 192 * 1024;  ///< Trainium2: 24 MiB / 128 partitions = 192 KiB
+  int psum_partitions = 16;
+  uint32_t psum_partition_bytes = 16 * 1024;   ///< Trainium2: 2 MiB / 128 partitions = 16 KiB (8 banks)
+  int psum_banks = 8;                          ///< each bank holds 512 FP32 per partition
+  uint64_t hbm_bytes = 1ull << 30;             ///< address range; storage is allocated on touch
+  int num_dma_engines = 16;                    ///< per NeuronCore (BRIEF section 2)
+  double dma_bytes_per_ns = 23.0;              ///< per DMA engine (BRIEF section 2: ~23 B/ns)
+  double dma_latency_ns = 1300.0;              ///< start latency of one copy (BRIEF section 2: ~1.3 us)
+  uint32_t te_clock_mhz = 2400;                ///< TE clock (BRIEF section 2: 2.4 GHz)
+  int chips = 1;                               ///< chips in the system (multi-chip configs)
+
+  uint64_t sbuf_bytes() const { return uint64_t(sbuf_partitions) * sbuf_partition_bytes; }
+  uint64_t psum_bytes() const { return uint64_t(psum_partitions) * psum_partition_bytes; }
+  uint32_t psum_bank_bytes() const { return psum_partition_bytes / uint32_t(psum_banks); }
+};
+
+/// The configuration called `name` (tiny, trn2, trn2-16, trn2-64). Throws std::invalid_argument naming the
+/// known names for anything else.
+ChipConfig chip_config(std::string_view name);
+/// Names accepted by chip_config().
+std::vector<std::string> chip_config_names();
+
+}  // namespace trnsim::model

@@ -1,0 +1,271 @@
+#include "model/core/core_control.h"
+
+#include <cstring>
+
+namespace trnsim::model {
+
+using namespace sc_core;
+
+namespace {
+// One TE clock period at the configured frequency, on SystemC's 1 ps time grid (2.4 GHz -> 417 ps).
+sc_time te_cycle(const ChipConfig& c) { return sc_time(1.0e6 / c.te_clock_mhz, SC_PS); }
+}  // namespace
+
+CoreControl::CoreControl(const sc_module_name& name, const ChipConfig& config)
+    : sc_module(name), socket("socket"), config_(config), cycle_(te_cycle(config)) {
+  socket.register_b_transport(this, &CoreControl::b_transport);
+  socket.register_transport_dbg(this, &CoreControl::transport_dbg);
+  SC_THREAD(watchdog_thread);
+}
+
+uint64_t CoreControl::cycles() const {
+  return static_cast<uint64_t>((sc_time_stamp() - cycle_origin_) / cycle_);
+}
+
+uint32_t CoreControl::read_reg(uint32_t offset) const {
+  const ChipConfig& c = config_;
+  if (offset >= regs::QUEUE_BASE && offset < regs::QUEUE_BASE + isa::kNumQueues * regs::QUEUE_STRIDE) {
+    const Queue& q = queues_[(offset - regs::QUEUE_BASE) / regs::QUEUE_STRIDE];
+    switch ((offset - regs::QUEUE_BASE) % regs::QUEUE_STRIDE) {
+      case regs::Q_BASE_LO: return uint32_t(q.base);
+      case regs::Q_BASE_HI: return uint32_t(q.base >> 32);
+      case regs::Q_LEN: return q.len;
+      case regs::Q_PC: return q.pc;
+      case regs::Q_STATE: return q.state;
+      case regs::Q_RETIRED: return q.retired;
+      default: return 0;
+    }
+  }
+  if (offset >= regs::SEM_BASE && offset < regs::SEM_BASE + 4 * isa::kNumSemaphores) {
+    return sems_[(offset - regs::SEM_BASE) / 4];
+  }
+  switch (offset) {
+    case regs::ID: return regs::kIdValue;
+    case regs::VERSION: return regs::VERSION_RESET;
+    case regs::TE_DIM:
+      return (uint32_t(c.te_rows) << regs::TE_DIM_ROWS_SHIFT) | (uint32_t(c.te_cols) << regs::TE_DIM_COLS_SHIFT);
+    case regs::SBUF_PARTITIONS: return uint32_t(c.sbuf_partitions);
+    case regs::SBUF_PARTITION_BYTES: return c.sbuf_partition_bytes;
+    case regs::PSUM_PARTITIONS: return uint32_t(c.psum_partitions);
+    case regs::PSUM_PARTITION_BYTES: return c.psum_partition_bytes;
+    case regs::PSUM_BANKS: return uint32_t(c.psum_banks);
+    case regs::HBM_BYTES_LO: return uint32_t(c.hbm_bytes);
+    case regs::HBM_BYTES_HI: return uint32_t(c.hbm_bytes >> 32);
+    case regs::NUM_QUEUES: return isa::kNumQueues;
+    case regs::NUM_SEMAPHORES: return isa::kNumSemaphores;
+    case regs::NUM_DMA_ENGINES: return uint32_t(c.num_dma_engines);
+    case regs::TE_CLOCK_MHZ: return c.te_clock_mhz;
+    case regs::STATUS: return status_;
+    case regs::ERR_CODE: return err_code_;
+    case regs::ERR_QUEUE: return err_queue_;
+    case regs::ERR_INDEX: return err_index_;
+    case regs::ERR_INFO: return err_info_;
+    case regs::CYCLE_LO: return uint32_t(cycles());
+    case regs::CYCLE_HI: return uint32_t(cycles() >> 32);
+    case regs::WATCHDOG_CYCLES: return watchdog_cycles_;
+    case regs::INT_STATUS: return int_status_;
+    case regs::INT_ENABLE: return int_enable_;
+    default: return 0;  // CTRL and DOORBELL read as 0, unmapped offsets too
+  }
+}
+
+void CoreControl::write_reg(uint32_t offset, uint32_t value) {
+  if (offset >= regs::QUEUE_BASE && offset < regs::QUEUE_BASE + isa::kNumQueues * regs::QUEUE_STRIDE) {
+    Queue& q = queues_[(offset - regs::QUEUE_BASE) / regs::QUEUE_STRIDE];
+    switch ((offset - regs::QUEUE_BASE) % regs::QUEUE_STRIDE) {
+      case regs::Q_BASE_LO: q.base = (q.base & ~0xFFFFFFFFull) | value; break;
+      case regs::Q_BASE_HI: q.base = (q.base & 0xFFFFFFFFull) | (uint64_t(value) << 32); break;
+      case regs::Q_LEN: q.len = value; break;
+      default: break;  // read-only
+    }
+    return;
+  }
+  switch (offset) {
+    case regs::CTRL:
+      if (value & regs::CTRL_SOFT_RESET_MASK) soft_reset();
+      break;
+    case regs::DOORBELL: doorbell(value); break;
+    case regs::WATCHDOG_CYCLES: watchdog_cycles_ = value; break;
+    case regs::INT_STATUS: int_status_ &= ~value; break;  // RW1C
+    case regs::INT_ENABLE:
+      int_enable_ = value & (regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK);
+      if (irq() && irq_callback_) irq_callback_();
+      break;
+    default: break;  // read-only or unmapped: ignored
+  }
+}
+
+void CoreControl::soft_reset() {
+  ++epoch_;
+  for (Queue& q : queues_) {
+    q.pc = 0;
+    q.state = regs::QSTATE_IDLE;
+    q.retired = 0;
+    q.wait_sem = -1;
+  }
+  sems_.fill(0);
+  status_ = 0;
+  err_code_ = err_queue_ = err_index_ = err_info_ = 0;
+  fault_detail_.clear();
+  int_status_ = 0;
+  cycle_origin_ = sc_time_stamp();
+  stop_event_.notify(SC_ZERO_TIME);
+}
+
+void CoreControl::doorbell(uint32_t mask) {
+  mask &= (1u << isa::kNumQueues) - 1;
+  if (mask == 0) return;
+  const bool busy = status_ & regs::STATUS_BUSY_MASK;
+  for (int q = 0; q < isa::kNumQueues; ++q) {
+    if (!(mask & (1u << q))) continue;
+    if (busy || queues_[q].len == 0) {
+      raise_error(q, 0, {regs::ERR_BAD_DOORBELL, 0,
+                         busy ? "doorbell while the device is busy" : "doorbell for a queue with Q_LEN 0"});
+      return;
+    }
+  }
+  // A fresh start: clear the previous run's state (semaphores stay as the last reset left them).
+  ++epoch_;
+  status_ = regs::STATUS_BUSY_MASK;
+  cycle_origin_ = sc_time_stamp();
+  stop_event_.notify(SC_ZERO_TIME);
+  for (int q = 0; q < isa::kNumQueues; ++q) {
+    if (!(mask & (1u << q))) continue;
+    Queue& qs = queues_[q];
+    qs.pc = 0;
+    qs.retired = 0;
+    qs.state = regs::QSTATE_RUNNING;
+    start_events_[q].notify(SC_ZERO_TIME);
+  }
+  progress_event_.notify(SC_ZERO_TIME);
+}
+
+void CoreControl::set_running(int q) {
+  queues_[q].state = regs::QSTATE_RUNNING;
+  queues_[q].wait_sem = -1;
+}
+
+void CoreControl::set_waiting(int q, int sem, uint32_t value) {
+  Queue& qs = queues_[q];
+  qs.state = regs::QSTATE_WAITING;
+  qs.wait_sem = sem;
+  qs.wait_value = value;
+  check_done_or_deadlock();
+}
+
+void CoreControl::set_halted(int q) {
+  queues_[q].state = regs::QSTATE_HALTED;
+  queues_[q].wait_sem = -1;
+  check_done_or_deadlock();
+}
+
+void CoreControl::retire(int q) {
+  ++queues_[q].pc;
+  ++queues_[q].retired;
+  progress_event_.notify(SC_ZERO_TIME);
+}
+
+void CoreControl::sem_add(int s, uint32_t value) {
+  sems_[s] += value;
+  sem_changed_.notify(SC_ZERO_TIME);
+}
+
+// Done: every started queue halted. Deadlock: nothing runs, and no waiting queue's condition holds (a wait whose
+// semaphore is already high enough wakes in the next delta cycle, so it is not stuck).
+void CoreControl::check_done_or_deadlock() {
+  if (stopped()) return;
+  bool any_running = false, any_waiting = false, any_wakeable = false;
+  int first_stuck = -1;
+  for (int q = 0; q < isa::kNumQueues; ++q) {
+    const Queue& qs = queues_[q];
+    if (qs.state == regs::QSTATE_RUNNING) any_running = true;
+    if (qs.state == regs::QSTATE_WAITING) {
+      any_waiting = true;
+      if (sems_[qs.wait_sem] >= qs.wait_value) {
+        any_wakeable = true;
+      } else if (first_stuck < 0) {
+        first_stuck = q;
+      }
+    }
+  }
+  if (any_running || any_wakeable) return;
+  if (any_waiting) {
+    const Queue& qs = queues_[first_stuck];
+    raise_error(first_stuck, qs.pc,
+                {regs::ERR_DEADLOCK, uint32_t(qs.wait_sem),
+                 "sem_wait on semaphore " + std::to_string(qs.wait_sem) + " for value " +
+                     std::to_string(qs.wait_value) + " can never complete (it holds " +
+                     std::to_string(sems_[qs.wait_sem]) + " and no queue is running)"});
+    return;
+  }
+  status_ = regs::STATUS_DONE_MASK;
+  set_int(regs::INT_STATUS_DONE_MASK);
+}
+
+void CoreControl::raise_error(int q, uint32_t index, const Fault& fault) {
+  if (stopped()) return;
+  status_ = regs::STATUS_ERROR_MASK;
+  err_code_ = fault.code;
+  err_queue_ = uint32_t(q);
+  err_index_ = index;
+  err_info_ = fault.info;
+  fault_detail_ = fault.detail;
+  queues_[q].state = regs::QSTATE_ERROR;
+  stop_event_.notify(SC_ZERO_TIME);
+  set_int(regs::INT_STATUS_ERROR_MASK);
+}
+
+void CoreControl::set_int(uint32_t bits) {
+  const bool was = irq();
+  int_status_ |= bits;
+  if (!was && irq() && irq_callback_) irq_callback_();
+}
+
+void CoreControl::watchdog_thread() {
+  for (;;) {
+    if (!(status_ & regs::STATUS_BUSY_MASK) || watchdog_cycles_ == 0) {
+      wait(progress_event_);  // doorbells and retires notify it
+      continue;
+    }
+    const uint64_t epoch = epoch_;
+    uint32_t retired = 0;
+    for (const Queue& q : queues_) retired += q.retired;
+    wait(cycle_ * double(watchdog_cycles_), progress_event_);
+    uint32_t now_retired = 0;
+    for (const Queue& q : queues_) now_retired += q.retired;
+    if (epoch == epoch_ && now_retired == retired && (status_ & regs::STATUS_BUSY_MASK)) {
+      int q = 0;
+      while (q + 1 < isa::kNumQueues && queues_[q].state != regs::QSTATE_RUNNING &&
+             queues_[q].state != regs::QSTATE_WAITING) {
+        ++q;
+      }
+      raise_error(q, queues_[q].pc,
+                  {regs::ERR_WATCHDOG, 0,
+                   "no instruction retired for " + std::to_string(watchdog_cycles_) + " cycles"});
+    }
+  }
+}
+
+bool CoreControl::access(tlm::tlm_generic_payload& trans) {
+  const uint64_t addr = trans.get_address();
+  if (trans.get_data_length() != 4 || addr % 4 != 0 || trans.get_byte_enable_ptr() != nullptr) {
+    trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return false;
+  }
+  uint32_t value = 0;
+  if (trans.is_read()) {
+    value = read_reg(uint32_t(addr));
+    std::memcpy(trans.get_data_ptr(), &value, 4);
+  } else if (trans.is_write()) {
+    std::memcpy(&value, trans.get_data_ptr(), 4);
+    write_reg(uint32_t(addr), value);
+  }
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  return true;
+}
+
+void CoreControl::b_transport(tlm::tlm_generic_payload& trans, sc_time& /*delay*/) { access(trans); }
+
+unsigned int CoreControl::transport_dbg(tlm::tlm_generic_payload& trans) { return access(trans) ? 4 : 0; }
+
+}  // namespace trnsim::model

@@ -1,0 +1,114 @@
+// Control and status of one NeuronCore: the MMIO register block (docs/registers.md) as a TLM-2.0 target, and the
+// state behind it that the engines share: queue registers and states, hardware semaphores, the error latch, the
+// cycle counter, the watchdog, done/deadlock detection and the interrupt line.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "firmware/isa/isa.h"
+#include "model/config/chip_config.h"
+#include "model/mmio/trn_regs.h"
+
+namespace trnsim::model {
+
+/// A device error as the engines report it; ERR_* registers hold it.
+struct Fault {
+  uint32_t code = regs::ERR_NONE;  ///< regs::ErrCode
+  uint32_t info = 0;               ///< ERR_INFO: ISA field id (isa::field_id) or, for DEADLOCK, the semaphore
+  std::string detail;              ///< longer text for logs (e.g. the lockstep mismatch); not in a register
+};
+
+class CoreControl : public sc_core::sc_module {
+ public:
+  /// MMIO target socket: 32-bit register accesses at byte offsets inside the MMIO region.
+  tlm_utils::simple_target_socket<CoreControl> socket;
+
+  CoreControl(const sc_core::sc_module_name& name, const ChipConfig& config);
+  SC_HAS_PROCESS(CoreControl);
+
+  const ChipConfig& config() const { return config_; }
+  /// Duration of one TE clock cycle (the unit of the cycle counter and every engine's cost).
+  sc_core::sc_time cycle_time() const { return cycle_; }
+  /// TE cycles since the last doorbell or reset.
+  uint64_t cycles() const;
+
+  // --- Register access (what the socket decodes; also used by tests) ---
+  uint32_t read_reg(uint32_t offset) const;
+  void write_reg(uint32_t offset, uint32_t value);
+
+  // --- Queue bookkeeping, called by the queue engines ---
+  struct Queue {
+    uint64_t base = 0;     ///< HBM byte address of instruction 0
+    uint32_t len = 0;      ///< instructions
+    uint32_t pc = 0;       ///< next instruction
+    uint32_t state = regs::QSTATE_IDLE;
+    uint32_t retired = 0;
+    int wait_sem = -1;     ///< while WAITING: the semaphore and the value awaited
+    uint32_t wait_value = 0;
+  };
+  const Queue& queue(int q) const { return queues_.at(q); }
+  /// Fires when the doorbell starts queue q.
+  const sc_core::sc_event& start_event(int q) const { return start_events_.at(q); }
+  /// Increments at every soft reset / doorbell: an engine that sees a different epoch abandons its program.
+  uint64_t epoch() const { return epoch_; }
+  /// True once an error is latched (engines stop at the next instruction boundary).
+  bool stopped() const { return status_ & regs::STATUS_ERROR_MASK; }
+  /// Fires on an error, a reset or a doorbell: wakes engines blocked on semaphores.
+  const sc_core::sc_event& stop_event() const { return stop_event_; }
+
+  void set_running(int q);
+  /// Queue q blocks until semaphore `sem` >= value (checks for deadlock).
+  void set_waiting(int q, int sem, uint32_t value);
+  void set_halted(int q);
+  /// Queue q retired the instruction at its pc; pc advances.
+  void retire(int q);
+  /// Latches the first error (later ones are ignored), naming the queue and instruction index.
+  void raise_error(int q, uint32_t index, const Fault& fault);
+  /// The text of the latched fault (empty if none).
+  const std::string& fault_detail() const { return fault_detail_; }
+
+  // --- Semaphores ---
+  uint32_t sem(int s) const { return sems_.at(s); }
+  void sem_add(int s, uint32_t value);
+  const sc_core::sc_event& sem_changed() const { return sem_changed_; }
+
+  // --- Interrupt line ---
+  bool irq() const { return (int_status_ & int_enable_) != 0; }
+  /// Called (inside the simulation) when the interrupt line goes high; the in-process device adapter uses it
+  /// to pause the simulation.
+  void on_irq(std::function<void()> callback) { irq_callback_ = std::move(callback); }
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
+  bool access(tlm::tlm_generic_payload& trans);
+  void doorbell(uint32_t mask);
+  void soft_reset();
+  void set_int(uint32_t bits);
+  void check_done_or_deadlock();
+  void watchdog_thread();
+
+  const ChipConfig config_;
+  const sc_core::sc_time cycle_;
+  std::array<Queue, isa::kNumQueues> queues_{};
+  std::array<sc_core::sc_event, isa::kNumQueues> start_events_;
+  std::array<uint32_t, isa::kNumSemaphores> sems_{};
+  sc_core::sc_event sem_changed_, stop_event_, progress_event_;
+  uint64_t epoch_ = 0;
+  uint32_t status_ = 0;
+  uint32_t err_code_ = 0, err_queue_ = 0, err_index_ = 0, err_info_ = 0;
+  std::string fault_detail_;
+  uint32_t int_status_ = 0, int_enable_ = 0;
+  uint32_t watchdog_cycles_ = regs::WATCHDOG_CYCLES_RESET;
+  sc_core::sc_time cycle_origin_ = sc_core::SC_ZERO_TIME;
+  std::function<void()> irq_callback_;
+};
+
+}  // namespace trnsim::model

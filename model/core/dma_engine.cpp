@@ -1,0 +1,132 @@
+#include "model/core/dma_engine.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/core.h>
+
+#include "model/fp/fp_ops.h"
+
+namespace trnsim::model {
+
+using namespace sc_core;
+
+DmaEngine::DmaEngine(const sc_module_name& name, CoreControl& control)
+    : QueueEngine(name, isa::Engine::kDma, control),
+      engine_free_at_(size_t(std::max(1, control.config().num_dma_engines)), SC_ZERO_TIME) {}
+
+void DmaEngine::on_start() { std::fill(engine_free_at_.begin(), engine_free_at_.end(), sc_time_stamp()); }
+
+uint64_t DmaEngine::space_base(isa::MemSpace s) const {
+  return s == isa::MemSpace::kHbm ? regs::HBM_BASE : s == isa::MemSpace::kSbuf ? regs::SBUF_BASE : regs::PSUM_BASE;
+}
+
+uint64_t DmaEngine::space_size(isa::MemSpace s) const {
+  const ChipConfig& c = control_.config();
+  return s == isa::MemSpace::kHbm ? c.hbm_bytes : s == isa::MemSpace::kSbuf ? c.sbuf_bytes() : c.psum_bytes();
+}
+
+std::optional<Fault> DmaEngine::check_side(isa::MemSpace space, uint64_t addr,
+                                           const std::array<int32_t, isa::kApDims>& stride,
+                                           const isa::CopyFields& c, unsigned elem_bytes, bool is_src) const {
+  const auto range = pattern_range(addr, c.count, stride, elem_bytes);
+  const uint64_t size = space_size(space);
+  if (range && range->last < size) return std::nullopt;
+  const uint32_t code = space == isa::MemSpace::kHbm    ? regs::ERR_HBM_RANGE
+                        : space == isa::MemSpace::kSbuf ? regs::ERR_SBUF_RANGE
+                                                        : regs::ERR_PSUM_RANGE;
+  const char* field = is_src ? "src_addr" : "dst_addr";
+  return Fault{code, uint32_t(isa::field_id(field)),
+               range ? fmt::format("{} pattern touches bytes 0x{:x}..0x{:x}, outside {} ({} bytes)", field,
+                                   range->first, range->last, isa::mem_space_name(space), size)
+                     : fmt::format("{} pattern starts below address 0 of {}", field, isa::mem_space_name(space))};
+}
+
+std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t /*index*/) {
+  const isa::CopyFields& c = instr.copy;
+  const unsigned sbytes = isa::data_type_bytes(c.src_type), dbytes = isa::data_type_bytes(c.dst_type);
+  if (auto f = check_side(c.src_space, c.src_addr, c.src_stride, c, sbytes, true)) return f;
+  if (auto f = check_side(c.dst_space, c.dst_addr, c.dst_stride, c, dbytes, false)) return f;
+
+  // The earliest free engine takes the copy; the queue waits only if all are busy.
+  auto it = std::min_element(engine_free_at_.begin(), engine_free_at_.end());
+  if (*it > sc_time_stamp()) wait(*it - sc_time_stamp());
+  const ChipConfig& cfg = control_.config();
+  const uint64_t bytes = c.elements() * std::max(sbytes, dbytes);
+  const sc_time duration = sc_time(cfg.dma_latency_ns + double(bytes) / cfg.dma_bytes_per_ns, SC_NS);
+  *it = sc_time_stamp() + duration;
+  ++outstanding_;
+  const uint64_t epoch = control_.epoch();
+  sc_spawn([this, c, duration, bytes, epoch]() {
+    wait(duration);
+    if (control_.epoch() == epoch) {
+      perform(c);
+      bytes_moved_ += bytes;
+    }
+    --outstanding_;
+    copy_done_.notify(SC_ZERO_TIME);
+  });
+  return std::nullopt;
+}
+
+void DmaEngine::drain() {
+  while (outstanding_ > 0) wait(copy_done_);
+}
+
+void DmaEngine::perform(const isa::CopyFields& c) {
+  const unsigned sbytes = isa::data_type_bytes(c.src_type), dbytes = isa::data_type_bytes(c.dst_type);
+  const bool same = c.src_type == c.dst_type;  // a plain copy keeps the bits (no NaN canonicalisation)
+  const uint64_t sbase = space_base(c.src_space) + c.src_addr, dbase = space_base(c.dst_space) + c.dst_addr;
+  const int n0 = c.count[0];
+  const bool src_run = c.src_stride[0] == int32_t(sbytes), dst_run = c.dst_stride[0] == int32_t(dbytes);
+  std::vector<uint8_t> in(size_t(n0) * sbytes), out(size_t(n0) * dbytes);
+  for (int i3 = 0; i3 < c.count[3]; ++i3) {
+    for (int i2 = 0; i2 < c.count[2]; ++i2) {
+      for (int i1 = 0; i1 < c.count[1]; ++i1) {
+        const int64_t so = int64_t(i3) * c.src_stride[3] + int64_t(i2) * c.src_stride[2] +
+                           int64_t(i1) * c.src_stride[1];
+        const int64_t dof = int64_t(i3) * c.dst_stride[3] + int64_t(i2) * c.dst_stride[2] +
+                            int64_t(i1) * c.dst_stride[1];
+        // Gather the innermost run (one transaction when contiguous).
+        if (src_run) {
+          bus_read(sbase + so, in.data(), in.size());
+        } else {
+          for (int i0 = 0; i0 < n0; ++i0) {
+            bus_read(sbase + so + int64_t(i0) * c.src_stride[0], &in[size_t(i0) * sbytes], sbytes);
+          }
+        }
+        if (same) {
+          out = in;
+        } else {
+          for (int i0 = 0; i0 < n0; ++i0) {
+            uint32_t f32 = 0;
+            const uint8_t* s = &in[size_t(i0) * sbytes];
+            if (c.src_type == isa::DataType::kFp32) {
+              std::memcpy(&f32, s, 4);
+            } else {
+              const uint16_t bits = sbytes == 2 ? uint16_t(s[0] | (s[1] << 8)) : s[0];
+              f32 = fp::widen(static_cast<isa::Dtype>(c.src_type), bits);
+            }
+            uint8_t* d = &out[size_t(i0) * dbytes];
+            if (c.dst_type == isa::DataType::kFp32) {
+              std::memcpy(d, &f32, 4);
+            } else {
+              const uint16_t bits = fp::narrow(static_cast<isa::Dtype>(c.dst_type), f32, !c.no_sat);
+              d[0] = uint8_t(bits);
+              if (dbytes == 2) d[1] = uint8_t(bits >> 8);
+            }
+          }
+        }
+        if (dst_run) {
+          bus_write(dbase + dof, out.data(), out.size());
+        } else {
+          for (int i0 = 0; i0 < n0; ++i0) {
+            bus_write(dbase + dof + int64_t(i0) * c.dst_stride[0], &out[size_t(i0) * dbytes], dbytes);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace trnsim::model

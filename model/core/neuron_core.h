@@ -1,0 +1,34 @@
+// One NeuronCore: the top that only wires. Memories (HBM, SBUF, PSUM), the MMIO register block, the interconnect,
+// the host bridge and the engines' queues (TE, DMA), bound on the device address map (docs/registers.md).
+#pragma once
+
+#include <memory>
+
+#include <systemc>
+
+#include "model/bus/interconnect.h"
+#include "model/config/chip_config.h"
+#include "model/core/core_control.h"
+#include "model/core/dma_engine.h"
+#include "model/core/host_bridge.h"
+#include "model/core/tensor_engine.h"
+#include "model/mem/memory.h"
+
+namespace trnsim::model {
+
+class NeuronCore : public sc_core::sc_module {
+ public:
+  /// `te` is the Tensor Engine datapath; its size must equal the config's (std::invalid_argument otherwise).
+  NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& config, std::unique_ptr<TeCompute> te);
+
+  const ChipConfig& config() const { return control.config(); }
+
+  CoreControl control;
+  Memory hbm, sbuf, psum;
+  Interconnect bus;
+  HostBridge host;
+  TensorEngine te;
+  DmaEngine dma;
+};
+
+}  // namespace trnsim::model

@@ -1,0 +1,138 @@
+#include "model/core/queue_engine.h"
+
+#include <fmt/core.h>
+
+namespace trnsim::model {
+
+using namespace sc_core;
+
+QueueEngine::QueueEngine(const sc_module_name& name, isa::Engine engine, CoreControl& control)
+    : sc_module(name), bus("bus"), control_(control), engine_(engine), q_(static_cast<int>(engine)) {
+  SC_THREAD(run_thread);
+}
+
+bool QueueEngine::bus_read(uint64_t addr, void* data, uint64_t bytes) {
+  tlm::tlm_generic_payload trans;
+  sc_time delay = SC_ZERO_TIME;
+  trans.set_command(tlm::TLM_READ_COMMAND);
+  trans.set_address(addr);
+  trans.set_data_ptr(static_cast<unsigned char*>(data));
+  trans.set_data_length(static_cast<unsigned int>(bytes));
+  trans.set_streaming_width(static_cast<unsigned int>(bytes));
+  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  bus->b_transport(trans, delay);
+  return trans.is_response_ok();
+}
+
+bool QueueEngine::bus_write(uint64_t addr, const void* data, uint64_t bytes) {
+  tlm::tlm_generic_payload trans;
+  sc_time delay = SC_ZERO_TIME;
+  trans.set_command(tlm::TLM_WRITE_COMMAND);
+  trans.set_address(addr);
+  trans.set_data_ptr(static_cast<unsigned char*>(const_cast<void*>(data)));
+  trans.set_data_length(static_cast<unsigned int>(bytes));
+  trans.set_streaming_width(static_cast<unsigned int>(bytes));
+  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  bus->b_transport(trans, delay);
+  return trans.is_response_ok();
+}
+
+void QueueEngine::busy(uint64_t cycles) {
+  busy_cycles_ += cycles;
+  wait(control_.cycle_time() * double(cycles));
+}
+
+void QueueEngine::run_thread() {
+  for (;;) {
+    wait(control_.start_event(q_));
+    run_program(control_.epoch());
+  }
+}
+
+void QueueEngine::run_program(uint64_t epoch) {
+  const CoreControl::Queue& qs = control_.queue(q_);
+  on_start();
+  const uint64_t hbm = control_.config().hbm_bytes;
+  if (qs.base > hbm || uint64_t(qs.len) * isa::kInstrBytes > hbm - qs.base) {
+    control_.raise_error(q_, 0, {regs::ERR_PROGRAM_RANGE, 0,
+                                 fmt::format("program [0x{:x}, +{} instructions) is not inside HBM ({} bytes)",
+                                             qs.base, qs.len, hbm)});
+    return;
+  }
+  for (;;) {
+    if (control_.stopped() || control_.epoch() != epoch) return;
+    const uint32_t index = qs.pc;
+    if (index >= qs.len) {
+      control_.raise_error(q_, index, {regs::ERR_NO_HALT, 0,
+                                       fmt::format("ran past the end of the program ({} instructions) "
+                                                   "without a halt", qs.len)});
+      return;
+    }
+    uint8_t raw[isa::kInstrBytes];
+    if (!bus_read(regs::HBM_BASE + qs.base + uint64_t(index) * isa::kInstrBytes, raw, sizeof raw)) {
+      control_.raise_error(q_, index, {regs::ERR_PROGRAM_RANGE, 0, "instruction fetch failed"});
+      return;
+    }
+    isa::Instruction instr;
+    if (const auto err = isa::decode(raw, &instr)) {
+      const uint32_t code = err->code == isa::IsaError::Code::kBadOpcode        ? regs::ERR_BAD_OPCODE
+                            : err->code == isa::IsaError::Code::kReservedNonZero ? regs::ERR_RESERVED_NONZERO
+                                                                                 : regs::ERR_BAD_FIELD;
+      control_.raise_error(q_, index, {code, uint32_t(isa::field_id(err->field)), err->message});
+      return;
+    }
+    if (!isa::engine_accepts(engine_, instr.op)) {
+      control_.raise_error(q_, index, {regs::ERR_WRONG_ENGINE, uint32_t(isa::field_id("opcode")),
+                                       fmt::format("{} is not executed by the {} engine",
+                                                   isa::opcode_name(instr.op).value_or("?"),
+                                                   isa::engine_name(engine_))});
+      return;
+    }
+    busy(1);  // issue
+    if (const auto fault = step(instr, index, epoch)) {
+      control_.raise_error(q_, index, *fault);
+      return;
+    }
+    if (control_.stopped() || control_.epoch() != epoch) return;
+    if (instr.op == isa::Opcode::kHalt) {
+      control_.retire(q_);
+      control_.set_halted(q_);
+      return;
+    }
+    control_.retire(q_);
+  }
+}
+
+std::optional<Fault> QueueEngine::step(const isa::Instruction& instr, uint32_t index, uint64_t epoch) {
+  switch (instr.op) {
+    case isa::Opcode::kNop: return std::nullopt;
+    case isa::Opcode::kHalt: drain(); return std::nullopt;
+    case isa::Opcode::kSemSignal:
+      drain();
+      control_.sem_add(instr.sem.sem, instr.sem.value);
+      return std::nullopt;
+    case isa::Opcode::kSemWait:
+      while (control_.sem(instr.sem.sem) < instr.sem.value) {
+        control_.set_waiting(q_, instr.sem.sem, instr.sem.value);
+        if (control_.stopped() || control_.epoch() != epoch) return std::nullopt;
+        wait(control_.sem_changed() | control_.stop_event());
+        if (control_.stopped() || control_.epoch() != epoch) return std::nullopt;
+      }
+      control_.set_running(q_);
+      return std::nullopt;
+    default: return execute(instr, index);
+  }
+}
+
+std::optional<ByteRange> pattern_range(uint64_t addr, const std::array<uint16_t, isa::kApDims>& count,
+                                       const std::array<int32_t, isa::kApDims>& stride, unsigned elem_bytes) {
+  int64_t lo = 0, hi = 0;
+  for (int d = 0; d < isa::kApDims; ++d) {
+    const int64_t span = int64_t(count[d] - 1) * stride[d];
+    (span < 0 ? lo : hi) += span;
+  }
+  if (lo < 0 && uint64_t(-lo) > addr) return std::nullopt;
+  return ByteRange{uint64_t(int64_t(addr) + lo), uint64_t(int64_t(addr) + hi) + elem_bytes - 1};
+}
+
+}  // namespace trnsim::model

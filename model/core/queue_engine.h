@@ -1,0 +1,68 @@
+// One engine's instruction sequencer: fetches its queue's 64-byte instructions from HBM over the bus, decodes and
+// checks them, runs the instructions every engine shares (nop, halt, semaphores) and hands the rest to the engine.
+// Faults stop the device with ERR_* naming this queue, the instruction index and the field.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "firmware/isa/isa.h"
+#include "model/core/core_control.h"
+
+namespace trnsim::model {
+
+class QueueEngine : public sc_core::sc_module {
+ public:
+  /// Bus master port (instruction fetch and data).
+  tlm_utils::simple_initiator_socket<QueueEngine> bus;
+
+  QueueEngine(const sc_core::sc_module_name& name, isa::Engine engine, CoreControl& control);
+  SC_HAS_PROCESS(QueueEngine);
+
+  isa::Engine engine() const { return engine_; }
+  /// Cycles this engine spent executing its own instructions (TE: busy cycles for utilization).
+  uint64_t busy_cycles() const { return busy_cycles_; }
+
+ protected:
+  /// Executes an engine-specific instruction (one that engine_accepts() and that is not nop/halt/sem).
+  /// Returns a fault to stop the device; may wait().
+  virtual std::optional<Fault> execute(const isa::Instruction& instr, uint32_t index) = 0;
+  /// Waits until everything this engine issued asynchronously has completed (before sem_signal and halt).
+  virtual void drain() {}
+  /// Called at every doorbell for this queue (engine-local state reset).
+  virtual void on_start() {}
+
+  /// Bus helpers on device addresses; false on an error response.
+  bool bus_read(uint64_t addr, void* data, uint64_t bytes);
+  bool bus_write(uint64_t addr, const void* data, uint64_t bytes);
+  /// Waits `cycles` TE cycles and counts them as busy.
+  void busy(uint64_t cycles);
+
+  CoreControl& control_;
+
+ private:
+  void run_thread();
+  void run_program(uint64_t epoch);
+  std::optional<Fault> step(const isa::Instruction& instr, uint32_t index, uint64_t epoch);
+
+  const isa::Engine engine_;
+  const int q_;
+  uint64_t busy_cycles_ = 0;
+};
+
+/// Byte range [first, last] touched by a 4-D access pattern of `count` elements of `elem_bytes` starting at
+/// `addr` with byte strides `stride`; nullopt when it would start below address 0.
+struct ByteRange {
+  uint64_t first;
+  uint64_t last;
+};
+std::optional<ByteRange> pattern_range(uint64_t addr, const std::array<uint16_t, isa::kApDims>& count,
+                                       const std::array<int32_t, isa::kApDims>& stride, unsigned elem_bytes);
+
+}  // namespace trnsim::model

@@ -1,0 +1,109 @@
+#include "model/core/tensor_engine.h"
+
+#include <fmt/core.h>
+
+#include "model/fp/fp_ops.h"
+
+namespace trnsim::model {
+
+TensorEngine::TensorEngine(const sc_core::sc_module_name& name, CoreControl& control,
+                           std::unique_ptr<TeCompute> compute)
+    : QueueEngine(name, isa::Engine::kTe, control), compute_(std::move(compute)) {}
+
+std::optional<Fault> TensorEngine::execute(const isa::Instruction& instr, uint32_t index) {
+  if (instr.op == isa::Opcode::kLoadStationary) return load_stationary(instr.te);
+  return multiply_moving(instr.te, index);
+}
+
+std::optional<Fault> TensorEngine::read_sbuf_rows(uint64_t sbuf_addr, int k, int elems, isa::Dtype dtype,
+                                                  std::vector<uint16_t>& out) {
+  const ChipConfig& c = control_.config();
+  const unsigned esize = isa::dtype_bits(dtype) / 8;
+  const uint64_t p0 = sbuf_addr / c.sbuf_partition_bytes, off = sbuf_addr % c.sbuf_partition_bytes;
+  if (p0 + k > uint64_t(c.sbuf_partitions) || off + uint64_t(elems) * esize > c.sbuf_partition_bytes) {
+    return Fault{regs::ERR_SBUF_RANGE, uint32_t(isa::field_id("sbuf_addr")),
+                 fmt::format("SBUF partitions {}..{}, bytes {}..{} are outside SBUF ({} partitions x {} bytes)", p0,
+                             p0 + k - 1, off, off + uint64_t(elems) * esize - 1, c.sbuf_partitions,
+                             c.sbuf_partition_bytes)};
+  }
+  out.resize(size_t(k) * elems);
+  std::vector<uint8_t> row(size_t(elems) * esize);
+  for (int kk = 0; kk < k; ++kk) {
+    bus_read(regs::SBUF_BASE + (p0 + kk) * c.sbuf_partition_bytes + off, row.data(), row.size());
+    for (int e = 0; e < elems; ++e) {
+      out[size_t(kk) * elems + e] = esize == 2 ? uint16_t(row[2 * e] | (row[2 * e + 1] << 8)) : row[e];
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Fault> TensorEngine::load_stationary(const isa::TeFields& f) {
+  if (f.k > compute_->rows() || f.free_size > compute_->cols()) {
+    const bool bad_k = f.k > compute_->rows();
+    return Fault{regs::ERR_TE_SHAPE, uint32_t(isa::field_id(bad_k ? "k" : "free_size")),
+                 fmt::format("load_stationary {} = {} exceeds the {}x{} array", bad_k ? "k" : "m",
+                             bad_k ? f.k : f.free_size, compute_->rows(), compute_->cols())};
+  }
+  std::vector<uint16_t> stationary;
+  if (auto fault = read_sbuf_rows(f.sbuf_addr, f.k, f.free_size, f.dtype, stationary)) return fault;
+  busy(compute_->load_stationary(f.dtype, f.k, f.free_size, stationary));
+  loaded_ = true;
+  loaded_dtype_ = f.dtype;
+  loaded_k_ = f.k;
+  loaded_m_ = f.free_size;
+  return std::nullopt;
+}
+
+std::optional<Fault> TensorEngine::multiply_moving(const isa::TeFields& f, uint32_t index) {
+  const ChipConfig& c = control_.config();
+  if (!loaded_) {
+    return Fault{regs::ERR_NO_STATIONARY, 0, "multiply_moving before any load_stationary"};
+  }
+  if (f.k != loaded_k_) {
+    return Fault{regs::ERR_TE_SHAPE, uint32_t(isa::field_id("k")),
+                 fmt::format("multiply_moving k = {} but the loaded stationary has k = {}", f.k, loaded_k_)};
+  }
+  if (f.dtype != loaded_dtype_) {
+    return Fault{regs::ERR_BAD_FIELD, uint32_t(isa::field_id("dtype")),
+                 fmt::format("multiply_moving dtype {} differs from the loaded stationary's {}",
+                             isa::dtype_name(f.dtype), isa::dtype_name(loaded_dtype_))};
+  }
+  const int m = loaded_m_, n = f.free_size;
+  const uint64_t pp0 = f.psum_addr / c.psum_partition_bytes, poff = f.psum_addr % c.psum_partition_bytes;
+  if (pp0 + m > uint64_t(c.psum_partitions)) {
+    return Fault{regs::ERR_PSUM_RANGE, uint32_t(isa::field_id("psum_addr")),
+                 fmt::format("PSUM partitions {}..{} are outside PSUM ({} partitions)", pp0, pp0 + m - 1,
+                             c.psum_partitions)};
+  }
+  const uint64_t bank = c.psum_bank_bytes();
+  if (poff / bank != (poff + 4ull * n - 1) / bank) {
+    return Fault{regs::ERR_TE_SHAPE, uint32_t(isa::field_id("free_size")),
+                 fmt::format("PSUM write of {} FP32 at byte offset {} crosses a {}-byte bank boundary", n, poff, bank)};
+  }
+  std::vector<uint16_t> moving;
+  if (auto fault = read_sbuf_rows(f.sbuf_addr, f.k, n, f.dtype, moving)) return fault;
+  std::vector<uint32_t> sums;
+  uint64_t cycles = 0;
+  try {
+    cycles = compute_->multiply_moving(f.dtype, f.k, n, moving, sums, index);
+  } catch (const std::exception& e) {
+    return Fault{regs::ERR_ENGINE_FAULT, 0, e.what()};
+  }
+  busy(cycles);
+  macs_ += uint64_t(f.k) * m * n;
+  // PSUM adder: write the column sums, or add them to what the bank holds (rule 4).
+  std::vector<uint32_t> row(n);
+  for (int mm = 0; mm < m; ++mm) {
+    const uint64_t addr = regs::PSUM_BASE + (pp0 + mm) * c.psum_partition_bytes + poff;
+    if (f.accumulate) {
+      bus_read(addr, row.data(), 4ull * n);
+      for (int nn = 0; nn < n; ++nn) row[nn] = fp::add(row[nn], sums[size_t(mm) * n + nn]);
+    } else {
+      std::copy(sums.begin() + ptrdiff_t(mm) * n, sums.begin() + ptrdiff_t(mm + 1) * n, row.begin());
+    }
+    bus_write(addr, row.data(), 4ull * n);
+  }
+  return std::nullopt;
+}
+
+}  // namespace trnsim::model

@@ -1,0 +1,39 @@
+// The Tensor Engine's queue: load_stationary and multiply_moving read SBUF over the bus, run on a TeCompute
+// backend (TLM, RTL or lockstep) and write PSUM through the PSUM adder (BRIEF section 3 rule 4).
+#pragma once
+
+#include <memory>
+
+#include "model/core/queue_engine.h"
+#include "model/te/te_compute.h"
+
+namespace trnsim::model {
+
+class TensorEngine : public QueueEngine {
+ public:
+  /// `compute` is the datapath; its rows/cols must equal the config's array size.
+  TensorEngine(const sc_core::sc_module_name& name, CoreControl& control, std::unique_ptr<TeCompute> compute);
+
+  TeCompute& compute() { return *compute_; }
+  /// Multiply-accumulates issued (useful MACs: K x M x N per multiply_moving).
+  uint64_t macs() const { return macs_; }
+
+ protected:
+  std::optional<Fault> execute(const isa::Instruction& instr, uint32_t index) override;
+  void on_start() override { loaded_ = false; }
+
+ private:
+  std::optional<Fault> load_stationary(const isa::TeFields& f);
+  std::optional<Fault> multiply_moving(const isa::TeFields& f, uint32_t index);
+  /// Checks and reads [k, elems] narrow elements from SBUF partitions starting at `sbuf_addr`.
+  std::optional<Fault> read_sbuf_rows(uint64_t sbuf_addr, int k, int elems, isa::Dtype dtype,
+                                      std::vector<uint16_t>& out);
+
+  std::unique_ptr<TeCompute> compute_;
+  bool loaded_ = false;
+  isa::Dtype loaded_dtype_ = isa::Dtype::kBf16;
+  int loaded_k_ = 0, loaded_m_ = 0;
+  uint64_t macs_ = 0;
+};
+
+}  // namespace trnsim::model

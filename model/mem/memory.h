@@ -1,0 +1,45 @@
+// A byte-addressed memory as a TLM-2.0 target: HBM, SBUF or PSUM.
+//
+// Storage is allocated on touch in 64 KiB pages, so a 96 GiB HBM costs host memory only for what a run writes;
+// bytes never written read as zero.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+namespace trnsim::model {
+
+class Memory : public sc_core::sc_module {
+ public:
+  /// Target socket; addresses are offsets 0..size-1 inside this memory. Accesses past the end answer
+  /// TLM_ADDRESS_ERROR_RESPONSE. Zero-delay: engines charge their own transfer time.
+  tlm_utils::simple_target_socket<Memory> socket;
+
+  Memory(const sc_core::sc_module_name& name, uint64_t size_bytes);
+
+  uint64_t size() const { return size_; }
+  /// Host-side access (debug and the engines' bulk paths). Throw std::out_of_range past the end.
+  void read(uint64_t addr, void* data, uint64_t bytes) const;
+  void write(uint64_t addr, const void* data, uint64_t bytes);
+  /// Host memory held by touched pages, in bytes.
+  uint64_t resident_bytes() const { return pages_.size() * kPageBytes; }
+
+ private:
+  static constexpr uint64_t kPageBytes = 64 * 1024;
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
+  bool execute(tlm::tlm_generic_payload& trans);
+  void check(uint64_t addr, uint64_t bytes) const;
+
+  uint64_t size_;
+  std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;
+};
+
+}  // namespace trnsim::model
