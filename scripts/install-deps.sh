@@ -9,7 +9,7 @@ packages=(
   # RTL simulation and waveforms
   verilator iverilog gtkwave xvfb xauth
   # libraries
-  libsystemc-dev libfmt-dev googletest libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
+  libsystemc-dev libfmt-dev googletest libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libxtensor-dev xtl-dev libopenblas-dev
   # benchmarks (build time / peak memory)
   time
 )

@@ -87,7 +87,7 @@ std::optional<Fault> TensorEngine::multiply_moving(const isa::TeFields& f, uint3
   try {
     cycles = compute_->multiply_moving(f.dtype, f.k, n, moving, sums, index);
   } catch (const std::exception& e) {
-    return Fault{regs::ERR_ENGINE_FAULT, 0, e.what()};
+    return Fault{regs::ERR_ENGINE_FAULT, 0, fmt::format("cycle {}: {}", control_.cycles(), e.what())};
   }
   busy(cycles);
   macs_ += uint64_t(f.k) * m * n;

@@ -1,0 +1,88 @@
+#include "cosim/device/sim_device.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include <fmt/core.h>
+
+#include "cosim/te/te_rtl_compute.h"
+#include "model/core/neuron_core.h"
+#include "model/te/te_functional.h"
+
+namespace trnsim::cosim {
+
+std::optional<TeMode> parse_te_mode(std::string_view name) {
+  if (name == "tlm") return TeMode::kTlm;
+  if (name == "rtl") return TeMode::kRtl;
+  if (name == "lockstep") return TeMode::kLockstep;
+  return std::nullopt;
+}
+
+namespace {
+bool g_device_created = false;
+
+std::unique_ptr<model::TeCompute> make_te(const model::ChipConfig& c, const SimDeviceOptions& o) {
+  auto tlm = std::make_unique<model::TeFunctional>(c.te_rows, c.te_cols);
+  if (o.te == TeMode::kTlm) return tlm;
+  TeRtlOptions rtl_options;
+  rtl_options.wave_path = o.wave_path;
+  std::unique_ptr<model::TeCompute> rtl;
+  try {
+    rtl = std::make_unique<TeRtlCompute>(c.te_rows, c.te_cols, rtl_options);
+  } catch (const TeRtlError& e) {
+    throw std::invalid_argument(fmt::format("--config {} needs a {}x{} RTL Tensor Engine: {}", c.name, c.te_rows,
+                                            c.te_cols, e.what()));
+  }
+  if (o.te == TeMode::kRtl) return rtl;
+  return std::make_unique<TeLockstep>(std::move(tlm), std::move(rtl));
+}
+}  // namespace
+
+SimDevice::SimDevice(const model::ChipConfig& config, const SimDeviceOptions& options) {
+  if (g_device_created) {
+    throw std::logic_error("SimDevice: SystemC elaborates once per process; create one device per process");
+  }
+  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  auto te = make_te(config, options);
+  g_device_created = true;
+  core_ = std::make_unique<model::NeuronCore>("core", config, std::move(te));
+  core_->control.on_irq([] { sc_core::sc_pause(); });
+}
+
+SimDevice::~SimDevice() = default;
+
+uint32_t SimDevice::read_reg(uint32_t offset) {
+  uint32_t v = 0;
+  core_->host.read(regs::MMIO_BASE + offset, &v, 4);
+  return v;
+}
+
+void SimDevice::write_reg(uint32_t offset, uint32_t value) { core_->host.write(regs::MMIO_BASE + offset, &value, 4); }
+
+void SimDevice::write_mem(uint64_t device_addr, const void* data, std::size_t bytes) {
+  core_->host.write(device_addr, data, bytes);
+}
+
+void SimDevice::read_mem(uint64_t device_addr, void* data, std::size_t bytes) {
+  core_->host.read(device_addr, data, bytes);
+}
+
+bool SimDevice::wait_interrupt(uint64_t max_cycles) {
+  if (core_->control.irq()) return true;
+  if (max_cycles == 0) return false;
+  // Runs until the interrupt callback pauses the kernel, or the time is up. sc_start(0) would only run deltas,
+  // so a start pending from a register write runs first.
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  if (!core_->control.irq()) sc_core::sc_start(core_->control.cycle_time() * double(max_cycles));
+  return core_->control.irq();
+}
+
+std::string SimDevice::te_name() const { return core_->te.compute().name(); }
+std::string SimDevice::fault_detail() const { return core_->control.fault_detail(); }
+uint64_t SimDevice::te_busy_cycles() const { return core_->te.busy_cycles(); }
+uint64_t SimDevice::te_macs() const { return core_->te.macs(); }
+uint64_t SimDevice::resident_bytes() const {
+  return core_->hbm.resident_bytes() + core_->sbuf.resident_bytes() + core_->psum.resident_bytes();
+}
+
+}  // namespace trnsim::cosim

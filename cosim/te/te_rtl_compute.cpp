@@ -1,0 +1,80 @@
+#include "cosim/te/te_rtl_compute.h"
+
+#include <stdexcept>
+
+#include <fmt/core.h>
+
+namespace trnsim::cosim {
+
+TeRtlCompute::TeRtlCompute(int rows, int cols, const TeRtlOptions& options)
+    : rtl_(TeRtl::create(rows, cols, options)) {}
+
+uint64_t TeRtlCompute::load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) {
+  const int cols = rtl_->cols();
+  // Beat k' carries partition k's row across all columns; columns >= M are zero.
+  TeCommand load{TeCommand::Op::kLoadStationary, static_cast<uint8_t>(dtype), k,
+                 std::vector<uint16_t>(size_t(k) * cols, 0)};
+  for (int kk = 0; kk < k; ++kk)
+    for (int mm = 0; mm < m; ++mm) load.beats[size_t(kk) * cols + mm] = stationary[size_t(kk) * m + mm];
+  const TeRunResult r = rtl_->run({load});
+  m_ = m;
+  return r.timing.at(0).latency();
+}
+
+uint64_t TeRtlCompute::multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
+                                       std::vector<uint32_t>& out, uint32_t /*instr_index*/) {
+  const int rows = rtl_->rows(), cols = rtl_->cols();
+  // Beat n' carries moving[:, n'] across all rows; partitions >= K are zero.
+  TeCommand mult{TeCommand::Op::kMultiplyMoving, static_cast<uint8_t>(dtype), n,
+                 std::vector<uint16_t>(size_t(n) * rows, 0)};
+  for (int nn = 0; nn < n; ++nn)
+    for (int kk = 0; kk < k; ++kk) mult.beats[size_t(nn) * rows + kk] = moving[size_t(kk) * n + nn];
+  const TeRunResult r = rtl_->run({mult});
+  const std::vector<uint32_t>& beats = r.results.at(0);
+  out.resize(size_t(m_) * n);
+  for (int mm = 0; mm < m_; ++mm)
+    for (int nn = 0; nn < n; ++nn) out[size_t(mm) * n + nn] = beats[size_t(nn) * cols + mm];
+  return r.timing.at(0).latency();
+}
+
+TeLockstep::TeLockstep(std::unique_ptr<model::TeCompute> reference, std::unique_ptr<model::TeCompute> dut)
+    : ref_(std::move(reference)), dut_(std::move(dut)) {
+  if (ref_->rows() != dut_->rows() || ref_->cols() != dut_->cols()) {
+    throw std::invalid_argument("TeLockstep: the two datapaths differ in size");
+  }
+}
+
+uint64_t TeLockstep::load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) {
+  const uint64_t want = ref_->load_stationary(dtype, k, m, stationary);
+  const uint64_t got = dut_->load_stationary(dtype, k, m, stationary);
+  if (want != got) {
+    throw std::runtime_error(fmt::format("lockstep mismatch in load_stationary (k={}, m={}): cycles expected {} "
+                                         "(tlm), got {} (rtl)", k, m, want, got));
+  }
+  return want;
+}
+
+uint64_t TeLockstep::multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
+                                     std::vector<uint32_t>& out, uint32_t instr_index) {
+  std::vector<uint32_t> got;
+  const uint64_t want_cycles = ref_->multiply_moving(dtype, k, n, moving, out, instr_index);
+  const uint64_t got_cycles = dut_->multiply_moving(dtype, k, n, moving, got, instr_index);
+  if (got.size() != out.size()) {
+    throw std::runtime_error(fmt::format("lockstep mismatch at instruction {}: result sizes {} (tlm) and {} (rtl)",
+                                         instr_index, out.size(), got.size()));
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] != got[i]) {
+      throw std::runtime_error(fmt::format(
+          "lockstep mismatch at instruction {}: element [m={}, n={}] expected 0x{:08x} (tlm), got 0x{:08x} (rtl)",
+          instr_index, i / size_t(n), i % size_t(n), out[i], got[i]));
+    }
+  }
+  if (want_cycles != got_cycles) {
+    throw std::runtime_error(fmt::format("lockstep mismatch at instruction {}: cycles expected {} (tlm), got {} (rtl)",
+                                         instr_index, want_cycles, got_cycles));
+  }
+  return want_cycles;
+}
+
+}  // namespace trnsim::cosim

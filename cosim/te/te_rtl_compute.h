@@ -1,0 +1,49 @@
+// The verilated Tensor Engine as the chip model's TE datapath: the transactor from the model's TE commands
+// (tensors read from SBUF) to the engine's pins (TeRtl drives the valid/ready streams cycle by cycle).
+#pragma once
+
+#include <memory>
+
+#include "cosim/te/te_rtl.h"
+#include "model/te/te_compute.h"
+
+namespace trnsim::cosim {
+
+class TeRtlCompute : public model::TeCompute {
+ public:
+  /// Creates the verilated engine of rows x cols (TeRtlError if this binary was not built with that size).
+  TeRtlCompute(int rows, int cols, const TeRtlOptions& options = {});
+  int rows() const override { return rtl_->rows(); }
+  int cols() const override { return rtl_->cols(); }
+  std::string name() const override { return "rtl"; }
+  /// Cycles = the command's latency on the pins (cmd handshake .. last beat), which the TE tests assert equals
+  /// model::TeTiming.
+  uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) override;
+  uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
+                           std::vector<uint32_t>& out, uint32_t instr_index) override;
+  TeRtl& rtl() { return *rtl_; }
+
+ private:
+  std::unique_ptr<TeRtl> rtl_;
+  int m_ = 0;
+};
+
+/// Runs the TLM datapath and the RTL side by side and stops at the first difference in result bits or cycles.
+class TeLockstep : public model::TeCompute {
+ public:
+  TeLockstep(std::unique_ptr<model::TeCompute> reference, std::unique_ptr<model::TeCompute> dut);
+  int rows() const override { return ref_->rows(); }
+  int cols() const override { return ref_->cols(); }
+  std::string name() const override { return "lockstep"; }
+  uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) override;
+  /// Throws std::runtime_error "lockstep mismatch ..." naming the instruction index, the element [m, n], the
+  /// expected (TLM) and got (RTL) bits, or the two cycle counts.
+  uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
+                           std::vector<uint32_t>& out, uint32_t instr_index) override;
+
+ private:
+  std::unique_ptr<model::TeCompute> ref_, dut_;
+  uint32_t last_load_index_ = 0;
+};
+
+}  // namespace trnsim::cosim

@@ -1,0 +1,331 @@
+// The SystemC chip model end to end through the driver: DMA casts, a hand-written TE program, PSUM accumulation,
+// the documented cycle cost, and every device error register path. Golden values come from firmware/golden.
+#include <array>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "firmware/golden/fp_golden.h"
+#include "firmware/golden/gemm_golden.h"
+#include "model/te/te_compute.h"
+#include "tests/model/device_fixture.h"
+#include "tests/support/test_seed.h"
+
+namespace trnsim::test {
+namespace {
+
+using isa::DataType;
+using isa::Instruction;
+using isa::MemSpace;
+using isa::Opcode;
+
+Instruction copy(Opcode op, MemSpace ss, uint64_t sa, DataType st, MemSpace ds, uint64_t da, DataType dt,
+                 std::array<uint16_t, 4> count, std::array<int32_t, 4> sstride, std::array<int32_t, 4> dstride) {
+  Instruction i;
+  i.op = op;
+  i.copy.src_space = ss;
+  i.copy.src_addr = sa;
+  i.copy.src_type = st;
+  i.copy.dst_space = ds;
+  i.copy.dst_addr = da;
+  i.copy.dst_type = dt;
+  i.copy.count = count;
+  i.copy.src_stride = sstride;
+  i.copy.dst_stride = dstride;
+  return i;
+}
+
+Instruction sem(Opcode op, int s, uint32_t v) {
+  Instruction i;
+  i.op = op;
+  i.sem.sem = uint8_t(s);
+  i.sem.value = v;
+  return i;
+}
+
+Instruction te(Opcode op, isa::Dtype dt, uint64_t sbuf, uint64_t psum, int k, int free, bool acc = false) {
+  Instruction i;
+  i.op = op;
+  i.te.dtype = dt;
+  i.te.sbuf_addr = sbuf;
+  i.te.psum_addr = psum;
+  i.te.k = uint16_t(k);
+  i.te.free_size = uint16_t(free);
+  i.te.accumulate = acc;
+  return i;
+}
+
+std::vector<uint16_t> random_narrow(isa::Dtype dt, size_t n, std::mt19937_64& rng) {
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) {
+    const float f = dist(rng);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    x = golden::narrow_from_f32(dt, b, true);
+  }
+  return v;
+}
+
+std::vector<uint8_t> to_bytes(const std::vector<uint16_t>& v, isa::Dtype dt) {
+  const unsigned es = isa::dtype_bits(dt) / 8;
+  std::vector<uint8_t> out(v.size() * es);
+  for (size_t i = 0; i < v.size(); ++i) {
+    out[i * es] = uint8_t(v[i]);
+    if (es == 2) out[i * es + 1] = uint8_t(v[i] >> 8);
+  }
+  return out;
+}
+
+using ModelTest = DeviceTest;
+
+TEST_F(ModelTest, DmaCastsThroughSbufAndBackWithOneRoundingEach) {
+  const uint32_t pbytes = drv_->info().sbuf_partition_bytes;
+  const int rows = 5, cols = 37;
+  std::mt19937_64 rng(test_seed(11));
+  std::vector<uint32_t> x(size_t(rows) * cols);
+  for (auto& v : x) v = uint32_t(rng());
+  x[0] = 0x3F828000u;  // BF16 tie that rounds to even (0x3F82)
+  x[1] = 0x7F800001u;  // signalling NaN stays NaN
+  x[2] = 0x80000000u;  // -0
+  const uint64_t src = drv_->alloc(x.size() * 4), dst = drv_->alloc(x.size() * 2);
+  drv_->write_hbm(src, x.data(), x.size() * 4);
+
+  isa::Program p;
+  auto& dma = p.queues[size_t(isa::Engine::kDma)];
+  // HBM fp32 [5, 37] -> SBUF bf16, one row per partition, at byte offset 6 of partitions 2..6.
+  dma.push_back(copy(Opcode::kDmaCopy, MemSpace::kHbm, src, DataType::kFp32, MemSpace::kSbuf, 2ull * pbytes + 6,
+                     DataType::kBf16, {cols, rows, 1, 1}, {4, cols * 4, 0, 0}, {2, int32_t(pbytes), 0, 0}));
+  dma.push_back(sem(Opcode::kSemSignal, 0, 1));  // a fence: waits for the copy above
+  // SBUF bf16 -> HBM fp16 (widen exactly, then one RNE rounding).
+  dma.push_back(copy(Opcode::kDmaCopy, MemSpace::kSbuf, 2ull * pbytes + 6, DataType::kBf16, MemSpace::kHbm, dst,
+                     DataType::kFp16, {cols, rows, 1, 1}, {2, int32_t(pbytes), 0, 0}, {2, cols * 2, 0, 0}));
+  dma.push_back(Instruction::halt());
+  drv_->load_program(p);
+  drv_->run(10'000'000);
+
+  std::vector<uint16_t> out(x.size());
+  drv_->read_hbm(dst, out.data(), out.size() * 2);
+  for (int r = 0; r < rows; ++r) {
+    std::vector<uint8_t> sb(cols * 2 + 12);
+    drv_->read_sbuf(uint32_t(2 + r), 0, sb.data(), sb.size());
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(sb[i], 0) << "SBUF byte before the tile, partition " << 2 + r;
+    for (int i = 6 + cols * 2; i < int(sb.size()); ++i) EXPECT_EQ(sb[i], 0) << "SBUF byte after the tile";
+    for (int c = 0; c < cols; ++c) {
+      const size_t e = size_t(r) * cols + c;
+      const uint16_t bf = golden::narrow_from_f32(isa::Dtype::kBf16, x[e], true);
+      const uint16_t got_bf = uint16_t(sb[6 + 2 * c] | (sb[7 + 2 * c] << 8));
+      if (golden::is_nan(isa::Dtype::kBf16, bf)) {
+        EXPECT_TRUE(golden::is_nan(isa::Dtype::kBf16, got_bf)) << "element " << e;
+      } else {
+        EXPECT_EQ(got_bf, bf) << "bf16 of element " << e << " (0x" << std::hex << x[e] << ")";
+      }
+      const uint16_t h = golden::narrow_from_f32(isa::Dtype::kFp16, golden::widen_to_f32(isa::Dtype::kBf16, bf), true);
+      EXPECT_EQ(out[e], h) << "fp16 of element " << e;
+    }
+  }
+  EXPECT_EQ(out[0], golden::narrow_from_f32(isa::Dtype::kFp16, 0x3F820000u, true));
+  std::vector<uint8_t> untouched(16);
+  drv_->read_sbuf(7, 0, untouched.data(), untouched.size());
+  for (uint8_t b : untouched) EXPECT_EQ(b, 0) << "partition 7 was never written";
+}
+
+struct TeProgramCase {
+  isa::Dtype dtype;
+  int k, m, n;
+};
+
+class TeProgramTest : public DeviceTest, public ::testing::WithParamInterface<TeProgramCase> {};
+
+// A hand-written two-queue program: DMA in, semaphore, LoadStationary, MultiplyMoving (twice, the second
+// accumulating), semaphore, DMA PSUM -> HBM. Checked against the golden GEMM, including untouched PSUM around.
+TEST_P(TeProgramTest, MatchesGoldenGemmAndLeavesPsumAroundUntouched) {
+  const auto [dtype, k, m, n] = GetParam();
+  const auto& info = drv_->info();
+  std::mt19937_64 rng(test_seed(42));
+  const auto s = random_narrow(dtype, size_t(k) * m, rng);
+  const auto mv = random_narrow(dtype, size_t(k) * n, rng);
+  const auto mv2 = random_narrow(dtype, size_t(k) * n, rng);
+  const unsigned es = isa::dtype_bits(dtype) / 8;
+  const uint64_t s_hbm = drv_->alloc(s.size() * es), m_hbm = drv_->alloc(mv.size() * es),
+                 m2_hbm = drv_->alloc(mv2.size() * es), out_hbm = drv_->alloc(size_t(m) * n * 4);
+  drv_->write_hbm(s_hbm, to_bytes(s, dtype).data(), s.size() * es);
+  drv_->write_hbm(m_hbm, to_bytes(mv, dtype).data(), mv.size() * es);
+  drv_->write_hbm(m2_hbm, to_bytes(mv2, dtype).data(), mv2.size() * es);
+
+  const uint32_t pb = info.sbuf_partition_bytes, ppb = info.psum_partition_bytes;
+  const uint64_t s_sb = 0, m_sb = 2048, m2_sb = 4096;
+  const uint64_t psum = 2 * info.psum_bank_bytes();  // bank 2
+  isa::Program p;
+  auto& dq = p.queues[size_t(isa::Engine::kDma)];
+  auto& tq = p.queues[size_t(isa::Engine::kTe)];
+  const DataType t = static_cast<DataType>(dtype);
+  dq.push_back(copy(Opcode::kDmaCopy, MemSpace::kHbm, s_hbm, t, MemSpace::kSbuf, s_sb, t, {uint16_t(m), uint16_t(k), 1, 1},
+                    {int32_t(es), int32_t(m * es), 0, 0}, {int32_t(es), int32_t(pb), 0, 0}));
+  dq.push_back(copy(Opcode::kDmaCopy, MemSpace::kHbm, m_hbm, t, MemSpace::kSbuf, m_sb, t, {uint16_t(n), uint16_t(k), 1, 1},
+                    {int32_t(es), int32_t(n * es), 0, 0}, {int32_t(es), int32_t(pb), 0, 0}));
+  dq.push_back(copy(Opcode::kDmaCopy, MemSpace::kHbm, m2_hbm, t, MemSpace::kSbuf, m2_sb, t,
+                    {uint16_t(n), uint16_t(k), 1, 1}, {int32_t(es), int32_t(n * es), 0, 0},
+                    {int32_t(es), int32_t(pb), 0, 0}));
+  dq.push_back(sem(Opcode::kSemSignal, 1, 1));
+  dq.push_back(sem(Opcode::kSemWait, 2, 1));
+  dq.push_back(copy(Opcode::kDmaCopy, MemSpace::kPsum, psum, DataType::kFp32, MemSpace::kHbm, out_hbm,
+                    DataType::kFp32, {uint16_t(n), uint16_t(m), 1, 1}, {4, int32_t(ppb), 0, 0}, {4, n * 4, 0, 0}));
+  dq.push_back(Instruction::halt());
+  tq.push_back(sem(Opcode::kSemWait, 1, 1));
+  tq.push_back(te(Opcode::kLoadStationary, dtype, s_sb, 0, k, m));
+  tq.push_back(te(Opcode::kMultiplyMoving, dtype, m_sb, psum, k, n, false));
+  tq.push_back(te(Opcode::kMultiplyMoving, dtype, m2_sb, psum, k, n, true));
+  tq.push_back(sem(Opcode::kSemSignal, 2, 1));
+  tq.push_back(Instruction::halt());
+  drv_->load_program(p);
+  const auto result = drv_->run(10'000'000);
+  EXPECT_EQ(result.retired[size_t(isa::Engine::kTe)], tq.size());
+  EXPECT_EQ(result.retired[size_t(isa::Engine::kDma)], dq.size());
+
+  const auto first = golden::gemm({dtype, k, m, n, s, mv}, int(info.te_rows));
+  const auto want = golden::gemm({dtype, k, m, n, s, mv2}, int(info.te_rows), &first);
+  std::vector<uint32_t> got(size_t(m) * n);
+  drv_->read_hbm(out_hbm, got.data(), got.size() * 4);
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i], want[i]) << "out[" << i / n << "][" << i % n << "]";
+  }
+  // PSUM outside [partitions 0..m-1] x [bank 2, n FP32] is untouched (zero after reset of a fresh device).
+  std::vector<uint32_t> row(ppb / 4);
+  for (uint32_t part = 0; part < info.psum_partitions; ++part) {
+    drv_->read_psum(part, 0, row.data(), ppb);
+    for (uint32_t w = 0; w < row.size(); ++w) {
+      const bool inside = part < uint32_t(m) && w * 4 >= psum && w * 4 < psum + 4ull * n;
+      if (!inside) ASSERT_EQ(row[w], 0u) << "PSUM partition " << part << " word " << w;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, TeProgramTest,
+                         ::testing::Values(TeProgramCase{isa::Dtype::kBf16, 12, 10, 33},
+                                           TeProgramCase{isa::Dtype::kFp16, 16, 16, 512},
+                                           TeProgramCase{isa::Dtype::kFp8E4M3, 1, 1, 1},
+                                           TeProgramCase{isa::Dtype::kFp8E5M2, 7, 16, 100}));
+
+// Cost model of docs/architecture.md: every instruction takes 1 issue cycle, then LoadStationary 1 + K and
+// MultiplyMoving N + R + C + 2 (the RTL's latencies).
+TEST_F(ModelTest, TeProgramCyclesFollowTheDocumentedCostModel) {
+  isa::Program p;
+  auto& tq = p.queues[size_t(isa::Engine::kTe)];
+  tq.push_back(te(Opcode::kLoadStationary, isa::Dtype::kBf16, 0, 0, 9, 16));
+  tq.push_back(te(Opcode::kMultiplyMoving, isa::Dtype::kBf16, 0, 0, 9, 64));
+  tq.push_back(te(Opcode::kMultiplyMoving, isa::Dtype::kBf16, 0, 0, 9, 3));
+  tq.push_back(Instruction::halt());
+  drv_->load_program(p);
+  const auto r = drv_->run(1'000'000);
+  const uint64_t R = 16, C = 16;
+  EXPECT_EQ(r.cycles, 4 + (1 + 9) + (64 + R + C + 2) + (3 + R + C + 2));
+}
+
+struct ErrorCase {
+  const char* name;
+  int queue;
+  std::vector<std::array<uint8_t, isa::kInstrBytes>> program;
+  uint32_t code;
+  uint32_t index;
+  const char* field;  ///< expected ERR_INFO field name (nullptr: check info_value)
+  uint32_t info_value;
+};
+
+std::array<uint8_t, isa::kInstrBytes> enc(const Instruction& i) { return isa::encode(i); }
+
+std::vector<ErrorCase> error_cases() {
+  const auto cfg = model::chip_config("tiny");
+  const auto halt = enc(Instruction::halt());
+  const auto nop = enc(Instruction::nop());
+  auto bad_opcode = nop;
+  bad_opcode[0] = 0x7F;
+  auto reserved = halt;
+  reserved[5] = 1;
+  auto bad_dtype = enc(te(Opcode::kLoadStationary, isa::Dtype::kBf16, 0, 0, 4, 4));
+  bad_dtype[2] = 5;
+  auto big_n = enc(te(Opcode::kMultiplyMoving, isa::Dtype::kBf16, 0, 0, 4, 4));
+  big_n[26] = 600 & 0xFF;
+  big_n[27] = 600 >> 8;
+  const auto sbuf_range =
+      enc(te(Opcode::kLoadStationary, isa::Dtype::kBf16, 15ull * cfg.sbuf_partition_bytes, 0, 4, 4));
+  const auto psum_range = enc(copy(Opcode::kDmaCopy, MemSpace::kHbm, 0, DataType::kFp32, MemSpace::kPsum,
+                                   cfg.psum_bytes() - 8, DataType::kFp32, {4, 1, 1, 1}, {4, 0, 0, 0}, {4, 0, 0, 0}));
+  const auto hbm_range = enc(copy(Opcode::kDmaCopy, MemSpace::kHbm, cfg.hbm_bytes - 2, DataType::kFp32,
+                                  MemSpace::kSbuf, 0, DataType::kFp32, {4, 1, 1, 1}, {4, 0, 0, 0}, {4, 0, 0, 0}));
+  const auto dma_on_te = enc(copy(Opcode::kDmaCopy, MemSpace::kHbm, 0, DataType::kFp32, MemSpace::kSbuf, 0,
+                                  DataType::kFp32, {1, 1, 1, 1}, {4, 0, 0, 0}, {4, 0, 0, 0}));
+  const auto mult = enc(te(Opcode::kMultiplyMoving, isa::Dtype::kBf16, 0, 0, 4, 4));
+  const auto big_k = enc(te(Opcode::kLoadStationary, isa::Dtype::kBf16, 0, 0, 17, 4));
+  const auto wait5 = enc(sem(Opcode::kSemWait, 5, 1));
+  return {
+      {"bad_opcode", 0, {nop, bad_opcode, halt}, regs::ERR_BAD_OPCODE, 1, "opcode", 0},
+      {"reserved", 1, {nop, nop, reserved}, regs::ERR_RESERVED_NONZERO, 2, "reserved", 0},
+      {"bad_dtype", 0, {bad_dtype, halt}, regs::ERR_BAD_FIELD, 0, "dtype", 0},
+      {"n_over_512", 0, {big_n, halt}, regs::ERR_BAD_FIELD, 0, "free_size", 0},
+      {"sbuf_range", 0, {nop, sbuf_range, halt}, regs::ERR_SBUF_RANGE, 1, "sbuf_addr", 0},
+      {"psum_range", 1, {psum_range, halt}, regs::ERR_PSUM_RANGE, 0, "dst_addr", 0},
+      {"hbm_range", 1, {hbm_range, halt}, regs::ERR_HBM_RANGE, 0, "src_addr", 0},
+      {"wrong_engine", 0, {dma_on_te, halt}, regs::ERR_WRONG_ENGINE, 0, "opcode", 0},
+      {"no_stationary", 0, {mult, halt}, regs::ERR_NO_STATIONARY, 0, nullptr, 0},
+      {"k_over_rows", 0, {big_k, halt}, regs::ERR_TE_SHAPE, 0, "k", 0},
+      {"no_halt", 0, {nop, nop}, regs::ERR_NO_HALT, 2, nullptr, 0},
+      {"deadlock", 1, {nop, wait5, halt}, regs::ERR_DEADLOCK, 1, nullptr, 5},
+  };
+}
+
+class DeviceErrorTest : public DeviceTest, public ::testing::WithParamInterface<ErrorCase> {};
+
+TEST_P(DeviceErrorTest, StopsWithErrorRegistersNamingQueueIndexAndField) {
+  const ErrorCase& c = GetParam();
+  run_raw(c.queue, c.program);
+  EXPECT_EQ(dev_->read_reg(regs::STATUS) & regs::STATUS_ERROR_MASK, regs::STATUS_ERROR_MASK);
+  EXPECT_EQ(dev_->read_reg(regs::ERR_CODE), c.code) << regs::err_code_name(dev_->read_reg(regs::ERR_CODE));
+  EXPECT_EQ(dev_->read_reg(regs::ERR_QUEUE), uint32_t(c.queue));
+  EXPECT_EQ(dev_->read_reg(regs::ERR_INDEX), c.index);
+  const uint32_t info = dev_->read_reg(regs::ERR_INFO);
+  if (c.field) {
+    EXPECT_EQ(isa::field_name(int(info)), c.field);
+  } else {
+    EXPECT_EQ(info, c.info_value);
+  }
+  EXPECT_EQ(dev_->read_reg(regs::queue_reg(c.queue, regs::Q_STATE)), regs::QSTATE_ERROR);
+  EXPECT_FALSE(dev_->fault_detail().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Malformed, DeviceErrorTest, ::testing::ValuesIn(error_cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST_F(ModelTest, WatchdogStopsAQueueThatMakesNoProgress) {
+  // One DMA copy costs ~1.3 us (~3,100 TE cycles) before the fence retires: longer than a 100-cycle watchdog.
+  dev_->write_reg(regs::WATCHDOG_CYCLES, 100);
+  run_raw(1, {enc(copy(Opcode::kDmaCopy, MemSpace::kHbm, 0, DataType::kFp32, MemSpace::kSbuf, 0, DataType::kFp32,
+                       {1, 1, 1, 1}, {4, 0, 0, 0}, {4, 0, 0, 0})),
+              enc(sem(Opcode::kSemSignal, 0, 1)), enc(Instruction::halt())});
+  EXPECT_EQ(dev_->read_reg(regs::ERR_CODE), regs::ERR_WATCHDOG);
+  EXPECT_EQ(dev_->read_reg(regs::ERR_QUEUE), 1u);
+  EXPECT_EQ(dev_->read_reg(regs::ERR_INDEX), 1u);
+  dev_->write_reg(regs::WATCHDOG_CYCLES, regs::WATCHDOG_CYCLES_RESET);
+}
+
+TEST_F(ModelTest, DriverTurnsADeadlockIntoADeviceFaultNamingTheInstruction) {
+  isa::Program p;
+  p.queues[0] = {sem(Opcode::kSemWait, 3, 2), Instruction::halt()};
+  p.queues[1] = {sem(Opcode::kSemSignal, 3, 1), Instruction::halt()};
+  drv_->load_program(p);
+  try {
+    drv_->run(1'000'000);
+    FAIL() << "expected a DeviceFault";
+  } catch (const driver::DeviceFault& e) {
+    EXPECT_EQ(e.code(), regs::ERR_DEADLOCK);
+    EXPECT_EQ(e.queue(), 0u);
+    EXPECT_EQ(e.index(), 0u);
+    EXPECT_EQ(e.info(), 3u);
+    EXPECT_NE(std::string(e.what()).find("instruction 0"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace trnsim::test
