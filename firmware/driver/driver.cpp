@@ -1,0 +1,315 @@
+// The trnsim host driver (driver.h); the run protocol is described in docs/driver.md.
+#include "firmware/driver/driver.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "model/mmio/trn_regs.h"
+
+namespace trnsim::driver {
+namespace {
+
+/// ISA version this driver encodes (VERSION.ISA of a device it can drive).
+constexpr uint32_t kIsaVersion = 0;
+/// Alignment of each queue's program in the program area.
+constexpr uint64_t kProgramAlign = 4096;
+
+uint32_t field(uint32_t value, uint32_t mask, uint32_t shift) { return (value & mask) >> shift; }
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
+
+std::string queue_name(uint32_t queue) {
+  if (queue < static_cast<uint32_t>(isa::kNumQueues)) {
+    return std::string(isa::engine_name(static_cast<isa::Engine>(queue)));
+  }
+  return fmt::format("{}", queue);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// Errors
+
+DeviceFault::DeviceFault(uint32_t code, uint32_t queue, uint32_t index, uint32_t info, uint64_t cycles,
+                         std::string instruction)
+    : DriverError(describe(code, queue, index, info)),
+      code_(code),
+      queue_(queue),
+      index_(index),
+      info_(info),
+      cycles_(cycles),
+      instruction_(std::move(instruction)) {}
+
+std::string DeviceFault::describe(uint32_t code, uint32_t queue, uint32_t index, uint32_t info) {
+  std::string text = fmt::format("device error {} ({})", regs::err_code_name(code), regs::err_code_text(code));
+  if (regs::err_code_name(code) == "unknown") text = fmt::format("device error {} (unknown error code)", code);
+  switch (code) {
+    case regs::ERR_WATCHDOG:
+      // No single failing instruction: the queue registers say where each queue stood.
+      return text + fmt::format(": queue {} at instruction {}", queue_name(queue), index);
+    case regs::ERR_BAD_DOORBELL:
+      return text + fmt::format(": queue {}", queue_name(queue));
+    case regs::ERR_DEADLOCK:
+      return text + fmt::format(": queue {}, instruction {}, semaphore {}", queue_name(queue), index, info);
+    default:
+      break;
+  }
+  text += fmt::format(": queue {}, instruction {}", queue_name(queue), index);
+  if (info != 0) {
+    const std::string_view name = isa::field_name(static_cast<int>(info));
+    text += name.empty() ? fmt::format(", field id {}", info) : fmt::format(", field {}", name);
+  }
+  return text;
+}
+
+namespace {
+std::string timeout_text(uint64_t waited, uint64_t device_cycles,
+                         const std::vector<DriverTimeout::QueueSnapshot>& queues) {
+  std::string text =
+      fmt::format("device did not finish within {} cycles (cycle counter {})", waited, device_cycles);
+  const char* sep = ": ";
+  for (const auto& q : queues) {
+    text += fmt::format("{}queue {} at instruction {} of {}, {}", sep, queue_name(q.queue), q.pc, q.len,
+                        regs::queue_state_name(q.state));
+    sep = "; ";
+  }
+  return text;
+}
+}  // namespace
+
+DriverTimeout::DriverTimeout(uint64_t waited_cycles, uint64_t device_cycles, std::vector<QueueSnapshot> queues)
+    : DriverError(timeout_text(waited_cycles, device_cycles, queues)),
+      waited_cycles_(waited_cycles),
+      device_cycles_(device_cycles),
+      queues_(std::move(queues)) {}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Driver
+
+Driver::Driver(Device& device) : device_(device) {
+  const uint32_t id = device_.read_reg(regs::ID);
+  if (id != regs::kIdValue) {
+    throw DeviceMismatch(
+        fmt::format("not a trnsim device: ID register reads {:#010x}, expected {:#010x}", id, regs::kIdValue));
+  }
+  const uint32_t version = device_.read_reg(regs::VERSION);
+  const uint32_t isa_version = field(version, regs::VERSION_ISA_MASK, regs::VERSION_ISA_SHIFT);
+  if (isa_version != kIsaVersion) {
+    throw DeviceMismatch(
+        fmt::format("device decodes ISA version {}, this driver encodes version {}", isa_version, kIsaVersion));
+  }
+  const uint32_t te_dim = device_.read_reg(regs::TE_DIM);
+  info_.te_rows = field(te_dim, regs::TE_DIM_ROWS_MASK, regs::TE_DIM_ROWS_SHIFT);
+  info_.te_cols = field(te_dim, regs::TE_DIM_COLS_MASK, regs::TE_DIM_COLS_SHIFT);
+  info_.sbuf_partitions = device_.read_reg(regs::SBUF_PARTITIONS);
+  info_.sbuf_partition_bytes = device_.read_reg(regs::SBUF_PARTITION_BYTES);
+  info_.psum_partitions = device_.read_reg(regs::PSUM_PARTITIONS);
+  info_.psum_partition_bytes = device_.read_reg(regs::PSUM_PARTITION_BYTES);
+  info_.psum_banks = device_.read_reg(regs::PSUM_BANKS);
+  info_.hbm_bytes = read_counter64(regs::HBM_BYTES_LO, regs::HBM_BYTES_HI);
+  info_.num_queues = device_.read_reg(regs::NUM_QUEUES);
+  info_.num_semaphores = device_.read_reg(regs::NUM_SEMAPHORES);
+  info_.num_dma_engines = device_.read_reg(regs::NUM_DMA_ENGINES);
+  info_.te_clock_mhz = device_.read_reg(regs::TE_CLOCK_MHZ);
+
+  const std::pair<const char*, uint64_t> must_be_positive[] = {
+      {"TE_DIM.ROWS", info_.te_rows},
+      {"TE_DIM.COLS", info_.te_cols},
+      {"SBUF_PARTITIONS", info_.sbuf_partitions},
+      {"SBUF_PARTITION_BYTES", info_.sbuf_partition_bytes},
+      {"PSUM_PARTITIONS", info_.psum_partitions},
+      {"PSUM_PARTITION_BYTES", info_.psum_partition_bytes},
+      {"PSUM_BANKS", info_.psum_banks},
+      {"HBM_BYTES", info_.hbm_bytes},
+      {"NUM_DMA_ENGINES", info_.num_dma_engines},
+      {"TE_CLOCK_MHZ", info_.te_clock_mhz},
+  };
+  for (const auto& [name, value] : must_be_positive) {
+    if (value == 0) throw DeviceMismatch(fmt::format("device configuration register {} reads 0", name));
+  }
+  if (info_.num_queues < static_cast<uint32_t>(isa::kNumQueues) || info_.num_queues > regs::QUEUE_SLOTS) {
+    throw DeviceMismatch(fmt::format("device reports {} queues; this driver needs {} to {}", info_.num_queues,
+                                     isa::kNumQueues, regs::QUEUE_SLOTS));
+  }
+  if (info_.num_semaphores < static_cast<uint32_t>(isa::kNumSemaphores)) {
+    throw DeviceMismatch(fmt::format("device reports {} semaphores; the ISA names {}", info_.num_semaphores,
+                                     isa::kNumSemaphores));
+  }
+  program_floor_ = info_.hbm_bytes;
+  queue_base_.assign(info_.num_queues, 0);
+  queue_len_.assign(info_.num_queues, 0);
+}
+
+uint64_t Driver::read_counter64(uint32_t lo, uint32_t hi) const {
+  // HI, LO, HI again: retry when the low word wrapped between the reads (docs/registers.md, "Running a program").
+  for (;;) {
+    const uint32_t h1 = device_.read_reg(hi);
+    const uint32_t l = device_.read_reg(lo);
+    const uint32_t h2 = device_.read_reg(hi);
+    if (h1 == h2) return (static_cast<uint64_t>(h1) << 32) | l;
+  }
+}
+
+uint64_t Driver::alloc(uint64_t bytes, uint64_t align) {
+  if (bytes == 0) throw DriverError("alloc: size 0");
+  if (align == 0 || (align & (align - 1)) != 0) {
+    throw DriverError(fmt::format("alloc: alignment {} is not a power of two", align));
+  }
+  const uint64_t start = align_up(next_free_, align);
+  if (start < next_free_ || start > program_floor_ || bytes > program_floor_ - start) {
+    const uint64_t available = start < program_floor_ ? program_floor_ - start : 0;
+    throw OutOfDeviceMemory(fmt::format("alloc: {} bytes (align {}) do not fit in HBM: {} bytes free below {:#x}",
+                                        bytes, align, available, program_floor_),
+                            bytes, available);
+  }
+  next_free_ = start + bytes;
+  return start;
+}
+
+void Driver::check_range(const char* what, uint64_t addr, uint64_t bytes, uint64_t limit) const {
+  if (addr > limit || bytes > limit - addr) {
+    throw AddressError(fmt::format("{}: bytes [{:#x}, {:#x}) are outside [0, {:#x})", what, addr, addr + bytes, limit));
+  }
+}
+
+void Driver::write_hbm(uint64_t hbm_addr, const void* data, std::size_t bytes) {
+  check_range("write_hbm", hbm_addr, bytes, info_.hbm_bytes);
+  if (bytes != 0) device_.write_mem(regs::HBM_BASE + hbm_addr, data, bytes);
+}
+
+void Driver::read_hbm(uint64_t hbm_addr, void* data, std::size_t bytes) const {
+  check_range("read_hbm", hbm_addr, bytes, info_.hbm_bytes);
+  if (bytes != 0) device_.read_mem(regs::HBM_BASE + hbm_addr, data, bytes);
+}
+
+void Driver::read_sbuf(uint32_t partition, uint32_t offset, void* data, std::size_t bytes) const {
+  if (partition >= info_.sbuf_partitions) {
+    throw AddressError(fmt::format("read_sbuf: partition {} of {}", partition, info_.sbuf_partitions));
+  }
+  check_range("read_sbuf", offset, bytes, info_.sbuf_partition_bytes);
+  const uint64_t addr = regs::SBUF_BASE + uint64_t(partition) * info_.sbuf_partition_bytes + offset;
+  if (bytes != 0) device_.read_mem(addr, data, bytes);
+}
+
+void Driver::read_psum(uint32_t partition, uint32_t offset, void* data, std::size_t bytes) const {
+  if (partition >= info_.psum_partitions) {
+    throw AddressError(fmt::format("read_psum: partition {} of {}", partition, info_.psum_partitions));
+  }
+  check_range("read_psum", offset, bytes, info_.psum_partition_bytes);
+  const uint64_t addr = regs::PSUM_BASE + uint64_t(partition) * info_.psum_partition_bytes + offset;
+  if (bytes != 0) device_.read_mem(addr, data, bytes);
+}
+
+void Driver::load_program(const isa::Program& program) {
+  // Lay the queues out from the top of HBM downwards, each 4 KiB aligned.
+  uint64_t total = 0;
+  bool any = false;
+  for (const auto& q : program.queues) {
+    if (q.empty()) continue;
+    any = true;
+    total += align_up(q.size() * isa::kInstrBytes, kProgramAlign);
+  }
+  if (!any) throw DriverError("load_program: the program has no instructions");
+  for (std::size_t q = 0; q < program.queues.size(); ++q) {
+    if (!program.queues[q].empty() && q >= info_.num_queues) {
+      throw DriverError(fmt::format("load_program: queue {} is not on the device ({} queues)", q, info_.num_queues));
+    }
+  }
+  const uint64_t top = info_.hbm_bytes & ~(kProgramAlign - 1);
+  if (total > top || top - total < next_free_) {
+    const uint64_t available = top > next_free_ ? top - next_free_ : 0;
+    throw OutOfDeviceMemory(fmt::format("load_program: {} bytes of program do not fit in HBM above the {} "
+                                        "allocated bytes ({} free)",
+                                        total, next_free_, available),
+                            total, available);
+  }
+  const uint64_t floor = top - total;
+
+  // Unload the old program first so that a failure below leaves no queue pointing at stale code.
+  for (uint32_t q = 0; q < info_.num_queues; ++q) device_.write_reg(regs::queue_reg(q, regs::Q_LEN), 0);
+  std::fill(queue_base_.begin(), queue_base_.end(), 0);
+  std::fill(queue_len_.begin(), queue_len_.end(), 0);
+  program_ = isa::Program{};
+  program_floor_ = info_.hbm_bytes;
+
+  uint64_t addr = floor;
+  std::vector<uint8_t> bytes;
+  for (std::size_t q = 0; q < program.queues.size(); ++q) {
+    const auto& instrs = program.queues[q];
+    if (instrs.empty()) continue;
+    bytes.resize(instrs.size() * isa::kInstrBytes);
+    for (std::size_t i = 0; i < instrs.size(); ++i) {
+      const auto enc = isa::encode(instrs[i]);
+      std::copy(enc.begin(), enc.end(), bytes.begin() + static_cast<std::ptrdiff_t>(i * isa::kInstrBytes));
+    }
+    device_.write_mem(regs::HBM_BASE + addr, bytes.data(), bytes.size());
+    queue_base_[q] = addr;
+    queue_len_[q] = static_cast<uint32_t>(instrs.size());
+    addr += align_up(bytes.size(), kProgramAlign);
+  }
+  for (uint32_t q = 0; q < info_.num_queues; ++q) {
+    device_.write_reg(regs::queue_reg(q, regs::Q_BASE_LO), static_cast<uint32_t>(queue_base_[q]));
+    device_.write_reg(regs::queue_reg(q, regs::Q_BASE_HI), static_cast<uint32_t>(queue_base_[q] >> 32));
+    device_.write_reg(regs::queue_reg(q, regs::Q_LEN), queue_len_[q]);
+  }
+  program_floor_ = floor;
+  program_ = program;
+}
+
+void Driver::set_watchdog(uint32_t cycles) { device_.write_reg(regs::WATCHDOG_CYCLES, cycles); }
+
+std::string Driver::instruction_text(uint32_t queue, uint32_t index) const {
+  if (queue >= program_.queues.size() || index >= program_.queues[queue].size()) return {};
+  return isa::disassemble(program_.queues[queue][index]);
+}
+
+RunResult Driver::run(uint64_t timeout_cycles) {
+  uint32_t doorbell = 0;
+  for (uint32_t q = 0; q < info_.num_queues; ++q) {
+    if (queue_len_[q] != 0) doorbell |= 1u << q;
+  }
+  if (doorbell == 0) throw DriverError("run: no program loaded");
+
+  constexpr uint32_t kIrqBits = regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK;
+  device_.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);  // self-clearing
+  device_.write_reg(regs::INT_STATUS, kIrqBits);              // RW1C; soft reset cleared them already
+  device_.write_reg(regs::INT_ENABLE, regs::INT_ENABLE_DONE_MASK | regs::INT_ENABLE_ERROR_MASK);
+  device_.write_reg(regs::DOORBELL, doorbell);
+
+  device_.wait_interrupt(timeout_cycles);
+  // STATUS decides, not the return value: a backend may report the line late, and an error must win over done.
+  const uint32_t status = device_.read_reg(regs::STATUS);
+  const uint64_t cycles = read_counter64(regs::CYCLE_LO, regs::CYCLE_HI);
+  if (status & regs::STATUS_ERROR_MASK) {
+    const uint32_t code = device_.read_reg(regs::ERR_CODE);
+    const uint32_t queue = device_.read_reg(regs::ERR_QUEUE);
+    const uint32_t index = device_.read_reg(regs::ERR_INDEX);
+    const uint32_t info = device_.read_reg(regs::ERR_INFO);
+    device_.write_reg(regs::INT_STATUS, kIrqBits);
+    throw DeviceFault(code, queue, index, info, cycles, instruction_text(queue, index));
+  }
+  if (!(status & regs::STATUS_DONE_MASK)) {
+    std::vector<DriverTimeout::QueueSnapshot> queues;
+    for (uint32_t q = 0; q < info_.num_queues; ++q) {
+      if (queue_len_[q] == 0) continue;
+      DriverTimeout::QueueSnapshot s;
+      s.queue = q;
+      s.pc = device_.read_reg(regs::queue_reg(q, regs::Q_PC));
+      s.len = queue_len_[q];
+      s.state = device_.read_reg(regs::queue_reg(q, regs::Q_STATE));
+      queues.push_back(s);
+    }
+    throw DriverTimeout(timeout_cycles, cycles, std::move(queues));
+  }
+  RunResult result;
+  result.cycles = cycles;
+  for (uint32_t q = 0; q < static_cast<uint32_t>(isa::kNumQueues); ++q) {
+    if (queue_len_[q] != 0) result.retired[q] = device_.read_reg(regs::queue_reg(q, regs::Q_RETIRED));
+  }
+  device_.write_reg(regs::INT_STATUS, kIrqBits);
+  return result;
+}
+
+}  // namespace trnsim::driver

@@ -1,0 +1,200 @@
+// The trnsim host driver: discovers a device, places programs and data in its memory, runs programs and turns the
+// device's error registers into exceptions.
+//
+// The driver reaches the device only through the abstract Device interface (device.h; BRIEF section 7), so the same
+// driver code runs against the in-process SystemC model, an RTL co-simulation or the unit-test mock. Registers and
+// device addresses are those of the generated register map (model/mmio/trn_regs.h, docs/registers.md); the run
+// protocol and the error texts are described in docs/driver.md.
+//
+// Units: addresses and sizes in bytes, times in TE clock cycles (TE_CLOCK_MHZ, 2.4 GHz for the named configs).
+// Address kinds: an "HBM address" is a byte address inside the HBM space (what instructions and Q_BASE hold); a
+// "device address" is regs::HBM_BASE + HBM address (what Device::read_mem/write_mem take).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "firmware/driver/device.h"
+#include "firmware/isa/isa.h"
+
+namespace trnsim::driver {
+
+/// What the configuration registers say about a device (read once by the Driver constructor).
+struct DeviceInfo {
+  uint32_t te_rows = 0;               ///< Tensor Engine PE rows: largest contraction K of one instruction
+  uint32_t te_cols = 0;               ///< Tensor Engine PE columns: largest stationary M
+  uint32_t sbuf_partitions = 0;       ///< SBUF partitions
+  uint32_t sbuf_partition_bytes = 0;  ///< bytes per SBUF partition
+  uint32_t psum_partitions = 0;       ///< PSUM partitions
+  uint32_t psum_partition_bytes = 0;  ///< bytes per PSUM partition
+  uint32_t psum_banks = 0;            ///< PSUM banks per partition
+  uint64_t hbm_bytes = 0;             ///< HBM size
+  uint32_t num_queues = 0;            ///< instruction queues (queue id = isa::Engine value)
+  uint32_t num_semaphores = 0;        ///< hardware semaphores
+  uint32_t num_dma_engines = 0;       ///< DMA engines that execute copies concurrently
+  uint32_t te_clock_mhz = 0;          ///< TE clock, MHz
+
+  /// Bytes of one PSUM bank in one partition (psum_partition_bytes / psum_banks).
+  uint32_t psum_bank_bytes() const { return psum_banks == 0 ? 0 : psum_partition_bytes / psum_banks; }
+  /// Microseconds that `cycles` TE cycles last at te_clock_mhz.
+  double cycles_to_us(uint64_t cycles) const {
+    return te_clock_mhz == 0 ? 0.0 : static_cast<double>(cycles) / te_clock_mhz;
+  }
+};
+
+/// Base of every error the driver throws.
+class DriverError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The device is not one this driver can drive: wrong ID register, an ISA version other than 0, or a configuration
+/// register that makes no sense (0 rows, ...).
+class DeviceMismatch : public DriverError {
+ public:
+  using DriverError::DriverError;
+};
+
+/// A host-side request names memory outside the device: an HBM/SBUF/PSUM range past the end of its space.
+class AddressError : public DriverError {
+ public:
+  using DriverError::DriverError;
+};
+
+/// The HBM allocator (or the program area) cannot fit a request.
+class OutOfDeviceMemory : public DriverError {
+ public:
+  OutOfDeviceMemory(const std::string& what, uint64_t requested, uint64_t available)
+      : DriverError(what), requested_(requested), available_(available) {}
+  uint64_t requested() const { return requested_; }  ///< bytes asked for
+  uint64_t available() const { return available_; }  ///< bytes that were free
+ private:
+  uint64_t requested_;
+  uint64_t available_;
+};
+
+/// The device stopped with an error (STATUS.ERROR). what() is one line, e.g.
+/// "device error bad_field (a field holds an illegal value): queue te, instruction 4, field dtype".
+class DeviceFault : public DriverError {
+ public:
+  DeviceFault(uint32_t code, uint32_t queue, uint32_t index, uint32_t info, uint64_t cycles,
+              std::string instruction);
+  uint32_t code() const { return code_; }    ///< ERR_CODE (a regs::ErrCode value)
+  uint32_t queue() const { return queue_; }  ///< ERR_QUEUE: queue id (isa::Engine value)
+  uint32_t index() const { return index_; }  ///< ERR_INDEX: instruction index within the queue
+  uint32_t info() const { return info_; }    ///< ERR_INFO: ISA field id (isa::field_name), semaphore for deadlock
+  uint64_t cycles() const { return cycles_; }  ///< cycle counter when the error was read
+  /// The failing instruction disassembled (isa::disassemble), when the driver loaded it; else empty.
+  const std::string& instruction() const { return instruction_; }
+  /// The one-line text what() returns, built from the error registers.
+  static std::string describe(uint32_t code, uint32_t queue, uint32_t index, uint32_t info);
+
+ private:
+  uint32_t code_, queue_, index_, info_;
+  uint64_t cycles_;
+  std::string instruction_;
+};
+
+/// The device neither finished nor failed within the cycles run() allowed. what() names the cycles waited and each
+/// loaded queue's PC, length and state ("queue te at instruction 3 of 10, waiting").
+class DriverTimeout : public DriverError {
+ public:
+  struct QueueSnapshot {
+    uint32_t queue = 0;  ///< queue id
+    uint32_t pc = 0;     ///< Q_PC: index of the next instruction
+    uint32_t len = 0;    ///< Q_LEN
+    uint32_t state = 0;  ///< Q_STATE (a regs::QueueState value)
+  };
+  DriverTimeout(uint64_t waited_cycles, uint64_t device_cycles, std::vector<QueueSnapshot> queues);
+  uint64_t waited_cycles() const { return waited_cycles_; }  ///< the limit given to run()
+  uint64_t device_cycles() const { return device_cycles_; }  ///< CYCLE_HI:CYCLE_LO when the driver gave up
+  const std::vector<QueueSnapshot>& queues() const { return queues_; }
+
+ private:
+  uint64_t waited_cycles_;
+  uint64_t device_cycles_;
+  std::vector<QueueSnapshot> queues_;
+};
+
+/// What a successful run() reports.
+struct RunResult {
+  uint64_t cycles = 0;                                ///< TE cycles from the doorbell to the last halt (CYCLE)
+  std::array<uint64_t, isa::kNumQueues> retired{};    ///< Q_RETIRED per queue id (0 for queues not loaded)
+};
+
+/// Drives one device. Not copyable; holds a reference to the device, which must outlive it.
+class Driver {
+ public:
+  /// Reads ID, VERSION and the configuration registers. Throws DeviceMismatch when ID is not regs::kIdValue, the
+  /// device decodes an ISA version other than 0, or a configuration register is 0 / too small for the ISA (fewer
+  /// than isa::kNumQueues queues or isa::kNumSemaphores semaphores).
+  explicit Driver(Device& device);
+  Driver(const Driver&) = delete;
+  Driver& operator=(const Driver&) = delete;
+
+  const DeviceInfo& info() const { return info_; }
+  Device& device() const { return device_; }
+
+  // ---- HBM allocation. A bump allocator from HBM address 0 upwards; the loaded program lives at the top of HBM.
+
+  /// Reserves `bytes` (>= 1) of HBM aligned to `align` (a power of two) and returns its HBM address.
+  /// Throws OutOfDeviceMemory when it does not fit below the program area, DriverError for bytes 0 or a bad align.
+  uint64_t alloc(uint64_t bytes, uint64_t align = 64);
+  /// Releases every alloc() (the loaded program stays).
+  void free_all() { next_free_ = 0; }
+  /// Bytes below the end of the last allocation (including alignment padding).
+  uint64_t hbm_allocated() const { return next_free_; }
+
+  // ---- Memory access (host <-> device). Each throws AddressError for a range outside its space.
+
+  /// Writes `bytes` bytes from `data` to HBM address `hbm_addr`.
+  void write_hbm(uint64_t hbm_addr, const void* data, std::size_t bytes);
+  /// Reads `bytes` bytes at HBM address `hbm_addr` into `data`.
+  void read_hbm(uint64_t hbm_addr, void* data, std::size_t bytes) const;
+  /// Reads `bytes` bytes of SBUF partition `partition` from byte `offset` (debug and tests).
+  void read_sbuf(uint32_t partition, uint32_t offset, void* data, std::size_t bytes) const;
+  /// Reads `bytes` bytes of PSUM partition `partition` from byte `offset` (debug and tests).
+  void read_psum(uint32_t partition, uint32_t offset, void* data, std::size_t bytes) const;
+
+  // ---- Programs
+
+  /// Encodes every non-empty queue of `program` (isa::encode, 64 bytes per instruction) into the program area at
+  /// the top of HBM (each queue 4 KiB aligned) and programs Q_BASE_LO/HI and Q_LEN; every other queue gets Q_LEN 0.
+  /// Replaces the previously loaded program. Does not validate instructions: the device reports malformed ones when
+  /// it runs them (check with isa::validate first to catch them on the host). Throws DriverError for an empty
+  /// program or a queue the device does not have, OutOfDeviceMemory when the program would overlap alloc()ed HBM.
+  void load_program(const isa::Program& program);
+  /// HBM address of queue `queue`'s first instruction in the loaded program (0 when it has none).
+  uint64_t program_base(uint32_t queue) const { return queue < queue_base_.size() ? queue_base_[queue] : 0; }
+
+  /// Sets WATCHDOG_CYCLES: the device stops with ERR_WATCHDOG when no queue retires an instruction for `cycles` TE
+  /// cycles (0 = off). The device's reset value applies until this is called.
+  void set_watchdog(uint32_t cycles);
+
+  /// Runs the loaded program: soft reset (CTRL.SOFT_RESET: semaphores, status, PCs, cycle counter), INT_ENABLE =
+  /// DONE|ERROR, DOORBELL with one bit per loaded queue, then Device::wait_interrupt(timeout_cycles), then STATUS.
+  /// Returns the cycles and retired counts of a run that ended with every queue halted; clears INT_STATUS.
+  /// Throws DeviceFault when the device stopped with an error, DriverTimeout when it is still busy after
+  /// `timeout_cycles` TE cycles (it is left running; the next run() soft-resets it), DriverError when no program
+  /// is loaded.
+  RunResult run(uint64_t timeout_cycles);
+
+ private:
+  uint64_t read_counter64(uint32_t lo, uint32_t hi) const;
+  void check_range(const char* what, uint64_t addr, uint64_t bytes, uint64_t limit) const;
+  std::string instruction_text(uint32_t queue, uint32_t index) const;
+
+  Device& device_;
+  DeviceInfo info_;
+  uint64_t next_free_ = 0;        ///< first HBM byte not allocated
+  uint64_t program_floor_;        ///< lowest HBM byte of the program area (hbm_bytes when none)
+  std::vector<uint64_t> queue_base_;  ///< per queue id: HBM address of its program
+  std::vector<uint32_t> queue_len_;   ///< per queue id: instructions (0 = not loaded)
+  isa::Program program_;              ///< the loaded program (for error messages)
+};
+
+}  // namespace trnsim::driver

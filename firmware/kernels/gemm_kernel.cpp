@@ -1,0 +1,455 @@
+// The tiled GEMM kernel (gemm_kernel.h); tiling and semaphore protocol: docs/driver.md, "The GEMM kernel".
+#include "firmware/kernels/gemm_kernel.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace trnsim::kernels {
+namespace {
+
+// DMA cost figures the tiling is sized for (BRIEF section 2, Trainium2 Neuron SDK figures): each copy pays a start
+// latency, then moves bytes at one engine's bandwidth. They only steer the choice of batch size; correctness never
+// depends on them.
+constexpr double kDmaLatencyNs = 1300.0;
+constexpr double kDmaBytesPerNs = 23.0;
+/// Pieces smaller than this are not worth another DMA engine (the start latency dominates).
+constexpr uint64_t kMinPieceBytes = 8 * 1024;
+/// SBUF batch buffers wanted (1 being filled, 1 being read, 1 spare to absorb a slow wave).
+constexpr int kWantedSbufBuffers = 3;
+/// TE time of a batch should exceed this many times the estimated DMA time of its wave.
+constexpr double kBatchSlack = 2.0;
+
+constexpr uint64_t kFp32Bytes = 4;
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint64_t align_up(uint64_t v, uint64_t a) { return ceil_div(v, a) * a; }
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("gemm kernel: " + what);
+}
+
+int32_t stride(uint64_t bytes, const char* what) {
+  require(bytes <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()),
+          fmt::format("{} stride of {} bytes does not fit the ISA's 32-bit strides", what, bytes));
+  return static_cast<int32_t>(bytes);
+}
+
+bool fits_stride(uint64_t bytes) { return bytes <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()); }
+
+uint64_t copy_bytes(const isa::CopyFields& c) { return c.elements() * isa::data_type_bytes(c.src_type); }
+
+/// Splits a copy into up to `parts` copies of whole rows/tiles (never splits dimension 0, the contiguous run).
+void split_copy(const isa::CopyFields& c, uint64_t parts, std::vector<isa::CopyFields>* out) {
+  int d = isa::kApDims - 1;
+  while (d > 0 && c.count[d] == 1) --d;
+  if (parts <= 1 || d == 0) {
+    out->push_back(c);
+    return;
+  }
+  const uint64_t n = c.count[d];
+  const uint64_t chunks = std::min<uint64_t>(parts, n);
+  const uint64_t sub_parts = ceil_div(parts, chunks);
+  for (uint64_t i = 0; i < chunks; ++i) {
+    const uint64_t a = n * i / chunks;
+    const uint64_t b = n * (i + 1) / chunks;
+    isa::CopyFields piece = c;
+    piece.count[d] = static_cast<uint16_t>(b - a);
+    piece.src_addr = c.src_addr + static_cast<uint64_t>(static_cast<int64_t>(a) * c.src_stride[d]);
+    piece.dst_addr = c.dst_addr + static_cast<uint64_t>(static_cast<int64_t>(a) * c.dst_stride[d]);
+    if (piece.count[d] == 1) {
+      piece.src_stride[d] = 0;
+      piece.dst_stride[d] = 0;
+    }
+    split_copy(piece, sub_parts, out);
+  }
+}
+
+isa::Instruction sem(isa::Opcode op, uint8_t id, uint32_t value) {
+  isa::Instruction i;
+  i.op = op;
+  i.sem.sem = id;
+  i.sem.value = value;
+  return i;
+}
+
+isa::Instruction copy_instr(const isa::CopyFields& c) {
+  isa::Instruction i;
+  i.op = isa::Opcode::kDmaCopy;
+  i.copy = c;
+  return i;
+}
+
+/// One output block: an M tile x a group of N tiles, accumulated in one PSUM buffer.
+struct Block {
+  int m0 = 0, rows = 0;        ///< output rows [m0, m0 + rows)
+  int n0 = 0, cols = 0;        ///< output columns [n0, n0 + cols)
+  int ntiles = 0;              ///< N tiles (banks) in the block
+  int psum_buffer = 0;
+  int first_batch = 0, last_batch = 0;
+};
+
+/// One DMA load wave: K tiles [kt0, kt0 + nkt) of one block into one SBUF buffer.
+struct Batch {
+  int block = 0;
+  int kt0 = 0, nkt = 0;
+  int buffer = 0;
+};
+
+class GemmBuilder {
+ public:
+  GemmBuilder(const driver::DeviceInfo& info, const GemmLayout& l) : info_(info), l_(l), plan_(plan_gemm(info, l)) {
+    es_ = isa::dtype_bits(l.dtype) / 8;
+    dtype_ = static_cast<isa::DataType>(static_cast<uint8_t>(l.dtype));
+    bank_bytes_ = info.psum_bank_bytes();
+    const GemmPlan& p = plan_;
+    for (int mt = 0; mt < p.m_tiles; ++mt) {
+      for (int g = 0; g < p.n_groups; ++g) {
+        Block b;
+        b.m0 = mt * p.m_tile;
+        b.rows = std::min(p.m_tile, l.m - b.m0);
+        const int t0 = g * p.banks_per_block;
+        const int t1 = std::min(p.n_tiles, t0 + p.banks_per_block);
+        b.n0 = t0 * p.n_tile;
+        b.cols = std::min(l.n, t1 * p.n_tile) - b.n0;
+        b.ntiles = t1 - t0;
+        b.psum_buffer = static_cast<int>(blocks_.size()) % p.psum_buffers;
+        b.first_batch = static_cast<int>(batches_.size());
+        for (int kb = 0; kb < p.batches_per_block; ++kb) {
+          Batch batch;
+          batch.block = static_cast<int>(blocks_.size());
+          batch.kt0 = kb * p.ktiles_per_batch;
+          batch.nkt = std::min(p.ktiles_per_batch, p.k_tiles - batch.kt0);
+          if (batch.nkt <= 0) break;
+          batch.buffer = static_cast<int>(batches_.size()) % p.sbuf_buffers;
+          batches_.push_back(batch);
+        }
+        b.last_batch = static_cast<int>(batches_.size()) - 1;
+        blocks_.push_back(b);
+      }
+    }
+  }
+
+  isa::Program build() {
+    isa::Program prog;
+    build_te(&prog.queue(isa::Engine::kTe));
+    build_dma(&prog.queue(isa::Engine::kDma));
+    return prog;
+  }
+
+ private:
+  // ---- SBUF / PSUM layout (space addresses at partition 0)
+  uint64_t buffer_base(int buffer) const { return uint64_t(buffer) * plan_.sbuf_buffer_bytes; }
+  uint64_t moving_addr(int buffer, int t) const { return buffer_base(buffer) + uint64_t(t) * plan_.moving_row_bytes; }
+  uint64_t stationary_addr(int buffer, int t) const {
+    return buffer_base(buffer) + uint64_t(plan_.ktiles_per_batch) * plan_.moving_row_bytes +
+           uint64_t(t) * plan_.stationary_row_bytes;
+  }
+  uint64_t psum_addr(int psum_buffer, int bank) const {
+    return (uint64_t(psum_buffer) * plan_.banks_per_block + bank) * bank_bytes_;
+  }
+  int tile_rows(int kt) const { return std::min(plan_.k_tile, l_.k - kt * plan_.k_tile); }
+
+  // ---- TE queue
+  void build_te(std::vector<isa::Instruction>* te) const {
+    const GemmPlan& p = plan_;
+    for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
+      const Block& b = blocks_[bi];
+      const int reuse = static_cast<int>(bi) - p.psum_buffers;  // block that used this PSUM buffer before
+      if (reuse >= 0) te->push_back(sem(isa::Opcode::kSemWait, kSemDrained, static_cast<uint32_t>(reuse + 1)));
+      for (int j = b.first_batch; j <= b.last_batch; ++j) {
+        const Batch& batch = batches_[static_cast<std::size_t>(j)];
+        te->push_back(sem(isa::Opcode::kSemWait, kSemLoaded, static_cast<uint32_t>(j + 1)));
+        for (int t = 0; t < batch.nkt; ++t) {
+          const int kt = batch.kt0 + t;
+          isa::Instruction ls;
+          ls.op = isa::Opcode::kLoadStationary;
+          ls.te.dtype = l_.dtype;
+          ls.te.sbuf_addr = stationary_addr(batch.buffer, t);
+          ls.te.k = static_cast<uint16_t>(tile_rows(kt));
+          ls.te.free_size = static_cast<uint16_t>(b.rows);
+          te->push_back(ls);
+          for (int g = 0; g < b.ntiles; ++g) {
+            isa::Instruction mm;
+            mm.op = isa::Opcode::kMultiplyMoving;
+            mm.te.dtype = l_.dtype;
+            mm.te.accumulate = l_.accumulate_into || kt > 0;
+            mm.te.sbuf_addr = moving_addr(batch.buffer, t) + uint64_t(g) * p.n_tile * es_;
+            mm.te.psum_addr = psum_addr(b.psum_buffer, g);
+            mm.te.k = static_cast<uint16_t>(tile_rows(kt));
+            mm.te.free_size = static_cast<uint16_t>(std::min(p.n_tile, b.cols - g * p.n_tile));
+            te->push_back(mm);
+          }
+        }
+        te->push_back(sem(isa::Opcode::kSemSignal, kSemConsumed, 1));
+      }
+    }
+    te->push_back(isa::Instruction::halt());
+  }
+
+  // ---- DMA queue
+
+  /// Copies of one [rows, cols] tile stack: K tiles [kt0, kt0 + nkt) of a row-major [K, width] HBM tensor,
+  /// columns [c0, c0 + cols), into SBUF at `dst` (partition 0) with `row_bytes` between K tiles.
+  void tile_stack_copies(uint64_t tensor, int width, int c0, int cols, int kt0, int nkt, uint64_t dst,
+                         uint32_t row_bytes, std::vector<isa::CopyFields>* out) const {
+    const uint64_t R = static_cast<uint64_t>(plan_.k_tile);
+    const uint64_t row = uint64_t(width) * es_;
+    int nfull = nkt;
+    if (tile_rows(kt0 + nkt - 1) < plan_.k_tile) --nfull;  // the ragged last K tile gets its own copy
+    auto base = [&](int t, int rows, int tiles) {
+      isa::CopyFields c;
+      c.src_type = c.dst_type = dtype_;
+      c.src_space = isa::MemSpace::kHbm;
+      c.dst_space = isa::MemSpace::kSbuf;
+      c.src_addr = tensor + (uint64_t(kt0 + t) * R * width + uint64_t(c0)) * es_;
+      c.dst_addr = dst + uint64_t(t) * row_bytes;
+      c.count = {static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(tiles), 1};
+      c.src_stride = {static_cast<int32_t>(es_), rows > 1 ? stride(row, "row") : 0, 0, 0};
+      c.dst_stride = {static_cast<int32_t>(es_), rows > 1 ? static_cast<int32_t>(info_.sbuf_partition_bytes) : 0,
+                      0, 0};
+      if (tiles > 1) {
+        c.src_stride[2] = static_cast<int32_t>(R * row);
+        c.dst_stride[2] = static_cast<int32_t>(row_bytes);
+      }
+      return c;
+    };
+    if (nfull > 0) {
+      if (nfull == 1 || fits_stride(R * row)) {
+        out->push_back(base(0, plan_.k_tile, nfull));
+      } else {
+        for (int t = 0; t < nfull; ++t) out->push_back(base(t, plan_.k_tile, 1));
+      }
+    }
+    if (nfull < nkt) out->push_back(base(nfull, tile_rows(kt0 + nkt - 1), 1));
+  }
+
+  /// The copy between a block's rows/columns of out_hbm and its PSUM buffer (drain: PSUM -> HBM; else HBM -> PSUM).
+  void psum_block_copies(const Block& b, bool drain, std::vector<isa::CopyFields>* out) const {
+    const uint64_t nt = static_cast<uint64_t>(plan_.n_tile);
+    const bool contiguous = nt * kFp32Bytes == bank_bytes_;
+    auto make = [&](int col0, int cols, int tiles) {
+      isa::CopyFields c;
+      c.src_type = c.dst_type = isa::DataType::kFp32;
+      const uint64_t hbm = l_.out_hbm + (uint64_t(b.m0) * l_.n + uint64_t(b.n0 + col0)) * kFp32Bytes;
+      const uint64_t psum = psum_addr(b.psum_buffer, 0) + (uint64_t(col0) / nt) * bank_bytes_ +
+                            (uint64_t(col0) % nt) * kFp32Bytes;
+      const int32_t hbm_row = stride(uint64_t(l_.n) * kFp32Bytes, "output row");
+      const int32_t psum_row = static_cast<int32_t>(info_.psum_partition_bytes);
+      c.count = {static_cast<uint16_t>(cols), static_cast<uint16_t>(b.rows), static_cast<uint16_t>(tiles), 1};
+      std::array<int32_t, isa::kApDims> hbm_stride{4, b.rows > 1 ? hbm_row : 0, 0, 0};
+      std::array<int32_t, isa::kApDims> psum_stride{4, b.rows > 1 ? psum_row : 0, 0, 0};
+      if (tiles > 1) {
+        hbm_stride[2] = static_cast<int32_t>(nt * kFp32Bytes);
+        psum_stride[2] = static_cast<int32_t>(bank_bytes_);
+      }
+      if (drain) {
+        c.src_space = isa::MemSpace::kPsum;
+        c.dst_space = isa::MemSpace::kHbm;
+        c.src_addr = psum;
+        c.dst_addr = hbm;
+        c.src_stride = psum_stride;
+        c.dst_stride = hbm_stride;
+      } else {
+        c.src_space = isa::MemSpace::kHbm;
+        c.dst_space = isa::MemSpace::kPsum;
+        c.src_addr = hbm;
+        c.dst_addr = psum;
+        c.src_stride = hbm_stride;
+        c.dst_stride = psum_stride;
+      }
+      return c;
+    };
+    if (contiguous || b.ntiles == 1) {
+      out->push_back(make(0, b.cols, 1));
+      return;
+    }
+    const int full = b.cols / plan_.n_tile;
+    if (full > 0) out->push_back(make(0, plan_.n_tile, full));
+    if (full * plan_.n_tile < b.cols) out->push_back(make(full * plan_.n_tile, b.cols - full * plan_.n_tile, 1));
+  }
+
+  /// Emits a wave's copies, each split so that the wave spreads over the DMA engines.
+  void emit_wave(const std::vector<isa::CopyFields>& copies, std::vector<isa::Instruction>* dma) const {
+    uint64_t total = 0;
+    for (const auto& c : copies) total += copy_bytes(c);
+    const uint64_t engines = std::max<uint64_t>(1, info_.num_dma_engines > 1 ? info_.num_dma_engines - 1 : 1);
+    const uint64_t piece = std::max<uint64_t>(kMinPieceBytes, ceil_div(total, engines));
+    std::vector<isa::CopyFields> pieces;
+    for (const auto& c : copies) split_copy(c, ceil_div(copy_bytes(c), piece), &pieces);
+    for (const auto& c : pieces) dma->push_back(copy_instr(c));
+  }
+
+  void build_dma(std::vector<isa::Instruction>* dma) const {
+    const GemmPlan& p = plan_;
+    const int nblocks = static_cast<int>(blocks_.size());
+    const int nbatches = static_cast<int>(batches_.size());
+    int next_drain = 0;        // next block to queue for draining
+    int drains_emitted = 0;    // blocks whose drain copies are in the instruction stream
+    int drains_signalled = 0;  // blocks whose drain a kSemDrained signal has published
+    std::vector<isa::CopyFields> wave;
+
+    auto flush_wave = [&] {
+      emit_wave(wave, dma);
+      wave.clear();
+      drains_emitted = next_drain;
+    };
+    // Publishes the drains emitted since the last signal (a DMA-queue signal waits for every earlier copy).
+    auto flush_drains = [&] {
+      if (drains_emitted > drains_signalled) {
+        dma->push_back(
+            sem(isa::Opcode::kSemSignal, kSemDrained, static_cast<uint32_t>(drains_emitted - drains_signalled)));
+        drains_signalled = drains_emitted;
+      }
+    };
+    // Every wait first publishes the drains emitted so far: the TE may need them to make the progress waited for.
+    auto wait_consumed = [&](int batches_done) {
+      if (!wave.empty()) throw std::logic_error("gemm kernel: wait inside a wave");
+      flush_drains();
+      dma->push_back(sem(isa::Opcode::kSemWait, kSemConsumed, static_cast<uint32_t>(batches_done)));
+    };
+    // Queues the drain of the next block (its TE work must be known complete).
+    auto drain_next = [&] {
+      psum_block_copies(blocks_[static_cast<std::size_t>(next_drain)], /*drain=*/true, &wave);
+      ++next_drain;
+    };
+
+    for (int j = 0; j < nbatches; ++j) {
+      const Batch& batch = batches_[static_cast<std::size_t>(j)];
+      const Block& b = blocks_[static_cast<std::size_t>(batch.block)];
+      // The SBUF buffer is free once the TE consumed the batch that used it before (nbuf batches ago); that also
+      // completes every block whose last batch came before it, which can be drained now.
+      if (j >= p.sbuf_buffers) {
+        const int done = j - p.sbuf_buffers + 1;
+        wait_consumed(done);
+        while (next_drain < nblocks && blocks_[static_cast<std::size_t>(next_drain)].last_batch < done) drain_next();
+      }
+      if (l_.accumulate_into && j == b.first_batch) {
+        // P -> PSUM overwrites the buffer of block (this - psum_buffers): that drain must have completed.
+        const int reuse = batch.block - p.psum_buffers;
+        if (reuse >= 0 && drains_signalled <= reuse) {
+          while (next_drain <= reuse) {
+            flush_wave();
+            wait_consumed(blocks_[static_cast<std::size_t>(next_drain)].last_batch + 1);
+            drain_next();
+          }
+          flush_wave();
+          flush_drains();
+        }
+        psum_block_copies(b, /*drain=*/false, &wave);
+      }
+      tile_stack_copies(l_.moving_hbm, l_.n, b.n0, b.cols, batch.kt0, batch.nkt, moving_addr(batch.buffer, 0),
+                        p.moving_row_bytes, &wave);
+      tile_stack_copies(l_.stationary_hbm, l_.m, b.m0, b.rows, batch.kt0, batch.nkt,
+                        stationary_addr(batch.buffer, 0), p.stationary_row_bytes, &wave);
+      flush_wave();
+      dma->push_back(sem(isa::Opcode::kSemSignal, kSemLoaded, 1));
+      flush_drains();
+    }
+    while (next_drain < nblocks) {
+      wait_consumed(blocks_[static_cast<std::size_t>(next_drain)].last_batch + 1);
+      drain_next();
+      flush_wave();
+    }
+    flush_drains();
+    dma->push_back(isa::Instruction::halt());
+  }
+
+  const driver::DeviceInfo& info_;
+  const GemmLayout& l_;
+  GemmPlan plan_;
+  unsigned es_ = 2;
+  isa::DataType dtype_ = isa::DataType::kBf16;
+  uint64_t bank_bytes_ = 0;
+  std::vector<Block> blocks_;
+  std::vector<Batch> batches_;
+};
+
+}  // namespace
+
+GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
+  require(l.k >= 1 && l.m >= 1 && l.n >= 1, fmt::format("K, M and N must be >= 1 (got {}, {}, {})", l.k, l.m, l.n));
+  require(info.te_rows >= 1 && info.te_cols >= 1, "the device has no Tensor Engine rows/columns");
+  require(info.sbuf_partitions >= info.te_rows,
+          fmt::format("{} SBUF partitions cannot feed {} TE rows", info.sbuf_partitions, info.te_rows));
+  require(info.psum_partitions >= 1 && info.psum_banks >= 1, "the device has no PSUM");
+  const uint64_t bank_bytes = info.psum_bank_bytes();
+  require(bank_bytes >= kFp32Bytes, fmt::format("PSUM banks of {} bytes hold no FP32", bank_bytes));
+  const uint64_t es = isa::dtype_bits(l.dtype) / 8;
+
+  GemmPlan p;
+  p.k_tile = static_cast<int>(info.te_rows);
+  p.m_tile = static_cast<int>(std::min(info.te_cols, info.psum_partitions));
+  p.n_tile = static_cast<int>(std::min<uint64_t>(isa::kMaxMovingN, bank_bytes / kFp32Bytes));
+  require(p.k_tile <= 0xFFFF && p.m_tile <= 0xFFFF, "TE array larger than the ISA's 16-bit sizes");
+  p.k_tiles = static_cast<int>(ceil_div(uint64_t(l.k), uint64_t(p.k_tile)));
+  p.m_tiles = static_cast<int>(ceil_div(uint64_t(l.m), uint64_t(p.m_tile)));
+  p.n_tiles = static_cast<int>(ceil_div(uint64_t(l.n), uint64_t(p.n_tile)));
+  // Row strides of the tensors must fit the ISA's int32 strides.
+  stride(uint64_t(l.n) * es, "moving row");
+  stride(uint64_t(l.m) * es, "stationary row");
+  stride(uint64_t(l.n) * kFp32Bytes, "output row");
+
+  // Latency and bandwidth of one DMA engine in TE cycles.
+  const double mhz = info.te_clock_mhz == 0 ? 2400.0 : static_cast<double>(info.te_clock_mhz);
+  const double latency = kDmaLatencyNs * mhz / 1000.0;
+  const double bytes_per_cycle = kDmaBytesPerNs * 1000.0 / mhz;
+  const double engines = std::max(1.0, static_cast<double>(info.num_dma_engines) - 1.0);
+  const uint64_t pb = info.sbuf_partition_bytes;
+
+  // Banks per block: half of PSUM (so that two blocks alternate), balanced over the N tiles, and a block's
+  // columns must fit a 16-bit count and, for one K tile, an SBUF partition.
+  const int max_g = static_cast<int>(std::max<uint32_t>(1, info.psum_banks / 2));
+  for (int g_limit = std::min(max_g, p.n_tiles); g_limit >= 1; --g_limit) {
+    p.n_groups = static_cast<int>(ceil_div(uint64_t(p.n_tiles), uint64_t(g_limit)));
+    p.banks_per_block = static_cast<int>(ceil_div(uint64_t(p.n_tiles), uint64_t(p.n_groups)));
+    const uint64_t block_cols = std::min<uint64_t>(uint64_t(l.n), uint64_t(p.banks_per_block) * p.n_tile);
+    p.moving_row_bytes = static_cast<uint32_t>(std::min<uint64_t>(block_cols * es, 0xFFFFFFFFu));
+    p.stationary_row_bytes = static_cast<uint32_t>(std::min<int>(l.m, p.m_tile) * es);
+    if (block_cols <= 0xFFFF && uint64_t(p.moving_row_bytes) + p.stationary_row_bytes <= pb) break;
+    require(g_limit > 1, fmt::format("SBUF partitions of {} bytes cannot hold one K tile", pb));
+  }
+  p.psum_buffers = static_cast<int>(info.psum_banks / uint32_t(p.banks_per_block));
+  p.blocks = p.m_tiles * p.n_groups;
+
+  // K tiles per batch: enough that the TE works on a batch for kBatchSlack times as long as the DMA needs to load
+  // the next one (estimated: one start latency, then the wave's bytes over all engines), within SBUF.
+  const uint64_t per_ktile = uint64_t(p.moving_row_bytes) + p.stationary_row_bytes;
+  const double block_cols = std::min<double>(l.n, double(p.banks_per_block) * p.n_tile);
+  const double te_per_ktile = 1.0 + p.k_tile + block_cols +
+                              p.banks_per_block * (double(info.te_rows) + info.te_cols + 2.0);
+  const double dma_per_ktile = double(p.k_tile) * per_ktile / (engines * bytes_per_cycle);
+  int want = p.k_tiles;
+  if (te_per_ktile > kBatchSlack * dma_per_ktile) {
+    want = static_cast<int>(std::ceil(kBatchSlack * latency / (te_per_ktile - kBatchSlack * dma_per_ktile)));
+  }
+  want = std::max(1, std::min(want, p.k_tiles));
+  const int total_batches_max = p.blocks * p.k_tiles;
+  p.sbuf_buffers = std::max(1, std::min(kWantedSbufBuffers, total_batches_max));
+  for (;;) {
+    const uint64_t cap = pb / p.sbuf_buffers / per_ktile;  // K tiles per buffer that fit (64-byte aligned below)
+    int ktiles = static_cast<int>(std::min<uint64_t>(uint64_t(want), cap));
+    while (ktiles >= 1 && align_up(uint64_t(ktiles) * per_ktile, 64) * p.sbuf_buffers > pb) --ktiles;
+    if (ktiles >= 1) {
+      p.batches_per_block = static_cast<int>(ceil_div(uint64_t(p.k_tiles), uint64_t(ktiles)));
+      p.ktiles_per_batch = static_cast<int>(ceil_div(uint64_t(p.k_tiles), uint64_t(p.batches_per_block)));
+      break;
+    }
+    require(p.sbuf_buffers > 1, fmt::format("SBUF partitions of {} bytes cannot hold one K tile", pb));
+    --p.sbuf_buffers;
+  }
+  p.batches = p.blocks * p.batches_per_block;
+  p.sbuf_buffers = std::min(p.sbuf_buffers, p.batches);
+  p.sbuf_buffer_bytes = static_cast<uint32_t>(align_up(uint64_t(p.ktiles_per_batch) * per_ktile, 64));
+  return p;
+}
+
+isa::Program make_gemm_program(const driver::DeviceInfo& info, const GemmLayout& layout) {
+  return GemmBuilder(info, layout).build();
+}
+
+}  // namespace trnsim::kernels

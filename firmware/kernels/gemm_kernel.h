@@ -1,0 +1,75 @@
+// The tiled GEMM kernel: out[M, N] (+)= stationary[K, M]^T @ moving[K, N] for any K, M, N >= 1, as a two-queue
+// program (te + dma) for the trnsim ISA.
+//
+// Numerics (BRIEF section 3 rule 4; the same as golden::gemm(ops, tile_rows = te_rows, accumulate_into)): K is cut
+// into tiles of te_rows partitions that are accumulated into PSUM in increasing order; the first tile writes PSUM
+// unless `accumulate_into`, in which case the old output P is first copied HBM -> PSUM and every tile adds to it.
+//
+// Tiling and the semaphore protocol are described in docs/driver.md ("The GEMM kernel"). In short:
+//   - a *block* is one M tile (<= te_cols rows, PSUM partitions) x one group of G N tiles (<= 512 FP32 columns
+//     each, one PSUM bank each); the stationary tile stays loaded while the TE sweeps the block's G banks;
+//   - the blocks alternate between PSUM buffers (psum_banks / G of them) so that the DMA drains one block to HBM
+//     while the TE fills the next;
+//   - each block's K tiles arrive in *batches* of P K tiles (moving [P*K_tile, block columns] and stationary
+//     [P*K_tile, M tile]) in one of nbuf SBUF buffers, each batch loaded by a few large 4-D copies spread over
+//     the DMA engines, so that DMA and TE overlap.
+// The program names every cross-queue dependency with the three semaphores below; it is free of races under any
+// timing (tests/kernels check this by a happens-before analysis).
+#pragma once
+
+#include <cstdint>
+
+#include "firmware/driver/driver.h"
+#include "firmware/isa/isa.h"
+
+namespace trnsim::kernels {
+
+/// Where the operands of one GEMM are in HBM (HBM-space byte addresses), and what to compute.
+struct GemmLayout {
+  isa::Dtype dtype = isa::Dtype::kBf16;  ///< element type of stationary and moving
+  int k = 0;                             ///< contraction size, >= 1
+  int m = 0;                             ///< stationary free size (output rows), >= 1
+  int n = 0;                             ///< moving free size (output columns), >= 1
+  uint64_t stationary_hbm = 0;           ///< [K, M] narrow elements, row-major
+  uint64_t moving_hbm = 0;               ///< [K, N] narrow elements, row-major
+  uint64_t out_hbm = 0;                  ///< [M, N] FP32, row-major
+  /// out_hbm already holds P[M, N] (FP32); the result is P + S^T @ M, accumulated in PSUM starting from P.
+  bool accumulate_into = false;
+};
+
+/// Semaphores the GEMM program uses (counters, each signalled by one queue only).
+inline constexpr uint8_t kSemLoaded = 0;    ///< dma -> te: +1 per batch landed in SBUF (wave j ready: >= j + 1)
+inline constexpr uint8_t kSemConsumed = 1;  ///< te -> dma: +1 per batch the TE finished (SBUF buffer free, PSUM done)
+inline constexpr uint8_t kSemDrained = 2;   ///< dma -> te: +1 per block copied PSUM -> HBM (PSUM buffer free)
+
+/// The tiling make_gemm_program() chose (all sizes in elements unless named _bytes).
+struct GemmPlan {
+  int k_tile = 0;            ///< partitions per K tile (te_rows)
+  int m_tile = 0;            ///< output rows per M tile (min(te_cols, psum_partitions))
+  int n_tile = 0;            ///< columns per N tile (one PSUM bank: min(512, bank bytes / 4))
+  int k_tiles = 0, m_tiles = 0, n_tiles = 0;
+  int banks_per_block = 0;   ///< G: N tiles (PSUM banks) per block
+  int n_groups = 0;          ///< blocks per M tile
+  int psum_buffers = 0;      ///< blocks in PSUM at once (psum_banks / G)
+  int blocks = 0;            ///< m_tiles * n_groups
+  int ktiles_per_batch = 0;  ///< P
+  int batches_per_block = 0;
+  int batches = 0;           ///< blocks * batches_per_block = DMA load waves
+  int sbuf_buffers = 0;      ///< batch buffers in SBUF (nbuf)
+  uint32_t sbuf_buffer_bytes = 0;  ///< bytes per partition of one batch buffer
+  uint32_t moving_row_bytes = 0;   ///< bytes per partition of one K tile's moving columns in a buffer
+  uint32_t stationary_row_bytes = 0;  ///< bytes per partition of one K tile's stationary columns in a buffer
+};
+
+/// The tiling for `layout` on a device described by `info`. Throws std::invalid_argument for a dimension < 1, a
+/// tensor too large for the ISA's 32-bit strides, or a device too small for one K tile (fewer SBUF partitions than
+/// TE rows, a PSUM bank smaller than one FP32, SBUF partitions too small for one buffer).
+GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& layout);
+
+/// The GEMM as a program: queue te (load_stationary, multiply_moving, semaphores) and queue dma (dma_copy,
+/// semaphores), each ending with halt. Uses SBUF from offset 0 of partitions 0..k_tile-1 (plan.sbuf_buffers *
+/// plan.sbuf_buffer_bytes bytes each), PSUM partitions 0..m_tile-1 and semaphores 0..2, which must start at 0
+/// (Driver::run soft-resets them). Touches HBM only inside the three tensors. Throws like plan_gemm().
+isa::Program make_gemm_program(const driver::DeviceInfo& info, const GemmLayout& layout);
+
+}  // namespace trnsim::kernels
