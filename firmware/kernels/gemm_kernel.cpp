@@ -43,7 +43,8 @@ bool fits_stride(uint64_t bytes) { return bytes <= static_cast<uint64_t>(std::nu
 
 uint64_t copy_bytes(const isa::CopyFields& c) { return c.elements() * isa::data_type_bytes(c.src_type); }
 
-/// Splits a copy into up to `parts` copies of whole rows/tiles (never splits dimension 0, the contiguous run).
+/// Splits a copy into `parts` copies of whole rows/tiles, as equal as the shape allows (fewer when it has fewer
+/// rows); never splits dimension 0, the contiguous run.
 void split_copy(const isa::CopyFields& c, uint64_t parts, std::vector<isa::CopyFields>* out) {
   int d = isa::kApDims - 1;
   while (d > 0 && c.count[d] == 1) --d;
@@ -53,7 +54,6 @@ void split_copy(const isa::CopyFields& c, uint64_t parts, std::vector<isa::CopyF
   }
   const uint64_t n = c.count[d];
   const uint64_t chunks = std::min<uint64_t>(parts, n);
-  const uint64_t sub_parts = ceil_div(parts, chunks);
   for (uint64_t i = 0; i < chunks; ++i) {
     const uint64_t a = n * i / chunks;
     const uint64_t b = n * (i + 1) / chunks;
@@ -65,7 +65,8 @@ void split_copy(const isa::CopyFields& c, uint64_t parts, std::vector<isa::CopyF
       piece.src_stride[d] = 0;
       piece.dst_stride[d] = 0;
     }
-    split_copy(piece, sub_parts, out);
+    // The pieces of this chunk: its share of `parts` (they add up to `parts`).
+    split_copy(piece, parts * (i + 1) / chunks - parts * i / chunks, out);
   }
 }
 
@@ -273,15 +274,20 @@ class GemmBuilder {
     if (full * plan_.n_tile < b.cols) out->push_back(make(full * plan_.n_tile, b.cols - full * plan_.n_tile, 1));
   }
 
-  /// Emits a wave's copies, each split so that the wave spreads over the DMA engines.
+  /// Emits a wave's copies, split so that the wave spreads over the DMA engines: each copy gets a share of the
+  /// engines proportional to its bytes (at least one, and no piece below kMinPieceBytes).
   void emit_wave(const std::vector<isa::CopyFields>& copies, std::vector<isa::Instruction>* dma) const {
     uint64_t total = 0;
     for (const auto& c : copies) total += copy_bytes(c);
-    const uint64_t engines = std::max<uint64_t>(1, info_.num_dma_engines > 1 ? info_.num_dma_engines - 1 : 1);
-    const uint64_t piece = std::max<uint64_t>(kMinPieceBytes, ceil_div(total, engines));
-    std::vector<isa::CopyFields> pieces;
-    for (const auto& c : copies) split_copy(c, ceil_div(copy_bytes(c), piece), &pieces);
-    for (const auto& c : pieces) dma->push_back(copy_instr(c));
+    const uint64_t engines = std::max<uint32_t>(1, info_.num_dma_engines);
+    for (const auto& c : copies) {
+      const uint64_t bytes = copy_bytes(c);
+      const uint64_t share = std::max<uint64_t>(1, bytes * engines / std::max<uint64_t>(1, total));
+      const uint64_t parts = std::min(share, ceil_div(bytes, kMinPieceBytes));
+      std::vector<isa::CopyFields> pieces;
+      split_copy(c, parts, &pieces);
+      for (const auto& piece : pieces) dma->push_back(copy_instr(piece));
+    }
   }
 
   void build_dma(std::vector<isa::Instruction>* dma) const {

@@ -1,0 +1,420 @@
+// GEMM kernel tests without a device: every generated program is checked (validation, device limits, the areas
+// it may touch, semaphores, races under any timing) and executed by the test-side reference machine, whose result
+// must equal the golden GEMM bit for bit; on the tiny and trn2 device descriptions, ragged shapes included.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "firmware/golden/fp_golden.h"
+#include "firmware/golden/gemm_golden.h"
+#include "firmware/kernels/gemm_kernel.h"
+#include "tests/kernels/program_sim.h"
+#include "tests/support/test_seed.h"
+
+namespace trnsim::kernels {
+namespace {
+
+using driver::DeviceInfo;
+using test::Area;
+
+/// The named configurations of BRIEF section 2 as the device reports them.
+DeviceInfo tiny_info() {
+  DeviceInfo i;
+  i.te_rows = 16;
+  i.te_cols = 16;
+  i.sbuf_partitions = 16;
+  i.sbuf_partition_bytes = 192 * 1024;
+  i.psum_partitions = 16;
+  i.psum_partition_bytes = 16 * 1024;
+  i.psum_banks = 8;
+  i.hbm_bytes = 1ull << 30;
+  i.num_queues = 2;
+  i.num_semaphores = 32;
+  i.num_dma_engines = 16;
+  i.te_clock_mhz = 2400;
+  return i;
+}
+
+DeviceInfo trn2_info() {
+  DeviceInfo i = tiny_info();
+  i.te_rows = i.te_cols = 128;
+  i.sbuf_partitions = i.psum_partitions = 128;
+  i.hbm_bytes = 96ull << 30;
+  return i;
+}
+
+struct Shape {
+  int k, m, n;
+  isa::Dtype dtype = isa::Dtype::kBf16;
+  bool accumulate = false;
+};
+
+std::string shape_name(const Shape& s) {
+  return fmt::format("K{}_M{}_N{}_{}{}", s.k, s.m, s.n, isa::dtype_name(s.dtype), s.accumulate ? "_acc" : "");
+}
+
+/// Tensors placed in HBM with unaligned starts and gaps between them (so that a stray access is noticed).
+GemmLayout place(const Shape& s) {
+  const uint64_t es = isa::dtype_bits(s.dtype) / 8;
+  GemmLayout l;
+  l.dtype = s.dtype;
+  l.k = s.k;
+  l.m = s.m;
+  l.n = s.n;
+  l.accumulate_into = s.accumulate;
+  l.stationary_hbm = 0x1002;
+  l.moving_hbm = l.stationary_hbm + uint64_t(s.k) * s.m * es + 0x1006;
+  l.out_hbm = (l.moving_hbm + uint64_t(s.k) * s.n * es + 0x1000) & ~uint64_t(3);
+  return l;
+}
+
+uint64_t hbm_end(const GemmLayout& l) { return l.out_hbm + uint64_t(l.m) * l.n * 4; }
+
+/// The areas the kernel may touch: the three tensors (out readable only when accumulating), its SBUF buffers and
+/// its PSUM buffers.
+std::vector<Area> kernel_areas(const DeviceInfo& info, const GemmLayout& l, const GemmPlan& p) {
+  const uint64_t es = isa::dtype_bits(l.dtype) / 8;
+  std::vector<Area> a;
+  a.push_back({isa::MemSpace::kHbm, 0, 1, l.stationary_hbm, l.stationary_hbm + uint64_t(l.k) * l.m * es, true, false,
+               "stationary"});
+  a.push_back({isa::MemSpace::kHbm, 0, 1, l.moving_hbm, l.moving_hbm + uint64_t(l.k) * l.n * es, true, false,
+               "moving"});
+  a.push_back({isa::MemSpace::kHbm, 0, 1, l.out_hbm, hbm_end(l), l.accumulate_into, true, "out"});
+  a.push_back({isa::MemSpace::kSbuf, 0, uint32_t(p.k_tile), 0, uint64_t(p.sbuf_buffers) * p.sbuf_buffer_bytes, true,
+               true, "sbuf buffers"});
+  a.push_back({isa::MemSpace::kPsum, 0, uint32_t(p.m_tile), 0,
+               uint64_t(p.psum_buffers) * p.banks_per_block * info.psum_bank_bytes(), true, true, "psum buffers"});
+  return a;
+}
+
+/// Random finite narrow values (and some zeros), as bit patterns.
+std::vector<uint16_t> random_tensor(isa::Dtype dt, std::size_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) {
+    const float f = (rng() % 16 == 0) ? 0.0f : u(rng);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    x = golden::narrow_from_f32(dt, bits, true);
+  }
+  return v;
+}
+
+void put(std::vector<uint8_t>* hbm, uint64_t addr, const std::vector<uint16_t>& v, unsigned es) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    (*hbm)[addr + i * es] = static_cast<uint8_t>(v[i]);
+    if (es == 2) (*hbm)[addr + i * es + 1] = static_cast<uint8_t>(v[i] >> 8);
+  }
+}
+
+/// Generates, checks and executes one GEMM; compares with the golden GEMM bit for bit.
+void check_gemm(const DeviceInfo& info, const Shape& s) {
+  SCOPED_TRACE(shape_name(s));
+  const GemmLayout l = place(s);
+  const GemmPlan plan = plan_gemm(info, l);
+  const isa::Program prog = make_gemm_program(info, l);
+
+  test::ProgramCheckOptions opt;
+  opt.areas = kernel_areas(info, l, plan);
+  const test::ProgramCheck check = test::check_program(info, prog, opt);
+  ASSERT_TRUE(check.ok()) << check.summary();
+  EXPECT_EQ(prog.queues[0].back().op, isa::Opcode::kHalt);
+  EXPECT_EQ(prog.queues[1].back().op, isa::Opcode::kHalt);
+
+  std::mt19937_64 rng(test::test_seed() ^ (uint64_t(s.k) << 40) ^ (uint64_t(s.m) << 20) ^ uint64_t(s.n));
+  golden::GemmOperands ops;
+  ops.dtype = s.dtype;
+  ops.k = s.k;
+  ops.m = s.m;
+  ops.n = s.n;
+  ops.stationary = random_tensor(s.dtype, std::size_t(s.k) * s.m, rng);
+  ops.moving = random_tensor(s.dtype, std::size_t(s.k) * s.n, rng);
+  std::vector<uint32_t> p_init(std::size_t(s.m) * s.n);
+  for (auto& x : p_init) {
+    const float f = std::uniform_real_distribution<float>(-4.0f, 4.0f)(rng);
+    std::memcpy(&x, &f, 4);
+  }
+  const unsigned es = isa::dtype_bits(s.dtype) / 8;
+  std::vector<uint8_t> hbm(hbm_end(l) + 0x1000, 0xA5);  // poison: uninitialised output reads show up
+  put(&hbm, l.stationary_hbm, ops.stationary, es);
+  put(&hbm, l.moving_hbm, ops.moving, es);
+  if (s.accumulate) std::memcpy(&hbm[l.out_hbm], p_init.data(), p_init.size() * 4);
+  const std::vector<uint8_t> before = hbm;
+
+  const test::RefMemory mem = test::run_reference(info, prog, hbm);
+  const std::vector<uint32_t> want = golden::gemm(ops, int(info.te_rows), s.accumulate ? &p_init : nullptr);
+  std::vector<uint32_t> got(want.size());
+  std::memcpy(got.data(), &mem.hbm[l.out_hbm], got.size() * 4);
+  int shown = 0;
+  for (std::size_t i = 0; i < want.size() && shown < 5; ++i) {
+    if (got[i] != want[i]) {
+      ADD_FAILURE() << fmt::format("out[{}][{}] = {:#010x}, golden {:#010x}", i / s.n, i % s.n, got[i], want[i]);
+      ++shown;
+    }
+  }
+  // Nothing but the output changed in HBM.
+  for (uint64_t a = 0; a < hbm.size(); ++a) {
+    if (a == l.out_hbm) a = hbm_end(l);
+    if (a < hbm.size() && mem.hbm[a] != before[a]) {
+      ADD_FAILURE() << fmt::format("HBM byte {:#x} outside out changed", a);
+      break;
+    }
+  }
+}
+
+// ---- correctness over shapes
+
+class GemmTiny : public ::testing::TestWithParam<Shape> {};
+TEST_P(GemmTiny, ChecksAndMatchesGolden) { check_gemm(tiny_info(), GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GemmTiny,
+    ::testing::Values(Shape{1, 1, 1}, Shape{1, 5, 7}, Shape{16, 16, 512}, Shape{17, 17, 513}, Shape{16, 16, 1},
+                      Shape{100, 40, 700}, Shape{33, 1, 1030}, Shape{5, 130, 3}, Shape{128, 128, 128},
+                      Shape{300, 20, 2100}, Shape{50, 33, 4097}, Shape{1, 1, 1, isa::Dtype::kBf16, true},
+                      Shape{17, 17, 513, isa::Dtype::kBf16, true}, Shape{300, 20, 2100, isa::Dtype::kBf16, true},
+                      Shape{16, 3, 512, isa::Dtype::kBf16, true}, Shape{40, 50, 600, isa::Dtype::kFp16},
+                      Shape{40, 50, 600, isa::Dtype::kFp8E4M3}, Shape{70, 9, 1500, isa::Dtype::kFp8E5M2, true},
+                      Shape{768, 32, 1536}),
+    [](const auto& info) { return shape_name(info.param); });
+
+class GemmTrn2 : public ::testing::TestWithParam<Shape> {};
+TEST_P(GemmTrn2, ChecksAndMatchesGolden) { check_gemm(trn2_info(), GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GemmTrn2,
+                         ::testing::Values(Shape{1, 1, 1}, Shape{1, 5, 7}, Shape{129, 129, 513},
+                                           Shape{128, 128, 512}, Shape{300, 200, 1100},
+                                           Shape{129, 129, 513, isa::Dtype::kBf16, true},
+                                           Shape{256, 64, 2048, isa::Dtype::kFp8E4M3}),
+                         [](const auto& info) { return shape_name(info.param); });
+
+/// Devices other than the named ones: one PSUM bank, few DMA engines, small SBUF partitions, a non-square array,
+/// banks wider than 512 FP32 and narrower than 512.
+TEST(GemmOddDevices, ChecksAndMatchesGolden) {
+  DeviceInfo one_bank = tiny_info();
+  one_bank.psum_banks = 1;
+  one_bank.psum_partition_bytes = 2048;
+  DeviceInfo few_engines = tiny_info();
+  few_engines.num_dma_engines = 1;
+  DeviceInfo small_sbuf = tiny_info();
+  small_sbuf.sbuf_partition_bytes = 8 * 1024;
+  DeviceInfo non_square = tiny_info();
+  non_square.te_rows = 8;
+  non_square.te_cols = 4;
+  non_square.sbuf_partitions = 8;
+  non_square.psum_partitions = 4;
+  DeviceInfo wide_banks = tiny_info();
+  wide_banks.psum_banks = 2;  // 8 KiB banks: 512 FP32 used, with gaps
+  DeviceInfo narrow_banks = tiny_info();
+  narrow_banks.psum_banks = 16;  // 1 KiB banks: N tiles of 256
+  for (const DeviceInfo& info : {one_bank, few_engines, small_sbuf, non_square, wide_banks, narrow_banks}) {
+    SCOPED_TRACE(fmt::format("rows {} cols {} banks {} bank bytes {} engines {} sbuf bytes {}", info.te_rows,
+                             info.te_cols, info.psum_banks, info.psum_bank_bytes(), info.num_dma_engines,
+                             info.sbuf_partition_bytes));
+    for (const Shape& s : {Shape{37, 9, 1300}, Shape{37, 9, 1300, isa::Dtype::kBf16, true}, Shape{1, 1, 1}}) {
+      check_gemm(info, s);
+    }
+  }
+}
+
+// ---- plan and protocol
+
+TEST(GemmPlan, DefaultWorkloadOnTiny) {
+  // GPT-2 small MLP up-projection: 128 tokens x 768 -> 3072 (out = S^T @ M with S = X^T [768, 128]).
+  GemmLayout l;
+  l.k = 768;
+  l.m = 128;
+  l.n = 3072;
+  const GemmPlan p = plan_gemm(tiny_info(), l);
+  EXPECT_EQ(p.k_tile, 16);
+  EXPECT_EQ(p.m_tile, 16);
+  EXPECT_EQ(p.n_tile, 512);
+  EXPECT_EQ(p.k_tiles, 48);
+  EXPECT_EQ(p.m_tiles, 8);
+  EXPECT_EQ(p.n_tiles, 6);
+  EXPECT_EQ(p.banks_per_block, 3);  // 6 N tiles in two blocks of 3 banks, two PSUM buffers
+  EXPECT_EQ(p.psum_buffers, 2);
+  EXPECT_EQ(p.blocks, 16);
+  EXPECT_EQ(p.sbuf_buffers, 3);
+  EXPECT_GE(p.ktiles_per_batch, 2);
+  EXPECT_LE(uint64_t(p.sbuf_buffers) * p.sbuf_buffer_bytes, tiny_info().sbuf_partition_bytes);
+}
+
+TEST(GemmPlan, RejectsBadInput) {
+  GemmLayout l;
+  l.k = 0;
+  l.m = l.n = 4;
+  EXPECT_THROW(make_gemm_program(tiny_info(), l), std::invalid_argument);
+  l.k = 4;
+  l.n = -1;
+  EXPECT_THROW(make_gemm_program(tiny_info(), l), std::invalid_argument);
+  l.n = 4;
+  DeviceInfo few_partitions = tiny_info();
+  few_partitions.sbuf_partitions = 8;
+  EXPECT_THROW(make_gemm_program(few_partitions, l), std::invalid_argument);
+  DeviceInfo tiny_sbuf = tiny_info();
+  tiny_sbuf.sbuf_partition_bytes = 16;
+  l.n = 100;
+  EXPECT_THROW(make_gemm_program(tiny_sbuf, l), std::invalid_argument);
+  l.n = 1 << 30;  // a row of 2 GiB does not fit an int32 stride
+  EXPECT_THROW(make_gemm_program(tiny_info(), l), std::invalid_argument);
+}
+
+TEST(GemmProtocol, UsesOnlyItsSemaphoresAndEndsBalanced) {
+  GemmLayout l = place(Shape{300, 40, 2100, isa::Dtype::kBf16, true});
+  const GemmPlan p = plan_gemm(tiny_info(), l);
+  const isa::Program prog = make_gemm_program(tiny_info(), l);
+  std::array<uint64_t, isa::kNumSemaphores> total{};
+  for (const auto& q : prog.queues) {
+    for (const auto& in : q) {
+      if (in.op == isa::Opcode::kSemSignal || in.op == isa::Opcode::kSemWait) {
+        EXPECT_TRUE(in.sem.sem == kSemLoaded || in.sem.sem == kSemConsumed || in.sem.sem == kSemDrained);
+      }
+      if (in.op == isa::Opcode::kSemSignal) total[in.sem.sem] += in.sem.value;
+    }
+  }
+  EXPECT_EQ(total[kSemLoaded], uint64_t(p.batches));
+  EXPECT_EQ(total[kSemConsumed], uint64_t(p.batches));
+  EXPECT_EQ(total[kSemDrained], uint64_t(p.blocks));
+}
+
+TEST(GemmProtocol, HugeRowsFallBackToPerTileCopies) {
+  // K tiles of 128 rows x 8.4M BF16 columns are 2.15 GB apart: more than an int32 stride, so each K tile of a
+  // batch gets its own copy. (Too large to check exhaustively: the moving copies are checked one by one.)
+  GemmLayout l;
+  l.k = 257;  // 2 full K tiles + 1 row
+  l.m = 1;
+  l.n = 8'400'000;
+  l.stationary_hbm = 0;
+  l.moving_hbm = 4096;
+  l.out_hbm = l.moving_hbm + uint64_t(l.k) * l.n * 2;
+  DeviceInfo info = trn2_info();
+  info.psum_banks = 1;  // one N tile per block keeps the program small
+  info.psum_partition_bytes = 2048;
+  const GemmPlan p = plan_gemm(info, l);
+  ASSERT_GT(uint64_t(p.k_tile) * l.n * 2, uint64_t(INT32_MAX));
+  ASSERT_GE(p.ktiles_per_batch, 2);
+  const isa::Program prog = make_gemm_program(info, l);
+  const uint64_t row = uint64_t(l.n) * 2;
+  uint64_t moving_rows = 0;
+  for (const auto& in : prog.queues[1]) {
+    if (in.op != isa::Opcode::kDmaCopy || in.copy.src_space != isa::MemSpace::kHbm) continue;
+    const auto& c = in.copy;
+    if (c.src_addr < l.moving_hbm || c.src_addr >= l.out_hbm) continue;
+    const uint64_t off = c.src_addr - l.moving_hbm;
+    ASSERT_EQ(c.count[2], 1) << "a tile stride would overflow";
+    ASSERT_EQ(c.count[3], 1);
+    ASSERT_EQ((off / row) / 128, (off / row + c.count[1] - 1) / 128);  // inside one K tile
+    ASSERT_LE(off % row + uint64_t(c.count[0]) * 2, row);      // stays inside the row
+    ASSERT_LE(off / row + c.count[1], uint64_t(l.k));          // stays inside the tensor
+    if (c.count[1] > 1) {
+      ASSERT_EQ(uint64_t(c.src_stride[1]), row);
+    }
+    moving_rows += uint64_t(c.count[1]) * c.count[0];
+  }
+  EXPECT_EQ(moving_rows, uint64_t(l.k) * l.n);  // every moving element loaded exactly once (M is one tile)
+}
+
+// ---- the checker itself catches broken programs
+
+TEST(ProgramChecker, CatchesAMissingWait) {
+  const GemmLayout l = place(Shape{100, 40, 700});
+  isa::Program prog = make_gemm_program(tiny_info(), l);
+  auto& te = prog.queues[0];
+  // Drop the TE's wait for the second batch: it would read SBUF while the DMA may still be writing it.
+  int waits = 0;
+  for (auto it = te.begin(); it != te.end(); ++it) {
+    if (it->op == isa::Opcode::kSemWait && it->sem.sem == kSemLoaded && ++waits == 2) {
+      te.erase(it);
+      break;
+    }
+  }
+  const test::ProgramCheck check = test::check_program(tiny_info(), prog);
+  ASSERT_FALSE(check.ok());
+  EXPECT_NE(check.summary().find("race: te["), std::string::npos) << check.summary();
+}
+
+TEST(ProgramChecker, CatchesAMissingBarrierBetweenCopies) {
+  // Two copies into the same SBUF bytes with no signal between them race on the DMA engines.
+  isa::Program prog;
+  isa::Instruction c;
+  c.op = isa::Opcode::kDmaCopy;
+  c.copy.src_type = c.copy.dst_type = isa::DataType::kFp32;
+  c.copy.count = {4, 1, 1, 1};
+  c.copy.src_stride = {4, 0, 0, 0};
+  c.copy.dst_stride = {4, 0, 0, 0};
+  prog.queues[1] = {c, c, isa::Instruction::halt()};
+  prog.queues[1][1].copy.src_addr = 64;
+  EXPECT_FALSE(test::check_program(tiny_info(), prog).ok());
+  isa::Instruction sig;
+  sig.op = isa::Opcode::kSemSignal;
+  sig.sem.sem = 5;
+  sig.sem.value = 1;
+  prog.queues[1].insert(prog.queues[1].begin() + 1, sig);
+  EXPECT_TRUE(test::check_program(tiny_info(), prog).ok()) << test::check_program(tiny_info(), prog).summary();
+}
+
+TEST(ProgramChecker, CatchesADeadlockAndAStrayAccess) {
+  const GemmLayout l = place(Shape{100, 40, 700});
+  const GemmPlan p = plan_gemm(tiny_info(), l);
+  isa::Program prog = make_gemm_program(tiny_info(), l);
+  isa::Program deadlocked = prog;
+  for (auto& in : deadlocked.queues[0]) {
+    if (in.op == isa::Opcode::kSemWait) {
+      in.sem.value += 1000;
+      break;
+    }
+  }
+  const test::ProgramCheck dl = test::check_program(tiny_info(), deadlocked);
+  EXPECT_NE(dl.summary().find("deadlock"), std::string::npos) << dl.summary();
+
+  isa::Program stray = prog;
+  for (auto& in : stray.queues[1]) {
+    if (in.op == isa::Opcode::kDmaCopy && in.copy.src_addr == l.moving_hbm) {
+      in.copy.src_addr -= 2;  // one element before the tensor
+      break;
+    }
+  }
+  test::ProgramCheckOptions opt;
+  opt.areas = kernel_areas(tiny_info(), l, p);
+  EXPECT_FALSE(test::check_program(tiny_info(), stray, opt).ok());
+}
+
+// ---- performance estimate (the device's cost figures; the model measures the real thing)
+
+TEST(GemmTiming, DefaultWorkloadKeepsTheTensorEngineBusy) {
+  GemmLayout l = place(Shape{768, 128, 3072});
+  const DeviceInfo info = tiny_info();
+  const isa::Program prog = make_gemm_program(info, l);
+  const test::TimingEstimate t = test::estimate_timing(info, prog);
+  const GemmPlan p = plan_gemm(info, l);
+  std::cout << fmt::format(
+      "[ estimate ] tiny K768 M128 N3072 bf16: {} cycles ({:.1f} us), TE busy {:.1f}%, MAC utilization {:.1f}%, "
+      "TE stalled {} cycles; {} copies, {:.1f} MiB; P={} nbuf={} G={} psum buffers={}\n",
+      t.cycles, info.cycles_to_us(t.cycles), 100 * t.te_utilization(), 100 * t.mac_utilization(info), t.te_stall,
+      t.dma_copies, t.dma_bytes / 1048576.0, p.ktiles_per_batch, p.sbuf_buffers, p.banks_per_block,
+      p.psum_buffers);
+  EXPECT_EQ(t.macs, 768ull * 128 * 3072);
+  EXPECT_GE(t.te_utilization(), 0.95);
+}
+
+TEST(GemmTiming, Trn2Estimate) {
+  GemmLayout l = place(Shape{768, 128, 3072});
+  const DeviceInfo info = trn2_info();
+  const test::TimingEstimate t = test::estimate_timing(info, make_gemm_program(info, l));
+  std::cout << fmt::format("[ estimate ] trn2 K768 M128 N3072 bf16: {} cycles ({:.1f} us), TE busy {:.1f}%, "
+                           "MAC utilization {:.1f}%; {} copies\n",
+                           t.cycles, info.cycles_to_us(t.cycles), 100 * t.te_utilization(),
+                           100 * t.mac_utilization(info),
+                           t.dma_copies);
+  EXPECT_EQ(t.macs, 768ull * 128 * 3072);
+  EXPECT_GT(t.te_utilization(), 0.0);
+}
+
+}  // namespace
+}  // namespace trnsim::kernels

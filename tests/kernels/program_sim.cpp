@@ -1,0 +1,611 @@
+// Test-side program analysis (program_sim.h).
+#include "tests/kernels/program_sim.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <stdexcept>
+
+#include "firmware/golden/float_bits.h"
+#include "firmware/golden/fp_golden.h"
+
+namespace trnsim::test {
+namespace {
+
+using isa::Engine;
+using isa::Instruction;
+using isa::MemSpace;
+using isa::Opcode;
+
+constexpr int kQueues = isa::kNumQueues;
+constexpr int kTe = static_cast<int>(Engine::kTe);
+constexpr int kDma = static_cast<int>(Engine::kDma);
+
+/// Per queue: index of the last instruction of that queue known complete (-1: none).
+using Known = std::array<int64_t, kQueues>;
+
+std::string where(int q, std::size_t i, const Instruction& in) {
+  return fmt::format("{}[{}] {}", isa::engine_name(static_cast<Engine>(q)), i,
+                     isa::opcode_name(in.op).value_or("?"));
+}
+
+const char* space_name(MemSpace s) {
+  switch (s) {
+    case MemSpace::kHbm: return "HBM";
+    case MemSpace::kSbuf: return "SBUF";
+    case MemSpace::kPsum: return "PSUM";
+  }
+  return "?";
+}
+
+/// One contiguous byte run of an access inside one partition.
+struct Run {
+  MemSpace space;
+  uint32_t partition;
+  uint64_t lo, hi;
+  bool write;
+};
+
+struct Geometry {
+  uint64_t partition_bytes[3];
+  uint32_t partitions[3];
+  explicit Geometry(const driver::DeviceInfo& info) {
+    partition_bytes[0] = info.hbm_bytes;
+    partitions[0] = 1;
+    partition_bytes[1] = info.sbuf_partition_bytes;
+    partitions[1] = info.sbuf_partitions;
+    partition_bytes[2] = info.psum_partition_bytes;
+    partitions[2] = info.psum_partitions;
+  }
+  uint64_t pb(MemSpace s) const { return partition_bytes[static_cast<int>(s)]; }
+  uint32_t np(MemSpace s) const { return partitions[static_cast<int>(s)]; }
+};
+
+/// Calls f(Run) for every byte run `in` touches; `stationary_m` is the M of the last load_stationary (0: none).
+/// Runs are cut at partition boundaries; the partition may be out of range (the caller checks).
+void for_each_run(const Geometry& g, const Instruction& in, uint32_t stationary_m,
+                  const std::function<void(const Run&)>& f) {
+  auto emit = [&](MemSpace s, uint64_t addr, uint64_t len, bool write) {
+    const uint64_t pb = g.pb(s);
+    while (len > 0) {
+      const uint64_t p = addr / pb, off = addr % pb;
+      const uint64_t chunk = std::min(len, pb - off);
+      f(Run{s, static_cast<uint32_t>(std::min<uint64_t>(p, 0xFFFFFFFFu)), off, off + chunk, write});
+      addr += chunk;
+      len -= chunk;
+    }
+  };
+  switch (in.op) {
+    case Opcode::kDmaCopy:
+    case Opcode::kPsumCopy: {
+      const auto& c = in.copy;
+      const int64_t se = isa::data_type_bytes(c.src_type), de = isa::data_type_bytes(c.dst_type);
+      for (int64_t i3 = 0; i3 < c.count[3]; ++i3) {
+        for (int64_t i2 = 0; i2 < c.count[2]; ++i2) {
+          for (int64_t i1 = 0; i1 < c.count[1]; ++i1) {
+            const int64_t s0 = int64_t(c.src_addr) + i1 * c.src_stride[1] + i2 * c.src_stride[2] + i3 * c.src_stride[3];
+            const int64_t d0 = int64_t(c.dst_addr) + i1 * c.dst_stride[1] + i2 * c.dst_stride[2] + i3 * c.dst_stride[3];
+            for (auto [base, stride, es, space, write] :
+                 {std::tuple{s0, int64_t(c.src_stride[0]), se, c.src_space, false},
+                  std::tuple{d0, int64_t(c.dst_stride[0]), de, c.dst_space, true}}) {
+              if (c.count[0] == 1 || stride == es) {
+                if (base < 0) throw std::out_of_range("negative address");
+                emit(space, uint64_t(base), uint64_t(c.count[0]) * es, write);
+              } else {
+                for (int64_t i0 = 0; i0 < c.count[0]; ++i0) {
+                  const int64_t a = base + i0 * stride;
+                  if (a < 0) throw std::out_of_range("negative address");
+                  emit(space, uint64_t(a), uint64_t(es), write);
+                }
+              }
+            }
+          }
+        }
+      }
+      break;
+    }
+    case Opcode::kLoadStationary:
+    case Opcode::kMultiplyMoving: {
+      const auto& t = in.te;
+      const uint64_t es = isa::dtype_bits(t.dtype) / 8;
+      const uint64_t sp = t.sbuf_addr / g.pb(MemSpace::kSbuf), so = t.sbuf_addr % g.pb(MemSpace::kSbuf);
+      for (uint64_t k = 0; k < t.k; ++k) {
+        f(Run{MemSpace::kSbuf, static_cast<uint32_t>(sp + k), so, so + uint64_t(t.free_size) * es, false});
+      }
+      if (in.op == Opcode::kMultiplyMoving) {
+        const uint64_t pp = t.psum_addr / g.pb(MemSpace::kPsum), po = t.psum_addr % g.pb(MemSpace::kPsum);
+        for (uint64_t m = 0; m < stationary_m; ++m) {
+          const Run r{MemSpace::kPsum, static_cast<uint32_t>(pp + m), po, po + uint64_t(t.free_size) * 4, true};
+          if (t.accumulate) f(Run{r.space, r.partition, r.lo, r.hi, false});
+          f(r);
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+/// Untimed execution of both queues: runs each as far as the semaphores allow, tracking what each queue knows to
+/// be complete. exec(q, index, instr, known) is called for every instruction but sem_wait, in a valid order.
+class Untimed {
+ public:
+  explicit Untimed(const isa::Program& p) : p_(p) {
+    known_.fill(Known{-1, -1});
+    for (int q = 0; q < kQueues; ++q) halted_[q] = p.queues[q].empty();
+  }
+
+  /// Returns an empty string on success, else why the run stopped ("deadlock: ...").
+  template <class F>
+  std::string run(F&& exec) {
+    for (;;) {
+      bool progress = false, all_halted = true;
+      for (int q = 0; q < kQueues; ++q) {
+        while (!halted_[q]) {
+          const auto& instrs = p_.queues[q];
+          if (pc_[q] >= instrs.size()) {
+            return fmt::format("{} ran past its last instruction without halt", isa::engine_name(Engine(q)));
+          }
+          const Instruction& in = instrs[pc_[q]];
+          const int64_t i = static_cast<int64_t>(pc_[q]);
+          if (in.op == Opcode::kSemWait) {
+            const auto s = in.sem.sem;
+            if (s >= isa::kNumSemaphores) return "bad semaphore";
+            if (counter_[s] < in.sem.value) break;  // blocked
+            for (const auto& [cum, k] : signals_[s]) {
+              if (cum >= in.sem.value) {
+                for (int o = 0; o < kQueues; ++o) known_[q][o] = std::max(known_[q][o], k[o]);
+                break;
+              }
+            }
+          } else {
+            exec(q, pc_[q], in, known_[q]);
+          }
+          // After the instruction: the TE finished it; the DMA queue's signal/halt completed all earlier copies.
+          if (q == kTe || in.op == Opcode::kSemSignal || in.op == Opcode::kHalt) known_[q][q] = i;
+          if (in.op == Opcode::kSemSignal && in.sem.sem < isa::kNumSemaphores) {
+            counter_[in.sem.sem] += in.sem.value;
+            signals_[in.sem.sem].emplace_back(counter_[in.sem.sem], known_[q]);
+          }
+          if (in.op == Opcode::kHalt) halted_[q] = true;
+          ++pc_[q];
+          progress = true;
+        }
+        all_halted = all_halted && halted_[q];
+      }
+      if (all_halted) return {};
+      if (!progress) {
+        std::string text = "deadlock:";
+        for (int q = 0; q < kQueues; ++q) {
+          if (halted_[q]) continue;
+          const auto& in = p_.queues[q][pc_[q]];
+          text += fmt::format(" {} waits for semaphore {} >= {} (it is {});", where(q, pc_[q], in), in.sem.sem,
+                              in.sem.value, counter_[in.sem.sem]);
+        }
+        return text;
+      }
+    }
+  }
+
+  uint64_t counter(int s) const { return counter_[s]; }
+
+ private:
+  const isa::Program& p_;
+  std::array<std::size_t, kQueues> pc_{};
+  std::array<bool, kQueues> halted_{};
+  std::array<Known, kQueues> known_;
+  std::array<uint64_t, isa::kNumSemaphores> counter_{};
+  std::array<std::vector<std::pair<uint64_t, Known>>, isa::kNumSemaphores> signals_;
+};
+
+/// Shadow memory of one partition: disjoint segments with their last writer and the readers since.
+class Shadow {
+ public:
+  struct Seg {
+    uint64_t hi;
+    int64_t writer = -1;
+    std::vector<int64_t> readers;
+  };
+  /// Calls conflict(other_id, other_was_write) for every earlier access of [lo, hi) this one must be ordered after.
+  template <class F>
+  void access(uint64_t lo, uint64_t hi, int64_t id, bool write, F&& conflict) {
+    split(lo);
+    split(hi);
+    uint64_t pos = lo;
+    auto it = segs_.lower_bound(lo);
+    while (pos < hi) {
+      if (it == segs_.end() || it->first > pos) {  // a gap: fresh segment
+        const uint64_t end = (it == segs_.end()) ? hi : std::min(hi, it->first);
+        it = segs_.emplace_hint(it, pos, Seg{end, -1, {}});
+      }
+      Seg& s = it->second;
+      if (s.writer >= 0 && s.writer != id) conflict(s.writer, true);
+      if (write) {
+        for (int64_t r : s.readers) {
+          if (r != id) conflict(r, false);
+        }
+        s.writer = id;
+        s.readers.clear();
+      } else if (s.readers.empty() || s.readers.back() != id) {
+        s.readers.push_back(id);
+      }
+      pos = s.hi;
+      ++it;
+    }
+  }
+
+ private:
+  void split(uint64_t at) {
+    auto it = segs_.upper_bound(at);
+    if (it == segs_.begin()) return;
+    --it;
+    if (it->first < at && at < it->second.hi) {
+      Seg tail = it->second;
+      it->second.hi = at;
+      segs_.emplace(at, std::move(tail));
+    }
+  }
+  std::map<uint64_t, Seg> segs_;
+};
+
+}  // namespace
+
+std::string ProgramCheck::summary() const {
+  std::string s;
+  for (const auto& e : errors) s += e + "\n";
+  if (error_count > errors.size()) s += fmt::format("... {} errors in all\n", error_count);
+  return s;
+}
+
+ProgramCheck check_program(const driver::DeviceInfo& info, const isa::Program& program,
+                           const ProgramCheckOptions& options) {
+  ProgramCheck out;
+  auto error = [&](std::string text) {
+    if (out.errors.size() < static_cast<std::size_t>(options.max_errors)) out.errors.push_back(std::move(text));
+    ++out.error_count;
+  };
+  const Geometry geo(info);
+
+  // Static checks.
+  std::array<int, isa::kNumSemaphores> signaller;
+  signaller.fill(-1);
+  for (int q = 0; q < kQueues; ++q) {
+    const auto& instrs = program.queues[q];
+    for (std::size_t i = 0; i < instrs.size(); ++i) {
+      const Instruction& in = instrs[i];
+      ++out.instructions;
+      if (auto e = isa::validate(in)) error(fmt::format("{}: invalid: {}", where(q, i, in), isa::describe(*e)));
+      if (!isa::engine_accepts(Engine(q), in.op)) error(fmt::format("{}: wrong engine", where(q, i, in)));
+      if (in.op == Opcode::kSemSignal && in.sem.sem < isa::kNumSemaphores) {
+        if (signaller[in.sem.sem] >= 0 && signaller[in.sem.sem] != q) {
+          error(fmt::format("{}: semaphore {} is signalled by two queues", where(q, i, in), in.sem.sem));
+        }
+        signaller[in.sem.sem] = q;
+      }
+      if (in.op == Opcode::kLoadStationary || in.op == Opcode::kMultiplyMoving) {
+        if (in.te.k > info.te_rows) error(fmt::format("{}: k {} > {} TE rows", where(q, i, in), in.te.k, info.te_rows));
+        if (in.op == Opcode::kLoadStationary && in.te.free_size > info.te_cols) {
+          error(fmt::format("{}: M {} > {} TE columns", where(q, i, in), in.te.free_size, info.te_cols));
+        }
+        if (in.op == Opcode::kMultiplyMoving) {
+          const uint64_t bank = info.psum_bank_bytes();
+          const uint64_t off = (in.te.psum_addr % info.psum_partition_bytes) % bank;
+          if (off + uint64_t(in.te.free_size) * 4 > bank) {
+            error(fmt::format("{}: PSUM write [{}, {}) of a bank crosses its end ({} bytes)", where(q, i, in), off,
+                              off + in.te.free_size * 4, bank));
+          }
+        }
+      }
+    }
+    if (!instrs.empty() && instrs.back().op != Opcode::kHalt) {
+      error(fmt::format("{} does not end with halt", isa::engine_name(Engine(q))));
+    }
+  }
+
+  // Execution: bounds, areas and races.
+  struct AccessInfo {
+    int q;
+    int64_t index;
+    Known known;
+    std::string text;
+  };
+  std::vector<AccessInfo> accesses;
+  std::map<std::pair<int, uint32_t>, Shadow> shadow;
+  uint32_t stationary_m = 0;
+  Untimed sim(program);
+  const std::string stop = sim.run([&](int q, std::size_t i, const Instruction& in, const Known& known) {
+    if (in.op == Opcode::kMultiplyMoving && stationary_m == 0) {
+      error(fmt::format("{}: multiply_moving before any load_stationary", where(q, i, in)));
+    }
+    const int64_t id = static_cast<int64_t>(accesses.size());
+    accesses.push_back({q, static_cast<int64_t>(i), known, where(q, i, in)});
+    try {
+      for_each_run(geo, in, stationary_m, [&](const Run& r) {
+        ++out.access_runs;
+        const char* kind = r.write ? "writes" : "reads";
+        if (r.partition >= geo.np(r.space) || r.hi > geo.pb(r.space)) {
+          error(fmt::format("{} {} {} partition {} bytes [{:#x}, {:#x}): outside the device", where(q, i, in), kind,
+                            space_name(r.space), r.partition, r.lo, r.hi));
+          return;
+        }
+        if (!options.areas.empty()) {
+          bool inside = false;
+          for (const Area& a : options.areas) {
+            if (a.space == r.space && r.partition >= a.p0 && r.partition < a.p1 && r.lo >= a.lo && r.hi <= a.hi &&
+                (r.write ? a.writable : a.readable)) {
+              inside = true;
+              break;
+            }
+          }
+          if (!inside) {
+            error(fmt::format("{} {} {} partition {} bytes [{:#x}, {:#x}): outside every area it may {}",
+                              where(q, i, in), kind, space_name(r.space), r.partition, r.lo, r.hi,
+                              r.write ? "write" : "read"));
+          }
+        }
+        shadow[{static_cast<int>(r.space), r.partition}].access(
+            r.lo, r.hi, id, r.write, [&](int64_t other, bool other_wrote) {
+              const AccessInfo& x = accesses[static_cast<std::size_t>(other)];
+              const AccessInfo& y = accesses[static_cast<std::size_t>(id)];
+              if (y.known[x.q] >= x.index) return;  // x complete before y started
+              error(fmt::format("race: {} {} {} partition {} [{:#x}, {:#x}) while {} may still {} it", y.text, kind,
+                                space_name(r.space), r.partition, r.lo, r.hi, x.text,
+                                other_wrote ? "write" : "read"));
+            });
+      });
+    } catch (const std::out_of_range&) {
+      error(fmt::format("{}: negative address", where(q, i, in)));
+    }
+    if (in.op == Opcode::kLoadStationary) stationary_m = in.te.free_size;
+  });
+  if (!stop.empty()) error(stop);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Functional reference
+
+namespace {
+
+uint64_t load_le(const uint8_t* p, unsigned bytes) {
+  uint64_t v = 0;
+  for (unsigned b = 0; b < bytes; ++b) v |= uint64_t(p[b]) << (8 * b);
+  return v;
+}
+void store_le(uint8_t* p, uint64_t v, unsigned bytes) {
+  for (unsigned b = 0; b < bytes; ++b) p[b] = static_cast<uint8_t>(v >> (8 * b));
+}
+
+/// Widening tables per narrow dtype (built on first use).
+const std::vector<float>& widen_table(isa::Dtype dt) {
+  static std::array<std::vector<float>, 4> tables;
+  auto& t = tables[static_cast<int>(dt)];
+  if (t.empty()) {
+    const unsigned n = isa::dtype_bits(dt) == 16 ? 65536 : 256;
+    t.resize(n);
+    for (unsigned b = 0; b < n; ++b) t[b] = golden::float_from_bits(golden::widen_to_f32(dt, uint16_t(b)));
+  }
+  return t;
+}
+
+}  // namespace
+
+RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& program, std::vector<uint8_t> hbm) {
+  RefMemory mem;
+  mem.hbm = std::move(hbm);
+  mem.sbuf.assign(uint64_t(info.sbuf_partitions) * info.sbuf_partition_bytes, 0);
+  mem.psum.assign(uint64_t(info.psum_partitions) * info.psum_partition_bytes, 0);
+  auto space = [&](MemSpace s) -> std::vector<uint8_t>& {
+    return s == MemSpace::kHbm ? mem.hbm : s == MemSpace::kSbuf ? mem.sbuf : mem.psum;
+  };
+  auto at = [&](MemSpace s, uint64_t addr, uint64_t bytes) -> uint8_t* {
+    auto& v = space(s);
+    if (addr > v.size() || bytes > v.size() - addr) {
+      throw std::runtime_error(fmt::format("reference: {} access [{:#x}, +{}) outside memory", space_name(s), addr, bytes));
+    }
+    return v.data() + addr;
+  };
+
+  std::vector<float> stationary;  // [k][M]
+  uint32_t st_k = 0, st_m = 0;
+  Untimed sim(program);
+  const std::string stop = sim.run([&](int, std::size_t, const Instruction& in, const Known&) {
+    if (in.op == Opcode::kDmaCopy || in.op == Opcode::kPsumCopy) {
+      const auto& c = in.copy;
+      const unsigned se = isa::data_type_bytes(c.src_type), de = isa::data_type_bytes(c.dst_type);
+      for (int64_t i3 = 0; i3 < c.count[3]; ++i3)
+        for (int64_t i2 = 0; i2 < c.count[2]; ++i2)
+          for (int64_t i1 = 0; i1 < c.count[1]; ++i1)
+            for (int64_t i0 = 0; i0 < c.count[0]; ++i0) {
+              const int64_t s = int64_t(c.src_addr) + i0 * c.src_stride[0] + i1 * c.src_stride[1] +
+                                i2 * c.src_stride[2] + i3 * c.src_stride[3];
+              const int64_t d = int64_t(c.dst_addr) + i0 * c.dst_stride[0] + i1 * c.dst_stride[1] +
+                                i2 * c.dst_stride[2] + i3 * c.dst_stride[3];
+              uint64_t bits = load_le(at(c.src_space, uint64_t(s), se), se);
+              if (c.src_type != c.dst_type) {
+                const uint32_t f32 = c.src_type == isa::DataType::kFp32
+                                         ? uint32_t(bits)
+                                         : golden::widen_to_f32(isa::Dtype(c.src_type), uint16_t(bits));
+                bits = c.dst_type == isa::DataType::kFp32
+                           ? f32
+                           : golden::narrow_from_f32(isa::Dtype(c.dst_type), f32, !c.no_sat);
+              }
+              store_le(at(c.dst_space, uint64_t(d), de), bits, de);
+            }
+      return;
+    }
+    if (in.op != Opcode::kLoadStationary && in.op != Opcode::kMultiplyMoving) return;
+    const auto& t = in.te;
+    const auto& table = widen_table(t.dtype);
+    const unsigned es = isa::dtype_bits(t.dtype) / 8;
+    const uint64_t pb = info.sbuf_partition_bytes;
+    auto sbuf_row = [&](uint32_t k, uint32_t n, std::vector<float>* dst) {
+      const uint8_t* p = at(MemSpace::kSbuf, t.sbuf_addr + uint64_t(k) * pb, uint64_t(n) * es);
+      for (uint32_t j = 0; j < n; ++j) (*dst)[j] = table[load_le(p + j * es, es)];
+    };
+    if (in.op == Opcode::kLoadStationary) {
+      st_k = t.k;
+      st_m = t.free_size;
+      stationary.assign(uint64_t(st_k) * st_m, 0.0f);
+      std::vector<float> row(st_m);
+      for (uint32_t k = 0; k < st_k; ++k) {
+        sbuf_row(k, st_m, &row);
+        std::copy(row.begin(), row.end(), stationary.begin() + uint64_t(k) * st_m);
+      }
+      return;
+    }
+    if (t.k != st_k) throw std::runtime_error("reference: multiply_moving k differs from the stationary's");
+    const uint32_t n = t.free_size;
+    std::vector<float> moving(uint64_t(t.k) * n), row(n);
+    for (uint32_t k = 0; k < t.k; ++k) {
+      sbuf_row(k, n, &row);
+      std::copy(row.begin(), row.end(), moving.begin() + uint64_t(k) * n);
+    }
+    const uint64_t ppb = info.psum_partition_bytes;
+    std::vector<float> sum(n);
+    for (uint32_t m = 0; m < st_m; ++m) {
+      std::fill(sum.begin(), sum.end(), 0.0f);  // rule 3: +0.0
+      for (uint32_t k = 0; k < t.k; ++k) {
+        const float s = stationary[uint64_t(k) * st_m + m];
+        const float* mv = &moving[uint64_t(k) * n];
+        for (uint32_t j = 0; j < n; ++j) {
+          const float product = s * mv[j];  // rule 2: one rounding; no FMA (-ffp-contract=off)
+          sum[j] = sum[j] + product;
+        }
+      }
+      uint8_t* out = at(MemSpace::kPsum, t.psum_addr + uint64_t(m) * ppb, uint64_t(n) * 4);
+      for (uint32_t j = 0; j < n; ++j) {
+        float v = sum[j];
+        if (t.accumulate) v = golden::float_from_bits(uint32_t(load_le(out + 4 * j, 4))) + v;
+        const uint32_t bits = std::isnan(v) ? golden::kF32CanonicalNan : golden::bits_from_float(v);
+        store_le(out + 4 * j, bits, 4);
+      }
+    }
+  });
+  if (!stop.empty()) throw std::runtime_error("reference: " + stop);
+  return mem;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Timing estimate
+
+TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Program& program, const CostModel& cost) {
+  TimingEstimate est;
+  const double mhz = info.te_clock_mhz;
+  const double latency = cost.dma_latency_ns * mhz / 1000.0;
+  const double bytes_per_cycle = cost.dma_bytes_per_ns * 1000.0 / mhz;
+  const double other = static_cast<double>(cost.other_cycles);
+
+  std::array<double, kQueues> t{};
+  std::array<std::size_t, kQueues> pc{};
+  std::array<bool, kQueues> halted{};
+  std::array<uint64_t, isa::kNumSemaphores> counter{};
+  std::array<std::vector<std::pair<uint64_t, double>>, isa::kNumSemaphores> signals;
+  std::vector<double> engine_free(std::max<uint32_t>(1, info.num_dma_engines), 0.0);
+  std::size_t rr = 0;
+  double copies_done = 0.0;  // when every copy issued so far has completed
+  double te_busy = 0.0, te_stall = 0.0;
+  uint64_t stationary_m = 0;
+  for (int q = 0; q < kQueues; ++q) halted[q] = program.queues[q].empty();
+
+  for (;;) {
+    bool progress = false, all = true;
+    for (int q = 0; q < kQueues; ++q) {
+      while (!halted[q]) {
+        const auto& instrs = program.queues[q];
+        if (pc[q] >= instrs.size()) throw std::runtime_error("timing: queue ran past its end");
+        const Instruction& in = instrs[pc[q]];
+        switch (in.op) {
+          case Opcode::kSemWait: {
+            const auto& sig = signals[in.sem.sem];
+            if (counter[in.sem.sem] < in.sem.value) goto blocked;
+            double when = 0.0;
+            for (const auto& [cum, time] : sig) {
+              if (cum >= in.sem.value) {
+                when = time;
+                break;
+              }
+            }
+            const double start = std::max(t[q], when);
+            if (q == kTe) te_stall += start - t[q];
+            t[q] = start + other;
+            break;
+          }
+          case Opcode::kSemSignal:
+          case Opcode::kHalt: {
+            if (q == kDma) t[q] = std::max(t[q], copies_done);
+            t[q] += other;
+            if (in.op == Opcode::kSemSignal) {
+              counter[in.sem.sem] += in.sem.value;
+              signals[in.sem.sem].emplace_back(counter[in.sem.sem], t[q]);
+            } else {
+              halted[q] = true;
+            }
+            break;
+          }
+          case Opcode::kLoadStationary: {
+            const double c = 1.0 + in.te.k;
+            stationary_m = in.te.free_size;
+            te_busy += c;
+            t[q] += c;
+            break;
+          }
+          case Opcode::kMultiplyMoving: {
+            const double c = double(in.te.free_size) + info.te_rows + info.te_cols + 2.0;
+            te_busy += c;
+            t[q] += c;
+            est.macs += uint64_t(in.te.k) * in.te.free_size * stationary_m;
+            break;
+          }
+          case Opcode::kDmaCopy:
+          case Opcode::kPsumCopy: {
+            // Round-robin over free engines; stall until one frees when all are busy.
+            std::size_t chosen = engine_free.size();
+            for (std::size_t k = 0; k < engine_free.size(); ++k) {
+              const std::size_t e = (rr + k) % engine_free.size();
+              if (engine_free[e] <= t[q]) {
+                chosen = e;
+                break;
+              }
+            }
+            if (chosen == engine_free.size()) {
+              chosen = static_cast<std::size_t>(
+                  std::min_element(engine_free.begin(), engine_free.end()) - engine_free.begin());
+              t[q] = engine_free[chosen];
+            }
+            rr = (chosen + 1) % engine_free.size();
+            const uint64_t bytes = in.copy.elements() * std::max(isa::data_type_bytes(in.copy.src_type),
+                                                                 isa::data_type_bytes(in.copy.dst_type));
+            engine_free[chosen] = t[q] + latency + double(bytes) / bytes_per_cycle;
+            copies_done = std::max(copies_done, engine_free[chosen]);
+            ++est.dma_copies;
+            est.dma_bytes += bytes;
+            t[q] += other;
+            break;
+          }
+          default:
+            t[q] += other;
+            break;
+        }
+        ++pc[q];
+        progress = true;
+      }
+    blocked:
+      all = all && halted[q];
+    }
+    if (all) break;
+    if (!progress) throw std::runtime_error("timing: deadlock");
+  }
+  est.cycles = static_cast<uint64_t>(std::ceil(std::max(t[0], t[1])));
+  est.te_busy = static_cast<uint64_t>(te_busy);
+  est.te_stall = static_cast<uint64_t>(te_stall);
+  return est;
+}
+
+}  // namespace trnsim::test

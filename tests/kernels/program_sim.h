@@ -1,0 +1,93 @@
+// Test-side analysis of device programs, independent of the model: a happens-before race checker, a bounds
+// checker, a semaphore/deadlock check, a functional reference execution and a timing estimate.
+//
+// Semantics assumed (the device's execution contract, docs/driver.md "Device execution semantics"):
+//   - each queue runs its instructions in program order; the te and dma queues run concurrently;
+//   - a TE instruction reads and writes its memory while it runs and has finished before the next one starts;
+//   - a dma_copy only *issues* in order: its reads and writes complete at an unknown later time, before the next
+//     sem_signal or halt of the dma queue (those wait for every copy issued before them);
+//   - sem_wait blocks until the counter >= value; counters start at 0 and only grow.
+// Two accesses to the same byte, at least one a write, race unless one is known complete before the other starts
+// through program order (te), a dma barrier, or a signal -> wait chain. The check covers every timing, not one run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "firmware/driver/driver.h"
+#include "firmware/isa/isa.h"
+
+namespace trnsim::test {
+
+/// A memory area a program may touch: partitions [p0, p1) x byte offsets [lo, hi) of one space (HBM: p0 = 0,
+/// p1 = 1, offsets are HBM addresses).
+struct Area {
+  isa::MemSpace space = isa::MemSpace::kHbm;
+  uint32_t p0 = 0, p1 = 1;
+  uint64_t lo = 0, hi = 0;
+  bool readable = true, writable = true;
+  std::string name;
+};
+
+struct ProgramCheckOptions {
+  std::vector<Area> areas;  ///< every access must lie inside an area that allows it (empty: only device bounds)
+  int max_errors = 10;
+};
+
+/// Result of check_program(): problems in program order, at most max_errors of them (plus a count).
+struct ProgramCheck {
+  std::vector<std::string> errors;
+  uint64_t error_count = 0;
+  uint64_t instructions = 0;
+  uint64_t access_runs = 0;  ///< contiguous byte runs examined
+  bool ok() const { return error_count == 0; }
+  std::string summary() const;  ///< the errors, one per line
+};
+
+/// Checks a program without running it on a device: isa::validate and engine_accepts of every instruction, halt
+/// at the end of every non-empty queue, one signalling queue per semaphore, device limits (TE shape, PSUM banks,
+/// memory bounds), `options.areas`, that every sem_wait is eventually satisfied (no deadlock under any timing), and
+/// that no two accesses race.
+ProgramCheck check_program(const driver::DeviceInfo& info, const isa::Program& program,
+                           const ProgramCheckOptions& options = {});
+
+/// Memories of the functional reference machine (all bytes, little-endian).
+struct RefMemory {
+  std::vector<uint8_t> hbm;   ///< HBM [0, hbm.size()); accesses past it throw
+  std::vector<uint8_t> sbuf;  ///< partitions x partition bytes
+  std::vector<uint8_t> psum;
+};
+
+/// Executes a (race-free, checked) program functionally in the numerics of BRIEF section 3 and returns the final
+/// memories. `hbm` is the initial HBM image. Uses golden widening/narrowing and host FP32 arithmetic (no FMA).
+/// Throws std::runtime_error on a deadlock or an access outside the memories.
+RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& program, std::vector<uint8_t> hbm);
+
+/// DMA and TE cost figures for the timing estimate (BRIEF section 2).
+struct CostModel {
+  double dma_latency_ns = 1300.0;  ///< start latency of one copy
+  double dma_bytes_per_ns = 23.0;  ///< one engine's bandwidth (bytes read)
+  uint64_t other_cycles = 1;       ///< sem_signal, sem_wait (once satisfied), nop, halt, issuing a copy
+};
+
+struct TimingEstimate {
+  uint64_t cycles = 0;         ///< until both queues halted
+  uint64_t te_busy = 0;        ///< cycles the TE spent in load_stationary / multiply_moving
+  uint64_t te_stall = 0;       ///< cycles the te queue waited on semaphores
+  uint64_t macs = 0;           ///< multiply-accumulates of multiply_moving (k * M * N each)
+  uint64_t dma_copies = 0;
+  uint64_t dma_bytes = 0;
+  double te_utilization() const { return cycles == 0 ? 0.0 : double(te_busy) / double(cycles); }
+  double mac_utilization(const driver::DeviceInfo& info) const {
+    return cycles == 0 ? 0.0 : double(macs) / (double(cycles) * info.te_rows * info.te_cols);
+  }
+};
+
+/// Estimates the run time of a program under the device's execution semantics: load_stationary 1 + k cycles,
+/// multiply_moving N + rows + cols + 2, each copy latency + bytes / bandwidth on one of num_dma_engines engines
+/// (round-robin over the free ones; the dma queue stalls while all are busy). Throws on a deadlock.
+TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Program& program,
+                               const CostModel& cost = {});
+
+}  // namespace trnsim::test
