@@ -47,6 +47,9 @@ SimDevice::SimDevice(const model::ChipConfig& config, const SimDeviceOptions& op
   g_device_created = true;
   core_ = std::make_unique<model::NeuronCore>("core", config, std::move(te));
   core_->control.on_irq([] { sc_core::sc_pause(); });
+  // Finish elaboration (the interconnect's multi-sockets bind their callbacks then), so that the host can reach
+  // registers and memory before any simulated time passes.
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
 }
 
 SimDevice::~SimDevice() = default;

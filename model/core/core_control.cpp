@@ -135,6 +135,7 @@ void CoreControl::doorbell(uint32_t mask) {
     qs.pc = 0;
     qs.retired = 0;
     qs.state = regs::QSTATE_RUNNING;
+    qs.start_epoch = epoch_;
     start_events_[q].notify(SC_ZERO_TIME);
   }
   progress_event_.notify(SC_ZERO_TIME);
@@ -230,7 +231,9 @@ void CoreControl::watchdog_thread() {
     const uint64_t epoch = epoch_;
     uint32_t retired = 0;
     for (const Queue& q : queues_) retired += q.retired;
-    wait(cycle_ * double(watchdog_cycles_), progress_event_);
+    const sc_time start = sc_time_stamp(), limit = cycle_ * double(watchdog_cycles_);
+    wait(limit, progress_event_);
+    if (sc_time_stamp() - start < limit) continue;  // woken by progress, a doorbell or a reset: re-arm
     uint32_t now_retired = 0;
     for (const Queue& q : queues_) now_retired += q.retired;
     if (epoch == epoch_ && now_retired == retired && (status_ & regs::STATUS_BUSY_MASK)) {

@@ -52,6 +52,7 @@ class CoreControl : public sc_core::sc_module {
     uint32_t retired = 0;
     int wait_sem = -1;     ///< while WAITING: the semaphore and the value awaited
     uint32_t wait_value = 0;
+    uint64_t start_epoch = 0;  ///< epoch() of the doorbell that last started this queue (0: never)
   };
   const Queue& queue(int q) const { return queues_.at(q); }
   /// Fires when the doorbell starts queue q.

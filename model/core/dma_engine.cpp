@@ -70,7 +70,10 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
 }
 
 void DmaEngine::drain() {
-  while (outstanding_ > 0) wait(copy_done_);
+  const uint64_t epoch = control_.epoch();
+  while (outstanding_ > 0 && control_.epoch() == epoch && !control_.stopped()) {
+    wait(copy_done_ | control_.stop_event());
+  }
 }
 
 void DmaEngine::perform(const isa::CopyFields& c) {

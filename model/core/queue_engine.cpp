@@ -43,9 +43,15 @@ void QueueEngine::busy(uint64_t cycles) {
 }
 
 void QueueEngine::run_thread() {
+  // A doorbell may ring while this thread still finishes an abandoned program (after an error or a reset), so the
+  // start is taken from the queue's start epoch, not only from the event.
+  uint64_t started = 0;
   for (;;) {
-    wait(control_.start_event(q_));
-    run_program(control_.epoch());
+    while (control_.queue(q_).start_epoch == started || control_.queue(q_).start_epoch != control_.epoch()) {
+      wait(control_.start_event(q_));
+    }
+    started = control_.queue(q_).start_epoch;
+    run_program(started);
   }
 }
 

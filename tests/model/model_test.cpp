@@ -156,6 +156,9 @@ TEST_P(TeProgramTest, MatchesGoldenGemmAndLeavesPsumAroundUntouched) {
   drv_->write_hbm(m2_hbm, to_bytes(mv2, dtype).data(), mv2.size() * es);
 
   const uint32_t pb = info.sbuf_partition_bytes, ppb = info.psum_partition_bytes;
+  // The device is shared by the tests of this process: clear PSUM so that "untouched" reads as zero.
+  const std::vector<uint8_t> zeros(size_t(info.psum_partitions) * ppb, 0);
+  dev_->write_mem(regs::PSUM_BASE, zeros.data(), zeros.size());
   const uint64_t s_sb = 0, m_sb = 2048, m2_sb = 4096;
   const uint64_t psum = 2 * info.psum_bank_bytes();  // bank 2
   isa::Program p;
@@ -192,7 +195,7 @@ TEST_P(TeProgramTest, MatchesGoldenGemmAndLeavesPsumAroundUntouched) {
   for (size_t i = 0; i < got.size(); ++i) {
     ASSERT_EQ(got[i], want[i]) << "out[" << i / n << "][" << i % n << "]";
   }
-  // PSUM outside [partitions 0..m-1] x [bank 2, n FP32] is untouched (zero after reset of a fresh device).
+  // PSUM outside [partitions 0..m-1] x [bank 2, n FP32] is untouched (still zero).
   std::vector<uint32_t> row(ppb / 4);
   for (uint32_t part = 0; part < info.psum_partitions; ++part) {
     drv_->read_psum(part, 0, row.data(), ppb);
