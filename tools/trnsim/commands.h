@@ -29,4 +29,10 @@ Action add_fpcheck(CLI::App& app);
 /// `trnsim run`: a workload on the simulated device, checked against the golden host kernels.
 Action add_run(CLI::App& app);
 
+/// `trnsim asm FILE.s -o FILE.bin`: program text to binary program file (docs/isa.md).
+Action add_asm(CLI::App& app);
+
+/// `trnsim disasm FILE.bin [-o FILE.s]`: binary program file to canonical program text.
+Action add_disasm(CLI::App& app);
+
 }  // namespace trnsim::tool
