@@ -1,5 +1,6 @@
 #include "cosim/device/sim_device.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -38,7 +39,7 @@ std::unique_ptr<model::TeCompute> make_te(const model::ChipConfig& c, const SimD
 }
 }  // namespace
 
-SimDevice::SimDevice(const model::ChipConfig& config, const SimDeviceOptions& options) {
+SimDevice::SimDevice(const model::ChipConfig& config, const SimDeviceOptions& options) : options_(options) {
   if (g_device_created) {
     throw std::logic_error("SimDevice: SystemC elaborates once per process; create one device per process");
   }
@@ -76,7 +77,24 @@ bool SimDevice::wait_interrupt(uint64_t max_cycles) {
   // Runs until the interrupt callback pauses the kernel, or the time is up. sc_start(0) would only run deltas,
   // so a start pending from a register write runs first.
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  if (!core_->control.irq()) sc_core::sc_start(core_->control.cycle_time() * double(max_cycles));
+  if (!options_.progress) {
+    if (!core_->control.irq()) sc_core::sc_start(core_->control.cycle_time() * double(max_cycles));
+    return core_->control.irq();
+  }
+  // With progress reports: run in slices and report between them, at most every progress_interval_s.
+  using clock = std::chrono::steady_clock;
+  constexpr uint64_t kSliceCycles = 20000;
+  auto last = clock::now();
+  for (uint64_t left = max_cycles; left > 0 && !core_->control.irq();) {
+    const uint64_t slice = std::min(left, kSliceCycles);
+    sc_core::sc_start(core_->control.cycle_time() * double(slice));
+    left -= slice;
+    if (std::chrono::duration<double>(clock::now() - last).count() >= options_.progress_interval_s &&
+        !core_->control.irq()) {
+      options_.progress({core_->control.cycles(), te_busy_cycles(), te_macs()});
+      last = clock::now();
+    }
+  }
   return core_->control.irq();
 }
 

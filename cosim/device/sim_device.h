@@ -5,7 +5,9 @@
 // Simulated time only passes inside wait_interrupt().
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,9 +26,19 @@ enum class TeMode { kTlm, kRtl, kLockstep };
 /// Parses "tlm", "rtl", "lockstep"; nullopt otherwise.
 std::optional<TeMode> parse_te_mode(std::string_view name);
 
+/// A snapshot for progress reports during a long wait_interrupt().
+struct SimProgress {
+  uint64_t cycles = 0;          ///< TE cycles since the doorbell
+  uint64_t te_busy_cycles = 0;  ///< since the device was created
+  uint64_t te_macs = 0;         ///< since the device was created
+};
+
 struct SimDeviceOptions {
   TeMode te = TeMode::kTlm;
   std::string wave_path;  ///< RTL/lockstep only: FST of the verilated TE (written when the device is destroyed)
+  /// Called about every `progress_interval_s` of host time while the device runs (empty: never).
+  std::function<void(const SimProgress&)> progress;
+  double progress_interval_s = 2.0;
 };
 
 class SimDevice : public driver::Device {
@@ -56,6 +68,7 @@ class SimDevice : public driver::Device {
 
  private:
   std::unique_ptr<model::NeuronCore> core_;
+  SimDeviceOptions options_;
 };
 
 }  // namespace trnsim::cosim

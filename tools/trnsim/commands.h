@@ -29,6 +29,9 @@ Action add_fpcheck(CLI::App& app);
 /// `trnsim run`: a workload on the simulated device, checked against the golden host kernels.
 Action add_run(CLI::App& app);
 
+/// `trnsim matmul`: O = S^T @ M from .npy files on the simulated device, checked against the golden GEMM.
+Action add_matmul(CLI::App& app);
+
 /// `trnsim asm FILE.s -o FILE.bin`: program text to binary program file (docs/isa.md).
 Action add_asm(CLI::App& app);
 

@@ -1,51 +1,65 @@
-// `trnsim run`: a workload on the simulated Tensor Engine, checked bit for bit against the golden host kernels.
-#include <algorithm>
+// `trnsim run`: a workload (or a program file) on the simulated device, through the driver, checked bit for bit
+// against the golden host kernels.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <memory>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+
 #include <fmt/core.h>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cosim/te/te_gemm.h"
 #include "cosim/te/te_rtl.h"
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/gemm_golden.h"
+#include "firmware/isa/isa.h"
+#include "firmware/kernels/gemm_launch.h"
 #include "tools/trnsim/commands.h"
+#include "tools/trnsim/device_session.h"
 
 namespace trnsim::tool {
 namespace {
 
-constexpr double kTeClockHz = 2.4e9;  // Trainium2 TE clock (BRIEF section 2)
-
 struct RunOptions {
-  std::string workload = "gemm";
-  std::string config = "tiny";
-  std::string te = "rtl";
+  std::string workload = "gpt2-mlp-up";
+  std::string program;
+  DeviceFlags device;
   std::string dtype = "bf16";
   int m = 128, k = 128, n = 128;
   uint64_t seed = 1;
-  std::string wave;
   std::string report;
 };
 
-// Array size of a named configuration (BRIEF section 2).
-int config_array_size(const std::string& config) {
-  if (config == "tiny") return 16;
-  if (config == "trn2") return 128;
-  throw BadInput(fmt::format("--config {}: unknown configuration (known: tiny, trn2)", config));
+/// A named GEMM workload: out[M, N] = stationary[K, M]^T @ moving[K, N].
+struct GemmWorkload {
+  std::string title;
+  isa::Dtype dtype;
+  int k, m, n;
+  float stationary_sigma, moving_sigma;  ///< standard deviations of the random operands
+};
+
+// GPT-2 small MLP up-projection (Radford et al. 2019, d_model 768, d_ff 3072) for 128 tokens: y[128, 3072] =
+// x[128, 768] @ W[768, 3072], as stationary = x^T [K=768, M=128 tokens] and moving = W [K=768, N=3072], so the
+// result comes out as y itself. Weights drawn like GPT-2's initialisation (sigma 0.02), activations N(0, 1).
+GemmWorkload workload(const RunOptions& o) {
+  if (o.workload == "gpt2-mlp-up") {
+    return {"GPT-2 small MLP up-projection, 128 tokens x 768 -> 3072", isa::Dtype::kBf16, 768, 128, 3072, 1.0f,
+            0.02f};
+  }
+  const auto dt = isa::parse_dtype(o.dtype);
+  if (!dt) throw BadInput(fmt::format("--dtype {}: unknown (bf16, fp16, fp8e4m3, fp8e5m2)", o.dtype));
+  return {"random GEMM", *dt, o.k, o.m, o.n, 1.0f, 1.0f};
 }
 
-// Random finite operands of moderate magnitude, as the golden conversion rounds them (float32 -> dtype, RNE).
-std::vector<uint16_t> random_operand(isa::Dtype dt, size_t count, std::mt19937_64& rng) {
-  std::normal_distribution<float> dist(0.0f, 1.0f);
+// Random operands, rounded to the dtype by the golden conversion (float32 -> dtype, RNE, saturating).
+std::vector<uint16_t> random_operand(isa::Dtype dt, size_t count, float sigma, std::mt19937_64& rng) {
+  std::normal_distribution<float> dist(0.0f, sigma);
   std::vector<uint16_t> v(count);
   for (uint16_t& x : v) {
     const float f = dist(rng);
@@ -56,108 +70,152 @@ std::vector<uint16_t> random_operand(isa::Dtype dt, size_t count, std::mt19937_6
   return v;
 }
 
-int run_gemm(const RunOptions& o) {
-  const auto dt = isa::parse_dtype(o.dtype);
-  if (!dt) throw BadInput(fmt::format("--dtype {}: unknown (bf16, fp16, fp8e4m3, fp8e5m2)", o.dtype));
-  if (o.te != "rtl") {
-    throw BadInput(fmt::format("--te {}: only the verilated RTL Tensor Engine ('rtl') exists in this build; the "
-                               "TLM engine comes with the chip model", o.te));
+double peak_rss_gib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_maxrss) / (1024.0 * 1024.0);  // ru_maxrss is in KiB on Linux
+}
+
+std::ofstream open_report(const std::string& path) {
+  std::ofstream report;
+  if (!path.empty()) {
+    report.open(path);
+    if (!report) throw BadInput(fmt::format("--report {}: cannot open for writing", path));
   }
-  const int size = config_array_size(o.config);
-  const std::string size_name = fmt::format("{}x{}", size, size);
-  const std::vector<std::string> built = cosim::TeRtl::built_sizes();
-  if (std::find(built.begin(), built.end(), size_name) == built.end()) {
-    throw BadInput(fmt::format("--config {}: this build has no verilated {} Tensor Engine (built: {})", o.config,
-                               size_name, fmt::join(built, ", ")));
-  }
-  if (!o.wave.empty() && std::filesystem::path(o.wave).extension() != ".fst") {
-    throw BadInput(fmt::format("--wave {}: waveforms are written as FST; give a file name ending in .fst", o.wave));
-  }
-  // Dimensions: every operand and the result are held in host memory (16-bit inputs, 32-bit results).
-  const uint64_t elements = static_cast<uint64_t>(o.k) * o.m + static_cast<uint64_t>(o.k) * o.n +
-                            static_cast<uint64_t>(o.m) * o.n;
+  return report;
+}
+
+void write_report(std::ofstream& report, const std::string& path, const nlohmann::json& j) {
+  if (path.empty()) return;
+  report << j.dump(2) << '\n';
+  report.close();
+  if (!report) throw BadInput(fmt::format("--report {}: write failed", path));
+  fmt::print("  report            {}\n", path);
+}
+
+void print_figures(const DeviceSession& s, uint64_t cycles, uint64_t macs, double wall, nlohmann::json& j) {
+  const int pes = s.config.te_rows * s.config.te_cols;
+  const double util = cycles ? double(macs) / (double(cycles) * pes) : 0.0;
+  const double sim_us = double(cycles) / s.config.te_clock_mhz;
+  fmt::print("  device cycles     {} (TE clock)\n", cycles);
+  fmt::print("  MACs              {}\n", macs);
+  fmt::print("  TE utilization    {:.1f}% (MACs / (cycles x {} PEs))\n", 100.0 * util, pes);
+  fmt::print("  simulated time    {:.3f} us at {:.1f} GHz\n", sim_us, s.config.te_clock_mhz / 1000.0);
+  fmt::print("  host wall time    {:.3f} s ({:.3g} simulated MACs/s, {:.0f} cycles/s)\n", wall, macs / wall,
+             cycles / wall);
+  fmt::print("  host peak memory  {:.2f} GiB\n", peak_rss_gib());
+  j["cycles"] = cycles;
+  j["macs"] = macs;
+  j["te_utilization"] = util;
+  j["simulated_us"] = sim_us;
+  j["wall_s"] = wall;
+  j["macs_per_host_s"] = macs / wall;
+  j["peak_rss_gib"] = peak_rss_gib();
+}
+
+int run_gemm_workload(const RunOptions& o) {
+  const GemmWorkload w = workload(o);
+  const uint64_t elements = uint64_t(w.k) * w.m + uint64_t(w.k) * w.n + uint64_t(w.m) * w.n;
   if (elements > (uint64_t{1} << 28)) {
     throw BadInput(fmt::format("-m {} -k {} -n {}: {} operand and result elements, more than this command holds "
-                               "in memory (2^28)", o.m, o.k, o.n, elements));
+                               "in memory (2^28)", w.m, w.k, w.n, elements));
   }
-  // Open the report now, so a bad path fails before the run rather than after it.
-  std::ofstream report;
-  if (!o.report.empty()) {
-    report.open(o.report);
-    if (!report) throw BadInput(fmt::format("--report {}: cannot open for writing", o.report));
-  }
-  cosim::TeRtlOptions te_opts;
-  te_opts.wave_path = o.wave;
-  std::unique_ptr<cosim::TeRtl> te;
-  try {
-    te = cosim::TeRtl::create(size, size, te_opts);
-  } catch (const cosim::TeRtlError& e) {
-    throw BadInput(fmt::format("--wave {}: {}", o.wave, e.what()));
-  }
+  std::ofstream report = open_report(o.report);
+  DeviceSession s = open_device(o.device);
 
-  fmt::print("trnsim run: workload gemm  out[M={}, N={}] = stationary[K={}, M]^T @ moving[K, N]  dtype {}\n", o.m,
-             o.n, o.k, o.dtype);
-  fmt::print("  config {} ({}x{} Tensor Engine, RTL), seed {}\n", o.config, size, size, o.seed);
+  fmt::print("trnsim run: {}\n", w.title);
+  fmt::print("  out[M={}, N={}] = stationary[K={}, M]^T @ moving[K, N], dtype {}, seed {}\n", w.m, w.n, w.k,
+             isa::dtype_name(w.dtype), o.seed);
+  fmt::print("  config {} ({}x{} Tensor Engine, {} datapath)\n", s.config.name, s.config.te_rows, s.config.te_cols,
+             s.device->te_name());
+  std::fflush(stdout);  // the header before the progress lines (stderr)
   std::mt19937_64 rng(o.seed);
-  const auto s = random_operand(*dt, static_cast<size_t>(o.k) * o.m, rng);
-  const auto mv = random_operand(*dt, static_cast<size_t>(o.k) * o.n, rng);
+  kernels::GemmHostOperands ops;
+  ops.dtype = w.dtype;
+  ops.k = w.k;
+  ops.m = w.m;
+  ops.n = w.n;
+  ops.stationary = random_operand(w.dtype, size_t(w.k) * w.m, w.stationary_sigma, rng);
+  ops.moving = random_operand(w.dtype, size_t(w.k) * w.n, w.moving_sigma, rng);
 
-  const auto t0 = std::chrono::steady_clock::now();
-  auto last_print = t0;
-  cosim::TeGemmStats st;
-  const std::vector<uint32_t> got =
-      cosim::te_tiled_gemm(*te, *dt, o.k, o.m, o.n, s, mv, &st, [&](uint64_t done, uint64_t total) {
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last_print > std::chrono::seconds(2) && done < total) {
-          fmt::print(stderr, "  ... pass {}/{} ({:.0f}%)\n", done, total, 100.0 * done / total);
-          last_print = now;
+  return run_on_device(s, [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    const kernels::GemmDeviceRun r = kernels::run_gemm(*s.driver, ops, o.device.timeout_cycles);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::vector<uint32_t> want =
+        golden::gemm({w.dtype, w.k, w.m, w.n, ops.stationary, ops.moving}, s.config.te_rows);
+    size_t mismatches = 0;
+    for (size_t i = 0; i < r.out.size(); ++i) {
+      if (r.out[i] != want[i]) {
+        if (mismatches < 5) {
+          fmt::print("  MISMATCH out[{}][{}]: got 0x{:08X}, golden 0x{:08X}\n", i / w.n, i % w.n, r.out[i],
+                     want[i]);
         }
-      });
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  te.reset();  // closes the waveform
-
-  const std::vector<uint32_t> want = golden::gemm({*dt, o.k, o.m, o.n, s, mv}, size);
-  size_t mismatches = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (got[i] != want[i]) {
-      if (mismatches < 5) {
-        fmt::print("  MISMATCH out[{}][{}]: got 0x{:08X}, golden 0x{:08X}\n", i / o.n, i % o.n, got[i], want[i]);
+        ++mismatches;
       }
-      ++mismatches;
     }
-  }
+    fmt::print("  program           {} instructions (te {}, dma {})\n", r.instructions,
+               r.run.retired[size_t(isa::Engine::kTe)], r.run.retired[size_t(isa::Engine::kDma)]);
+    nlohmann::json j = {{"workload", o.workload},
+                        {"config", s.config.name},
+                        {"te", s.device->te_name()},
+                        {"dtype", isa::dtype_name(w.dtype)},
+                        {"m", w.m},
+                        {"k", w.k},
+                        {"n", w.n},
+                        {"seed", o.seed},
+                        {"instructions", r.instructions},
+                        {"mismatches", mismatches},
+                        {"pass", mismatches == 0}};
+    print_figures(s, r.run.cycles, uint64_t(w.k) * w.m * w.n, wall, j);
+    if (!o.device.wave.empty()) {
+      const std::string gtkw = std::filesystem::path(o.device.wave).replace_extension(".gtkw").string();
+      cosim::write_te_gtkw(gtkw, o.device.wave, s.config.te_rows, s.config.te_cols);
+      fmt::print("  waveform          {} (layout {}; open with: gtkwave {})\n", o.device.wave, gtkw, gtkw);
+    }
+    write_report(report, o.report, j);
+    if (mismatches) {
+      fmt::print("FAIL: {} of {} elements differ from the golden GEMM\n", mismatches, r.out.size());
+      return kExitFail;
+    }
+    fmt::print("PASS: {} elements bit-exact against the golden GEMM\n", r.out.size());
+    return kExitOk;
+  });
+}
 
-  const double util = static_cast<double>(st.macs) / (static_cast<double>(st.cycles) * size * size);
-  const double sim_us = static_cast<double>(st.cycles) / kTeClockHz * 1e6;
-  fmt::print("  passes            {} (LoadStationary + MultiplyMoving)\n", st.passes);
-  fmt::print("  TE cycles         {}\n", st.cycles);
-  fmt::print("  MACs              {}\n", st.macs);
-  fmt::print("  TE utilization    {:.1f}% (MACs / (cycles x {} PEs))\n", 100.0 * util, size * size);
-  fmt::print("  simulated time    {:.3f} us at {:.1f} GHz\n", sim_us, kTeClockHz / 1e9);
-  fmt::print("  host wall time    {:.3f} s ({:.0f} cycles/s)\n", wall, st.cycles / wall);
-  if (!o.wave.empty()) {
-    const std::string gtkw = std::filesystem::path(o.wave).replace_extension(".gtkw").string();
-    cosim::write_te_gtkw(gtkw, o.wave, size, size);
-    fmt::print("  waveform          {} (layout {}; open with: gtkwave {})\n", o.wave, gtkw, gtkw);
+// --program FILE: a binary (.bin, "TRNP") or text program; it runs to its halts, there is no golden result.
+int run_program_file(const RunOptions& o) {
+  std::ifstream in(o.program, std::ios::binary);
+  if (!in) throw BadInput(fmt::format("--program {}: cannot open", o.program));
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  isa::Program program;
+  try {
+    const bool binary = bytes.size() >= 4 && std::memcmp(bytes.data(), "TRNP", 4) == 0;
+    program = binary ? isa::read_program_binary(bytes)
+                     : isa::assemble(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  } catch (const isa::ProgramError& e) {
+    throw BadInput(fmt::format("{}: {}", o.program, e.what()));
   }
-  if (!o.report.empty()) {
-    const nlohmann::json j = {{"workload", "gemm"},  {"config", o.config},      {"te", o.te},
-                              {"dtype", o.dtype},    {"m", o.m},                {"k", o.k},
-                              {"n", o.n},            {"seed", o.seed},          {"passes", st.passes},
-                              {"te_cycles", st.cycles}, {"macs", st.macs},      {"te_utilization", util},
-                              {"simulated_us", sim_us}, {"wall_s", wall},       {"mismatches", mismatches},
-                              {"pass", mismatches == 0}};
-    report << j.dump(2) << '\n';
-    report.close();
-    if (!report) throw BadInput(fmt::format("--report {}: write failed", o.report));
-    fmt::print("  report            {}\n", o.report);
-  }
-  if (mismatches) {
-    fmt::print("FAIL: {} of {} elements differ from the golden GEMM\n", mismatches, got.size());
-    return kExitFail;
-  }
-  fmt::print("PASS: {} elements bit-exact against the golden GEMM\n", got.size());
-  return kExitOk;
+  std::ofstream report = open_report(o.report);
+  DeviceSession s = open_device(o.device);
+  fmt::print("trnsim run: program {}\n", o.program);
+  fmt::print("  config {} ({}x{} Tensor Engine, {} datapath)\n", s.config.name, s.config.te_rows, s.config.te_cols,
+             s.device->te_name());
+  std::fflush(stdout);
+  return run_on_device(s, [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    s.driver->load_program(program);
+    const driver::RunResult r = s.driver->run(o.device.timeout_cycles);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fmt::print("  retired           te {}, dma {}\n", r.retired[size_t(isa::Engine::kTe)],
+               r.retired[size_t(isa::Engine::kDma)]);
+    nlohmann::json j = {{"program", o.program}, {"config", s.config.name}, {"te", s.device->te_name()},
+                        {"pass", true}};
+    print_figures(s, r.cycles, s.device->te_macs(), wall, j);
+    write_report(report, o.report, j);
+    fmt::print("PASS: the program ran to its halts (no golden result for a program file)\n");
+    return kExitOk;
+  });
 }
 
 }  // namespace
@@ -165,21 +223,29 @@ int run_gemm(const RunOptions& o) {
 Action add_run(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "Run a workload on the simulated device and check it against the golden host kernels");
-  cmd->add_option("--workload", opts->workload, "Workload to run")->check(CLI::IsMember({"gemm"}))->capture_default_str();
-  cmd->add_option("--config", opts->config, "Machine configuration: tiny (16x16 TE) or trn2 (128x128 TE)")
+      "run", "Run a workload on the simulated device through the driver and check it against the golden host kernels");
+  auto* workload = cmd->add_option("--workload", opts->workload,
+                                   "gpt2-mlp-up (GPT-2 small MLP up-projection, BF16 128x768->3072) or gemm "
+                                   "(random, shape from -m -k -n --dtype)")
+                       ->check(CLI::IsMember({"gpt2-mlp-up", "gemm"}))
+                       ->capture_default_str();
+  cmd->add_option("--program", opts->program, "Run a program file (.bin from `trnsim asm`, or program text)")
+      ->excludes(workload);
+  cmd->add_option("--config", opts->device.config, "Machine configuration: tiny (16x16 TE) or trn2 (128x128 TE)")
       ->capture_default_str();
-  cmd->add_option("--te", opts->te, "Tensor Engine implementation: rtl (verilated) or tlm")
-      ->check(CLI::IsMember({"rtl", "tlm"}))
+  cmd->add_option("--te", opts->device.te, "Tensor Engine datapath: rtl (verilated), tlm, or lockstep (both)")
       ->capture_default_str();
-  cmd->add_option("--dtype", opts->dtype, "Input dtype: bf16, fp16, fp8e4m3, fp8e5m2")->capture_default_str();
+  cmd->add_option("--dtype", opts->dtype, "Input dtype of --workload gemm: bf16, fp16, fp8e4m3, fp8e5m2")
+      ->capture_default_str();
   cmd->add_option("-m,--m", opts->m, "GEMM M (stationary free size)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd->add_option("-k,--k", opts->k, "GEMM K (contraction, partitions)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd->add_option("-n,--n", opts->n, "GEMM N (moving free size)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd->add_option("--seed", opts->seed, "Seed of the random operands")->capture_default_str();
-  cmd->add_option("--wave", opts->wave, "Write an FST waveform of the Tensor Engine (and a .gtkw layout beside it)");
+  cmd->add_option("--timeout-cycles", opts->device.timeout_cycles, "Give up after this many device cycles")
+      ->capture_default_str();
+  cmd->add_option("--wave", opts->device.wave, "Write an FST waveform of the RTL Tensor Engine");
   cmd->add_option("--report", opts->report, "Write the figures as JSON");
-  return [opts] { return run_gemm(*opts); };
+  return [opts] { return opts->program.empty() ? run_gemm_workload(*opts) : run_program_file(*opts); };
 }
 
 }  // namespace trnsim::tool

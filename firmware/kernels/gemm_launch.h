@@ -1,0 +1,33 @@
+// Host side of the tiled GEMM: puts the operands into device HBM through the driver, runs the kernel program
+// (gemm_kernel.h) and reads the result back. The device is reached only through driver::Driver.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "firmware/driver/driver.h"
+#include "firmware/isa/dtype.h"
+
+namespace trnsim::kernels {
+
+/// One GEMM's host operands: out[M, N] (+)= stationary[K, M]^T @ moving[K, N].
+struct GemmHostOperands {
+  isa::Dtype dtype = isa::Dtype::kBf16;
+  int k = 0, m = 0, n = 0;
+  std::vector<uint16_t> stationary;        ///< [K, M] narrow bit patterns, row-major (FP8 in the low 8 bits)
+  std::vector<uint16_t> moving;            ///< [K, N]
+  const std::vector<uint32_t>* accumulate_into = nullptr;  ///< optional P[M, N] FP32 bits: out = P + S^T @ M
+};
+
+struct GemmDeviceRun {
+  std::vector<uint32_t> out;     ///< [M, N] FP32 bits, row-major
+  driver::RunResult run;         ///< cycles and retired instructions
+  size_t instructions = 0;       ///< program size, all queues
+};
+
+/// Allocates HBM for the operands and the result (freeing every earlier allocation of `drv`), writes them, loads
+/// and runs the kernel with `timeout_cycles`, and returns the result. Throws std::invalid_argument on a size
+/// mismatch, and the driver's errors (DeviceFault, DriverTimeout, OutOfDeviceMemory) as they come.
+GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_t timeout_cycles);
+
+}  // namespace trnsim::kernels

@@ -1,0 +1,22 @@
+// float32 matrices in NumPy .npy files (format 1.0-3.0, read and written with xtensor's xnpy), with the checks
+// xnpy leaves out: 2-D shape and a file size that matches the header.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trnsim::tool {
+
+struct F32Matrix {
+  int64_t rows = 0, cols = 0;
+  std::vector<uint32_t> bits;  ///< row-major FP32 bit patterns
+};
+
+/// Loads a 2-D float32 array. Throws BadInput naming `flag` and the file for a missing/unreadable file, another
+/// dtype, another rank, a truncated or padded file.
+F32Matrix load_f32_matrix(const std::string& path, const std::string& flag);
+/// Writes a 2-D float32 array; BadInput naming `flag` when the file cannot be written.
+void save_f32_matrix(const std::string& path, const std::string& flag, const F32Matrix& m);
+
+}  // namespace trnsim::tool
