@@ -312,10 +312,15 @@ class GemmBuilder {
         drains_signalled = drains_emitted;
       }
     };
-    // Every wait first publishes the drains emitted so far: the TE may need them to make the progress waited for.
+    // Waits until the TE consumed `batches_done` batches. The TE needs the drains of the blocks whose PSUM buffers
+    // those batches reuse: publish them first (a signal costs a barrier, so only when needed).
     auto wait_consumed = [&](int batches_done) {
       if (!wave.empty()) throw std::logic_error("gemm kernel: wait inside a wave");
-      flush_drains();
+      const int needed = batches_[static_cast<std::size_t>(batches_done - 1)].block - p.psum_buffers + 1;
+      if (drains_signalled < needed) {
+        if (drains_emitted < needed) throw std::logic_error("gemm kernel: a needed drain was not issued");
+        flush_drains();
+      }
       dma->push_back(sem(isa::Opcode::kSemWait, kSemConsumed, static_cast<uint32_t>(batches_done)));
     };
     // Queues the drain of the next block (its TE work must be known complete).

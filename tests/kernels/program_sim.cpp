@@ -500,7 +500,7 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
   const double mhz = info.te_clock_mhz;
   const double latency = cost.dma_latency_ns * mhz / 1000.0;
   const double bytes_per_cycle = cost.dma_bytes_per_ns * 1000.0 / mhz;
-  const double other = static_cast<double>(cost.other_cycles);
+  const double issue = static_cast<double>(cost.issue_cycles);
 
   std::array<double, kQueues> t{};
   std::array<std::size_t, kQueues> pc{};
@@ -508,7 +508,6 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
   std::array<uint64_t, isa::kNumSemaphores> counter{};
   std::array<std::vector<std::pair<uint64_t, double>>, isa::kNumSemaphores> signals;
   std::vector<double> engine_free(std::max<uint32_t>(1, info.num_dma_engines), 0.0);
-  std::size_t rr = 0;
   double copies_done = 0.0;  // when every copy issued so far has completed
   double te_busy = 0.0, te_stall = 0.0;
   uint64_t stationary_m = 0;
@@ -521,12 +520,12 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
         const auto& instrs = program.queues[q];
         if (pc[q] >= instrs.size()) throw std::runtime_error("timing: queue ran past its end");
         const Instruction& in = instrs[pc[q]];
+        if (in.op == Opcode::kSemWait && counter[in.sem.sem] < in.sem.value) break;  // the signal is not known yet
+        t[q] += issue;
         switch (in.op) {
           case Opcode::kSemWait: {
-            const auto& sig = signals[in.sem.sem];
-            if (counter[in.sem.sem] < in.sem.value) goto blocked;
             double when = 0.0;
-            for (const auto& [cum, time] : sig) {
+            for (const auto& [cum, time] : signals[in.sem.sem]) {
               if (cum >= in.sem.value) {
                 when = time;
                 break;
@@ -534,13 +533,12 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
             }
             const double start = std::max(t[q], when);
             if (q == kTe) te_stall += start - t[q];
-            t[q] = start + other;
+            t[q] = start;
             break;
           }
           case Opcode::kSemSignal:
-          case Opcode::kHalt: {
+          case Opcode::kHalt:
             if (q == kDma) t[q] = std::max(t[q], copies_done);
-            t[q] += other;
             if (in.op == Opcode::kSemSignal) {
               counter[in.sem.sem] += in.sem.value;
               signals[in.sem.sem].emplace_back(counter[in.sem.sem], t[q]);
@@ -548,7 +546,6 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
               halted[q] = true;
             }
             break;
-          }
           case Opcode::kLoadStationary: {
             const double c = 1.0 + in.te.k;
             stationary_m = in.te.free_size;
@@ -565,38 +562,23 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
           }
           case Opcode::kDmaCopy:
           case Opcode::kPsumCopy: {
-            // Round-robin over free engines; stall until one frees when all are busy.
-            std::size_t chosen = engine_free.size();
-            for (std::size_t k = 0; k < engine_free.size(); ++k) {
-              const std::size_t e = (rr + k) % engine_free.size();
-              if (engine_free[e] <= t[q]) {
-                chosen = e;
-                break;
-              }
-            }
-            if (chosen == engine_free.size()) {
-              chosen = static_cast<std::size_t>(
-                  std::min_element(engine_free.begin(), engine_free.end()) - engine_free.begin());
-              t[q] = engine_free[chosen];
-            }
-            rr = (chosen + 1) % engine_free.size();
+            // The earliest free engine takes the copy; the queue waits while all are busy.
+            auto e = std::min_element(engine_free.begin(), engine_free.end());
+            t[q] = std::max(t[q], *e);
             const uint64_t bytes = in.copy.elements() * std::max(isa::data_type_bytes(in.copy.src_type),
                                                                  isa::data_type_bytes(in.copy.dst_type));
-            engine_free[chosen] = t[q] + latency + double(bytes) / bytes_per_cycle;
-            copies_done = std::max(copies_done, engine_free[chosen]);
+            *e = t[q] + latency + double(bytes) / bytes_per_cycle;
+            copies_done = std::max(copies_done, *e);
             ++est.dma_copies;
             est.dma_bytes += bytes;
-            t[q] += other;
             break;
           }
           default:
-            t[q] += other;
             break;
         }
         ++pc[q];
         progress = true;
       }
-    blocked:
       all = all && halted[q];
     }
     if (all) break;

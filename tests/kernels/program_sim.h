@@ -68,7 +68,7 @@ RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& prog
 struct CostModel {
   double dma_latency_ns = 1300.0;  ///< start latency of one copy
   double dma_bytes_per_ns = 23.0;  ///< one engine's bandwidth (bytes read)
-  uint64_t other_cycles = 1;       ///< sem_signal, sem_wait (once satisfied), nop, halt, issuing a copy
+  uint64_t issue_cycles = 1;       ///< every instruction, before it executes (a copy: before it is handed over)
 };
 
 struct TimingEstimate {
@@ -84,9 +84,10 @@ struct TimingEstimate {
   }
 };
 
-/// Estimates the run time of a program under the device's execution semantics: load_stationary 1 + k cycles,
-/// multiply_moving N + rows + cols + 2, each copy latency + bytes / bandwidth on one of num_dma_engines engines
-/// (round-robin over the free ones; the dma queue stalls while all are busy). Throws on a deadlock.
+/// Estimates the run time of a program under the device's execution semantics: every instruction 1 issue cycle,
+/// then load_stationary 1 + k cycles, multiply_moving N + rows + cols + 2, each copy latency + bytes / bandwidth
+/// (bytes of the wider element type) on the earliest free of num_dma_engines engines (the dma queue stalls while
+/// all are busy). Throws on a deadlock.
 TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Program& program,
                                const CostModel& cost = {});
 
