@@ -4,8 +4,6 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include <fmt/core.h>
-
 #include "cosim/te/te_rtl_compute.h"
 #include "model/core/neuron_core.h"
 #include "model/te/te_functional.h"
@@ -27,13 +25,8 @@ std::unique_ptr<model::TeCompute> make_te(const model::ChipConfig& c, const SimD
   if (o.te == TeMode::kTlm) return tlm;
   TeRtlOptions rtl_options;
   rtl_options.wave_path = o.wave_path;
-  std::unique_ptr<model::TeCompute> rtl;
-  try {
-    rtl = std::make_unique<TeRtlCompute>(c.te_rows, c.te_cols, rtl_options);
-  } catch (const TeRtlError& e) {
-    throw std::invalid_argument(fmt::format("--config {} needs a {}x{} RTL Tensor Engine: {}", c.name, c.te_rows,
-                                            c.te_cols, e.what()));
-  }
+  // TeRtlError (a size this binary lacks, an FST that cannot be opened) propagates with the RTL's message.
+  std::unique_ptr<model::TeCompute> rtl = std::make_unique<TeRtlCompute>(c.te_rows, c.te_cols, rtl_options);
   if (o.te == TeMode::kRtl) return rtl;
   return std::make_unique<TeLockstep>(std::move(tlm), std::move(rtl));
 }

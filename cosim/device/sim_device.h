@@ -43,8 +43,9 @@ struct SimDeviceOptions {
 
 class SimDevice : public driver::Device {
  public:
-  /// Builds the NeuronCore for `config`. Throws std::invalid_argument for a TE size the binary's RTL was not
-  /// built with (naming the sizes it has), std::logic_error for a second device in one process.
+  /// Builds the NeuronCore for `config`. Throws TeRtlError for a TE size the binary's RTL was not built with
+  /// (naming the sizes it has) or a waveform that cannot be opened, std::logic_error for a second device in one
+  /// process.
   SimDevice(const model::ChipConfig& config, const SimDeviceOptions& options);
   ~SimDevice() override;
 

@@ -27,9 +27,20 @@ inline std::string slurp(const std::string& path) {
 }
 
 /// Path of a scratch file unique to the running test (tests run in parallel under ctest -j).
+/// Parameterised test names ("Suite/Test.Name/3") have their slashes replaced.
 inline std::string scratch(const std::string& suffix) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  return std::string(TRNSIM_CLI_TMP_DIR) + "/" + info->test_suite_name() + "." + info->name() + suffix;
+  std::string name = std::string(info->test_suite_name()) + "." + info->name();
+  for (char& c : name) {
+    if (c == '/') c = '_';
+  }
+  return std::string(TRNSIM_CLI_TMP_DIR) + "/" + name + suffix;
+}
+
+/// A fresh scratch path on every call within one test: `<test>.<n><suffix>`.
+inline std::string next_scratch(const std::string& suffix) {
+  static int counter = 0;
+  return scratch("." + std::to_string(counter++) + suffix);
 }
 
 inline std::string write_file(const std::string& text) {

@@ -1,5 +1,6 @@
-// `trnsim run` as a user runs it: a small GEMM passes and writes its report; bad flags and unwritable output paths
-// exit 2 with a one-line reason naming the flag (BRIEF section 4).
+// `trnsim run` as a user runs it: workloads pass on every TE datapath and write their report; program files run
+// or stop with the device's error; bad flags and unwritable output paths exit 2 with a one-line reason naming
+// the flag (BRIEF section 4).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,48 +11,116 @@ namespace {
 
 using namespace trnsim::test;
 
-TEST(RunCli, SmallGemmPassesAndWritesReport) {
+TEST(RunCli, SmallGemmPassesOnTheRtlAndWritesReport) {
   const std::string report = scratch(".json");
-  const Result r = run("run -m 5 -k 19 -n 3 --dtype fp16 --report " + report);
+  const Result r = run("run --workload gemm -m 5 -k 19 -n 3 --dtype fp16 --report " + report);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
   const std::string json = slurp(report);
   EXPECT_NE(json.find("\"pass\": true"), std::string::npos) << json;
   EXPECT_NE(json.find("\"k\": 19"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"te\": \"rtl\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"cycles\""), std::string::npos) << json;
+}
+
+TEST(RunCli, RaggedGemmPassesOnTlmAndLockstep) {
+  for (const std::string te : {"tlm", "lockstep"}) {
+    const Result r = run("run --workload gemm -m 33 -k 40 -n 17 --dtype fp8e4m3 --seed 7 --te " + te);
+    EXPECT_EQ(r.exit_code, 0) << te << "\n" << r.out << r.err;
+    EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find(te + " datapath"), std::string::npos) << r.out;
+  }
+}
+
+TEST(RunCli, Trn2ConfigRunsOnTheTlmDatapath) {
+  const Result r = run("run --config trn2 --te tlm --workload gemm -m 130 -k 129 -n 5 --dtype bf16");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("128x128"), std::string::npos) << r.out;
+}
+
+TEST(RunCli, ProgramFileRunsToItsHalts) {
+  const std::string prog = write_file(
+      ".queue te\nsem_wait sem=1 value=1\nhalt\n.queue dma\nsem_signal sem=1 value=1\nhalt\n");
+  const Result r = run("run --te tlm --program " + prog);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
+}
+
+TEST(RunCli, DeadlockedProgramIsBadInputNamingQueueInstructionAndSemaphore) {
+  const std::string prog = write_file(".queue te\nnop\nsem_wait sem=4 value=2\nhalt\n.queue dma\nhalt\n");
+  const Result r = run("run --te tlm --program " + prog);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("deadlock"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("queue te"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("instruction 1"), std::string::npos) << r.err;
+}
+
+TEST(RunCli, ProgramWithoutHaltIsBadInput) {
+  const std::string prog = write_file(".queue te\nnop\nnop\n");
+  const Result r = run("run --te tlm --program " + prog);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("no_halt"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("instruction 2"), std::string::npos) << r.err;
+}
+
+TEST(RunCli, OutOfRangeSbufAddressIsBadInputNamingTheField) {
+  const std::string prog = write_file(".queue te\nload_stationary dtype=bf16 sbuf=0x2FFFFFF k=16 m=16\nhalt\n");
+  const Result r = run("run --te tlm --program " + prog);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("sbuf_range"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sbuf_addr"), std::string::npos) << r.err;
+}
+
+TEST(RunCli, MalformedProgramTextNamesTheLine) {
+  const std::string prog = write_file(".queue te\nhalt\nfrobnicate\n");
+  const Result r = run("run --te tlm --program " + prog);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(prog + ": 3:"), std::string::npos) << r.err;
 }
 
 TEST(RunCli, UnwritableReportIsBadInputBeforeTheRun) {
-  const Result r = run("run -m 4 -k 4 -n 4 --report /nonexistent-dir/r.json");
+  const Result r = run("run --workload gemm -m 4 -k 4 -n 4 --report /nonexistent-dir/r.json");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--report /nonexistent-dir/r.json"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("PASS"), std::string::npos) << "must fail before running: " << r.out;
 }
 
 TEST(RunCli, UnwritableWaveformIsBadInput) {
-  const Result r = run("run -m 4 -k 4 -n 4 --wave /nonexistent-dir/w.fst");
+  const Result r = run("run --workload gemm -m 4 -k 4 -n 4 --wave /nonexistent-dir/w.fst");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--wave /nonexistent-dir/w.fst"), std::string::npos) << r.err;
 }
 
-TEST(RunCli, UnknownOrUnbuiltConfigNamesIt) {
+TEST(RunCli, WaveformNeedsTheRtl) {
+  const Result r = run("run --workload gemm -m 4 -k 4 -n 4 --te tlm --wave " + scratch(".fst"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--wave"), std::string::npos) << r.err;
+}
+
+TEST(RunCli, UnknownUnbuiltOrMultiChipConfigNamesIt) {
   Result r = run("run --config bogus");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("--config bogus"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("bogus"), std::string::npos) << r.err;
+#ifndef TRNSIM_LARGE_TE
   r = run("run --config trn2");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("128x128"), std::string::npos) << r.err;
+#endif
+  r = run("run --config trn2-16 --te tlm");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("multi-chip"), std::string::npos) << r.err;
 }
 
-TEST(RunCli, BadDtypeAndDimensionsAreUsageErrors) {
-  Result r = run("run --dtype fp7");
+TEST(RunCli, BadDtypeDimensionsAndDatapathAreUsageErrors) {
+  Result r = run("run --workload gemm --dtype fp7");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("fp7"), std::string::npos) << r.err;
-  r = run("run -n 0");
+  r = run("run --workload gemm -n 0");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--n"), std::string::npos) << r.err;
-  r = run("run --te tlm");
+  r = run("run --te gpu");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("--te tlm"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--te gpu"), std::string::npos) << r.err;
 }
 
 }  // namespace

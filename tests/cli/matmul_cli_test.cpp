@@ -1,0 +1,154 @@
+// `trnsim matmul` as a user runs it (BRIEF section 4): .npy operands in, O.npy out, bit-exact against the golden
+// GEMM computed here from the same files; ragged shapes, 1x1x1, --accumulate-into; bad files exit 2 naming them.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "firmware/golden/fp_golden.h"
+#include "firmware/golden/gemm_golden.h"
+#include "tests/cli/cli_runner.h"
+
+namespace {
+
+using namespace trnsim;
+using namespace trnsim::test;
+
+// NumPy .npy version 1.0 writer/reader for 2-D little-endian arrays (format: numpy.org/neps/nep-0001).
+std::string npy_header(const std::string& descr, int64_t rows, int64_t cols) {
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
+                     std::to_string(cols) + "), }";
+  while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
+  dict += '\n';
+  std::string h = "\x93NUMPY";
+  h += char(1);
+  h += char(0);
+  h += char(dict.size() & 0xFF);
+  h += char(dict.size() >> 8);
+  return h + dict;
+}
+
+std::string write_npy(const std::vector<uint32_t>& bits, int64_t rows, int64_t cols) {
+  const std::string path = next_scratch(".npy");
+  std::ofstream f(path, std::ios::binary);
+  f << npy_header("<f4", rows, cols);
+  f.write(reinterpret_cast<const char*>(bits.data()), std::streamsize(bits.size() * 4));
+  return path;
+}
+
+std::vector<uint32_t> read_npy_f32(const std::string& path, size_t count) {
+  const std::string bytes = slurp(path);
+  const size_t header = 10 + (uint8_t(bytes[8]) | (uint8_t(bytes[9]) << 8));
+  EXPECT_NE(bytes.find("'descr': '<f4'"), std::string::npos);
+  EXPECT_EQ(bytes.size(), header + count * 4) << path;
+  std::vector<uint32_t> v(count);
+  if (bytes.size() >= header + count * 4) std::memcpy(v.data(), bytes.data() + header, count * 4);
+  return v;
+}
+
+std::vector<uint32_t> random_f32(size_t n, std::mt19937_64& rng) {
+  std::normal_distribution<float> d(0.0f, 1.5f);
+  std::vector<uint32_t> v(n);
+  for (auto& x : v) {
+    const float f = d(rng);
+    std::memcpy(&x, &f, 4);
+  }
+  return v;
+}
+
+std::vector<uint16_t> rounded(isa::Dtype dt, const std::vector<uint32_t>& f32) {
+  std::vector<uint16_t> v(f32.size());
+  for (size_t i = 0; i < v.size(); ++i) v[i] = golden::narrow_from_f32(dt, f32[i], true);
+  return v;
+}
+
+struct Shape {
+  const char* dtype;
+  isa::Dtype dt;
+  int k, m, n;
+  bool accumulate;
+};
+
+class MatmulCli : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(MatmulCli, DeviceResultMatchesGoldenBitForBit) {
+  const Shape sh = GetParam();
+  std::mt19937_64 rng(1000 + sh.k * 7 + sh.n);
+  const auto s = random_f32(size_t(sh.k) * sh.m, rng), mv = random_f32(size_t(sh.k) * sh.n, rng);
+  const auto p = random_f32(size_t(sh.m) * sh.n, rng);
+  const std::string out = next_scratch(".npy");
+  std::string cmd = "matmul --te tlm --stationary " + write_npy(s, sh.k, sh.m) + " --moving " +
+                    write_npy(mv, sh.k, sh.n) + " --dtype " + sh.dtype + " --out " + out;
+  if (sh.accumulate) cmd += " --accumulate-into " + write_npy(p, sh.m, sh.n);
+  const Result r = run(cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
+  const auto want = golden::gemm({sh.dt, sh.k, sh.m, sh.n, rounded(sh.dt, s), rounded(sh.dt, mv)}, 16,
+                                 sh.accumulate ? &p : nullptr);
+  const auto got = read_npy_f32(out, want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "O[" << i / sh.n << "][" << i % sh.n << "]";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MatmulCli,
+                         ::testing::Values(Shape{"bf16", isa::Dtype::kBf16, 37, 20, 45, false},
+                                           Shape{"fp16", isa::Dtype::kFp16, 1, 1, 1, false},
+                                           Shape{"fp8e5m2", isa::Dtype::kFp8E5M2, 16, 16, 513, false},
+                                           Shape{"fp8e4m3", isa::Dtype::kFp8E4M3, 33, 17, 9, true}));
+
+TEST(MatmulCliLockstep, RtlAndTlmAgreeOnARaggedProduct) {
+  std::mt19937_64 rng(5);
+  const auto s = random_f32(23 * 19, rng), mv = random_f32(23 * 31, rng);
+  const Result r = run("matmul --te lockstep --stationary " + write_npy(s, 23, 19) + " --moving " +
+                       write_npy(mv, 23, 31) + " --dtype bf16 --out " + next_scratch(".npy"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
+}
+
+TEST(MatmulCliErrors, MismatchedKIsBadInput) {
+  std::mt19937_64 rng(1);
+  const Result r = run("matmul --te tlm --stationary " + write_npy(random_f32(12, rng), 4, 3) + " --moving " +
+                       write_npy(random_f32(10, rng), 5, 2) + " --dtype bf16 --out " + next_scratch(".npy"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("K must agree"), std::string::npos) << r.err;
+}
+
+TEST(MatmulCliErrors, TruncatedWrongTypeAndMissingFilesAreBadInputNamingTheFlag) {
+  std::mt19937_64 rng(2);
+  const std::string good = write_npy(random_f32(12, rng), 4, 3);
+  std::string truncated = slurp(good);
+  truncated.resize(truncated.size() - 5);
+  const std::string trunc_path = next_scratch(".npy");
+  std::ofstream(trunc_path, std::ios::binary) << truncated;
+  const std::string f64_path = next_scratch(".npy");
+  {
+    std::ofstream f(f64_path, std::ios::binary);
+    f << npy_header("<f8", 4, 3) << std::string(12 * 8, '\0');
+  }
+  const std::string out = " --dtype bf16 --out " + next_scratch(".npy");
+  Result r = run("matmul --te tlm --stationary " + good + " --moving " + trunc_path + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--moving " + trunc_path), std::string::npos) << r.err;
+  r = run("matmul --te tlm --stationary " + f64_path + " --moving " + good + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--stationary " + f64_path), std::string::npos) << r.err;
+  r = run("matmul --te tlm --stationary /nonexistent.npy --moving " + good + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent.npy"), std::string::npos) << r.err;
+  r = run("matmul --te tlm --stationary " + good + " --moving " + good + " --dtype int4 --out x.npy");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("int4"), std::string::npos) << r.err;
+}
+
+TEST(MatmulCliErrors, AccumulateIntoOfTheWrongShapeIsBadInput) {
+  std::mt19937_64 rng(3);
+  const Result r = run("matmul --te tlm --stationary " + write_npy(random_f32(12, rng), 4, 3) + " --moving " +
+                       write_npy(random_f32(8, rng), 4, 2) + " --accumulate-into " +
+                       write_npy(random_f32(6, rng), 2, 3) + " --dtype bf16 --out " + next_scratch(".npy"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--accumulate-into"), std::string::npos) << r.err;
+}
+
+}  // namespace
