@@ -3,6 +3,7 @@
 // the flag (BRIEF section 4).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "tests/cli/cli_runner.h"
@@ -69,6 +70,41 @@ TEST(RunCli, OutOfRangeSbufAddressIsBadInputNamingTheField) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("sbuf_range"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("sbuf_addr"), std::string::npos) << r.err;
+}
+
+TEST(RunCli, OutOfRangePsumAndHbmCopiesAreBadInputNamingTheField) {
+  // tiny: PSUM is 16 partitions x 16 KiB = 0x40000 bytes; HBM is 1 GiB.
+  Result r = run("run --te tlm --program " +
+                 write_file(".queue dma\ndma_copy src=hbm:0x0 dst=psum:0x3FFFC count=[2]\nhalt\n"));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("psum_range"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("dst_addr"), std::string::npos) << r.err;
+  r = run("run --te tlm --program " +
+          write_file(".queue dma\nnop\ndma_copy src=hbm:0x3FFFFFFC dst=sbuf:0x0 count=[4] type=bf16\nhalt\n"));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("hbm_range"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("instruction 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("src_addr"), std::string::npos) << r.err;
+}
+
+TEST(RunCli, CorruptedBinaryProgramIsBadInputNamingInstructionAndField) {
+  const std::string text = write_file(".queue te\nnop\nhalt\n");
+  const std::string bin = scratch(".bin");
+  ASSERT_EQ(run("asm " + text + " -o " + bin).exit_code, 0);
+  std::string bytes = slurp(bin);
+  bytes[bytes.size() - 128] = char(0x7F);  // instruction 0's opcode byte -> no such opcode
+  std::ofstream(bin, std::ios::binary) << bytes;
+  const Result r = run("run --te tlm --program " + bin);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("instruction 0"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("opcode"), std::string::npos) << r.err;
+}
+
+TEST(RunCli, MovingFreeSizeOver512IsRejected) {
+  const Result r = run("run --te tlm --program " +
+                       write_file(".queue te\nmultiply_moving dtype=bf16 sbuf=0 psum=0 k=4 n=600\nhalt\n"));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("512"), std::string::npos) << r.err;
 }
 
 TEST(RunCli, MalformedProgramTextNamesTheLine) {
