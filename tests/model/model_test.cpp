@@ -201,7 +201,9 @@ TEST_P(TeProgramTest, MatchesGoldenGemmAndLeavesPsumAroundUntouched) {
     drv_->read_psum(part, 0, row.data(), ppb);
     for (uint32_t w = 0; w < row.size(); ++w) {
       const bool inside = part < uint32_t(m) && w * 4 >= psum && w * 4 < psum + 4ull * n;
-      if (!inside) ASSERT_EQ(row[w], 0u) << "PSUM partition " << part << " word " << w;
+      if (!inside) {
+        ASSERT_EQ(row[w], 0u) << "PSUM partition " << part << " word " << w;
+      }
     }
   }
 }
