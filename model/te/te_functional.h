@@ -1,10 +1,20 @@
 // Functional + cycle-timed TLM model of the Tensor Engine datapath.
 //
-// Bit-exact with the RTL and the golden GEMM: inputs widen exactly to FP32 (model/fp), and each product and sum is
-// one host binary32 operation (SSE: round to nearest even, gradual underflow, no FMA since the project builds with
-// -ffp-contract=off), added in partition order 0..K-1 from +0.0; NaN results become 0x7FC00000. The loop order
-// keeps that per-column order while letting the compiler vectorise over the moving free dimension.
+// Bit-exact with the RTL and the golden GEMM (BRIEF section 3 rules 1-3, 5): inputs widen exactly to FP32 (the
+// model's own conversion, model/fp, through a table built once per dtype), each product and each sum is one host
+// binary32 operation (round to nearest even, gradual underflow; a multiply and a separate add, never a fused
+// multiply-add: the project builds with -ffp-contract=off and the kernels use no FMA instructions), every column sum
+// starts at +0.0 and adds partitions 0..K-1 in increasing order; NaN results become 0x7FC00000.
+//
+// Speed: the sums are computed by a register-blocked kernel (a block of MB output rows x NB output columns held in
+// vector registers for the whole k loop) on operands packed at load/multiply time. Only the order of independent
+// column sums differs from the textbook loop; each sum still sees its partitions in increasing order. The kernel is
+// chosen at run time from what the CPU supports (AVX-512F, AVX2, or portable 128-bit vectors), so the binary runs
+// on any x86-64; every kernel gives the same bits (tests/model/te_functional_test.cpp runs them all).
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "model/te/te_compute.h"
 
@@ -12,7 +22,7 @@ namespace trnsim::model {
 
 class TeFunctional : public TeCompute {
  public:
-  TeFunctional(int rows, int cols) : rows_(rows), cols_(cols) {}
+  TeFunctional(int rows, int cols);
   int rows() const override { return rows_; }
   int cols() const override { return cols_; }
   std::string name() const override { return "tlm"; }
@@ -20,10 +30,25 @@ class TeFunctional : public TeCompute {
   uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
                            std::vector<uint32_t>& out, uint32_t instr_index) override;
 
+  /// Kernels this CPU can run, fastest first ("avx512", "avx2", "generic"; "generic" always).
+  static std::vector<std::string> available_kernels();
+  /// The kernel new instances use: the first of available_kernels().
+  static const char* kernel_name();
+  /// Name of the kernel this instance uses.
+  const char* kernel() const;
+  /// Selects one of available_kernels() for this instance (tests, benchmarks); false if unknown or unsupported.
+  bool use_kernel(const std::string& name);
+
  private:
+  void pack_weights();
+
   int rows_, cols_;
   int k_ = 0, m_ = 0;
-  std::vector<float> weights_;  ///< [k, m], widened
+  int kernel_ = 0;             ///< index into the kernel table (te_functional.cpp)
+  isa::Dtype dtype_ = isa::Dtype::kBf16;
+  std::vector<uint16_t> stationary_;  ///< [k, m] as loaded (kept to re-pack when the kernel changes)
+  std::vector<float> wpack_;          ///< stationary widened and packed: [m / MB][k][MB], zero-padded in m
+  std::vector<float> xpack_;          ///< moving widened and packed: [n / NB][k][NB], zero-padded in n (scratch)
 };
 
 }  // namespace trnsim::model
