@@ -11,6 +11,8 @@
 #   2. Verilator speed: te_sim_bench (Google Benchmark), cycles/s and PE-updates/s per engine size
 #   3. Icarus speed: bench/iverilog/trn_te_bench_tb.sv under vvp, same workload; results cross-checked by hash
 #   4. build cost: verilator + C++ compile of trn_te alone, wall time and peak memory, per size
+#   tlm. chip model: TLM Tensor Engine datapath vs OpenBLAS sgemm (bench/te_tlm_bench), `trnsim run` end to end with
+#        --te tlm and --te rtl, peak host memory of a trn2 run (docs/performance.md, "Chip model (TLM) and end-to-end")
 #   5. summary
 #
 # Environment knobs (defaults in brackets):
@@ -25,7 +27,8 @@
 #   BENCH_ICARUS_64 [auto]      on / off / auto (auto: only when the 64x64 Verilator figure exists, for the ratio)
 #   BENCH_ICARUS_WINDOW [24]    steady-state cycles timed in the 64x64 Icarus run (after ~195 warm-up cycles)
 #   BENCH_BUILD_COST_SIZES ["16x16 128x128"]  sizes for step 4 (empty: skip step 4)
-#   BENCH_STEPS ["1 2 3 4"]     steps to run (the summary always prints); without 1, BUILD_DIR must be built already
+#   BENCH_STEPS ["1 2 3 4 tlm"] steps to run (the summary always prints); without 1, BUILD_DIR must be built already
+#   BENCH_TLM_ROUNDS [7]        alternating TLM / sgemm rounds in te_tlm_bench (medians reported)
 #   JOBS [nproc]                parallel jobs for builds
 set -uo pipefail
 
@@ -44,7 +47,7 @@ ICARUS_NCMD=${BENCH_ICARUS_NCMD:-1}
 ICARUS_64=${BENCH_ICARUS_64:-auto}
 ICARUS_WINDOW=${BENCH_ICARUS_WINDOW:-24}
 BUILD_COST_SIZES=${BENCH_BUILD_COST_SIZES-16x16 128x128}
-STEPS=" ${BENCH_STEPS:-1 2 3 4} "
+STEPS=" ${BENCH_STEPS:-1 2 3 4 tlm} "
 step() { [[ "$STEPS" == *" $1 "* ]]; }
 
 OUT="$BUILD_DIR/bench-results"
@@ -451,6 +454,51 @@ for s in $BUILD_COST_SIZES; do
   rm -rf "$d"  # generated C++ can be hundreds of MB
 done
 
+# ---- tlm. chip model: TLM datapath and end-to-end run ----------------------------------------------------------------
+# json_field FILE KEY: a number from a `trnsim run --report` file (nlohmann dump(2): one "key": value per line).
+json_field() { sed -n "s/^ *\"$2\": *\([-0-9.eE+]*\),\{0,1\}\$/\1/p" "$1" | head -1; }
+if step tlm; then
+section "TLM Tensor Engine datapath and end-to-end trnsim run"
+TRNSIM_BIN="$BUILD_DIR/bin/trnsim"
+TLM_BIN="$BUILD_DIR/bin/te_tlm_bench"
+log "build te_tlm_bench and trnsim (-j $JOBS) ..."
+if capped cmake --build "$BUILD_DIR" -j "$JOBS" --target te_tlm_bench trnsim > "$OUT/build-tlm.log" 2>&1; then
+  R[load_tlm]=$(loadavg)
+  log "load average: ${R[load_tlm]}"
+  # (a) datapath throughput against OpenBLAS on one thread, alternating rounds; RESULT <shape> <key> <value> lines.
+  "$TLM_BIN" --rounds="${BENCH_TLM_ROUNDS:-7}" 2>&1 | tee "$OUT/te_tlm_bench.txt" | grep -v '^RESULT'
+  while read -r _ shape key value; do R[tlm_${shape}_$key]=$value; done < <(grep '^RESULT' "$OUT/te_tlm_bench.txt")
+  R[tlm_kernel]=$(sed -n 's/.*TLM kernel: \([a-z0-9]*\).*/\1/p' "$OUT/te_tlm_bench.txt" | head -1)
+  # (b) the default workload (GPT-2 small MLP up-projection, tiny) on both datapaths, one run each.
+  for te in tlm rtl; do
+    log "trnsim run --te $te --report $OUT/run-$te.json ..."
+    if "$TRNSIM_BIN" run --te "$te" --report "$OUT/run-$te.json" > "$OUT/run-$te.log" 2>&1; then
+      R[run_${te}_macs]=$(json_field "$OUT/run-$te.json" macs_per_host_s)
+      R[run_${te}_util]=$(json_field "$OUT/run-$te.json" te_utilization)
+      R[run_${te}_wall]=$(json_field "$OUT/run-$te.json" wall_s)
+      log "  $te: $(human "${R[run_${te}_macs]}")simulated MACs/s (run ${R[run_${te}_wall]} s), TE utilization ${R[run_${te}_util]}; $(tail -1 "$OUT/run-$te.log" | cut -c1-60)"
+    else
+      log "  $te: failed; see $OUT/run-$te.log"; tail -3 "$OUT/run-$te.log" | sed 's/^/    /'
+    fi
+  done
+  R[run_ratio]=$(fdiv "${R[run_tlm_macs]:-}" "${R[run_rtl_macs]:-}")
+  # (c) peak host memory of the trn2 configuration on the TLM datapath, 1024^3 GEMM.
+  TRN2_ARGS=(run --config trn2 --te tlm --workload gemm -m 1024 -k 1024 -n 1024)
+  log "trnsim ${TRN2_ARGS[*]} under /usr/bin/time -v ..."
+  if /usr/bin/time -v -o "$OUT/run-trn2.time" "$TRNSIM_BIN" "${TRN2_ARGS[@]}" --report "$OUT/run-trn2.json" \
+      > "$OUT/run-trn2.log" 2>&1; then
+    R[trn2_rss_kb]=$(time_field "$OUT/run-trn2.time" 'Maximum resident set size (kbytes)')
+    R[trn2_macs]=$(json_field "$OUT/run-trn2.json" macs_per_host_s)
+    log "  max RSS $((R[trn2_rss_kb] / 1024)) MB, $(human "${R[trn2_macs]}")simulated MACs/s; $(tail -1 "$OUT/run-trn2.log" | cut -c1-60)"
+  else
+    log "  failed; see $OUT/run-trn2.log"; tail -3 "$OUT/run-trn2.log" | sed 's/^/    /'
+  fi
+else
+  log "build failed; last lines of $OUT/build-tlm.log:"
+  tail -20 "$OUT/build-tlm.log"
+fi
+fi
+
 # ---- 5. summary ------------------------------------------------------------------------------------------------------
 section "5/5 summary"
 T_TOTAL=$(( $(date +%s) - T_START ))
@@ -505,5 +553,26 @@ status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then 
     [[ -n "${R[iv_how_$s]:-}" ]] && printf '%s\n' "Icarus $s built from: ${R[iv_how_$s]}"
     [[ -n "${R[iv_check_$s]:-}" ]] && printf '%s\n' "Icarus $s cross-check: ${R[iv_check_$s]}"
   done
+  if [[ -n "${R[tlm_tiny_ratio]:-}${R[tlm_trn2_ratio]:-}${R[run_tlm_macs]:-}" ]]; then
+    printf '%s\n' "chip model (load avg ${R[load_tlm]:-n/a}; TLM kernel ${R[tlm_kernel]:-?}):"
+    for s in tiny trn2; do
+      [[ -n "${R[tlm_${s}_ratio]:-}" ]] || continue
+      printf '%-40s %-40s %-10s %s\n' "TLM TE GEMM $s, GFLOP/s (CPU)" \
+        "$(printf '%.1f (OpenBLAS 1 thread %.1f)' "${R[tlm_${s}_tlm_gflops]}" "${R[tlm_${s}_sgemm_gflops]}")" "" ""
+      printf '%-40s %-40s %-10s %s\n' "TLM / OpenBLAS sgemm $s" \
+        "$(printf '%.2fx (rounds %.2f..%.2f)' "${R[tlm_${s}_ratio]}" "${R[tlm_${s}_ratio_min]}" "${R[tlm_${s}_ratio_max]}")" \
+        ">= 0.4x" "$(status "${R[tlm_${s}_ratio]}" 0.4)"
+    done
+    for te in tlm rtl; do
+      [[ -n "${R[run_${te}_macs]:-}" ]] && printf '%-40s %-40s %-10s %s\n' "trnsim run --te $te, MACs/host s" \
+        "$(human "${R[run_${te}_macs]}") (TE utilization $(awk -v u="${R[run_${te}_util]}" 'BEGIN { printf "%.1f%%", 100 * u }'))" "" ""
+    done
+    [[ -n "${R[run_ratio]:-}" ]] && printf '%-40s %-40s %-10s %s\n' "trnsim run, TLM / RTL" \
+      "$(printf '%.0fx' "${R[run_ratio]}")" "" ""
+    if [[ -n "${R[trn2_rss_kb]:-}" ]]; then
+      printf '%-40s %-40s %-10s %s\n' "trn2 --te tlm 1024^3 GEMM, peak RSS" "$((R[trn2_rss_kb] / 1024)) MB" "< 4 GB" \
+        "$( ((R[trn2_rss_kb] < 4 * 1024 * 1024)) && echo met || echo "NOT met")"
+    fi
+  fi
   printf '%s\n' "bench wall time: ${T_TOTAL} s"
 } | tee "$OUT/summary.txt"
