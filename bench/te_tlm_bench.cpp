@@ -3,7 +3,9 @@
 // One iteration is one full Tensor Engine matmul of the shape: LoadStationary(stationary[K, M]) then
 // MultiplyMoving(moving[K, N]) -> out[M, N], narrow BF16 inputs widened inside the model, canonical NaNs out.
 // The reference is cblas_sgemm(out = stationary^T @ moving) on the same values already in FP32, with
-// openblas_set_num_threads(1). FLOP/s = 2 K M N / time.
+// openblas_set_num_threads(1). FLOP/s = 2 K M N / time. A third contender, "loop", is the textbook loop the model
+// used before its register-blocked kernels (widen each element with fp::widen, then k / m / n loops): the speedup
+// TLM / loop is measured in the same rounds.
 //
 // The machine is shared and noisy, so the two are measured in alternating rounds (TLM, sgemm, TLM, sgemm, ...): each
 // round gives one rate of each and one ratio, and the medians over the rounds are printed. Times are the thread's
@@ -78,6 +80,33 @@ float to_float(uint32_t bits) {
   return f;
 }
 
+// The model's datapath before the register-blocked kernels (model/te/te_functional.cpp up to commit 3f68721), kept
+// here as the speedup baseline: per-element fp::widen, acc[m][n] += w[k][m] * x[k][n] with k outermost.
+void textbook_loop(trnsim::isa::Dtype dt, int k, int m, int n, const std::vector<uint16_t>& st,
+                   const std::vector<uint16_t>& mv, std::vector<uint32_t>& out) {
+  std::vector<float> w(st.size()), x(mv.size());
+  for (size_t i = 0; i < st.size(); ++i) w[i] = to_float(trnsim::model::fp::widen(dt, st[i]));
+  for (size_t i = 0; i < mv.size(); ++i) x[i] = to_float(trnsim::model::fp::widen(dt, mv[i]));
+  std::vector<float> acc(size_t(m) * n, 0.0f);
+  for (int kk = 0; kk < k; ++kk) {
+    const float* xr = &x[size_t(kk) * n];
+    for (int mm = 0; mm < m; ++mm) {
+      const float wv = w[size_t(kk) * m + mm];
+      float* a = &acc[size_t(mm) * n];
+      for (int nn = 0; nn < n; ++nn) {
+        const float p = wv * xr[nn];
+        a[nn] = a[nn] + p;
+      }
+    }
+  }
+  out.resize(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) {
+    uint32_t b;
+    std::memcpy(&b, &acc[i], 4);
+    out[i] = ((b & 0x7F800000u) == 0x7F800000u && (b & 0x007FFFFFu)) ? trnsim::model::fp::kF32Qnan : b;
+  }
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t h = v.size() / 2;
@@ -126,8 +155,11 @@ int bench_shape(const Shape& s, trnsim::isa::Dtype dt, const std::string& kernel
   te.load_stationary(dt, s.k, s.m, st);
   te.multiply_moving(dt, s.k, s.n, mv, out, 0);
   const std::vector<uint32_t> want = trnsim::golden::gemm({dt, s.k, s.m, s.n, st, mv}, s.rows);
-  if (out != want) {
-    std::fprintf(stderr, "te_tlm_bench: %s: TLM output differs from golden::gemm\n", s.name);
+  std::vector<uint32_t> out_loop;
+  textbook_loop(dt, s.k, s.m, s.n, st, mv, out_loop);
+  if (out != want || out_loop != want) {
+    std::fprintf(stderr, "te_tlm_bench: %s: %s output differs from golden::gemm\n", s.name,
+                 out != want ? "TLM" : "textbook loop");
     return 1;
   }
 
@@ -144,19 +176,24 @@ int bench_shape(const Shape& s, trnsim::isa::Dtype dt, const std::string& kernel
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f, a.data(), s.m, b.data(), s.n, 0.0f,
                 c.data(), s.n);
   };
+  const auto loop = [&] { textbook_loop(dt, s.k, s.m, s.n, st, mv, out_loop); };
   const double flops = 2.0 * s.k * s.m * s.n;
   const long it_tlm = calibrate(tlm, round_time), it_blas = calibrate(blas, round_time);
-  std::vector<double> tc, tw, bc, bw, ratio;
+  const long it_loop = calibrate(loop, round_time / 3);
+  std::vector<double> tc, tw, bc, bw, lc, ratio, speedup;
   for (int r = 0; r < rounds; ++r) {
     const Rates t = time_it(tlm, it_tlm, flops);
     const Rates b2 = time_it(blas, it_blas, flops);
+    const Rates l = time_it(loop, it_loop, flops);
     tc.push_back(t.cpu);
     tw.push_back(t.wall);
     bc.push_back(b2.cpu);
     bw.push_back(b2.wall);
+    lc.push_back(l.cpu);
     ratio.push_back(t.cpu / b2.cpu);
+    speedup.push_back(t.cpu / l.cpu);
   }
-  const double rt = median(tc), rb = median(bc), q = median(ratio);
+  const double rt = median(tc), rb = median(bc), q = median(ratio), sp = median(speedup);
   const double q_min = *std::min_element(ratio.begin(), ratio.end());
   const double q_max = *std::max_element(ratio.begin(), ratio.end());
   std::printf("%-5s %4dx%-4d K=%-4d M=%-4d N=%-4d %-7s  TLM %7.2f GFLOP/s (wall %6.2f)  sgemm %7.2f GFLOP/s "
@@ -170,6 +207,9 @@ int bench_shape(const Shape& s, trnsim::isa::Dtype dt, const std::string& kernel
   std::printf("RESULT %s ratio %.4g\n", s.name, q);
   std::printf("RESULT %s ratio_min %.4g\n", s.name, q_min);
   std::printf("RESULT %s ratio_max %.4g\n", s.name, q_max);
+  std::printf("%-5s textbook loop %6.2f GFLOP/s: TLM kernel speedup %.1fx\n", s.name, median(lc) / 1e9, sp);
+  std::printf("RESULT %s loop_gflops %.4g\n", s.name, median(lc) / 1e9);
+  std::printf("RESULT %s speedup %.4g\n", s.name, sp);
   return 0;
 }
 

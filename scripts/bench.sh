@@ -562,6 +562,8 @@ status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then 
       printf '%-40s %-40s %-10s %s\n' "TLM / OpenBLAS sgemm $s" \
         "$(printf '%.2fx (rounds %.2f..%.2f)' "${R[tlm_${s}_ratio]}" "${R[tlm_${s}_ratio_min]}" "${R[tlm_${s}_ratio_max]}")" \
         ">= 0.4x" "$(status "${R[tlm_${s}_ratio]}" 0.4)"
+      [[ -n "${R[tlm_${s}_speedup]:-}" ]] && printf '%-40s %-40s %-10s %s\n' "TLM kernel / textbook loop $s" \
+        "$(printf '%.1fx (loop %.1f GFLOP/s)' "${R[tlm_${s}_speedup]}" "${R[tlm_${s}_loop_gflops]}")" "" ""
     done
     for te in tlm rtl; do
       [[ -n "${R[run_${te}_macs]:-}" ]] && printf '%-40s %-40s %-10s %s\n' "trnsim run --te $te, MACs/host s" \
