@@ -7,6 +7,8 @@ JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS  ?=
 CTEST_ARGS  ?=
 RUN_ARGS    ?=
+LIST        ?= smoke
+REGRESS_ARGS ?=
 
 .PHONY: all deps configure build test test-long run lint bench coverage clean help registers-doc
 
@@ -18,6 +20,7 @@ help:
 	@echo "  make test       install deps, build, run the CTest suite (no 'long' tests)"
 	@echo "  make test-long  the 'long' tests only (the 64x64 Tensor Engine; slow to build)"
 	@echo "  make lint       verilator --lint-only -Wall over rtl/"
+	@echo "  make regress    seeded regression, list smoke (LIST=full|long; REGRESS_ARGS=\"--seeds 20\"), docs/verification.md"
 	@echo "  make bench      simulation-speed and build-cost benchmarks (docs/performance.md)"
 	@echo "  make registers-doc  regenerate docs/registers.md from model/mmio/registers.json"
 	@echo "  make deps       install missing Debian packages"
@@ -45,6 +48,18 @@ test-long: deps
 
 run: build
 	$(BUILD_DIR)/bin/trnsim run $(RUN_ARGS)
+
+# Seeded regression of one list of tests/regress/lists.txt (docs/verification.md): builds the runner and the test
+# binaries the list names, runs it on $(JOBS) cores and writes JUnit to $(BUILD_DIR)/regress/$(LIST).xml.
+# LIST=long also needs the 64x64 Tensor Engine, so it configures with -DTRNSIM_LARGE_TE=ON like test-long.
+.PHONY: regress
+regress: deps $(BUILD_DIR)/build.ninja
+	$(if $(filter long,$(LIST)),cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DTRNSIM_LARGE_TE=ON $(CMAKE_ARGS))
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target trnsim_regress
+	@targets=$$($(BUILD_DIR)/bin/trnsim_regress targets --list $(LIST)) || exit 2; \
+	  echo "cmake --build $(BUILD_DIR) -j $(JOBS) --target" $$targets; \
+	  cmake --build $(BUILD_DIR) -j $(JOBS) --target $$targets
+	TRNSIM_BUILD_DIR=$(BUILD_DIR) scripts/regress --list $(LIST) -j $(JOBS) --junit $(BUILD_DIR)/regress/$(LIST).xml $(REGRESS_ARGS)
 
 lint: deps
 	@bash scripts/lint-rtl.sh
