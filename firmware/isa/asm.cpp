@@ -1,6 +1,10 @@
 // trnsim ISA v0: program text, the assembler and the disassembler (syntax: docs/isa.md, "Program text").
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <string>
 #include <tuple>
 
 #include <fmt/core.h>
@@ -14,7 +18,6 @@ namespace {
 constexpr DataType kAllDataTypes[] = {DataType::kBf16, DataType::kFp16, DataType::kFp8E4M3, DataType::kFp8E5M2,
                                       DataType::kFp32};
 constexpr MemSpace kAllSpaces[] = {MemSpace::kHbm, MemSpace::kSbuf, MemSpace::kPsum};
-constexpr Engine kAllEngines[] = {Engine::kTe, Engine::kDma};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
@@ -53,8 +56,54 @@ std::vector<KeySpec> keys_of(Opcode op) {
     case Opcode::kMultiplyMoving:
       return {{"dtype", "", false}, {"sbuf", "", true},     {"psum", "", true},     {"k", "", true},
               {"n", "", true},      {"acc", "acc", false}, {"no_acc", "acc", false}};
+    default: break;
   }
-  return {};
+  // Vector / Scalar tensor-op formats.
+  std::vector<KeySpec> keys;
+  const auto value = [&](std::string_view key, bool required) { keys.push_back({key, "", required}); };
+  const auto operand = [&](int slot) {
+    static constexpr std::string_view kNames[][3] = {{"out", "out_type", "out_stride"},
+                                                     {"in0", "in0_type", "in0_stride"},
+                                                     {"in1", "in1_type", "in1_stride"},
+                                                     {"in2", "in2_type", "in2_stride"}};
+    value(kNames[slot][0], true);
+    value(kNames[slot][1], false);
+    value(kNames[slot][2], false);
+  };
+  switch (op) {
+    case Opcode::kTensorTensor: value("op", true); operand(0); operand(1); operand(2); break;
+    case Opcode::kTensorScalar:
+      value("op", true);
+      value("imm0", true);
+      value("op1", false);
+      value("imm1", false);
+      operand(0);
+      operand(1);
+      break;
+    case Opcode::kTensorReduce: value("op", true); value("axis", false); operand(0); operand(1); break;
+    case Opcode::kTensorCopy:
+    case Opcode::kTranspose: operand(0); operand(1); break;
+    case Opcode::kMemset: value("value", true); operand(0); break;
+    case Opcode::kIota: value("base", false); value("pstep", false); value("step", false); operand(0); break;
+    case Opcode::kSelect: operand(0); operand(1); operand(2); operand(3); break;
+    case Opcode::kActivation:
+      value("func", true);
+      value("scale", false);
+      value("bias", false);
+      value("bias_type", false);
+      value("sum", false);
+      value("sum_type", false);
+      operand(0);
+      operand(1);
+      break;
+    default: return {};
+  }
+  keys.push_back({"partitions", "", true});
+  keys.push_back({"free", "", true});
+  keys.push_back({"type", "", false});
+  keys.push_back({"sat", "sat", false});
+  keys.push_back({"no_sat", "sat", false});
+  return keys;
 }
 
 /// Text key that sets an ISA field (docs/isa.md field names), for pointing at a validate() error.
@@ -65,6 +114,12 @@ std::string_view key_of_field(Opcode op, std::string_view field) {
   if (field == "sbuf_addr") return "sbuf";
   if (field == "psum_addr") return "psum";
   if (field == "free_size") return op == Opcode::kLoadStationary ? "m" : "n";
+  // Tensor-op operands: X_space, X_partition and X_offset are set by the location `X=SPACE:PART:OFFSET`.
+  for (const std::string_view suffix : {"_space", "_partition", "_offset"}) {
+    if (field.size() > suffix.size() && field.substr(field.size() - suffix.size()) == suffix) {
+      return field.substr(0, field.size() - suffix.size());
+    }
+  }
   return field;
 }
 
@@ -164,6 +219,59 @@ class LineParser {
       }
     }
     fail(s, fmt::format("{}: '{}' is not a memory space (hbm, sbuf, psum)", field, space));
+  }
+
+  /// A tensor operand's location "space:partition:offset", e.g. "sbuf:32:0x200".
+  std::tuple<MemSpace, uint16_t, uint32_t> operand_location(std::string_view field, std::string_view s) const {
+    const std::size_t c1 = s.find(':');
+    const std::size_t c2 = c1 == std::string_view::npos ? c1 : s.find(':', c1 + 1);
+    if (c2 == std::string_view::npos) {
+      fail(s, fmt::format("{}: expected SPACE:PARTITION:OFFSET, got '{}'", field, s));
+    }
+    const std::string_view space = s.substr(0, c1);
+    for (const MemSpace m : kAllSpaces) {
+      if (mem_space_name(m) == space) {
+        const auto part = unsigned_number(field, s.substr(c1 + 1, c2 - c1 - 1), std::numeric_limits<uint16_t>::max());
+        const auto off = unsigned_number(field, s.substr(c2 + 1), std::numeric_limits<uint32_t>::max());
+        return {m, static_cast<uint16_t>(part), static_cast<uint32_t>(off)};
+      }
+    }
+    fail(s, fmt::format("{}: '{}' is not a memory space (sbuf, psum)", field, space));
+  }
+
+  /// An FP32 immediate: a decimal number (1.5, -2e-3, inf, -inf, nan) or its bit pattern as 0x followed by
+  /// 1..8 hex digits.
+  uint32_t float_bits(std::string_view field, std::string_view s) const {
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+      return static_cast<uint32_t>(unsigned_number(field, s, std::numeric_limits<uint32_t>::max()));
+    }
+    const std::string text(s);
+    const bool plain = !text.empty() && text.find_first_not_of("0123456789+-.eEinfatyINFATY") == std::string::npos;
+    char* end = nullptr;
+    errno = 0;
+    const float f = plain ? std::strtof(text.c_str(), &end) : 0.0f;
+    if (!plain || end != text.c_str() + text.size() || text.find('x') != std::string::npos) {
+      fail(s, fmt::format("{}: bad FP32 value '{}' (a decimal number, inf, nan or 0x bits)", field, s));
+    }
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    return bits;
+  }
+
+  AluOp alu_op(std::string_view field, std::string_view s) const {
+    for (int i = 0; i < kNumAluOps; ++i) {
+      if (alu_op_name(static_cast<AluOp>(i)) == s) return static_cast<AluOp>(i);
+    }
+    fail(s, fmt::format("{}: '{}' is not an ALU op (add, subtract, multiply, max, min, divide, is_equal, "
+                        "not_equal, is_gt, is_ge, is_lt, is_le, rsubtract, rdivide, none)", field, s));
+  }
+
+  ActFunc act_func(std::string_view s) const {
+    for (int i = 0; i < kNumActFuncs; ++i) {
+      if (act_func_name(static_cast<ActFunc>(i)) == s) return static_cast<ActFunc>(i);
+    }
+    fail(s, fmt::format("func: '{}' is not an activation function (identity, relu, gelu_tanh, gelu, sigmoid, "
+                        "tanh, exp, silu, rsqrt, reciprocal, square, log)", s));
   }
 
  private:
@@ -336,6 +444,141 @@ TeFields parse_te(const LineParser& p, const Args& args, Opcode op) {
   return t;
 }
 
+/// The free counts [n0, n1] ("free=[n0,n1]"; a missing n1 is 1).
+std::array<uint16_t, 2> free_counts(const LineParser& p, const Args& args) {
+  const auto text = *args.get("free");
+  const auto items = p.list("free", text);
+  if (items.size() > 2) p.fail(items[2], fmt::format("free: {} entries, at most 2", items.size()));
+  std::array<uint16_t, 2> out{1, 1};
+  for (std::size_t d = 0; d < items.size(); ++d) {
+    out[d] = static_cast<uint16_t>(p.unsigned_number("free", items[d], std::numeric_limits<uint16_t>::max()));
+  }
+  return out;
+}
+
+/// Default strides (elements) of an operand walking counts [c0, c1] densely; 0 where a count is 1.
+std::array<int16_t, 2> dense_strides2(const LineParser& p, const Args& args, std::string_view key,
+                                      std::array<uint32_t, 2> counts) {
+  std::array<int16_t, 2> out{};
+  int64_t step = 1;
+  for (std::size_t d = 0; d < 2; ++d) {
+    if (counts[d] > 1) {
+      if (step > std::numeric_limits<int16_t>::max()) {
+        p.fail(args.where("free"), fmt::format("default {}[{}] = {} does not fit i16; set {} explicitly", key, d,
+                                               step, key));
+      }
+      out[d] = static_cast<int16_t>(step);
+      step *= counts[d];
+    }
+  }
+  return out;
+}
+
+/// One tensor operand `name` (out, in0, ...): location, `name_type` (else `type`, else fp32) and `name_stride`
+/// (else dense over `counts`).
+Operand parse_operand(const LineParser& p, const Args& args, const std::string& name, std::array<uint32_t, 2> counts,
+                      bool column = false) {
+  Operand o;
+  std::tie(o.space, o.partition, o.offset) = p.operand_location(name, *args.get(name));
+  if (const auto t = args.get(name + "_type")) {
+    o.type = p.data_type(name + "_type", *t);
+  } else if (const auto t = args.get("type"); t && !column) {
+    o.type = p.data_type("type", *t);
+  }
+  if (column) return o;
+  const std::string stride_key = name + "_stride";
+  if (const auto text = args.get(stride_key)) {
+    const auto items = p.list(stride_key, *text);
+    if (items.size() > 2) p.fail(items[2], fmt::format("{}: {} entries, at most 2", stride_key, items.size()));
+    for (std::size_t d = 0; d < items.size(); ++d) {
+      o.stride[d] = static_cast<int16_t>(p.signed_number(stride_key, items[d], std::numeric_limits<int16_t>::min(),
+                                                         std::numeric_limits<int16_t>::max()));
+    }
+  } else {
+    o.stride = dense_strides2(p, args, stride_key, counts);
+  }
+  return o;
+}
+
+VecFields parse_vec(const LineParser& p, const Args& args, Opcode op) {
+  VecFields v;
+  v.partitions = static_cast<uint16_t>(
+      p.unsigned_number("partitions", *args.get("partitions"), std::numeric_limits<uint16_t>::max()));
+  v.free = free_counts(p, args);
+  v.no_sat = args.has("no_sat");
+  const std::array<uint32_t, 2> counts{v.free[0], v.free[1]};
+  if (const auto o = args.get("op")) v.op = p.alu_op("op", *o);
+  if (op == Opcode::kTensorScalar) {
+    v.imm0 = p.float_bits("imm0", *args.get("imm0"));
+    if (const auto o = args.get("op1")) v.op1 = p.alu_op("op1", *o);
+    if (const auto i = args.get("imm1")) v.imm1 = p.float_bits("imm1", *i);
+  }
+  if (op == Opcode::kTensorReduce) {
+    if (const auto a = args.get("axis")) {
+      if (*a == "all") {
+        v.axis = ReduceAxis::kAll;
+      } else if (*a == "inner") {
+        v.axis = ReduceAxis::kInner;
+      } else {
+        p.fail(*a, fmt::format("axis: '{}' is not a reduce axis (all, inner)", *a));
+      }
+    }
+  }
+  if (op == Opcode::kMemset) v.imm0 = p.float_bits("value", *args.get("value"));
+  if (op == Opcode::kIota) {
+    constexpr int64_t kMin = std::numeric_limits<int32_t>::min(), kMax = std::numeric_limits<int32_t>::max();
+    if (const auto b = args.get("base")) v.base = static_cast<int32_t>(p.signed_number("base", *b, kMin, kMax));
+    if (const auto b = args.get("pstep")) v.pstep = static_cast<int32_t>(p.signed_number("pstep", *b, kMin, kMax));
+    if (const auto text = args.get("step")) {
+      const auto items = p.list("step", *text);
+      if (items.size() > 2) p.fail(items[2], fmt::format("step: {} entries, at most 2", items.size()));
+      for (std::size_t d = 0; d < items.size(); ++d) {
+        v.step[d] = static_cast<int32_t>(p.signed_number("step", items[d], kMin, kMax));
+      }
+    }
+  }
+  // The output walks the input's free counts, except tensor_reduce ([P, 1] or [P, n1]) and transpose ([n0, P]).
+  std::array<uint32_t, 2> out_counts = counts;
+  if (op == Opcode::kTensorReduce) out_counts = {1, v.axis == ReduceAxis::kInner ? counts[1] : 1};
+  if (op == Opcode::kTranspose) out_counts = {v.partitions, 1};
+  v.out = parse_operand(p, args, "out", out_counts);
+  if (args.has("in0")) v.in0 = parse_operand(p, args, "in0", counts);
+  if (args.has("in1")) v.in1 = parse_operand(p, args, "in1", counts);
+  if (args.has("in2")) v.in2 = parse_operand(p, args, "in2", counts);
+  return v;
+}
+
+ActFields parse_act(const LineParser& p, const Args& args) {
+  ActFields a;
+  a.func = p.act_func(*args.get("func"));
+  a.partitions = static_cast<uint16_t>(
+      p.unsigned_number("partitions", *args.get("partitions"), std::numeric_limits<uint16_t>::max()));
+  a.free = free_counts(p, args);
+  a.no_sat = args.has("no_sat");
+  const std::array<uint32_t, 2> counts{a.free[0], a.free[1]};
+  if (const auto sc = args.get("scale")) a.scale = p.float_bits("scale", *sc);
+  if (const auto b = args.get("bias")) {
+    if (b->find(':') != std::string_view::npos) {
+      a.bias_tensor = true;
+      a.bias_ap = parse_operand(p, args, "bias", {1, 1}, true);
+    } else {
+      a.bias = p.float_bits("bias", *b);
+    }
+  }
+  if (args.has("bias_type") && !a.bias_tensor) {
+    p.fail(args.where("bias_type"), "activation: bias_type needs a bias tensor (bias=SPACE:PARTITION:OFFSET)");
+  }
+  if (args.has("sum")) {
+    a.reduce = true;
+    a.sum = parse_operand(p, args, "sum", {1, 1}, true);
+  } else if (args.has("sum_type")) {
+    p.fail(args.where("sum_type"), "activation: sum_type needs sum=SPACE:PARTITION:OFFSET");
+  }
+  a.out = parse_operand(p, args, "out", counts);
+  a.in0 = parse_operand(p, args, "in0", counts);
+  return a;
+}
+
 std::optional<Opcode> opcode_of(std::string_view mnemonic) {
   for (const Opcode op : kAllOpcodes) {
     if (opcode_name(op) == mnemonic) return op;
@@ -365,6 +608,10 @@ Instruction parse_instruction(const LineParser& p, const std::vector<std::string
     instr.copy = parse_copy(p, args);
   } else if (instr.op == Opcode::kLoadStationary || instr.op == Opcode::kMultiplyMoving) {
     instr.te = parse_te(p, args, instr.op);
+  } else if (instr.op == Opcode::kActivation) {
+    instr.act = parse_act(p, args);
+  } else if (is_tensor_op(instr.op)) {
+    instr.vec = parse_vec(p, args, instr.op);
   }
   if (const auto err = validate(instr)) {
     p.fail(args.where(key_of_field(instr.op, err->field)), fmt::format("{}: {}", mnemonic, describe(*err)));
@@ -373,6 +620,57 @@ Instruction parse_instruction(const LineParser& p, const std::vector<std::string
 }
 
 std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
+
+/// Canonical text of an FP32 immediate: a decimal of up to 9 significant digits (reads back to the same bits), or
+/// the bit pattern for a NaN (so that its payload survives).
+std::string float_text(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  if (f != f) return fmt::format("{:#010x}", bits);
+  return fmt::format("{:.9g}", f);
+}
+
+std::string operand_text(std::string_view name, const Operand& o, bool column = false) {
+  std::string out = fmt::format("{}={}:{}:{:#x} {}_type={}", name, mem_space_name(o.space), o.partition, o.offset,
+                                name, data_type_name(o.type));
+  if (!column) out += fmt::format(" {}_stride=[{},{}]", name, o.stride[0], o.stride[1]);
+  return out;
+}
+
+std::string vec_text(std::string_view name, Opcode op, const VecFields& v) {
+  std::string out(name);
+  switch (op) {
+    case Opcode::kTensorTensor: out += fmt::format(" op={}", alu_op_name(v.op)); break;
+    case Opcode::kTensorScalar:
+      out += fmt::format(" op={} imm0={} op1={} imm1={}", alu_op_name(v.op), float_text(v.imm0), alu_op_name(v.op1),
+                         float_text(v.imm1));
+      break;
+    case Opcode::kTensorReduce:
+      out += fmt::format(" op={} axis={}", alu_op_name(v.op), v.axis == ReduceAxis::kInner ? "inner" : "all");
+      break;
+    case Opcode::kMemset: out += fmt::format(" value={}", float_text(v.imm0)); break;
+    case Opcode::kIota:
+      out += fmt::format(" base={} pstep={} step=[{},{}]", v.base, v.pstep, v.step[0], v.step[1]);
+      break;
+    default: break;
+  }
+  out += fmt::format(" partitions={} free=[{},{}] {}", v.partitions, v.free[0], v.free[1], operand_text("out", v.out));
+  if (op != Opcode::kMemset && op != Opcode::kIota) out += " " + operand_text("in0", v.in0);
+  if (op == Opcode::kTensorTensor || op == Opcode::kSelect) out += " " + operand_text("in1", v.in1);
+  if (op == Opcode::kSelect) out += " " + operand_text("in2", v.in2);
+  out += v.no_sat ? " no_sat" : " sat";
+  return out;
+}
+
+std::string act_text(std::string_view name, const ActFields& a) {
+  std::string out = fmt::format("{} func={} scale={} ", name, act_func_name(a.func), float_text(a.scale));
+  out += a.bias_tensor ? operand_text("bias", a.bias_ap, true) : "bias=" + float_text(a.bias);
+  out += fmt::format(" partitions={} free=[{},{}] {} {}", a.partitions, a.free[0], a.free[1],
+                     operand_text("out", a.out), operand_text("in0", a.in0));
+  if (a.reduce) out += " " + operand_text("sum", a.sum, true);
+  out += a.no_sat ? " no_sat" : " sat";
+  return out;
+}
 
 template <typename T>
 std::string list_text(const std::array<T, kApDims>& values) {
@@ -398,12 +696,12 @@ Program assemble(std::string_view text) {
     const std::string_view head = tokens[0];
     if (head.front() == '.') {
       if (head != ".queue") p.fail(head, fmt::format("unknown directive '{}' (directives: .queue)", head));
-      if (tokens.size() < 2) p.fail(head, ".queue: missing queue name (te, dma)");
+      if (tokens.size() < 2) p.fail(head, ".queue: missing queue name (te, dma, act, vec)");
       if (tokens.size() > 2) p.fail(tokens[2], fmt::format(".queue: unexpected '{}'", tokens[2]));
       const auto* e = std::find_if(std::begin(kAllEngines), std::end(kAllEngines),
                                    [&](Engine x) { return engine_name(x) == tokens[1]; });
       if (e == std::end(kAllEngines)) {
-        p.fail(tokens[1], fmt::format(".queue: '{}' is not a queue (te, dma)", tokens[1]));
+        p.fail(tokens[1], fmt::format(".queue: '{}' is not a queue (te, dma, act, vec)", tokens[1]));
       }
       queue = *e;
       have_queue = true;
@@ -447,6 +745,15 @@ std::string disassemble(const Instruction& instr) {
       return fmt::format("{} dtype={} sbuf={} psum={} k={} n={} {}", *name, dtype_name(t.dtype), hex(t.sbuf_addr),
                          hex(t.psum_addr), t.k, t.free_size, t.accumulate ? "acc" : "no_acc");
     }
+    case Opcode::kActivation: return act_text(*name, instr.act);
+    case Opcode::kTensorTensor:
+    case Opcode::kTensorScalar:
+    case Opcode::kTensorReduce:
+    case Opcode::kTensorCopy:
+    case Opcode::kMemset:
+    case Opcode::kIota:
+    case Opcode::kSelect:
+    case Opcode::kTranspose: return vec_text(*name, instr.op, instr.vec);
   }
   return std::string(*name);
 }

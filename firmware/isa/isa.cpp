@@ -9,7 +9,7 @@ namespace trnsim::isa {
 namespace {
 
 // Formats and their byte layout (docs/isa.md).
-enum class Format { kPlain, kSem, kCopy, kTe };
+enum class Format { kPlain, kSem, kCopy, kTe, kVec, kAct };
 
 Format format_of(Opcode op) {
   switch (op) {
@@ -21,6 +21,15 @@ Format format_of(Opcode op) {
     case Opcode::kPsumCopy: return Format::kCopy;
     case Opcode::kLoadStationary:
     case Opcode::kMultiplyMoving: return Format::kTe;
+    case Opcode::kTensorTensor:
+    case Opcode::kTensorScalar:
+    case Opcode::kTensorReduce:
+    case Opcode::kTensorCopy:
+    case Opcode::kMemset:
+    case Opcode::kIota:
+    case Opcode::kSelect:
+    case Opcode::kTranspose: return Format::kVec;
+    case Opcode::kActivation: return Format::kAct;
   }
   return Format::kPlain;
 }
@@ -31,12 +40,56 @@ struct ByteRange {
   std::size_t last;
 };
 
-std::vector<ByteRange> reserved_ranges(Format f) {
-  switch (f) {
-    case Format::kPlain: return {{1, 64}};
-    case Format::kSem: return {{1, 4}, {5, 8}, {12, 64}};
-    case Format::kCopy: return {{6, 8}};
-    case Format::kTe: return {{3, 8}, {28, 64}};
+// Byte offsets of the tensor-op formats (Vector and Scalar engines). Header: 2 op/func, 3 op1/axis, 4..5
+// partitions, 6..9 free counts, 10..11 reserved. Operand slots of 12 bytes: 0 space, 1 type, 2..3 partition,
+// 4..7 offset, 8..11 stride[2] (i16 elements); a column operand is the first 8 bytes of a slot.
+constexpr std::size_t kOffOp = 2, kOffOp1 = 3, kOffPartitions = 4, kOffFree = 6;
+constexpr std::size_t kOffOut = 12, kOffIn0 = 24, kOffIn1 = 36, kOffIn2 = 48;
+constexpr std::size_t kOffImm0 = 36, kOffImm1 = 40;                                  // tensor_scalar, memset
+constexpr std::size_t kOffBase = 36, kOffPstep = 40, kOffStep = 44;                 // iota
+constexpr std::size_t kOffScale = 36, kOffBias = 40, kOffBiasAp = 44, kOffSum = 52;  // activation
+
+constexpr uint8_t kFlagBiasTensor = 0x04;  // act format
+constexpr uint8_t kFlagReduce = 0x08;      // act format
+
+/// Reserved byte ranges of an opcode. For the tensor-op formats some depend on other bytes of the instruction
+/// (`bytes`, may be null for the static part): tensor_scalar without op1 reserves imm1; activation reserves the
+/// bias immediate with a bias tensor, the bias operand without one, and the sum operand without reduce.
+std::vector<ByteRange> reserved_ranges(Opcode op, const uint8_t* bytes) {
+  switch (op) {
+    case Opcode::kNop:
+    case Opcode::kHalt: return {{1, 64}};
+    case Opcode::kSemSignal:
+    case Opcode::kSemWait: return {{1, 4}, {5, 8}, {12, 64}};
+    case Opcode::kDmaCopy:
+    case Opcode::kPsumCopy: return {{6, 8}};
+    case Opcode::kLoadStationary:
+    case Opcode::kMultiplyMoving: return {{3, 8}, {28, 64}};
+    case Opcode::kTensorTensor: return {{3, 4}, {10, 12}, {48, 64}};
+    case Opcode::kTensorScalar: {
+      std::vector<ByteRange> r = {{10, 12}};
+      if (bytes && bytes[kOffOp1] == static_cast<uint8_t>(AluOp::kNone)) r.push_back({kOffImm1, kOffImm1 + 4});
+      r.push_back({44, 64});
+      return r;
+    }
+    case Opcode::kTensorReduce: return {{10, 12}, {36, 64}};
+    case Opcode::kTensorCopy:
+    case Opcode::kTranspose: return {{2, 4}, {10, 12}, {36, 64}};
+    case Opcode::kMemset: return {{2, 4}, {10, 12}, {24, 36}, {40, 64}};
+    case Opcode::kIota: return {{2, 4}, {10, 12}, {24, 36}, {52, 64}};
+    case Opcode::kSelect: return {{2, 4}, {10, 12}, {60, 64}};
+    case Opcode::kActivation: {
+      std::vector<ByteRange> r = {{3, 4}, {10, 12}};
+      const uint8_t flags = bytes ? bytes[1] : 0;
+      if (flags & kFlagBiasTensor) {
+        r.push_back({kOffBias, kOffBias + 4});
+      } else {
+        r.push_back({kOffBiasAp, kOffBiasAp + 8});
+      }
+      if (!(flags & kFlagReduce)) r.push_back({kOffSum, kOffSum + 8});
+      r.push_back({60, 64});
+      return r;
+    }
   }
   return {};
 }
@@ -150,6 +203,153 @@ std::optional<IsaError> validate_te(Opcode op, const TeFields& t) {
   return std::nullopt;
 }
 
+// ---- Tensor-op formats (Vector and Scalar engines)
+
+void put_operand(uint8_t* p, const Operand& o, bool column) {
+  p[0] = static_cast<uint8_t>(o.space);
+  p[1] = static_cast<uint8_t>(o.type);
+  put<uint16_t>(p + 2, o.partition);
+  put<uint32_t>(p + 4, o.offset);
+  if (!column) {
+    put<int16_t>(p + 8, o.stride[0]);
+    put<int16_t>(p + 10, o.stride[1]);
+  }
+}
+
+Operand get_operand(const uint8_t* p, bool column) {
+  Operand o;
+  o.space = static_cast<MemSpace>(p[0]);
+  o.type = static_cast<DataType>(p[1]);
+  o.partition = get<uint16_t>(p + 2);
+  o.offset = get<uint32_t>(p + 4);
+  if (!column) {
+    o.stride[0] = get<int16_t>(p + 8);
+    o.stride[1] = get<int16_t>(p + 10);
+  }
+  return o;
+}
+
+std::string field(std::string_view prefix, std::string_view name) {
+  return std::string(prefix) + "_" + std::string(name);
+}
+
+/// Checks one operand's space, type and offset alignment; `name` is its field prefix (out, in0, bias, ...).
+std::optional<IsaError> check_operand(std::string_view name, const Operand& o) {
+  if (o.space == MemSpace::kHbm) {
+    return bad(field(name, "space"), "hbm: Vector and Scalar engine operands are in sbuf or psum");
+  }
+  if (auto err = check_space(field(name, "space"), o.space)) return err;
+  if (auto err = check_type(field(name, "type"), o.type)) return err;
+  if (o.space == MemSpace::kPsum && o.type != DataType::kFp32) {
+    return bad(field(name, "type"), fmt::format("PSUM holds fp32, not {}", data_type_name(o.type)));
+  }
+  const unsigned es = data_type_bytes(o.type);
+  if (o.offset % es != 0) {
+    return bad(field(name, "offset"), fmt::format("offset {:#x} is not a multiple of the {}-byte {} element",
+                                                  o.offset, es, data_type_name(o.type)));
+  }
+  return std::nullopt;
+}
+
+bool valid_alu(AluOp op) { return static_cast<uint8_t>(op) < kNumAluOps; }
+
+std::optional<IsaError> check_alu(std::string_view name, AluOp op, bool none_ok) {
+  if (!valid_alu(op)) {
+    return bad(name, fmt::format("value {} is not an ALU op (0..{})", static_cast<int>(op), kNumAluOps - 1));
+  }
+  if (op == AluOp::kNone && !none_ok) return bad(name, "op none: this instruction needs an operation");
+  return std::nullopt;
+}
+
+std::optional<IsaError> check_counts(uint16_t partitions, const std::array<uint16_t, 2>& free) {
+  if (partitions == 0) return bad("partitions", "partitions is 0, must be >= 1");
+  for (std::size_t d = 0; d < 2; ++d) {
+    if (free[d] == 0) return bad("free", fmt::format("free[{}] is 0, must be >= 1", d));
+  }
+  return std::nullopt;
+}
+
+std::optional<IsaError> validate_vec(Opcode op, const VecFields& v) {
+  // Byte order: op, op1/axis, partitions, free, the operands the opcode uses, then the per-opcode rules.
+  switch (op) {
+    case Opcode::kTensorTensor:
+    case Opcode::kTensorScalar:
+      if (auto err = check_alu("op", v.op, false)) return err;
+      break;
+    case Opcode::kTensorReduce:
+      if (auto err = check_alu("op", v.op, false)) return err;
+      if (v.op != AluOp::kAdd && v.op != AluOp::kMax && v.op != AluOp::kMin) {
+        return bad("op", fmt::format("tensor_reduce op must be add, max or min, not {}", alu_op_name(v.op)));
+      }
+      break;
+    default: break;
+  }
+  if (op == Opcode::kTensorScalar) {
+    if (auto err = check_alu("op1", v.op1, true)) return err;
+  }
+  if (op == Opcode::kTensorReduce && v.axis != ReduceAxis::kAll && v.axis != ReduceAxis::kInner) {
+    return bad("axis", fmt::format("value {} is not a reduce axis (0 all, 1 inner)", static_cast<int>(v.axis)));
+  }
+  if (auto err = check_counts(v.partitions, v.free)) return err;
+  if (auto err = check_operand("out", v.out)) return err;
+  const bool has_in0 = op != Opcode::kMemset && op != Opcode::kIota;
+  if (has_in0) {
+    if (auto err = check_operand("in0", v.in0)) return err;
+  }
+  if (op == Opcode::kTensorTensor || op == Opcode::kSelect) {
+    if (auto err = check_operand("in1", v.in1)) return err;
+  }
+  if (op == Opcode::kSelect) {
+    if (auto err = check_operand("in2", v.in2)) return err;
+  }
+  if (op == Opcode::kTensorScalar && v.op1 == AluOp::kNone && v.imm1 != 0) {
+    return bad("imm1", fmt::format("imm1 {:#010x} must be 0 without op1", v.imm1));
+  }
+  if (op == Opcode::kTensorReduce) {
+    if (v.out.stride[0] != 0) {
+      return bad("out_stride", fmt::format("out_stride[0] is {}, must be 0: tensor_reduce writes one element per "
+                                           "row", v.out.stride[0]));
+    }
+    if (v.axis == ReduceAxis::kAll && v.out.stride[1] != 0) {
+      return bad("out_stride", fmt::format("out_stride[1] is {}, must be 0 for axis all (out is [P, 1])",
+                                           v.out.stride[1]));
+    }
+  }
+  if (op == Opcode::kTranspose) {
+    if (v.partitions > kMaxTranspose) {
+      return bad("partitions", fmt::format("transpose of {} partitions, at most {}", v.partitions, kMaxTranspose));
+    }
+    if (v.free[0] > kMaxTranspose) {
+      return bad("free", fmt::format("transpose of free[0] = {}, at most {}", v.free[0], kMaxTranspose));
+    }
+    if (v.free[1] != 1) return bad("free", fmt::format("transpose takes free[1] = 1, not {}", v.free[1]));
+    if (v.out.stride[1] != 0) {
+      return bad("out_stride", fmt::format("out_stride[1] is {}, must be 0 for transpose", v.out.stride[1]));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<IsaError> validate_act(const ActFields& a) {
+  if (static_cast<uint8_t>(a.func) >= kNumActFuncs) {
+    return bad("func", fmt::format("value {} is not an activation function (0..{})", static_cast<int>(a.func),
+                                   kNumActFuncs - 1));
+  }
+  if (auto err = check_counts(a.partitions, a.free)) return err;
+  if (auto err = check_operand("out", a.out)) return err;
+  if (auto err = check_operand("in0", a.in0)) return err;
+  if (a.bias_tensor && a.bias != 0) {
+    return bad("bias", fmt::format("bias immediate {:#010x} must be 0 with a bias tensor", a.bias));
+  }
+  if (a.bias_tensor) {
+    if (auto err = check_operand("bias", a.bias_ap)) return err;
+  }
+  if (a.reduce) {
+    if (auto err = check_operand("sum", a.sum)) return err;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int field_id(std::string_view field) {
@@ -182,6 +382,10 @@ bool operator==(const Instruction& a, const Instruction& b) {
       return x.dtype == y.dtype && x.accumulate == y.accumulate && x.sbuf_addr == y.sbuf_addr &&
              x.psum_addr == y.psum_addr && x.k == y.k && x.free_size == y.free_size;
     }
+    case Format::kVec:
+    case Format::kAct:
+      // The tensor-op encodings write exactly the fields their opcode uses.
+      return encode(a) == encode(b);
   }
   return false;
 }
@@ -222,6 +426,51 @@ std::array<uint8_t, kInstrBytes> encode(const Instruction& instr) {
       put<uint16_t>(p + kOffFreeSize, t.free_size);
       break;
     }
+    case Format::kVec: {
+      const VecFields& v = instr.vec;
+      const Opcode op = instr.op;
+      p[kOffFlags] = v.no_sat ? kFlagNoSat : 0;
+      if (op == Opcode::kTensorTensor || op == Opcode::kTensorScalar || op == Opcode::kTensorReduce) {
+        p[kOffOp] = static_cast<uint8_t>(v.op);
+      }
+      if (op == Opcode::kTensorScalar) p[kOffOp1] = static_cast<uint8_t>(v.op1);
+      if (op == Opcode::kTensorReduce) p[kOffOp1] = static_cast<uint8_t>(v.axis);
+      put<uint16_t>(p + kOffPartitions, v.partitions);
+      put<uint16_t>(p + kOffFree, v.free[0]);
+      put<uint16_t>(p + kOffFree + 2, v.free[1]);
+      put_operand(p + kOffOut, v.out, false);
+      if (op != Opcode::kMemset && op != Opcode::kIota) put_operand(p + kOffIn0, v.in0, false);
+      if (op == Opcode::kTensorTensor || op == Opcode::kSelect) put_operand(p + kOffIn1, v.in1, false);
+      if (op == Opcode::kSelect) put_operand(p + kOffIn2, v.in2, false);
+      if (op == Opcode::kTensorScalar) {
+        put<uint32_t>(p + kOffImm0, v.imm0);
+        put<uint32_t>(p + kOffImm1, v.imm1);
+      }
+      if (op == Opcode::kMemset) put<uint32_t>(p + kOffImm0, v.imm0);
+      if (op == Opcode::kIota) {
+        put<int32_t>(p + kOffBase, v.base);
+        put<int32_t>(p + kOffPstep, v.pstep);
+        put<int32_t>(p + kOffStep, v.step[0]);
+        put<int32_t>(p + kOffStep + 4, v.step[1]);
+      }
+      break;
+    }
+    case Format::kAct: {
+      const ActFields& a = instr.act;
+      p[kOffFlags] = static_cast<uint8_t>((a.no_sat ? kFlagNoSat : 0) | (a.bias_tensor ? kFlagBiasTensor : 0) |
+                                          (a.reduce ? kFlagReduce : 0));
+      p[kOffOp] = static_cast<uint8_t>(a.func);
+      put<uint16_t>(p + kOffPartitions, a.partitions);
+      put<uint16_t>(p + kOffFree, a.free[0]);
+      put<uint16_t>(p + kOffFree + 2, a.free[1]);
+      put_operand(p + kOffOut, a.out, false);
+      put_operand(p + kOffIn0, a.in0, false);
+      put<uint32_t>(p + kOffScale, a.scale);
+      put<uint32_t>(p + kOffBias, a.bias);
+      if (a.bias_tensor) put_operand(p + kOffBiasAp, a.bias_ap, true);
+      if (a.reduce) put_operand(p + kOffSum, a.sum, true);
+      break;
+    }
   }
   return b;
 }
@@ -233,7 +482,7 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
   Instruction instr;
   instr.op = static_cast<Opcode>(bytes[0]);
   const Format format = format_of(instr.op);
-  for (const ByteRange r : reserved_ranges(format)) {
+  for (const ByteRange r : reserved_ranges(instr.op, bytes)) {
     for (std::size_t i = r.first; i < r.last; ++i) {
       if (bytes[i] != 0) {
         return IsaError{IsaError::Code::kReservedNonZero, "reserved",
@@ -282,6 +531,57 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
       t.free_size = get<uint16_t>(bytes + kOffFreeSize);
       break;
     }
+    case Format::kVec:
+    case Format::kAct: {
+      if (flags & kFlagAccumulate) {
+        return bad("flags", fmt::format("flags {:#04x}: bit 0 is accumulate, a Tensor Engine flag: only the TE "
+                                        "accumulates into PSUM, {} runs on the {} engine",
+                                        flags, *opcode_name(instr.op), format == Format::kAct ? "act" : "vec"));
+      }
+      const Opcode op = instr.op;
+      if (format == Format::kAct) {
+        if (auto err = undefined_flags(kFlagNoSat | kFlagBiasTensor | kFlagReduce)) return err;
+        ActFields& a = instr.act;
+        a.no_sat = (flags & kFlagNoSat) != 0;
+        a.bias_tensor = (flags & kFlagBiasTensor) != 0;
+        a.reduce = (flags & kFlagReduce) != 0;
+        a.func = static_cast<ActFunc>(bytes[kOffOp]);
+        a.partitions = get<uint16_t>(bytes + kOffPartitions);
+        a.free = {get<uint16_t>(bytes + kOffFree), get<uint16_t>(bytes + kOffFree + 2)};
+        a.out = get_operand(bytes + kOffOut, false);
+        a.in0 = get_operand(bytes + kOffIn0, false);
+        a.scale = get<uint32_t>(bytes + kOffScale);
+        a.bias = get<uint32_t>(bytes + kOffBias);
+        if (a.bias_tensor) a.bias_ap = get_operand(bytes + kOffBiasAp, true);
+        if (a.reduce) a.sum = get_operand(bytes + kOffSum, true);
+        break;
+      }
+      if (auto err = undefined_flags(kFlagNoSat)) return err;
+      VecFields& v = instr.vec;
+      v.no_sat = (flags & kFlagNoSat) != 0;
+      if (op == Opcode::kTensorTensor || op == Opcode::kTensorScalar || op == Opcode::kTensorReduce) {
+        v.op = static_cast<AluOp>(bytes[kOffOp]);
+      }
+      if (op == Opcode::kTensorScalar) v.op1 = static_cast<AluOp>(bytes[kOffOp1]);
+      if (op == Opcode::kTensorReduce) v.axis = static_cast<ReduceAxis>(bytes[kOffOp1]);
+      v.partitions = get<uint16_t>(bytes + kOffPartitions);
+      v.free = {get<uint16_t>(bytes + kOffFree), get<uint16_t>(bytes + kOffFree + 2)};
+      v.out = get_operand(bytes + kOffOut, false);
+      if (op != Opcode::kMemset && op != Opcode::kIota) v.in0 = get_operand(bytes + kOffIn0, false);
+      if (op == Opcode::kTensorTensor || op == Opcode::kSelect) v.in1 = get_operand(bytes + kOffIn1, false);
+      if (op == Opcode::kSelect) v.in2 = get_operand(bytes + kOffIn2, false);
+      if (op == Opcode::kTensorScalar) {
+        v.imm0 = get<uint32_t>(bytes + kOffImm0);
+        v.imm1 = get<uint32_t>(bytes + kOffImm1);
+      }
+      if (op == Opcode::kMemset) v.imm0 = get<uint32_t>(bytes + kOffImm0);
+      if (op == Opcode::kIota) {
+        v.base = get<int32_t>(bytes + kOffBase);
+        v.pstep = get<int32_t>(bytes + kOffPstep);
+        v.step = {get<int32_t>(bytes + kOffStep), get<int32_t>(bytes + kOffStep + 4)};
+      }
+      break;
+    }
   }
   if (auto err = validate(instr)) return err;
   *out = instr;
@@ -302,6 +602,8 @@ std::optional<IsaError> validate(const Instruction& instr) {
       return std::nullopt;
     case Format::kCopy: return validate_copy(instr.op, instr.copy);
     case Format::kTe: return validate_te(instr.op, instr.te);
+    case Format::kVec: return validate_vec(instr.op, instr.vec);
+    case Format::kAct: return validate_act(instr.act);
   }
   return std::nullopt;
 }
@@ -311,13 +613,28 @@ bool engine_accepts(Engine engine, Opcode op) {
     case Opcode::kNop:
     case Opcode::kHalt:
     case Opcode::kSemSignal:
-    case Opcode::kSemWait: return engine == Engine::kTe || engine == Engine::kDma;
+    case Opcode::kSemWait:
+      return engine == Engine::kTe || engine == Engine::kDma || engine == Engine::kAct || engine == Engine::kVec;
     case Opcode::kLoadStationary:
     case Opcode::kMultiplyMoving: return engine == Engine::kTe;
     case Opcode::kDmaCopy:
     case Opcode::kPsumCopy: return engine == Engine::kDma;
+    case Opcode::kTensorTensor:
+    case Opcode::kTensorScalar:
+    case Opcode::kTensorReduce:
+    case Opcode::kTensorCopy:
+    case Opcode::kMemset:
+    case Opcode::kIota:
+    case Opcode::kSelect:
+    case Opcode::kTranspose: return engine == Engine::kVec;
+    case Opcode::kActivation: return engine == Engine::kAct;
   }
   return false;
+}
+
+bool is_tensor_op(Opcode op) {
+  const Format f = format_of(op);
+  return is_opcode(static_cast<uint8_t>(op)) && (f == Format::kVec || f == Format::kAct);
 }
 
 std::optional<std::string_view> opcode_name(Opcode op) {
@@ -330,6 +647,15 @@ std::optional<std::string_view> opcode_name(Opcode op) {
     case Opcode::kLoadStationary: return "load_stationary";
     case Opcode::kMultiplyMoving: return "multiply_moving";
     case Opcode::kPsumCopy: return "psum_copy";
+    case Opcode::kTensorTensor: return "tensor_tensor";
+    case Opcode::kTensorScalar: return "tensor_scalar";
+    case Opcode::kTensorReduce: return "tensor_reduce";
+    case Opcode::kTensorCopy: return "tensor_copy";
+    case Opcode::kMemset: return "memset";
+    case Opcode::kIota: return "iota";
+    case Opcode::kSelect: return "select";
+    case Opcode::kTranspose: return "transpose";
+    case Opcode::kActivation: return "activation";
   }
   return std::nullopt;
 }
@@ -338,6 +664,8 @@ std::string_view engine_name(Engine engine) {
   switch (engine) {
     case Engine::kTe: return "te";
     case Engine::kDma: return "dma";
+    case Engine::kAct: return "act";
+    case Engine::kVec: return "vec";
   }
   return "?";
 }
@@ -358,6 +686,49 @@ std::string_view data_type_name(DataType type) {
     case DataType::kFp8E4M3: return "fp8e4m3";
     case DataType::kFp8E5M2: return "fp8e5m2";
     case DataType::kFp32: return "fp32";
+  }
+  return "?";
+}
+
+}  // namespace trnsim::isa
+
+namespace trnsim::isa {
+
+std::string_view alu_op_name(AluOp op) {
+  switch (op) {
+    case AluOp::kNone: return "none";
+    case AluOp::kAdd: return "add";
+    case AluOp::kSubtract: return "subtract";
+    case AluOp::kMultiply: return "multiply";
+    case AluOp::kMax: return "max";
+    case AluOp::kMin: return "min";
+    case AluOp::kDivide: return "divide";
+    case AluOp::kIsEqual: return "is_equal";
+    case AluOp::kNotEqual: return "not_equal";
+    case AluOp::kIsGt: return "is_gt";
+    case AluOp::kIsGe: return "is_ge";
+    case AluOp::kIsLt: return "is_lt";
+    case AluOp::kIsLe: return "is_le";
+    case AluOp::kRsubtract: return "rsubtract";
+    case AluOp::kRdivide: return "rdivide";
+  }
+  return "?";
+}
+
+std::string_view act_func_name(ActFunc func) {
+  switch (func) {
+    case ActFunc::kIdentity: return "identity";
+    case ActFunc::kRelu: return "relu";
+    case ActFunc::kGeluTanh: return "gelu_tanh";
+    case ActFunc::kGelu: return "gelu";
+    case ActFunc::kSigmoid: return "sigmoid";
+    case ActFunc::kTanh: return "tanh";
+    case ActFunc::kExp: return "exp";
+    case ActFunc::kSilu: return "silu";
+    case ActFunc::kRsqrt: return "rsqrt";
+    case ActFunc::kReciprocal: return "reciprocal";
+    case ActFunc::kSquare: return "square";
+    case ActFunc::kLog: return "log";
   }
   return "?";
 }

@@ -3,11 +3,14 @@
 // One small library shared by the model (which decodes and executes) and the firmware (which encodes); nothing else
 // is shared between them (BRIEF section 7). The encoding is specified byte by byte in docs/isa.md.
 //
-// Every instruction is 64 bytes, little-endian. Byte 0 is the opcode; the other bytes follow one of four formats:
+// Every instruction is 64 bytes, little-endian. Byte 0 is the opcode; the other bytes follow one of these formats:
 //   - plain  (nop, halt): bytes 1..63 reserved.
 //   - sem    (sem_signal, sem_wait): byte 4 semaphore id, bytes 8..11 value.
 //   - copy   (dma_copy, psum_copy): a 4-D access pattern on each side, see CopyFields.
 //   - te     (load_stationary, multiply_moving): see TeFields.
+//   - tensor-op formats of the Vector and Scalar engines (tensor_tensor ... transpose, activation): a common header
+//     (bytes 0..11: op, partitions, free counts), then [partition, free] tensor operands and FP32 immediates laid
+//     out per opcode; see VecFields, ActFields and docs/isa.md.
 // Reserved bytes must be zero; a decoder rejects anything else (field "reserved").
 //
 // Addresses are byte addresses inside a memory space. HBM is linear. SBUF and PSUM are [partitions, bytes per
@@ -32,6 +35,8 @@ namespace trnsim::isa {
 inline constexpr std::size_t kInstrBytes = 64;
 /// Largest moving free size N of one MultiplyMoving (one PSUM bank of FP32, BRIEF section 2).
 inline constexpr int kMaxMovingN = 512;
+/// Largest side of a Vector-engine transpose (partitions and free size): 32 x 32.
+inline constexpr int kMaxTranspose = 32;
 /// Number of hardware semaphores shared by all engines.
 inline constexpr int kNumSemaphores = 32;
 
@@ -43,15 +48,27 @@ enum class Opcode : uint8_t {
   kDmaCopy = 0x10,         ///< element copy with cast between any two memory spaces (HBM, SBUF, PSUM)
   kLoadStationary = 0x20,  ///< stationary[K, M] from SBUF partitions into the TE array
   kMultiplyMoving = 0x21,  ///< PSUM[M, N] (+)= stationary^T @ moving[K, N]; moving from SBUF
-  kPsumCopy = 0x30,        ///< PSUM (FP32) -> SBUF copy with cast
+  kPsumCopy = 0x30,        ///< PSUM (FP32) -> SBUF copy with cast (DMA queue)
+  kTensorTensor = 0x40,    ///< Vector: out = in0 <op> in1, element-wise
+  kTensorScalar = 0x41,    ///< Vector: out = (in0 <op> imm0) <op1> imm1
+  kTensorReduce = 0x42,    ///< Vector: out[P, 1] (or [P, n1]) = fold of <op> (add, max, min) along the free axes
+  kTensorCopy = 0x43,      ///< Vector: out = in0 with cast
+  kMemset = 0x44,          ///< Vector: out = value
+  kIota = 0x45,            ///< Vector: out = base + p * pstep + i0 * step0 + i1 * step1 (integers, then cast)
+  kSelect = 0x46,          ///< Vector: out = in0 != 0 ? in1 : in2
+  kTranspose = 0x47,       ///< Vector: out[j, i] = in0[i, j], up to 32 x 32
+  kActivation = 0x50,      ///< Scalar: out = func(in0 * scale + bias), optional sum along the free axes
 };
 
-/// The engines that own an instruction queue. The queue id is the enum value. v0 implements kTe and kDma.
+/// The engines that own an instruction queue. The queue id is the enum value.
 enum class Engine : uint8_t {
   kTe = 0,   ///< Tensor Engine: load_stationary, multiply_moving
-  kDma = 1,  ///< Sync/DMA engine: dma_copy, psum_copy (issue 4 moves psum_copy to the Scalar/Vector engines)
+  kDma = 1,  ///< Sync/DMA engine: dma_copy, psum_copy
+  kAct = 2,  ///< Scalar (activation) engine: activation
+  kVec = 3,  ///< Vector engine: tensor_tensor, tensor_scalar, tensor_reduce, tensor_copy, memset, iota, select,
+             ///< transpose
 };
-inline constexpr int kNumQueues = 2;
+inline constexpr int kNumQueues = 4;
 
 /// Memory spaces an access pattern can name.
 enum class MemSpace : uint8_t { kHbm = 0, kSbuf = 1, kPsum = 2 };
@@ -107,6 +124,97 @@ struct TeFields {
   uint16_t free_size = 1;  ///< M (load_stationary) or N (multiply_moving)
 };
 
+/// Arithmetic of the Vector engine (tensor_tensor, tensor_scalar; add/max/min also tensor_reduce). Each op is one
+/// FP32 operation on widened inputs, rounded to nearest even (docs/isa.md "Vector and Scalar numerics").
+enum class AluOp : uint8_t {
+  kNone = 0,       ///< no second op (tensor_scalar op1 only)
+  kAdd = 1,        ///< a + b
+  kSubtract = 2,   ///< a - b
+  kMultiply = 3,   ///< a * b
+  kMax = 4,        ///< IEEE 754-2019 maximum: NaN if either is NaN; +0 > -0
+  kMin = 5,        ///< IEEE 754-2019 minimum: NaN if either is NaN; -0 < +0
+  kDivide = 6,     ///< a / b
+  kIsEqual = 7,    ///< 1.0 if a == b else 0.0 (NaN compares unequal)
+  kNotEqual = 8,   ///< 1.0 if a != b else 0.0
+  kIsGt = 9,       ///< 1.0 if a > b else 0.0
+  kIsGe = 10,      ///< 1.0 if a >= b else 0.0
+  kIsLt = 11,      ///< 1.0 if a < b else 0.0
+  kIsLe = 12,      ///< 1.0 if a <= b else 0.0
+  kRsubtract = 13, ///< b - a
+  kRdivide = 14,   ///< b / a
+};
+inline constexpr int kNumAluOps = 15;
+
+/// Functions of the Scalar (activation) engine.
+enum class ActFunc : uint8_t {
+  kIdentity = 0,
+  kRelu = 1,
+  kGeluTanh = 2,  ///< 0.5 z (1 + tanh(sqrt(2/pi) (z + 0.044715 z^3)))
+  kGelu = 3,      ///< 0.5 z (1 + erf(z / sqrt(2)))
+  kSigmoid = 4,
+  kTanh = 5,
+  kExp = 6,
+  kSilu = 7,      ///< z * sigmoid(z)
+  kRsqrt = 8,     ///< 1 / sqrt(z)
+  kReciprocal = 9,
+  kSquare = 10,
+  kLog = 11,
+};
+inline constexpr int kNumActFuncs = 12;
+
+/// A [partitions, free] tensor operand of a Vector/Scalar instruction (12 bytes; a [P, 1] column operand uses the
+/// first 8). Element (p, i1, i0) of an instruction with free counts [n0, n1] is at byte
+/// `offset + (i0 * stride[0] + i1 * stride[1]) * element bytes` of partition `partition + p`.
+struct Operand {
+  MemSpace space = MemSpace::kSbuf;  ///< sbuf or psum (psum holds fp32 only)
+  DataType type = DataType::kFp32;
+  uint16_t partition = 0;            ///< start partition
+  uint32_t offset = 0;               ///< bytes inside the partition, a multiple of the element size
+  std::array<int16_t, 2> stride{};   ///< elements; 0 broadcasts
+};
+
+/// Free-axis choice of tensor_reduce (byte 3).
+enum class ReduceAxis : uint8_t {
+  kAll = 0,    ///< both free axes: out is [P, 1]
+  kInner = 1,  ///< the inner axis (n0) only: out is [P, n1]
+};
+
+/// Fields of the Vector engine's instructions (formats "tensor-op", docs/isa.md). Which fields an opcode uses:
+///   tensor_tensor: op, out, in0, in1        tensor_scalar: op (op0), imm0, op1, imm1, out, in0
+///   tensor_reduce: op (add/max/min), axis, out, in0    tensor_copy, transpose: out, in0
+///   memset: out, imm0 (the value)           iota: out, base, pstep, step      select: out, in0 (predicate), in1, in2
+/// Every one: partitions, free, no_sat.
+struct VecFields {
+  bool no_sat = false;                 ///< FP8 overflow of the output cast: OCP non-saturating
+  AluOp op = AluOp::kAdd;
+  AluOp op1 = AluOp::kNone;            ///< tensor_scalar second op (kNone: none)
+  ReduceAxis axis = ReduceAxis::kAll;  ///< tensor_reduce
+  uint16_t partitions = 1;             ///< P, >= 1
+  std::array<uint16_t, 2> free{1, 1};  ///< [n0, n1], each >= 1; n0 is the inner (fastest) axis
+  Operand out, in0, in1, in2;
+  uint32_t imm0 = 0;                   ///< FP32 bits: tensor_scalar imm0, memset value
+  uint32_t imm1 = 0;                   ///< FP32 bits: tensor_scalar imm1 (0 without op1)
+  int32_t base = 0;                    ///< iota
+  int32_t pstep = 0;                   ///< iota: step per partition
+  std::array<int32_t, 2> step{};       ///< iota: steps along i0, i1
+};
+
+/// Fields of activation (format "act", docs/isa.md): out = func(in0 * scale + bias), bias an FP32 immediate or a
+/// [P, 1] tensor; with `reduce`, sum[P, 1] = the sum of the FP32 results along the free axes.
+struct ActFields {
+  bool no_sat = false;
+  bool bias_tensor = false;            ///< bias is the [P, 1] operand `bias_ap`, not the immediate
+  bool reduce = false;                 ///< write the free-axis sum to `sum`
+  ActFunc func = ActFunc::kIdentity;
+  uint16_t partitions = 1;
+  std::array<uint16_t, 2> free{1, 1};
+  Operand out, in0;
+  uint32_t scale = 0x3F800000u;        ///< FP32 bits (1.0)
+  uint32_t bias = 0;                   ///< FP32 bits; 0 when bias_tensor
+  Operand bias_ap;                     ///< [P, 1] column operand (strides unused), when bias_tensor
+  Operand sum;                         ///< [P, 1] column operand (strides unused), when reduce
+};
+
 /// Fields of sem_signal and sem_wait (format "sem").
 struct SemFields {
   uint8_t sem = 0;     ///< semaphore id, 0..kNumSemaphores-1
@@ -120,6 +228,8 @@ struct Instruction {
   CopyFields copy;
   TeFields te;
   SemFields sem;
+  VecFields vec;
+  ActFields act;
 
   static Instruction nop() { return {}; }
   static Instruction halt() {
@@ -132,9 +242,20 @@ struct Instruction {
 /// The instruction fields an IsaError can name, exactly as docs/isa.md names them. A device reports a field by its
 /// id: its 1-based position in this table (0 = none/unknown), e.g. in an error-info register.
 inline constexpr std::string_view kFieldNames[] = {
-    "opcode",    "flags",     "dtype",      "src_type",   "dst_type",  "src_space", "dst_space",
-    "src_addr",  "dst_addr",  "count",      "src_stride", "dst_stride", "sbuf_addr", "psum_addr",
-    "k",         "free_size", "sem",        "value",      "reserved",
+    "opcode",         "flags",         "dtype",         "src_type",       "dst_type",       "src_space",
+    "dst_space",      "src_addr",      "dst_addr",      "count",          "src_stride",     "dst_stride",
+    "sbuf_addr",      "psum_addr",     "k",             "free_size",      "sem",            "value",
+    "reserved",
+    // Vector / Scalar engine formats (ids 20..)
+    "op",             "op1",           "func",          "axis",           "partitions",     "free",
+    "out_space",      "out_type",      "out_partition", "out_offset",     "out_stride",
+    "in0_space",      "in0_type",      "in0_partition", "in0_offset",     "in0_stride",
+    "in1_space",      "in1_type",      "in1_partition", "in1_offset",     "in1_stride",
+    "in2_space",      "in2_type",      "in2_partition", "in2_offset",     "in2_stride",
+    "imm0",           "imm1",          "scale",         "bias",
+    "bias_space",     "bias_type",     "bias_partition", "bias_offset",
+    "sum_space",      "sum_type",      "sum_partition", "sum_offset",
+    "base",           "pstep",         "step",
 };
 inline constexpr int kNumFields = static_cast<int>(sizeof(kFieldNames) / sizeof(kFieldNames[0]));
 
@@ -174,10 +295,16 @@ std::optional<IsaError> validate(const Instruction& instr);
 /// True when `engine`'s queue may execute `op` (nop, halt and semaphores run everywhere).
 bool engine_accepts(Engine engine, Opcode op);
 
-/// Every opcode of v0, in opcode order.
-inline constexpr Opcode kAllOpcodes[] = {Opcode::kNop,     Opcode::kHalt,           Opcode::kSemSignal,
-                                         Opcode::kSemWait, Opcode::kDmaCopy,        Opcode::kLoadStationary,
-                                         Opcode::kMultiplyMoving, Opcode::kPsumCopy};
+/// Every opcode, in opcode order.
+inline constexpr Opcode kAllOpcodes[] = {
+    Opcode::kNop,          Opcode::kHalt,         Opcode::kSemSignal,    Opcode::kSemWait,
+    Opcode::kDmaCopy,      Opcode::kLoadStationary, Opcode::kMultiplyMoving, Opcode::kPsumCopy,
+    Opcode::kTensorTensor, Opcode::kTensorScalar, Opcode::kTensorReduce, Opcode::kTensorCopy,
+    Opcode::kMemset,       Opcode::kIota,         Opcode::kSelect,       Opcode::kTranspose,
+    Opcode::kActivation};
+
+/// Every engine, in queue-id order.
+inline constexpr Engine kAllEngines[] = {Engine::kTe, Engine::kDma, Engine::kAct, Engine::kVec};
 
 /// Same opcode and same fields of that opcode's format (the fields encode() writes); other formats are ignored.
 bool operator==(const Instruction& a, const Instruction& b);
@@ -185,10 +312,14 @@ inline bool operator!=(const Instruction& a, const Instruction& b) { return !(a 
 
 /// Mnemonic of an opcode ("dma_copy"), or nullopt for a byte that is no opcode.
 std::optional<std::string_view> opcode_name(Opcode op);
-/// Name of an engine/queue ("te", "dma").
+/// Name of an engine/queue ("te", "dma", "act", "vec").
 std::string_view engine_name(Engine engine);
 std::string_view mem_space_name(MemSpace space);
 std::string_view data_type_name(DataType type);  ///< bf16, fp16, fp8e4m3, fp8e5m2, fp32
+std::string_view alu_op_name(AluOp op);          ///< none, add, subtract, ... ("?" for a bad code)
+std::string_view act_func_name(ActFunc func);    ///< identity, relu, gelu_tanh, gelu, ... ("?" for a bad code)
+/// True for the tensor-op formats of the Vector and Scalar engines (opcodes 0x40..0x47, 0x50).
+bool is_tensor_op(Opcode op);
 
 /// A program: one instruction list per engine queue.
 struct Program {

@@ -85,7 +85,7 @@ TEST(DriverInfo, DecodesEveryConfigurationRegister) {
   in.psum_partition_bytes = 8 * 1024;
   in.psum_banks = 4;
   in.hbm_bytes = (5ull << 32) + 12345;  // needs HBM_BYTES_HI
-  in.num_queues = 3;
+  in.num_queues = 6;  // more than the ISA's queues is fine
   in.num_semaphores = 40;
   in.num_dma_engines = 7;
   in.te_clock_mhz = 1200;
@@ -101,7 +101,7 @@ TEST(DriverInfo, DecodesEveryConfigurationRegister) {
   EXPECT_EQ(got.psum_banks, 4u);
   EXPECT_EQ(got.psum_bank_bytes(), 2048u);
   EXPECT_EQ(got.hbm_bytes, (5ull << 32) + 12345);
-  EXPECT_EQ(got.num_queues, 3u);
+  EXPECT_EQ(got.num_queues, 6u);
   EXPECT_EQ(got.num_semaphores, 40u);
   EXPECT_EQ(got.num_dma_engines, 7u);
   EXPECT_EQ(got.te_clock_mhz, 1200u);
@@ -142,6 +142,9 @@ TEST(DriverInfo, ZeroConfigurationRegisterIsDeviceMismatch) {
   MockDevice one_queue;
   one_queue.poke(regs::NUM_QUEUES, 1);
   EXPECT_THROW(Driver{one_queue}, DeviceMismatch);
+  MockDevice no_vector_queue;  // te, dma and act only: fewer than the ISA's four queues
+  no_vector_queue.poke(regs::NUM_QUEUES, isa::kNumQueues - 1);
+  EXPECT_THROW(Driver{no_vector_queue}, DeviceMismatch);
   MockDevice few_sems;
   few_sems.poke(regs::NUM_SEMAPHORES, 16);
   EXPECT_THROW(Driver{few_sems}, DeviceMismatch);

@@ -33,7 +33,7 @@ inline driver::DeviceInfo mock_tiny_info() {
   i.psum_partition_bytes = 16 * 1024;
   i.psum_banks = 8;
   i.hbm_bytes = 1ull << 30;
-  i.num_queues = 2;
+  i.num_queues = isa::kNumQueues;
   i.num_semaphores = 32;
   i.num_dma_engines = 16;
   i.te_clock_mhz = 2400;

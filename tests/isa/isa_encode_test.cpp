@@ -56,24 +56,37 @@ TEST(IsaNames, OpcodeValuesAndMnemonics) {
   EXPECT_FALSE(opcode_name(static_cast<Opcode>(0x04)).has_value());
   EXPECT_EQ(engine_name(Engine::kTe), "te");
   EXPECT_EQ(engine_name(Engine::kDma), "dma");
+  EXPECT_EQ(engine_name(Engine::kAct), "act");
+  EXPECT_EQ(engine_name(Engine::kVec), "vec");
+  EXPECT_EQ(kNumQueues, 4);
   EXPECT_EQ(mem_space_name(MemSpace::kPsum), "psum");
   EXPECT_EQ(data_type_name(DataType::kFp32), "fp32");
   EXPECT_EQ(data_type_name(DataType::kFp8E5M2), "fp8e5m2");
 }
 
 TEST(IsaNames, FieldIdsFollowTheDocumentedOrder) {
-  const char* fields[] = {"opcode",     "flags",      "dtype",     "src_type",  "dst_type", "src_space", "dst_space",
-                          "src_addr",   "dst_addr",   "count",     "src_stride", "dst_stride", "sbuf_addr",
-                          "psum_addr",  "k",          "free_size", "sem",       "value",    "reserved"};
-  ASSERT_EQ(kNumFields, 19);
-  for (int id = 1; id <= 19; ++id) {
+  const char* fields[] = {
+      "opcode",        "flags",       "dtype",         "src_type",       "dst_type",    "src_space",
+      "dst_space",     "src_addr",    "dst_addr",      "count",          "src_stride",  "dst_stride",
+      "sbuf_addr",     "psum_addr",   "k",             "free_size",      "sem",         "value",
+      "reserved",      "op",          "op1",           "func",           "axis",        "partitions",
+      "free",          "out_space",   "out_type",      "out_partition",  "out_offset",  "out_stride",
+      "in0_space",     "in0_type",    "in0_partition", "in0_offset",     "in0_stride",  "in1_space",
+      "in1_type",      "in1_partition", "in1_offset",  "in1_stride",     "in2_space",   "in2_type",
+      "in2_partition", "in2_offset",  "in2_stride",    "imm0",           "imm1",        "scale",
+      "bias",          "bias_space",  "bias_type",     "bias_partition", "bias_offset", "sum_space",
+      "sum_type",      "sum_partition", "sum_offset",  "base",           "pstep",       "step"};
+  constexpr int kCount = static_cast<int>(sizeof(fields) / sizeof(fields[0]));
+  ASSERT_EQ(kNumFields, kCount);
+  ASSERT_EQ(kCount, 60);
+  for (int id = 1; id <= kCount; ++id) {
     EXPECT_EQ(field_name(id), fields[id - 1]);
     EXPECT_EQ(field_id(fields[id - 1]), id);
   }
   EXPECT_EQ(field_id("count[2]"), 0);
   EXPECT_EQ(field_id(""), 0);
   EXPECT_EQ(field_name(0), "");
-  EXPECT_EQ(field_name(20), "");
+  EXPECT_EQ(field_name(kCount + 1), "");
   EXPECT_EQ(field_name(-1), "");
 }
 
@@ -83,9 +96,14 @@ TEST(IsaEngines, QueuesAcceptTheirOpcodes) {
                             op == Opcode::kSemWait;
     const bool te = everywhere || op == Opcode::kLoadStationary || op == Opcode::kMultiplyMoving;
     const bool dma = everywhere || op == Opcode::kDmaCopy || op == Opcode::kPsumCopy;
+    const bool act = everywhere || op == Opcode::kActivation;
+    const uint8_t code = static_cast<uint8_t>(op);
+    const bool vec = everywhere || (code >= 0x40 && code <= 0x47);
     EXPECT_EQ(engine_accepts(Engine::kTe, op), te) << *opcode_name(op);
     EXPECT_EQ(engine_accepts(Engine::kDma, op), dma) << *opcode_name(op);
-    EXPECT_FALSE(engine_accepts(static_cast<Engine>(2), op));
+    EXPECT_EQ(engine_accepts(Engine::kAct, op), act) << *opcode_name(op);
+    EXPECT_EQ(engine_accepts(Engine::kVec, op), vec) << *opcode_name(op);
+    EXPECT_FALSE(engine_accepts(static_cast<Engine>(4), op));
   }
 }
 
@@ -267,13 +285,13 @@ TEST(IsaDecode, EveryByteThatIsNoOpcodeIsRejected) {
     Bytes b{};
     b[0] = static_cast<uint8_t>(v);
     const bool is_op = v == 0x00 || v == 0x01 || v == 0x02 || v == 0x03 || v == 0x10 || v == 0x20 || v == 0x21 ||
-                       v == 0x30;
+                       v == 0x30 || (v >= 0x40 && v <= 0x47) || v == 0x50;
     if (is_op) continue;
     SCOPED_TRACE(v);
     expect_error(b, IsaError::Code::kBadOpcode, "opcode", "byte " + hex2(v) + " is not an opcode");
     ++rejected;
   }
-  EXPECT_EQ(rejected, 248);
+  EXPECT_EQ(rejected, 256 - 17);
 }
 
 TEST(IsaDecode, EveryReservedByteOfEveryOpcodeIsChecked) {

@@ -13,7 +13,8 @@ namespace trnsim::isa::test {
 
 using Bytes = std::array<uint8_t, kInstrBytes>;
 
-/// Reserved byte offsets of each opcode's format (docs/isa.md, "Formats").
+/// Reserved byte offsets of each opcode's format (docs/isa.md, "Encoding"). For tensor_scalar the instruction is
+/// taken to have an op1 (bytes 40..43 hold imm1), for activation a bias tensor and a sum (bytes 44..59 hold them).
 inline std::set<std::size_t> reserved_offsets(Opcode op) {
   std::set<std::size_t> out;
   auto add = [&](std::size_t first, std::size_t last) {
@@ -28,7 +29,103 @@ inline std::set<std::size_t> reserved_offsets(Opcode op) {
     case Opcode::kPsumCopy: add(6, 7); break;
     case Opcode::kLoadStationary:
     case Opcode::kMultiplyMoving: add(3, 7); add(28, 63); break;
+    case Opcode::kTensorTensor: add(3, 3); add(10, 11); add(48, 63); break;
+    case Opcode::kTensorScalar: add(10, 11); add(44, 63); break;
+    case Opcode::kTensorReduce: add(10, 11); add(36, 63); break;
+    case Opcode::kTensorCopy:
+    case Opcode::kTranspose: add(2, 3); add(10, 11); add(36, 63); break;
+    case Opcode::kMemset: add(2, 3); add(10, 11); add(24, 35); add(40, 63); break;
+    case Opcode::kIota: add(2, 3); add(10, 11); add(24, 35); add(52, 63); break;
+    case Opcode::kSelect: add(2, 3); add(10, 11); add(60, 63); break;
+    case Opcode::kActivation: add(3, 3); add(10, 11); add(40, 43); add(60, 63); break;
   }
+  return out;
+}
+
+inline Operand operand(MemSpace space, DataType type, uint16_t partition, uint32_t offset, int16_t s0 = 0,
+                       int16_t s1 = 0) {
+  Operand o;
+  o.space = space;
+  o.type = type;
+  o.partition = partition;
+  o.offset = offset;
+  o.stride = {s0, s1};
+  return o;
+}
+
+inline Instruction vec_instr(Opcode op, const VecFields& v) {
+  Instruction i;
+  i.op = op;
+  i.vec = v;
+  return i;
+}
+
+inline Instruction act_instr(const ActFields& a) {
+  Instruction i;
+  i.op = Opcode::kActivation;
+  i.act = a;
+  return i;
+}
+
+/// A valid instruction of each Vector/Scalar opcode, in opcode order (tensor_tensor .. transpose, activation).
+inline std::vector<Instruction> tensor_ops() {
+  VecFields base;
+  base.partitions = 16;
+  base.free = {64, 2};
+  base.out = operand(MemSpace::kSbuf, DataType::kBf16, 0, 0x100, 1, 64);
+  base.in0 = operand(MemSpace::kPsum, DataType::kFp32, 0, 0x40, 1, 64);
+  std::vector<Instruction> out;
+  VecFields tt = base;
+  tt.op = AluOp::kMultiply;
+  tt.no_sat = true;
+  tt.in1 = operand(MemSpace::kSbuf, DataType::kFp8E4M3, 0, 0x801, 0, 0);
+  out.push_back(vec_instr(Opcode::kTensorTensor, tt));
+  VecFields ts = base;
+  ts.op = AluOp::kSubtract;
+  ts.imm0 = 0x3F800000u;
+  ts.op1 = AluOp::kMultiply;
+  ts.imm1 = 0xC0000000u;
+  out.push_back(vec_instr(Opcode::kTensorScalar, ts));
+  VecFields tr = base;
+  tr.op = AluOp::kMax;
+  tr.axis = ReduceAxis::kInner;
+  tr.out = operand(MemSpace::kSbuf, DataType::kFp32, 0, 0x200, 0, 1);
+  out.push_back(vec_instr(Opcode::kTensorReduce, tr));
+  VecFields tc = base;
+  tc.out.type = DataType::kFp8E5M2;
+  out.push_back(vec_instr(Opcode::kTensorCopy, tc));
+  VecFields ms = base;
+  ms.in0 = Operand{};
+  ms.imm0 = 0xFF800000u;  // -inf
+  out.push_back(vec_instr(Opcode::kMemset, ms));
+  VecFields io = base;
+  io.in0 = Operand{};
+  io.base = -5;
+  io.pstep = 3;
+  io.step = {1, 64};
+  out.push_back(vec_instr(Opcode::kIota, io));
+  VecFields sel = base;
+  sel.in1 = operand(MemSpace::kSbuf, DataType::kFp16, 0, 0x400, 1, 64);
+  sel.in2 = operand(MemSpace::kSbuf, DataType::kFp32, 0, 0x800, 0, 0);
+  out.push_back(vec_instr(Opcode::kSelect, sel));
+  VecFields tp;
+  tp.partitions = 32;
+  tp.free = {32, 1};
+  tp.out = operand(MemSpace::kSbuf, DataType::kBf16, 32, 0x40, 1, 0);
+  tp.in0 = operand(MemSpace::kSbuf, DataType::kBf16, 0, 0, 1, 0);
+  out.push_back(vec_instr(Opcode::kTranspose, tp));
+  ActFields act;
+  act.func = ActFunc::kGelu;
+  act.partitions = 128;
+  act.free = {512, 1};
+  act.out = operand(MemSpace::kSbuf, DataType::kBf16, 0, 0x1000, 1, 0);
+  act.in0 = operand(MemSpace::kPsum, DataType::kFp32, 0, 0x800, 1, 0);
+  act.scale = 0x3E000000u;  // 0.125
+  act.bias_tensor = true;
+  act.bias_ap = operand(MemSpace::kSbuf, DataType::kFp32, 0, 0x20);
+  act.reduce = true;
+  act.sum = operand(MemSpace::kSbuf, DataType::kFp32, 0, 0x24);
+  out.push_back(act_instr(act));
   return out;
 }
 
@@ -59,7 +156,8 @@ inline Instruction te_instr(Opcode op, Dtype dt, uint64_t sbuf, uint64_t psum, u
   return i;
 }
 
-/// A valid instruction of every opcode (psum_copy reads PSUM fp32 and writes SBUF).
+/// A valid instruction of every opcode (psum_copy reads PSUM fp32 and writes SBUF); indices 0..7 are the TE/DMA
+/// opcodes in opcode order, then tensor_ops().
 inline std::vector<Instruction> one_of_each() {
   CopyFields dma;
   dma.src_type = DataType::kBf16;
@@ -78,14 +176,16 @@ inline std::vector<Instruction> one_of_each() {
   pc.count = {512, 16, 1, 1};
   pc.src_stride = {4, 16384, 0, 0};
   pc.dst_stride = {1, 196608, 0, 0};
-  return {Instruction::nop(),
-          Instruction::halt(),
-          sem_instr(Opcode::kSemSignal, 3, 1),
-          sem_instr(Opcode::kSemWait, 3, 2),
-          copy_instr(Opcode::kDmaCopy, dma),
-          te_instr(Opcode::kLoadStationary, Dtype::kBf16, 0, 0, 16, 16, false),
-          te_instr(Opcode::kMultiplyMoving, Dtype::kFp8E4M3, 0x200, 0, 16, 512, true),
-          copy_instr(Opcode::kPsumCopy, pc)};
+  std::vector<Instruction> out = {Instruction::nop(),
+                                  Instruction::halt(),
+                                  sem_instr(Opcode::kSemSignal, 3, 1),
+                                  sem_instr(Opcode::kSemWait, 3, 2),
+                                  copy_instr(Opcode::kDmaCopy, dma),
+                                  te_instr(Opcode::kLoadStationary, Dtype::kBf16, 0, 0, 16, 16, false),
+                                  te_instr(Opcode::kMultiplyMoving, Dtype::kFp8E4M3, 0x200, 0, 16, 512, true),
+                                  copy_instr(Opcode::kPsumCopy, pc)};
+  for (const Instruction& i : tensor_ops()) out.push_back(i);
+  return out;
 }
 
 inline uint64_t le(const Bytes& b, std::size_t at, std::size_t n) {
