@@ -123,7 +123,9 @@ TEST(Regs, ErrorCodes) {
   EXPECT_EQ(r::err_code_name(11), "no_halt");
   EXPECT_EQ(r::err_code_name(14), "engine_fault");
   EXPECT_EQ(r::err_code_name(15), "bad_doorbell");
-  EXPECT_EQ(r::err_code_name(16), "unknown");
+  EXPECT_EQ(r::ERR_PARTITION_ALIGN, 16u);
+  EXPECT_EQ(r::err_code_name(16), "partition_align");
+  EXPECT_EQ(r::err_code_name(17), "unknown");
   EXPECT_EQ(r::err_code_name(0xFFFFFFFFu), "unknown");
   EXPECT_EQ(r::err_code_text(9), "multiply_moving before any load_stationary");
   EXPECT_EQ(r::err_code_text(99), "unknown");
