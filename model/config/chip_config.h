@@ -24,6 +24,8 @@ struct ChipConfig {
   double dma_bytes_per_ns = 23.0;              ///< per DMA engine (BRIEF section 2: ~23 B/ns)
   double dma_latency_ns = 1300.0;              ///< start latency of one copy (BRIEF section 2: ~1.3 us)
   uint32_t te_clock_mhz = 2400;                ///< TE clock (BRIEF section 2: 2.4 GHz)
+  uint32_t vector_clock_mhz = 960;             ///< Vector engine clock (BRIEF section 2: 0.96 GHz)
+  uint32_t scalar_clock_mhz = 1200;            ///< Scalar (activation) engine clock (BRIEF section 2: 1.2 GHz)
   int chips = 1;                               ///< chips in the system (multi-chip configs)
 
   uint64_t sbuf_bytes() const { return uint64_t(sbuf_partitions) * sbuf_partition_bytes; }

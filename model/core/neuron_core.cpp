@@ -27,7 +27,9 @@ NeuronCore::NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& co
       bus("bus"),
       host("host"),
       te("te", control, checked(std::move(te_datapath), config)),
-      dma("dma", control) {
+      dma("dma", control),
+      act("act", control),
+      vec("vec", control) {
   // Targets, in the order of the address map.
   bus.map("mmio", regs::MMIO_BASE, 64 * 1024);
   bus.initiator_socket.bind(control.socket);
@@ -41,6 +43,8 @@ NeuronCore::NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& co
   host.socket.bind(bus.target_socket);
   te.bus.bind(bus.target_socket);
   dma.bus.bind(bus.target_socket);
+  act.bus.bind(bus.target_socket);
+  vec.bus.bind(bus.target_socket);
 }
 
 }  // namespace trnsim::model

@@ -1,5 +1,6 @@
 // One NeuronCore: the top that only wires. Memories (HBM, SBUF, PSUM), the MMIO register block, the interconnect,
-// the host bridge and the engines' queues (TE, DMA), bound on the device address map (docs/registers.md).
+// the host bridge and the engines' queues (TE, DMA, Scalar/act, Vector), bound on the device address map
+// (docs/registers.md).
 #pragma once
 
 #include <memory>
@@ -11,7 +12,9 @@
 #include "model/core/core_control.h"
 #include "model/core/dma_engine.h"
 #include "model/core/host_bridge.h"
+#include "model/core/scalar_engine.h"
 #include "model/core/tensor_engine.h"
+#include "model/core/vector_engine.h"
 #include "model/mem/memory.h"
 
 namespace trnsim::model {
@@ -29,6 +32,8 @@ class NeuronCore : public sc_core::sc_module {
   HostBridge host;
   TensorEngine te;
   DmaEngine dma;
+  ScalarEngine act;
+  VectorEngine vec;
 };
 
 }  // namespace trnsim::model

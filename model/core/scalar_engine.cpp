@@ -1,0 +1,49 @@
+#include "model/core/scalar_engine.h"
+
+#include "model/fp/engine_ops.h"
+
+namespace trnsim::model {
+
+ScalarEngine::ScalarEngine(const sc_core::sc_module_name& name, CoreControl& control)
+    : TensorOpEngine(name, isa::Engine::kAct, control, control.config().scalar_clock_mhz) {}
+
+std::optional<Fault> ScalarEngine::execute(const isa::Instruction& instr, uint32_t /*index*/) {
+  const isa::ActFields& a = instr.act;
+  const int P = a.partitions, n0 = a.free[0], n1 = a.free[1];
+  if (auto f = check_free(n0, n1)) return f;
+  if (auto f = check(a.out, P, n0, n1, "out")) return f;
+  if (auto f = check(a.in0, P, n0, n1, "in0")) return f;
+  if (a.bias_tensor) {
+    if (auto f = check(a.bias_ap, P, 1, 1, "bias")) return f;
+  }
+  if (a.reduce) {
+    if (auto f = check(a.sum, P, 1, 1, "sum")) return f;
+  }
+
+  const uint64_t epoch = control_.epoch();
+  const Tile in = read(a.in0, P, n0, n1);
+  Tile bias;
+  if (a.bias_tensor) bias = read(a.bias_ap, P, 1, 1);
+  Tile out(P, n0, n1), sum(P, 1, 1);
+  for (int p = 0; p < P; ++p) {
+    const uint32_t b = a.bias_tensor ? bias.at(p, 0, 0) : a.bias;
+    uint32_t acc = 0;  // +0.0; adds the FP32 results in increasing free index (i1 outer, i0 inner)
+    for (int i1 = 0; i1 < n1; ++i1) {
+      for (int i0 = 0; i0 < n0; ++i0) {
+        const uint32_t z = fp::alu(isa::AluOp::kAdd, fp::alu(isa::AluOp::kMultiply, in.at(p, i1, i0), a.scale), b);
+        const uint32_t r = fp::activate(a.func, z);
+        out.at(p, i1, i0) = r;
+        acc = fp::alu(isa::AluOp::kAdd, acc, r);
+      }
+    }
+    sum.at(p, 0, 0) = acc;
+  }
+  charge(op_cycles(uint64_t(n0) * n1) + (a.reduce ? kMinII : 0));
+  if (control_.epoch() == epoch) {
+    write(a.out, out, a.no_sat);
+    if (a.reduce) write(a.sum, sum, a.no_sat);
+  }
+  return std::nullopt;
+}
+
+}  // namespace trnsim::model

@@ -1,0 +1,121 @@
+#include "model/core/vector_engine.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "model/fp/engine_ops.h"
+
+namespace trnsim::model {
+
+VectorEngine::VectorEngine(const sc_core::sc_module_name& name, CoreControl& control)
+    : TensorOpEngine(name, isa::Engine::kVec, control, control.config().vector_clock_mhz) {}
+
+std::optional<Fault> VectorEngine::execute(const isa::Instruction& instr, uint32_t /*index*/) {
+  const isa::VecFields& v = instr.vec;
+  const isa::Opcode op = instr.op;
+  const int P = v.partitions, n0 = v.free[0], n1 = v.free[1];
+
+  // Operand shapes: the output walks the input's free counts, except tensor_reduce ([P, 1] or [P, n1]) and
+  // transpose ([n0, P]).
+  int out_p = P, out_n0 = n0, out_n1 = n1;
+  if (op == isa::Opcode::kTensorReduce) {
+    out_n0 = 1;
+    out_n1 = v.axis == isa::ReduceAxis::kInner ? n1 : 1;
+  } else if (op == isa::Opcode::kTranspose) {
+    out_p = n0;
+    out_n0 = P;
+    out_n1 = 1;
+  }
+  if (auto f = check_free(n0, n1)) return f;
+  const bool has_in0 = op != isa::Opcode::kMemset && op != isa::Opcode::kIota;
+  const bool has_in1 = op == isa::Opcode::kTensorTensor || op == isa::Opcode::kSelect;
+  const bool has_in2 = op == isa::Opcode::kSelect;
+  if (auto f = check(v.out, out_p, out_n0, out_n1, "out")) return f;
+  if (has_in0) {
+    if (auto f = check(v.in0, P, n0, n1, "in0")) return f;
+  }
+  if (has_in1) {
+    if (auto f = check(v.in1, P, n0, n1, "in1")) return f;
+  }
+  if (has_in2) {
+    if (auto f = check(v.in2, P, n0, n1, "in2")) return f;
+  }
+
+  const uint64_t epoch = control_.epoch();
+  Tile a, b, c;
+  if (has_in0) a = read(v.in0, P, n0, n1);
+  if (has_in1) b = read(v.in1, P, n0, n1);
+  if (has_in2) c = read(v.in2, P, n0, n1);
+  Tile out(out_p, out_n0, out_n1);
+  switch (op) {
+    case isa::Opcode::kTensorTensor:
+      for (size_t i = 0; i < out.v.size(); ++i) out.v[i] = fp::alu(v.op, a.v[i], b.v[i]);
+      break;
+    case isa::Opcode::kTensorScalar:
+      for (size_t i = 0; i < out.v.size(); ++i) {
+        uint32_t t = fp::alu(v.op, a.v[i], v.imm0);
+        if (v.op1 != isa::AluOp::kNone) t = fp::alu(v.op1, t, v.imm1);
+        out.v[i] = t;
+      }
+      break;
+    case isa::Opcode::kTensorReduce: {
+      // Increasing free index (i1 outer, i0 inner); a sum starts at +0.0, max/min at the first element.
+      const bool all = v.axis == isa::ReduceAxis::kAll;
+      for (int p = 0; p < P; ++p) {
+        for (int r = 0; r < out_n1; ++r) {
+          bool first = true;
+          uint32_t acc = 0;
+          for (int i1 = all ? 0 : r; i1 < (all ? n1 : r + 1); ++i1) {
+            for (int i0 = 0; i0 < n0; ++i0) {
+              const uint32_t x = a.at(p, i1, i0);
+              if (first && v.op != isa::AluOp::kAdd) {
+                acc = x;
+              } else {
+                acc = fp::alu(v.op, acc, x);
+              }
+              first = false;
+            }
+          }
+          out.at(p, r, 0) = acc;
+        }
+      }
+      break;
+    }
+    case isa::Opcode::kTensorCopy: out.v = a.v; break;
+    case isa::Opcode::kMemset: std::fill(out.v.begin(), out.v.end(), v.imm0); break;
+    case isa::Opcode::kIota:
+      for (int p = 0; p < P; ++p) {
+        for (int i1 = 0; i1 < n1; ++i1) {
+          for (int i0 = 0; i0 < n0; ++i0) {
+            // Exact in 64-bit integers, then one RNE conversion to FP32.
+            const int64_t value = int64_t(v.base) + int64_t(p) * v.pstep + int64_t(i0) * v.step[0] +
+                                  int64_t(i1) * v.step[1];
+            const float f = static_cast<float>(value);
+            uint32_t bits;
+            std::memcpy(&bits, &f, sizeof bits);
+            out.at(p, i1, i0) = bits;
+          }
+        }
+      }
+      break;
+    case isa::Opcode::kSelect:
+      for (size_t i = 0; i < out.v.size(); ++i) {
+        const bool pred = (a.v[i] & 0x7FFFFFFFu) != 0;  // not +-0 (a NaN selects in1)
+        out.v[i] = pred ? b.v[i] : c.v[i];
+      }
+      break;
+    case isa::Opcode::kTranspose:
+      for (int p = 0; p < P; ++p) {
+        for (int j = 0; j < n0; ++j) out.at(j, 0, p) = a.at(p, 0, j);
+      }
+      break;
+    default: break;
+  }
+  // N elements per partition: the output row for transpose (P), the input's n0 * n1 otherwise.
+  const uint64_t n = op == isa::Opcode::kTranspose ? uint64_t(P) : uint64_t(n0) * n1;
+  charge(op_cycles(n));
+  if (control_.epoch() == epoch) write(v.out, out, v.no_sat);
+  return std::nullopt;
+}
+
+}  // namespace trnsim::model
