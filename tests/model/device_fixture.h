@@ -16,15 +16,19 @@
 
 namespace trnsim::test {
 
-/// The process's device: config `tiny`, TE datapath from TRNSIM_TEST_TE_MODE (compile definition; default tlm).
+/// The process's device: config TRNSIM_TEST_CONFIG (compile definition; default "tiny"), TE datapath from
+/// TRNSIM_TEST_TE_MODE (compile definition; default tlm).
 inline cosim::SimDevice& shared_device() {
 #ifndef TRNSIM_TEST_TE_MODE
 #define TRNSIM_TEST_TE_MODE kTlm
 #endif
+#ifndef TRNSIM_TEST_CONFIG
+#define TRNSIM_TEST_CONFIG "tiny"
+#endif
   static const std::unique_ptr<cosim::SimDevice> dev = [] {
     cosim::SimDeviceOptions o;
     o.te = cosim::TeMode::TRNSIM_TEST_TE_MODE;
-    return std::make_unique<cosim::SimDevice>(model::chip_config("tiny"), o);
+    return std::make_unique<cosim::SimDevice>(model::chip_config(TRNSIM_TEST_CONFIG), o);
   }();
   return *dev;
 }
