@@ -21,4 +21,19 @@ for top in "${tops[@]}"; do
     status=1
   fi
 done
+
+# NeuronLink (rtl/noc/) imports no other block's package: its router is linted on its own folder (the other
+# packages would show parameters it does not use), once per parameter set that rtl/noc/trn_noc.cmake verilates.
+noc_srcs=$(find rtl/noc -name '*_pkg.sv' | sort; find rtl/noc -name '*.sv' ! -name '*_pkg.sv' | sort)
+for params in "" "-GNUM_VC=4" "-GNDIM=3 -GNUM_VC=4 -GVC_GROUPS=2"; do
+  # shellcheck disable=SC2086
+  if out=$(verilator --lint-only -Wall --assert rtl/lint_waivers.vlt rtl/noc/trn_noc_lint.vlt $noc_srcs \
+           --top-module trn_noc_router $params 2>&1); then
+    echo "lint: trn_noc_router${params:+ $params} clean"
+  else
+    echo "lint: trn_noc_router${params:+ $params} has warnings or errors:"
+    echo "$out" | grep -E '^%(Warning|Error)' | head -n 40
+    status=1
+  fi
+done
 exit $status

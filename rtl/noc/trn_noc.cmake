@@ -1,0 +1,42 @@
+# NeuronLink router models, included from rtl/CMakeLists.txt into the trn_rtl library.
+#
+#   Vtrn_noc_router_<name>   rtl/noc/trn_noc_router.sv   one router; networks of any size are wired in C++
+#                                                        (cosim/noc/noc_rtl.cpp, docs/neuronlink.md says why)
+#
+# The builds (name: NDIM NUM_VC VC_GROUPS DEPTH). The C++ side reads the parameters back from the router's params_o.
+#   d2v2     2-D torus router, 2 VCs, 4-flit buffers: the default 2-D router (2x2, 4x4, 3x5 tori)
+#   d2v4     2-D, 4 VCs (2 per dateline class: both stages of VC allocation choose), 4-flit buffers; it also has a
+#            different VC count from d2v2, for the link-mismatch test
+#   d3v4g2   3-D, 4 VCs in 2 message-class groups, 4-flit buffers: the 2x2x2 torus
+set(TRN_NOC_SOURCES
+  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_pkg.sv
+  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_fifo.sv
+  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_spill_reg.sv
+  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_rr_arb.sv
+  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_input_port.sv
+  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_link_rx.sv
+  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_link_tx.sv
+  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_vc_alloc.sv
+  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_sw_alloc.sv
+  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_router.sv
+)
+set(TRN_NOC_ROUTERS "d2v2:2:2:1:4" "d2v4:2:4:1:4" "d3v4g2:3:4:2:4")
+foreach(spec IN LISTS TRN_NOC_ROUTERS)
+  string(REPLACE ":" ";" f ${spec})
+  list(GET f 0 name)
+  list(GET f 1 ndim)
+  list(GET f 2 num_vc)
+  list(GET f 3 vc_groups)
+  list(GET f 4 depth)
+  verilate(trn_rtl
+    PREFIX Vtrn_noc_router_${name}
+    TOP_MODULE trn_noc_router
+    SOURCES ${TRN_NOC_SOURCES}
+    VERILATOR_ARGS ${TRN_VERILATOR_ARGS} ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_lint.vlt
+                   -GNDIM=${ndim} -GNUM_VC=${num_vc} -GVC_GROUPS=${vc_groups} -GDEPTH=${depth}
+    OPT_FAST -O2
+    OPT_SLOW -O1
+    TRACE_FST)
+  string(TOUPPER ${name} uname)
+  target_compile_definitions(trn_rtl PUBLIC TRNSIM_HAVE_NOC_ROUTER_${uname}=1)
+endforeach()

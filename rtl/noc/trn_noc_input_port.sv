@@ -1,0 +1,223 @@
+// trn_noc_input_port: one input port of a NeuronLink router: a FIFO per virtual channel, per-VC packet state, and
+// route computation (dimension-order routing with dateline VC classes) for the head flit at the front of each VC.
+//
+// Push (push_i / push_flit_i): one flit arrives, into the FIFO of VC push_flit_i.vc. There is no ready: a link
+// port's upstream sends only with a credit, and the local port is pushed only when full_o[vc] is low. A push into a
+// full VC buffer would drop the flit: a_no_overflow.
+// Per VC v, towards the allocators:
+//   va_req_o[v]       v is idle (no output VC) and a head flit is at its front; va_oport_o / va_mask_o give the
+//                     output port and the output VCs it may take there (its dateline class and VC group).
+//   va_gnt_i[v]       output VC va_gnt_vc_i[v] at va_oport_o[v] is now the packet's, until its tail leaves.
+//   active_o[v]       v holds output VC ovc_o[v] at output port oport_o[v].
+//   head_valid_o[v]   the VC's FIFO is not empty; head_flit_o[v] is the flit at its front.
+//   pop_i[v]          the switch takes the front flit of v this cycle (only while active_o[v]; one-hot or zero).
+module trn_noc_input_port
+  import trn_noc_pkg::*;
+#(
+  parameter int unsigned PORT      = 0,  // 0 = local, 1 + 2d = +d, 2 + 2d = -d
+  parameter int unsigned NDIM      = 2,
+  parameter int unsigned NUM_VC    = 2,
+  parameter int unsigned VC_GROUPS = 1,
+  parameter int unsigned DEPTH     = 4,
+  localparam int unsigned NPORT  = 1 + 2 * NDIM,
+  localparam int unsigned PORT_W = $clog2(NPORT),
+  localparam int unsigned VCI_W  = (NUM_VC > 1) ? $clog2(NUM_VC) : 1
+) (
+  input  logic                           clk_i,
+  input  logic                           rst_ni,
+  input  coord_t                         my_coord_i,  // straps: this router's coordinates
+  input  coord_t                         dim_max_i,   // straps: largest coordinate per dimension (size - 1)
+  input  logic                           push_i,
+  input  flit_t                          push_flit_i,
+  output logic [NUM_VC-1:0]              full_o,
+  input  logic [NUM_VC-1:0]              pop_i,
+  output logic [NUM_VC-1:0]              head_valid_o,
+  output flit_t [NUM_VC-1:0]             head_flit_o,
+  output logic [NUM_VC-1:0]              va_req_o,
+  output logic [NUM_VC-1:0][PORT_W-1:0]  va_oport_o,
+  output logic [NUM_VC-1:0][NUM_VC-1:0]  va_mask_o,
+  input  logic [NUM_VC-1:0]              va_gnt_i,
+  input  logic [NUM_VC-1:0][VCI_W-1:0]   va_gnt_vc_i,
+  output logic [NUM_VC-1:0]              active_o,
+  output logic [NUM_VC-1:0][PORT_W-1:0]  oport_o,
+  output logic [NUM_VC-1:0][VCI_W-1:0]   ovc_o
+);
+
+  localparam int unsigned SET_SIZE = NUM_VC / (2 * VC_GROUPS);  // VCs per (group, dateline class)
+  localparam int unsigned IN_DIM   = (PORT == 0) ? 0 : (PORT - 1) / 2;
+  localparam bit          IN_NEG   = (PORT != 0) && ((PORT - 1) % 2 == 1);
+  localparam int unsigned CNT_W    = $clog2(DEPTH + 1);
+
+  // Output port of dimension-order routing: the lowest dimension whose coordinate differs, in the direction of the
+  // shorter way round the ring (positive on a tie); the local port when dst is this router.
+  function automatic logic [PORT_W-1:0] route(coord_t dst, coord_t me, coord_t max);
+    logic [PORT_W-1:0] port;
+    logic              found;
+    port  = '0;
+    found = 1'b0;
+    for (int unsigned d = 0; d < NDIM; d++) begin
+      logic [COORD_W:0] a, b, size, delta;
+      a    = {1'b0, coord_of(dst, d)};
+      b    = {1'b0, coord_of(me, d)};
+      size = {1'b0, coord_of(max, d)} + 1'b1;
+      if (!found && a != b) begin
+        found = 1'b1;
+        delta = (a >= b) ? a - b : a + size - b;  // hops in the positive direction
+        port  = PORT_W'(1 + 2 * d + (({delta, 1'b0} <= {1'b0, size}) ? 0 : 1));
+      end
+    end
+    return port;
+  endfunction
+
+  // The output VCs of (VC group g, dateline class c).
+  function automatic logic [NUM_VC-1:0] set_mask(int unsigned g, int unsigned c);
+    logic [NUM_VC-1:0] m;
+    for (int unsigned w = 0; w < NUM_VC; w++) m[w] = (w / SET_SIZE == 2 * g + c);
+    return m;
+  endfunction
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // VC buffers
+  // ---------------------------------------------------------------------------------------------------------------
+  logic [NUM_VC-1:0]            push_vc, push_ready;
+  logic [NUM_VC-1:0][CNT_W-1:0] count;
+
+  for (genvar v = 0; v < NUM_VC; v++) begin : g_vc
+    assign push_vc[v] = push_i && (32'(push_flit_i.vc) == v);
+    trn_noc_fifo #(.WIDTH($bits(flit_t)), .DEPTH(DEPTH)) u_fifo (
+      .clk_i        (clk_i),
+      .rst_ni       (rst_ni),
+      .push_valid_i (push_vc[v]),
+      .push_ready_o (push_ready[v]),
+      .push_data_i  (push_flit_i),
+      .pop_valid_o  (head_valid_o[v]),
+      .pop_ready_i  (pop_i[v]),
+      .pop_data_o   (head_flit_o[v]),
+      .count_o      (count[v])
+    );
+    assign full_o[v] = !push_ready[v];
+  end
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Route computation and VC state
+  // ---------------------------------------------------------------------------------------------------------------
+  logic [NUM_VC-1:0]             active_q;
+  logic [NUM_VC-1:0][PORT_W-1:0] oport_q;
+  logic [NUM_VC-1:0][VCI_W-1:0]  ovc_q;
+
+  for (genvar v = 0; v < NUM_VC; v++) begin : g_route
+    header_t             hdr;
+    logic [PORT_W-1:0]   oport;
+    int unsigned         group, dclass, d_out;
+    logic                neg_out, crosses, cont;
+
+    assign hdr   = header_t'(head_flit_o[v].data);
+    assign oport = route(hdr.dst, my_coord_i, dim_max_i);
+
+    always_comb begin
+      group   = 32'(hdr.mclass) % VC_GROUPS;
+      d_out   = (32'(oport) - 1) / 2;
+      neg_out = (32'(oport) - 1) % 2 == 1;
+      // Leaving on the wrap-around link of a ring (positive: from the largest coordinate; negative: from 0).
+      crosses = neg_out ? (coord_of(my_coord_i, d_out) == '0)
+                        : (coord_of(my_coord_i, d_out) == coord_of(dim_max_i, d_out));
+      // Continuing along the same ring in the same direction: the flit came in on the opposite side.
+      cont    = (PORT != 0) && (d_out == IN_DIM) && (neg_out != IN_NEG);
+      // Dateline class: 1 once the packet has crossed the wrap-around link of the ring it is on; 0 on entering a ring.
+      dclass  = ((cont && ((v / SET_SIZE) % 2 == 1)) || crosses) ? 1 : 0;
+      if (oport == '0) va_mask_o[v] = set_mask(group, 0) | set_mask(group, 1);
+      else             va_mask_o[v] = set_mask(group, dclass);
+    end
+
+    assign va_req_o[v]   = head_valid_o[v] && !active_q[v];
+    assign va_oport_o[v] = oport;
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        active_q[v] <= 1'b0;
+        oport_q[v]  <= '0;
+        ovc_q[v]    <= '0;
+      end else if (va_gnt_i[v]) begin
+        active_q[v] <= 1'b1;
+        oport_q[v]  <= oport;
+        ovc_q[v]    <= va_gnt_vc_i[v];
+      end else if (pop_i[v] && head_flit_o[v].tail) begin
+        active_q[v] <= 1'b0;
+      end
+    end
+
+    logic unused_hdr;
+    assign unused_hdr = ^hdr.payload;
+  end
+
+  assign active_o = active_q;
+  assign oport_o  = oport_q;
+  assign ovc_o    = ovc_q;
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // Per VC: a packet is in progress on arrival (in_open_q) / on departure (out_open_q) after its head and before
+  // its tail. Together with the FIFOs this checks that every packet's flits arrive and leave in order, contiguous
+  // on their VC: head, bodies, tail, and nothing of another packet in between.
+  logic [NUM_VC-1:0] in_open_q, out_open_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      in_open_q  <= '0;
+      out_open_q <= '0;
+    end else begin
+      for (int unsigned v = 0; v < NUM_VC; v++) begin
+        if (push_vc[v]) in_open_q[v] <= !push_flit_i.tail;
+        if (pop_i[v])   out_open_q[v] <= !head_flit_o[v].tail;
+      end
+    end
+  end
+
+  a_push_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) push_i |-> 32'(push_flit_i.vc) < NUM_VC)
+    else $error("trn_noc_input_port %0d: flit on VC %0d, only %0d VCs", PORT, push_flit_i.vc, NUM_VC);
+  a_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni) (push_vc & ~push_ready) == '0)
+    else $error("trn_noc_input_port %0d: flit arrived on VC %0d with its buffer full (%0d flits): %s",
+                PORT, push_flit_i.vc, DEPTH, "flit dropped (sent without a credit?)");
+  a_pop_onehot: assert property (@(posedge clk_i) disable iff (!rst_ni) $onehot0(pop_i))
+    else $error("trn_noc_input_port %0d: more than one VC popped in a cycle (%b)", PORT, pop_i);
+
+  for (genvar v = 0; v < NUM_VC; v++) begin : g_sva
+    a_arrival_order: assert property (@(posedge clk_i) disable iff (!rst_ni)
+        push_vc[v] |-> push_flit_i.head == !in_open_q[v])
+      else $error("trn_noc_input_port %0d VC %0d: %s flit arrived while a packet was %s %s", PORT, v,
+                  push_flit_i.head ? "head" : "body/tail", in_open_q[v] ? "in progress" : "not started",
+                  "(flits must arrive in order, packets contiguous per VC)");
+    a_departure_order: assert property (@(posedge clk_i) disable iff (!rst_ni)
+        pop_i[v] |-> head_flit_o[v].head == !out_open_q[v])
+      else $error("trn_noc_input_port %0d VC %0d: %s flit left while a packet was %s", PORT, v,
+                  head_flit_o[v].head ? "head" : "body/tail", out_open_q[v] ? "in progress" : "not started");
+    a_pop_allocated: assert property (@(posedge clk_i) disable iff (!rst_ni)
+        pop_i[v] |-> active_q[v] && head_valid_o[v])
+      else $error("trn_noc_input_port %0d VC %0d: flit taken without an output VC or from an empty buffer", PORT, v);
+    a_idle_front_is_head: assert property (@(posedge clk_i) disable iff (!rst_ni)
+        head_valid_o[v] && !active_q[v] |-> head_flit_o[v].head)
+      else $error("trn_noc_input_port %0d VC %0d: a body/tail flit at the front of an idle VC (head lost)", PORT, v);
+    a_gnt_idle: assert property (@(posedge clk_i) disable iff (!rst_ni) va_gnt_i[v] |-> va_req_o[v])
+      else $error("trn_noc_input_port %0d VC %0d: VC granted without a request", PORT, v);
+    a_gnt_in_mask: assert property (@(posedge clk_i) disable iff (!rst_ni)
+        va_gnt_i[v] |-> va_mask_o[v][va_gnt_vc_i[v]])
+      else $error("trn_noc_input_port %0d VC %0d: granted output VC %0d outside its class (mask %b)", PORT, v,
+                  va_gnt_vc_i[v], va_mask_o[v]);
+    // Destination inside the torus, and dimension-order routing never sends a packet back where it came from.
+    a_dst_in_torus: assert property (@(posedge clk_i) disable iff (!rst_ni)
+        va_req_o[v] |-> g_route[v].hdr.dst.x <= dim_max_i.x &&
+                        (NDIM >= 2 ? g_route[v].hdr.dst.y <= dim_max_i.y : g_route[v].hdr.dst.y == '0) &&
+                        (NDIM >= 3 ? g_route[v].hdr.dst.z <= dim_max_i.z : g_route[v].hdr.dst.z == '0))
+      else $error("trn_noc_input_port %0d VC %0d: destination (%0d,%0d,%0d) outside the %0d-D torus %s %0d,%0d,%0d)",
+                  PORT, v, g_route[v].hdr.dst.x, g_route[v].hdr.dst.y, g_route[v].hdr.dst.z, NDIM,
+                  "(largest coordinates", dim_max_i.x, dim_max_i.y, dim_max_i.z);
+    a_no_u_turn: assert property (@(posedge clk_i) disable iff (!rst_ni)
+        va_req_o[v] && PORT != 0 |-> 32'(va_oport_o[v]) != PORT)
+      else $error("trn_noc_input_port %0d VC %0d: route turns the packet back on its own link", PORT, v);
+    a_count_matches: assert property (@(posedge clk_i) disable iff (!rst_ni) (count[v] != '0) == head_valid_o[v])
+      else $error("trn_noc_input_port %0d VC %0d: FIFO count and valid disagree", PORT, v);
+  end
+`endif
+
+endmodule
