@@ -207,8 +207,9 @@ int run_program_file(const RunOptions& o) {
     s.driver->load_program(program);
     const driver::RunResult r = s.driver->run(o.device.timeout_cycles);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    fmt::print("  retired           te {}, dma {}\n", r.retired[size_t(isa::Engine::kTe)],
-               r.retired[size_t(isa::Engine::kDma)]);
+    fmt::print("  retired           te {}, dma {}, act {}, vec {}\n", r.retired[size_t(isa::Engine::kTe)],
+               r.retired[size_t(isa::Engine::kDma)], r.retired[size_t(isa::Engine::kAct)],
+               r.retired[size_t(isa::Engine::kVec)]);
     nlohmann::json j = {{"program", o.program}, {"config", s.config.name}, {"te", s.device->te_name()},
                         {"pass", true}};
     print_figures(s, r.cycles, s.device->te_macs(), wall, j);
