@@ -116,15 +116,29 @@ void write_te_gtkw(const std::string& gtkw_path, const std::string& fst_path, in
   w.signal(fmt::format("out_data_o[{}:0]", cols * 32 - 1));
   w.end_group();
 
-  // One closed group per partition row: each PE's stationary value, moving value and partial sum.
+  // One closed group per partition row: each PE's stationary value, moving value and partial sum. The
+  // hierarchically verilated engines (64x64 and up) trace only the rows' ports: the row's moving input, its partial
+  // sums in and out (psum_o holds the row's PE sum registers, column c in bits [32c+31:32c]) and its controls.
+  const bool pe_registers = TeRtl::traces_pe_registers(rows, cols);
   for (int r = 0; r < rows; ++r) {
     w.group(fmt::format("PE row {} (partition {})", r, r), false);
-    w.hex();
-    for (int c = 0; c < cols; ++c) {
-      const std::string pe = fmt::format("u_array.g_row[{}].g_col[{}].u_pe.", r, c);
-      w.signal(pe + "w_q[31:0]");
-      w.signal(pe + "mov_q[31:0]");
-      w.signal(pe + "psum_q[31:0]");
+    const std::string row = fmt::format("u_array.g_row[{}].u_row.", r);
+    if (pe_registers) {
+      w.hex();
+      for (int c = 0; c < cols; ++c) {
+        const std::string pe = row + fmt::format("g_col[{}].u_pe.", c);
+        w.signal(pe + "w_q[31:0]");
+        w.signal(pe + "mov_q[31:0]");
+        w.signal(pe + "psum_q[31:0]");
+      }
+    } else {
+      w.bin();
+      w.signal(row + "act_i");
+      w.signal(row + "w_we_i");
+      w.hex();
+      w.signal(row + "mov_i[31:0]");
+      w.signal(row + fmt::format("psum_i[{}:0]", cols * 32 - 1));
+      w.signal(row + fmt::format("psum_o[{}:0]", cols * 32 - 1));
     }
     w.end_group();
   }

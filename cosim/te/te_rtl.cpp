@@ -28,6 +28,9 @@
 #if TRNSIM_HAVE_TE_64X64
 #include "Vtrn_te_64x64.h"
 #endif
+#if TRNSIM_HAVE_TE_128X128
+#include "Vtrn_te_128x128.h"
+#endif
 
 namespace trnsim::cosim {
 namespace {
@@ -73,6 +76,14 @@ class TeRtlImpl final : public TeRtl {
     if (!options_.wave_path.empty()) context_->traceEverOn(true);
 #endif
     top_ = std::make_unique<VTop>(context_.get(), "TOP");
+    // A first evaluation in reset runs the initial blocks. A hierarchically verilated engine (64x64 and up,
+    // rtl/CMakeLists.txt) creates its row models there, in the thread's current Verilator context (set here, so
+    // their time and errors are this engine's), and they must exist before trace() reaches them.
+    Verilated::threadContextp(context_.get());
+    drive_idle();
+    top_->clk_i = 0;
+    top_->rst_ni = 0;
+    top_->eval();
 #if VM_TRACE
     if (!options_.wave_path.empty()) {
       trace_ = std::make_unique<VerilatedFstC>();
@@ -325,7 +336,20 @@ std::vector<std::string> TeRtl::built_sizes() {
 #if TRNSIM_HAVE_TE_64X64
   sizes.emplace_back("64x64");
 #endif
+#if TRNSIM_HAVE_TE_128X128
+  sizes.emplace_back("128x128");
+#endif
   return sizes;
+}
+
+bool TeRtl::traces_pe_registers(int rows, int cols) {
+#if TRNSIM_TE_HIER_64X64
+  if (rows == 64 && cols == 64) return false;
+#endif
+#if TRNSIM_TE_HIER_128X128
+  if (rows == 128 && cols == 128) return false;
+#endif
+  return rows > 0 && cols > 0;
 }
 
 std::unique_ptr<TeRtl> TeRtl::create(int rows, int cols, const TeRtlOptions& options) {
@@ -346,11 +370,14 @@ std::unique_ptr<TeRtl> TeRtl::create(int rows, int cols, const TeRtlOptions& opt
 #if TRNSIM_HAVE_TE_64X64
   TRNSIM_TE_CASE(64, 64)
 #endif
+#if TRNSIM_HAVE_TE_128X128
+  TRNSIM_TE_CASE(128, 128)
+#endif
 #undef TRNSIM_TE_CASE
   std::string sizes;
   for (const std::string& s : built_sizes()) sizes += (sizes.empty() ? "" : ", ") + s;
   throw TeRtlError(fmt::format("no verilated {}x{} Tensor Engine in this build (built: {}; configure with "
-                               "-DTRNSIM_LARGE_TE=ON for 64x64; 128x128 needs hierarchical verilation, see docs/performance.md)",
+                               "-DTRNSIM_LARGE_TE=ON for 64x64 and 128x128)",
                                rows, cols, sizes));
 }
 

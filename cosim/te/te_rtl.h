@@ -61,11 +61,15 @@ struct TeRunResult {
 /// A verilated Tensor Engine of one array size.
 class TeRtl {
  public:
-  /// Creates the engine for rows x cols. Sizes are compiled in: 4x4, 8x4, 8x8, 16x16, and 64x64 when built
-  /// with -DTRNSIM_LARGE_TE=ON (64x64). Throws TeRtlError for any other size, naming the sizes available.
+  /// Creates the engine for rows x cols. Sizes are compiled in: 4x4, 8x4, 8x8, 16x16, and 64x64 and 128x128 when
+  /// built with -DTRNSIM_LARGE_TE=ON (verilated hierarchically, rtl/CMakeLists.txt). Throws TeRtlError for any
+  /// other size, naming the sizes available.
   static std::unique_ptr<TeRtl> create(int rows, int cols, const TeRtlOptions& options = {});
   /// The sizes this binary was built with, as "RxC".
   static std::vector<std::string> built_sizes();
+  /// Whether a waveform of the rows x cols engine shows each PE's registers (the flat-verilated sizes), or stops at
+  /// the partition rows' ports (the hierarchically verilated 64x64 and 128x128; rtl/te/trn_te_hier.vlt).
+  static bool traces_pe_registers(int rows, int cols);
 
   virtual ~TeRtl() = default;
   virtual int rows() const = 0;

@@ -15,12 +15,23 @@
 //   LoadStationary:  1 command cycle + K beat cycles
 //   MultiplyMoving:  1 command cycle + N beat cycles + ROWS + COLS + 1 pipeline stages to the last result beat
 // Numerics: BRIEF section 3 rules 1-3 and 5 (PSUM accumulation, rule 4, is outside the engine).
+//
+// Array size: ROWS and COLS default to 16, or to the macros TRN_TE_ROWS / TRN_TE_COLS when defined. Flat builds set
+// them with -GROWS=R -GCOLS=C; hierarchical builds (64x64 and up, rtl/CMakeLists.txt) with
+// +define+TRN_TE_ROWS=R+TRN_TE_COLS=C, because Verilator 5.006 passes -G options on to the verilation of each
+// hierarchy block (trn_te_row), which has no ROWS parameter and stops on it.
+`ifndef TRN_TE_ROWS
+`define TRN_TE_ROWS 16
+`endif
+`ifndef TRN_TE_COLS
+`define TRN_TE_COLS 16
+`endif
 module trn_te
   import trn_fp_pkg::*;
   import trn_te_pkg::*;
 #(
-  parameter int unsigned ROWS = 16,  // partitions: the contraction size K of one pass
-  parameter int unsigned COLS = 16   // stationary free size M of one pass
+  parameter int unsigned ROWS = `TRN_TE_ROWS,  // partitions: the contraction size K of one pass
+  parameter int unsigned COLS = `TRN_TE_COLS   // stationary free size M of one pass
 ) (
   input  logic                          clk_i,
   input  logic                          rst_ni,        // asynchronous, active low

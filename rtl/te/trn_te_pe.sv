@@ -18,11 +18,6 @@ module trn_te_pe (
   output logic [31:0] psum_o    // registered partial column sum, downward
 );
 
-  // Keep the PE a module of its own in the verilated C++: one eval function shared by every instance instead of
-  // ROWS x COLS inlined copies. Measured at 16x16 (docs/performance.md): Verilator + g++ build 3.4x faster,
-  // simulation about 12% slower; without it a 128x128 engine does not build in reasonable time and memory.
-  /* verilator no_inline_module */
-
   logic [31:0] w_q;
   logic [31:0] mov_q, psum_q;
   logic [31:0] prod, sum, psum_d;

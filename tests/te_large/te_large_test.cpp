@@ -1,7 +1,13 @@
-// The large Tensor Engines this build has (64x64 with -DTRNSIM_LARGE_TE=ON; 128x128 once hierarchical verilation
-// is wired in, docs/performance.md): bit-exact against golden, and the latency formula at size. Label `long`: run
-// with `make test-long`.
+// The large Tensor Engines (64x64 and 128x128, built with -DTRNSIM_LARGE_TE=ON and verilated hierarchically, see
+// rtl/CMakeLists.txt): seeded random GEMMs bit-exact against the golden GEMM and the latency formulas at size, with
+// and without stalls, and a waveform. Label `long`: run with `make test-long`.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
 #include <random>
+#include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -17,26 +23,6 @@ namespace {
 
 using isa::Dtype;
 
-class TeLarge : public ::testing::TestWithParam<int> {};
-
-TEST_P(TeLarge, RandomGemmsBitExactAndTimed) {
-  const int size = GetParam();
-  std::mt19937_64 rng(test::test_seed());
-  auto te = cosim::TeRtl::create(size, size);
-  for (Dtype dt : isa::kAllDtypes) {
-    for (const auto& [k, m, n] : std::vector<std::tuple<int, int, int>>{{size, size, 128}, {size - 5, size / 2 + 1, 1}}) {
-      const auto s = test::random_tensor(dt, static_cast<size_t>(k) * m, rng);
-      const auto mv = test::random_tensor(dt, static_cast<size_t>(k) * n, rng);
-      std::vector<cosim::TeCommandTiming> t;
-      const auto got = te->matmul(dt, k, m, n, s, mv, &t);
-      const auto want = golden::gemm({dt, k, m, n, s, mv}, size);
-      EXPECT_EQ(got, want) << isa::dtype_name(dt) << " K=" << k << " M=" << m << " N=" << n;
-      EXPECT_EQ(t[0].latency(), 1u + static_cast<uint64_t>(k));
-      EXPECT_EQ(t[1].latency(), 2u + static_cast<uint64_t>(n) + 2u * static_cast<uint64_t>(size));
-    }
-  }
-}
-
 // Every square size of 64 or more that this binary was built with.
 std::vector<int> large_sizes() {
   std::vector<int> sizes;
@@ -47,8 +33,127 @@ std::vector<int> large_sizes() {
   return sizes;
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, TeLarge, ::testing::ValuesIn(large_sizes()),
+class TeLarge : public ::testing::TestWithParam<std::tuple<int, Dtype>> {};
+
+// A handful of shapes on one engine, each a LoadStationary + MultiplyMoving pass with every valid/ready high: the
+// full array with the largest N, partial K and M, a single partition, a single column.
+TEST_P(TeLarge, RandomGemmsBitExactAndTimed) {
+  const auto [size, dt] = GetParam();
+  std::mt19937_64 rng(test::test_seed());
+  auto te = cosim::TeRtl::create(size, size);
+  const std::vector<std::tuple<int, int, int>> shapes = {
+      {size, size, 512}, {size - 5, size / 2 + 1, 1}, {1, size, 33}, {size / 2 + 3, 1, 200}};
+  for (const auto& [k, m, n] : shapes) {
+    const auto s = test::random_tensor(dt, static_cast<size_t>(k) * m, rng);
+    const auto mv = test::random_tensor(dt, static_cast<size_t>(k) * n, rng);
+    std::vector<cosim::TeCommandTiming> t;
+    const auto got = te->matmul(dt, k, m, n, s, mv, &t);
+    const auto want = golden::gemm({dt, k, m, n, s, mv}, size);
+    EXPECT_EQ(got, want) << isa::dtype_name(dt) << " K=" << k << " M=" << m << " N=" << n;
+    // LoadStationary: 1 command cycle + K beats. MultiplyMoving: 1 + N + ROWS + COLS + 1 (docs/architecture.md).
+    EXPECT_EQ(t[0].latency(), 1u + static_cast<uint64_t>(k)) << "K=" << k;
+    EXPECT_EQ(t[1].latency(), 2u + static_cast<uint64_t>(n) + 2u * static_cast<uint64_t>(size)) << "N=" << n;
+  }
+}
+
+// Random input gaps and output backpressure: the whole pipeline stalls together, across the row blocks too.
+TEST_P(TeLarge, BackpressureAndGapsKeepResultsExact) {
+  const auto [size, dt] = GetParam();
+  const uint64_t seed = test::test_seed();
+  std::mt19937_64 rng(seed);
+  cosim::TeRtlOptions opts;
+  opts.in_gap_prob = 0.3;
+  opts.out_stall_prob = 0.4;
+  opts.seed = seed;
+  auto te = cosim::TeRtl::create(size, size, opts);
+  const int k = size, m = size, n = 40;
+  const auto s = test::random_tensor(dt, static_cast<size_t>(k) * m, rng);
+  const auto mv = test::random_tensor(dt, static_cast<size_t>(k) * n, rng);
+  EXPECT_EQ(te->matmul(dt, k, m, n, s, mv), golden::gemm({dt, k, m, n, s, mv}, size)) << isa::dtype_name(dt);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, TeLarge, ::testing::Combine(::testing::ValuesIn(large_sizes()),
+                                                            ::testing::ValuesIn(isa::kAllDtypes)),
+                         [](const auto& info) {
+                           const int size = std::get<0>(info.param);
+                           return std::to_string(size) + "x" + std::to_string(size) + "_" +
+                                  std::string(isa::dtype_name(std::get<1>(info.param)));
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TeLarge);
+
+// Full dotted names of the variables in the header of `fst2vcd FILE` (the value changes are not read).
+std::set<std::string> fst_signals(const std::string& fst) {
+  std::set<std::string> names;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(("fst2vcd '" + fst + "' 2>/dev/null").c_str(), "r"), pclose);
+  if (!pipe) return names;
+  std::string header;
+  char buf[4096];
+  while (fgets(buf, sizeof buf, pipe.get()) != nullptr) {
+    header += buf;
+    if (header.find("$enddefinitions") != std::string::npos) break;
+  }
+  std::vector<std::string> scope;
+  std::istringstream in(header);
+  std::string tok;
+  while (in >> tok) {
+    if (tok == "$scope") {
+      std::string kind, name;
+      in >> kind >> name;
+      scope.push_back(name);
+    } else if (tok == "$upscope") {
+      if (!scope.empty()) scope.pop_back();
+    } else if (tok == "$var") {
+      std::string kind, width, id, name;
+      in >> kind >> width >> id >> name;
+      std::string full;
+      for (const std::string& s : scope) full += s + ".";
+      names.insert(full + name);
+    }
+  }
+  return names;
+}
+
+class TeLargeWave : public ::testing::TestWithParam<int> {};
+
+// Waveforms of the hierarchically verilated engines stop at the partition rows' ports (rtl/te/trn_te_hier.vlt); the
+// GTKWave layout must name exactly what is there.
+TEST_P(TeLargeWave, FstHasTheLayoutsSignals) {
+  const int size = GetParam();
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "trnsim_te_large_wave";
+  fs::create_directories(dir);
+  const fs::path fst = dir / ("te_" + std::to_string(size) + ".fst");
+  const fs::path gtkw = dir / ("te_" + std::to_string(size) + ".gtkw");
+  fs::remove(fst);
+  {
+    cosim::TeRtlOptions opts;
+    opts.wave_path = fst.string();
+    auto te = cosim::TeRtl::create(size, size, opts);
+    te->matmul(Dtype::kBf16, 4, 4, 3, std::vector<uint16_t>(16, 0x3F80), std::vector<uint16_t>(12, 0x4000));
+  }  // the engine closes the file
+  ASSERT_TRUE(fs::exists(fst));
+  EXPECT_FALSE(cosim::TeRtl::traces_pe_registers(size, size));
+  cosim::write_te_gtkw(gtkw.string(), fst.string(), size, size);
+
+  const std::set<std::string> signals = fst_signals(fst.string());
+  ASSERT_TRUE(signals.count("TOP.trn_te.out_data_o")) << signals.size() << " signals in the FST";
+  std::ifstream layout(gtkw);
+  std::string line;
+  int checked = 0;
+  while (std::getline(layout, line)) {
+    if (line.empty() || line[0] == '[' || line[0] == '@' || line[0] == '-' || line[0] == '*') continue;
+    const size_t range = line.rfind('[');
+    const bool has_range = range != std::string::npos && line.find(':', range) != std::string::npos;
+    const std::string base = has_range ? line.substr(0, range) : line;
+    EXPECT_TRUE(signals.count(base)) << "layout names a signal that is not in the FST: " << line;
+    ++checked;
+  }
+  EXPECT_GT(checked, 5 * size);  // five signals per partition row, plus the engine's own
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, TeLargeWave, ::testing::ValuesIn(large_sizes()),
                          [](const auto& info) { return std::to_string(info.param) + "x" + std::to_string(info.param); });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TeLargeWave);
 
 }  // namespace
 }  // namespace trnsim
