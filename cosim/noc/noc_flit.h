@@ -1,0 +1,90 @@
+// NeuronLink flit and link formats in C++: the same bit layout as rtl/noc/trn_noc_pkg.sv (docs/neuronlink.md has
+// the tables). Flits cross the C++/RTL boundary as raw bits; these helpers pack and unpack them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace trnsim::cosim::noc {
+
+constexpr int kMaxDim = 3;        // trn_noc_pkg MAX_DIM
+constexpr int kCoordBits = 4;     // COORD_W: up to 16 routers per dimension
+constexpr int kMaxSize = 1 << kCoordBits;
+constexpr int kVcBits = 3;        // VC_W
+constexpr int kMaxVc = 8;         // MAX_VC
+constexpr int kMclassBits = 2;    // MCLASS_W
+constexpr int kHeadPayloadBits = 64 - kMaxDim * kCoordBits - kMclassBits;  // 50
+constexpr int kFlitBits = 69;     // $bits(flit_t)
+constexpr int kLinkFwdBits = 71;  // $bits(link_fwd_t)
+constexpr int kLinkBwdBits = 15;  // $bits(link_bwd_t)
+constexpr int kLinkCfgBits = 10;  // $bits(link_cfg_t)
+
+/// Router coordinates; dimensions a torus does not have are 0.
+struct Coord {
+  std::array<int, kMaxDim> c{0, 0, 0};
+  int& operator[](int d) { return c[static_cast<size_t>(d)]; }
+  int operator[](int d) const { return c[static_cast<size_t>(d)]; }
+  bool operator==(const Coord& o) const { return c == o.c; }
+  bool operator!=(const Coord& o) const { return c != o.c; }
+  /// "(x,y)" or "(x,y,z)".
+  std::string str(int ndim) const;
+  /// The coord_t bit pattern (x in bits 3:0, y in 7:4, z in 11:8).
+  uint32_t bits() const { return uint32_t(c[0]) | uint32_t(c[1]) << 4 | uint32_t(c[2]) << 8; }
+  static Coord from_bits(uint32_t b) { return Coord{{int(b & 15), int(b >> 4 & 15), int(b >> 8 & 15)}}; }
+};
+
+/// One flit (flit_t).
+struct Flit {
+  bool head = false;
+  bool tail = false;
+  uint8_t vc = 0;
+  uint64_t data = 0;
+  bool operator==(const Flit& o) const { return head == o.head && tail == o.tail && vc == o.vc && data == o.data; }
+};
+
+/// A head flit's data (header_t): destination, message class, 50 endpoint bits.
+inline uint64_t make_header(const Coord& dst, unsigned mclass, uint64_t payload) {
+  return uint64_t{dst.bits()} << 52 | uint64_t{mclass & 3u} << 50 | (payload & ((uint64_t{1} << 50) - 1));
+}
+inline Coord header_dst(uint64_t data) { return Coord::from_bits(static_cast<uint32_t>(data >> 52)); }
+inline unsigned header_mclass(uint64_t data) { return static_cast<unsigned>(data >> 50) & 3u; }
+inline uint64_t header_payload(uint64_t data) { return data & ((uint64_t{1} << 50) - 1); }
+
+/// Flow-control parameters of one link end (link_cfg_t).
+struct LinkCfg {
+  int num_vc = 0;
+  int depth = 0;
+  uint32_t bits() const { return uint32_t(num_vc & 15) << 6 | uint32_t(depth & 63); }
+  static LinkCfg from_bits(uint32_t b) { return {int(b >> 6 & 15), int(b & 63)}; }
+  bool operator==(const LinkCfg& o) const { return num_vc == o.num_vc && depth == o.depth; }
+};
+
+/// A forward-channel beat (link_fwd_t, 71 bits) as raw bits: `data` = bits 63:0, `ctl` = bits 70:64
+/// (bit 6 valid, 5 init, 4 head, 3 tail, 2:0 vc).
+struct FwdBeat {
+  uint64_t data = 0;
+  uint8_t ctl = 0;
+  bool valid() const { return ctl & 0x40; }
+  bool init() const { return ctl & 0x20; }
+  Flit flit() const { return Flit{bool(ctl & 0x10), bool(ctl & 0x08), uint8_t(ctl & 7), data}; }
+  static FwdBeat of(const Flit& f) {
+    return FwdBeat{f.data, uint8_t(0x40 | (f.head ? 0x10 : 0) | (f.tail ? 0x08 : 0) | (f.vc & 7))};
+  }
+};
+
+/// A backward-channel beat (link_bwd_t, 15 bits): bit 14 valid, 13:11 vc, 10 init, 9:0 cfg.
+struct BwdBeat {
+  uint16_t bits = 0;
+  bool valid() const { return bits >> 14 & 1; }
+  int vc() const { return bits >> 11 & 7; }
+  bool init() const { return bits >> 10 & 1; }
+  LinkCfg cfg() const { return LinkCfg::from_bits(bits & 0x3FF); }
+  static BwdBeat credit(int vc) { return BwdBeat{uint16_t(1u << 14 | unsigned(vc & 7) << 11)}; }
+  BwdBeat with_cfg(const LinkCfg& c) const { return BwdBeat{uint16_t((bits & ~0x3FFu) | c.bits())}; }
+};
+
+/// Link port l of a router: dimension l / 2, the negative side when l is odd. Name like "+x", "-z".
+std::string link_port_name(int l);
+
+}  // namespace trnsim::cosim::noc

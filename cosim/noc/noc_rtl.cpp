@@ -1,0 +1,561 @@
+// A NeuronLink torus of verilated routers, wired and clocked from C++. See noc_rtl.h.
+#include "cosim/noc/noc_rtl.h"
+
+#include <chrono>
+#include <functional>
+#include <type_traits>
+#include <utility>
+
+#include <fmt/core.h>
+#include <verilated.h>
+#if VM_TRACE
+#include <verilated_fst_c.h>
+#endif
+
+#if TRNSIM_HAVE_NOC_ROUTER_D2V2
+#include "Vtrn_noc_router_d2v2.h"
+#endif
+#if TRNSIM_HAVE_NOC_ROUTER_D2V4
+#include "Vtrn_noc_router_d2v4.h"
+#endif
+#if TRNSIM_HAVE_NOC_ROUTER_D3V4G2
+#include "Vtrn_noc_router_d3v4g2.h"
+#endif
+
+namespace trnsim::cosim::noc {
+
+std::string Coord::str(int ndim) const {
+  std::string s = "(";
+  for (int d = 0; d < ndim; ++d) s += (d ? "," : "") + std::to_string(c[static_cast<size_t>(d)]);
+  return s + ")";
+}
+
+std::string link_port_name(int l) {
+  static const char* const dims = "xyz";
+  return std::string(l % 2 ? "-" : "+") + dims[(l / 2) % 3];
+}
+
+std::string RouterBuild::str() const {
+  return fmt::format("{} (NDIM={} NUM_VC={} VC_GROUPS={} DEPTH={})", name, ndim, num_vc, vc_groups, depth);
+}
+
+namespace {
+
+// ---- Port access: Verilator maps a packed port to CData/SData/IData/QData or VlWide<N> by width. ---------------
+uint64_t low_mask(unsigned width) { return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1; }
+
+template <class T>
+uint64_t get_bits(const T& port, unsigned lsb, unsigned width) {
+  if constexpr (std::is_integral_v<T>) {
+    return (static_cast<uint64_t>(port) >> lsb) & low_mask(width);
+  } else {
+    uint64_t r = 0;
+    for (unsigned i = 0; i < width;) {
+      const unsigned bit = lsb + i, off = bit % 32, take = std::min(32u - off, width - i);
+      r |= ((static_cast<uint64_t>(port[bit / 32]) >> off) & low_mask(take)) << i;
+      i += take;
+    }
+    return r;
+  }
+}
+
+template <class T>
+void set_bits(T& port, unsigned lsb, unsigned width, uint64_t value) {
+  if constexpr (std::is_integral_v<T>) {
+    const uint64_t mask = low_mask(width) << lsb;
+    port = static_cast<T>((static_cast<uint64_t>(port) & ~mask) | ((value << lsb) & mask));
+  } else {
+    for (unsigned i = 0; i < width;) {
+      const unsigned bit = lsb + i, off = bit % 32, take = std::min(32u - off, width - i);
+      const uint32_t mask = static_cast<uint32_t>(low_mask(take) << off);
+      const uint32_t chunk = static_cast<uint32_t>(((value >> i) & low_mask(take)) << off);
+      port[bit / 32] = (port[bit / 32] & ~mask) | chunk;
+      i += take;
+    }
+  }
+}
+
+}  // namespace
+
+// One verilated router behind a type-erased interface.
+class NocNetwork::Router {
+ public:
+  virtual ~Router() = default;
+  virtual void set_clk(bool v) = 0;
+  virtual void set_rst_n(bool v) = 0;
+  virtual void eval() = 0;
+  virtual void final() = 0;
+  virtual void add_to_trace(VerilatedFstC* trace) = 0;
+  virtual uint32_t params() const = 0;
+  virtual void set_straps(uint32_t me, uint32_t max) = 0;
+  virtual void set_rx_fwd(int l, const FwdBeat& b) = 0;
+  virtual FwdBeat tx_fwd(int l) const = 0;
+  virtual void set_tx_bwd(int l, BwdBeat b) = 0;
+  virtual BwdBeat rx_bwd(int l) const = 0;
+  virtual bool inj_ready() const = 0;
+  virtual void set_inj(bool valid, const Flit& f) = 0;
+  virtual bool ej_valid() const = 0;
+  virtual Flit ej_flit() const = 0;
+  virtual void set_ej_ready(bool r) = 0;
+  virtual uint32_t link_up() const = 0;
+  virtual uint32_t link_err() const = 0;
+  virtual int link_err_cause(int l) const = 0;
+  virtual LinkCfg peer_cfg(int l) const = 0;
+  virtual LinkCfg peer_hello(int l) const = 0;
+
+  RouterBuild build;
+};
+
+namespace {
+
+template <class V>
+class RouterImpl final : public NocNetwork::Router {
+ public:
+  RouterImpl(VerilatedContext* ctx, const std::string& name) : m_(std::make_unique<V>(ctx, name.c_str())) {}
+  void set_clk(bool v) override { m_->clk_i = v; }
+  void set_rst_n(bool v) override { m_->rst_ni = v; }
+  void eval() override { m_->eval(); }
+  void final() override { m_->final(); }
+  void add_to_trace(VerilatedFstC* trace) override {
+#if VM_TRACE
+    m_->trace(trace, 99);
+#else
+    (void)trace;
+#endif
+  }
+  uint32_t params() const override { return m_->params_o; }
+  void set_straps(uint32_t me, uint32_t max) override {
+    m_->my_coord_i = me;
+    m_->dim_max_i = max;
+  }
+  void set_rx_fwd(int l, const FwdBeat& b) override {
+    const unsigned base = static_cast<unsigned>(l) * kLinkFwdBits;
+    set_bits(m_->rx_fwd_i, base, 64, b.data);
+    set_bits(m_->rx_fwd_i, base + 64, 7, b.ctl);
+  }
+  FwdBeat tx_fwd(int l) const override {
+    const unsigned base = static_cast<unsigned>(l) * kLinkFwdBits;
+    return FwdBeat{get_bits(m_->tx_fwd_o, base, 64), static_cast<uint8_t>(get_bits(m_->tx_fwd_o, base + 64, 7))};
+  }
+  void set_tx_bwd(int l, BwdBeat b) override {
+    set_bits(m_->tx_bwd_i, static_cast<unsigned>(l) * kLinkBwdBits, kLinkBwdBits, b.bits);
+  }
+  BwdBeat rx_bwd(int l) const override {
+    const unsigned lsb = static_cast<unsigned>(l) * kLinkBwdBits;
+    return BwdBeat{static_cast<uint16_t>(get_bits(m_->rx_bwd_o, lsb, kLinkBwdBits))};
+  }
+  bool inj_ready() const override { return m_->inj_ready_o; }
+  void set_inj(bool valid, const Flit& f) override {
+    m_->inj_valid_i = valid;
+    if (valid) {
+      const FwdBeat b = FwdBeat::of(f);
+      set_bits(m_->inj_flit_i, 0, 64, b.data);
+      set_bits(m_->inj_flit_i, 64, 5, b.ctl & 0x1F);
+    }
+  }
+  bool ej_valid() const override { return m_->ej_valid_o; }
+  Flit ej_flit() const override {
+    const auto ctl = static_cast<uint8_t>(get_bits(m_->ej_flit_o, 64, 5));
+    return FwdBeat{get_bits(m_->ej_flit_o, 0, 64), ctl}.flit();
+  }
+  void set_ej_ready(bool r) override { m_->ej_ready_i = r; }
+  uint32_t link_up() const override { return m_->link_up_o; }
+  uint32_t link_err() const override { return m_->link_err_o; }
+  int link_err_cause(int l) const override {
+    return static_cast<int>(get_bits(m_->link_err_cause_o, 2u * static_cast<unsigned>(l), 2));
+  }
+  LinkCfg peer_cfg(int l) const override {
+    return LinkCfg::from_bits(
+        static_cast<uint32_t>(get_bits(m_->link_peer_cfg_o, kLinkCfgBits * unsigned(l), kLinkCfgBits)));
+  }
+  LinkCfg peer_hello(int l) const override {
+    return LinkCfg::from_bits(
+        static_cast<uint32_t>(get_bits(m_->link_peer_hello_o, kLinkCfgBits * unsigned(l), kLinkCfgBits)));
+  }
+
+ private:
+  std::unique_ptr<V> m_;
+};
+
+using Factory = std::function<std::unique_ptr<NocNetwork::Router>(VerilatedContext*, const std::string&)>;
+
+// The router builds compiled in (rtl/noc/trn_noc.cmake), by name.
+const std::vector<std::pair<std::string, Factory>>& factories() {
+  static const std::vector<std::pair<std::string, Factory>> list = [] {
+    std::vector<std::pair<std::string, Factory>> l;
+#define TRNSIM_NOC_ROUTER(NAME)                                                                    \
+  l.emplace_back(#NAME, [](VerilatedContext* c, const std::string& n) -> std::unique_ptr<NocNetwork::Router> { \
+    return std::make_unique<RouterImpl<Vtrn_noc_router_##NAME>>(c, n);                              \
+  });
+#if TRNSIM_HAVE_NOC_ROUTER_D2V2
+    TRNSIM_NOC_ROUTER(d2v2)
+#endif
+#if TRNSIM_HAVE_NOC_ROUTER_D2V4
+    TRNSIM_NOC_ROUTER(d2v4)
+#endif
+#if TRNSIM_HAVE_NOC_ROUTER_D3V4G2
+    TRNSIM_NOC_ROUTER(d3v4g2)
+#endif
+#undef TRNSIM_NOC_ROUTER
+    return l;
+  }();
+  return list;
+}
+
+RouterBuild decode_params(const std::string& name, uint32_t p) {
+  return RouterBuild{name, int(p >> 24 & 0xFF), int(p >> 16 & 0xFF), int(p >> 8 & 0xFF), int(p & 0xFF)};
+}
+
+std::string built_names() {
+  std::string s;
+  for (const auto& [name, f] : factories()) s += (s.empty() ? "" : ", ") + name;
+  return s;
+}
+
+}  // namespace
+
+std::vector<RouterBuild> built_routers() {
+  std::vector<RouterBuild> out;
+  VerilatedContext ctx;
+  for (const auto& [name, make] : factories()) {
+    auto r = make(&ctx, "probe");
+    r->eval();
+    out.push_back(decode_params(name, r->params()));
+    r->final();
+  }
+  return out;
+}
+
+// One direction of one link: the flits that leave router `src` through link port `l` towards router `dst` (entering
+// at its link port l ^ 1), and the credits that come back. Each direction of the link is a ring of latency + 1
+// register stages, written after the rising edge and read before the next one.
+struct NocNetwork::Pipe {
+  int src = 0, l = 0, dst = 0;
+  std::vector<FwdBeat> fwd;
+  std::vector<BwdBeat> bwd;
+  size_t head = 0;
+  // Faults acting on this link.
+  std::vector<LinkFault> faults;
+  std::vector<bool> fault_done;
+  bool has_last = false;  // a flit has been carried: `last` is the most recent one
+  FwdBeat last;
+};
+
+NocNetwork::NocNetwork(const NocOptions& options) : options_(options) {
+  const int nd = options_.ndim;
+  if (nd < 1 || nd > kMaxDim) throw NocError(fmt::format("ndim {} outside 1..{}", nd, kMaxDim));
+  for (int d = 0; d < kMaxDim; ++d) {
+    const int s = options_.size[static_cast<size_t>(d)];
+    if (d < nd && (s < 2 || s > kMaxSize)) {
+      throw NocError(fmt::format("torus size {} in dimension {} outside 2..{}", s, d, kMaxSize));
+    }
+    if (d >= nd && s != 1) throw NocError(fmt::format("a {}-D torus has size 1 in dimension {}, not {}", nd, d, s));
+  }
+  if (options_.link_latency < 0 || options_.link_latency > 32) {
+    throw NocError(fmt::format("link latency {} outside 0..32", options_.link_latency));
+  }
+  const std::string default_build = options_.router.empty() ? (nd == 3 ? "d3v4g2" : "d2v2") : options_.router;
+
+  context_ = std::make_unique<VerilatedContext>();
+  context_->fatalOnError(false);  // assertion failures become NocError, so waveforms close cleanly
+  context_->timeunit(-12);
+  context_->timeprecision(-12);
+  context_->randReset(0);
+#if VM_TRACE
+  if (!options_.wave_path.empty()) context_->traceEverOn(true);
+#else
+  if (!options_.wave_path.empty()) throw NocError("this build has no waveform support (VM_TRACE=0)");
+#endif
+
+  const int n_nodes = options_.size[0] * options_.size[1] * options_.size[2];
+  for (int n = 0; n < n_nodes; ++n) {
+    auto it = options_.node_router.find(n);
+    const std::string& bname = it != options_.node_router.end() ? it->second : default_build;
+    const Factory* make = nullptr;
+    for (const auto& [name, f] : factories()) {
+      if (name == bname) make = &f;
+    }
+    if (!make) throw NocError(fmt::format("no router build '{}' in this binary (built: {})", bname, built_names()));
+    const Coord c = coord(n);
+    std::string iname = "node";
+    for (int d = 0; d < nd; ++d) iname += "_" + std::to_string(c[d]);
+    auto r = (*make)(context_.get(), iname);
+    r->eval();
+    r->build = decode_params(bname, r->params());
+    if (r->build.ndim != nd) {
+      throw NocError(fmt::format("router build {} is for a {}-D torus, the network is {}-D", r->build.str(),
+                                 r->build.ndim, nd));
+    }
+    routers_.push_back(std::move(r));
+  }
+  for (const LinkFault& f : options_.faults) {
+    if (f.node < 0 || f.node >= n_nodes || f.link < 0 || f.link >= 2 * nd) {
+      throw NocError(fmt::format("fault on node {} link {}: no such link", f.node, f.link));
+    }
+  }
+
+  for (int n = 0; n < n_nodes; ++n) {
+    for (int l = 0; l < 2 * nd; ++l) {
+      Pipe p;
+      p.src = n;
+      p.l = l;
+      p.dst = neighbour(n, l);
+      p.fwd.assign(static_cast<size_t>(options_.link_latency) + 1, FwdBeat{});
+      p.bwd.assign(static_cast<size_t>(options_.link_latency) + 1, BwdBeat{});
+      for (const LinkFault& f : options_.faults) {
+        // A cut link is cut in both directions.
+        const bool mine = (f.node == n && f.link == l) ||
+                          (f.kind == LinkFault::Kind::kCut && f.node == p.dst && f.link == (l ^ 1));
+        if (mine) p.faults.push_back(f);
+      }
+      p.fault_done.assign(p.faults.size(), false);
+      pipes_.push_back(std::move(p));
+    }
+  }
+
+#if VM_TRACE
+  if (!options_.wave_path.empty()) {
+    trace_ = std::make_unique<VerilatedFstC>();
+    for (auto& r : routers_) r->add_to_trace(trace_.get());
+    trace_->open(options_.wave_path.c_str());
+    if (!trace_->isOpen()) throw NocError(fmt::format("cannot open waveform file '{}'", options_.wave_path));
+  }
+#endif
+
+  try {
+    reset();
+    // Bring-up: every link exchanges its beats within link latency + a few cycles; the routers' own timeout
+    // (LINK_TIMEOUT = 64 cycles) reports a link that never does.
+    const uint32_t all_up = (1u << (2 * nd)) - 1;
+    for (;;) {
+      bool settled = true;
+      for (auto& r : routers_) settled = settled && (r->link_up() | r->link_err()) == all_up;
+      if (settled) break;
+      if (cycle_ > 200) throw NocError(fmt::format("links not up {} cycles after reset (no error reported)", cycle_));
+      step();
+    }
+  } catch (...) {
+#if VM_TRACE
+    if (trace_) trace_->close();
+#endif
+    throw;
+  }
+}
+
+NocNetwork::~NocNetwork() {
+#if VM_TRACE
+  if (trace_) trace_->close();
+#endif
+  for (auto& r : routers_) r->final();
+}
+
+Coord NocNetwork::coord(int n) const {
+  Coord c;
+  c[0] = n % options_.size[0];
+  c[1] = (n / options_.size[0]) % options_.size[1];
+  c[2] = n / (options_.size[0] * options_.size[1]);
+  return c;
+}
+
+int NocNetwork::node(const Coord& c) const { return c[0] + options_.size[0] * (c[1] + options_.size[1] * c[2]); }
+
+const RouterBuild& NocNetwork::build(int n) const { return routers_.at(static_cast<size_t>(n))->build; }
+
+std::string NocNetwork::node_name(int n) const { return coord(n).str(options_.ndim); }
+
+int NocNetwork::neighbour(int n, int l) const {
+  Coord c = coord(n);
+  const int d = l / 2, s = options_.size[static_cast<size_t>(d)];
+  c[d] = (c[d] + (l % 2 ? s - 1 : 1)) % s;
+  return node(c);
+}
+
+bool NocNetwork::inj_ready(int n) const { return routers_[static_cast<size_t>(n)]->inj_ready(); }
+void NocNetwork::drive_inject(int n, const Flit* flit) {
+  routers_[static_cast<size_t>(n)]->set_inj(flit != nullptr, flit ? *flit : Flit{});
+}
+bool NocNetwork::ej_valid(int n) const { return routers_[static_cast<size_t>(n)]->ej_valid(); }
+Flit NocNetwork::ej_flit(int n) const { return routers_[static_cast<size_t>(n)]->ej_flit(); }
+void NocNetwork::drive_eject_ready(int n, bool ready) { routers_[static_cast<size_t>(n)]->set_ej_ready(ready); }
+bool NocNetwork::link_up(int n, int l) const { return routers_[static_cast<size_t>(n)]->link_up() >> l & 1; }
+int NocNetwork::link_err_cause(int n, int l) const { return routers_[static_cast<size_t>(n)]->link_err_cause(l); }
+LinkCfg NocNetwork::link_peer_cfg(int n, int l) const { return routers_[static_cast<size_t>(n)]->peer_cfg(l); }
+
+void NocNetwork::reset() {
+  const Coord max{{options_.size[0] - 1, options_.size[1] - 1, options_.size[2] - 1}};
+  for (int n = 0; n < nodes(); ++n) {
+    Router& r = *routers_[static_cast<size_t>(n)];
+    r.set_straps(coord(n).bits(), max.bits());
+    r.set_inj(false, Flit{});
+    r.set_ej_ready(true);
+    r.set_clk(false);
+    r.set_rst_n(false);
+    r.eval();
+  }
+  // Hold reset over several edges before release (TOOLCHAIN.md, "Reset"); the links carry nothing meanwhile.
+  for (int i = 0; i < 4; ++i) {
+    for (auto& r : routers_) {
+      r->set_clk(true);
+      r->eval();
+    }
+    for (auto& r : routers_) {
+      r->set_clk(false);
+      r->eval();
+    }
+  }
+  for (auto& r : routers_) {
+    r->set_rst_n(true);
+    r->eval();
+  }
+  cycle_ = 0;
+}
+
+// Half a clock period per edge in the waveform: 1 GHz link clock (an assumption; the figure matters only for the
+// time axis).
+static constexpr uint64_t kHalfPeriodPs = 500;
+
+void NocNetwork::step() {
+  const auto t0 = std::chrono::steady_clock::now();
+  // Deliver what each link carries this cycle.
+  for (Pipe& p : pipes_) {
+    FwdBeat f = p.fwd[p.head];
+    BwdBeat b = p.bwd[p.head];
+    for (size_t i = 0; i < p.faults.size(); ++i) {
+      const LinkFault& ft = p.faults[i];
+      if (p.fault_done[i] || cycle_ < ft.cycle) continue;
+      switch (ft.kind) {
+        case LinkFault::Kind::kDuplicateFlit:
+          if (p.has_last && !f.valid() && !f.init()) {
+            f = p.last;
+            p.fault_done[i] = true;
+          }
+          break;
+        case LinkFault::Kind::kDropFlit:
+          if (f.valid()) {
+            f = FwdBeat{};
+            p.fault_done[i] = true;
+          }
+          break;
+        case LinkFault::Kind::kExtraCredit:
+          if (!b.valid() && !b.init()) {
+            b = BwdBeat::credit(0);
+            p.fault_done[i] = true;
+          }
+          break;
+        case LinkFault::Kind::kDropCredit:
+          if (b.valid()) {
+            b = BwdBeat{};
+            p.fault_done[i] = true;
+          }
+          break;
+        case LinkFault::Kind::kPartnerCfg:
+          if (b.init()) {
+            b = b.with_cfg(ft.cfg);
+            p.fault_done[i] = true;
+          }
+          break;
+        case LinkFault::Kind::kCut:
+          f = FwdBeat{};
+          b = BwdBeat{};
+          break;
+      }
+    }
+    if (f.valid()) {
+      p.last = f;
+      p.has_last = true;
+    }
+    routers_[static_cast<size_t>(p.dst)]->set_rx_fwd(p.l ^ 1, f);
+    routers_[static_cast<size_t>(p.src)]->set_tx_bwd(p.l, b);
+  }
+
+  // Settle every router on this cycle's inputs with the clock low. This eval also takes the values that the
+  // assertions sample at the coming edge (Verilator's preponed values), so it must see the new inputs; the falling
+  // edge of the previous cycle needs no eval of its own.
+  for (auto& r : routers_) {
+    r->set_clk(false);
+    r->eval();
+  }
+#if VM_TRACE
+  if (trace_) trace_->dump(time_ps_);
+#endif
+  time_ps_ += kHalfPeriodPs;
+  context_->time(time_ps_);
+
+  for (auto& r : routers_) {
+    r->set_clk(true);
+    r->eval();
+  }
+#if VM_TRACE
+  if (trace_) trace_->dump(time_ps_);
+#endif
+  time_ps_ += kHalfPeriodPs;
+  context_->time(time_ps_);
+
+  // Capture what the routers put on their links after the edge.
+  for (Pipe& p : pipes_) {
+    const FwdBeat f = routers_[static_cast<size_t>(p.src)]->tx_fwd(p.l);
+    p.fwd[p.head] = f;
+    p.bwd[p.head] = routers_[static_cast<size_t>(p.dst)]->rx_bwd(p.l ^ 1);
+    if (f.valid()) ++link_flits_;
+    p.head = p.head + 1 == p.fwd.size() ? 0 : p.head + 1;
+  }
+  ++cycle_;
+  step_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  check_errors();
+}
+
+bool NocNetwork::rtl_error() const { return context_->gotError(); }
+
+bool NocNetwork::any_link_error() const {
+  for (const auto& r : routers_) {
+    if (r->link_err() != 0) return true;
+  }
+  return false;
+}
+
+void NocNetwork::check_errors() {
+  if (!options_.fail_on_errors) return;
+  std::string links;
+  for (int n = 0; n < nodes(); ++n) {
+    const uint32_t err = routers_[static_cast<size_t>(n)]->link_err();
+    for (int l = 0; err != 0 && l < 2 * options_.ndim; ++l) {
+      if (err >> l & 1) links += "\n  " + describe_link_error(n, l);
+    }
+  }
+  const bool rtl_error = context_->gotError();
+  if (!links.empty()) {
+    throw NocError(fmt::format("cycle {}: link bring-up failed:{}{}", cycle_, links,
+                               rtl_error ? "\n  (RTL assertions fired too: messages above)" : ""));
+  }
+  if (rtl_error) throw NocError(fmt::format("cycle {}: RTL assertion failed (message above)", cycle_));
+}
+
+std::string NocNetwork::describe_link_error(int n, int l) const {
+  const Router& r = *routers_[static_cast<size_t>(n)];
+  const int peer = neighbour(n, l);
+  const std::string where = fmt::format("router {} port {} (link to router {} port {})", node_name(n),
+                                        link_port_name(l), node_name(peer), link_port_name(l ^ 1));
+  const RouterBuild& b = r.build;
+  switch (r.link_err_cause(l)) {
+    case 1: {
+      const LinkCfg c = r.peer_cfg(l);
+      return fmt::format("{}: flow-control mismatch: the receiver at the far end advertises {} VCs x {} flits per VC "
+                         "buffer, this router sends for {} VCs x {} flits (build {})",
+                         where, c.num_vc, c.depth, b.num_vc, b.depth, b.name);
+    }
+    case 2: {
+      const LinkCfg c = r.peer_hello(l);
+      return fmt::format("{}: flow-control mismatch: the sender at the far end is built for {} VCs x {} flits per VC "
+                         "buffer, this router receives into {} VCs x {} flits (build {})",
+                         where, c.num_vc, c.depth, b.num_vc, b.depth, b.name);
+    }
+    case 3:
+      return fmt::format("{}: no bring-up beat from the far end within the router's LINK_TIMEOUT (64 cycles) of "
+                         "reset: link not connected?",
+                         where);
+    default:
+      return fmt::format("{}: error with no cause", where);
+  }
+}
+
+}  // namespace trnsim::cosim::noc

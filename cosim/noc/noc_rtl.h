@@ -1,0 +1,151 @@
+// A NeuronLink torus of verilated routers (rtl/noc/trn_noc_router.sv), wired and clocked from C++.
+//
+// Every router is its own verilated model; NocNetwork connects their link ports through C++ register pipes (the
+// link latency), drives all of them from one clock, and exposes each router's local injection and ejection ports.
+// One verilated router serves every torus size (sizes and coordinates are strap inputs), so a network of any size
+// costs no extra verilation; docs/neuronlink.md explains the choice. Traffic generation and checking are in
+// noc_traffic.h.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cosim/noc/noc_flit.h"
+
+class VerilatedContext;
+class VerilatedFstC;
+
+namespace trnsim::cosim::noc {
+
+/// A network-level failure: an RTL assertion, a link that did not come up, the watchdog, a bad option.
+class NocError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The parameters of one verilated router build (read back from the router's params_o port).
+struct RouterBuild {
+  std::string name;  ///< e.g. "d2v2" (rtl/noc/trn_noc.cmake)
+  int ndim = 0;
+  int num_vc = 0;
+  int vc_groups = 0;
+  int depth = 0;
+  int vcs_per_class() const { return num_vc / (2 * vc_groups); }
+  std::string str() const;  ///< "d2v2 (NDIM=2 NUM_VC=2 VC_GROUPS=1 DEPTH=4)"
+};
+
+/// The router builds in this binary.
+std::vector<RouterBuild> built_routers();
+
+/// A deliberate protocol violation on one link, for negative tests. It acts on the link that leaves router `node`
+/// through link port `link` (its flits) or that comes back into it (its credits), at the first eligible beat at or
+/// after `cycle` (cycles counted from reset release).
+struct LinkFault {
+  enum class Kind {
+    kDuplicateFlit,  ///< the last flit the link carried (or the first one, if none yet) is delivered once more, in the
+                     ///< first free slot at or after `cycle`
+    kDropFlit,       ///< a flit is not delivered
+    kExtraCredit,    ///< a credit for VC 0 that nobody sent arrives at `node`
+    kDropCredit,     ///< a credit for `node` is lost
+    kPartnerCfg,     ///< the credit-init beat arriving at `node` advertises `cfg` (a receiver built differently)
+    kCut,            ///< the link carries nothing in either direction (not connected)
+  };
+  Kind kind = Kind::kExtraCredit;
+  int node = 0;
+  int link = 0;
+  uint64_t cycle = 0;
+  LinkCfg cfg;  ///< kPartnerCfg only
+};
+
+/// How to build a network.
+struct NocOptions {
+  int ndim = 2;                       ///< 1..3
+  std::array<int, 3> size{4, 4, 1};   ///< routers per dimension, 2..16 (1 beyond ndim)
+  std::string router;                 ///< router build; empty = "d2v2" for 2-D, "d3v4g2" for 3-D
+  std::map<int, std::string> node_router;  ///< per-node build override (node index -> build name)
+  int link_latency = 0;               ///< register stages each link adds beyond the router's output register, 0..32
+  std::string wave_path;              ///< FST of every router; empty = none
+  std::vector<LinkFault> faults;
+  /// false: step() and the constructor never throw for RTL assertions or link errors (negative tests inspect
+  /// rtl_error() and the link status instead).
+  bool fail_on_errors = true;
+};
+
+/// The network: routers, links, one clock.
+class NocNetwork {
+ public:
+  /// Builds the torus, resets it and runs the link bring-up. Throws NocError naming the router, port and both
+  /// parameter sets if a link reports a flow-control mismatch or does not come up, and for unknown builds or bad
+  /// sizes.
+  explicit NocNetwork(const NocOptions& options);
+  ~NocNetwork();
+  NocNetwork(const NocNetwork&) = delete;
+  NocNetwork& operator=(const NocNetwork&) = delete;
+
+  const NocOptions& options() const { return options_; }
+  int ndim() const { return options_.ndim; }
+  int nodes() const { return static_cast<int>(routers_.size()); }
+  Coord coord(int node) const;
+  int node(const Coord& c) const;
+  const RouterBuild& build(int node) const;
+  std::string node_name(int node) const;  ///< "(x,y)" / "(x,y,z)"
+
+  // ---- Local ports, one cycle at a time. Set the inputs, then step(). ----
+  /// inj_ready_o of `node` this cycle (a register output: valid until the next step()).
+  bool inj_ready(int node) const;
+  /// Drives inj_valid_i / inj_flit_i for the coming edge (nullptr: valid low). The beat is taken iff inj_ready().
+  void drive_inject(int node, const Flit* flit);
+  /// ej_valid_o / ej_flit_o of `node` this cycle.
+  bool ej_valid(int node) const;
+  Flit ej_flit(int node) const;
+  /// Drives ej_ready_i for the coming edge. The beat is taken iff ej_valid().
+  void drive_eject_ready(int node, bool ready);
+
+  /// One clock cycle. Throws NocError if an RTL assertion fired (the message names it on stderr) or a link
+  /// reported an error.
+  void step();
+  /// Cycles since reset release.
+  uint64_t cycle() const { return cycle_; }
+  /// Flits carried by links so far (every hop counts).
+  uint64_t link_flits() const { return link_flits_; }
+
+  // ---- Link status ----
+  bool link_up(int node, int link) const;
+  int link_err_cause(int node, int link) const;  ///< 0 none, 1 credit-init mismatch, 2 bring-up mismatch, 3 timeout
+  LinkCfg link_peer_cfg(int node, int link) const;  ///< what the far receiver advertised to this router's sender
+  /// Neighbour of `node` through link port `link`.
+  int neighbour(int node, int link) const;
+
+  /// An RTL assertion has fired (its message went to stdout/stderr).
+  bool rtl_error() const;
+  /// A link port of any router reports an error.
+  bool any_link_error() const;
+
+  /// Seconds spent inside step() (simulation speed figures).
+  double step_seconds() const { return step_seconds_; }
+
+  class Router;  // one verilated router behind a type-erased interface (noc_rtl.cpp)
+
+ private:
+  struct Pipe;   // one direction of one link
+  void reset();
+  void check_errors();
+  std::string describe_link_error(int node, int link) const;
+
+  NocOptions options_;
+  std::unique_ptr<VerilatedContext> context_;
+  std::vector<std::unique_ptr<Router>> routers_;
+  std::vector<Pipe> pipes_;
+  std::unique_ptr<VerilatedFstC> trace_;
+  uint64_t cycle_ = 0;
+  uint64_t link_flits_ = 0;
+  uint64_t time_ps_ = 0;
+  double step_seconds_ = 0;
+};
+
+}  // namespace trnsim::cosim::noc

@@ -1,0 +1,406 @@
+// Traffic generators and the end-to-end checker for a NocNetwork. See noc_traffic.h.
+#include "cosim/noc/noc_traffic.h"
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <random>
+#include <unordered_map>
+
+#include <fmt/core.h>
+
+namespace trnsim::cosim::noc {
+
+std::string to_string(Pattern p) {
+  switch (p) {
+    case Pattern::kUniform: return "uniform";
+    case Pattern::kTranspose: return "transpose";
+    case Pattern::kBitComp: return "bitcomp";
+    case Pattern::kHotspot: return "hotspot";
+    case Pattern::kNeighbor: return "neighbor";
+  }
+  return "?";
+}
+
+Pattern parse_pattern(const std::string& s) {
+  for (Pattern p : {Pattern::kUniform, Pattern::kTranspose, Pattern::kBitComp, Pattern::kHotspot, Pattern::kNeighbor}) {
+    if (to_string(p) == s) return p;
+  }
+  throw NocError(fmt::format("unknown traffic pattern '{}' (uniform, transpose, bitcomp, hotspot, neighbor)", s));
+}
+
+uint64_t flit_payload(int src, uint64_t seq, int index) {
+  // splitmix64 of the flit's identity: any flit moved, duplicated into another packet or altered shows.
+  uint64_t z = (uint64_t(unsigned(src)) << 48) ^ (seq << 8) ^ uint64_t(unsigned(index)) ^ 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::string TrafficResult::summary() const {
+  return fmt::format(
+      "{} packets ({} flits) delivered of {} created; lost {}, duplicated {}, corrupted {}, out of order {}; "
+      "latency avg {:.1f} (network {:.1f}), p50 {}, p99 {}, max {} cycles; offered {:.3f}, accepted {:.3f} "
+      "flits/router/cycle; {} cycles in {:.2f} s = {:.0f} cycles/s",
+      packets_delivered, flits_delivered, packets_created, lost, duplicated, corrupted, out_of_order, avg_latency,
+      avg_network_latency, p50_latency, p99_latency, max_latency, offered, accepted, cycles, sim_seconds,
+      cycles_per_second);
+}
+
+namespace {
+
+// Head payload (the 50 endpoint bits of header_t): source router [49:38], length [37:34], sequence [33:0].
+uint64_t head_payload(int src, int len, uint64_t seq) {
+  return uint64_t(unsigned(src) & 0xFFF) << 38 | uint64_t(unsigned(len) & 0xF) << 34 | (seq & ((1ull << 34) - 1));
+}
+
+enum class PState : uint8_t { kQueued, kInFlight, kDelivered, kBroken };
+
+struct Packet {
+  int dst = 0;
+  uint8_t len = 1;
+  uint8_t mclass = 0;
+  uint8_t vc = 0;  // local injection VC
+  PState state = PState::kQueued;
+  uint64_t created = 0, injected = 0;
+};
+
+struct Source {
+  std::deque<uint64_t> queue;  // sequence numbers waiting (the front one may be partly injected)
+  int next_flit = 0;           // index of the next flit of the front packet
+};
+
+struct SinkVc {
+  bool open = false;
+  bool ghost = false;  // swallowing the rest of a duplicated or broken packet
+  int src = 0;
+  uint64_t seq = 0;
+  int next = 0;
+};
+
+class Runner {
+ public:
+  Runner(NocNetwork& net, const TrafficOptions& o)
+      : net_(net), o_(o), rng_(o.seed), n_(net.nodes()), packets_(static_cast<size_t>(n_)),
+        sources_(static_cast<size_t>(n_)), sinks_(static_cast<size_t>(n_)) {
+    if (o.min_len < 1 || o.max_len > 15 || o.min_len > o.max_len) {
+      throw NocError(fmt::format("packet length {}..{} outside 1..15", o.min_len, o.max_len));
+    }
+    if (o.rate < 0 || o.rate > 1) throw NocError(fmt::format("injection rate {} outside 0..1", o.rate));
+    if (o.num_classes < 1 || o.num_classes > 4) throw NocError("num_classes outside 1..4");
+    if (n_ > 4096) throw NocError("more than 4096 routers");
+    for (int s = 0; s < n_; ++s) {
+      if (has_fixed_dest() && fixed_dest(s) == s) continue;
+      senders_.push_back(s);
+    }
+  }
+
+  TrafficResult run() {
+    const double mean_len = (o_.min_len + o_.max_len) / 2.0;
+    std::bernoulli_distribution arrive(std::min(1.0, o_.rate / mean_len));
+    std::bernoulli_distribution stall(o_.eject_stall_prob);
+    std::uniform_int_distribution<int> len(o_.min_len, o_.max_len);
+    std::uniform_int_distribution<int> cls(0, o_.num_classes - 1);
+
+    const uint64_t start = net_.cycle();
+    const uint64_t link_start = net_.link_flits();
+    const double sim_start = net_.step_seconds();
+    uint64_t last_progress = start, last_links = net_.link_flits();
+    uint64_t window_flits = 0;
+
+    for (;;) {
+      const uint64_t now = net_.cycle();
+      const bool injecting = now - start < o_.inject_cycles;
+      bool progress = false;
+
+      // New packets.
+      if (injecting) {
+        for (int s : senders_) {
+          if (!arrive(rng_)) continue;
+          Packet p;
+          p.dst = dest(s);
+          p.len = static_cast<uint8_t>(len(rng_));
+          p.mclass = static_cast<uint8_t>(cls(rng_));
+          p.created = now;
+          const int nvc = net_.build(s).num_vc;
+          p.vc = static_cast<uint8_t>(o_.check_order ? (unsigned(p.dst) * 4u + p.mclass) % unsigned(nvc)
+                                                     : packets_[size_t(s)].size() % size_t(nvc));
+          packets_[size_t(s)].push_back(p);
+          sources_[size_t(s)].queue.push_back(packets_[size_t(s)].size() - 1);
+          ++r_.packets_created;
+        }
+      }
+
+      // Injection: the front packet of each source, one flit per cycle.
+      for (int s = 0; s < n_; ++s) {
+        Source& src = sources_[size_t(s)];
+        if (src.queue.empty()) {
+          net_.drive_inject(s, nullptr);
+          continue;
+        }
+        const uint64_t seq = src.queue.front();
+        Packet& p = packets_[size_t(s)][seq];
+        Flit f;
+        f.vc = p.vc;
+        f.head = src.next_flit == 0;
+        f.tail = src.next_flit == p.len - 1;
+        f.data = f.head ? make_header(net_.coord(p.dst), p.mclass, head_payload(s, p.len, seq))
+                        : flit_payload(s, seq, src.next_flit);
+        net_.drive_inject(s, &f);
+        if (net_.inj_ready(s)) {  // taken at the coming edge
+          progress = true;
+          ++r_.flits_injected;
+          if (f.head) {
+            p.state = PState::kInFlight;
+            p.injected = now;
+            ++r_.packets_injected;
+          }
+          if (f.tail) {
+            src.queue.pop_front();
+            src.next_flit = 0;
+          } else {
+            ++src.next_flit;
+          }
+        }
+      }
+
+      // Ejection.
+      for (int d = 0; d < n_; ++d) {
+        const bool ready = !stall(rng_);
+        net_.drive_eject_ready(d, ready);
+        if (ready && net_.ej_valid(d)) {
+          progress = true;
+          if (injecting) ++window_flits;
+          receive(d, net_.ej_flit(d), now);
+        }
+      }
+
+      net_.step();
+
+      if (net_.link_flits() != last_links) progress = true;
+      last_links = net_.link_flits();
+      if (progress) last_progress = net_.cycle();
+
+      const bool outstanding = r_.packets_delivered + broken_ < r_.packets_created;
+      if (!injecting && !outstanding) break;
+      if (outstanding && net_.cycle() - last_progress >= o_.watchdog_cycles) {
+        throw NocError(fmt::format("watchdog: nothing moved for {} cycles at cycle {} (deadlock or lost flits); {}",
+                                   o_.watchdog_cycles, net_.cycle(), describe_outstanding()));
+      }
+      if (!injecting && net_.cycle() - start - o_.inject_cycles > o_.drain_limit) {
+        throw NocError(fmt::format("drain limit: {} cycles after injection stopped; {}", o_.drain_limit,
+                                   describe_outstanding()));
+      }
+    }
+
+    r_.cycles = net_.cycle() - start;
+    r_.sim_seconds = net_.step_seconds() - sim_start;
+    r_.cycles_per_second = r_.sim_seconds > 0 ? double(r_.cycles) / r_.sim_seconds : 0;
+    r_.lost = r_.packets_created - r_.packets_delivered - broken_;
+    const double window = double(o_.inject_cycles) * double(std::max<size_t>(senders_.size(), 1));
+    r_.offered = 0;
+    for (int s : senders_) {
+      for (const Packet& p : packets_[size_t(s)]) r_.offered += p.len;
+    }
+    r_.offered /= window;
+    r_.accepted = double(window_flits) / window;
+    if (!latency_.empty()) {
+      std::sort(latency_.begin(), latency_.end());
+      double sum = 0;
+      for (uint64_t l : latency_) sum += double(l);
+      r_.avg_latency = sum / double(latency_.size());
+      r_.avg_network_latency = net_latency_sum_ / double(latency_.size());
+      r_.p50_latency = latency_[latency_.size() / 2];
+      r_.p99_latency = latency_[std::min(latency_.size() - 1, latency_.size() * 99 / 100)];
+      r_.max_latency = latency_.back();
+    }
+    (void)link_start;
+    return r_;
+  }
+
+ private:
+  bool has_fixed_dest() const { return o_.pattern == Pattern::kTranspose || o_.pattern == Pattern::kBitComp; }
+
+  int fixed_dest(int s) const {
+    const Coord c = net_.coord(s);
+    const int nd = net_.ndim();
+    Coord d;
+    for (int i = 0; i < nd; ++i) {
+      const int size = net_.options().size[size_t(i)];
+      d[i] = o_.pattern == Pattern::kTranspose ? c[nd - 1 - i] % size : size - 1 - c[i];
+    }
+    return net_.node(d);
+  }
+
+  int uniform_other(int s) {
+    std::uniform_int_distribution<int> pick(0, n_ - 2);
+    const int d = pick(rng_);
+    return d >= s ? d + 1 : d;
+  }
+
+  int dest(int s) {
+    switch (o_.pattern) {
+      case Pattern::kUniform: return uniform_other(s);
+      case Pattern::kTranspose:
+      case Pattern::kBitComp: return fixed_dest(s);
+      case Pattern::kHotspot: {
+        std::bernoulli_distribution hot(o_.hotspot_fraction);
+        if (s != o_.hotspot_node && hot(rng_)) return o_.hotspot_node;
+        return uniform_other(s);
+      }
+      case Pattern::kNeighbor: {
+        Coord c = net_.coord(s);
+        for (int i = 0; i < net_.ndim(); ++i) c[i] = (c[i] + 1) % net_.options().size[size_t(i)];
+        return net_.node(c);
+      }
+    }
+    return 0;
+  }
+
+  void violation(uint64_t& counter, const std::string& what) {
+    ++counter;
+    if (r_.errors.size() < 8) r_.errors.push_back(what);
+  }
+
+  void receive(int d, const Flit& f, uint64_t now) {
+    if (f.vc >= kMaxVc) {
+      violation(r_.corrupted, fmt::format("router {}: ejected flit on VC {}", net_.node_name(d), f.vc));
+      return;
+    }
+    SinkVc& sv = sinks_[size_t(d)][f.vc];
+    const std::string at = fmt::format("cycle {} router {} VC {}", now, net_.node_name(d), f.vc);
+    if (f.head) {
+      if (sv.open && !sv.ghost) {
+        violation(r_.out_of_order, fmt::format("{}: head flit while packet {}#{} is incomplete ({} flits)", at,
+                                               net_.node_name(sv.src), sv.seq, sv.next));
+        mark_broken(sv.src, sv.seq);
+      }
+      const uint64_t pl = header_payload(f.data);
+      const int src = int(pl >> 38 & 0xFFF), len = int(pl >> 34 & 0xF);
+      const uint64_t seq = pl & ((1ull << 34) - 1);
+      sv = SinkVc{true, false, src, seq, 1};
+      if (src >= n_ || seq >= packets_[size_t(src)].size()) {
+        violation(r_.corrupted, fmt::format("{}: head flit of a packet nobody sent (source {}, seq {})", at, src, seq));
+        sv.ghost = true;
+      } else {
+        Packet& p = packets_[size_t(src)][seq];
+        const std::string id = fmt::format("packet {}#{}", net_.node_name(src), seq);
+        if (p.state == PState::kDelivered || p.state == PState::kBroken || seen_head(src, seq)) {
+          violation(r_.duplicated, fmt::format("{}: {} delivered again", at, id));
+          sv.ghost = true;
+        } else if (p.dst != d || len != p.len || header_mclass(f.data) != p.mclass ||
+                   header_dst(f.data) != net_.coord(d)) {
+          violation(r_.corrupted, fmt::format("{}: {} for router {} ({} flits, class {}) arrived with header "
+                                              "dst {} length {} class {}",
+                                              at, id, net_.node_name(p.dst), p.len, p.mclass,
+                                              header_dst(f.data).str(net_.ndim()), len, header_mclass(f.data)));
+          mark_broken(src, seq);
+          sv.ghost = true;
+        } else {
+          heads_.emplace(key(src, seq), d);
+        }
+      }
+    } else if (!sv.open) {
+      violation(r_.out_of_order, fmt::format("{}: body/tail flit with no packet in progress", at));
+      return;
+    } else if (!sv.ghost) {
+      const uint64_t want = flit_payload(sv.src, sv.seq, sv.next);
+      const Packet& p = packets_[size_t(sv.src)][sv.seq];
+      if (f.data != want) {
+        violation(r_.corrupted, fmt::format("{}: packet {}#{} flit {}: payload {:#018x}, sent {:#018x}", at,
+                                            net_.node_name(sv.src), sv.seq, sv.next, f.data, want));
+        mark_broken(sv.src, sv.seq);
+        sv.ghost = true;
+      } else if (sv.next >= p.len) {
+        violation(r_.corrupted, fmt::format("{}: packet {}#{} has more than {} flits", at, net_.node_name(sv.src),
+                                            sv.seq, p.len));
+        mark_broken(sv.src, sv.seq);
+        sv.ghost = true;
+      }
+      ++sv.next;
+    }
+    ++r_.flits_delivered;
+    if (!f.tail) return;
+    // Tail: the packet is complete.
+    sv.open = false;
+    if (sv.ghost) return;
+    Packet& p = packets_[size_t(sv.src)][sv.seq];
+    if (sv.next != p.len) {
+      violation(r_.corrupted, fmt::format("cycle {} router {}: packet {}#{} ended after {} of {} flits", now,
+                                          net_.node_name(d), net_.node_name(sv.src), sv.seq, sv.next, p.len));
+      mark_broken(sv.src, sv.seq);
+      return;
+    }
+    heads_.erase(key(sv.src, sv.seq));
+    p.state = PState::kDelivered;
+    ++r_.packets_delivered;
+    latency_.push_back(now - p.created);
+    net_latency_sum_ += double(now - p.injected);
+    if (o_.check_order) {
+      const uint64_t pair = (uint64_t(unsigned(sv.src)) << 20) | (uint64_t(unsigned(d)) << 4) | p.mclass;
+      auto [it, fresh] = last_seq_.emplace(pair, sv.seq);
+      if (!fresh) {
+        if (sv.seq < it->second) {
+          violation(r_.out_of_order, fmt::format("cycle {}: packet {}#{} to {} (class {}) delivered after #{}", now,
+                                                 net_.node_name(sv.src), sv.seq, net_.node_name(d), p.mclass,
+                                                 it->second));
+        }
+        it->second = std::max(it->second, sv.seq);
+      }
+    }
+  }
+
+  static uint64_t key(int src, uint64_t seq) { return uint64_t(unsigned(src)) << 40 | seq; }
+  bool seen_head(int src, uint64_t seq) const { return heads_.count(key(src, seq)) != 0; }
+
+  void mark_broken(int src, uint64_t seq) {
+    Packet& p = packets_[size_t(src)][seq];
+    if (p.state != PState::kBroken && p.state != PState::kDelivered) {
+      p.state = PState::kBroken;
+      ++broken_;
+    }
+    heads_.erase(key(src, seq));
+  }
+
+  std::string describe_outstanding() const {
+    uint64_t queued = 0, in_flight = 0;
+    std::string list;
+    int shown = 0;
+    for (int s = 0; s < n_; ++s) {
+      for (size_t q = 0; q < packets_[size_t(s)].size(); ++q) {
+        const Packet& p = packets_[size_t(s)][q];
+        if (p.state == PState::kQueued) ++queued;
+        if (p.state != PState::kInFlight) continue;
+        ++in_flight;
+        if (shown++ < 5) {
+          list += fmt::format("{}{}#{} -> {} ({} flits, VC {} at the source, injected at cycle {})",
+                              list.empty() ? "" : "; ", net_.node_name(s), q, net_.node_name(p.dst), p.len, p.vc,
+                              p.injected);
+        }
+      }
+    }
+    return fmt::format("{} packets delivered of {} created, {} still queued at their source, {} in the network{}{}",
+                       r_.packets_delivered, r_.packets_created, queued, in_flight, list.empty() ? "" : ": ", list);
+  }
+
+  NocNetwork& net_;
+  const TrafficOptions o_;
+  std::mt19937_64 rng_;
+  const int n_;
+  std::vector<std::vector<Packet>> packets_;
+  std::vector<Source> sources_;
+  std::vector<std::array<SinkVc, kMaxVc>> sinks_;
+  std::vector<int> senders_;
+  std::unordered_map<uint64_t, int> heads_;  // packets whose head arrived and tail not yet
+  std::unordered_map<uint64_t, uint64_t> last_seq_;
+  std::vector<uint64_t> latency_;
+  double net_latency_sum_ = 0;
+  uint64_t broken_ = 0;
+  TrafficResult r_;
+};
+
+}  // namespace
+
+TrafficResult run_traffic(NocNetwork& net, const TrafficOptions& options) { return Runner(net, options).run(); }
+
+}  // namespace trnsim::cosim::noc
