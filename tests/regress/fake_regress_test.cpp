@@ -36,7 +36,8 @@ TEST(Fake, Passes) {
 
 TEST(Fake, FailsOnSeed) {
   const uint64_t seed = test::test_seed();
-  EXPECT_NE(seed, env_seed("REGRESS_FAKE_FAIL_SEED", 4242)) << "injected failure for seed " << seed;
+  EXPECT_NE(seed, env_seed("REGRESS_FAKE_FAIL_SEED", 4242)) << "injected failure for seed " << seed
+                                                          << " (UTF-8 \xC3\xA9, a stray byte \xFF, a control \x01)";
 }
 
 TEST(Fake, CrashesOnSeed) {

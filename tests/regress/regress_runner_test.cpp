@@ -149,6 +149,8 @@ TEST(RegressRunner, InjectedFailureIsReportedWithTheCommandThatReproducesIt) {
   EXPECT_EQ(attr_of(xml, "failure", "type"), "FAIL");
   EXPECT_NE(attr_of(xml, "failure", "message").find("re-run: " + cmd), std::string::npos) << xml;
   EXPECT_NE(xml.find("injected failure for seed 4242"), std::string::npos) << "the test's output is in the failure";
+  EXPECT_NE(xml.find("(UTF-8 \xC3\xA9, a stray byte ?, a control ?)"), std::string::npos)
+      << "well-formed UTF-8 is kept, other bytes and control characters are replaced";
 }
 
 TEST(RegressRunner, CrashAndTimeoutAreErrorsNamingTheTestAndSignal) {
@@ -330,6 +332,16 @@ TEST(RegressRunner, SlurmArrayScriptsRunOneTaskLocallyAndMergeTheJunitFiles) {
   EXPECT_EQ(x.count.at("testcase"), 10);
   EXPECT_EQ(attr_of(merged, "testsuites", "tests"), "10");
   EXPECT_EQ(attr_of(merged, "testsuites", "failures"), "1");
+
+  // --only: the tasks enumerate only the tests asked for, and the script passes --only on.
+  r = sh(runner() + " --list tiny --seeds 5 --chunk 2 --only fake_seeded --slurm '" + dir + "/slurm3'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string only = slurp(dir + "/slurm3/regress.sbatch");
+  EXPECT_NE(only.find("\n#SBATCH --array=0-2\n"), std::string::npos) << only;
+  EXPECT_NE(only.find(" --only fake_seeded --chunk 2 "), std::string::npos) << only;
+  r = sh("SLURM_ARRAY_TASK_ID=2 bash '" + dir + "/slurm3/regress.sbatch'");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(rows_with(r.out, "fake_seeded", "PASS").size(), 1u) << "task 2 = the last seed of fake_seeded\n" << r.out;
 
   // Without --time: at most `chunk` seeds per task on as many CPUs, each bounded by its 600 s timeout, + 5 min.
   r = sh(runner() + " --list tiny --seeds 5 --chunk 2 --slurm '" + dir + "/slurm2'");

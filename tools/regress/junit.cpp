@@ -20,10 +20,31 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Length of the well-formed UTF-8 sequence at s[i], 0 if there is none.
+size_t utf8_length(const std::string& s, size_t i) {
+  const unsigned char c = s[i];
+  const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
 std::string xml_escape(const std::string& s) {
   std::string o;
   o.reserve(s.size());
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = s[i];
+    if (c >= 0x80) {  // keep well-formed UTF-8, replace other bytes (test output may hold anything)
+      const size_t n = utf8_length(s, i);
+      if (n == 0) {
+        o += '?';
+      } else {
+        o += s.substr(i, n);
+        i += n - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '&': o += "&amp;"; break;
       case '<': o += "&lt;"; break;

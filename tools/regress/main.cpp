@@ -271,6 +271,7 @@ int cmd_run(const Args& a) {
     so.account = get(a, "--account");
     so.timeout_override_s = timeout;
     if (a.opt.count("--out")) so.out_dir = absolute(get(a, "--out"));
+    so.only = get(a, "--only");
     const int tasks = write_slurm(so, entries);
     const std::string d = display_path(absolute(slurm_dir));
     std::printf("wrote %s/regress.sbatch (array 0-%d: %zu tests x %d seeds in chunks of %d), %s/merge.sbatch, "

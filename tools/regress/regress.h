@@ -142,6 +142,7 @@ struct SlurmOptions {
   std::string partition, account;
   int timeout_override_s = 0;
   std::string out_dir;     ///< logs of the runs; empty = DIR/runs
+  std::string only;        ///< --only as given (the tasks enumerate only these tests); empty = all
 };
 /// Writes DIR/regress.sbatch (array job), DIR/merge.sbatch and DIR/submit.sh; returns the number of array tasks.
 int write_slurm(const SlurmOptions& o, const std::vector<const Entry*>& entries);

@@ -75,7 +75,8 @@ int write_slurm(const SlurmOptions& o, const std::vector<const Entry*>& entries)
   a += "task=\"${SLURM_ARRAY_TASK_ID:?set by sbatch --array; to run one task by hand: SLURM_ARRAY_TASK_ID=0 bash $0}\"\n";
   a += "exec " + q_runner + " --lists " + shell_quote(o.lists) + " --bin-dir " + shell_quote(o.bin_dir) +
        " --list " + shell_quote(o.list) + " --seed " + std::to_string(o.base_seed) + " --seeds " +
-       std::to_string(o.seeds) + " --chunk " + std::to_string(o.chunk) + " --array-task \"$task\"" +
+       std::to_string(o.seeds) + (o.only.empty() ? std::string() : " --only " + shell_quote(o.only)) + " --chunk " +
+       std::to_string(o.chunk) + " --array-task \"$task\"" +
        " -j \"${SLURM_CPUS_PER_TASK:-" + std::to_string(cpus) + "}\"" +
        (o.timeout_override_s > 0 ? " --timeout " + std::to_string(o.timeout_override_s) : std::string()) +
        " --out " + shell_quote(o.out_dir.empty() ? (dir / "runs").string() : o.out_dir) + " --junit " + shell_quote((dir / "junit").string()) +
