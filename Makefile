@@ -18,7 +18,7 @@ help:
 	@echo "trnsim make targets:"
 	@echo "  make run        build everything and run the default workload (ends PASS/FAIL)"
 	@echo "  make test       install deps, build, run the CTest suite (no 'long' tests)"
-	@echo "  make test-long  the 'long' tests only (the 64x64 Tensor Engine; slow to build)"
+	@echo "  make test-long  the 'long' tests only (e.g. the 64x64 and 128x128 Tensor Engines), in $(BUILD_DIR)-long"
 	@echo "  make lint       verilator --lint-only -Wall over rtl/"
 	@echo "  make regress    seeded regression, list smoke (LIST=full|long; REGRESS_ARGS=\"--seeds 20\"), docs/verification.md"
 	@echo "  make bench      simulation-speed and build-cost benchmarks (docs/performance.md)"
@@ -41,10 +41,12 @@ build: deps $(BUILD_DIR)/build.ninja
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -LE long -j $(JOBS) $(CTEST_ARGS)
 
+# In a build directory of its own, so that $(BUILD_DIR) keeps the default configuration. -DTRNSIM_LARGE_TE=ON adds
+# the 64x64 and 128x128 Tensor Engines, verilated hierarchically during the build (rtl/CMakeLists.txt).
 test-long: deps
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DTRNSIM_LARGE_TE=ON $(CMAKE_ARGS)
-	cmake --build $(BUILD_DIR) -j $(JOBS)
-	ctest --test-dir $(BUILD_DIR) --output-on-failure -L long $(CTEST_ARGS)
+	cmake -S . -B $(BUILD_DIR)-long -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DTRNSIM_LARGE_TE=ON $(CMAKE_ARGS)
+	cmake --build $(BUILD_DIR)-long -j $(JOBS)
+	ctest --test-dir $(BUILD_DIR)-long --output-on-failure -L long -j $(JOBS) $(CTEST_ARGS)
 
 run: build
 	$(BUILD_DIR)/bin/trnsim run $(RUN_ARGS)

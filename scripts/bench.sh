@@ -10,7 +10,8 @@
 #   1. configure BUILD_DIR (Release, -DTRNSIM_LARGE_TE=ON so 64x64/128x128 exist) and build bench/te_sim_bench
 #   2. Verilator speed: te_sim_bench (Google Benchmark), cycles/s and PE-updates/s per engine size
 #   3. Icarus speed: bench/iverilog/trn_te_bench_tb.sv under vvp, same workload; results cross-checked by hash
-#   4. build cost: verilator + C++ compile of trn_te alone, wall time and peak memory, per size
+#   4. build cost: verilator + C++ compile of trn_te alone, wall time and peak memory, per size (flat for the
+#      default sizes, hierarchical for 64x64/128x128, as rtl/CMakeLists.txt builds them)
 #   tlm. chip model: TLM Tensor Engine datapath vs OpenBLAS sgemm (bench/te_tlm_bench), `trnsim run` end to end with
 #        --te tlm and --te rtl, peak host memory of a trn2 run (docs/performance.md, "Chip model (TLM) and end-to-end")
 #   5. summary
@@ -18,8 +19,8 @@
 # Environment knobs (defaults in brackets):
 #   BENCH_MEM_CAP_GB [10]       address-space cap (ulimit -v) for every Verilator, compiler and Icarus step, so an
 #                               oversized model fails cleanly instead of exhausting a shared machine
-#   BENCH_LARGE_TE [auto]       on / off / auto: configure with -DTRNSIM_LARGE_TE=ON; auto skips the attempt when it
-#                               already failed for the same RTL (marker file in BUILD_DIR)
+#   BENCH_LARGE_TE [auto]       on / off / auto: configure and build with -DTRNSIM_LARGE_TE=ON; auto skips the attempt
+#                               when it already failed for the same RTL (marker file in BUILD_DIR)
 #   BENCH_SIZES [16x16,64x64,128x128]  Verilator speed sizes (those not built are skipped)
 #   BENCH_MIN_TIME [2]          Google Benchmark seconds per repetition;  BENCH_REPS [3] repetitions (median used)
 #   BENCH_ICARUS_NCMD [1]       MultiplyMoving commands in the 16x16 Icarus run (1: 563 cycles, ~20 s of CPU; each
@@ -65,7 +66,8 @@ for f in rtl/fp/*.sv rtl/te/*.sv; do
 done
 
 # The build-cost step verilates trn_te exactly as rtl/CMakeLists.txt does: its source list, TRN_VERILATOR_ARGS, the
-# trace config and the OPT_* flags of the Tensor Engine's verilate() call, read from that file at run time.
+# trace config and the OPT_* flags of the Tensor Engine's verilate() call, read from that file at run time; for the
+# sizes in TRN_TE_LARGE_CONFIGS the hierarchical verilation with TRN_TE_HIER_MAKE_VARS.
 # cmake_list NAME: the items of `set(NAME ...)` in rtl/CMakeLists.txt, with ${CMAKE_CURRENT_SOURCE_DIR} -> rtl and
 # other ${LISTS} of that file expanded.
 cmake_list() {
@@ -94,6 +96,14 @@ te_opt() {
 mapfile -t TE_VL_SOURCES < <(cmake_list TRN_TE_SOURCES)
 mapfile -t VL_ARGS < <(cmake_list TRN_VERILATOR_ARGS)
 VL_ARGS+=(rtl/te/trn_te_trace.vlt --trace-fst)
+mapfile -t HIER_SIZES < <(cmake_list TRN_TE_LARGE_CONFIGS)
+mapfile -t VL_HIER_MAKE_OPTS < <(cmake_list TRN_TE_HIER_MAKE_VARS)
+VL_HIER_MAKE_OPTS+=(OBJCACHE=)
+# Flat (default sizes): -G parameters and the flat config; hierarchical (large sizes): the size as macros, the
+# hierarchy-block config and the C flags rtl/CMakeLists.txt gives them (see there for why).
+VL_FLAT_ARGS=(rtl/te/trn_te_flat.vlt)
+VL_HIER_ARGS=(--hierarchical rtl/te/trn_te_hier.vlt -CFLAGS -fPIC -CFLAGS -DNDEBUG)
+is_hier() { [[ " ${HIER_SIZES[*]} " == *" $1 "* ]]; }
 # Release builds compile everything with -O3; verilate() adds OPT_* per file class (later flag wins).
 VL_MAKE_OPTS=()
 for k in OPT_FAST OPT_SLOW OPT_GLOBAL; do
@@ -101,8 +111,8 @@ for k in OPT_FAST OPT_SLOW OPT_GLOBAL; do
   VL_MAKE_OPTS+=("$k=${v:--O3}")
 done
 VL_MAKE_OPTS+=(OBJCACHE=)  # no ccache: this measures a cold build
-if [[ ${#TE_VL_SOURCES[@]} -eq 0 || ${#VL_ARGS[@]} -le 2 ]]; then
-  echo "bench: could not read TRN_TE_SOURCES / TRN_VERILATOR_ARGS from rtl/CMakeLists.txt" >&2
+if [[ ${#TE_VL_SOURCES[@]} -eq 0 || ${#VL_ARGS[@]} -le 2 || ${#HIER_SIZES[@]} -eq 0 || ${#VL_HIER_MAKE_OPTS[@]} -le 1 ]]; then
+  echo "bench: could not read TRN_TE_SOURCES / TRN_VERILATOR_ARGS / TRN_TE_LARGE_CONFIGS / TRN_TE_HIER_MAKE_VARS from rtl/CMakeLists.txt" >&2
   exit 1
 fi
 
@@ -160,7 +170,7 @@ if [[ "$LARGE_TE" == auto && -f "$MARKER" && "$(cat "$MARKER")" == "$RTL_HASH" ]
   large_status="skipped: it already failed for this RTL (delete $MARKER to retry)"
   log "$large_status"
 elif [[ "$LARGE_TE" != off ]]; then
-  log "configure with -DTRNSIM_LARGE_TE=ON (verilates 4x4..128x128 at configure time; cap ${CAP_GB} GB) ..."
+  log "configure with -DTRNSIM_LARGE_TE=ON (the default sizes are verilated now, 64x64/128x128 hierarchically during the build; cap ${CAP_GB} GB) ..."
   t0=$(date +%s)
   if capped cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRNSIM_LARGE_TE=ON \
       > "$OUT/configure-large.log" 2>&1; then
@@ -185,12 +195,22 @@ if [[ $configured == 0 ]]; then
   fi
 fi
 R[large_te]=$large_status
-log "build te_sim_bench (-j $JOBS) ..."
+log "build te_sim_bench (-j $JOBS; with -DTRNSIM_LARGE_TE=ON this includes the hierarchical 64x64 and 128x128) ..."
 t0=$(date +%s)
 if ! capped cmake --build "$BUILD_DIR" -j "$JOBS" --target te_sim_bench > "$OUT/build.log" 2>&1; then
-  log "build failed; last lines of $OUT/build.log:"
-  tail -30 "$OUT/build.log"
-  exit 1
+  log "build failed after $(( $(date +%s) - t0 )) s; last lines of $OUT/build.log:"
+  grep -v '^[[:space:]]*$' "$OUT/build.log" | tail -12 | sed 's/^/    /'
+  if [[ $configured == 1 ]]; then
+    echo "$RTL_HASH" > "$MARKER"
+    R[large_te]="build failed (see $OUT/build.log); fell back to -DTRNSIM_LARGE_TE=OFF"
+    log "reconfigure with -DTRNSIM_LARGE_TE=OFF and build again ..."
+    capped cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRNSIM_LARGE_TE=OFF \
+      > "$OUT/configure.log" 2>&1 &&
+      capped cmake --build "$BUILD_DIR" -j "$JOBS" --target te_sim_bench > "$OUT/build-small.log" 2>&1 ||
+      { log "build failed again; see $OUT/build-small.log"; tail -30 "$OUT/build-small.log"; exit 1; }
+  else
+    exit 1
+  fi
 fi
 log "built in $(( $(date +%s) - t0 )) s"
 fi
@@ -426,15 +446,26 @@ for s in $BUILD_COST_SIZES; do
   d="$OUT/buildcost-$s"
   rm -rf "$d"
   mkdir -p "$d"
-  log "$s: verilator --cc ${VL_ARGS[*]} --top-module trn_te -GROWS=$r -GCOLS=$c --Mdir $d (load $(loadavg)) ..."
-  if measure "verilate-$s" "$OUT/verilate-$s.time" verilator --cc "${VL_ARGS[@]}" --top-module trn_te \
-      -GROWS="$r" -GCOLS="$c" --Mdir "$d" "${TE_VL_SOURCES[@]}"; then
+  if is_hier "$s"; then
+    R[bc_how_$s]="hierarchical"
+    vl_cmd=(verilator --cc "${VL_ARGS[@]}" "${VL_HIER_ARGS[@]}" --top-module trn_te "+define+TRN_TE_ROWS=$r"
+            "+define+TRN_TE_COLS=$c" --Mdir "$d" "${TE_VL_SOURCES[@]}")
+    mk_opts=("${VL_HIER_MAKE_OPTS[@]}")
+  else
+    R[bc_how_$s]="flat"
+    vl_cmd=(verilator --cc "${VL_ARGS[@]}" "${VL_FLAT_ARGS[@]}" --top-module trn_te -GROWS="$r" -GCOLS="$c" --Mdir "$d"
+            "${TE_VL_SOURCES[@]}")
+    mk_opts=("${VL_MAKE_OPTS[@]}")
+  fi
+  log "$s (${R[bc_how_$s]}): ${vl_cmd[*]:0:${#vl_cmd[@]}-${#TE_VL_SOURCES[@]}} <TRN_TE_SOURCES> (load $(loadavg)) ..."
+  if measure "verilate-$s" "$OUT/verilate-$s.time" "${vl_cmd[@]}"; then
     R[bc_vl_$s]="${M_WALL} s, max RSS $((M_MAXRSS_KB / 1024)) MB"
     R[bc_vl_kb_$s]=$M_MAXRSS_KB
+    (( M_TREE_KB > M_MAXRSS_KB )) && R[bc_vl_kb_$s]=$M_TREE_KB
     R[bc_src_mb_$s]=$(du -sm "$d" | cut -f1)
-    log "$s: verilated in ${M_WALL} s, max RSS $((M_MAXRSS_KB / 1024)) MB, $(ls "$d"/*.cpp | wc -l) C++ files, ${R[bc_src_mb_$s]} MB"
-    log "$s: make -C $d -f Vtrn_te.mk -j $JOBS ${VL_MAKE_OPTS[*]} (load $(loadavg)) ..."
-    if measure "compile-$s" "$OUT/compile-$s.time" make -C "$d" -f Vtrn_te.mk -j "$JOBS" "${VL_MAKE_OPTS[@]}"; then
+    log "$s: verilated in ${M_WALL} s, max RSS $((M_MAXRSS_KB / 1024)) MB (all processes $((M_TREE_KB / 1024)) MB), $(find "$d" -name '*.cpp' | wc -l) C++ files, ${R[bc_src_mb_$s]} MB"
+    log "$s: make -C $d -f Vtrn_te.mk -j $JOBS ${mk_opts[*]} (load $(loadavg)) ..."
+    if measure "compile-$s" "$OUT/compile-$s.time" make -C "$d" -f Vtrn_te.mk -j "$JOBS" "${mk_opts[@]}"; then
       R[bc_cc_$s]="${M_WALL} s, max RSS $((M_MAXRSS_KB / 1024)) MB (all jobs $((M_TREE_KB / 1024)) MB)"
       R[bc_cc_kb_$s]=$M_TREE_KB
       R[bc_total_s_$s]=$(awk -v a="${R[bc_vl_$s]%% s*}" -v b="$M_WALL" 'BEGIN { print a + b }')
@@ -518,7 +549,7 @@ status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then 
       else
         printf '%-40s %-40s %-10s %s\n' "Verilator $s PE-updates/s" "$(human "${R[vl_peps_$s]}")" "" ""
       fi
-    elif [[ $s != 128x128 ]]; then
+    else
       printf '%-40s %-40s %-10s %s\n' "Verilator $s PE-updates/s" "n/a (size not built)" \
         "$([[ $s == 16x16 ]] && echo '>= 10 M')" "not measured"
     fi
@@ -535,8 +566,9 @@ status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then 
     fi
   done
   for s in $BUILD_COST_SIZES; do
-    printf '%-40s %-40s %-10s %s\n' "verilate $s" "${R[bc_vl_$s]:-n/a}" "" ""
+    printf '%-40s %-40s %-10s %s\n' "verilate $s (${R[bc_how_$s]:-?})" "${R[bc_vl_$s]:-n/a}" "" ""
     [[ -n "${R[bc_cc_$s]:-}" ]] && printf '%-40s %-40s %-10s %s\n' "C++ compile $s (-j $JOBS)" "${R[bc_cc_$s]}" "" ""
+    [[ -n "${R[bc_total_s_$s]:-}" ]] && printf '%-40s %-40s %-10s %s\n' "build $s total (verilate + C++)" "${R[bc_total_s_$s]} s" "" ""
     if [[ $s == 128x128 ]]; then
       peak_kb=${R[bc_vl_kb_$s]:-0}
       [[ -n "${R[bc_cc_kb_$s]:-}" && ${R[bc_cc_kb_$s]} -gt $peak_kb ]] && peak_kb=${R[bc_cc_kb_$s]}
