@@ -52,16 +52,17 @@ run: build
 	$(BUILD_DIR)/bin/trnsim run $(RUN_ARGS)
 
 # Seeded regression of one list of tests/regress/lists.txt (docs/verification.md): builds the runner and the test
-# binaries the list names, runs it on $(JOBS) cores and writes JUnit to $(BUILD_DIR)/regress/$(LIST).xml.
-# LIST=long also needs the 64x64 Tensor Engine, so it configures with -DTRNSIM_LARGE_TE=ON like test-long.
+# binaries the list names, runs it on $(JOBS) cores and writes JUnit to <build>/regress/$(LIST).xml.
+# LIST=long also needs the large Tensor Engines, so it runs in $(BUILD_DIR)-long (-DTRNSIM_LARGE_TE=ON) like test-long.
+REGRESS_BUILD = $(if $(filter long,$(LIST)),$(BUILD_DIR)-long,$(BUILD_DIR))
 .PHONY: regress
-regress: deps $(BUILD_DIR)/build.ninja
-	$(if $(filter long,$(LIST)),cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DTRNSIM_LARGE_TE=ON $(CMAKE_ARGS))
-	cmake --build $(BUILD_DIR) -j $(JOBS) --target trnsim_regress
-	@targets=$$($(BUILD_DIR)/bin/trnsim_regress targets --list $(LIST)) || exit 2; \
-	  echo "cmake --build $(BUILD_DIR) -j $(JOBS) --target" $$targets; \
-	  cmake --build $(BUILD_DIR) -j $(JOBS) --target $$targets
-	TRNSIM_BUILD_DIR=$(BUILD_DIR) scripts/regress --list $(LIST) -j $(JOBS) --junit $(BUILD_DIR)/regress/$(LIST).xml $(REGRESS_ARGS)
+regress: deps
+	$(if $(filter long,$(LIST)),cmake -S . -B $(REGRESS_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DTRNSIM_LARGE_TE=ON $(CMAKE_ARGS),test -f $(REGRESS_BUILD)/build.ninja || cmake -S . -B $(REGRESS_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS))
+	cmake --build $(REGRESS_BUILD) -j $(JOBS) --target trnsim_regress
+	@targets=$$($(REGRESS_BUILD)/bin/trnsim_regress targets --list $(LIST)) || exit 2; \
+	  echo "cmake --build $(REGRESS_BUILD) -j $(JOBS) --target" $$targets; \
+	  cmake --build $(REGRESS_BUILD) -j $(JOBS) --target $$targets
+	TRNSIM_BUILD_DIR=$(REGRESS_BUILD) scripts/regress --list $(LIST) -j $(JOBS) --junit $(REGRESS_BUILD)/regress/$(LIST).xml $(REGRESS_ARGS)
 
 lint: deps
 	@bash scripts/lint-rtl.sh
