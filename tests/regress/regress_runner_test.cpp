@@ -31,7 +31,7 @@ list skips seeds=2
 fake_pass     tiny   fake_regress_test  Fake.Passes
 fake_seeded   tiny   fake_regress_test  Fake.FailsOnSeed
 fake_crash    other  fake_regress_test  Fake.CrashesOnSeed
-fake_hang     other  fake_regress_test  Fake.HangsOnSeed    timeout=2
+fake_hang     other  fake_regress_test  Fake.HangsOnSeed    timeout=3
 fake_wave     wavy   fake_regress_test  Fake.FailsOnSeed    wave
 fake_skip     skips  fake_regress_test  Fake.Skips
 )";
@@ -162,7 +162,7 @@ TEST(RegressRunner, CrashAndTimeoutAreErrorsNamingTheTestAndSignal) {
   EXPECT_EQ(rows_with(r.out, "fake_crash", "CRASH").size(), 1u) << r.out;
   EXPECT_EQ(rows_with(r.out, "fake_hang", "TIMEOUT").size(), 1u) << r.out;
   EXPECT_NE(r.out.find("killed by signal 6"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("timed out after 2 s in Fake.HangsOnSeed (killed)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("timed out after 3 s in Fake.HangsOnSeed (killed)"), std::string::npos) << r.out;
   const auto cmds = rerun_commands(r.out);
   EXPECT_EQ(cmds.size(), 2u) << r.out;
   for (const std::string& c : cmds) EXPECT_EQ(c.rfind("TRNSIM_SEED=11 ", 0), 0u) << c;
