@@ -7,7 +7,8 @@
 // so the winner has the lowest priority next. Without ack_i the pointer stays, and the same requester keeps
 // winning while it requests (a grant that was not used costs the requester nothing).
 module trn_noc_rr_arb #(
-  parameter int unsigned N = 4,   // >= 1
+  parameter int unsigned N       = 4,     // >= 1
+  parameter bit          WITH_IDX = 1'b1, // 0: idx_o is 0 (callers that only need gnt_o save its encoder)
   localparam int unsigned IDX_W = (N > 1) ? $clog2(N) : 1
 ) (
   input  logic             clk_i,
@@ -20,20 +21,37 @@ module trn_noc_rr_arb #(
 );
 
   logic [IDX_W-1:0] ptr_q;
+  logic [N-1:0]     at_or_after_ptr, req_hi, sel;
 
-  always_comb begin
-    gnt_o = '0;
-    idx_o = '0;
-    for (int unsigned k = 0; k < N; k++) begin
-      // Candidate k places after the pointer, wrapping (ptr_q < N, so one subtraction suffices).
-      int unsigned j;
-      j = 32'(ptr_q) + k;
-      if (j >= N) j = j - N;
-      if (req_i[j] && gnt_o == '0) begin
-        gnt_o[j] = 1'b1;
-        idx_o    = IDX_W'(j);
+  function automatic logic [IDX_W-1:0] next_ptr(logic [N-1:0] onehot);
+    logic [IDX_W-1:0] p;
+    p = '0;
+    for (int unsigned j = 0; j + 1 < N; j++) begin
+      if (onehot[j]) p = IDX_W'(j + 1);
+    end
+    return p;
+  endfunction
+
+  // Requests at or after the pointer first; if there are none, all requests (the wrap-around). The winner is the
+  // lowest set bit of that vector (x & -x). Vector operations rather than a loop over requesters: the verilated
+  // model evaluates them several times faster (the allocators hold dozens of these arbiters).
+  assign at_or_after_ptr = ~((N'(1) << ptr_q) - N'(1));
+  assign req_hi          = req_i & at_or_after_ptr;
+  assign sel             = (req_hi != '0) ? req_hi : req_i;
+  assign gnt_o           = sel & (~sel + N'(1));
+
+  // One-hot to index: bit b of the index is set when the winner's index has bit b set.
+  if (WITH_IDX) begin : g_idx
+    always_comb begin
+      idx_o = '0;
+      for (int unsigned b = 0; b < IDX_W; b++) begin
+        for (int unsigned j = 0; j < N; j++) begin
+          if (((j >> b) & 1) == 1) idx_o[b] = idx_o[b] | gnt_o[j];
+        end
       end
     end
+  end else begin : g_no_idx
+    assign idx_o = '0;
   end
 
   assign valid_o = |req_i;
@@ -42,19 +60,18 @@ module trn_noc_rr_arb #(
     if (!rst_ni) begin
       ptr_q <= '0;
     end else if (ack_i && valid_o) begin
-      ptr_q <= (32'(idx_o) == N - 1) ? '0 : idx_o + 1'b1;
+      // The requester after the winner: the lowest requester position above the grant, wrapping to 0.
+      ptr_q <= next_ptr(gnt_o);
     end
   end
 
 `ifndef SYNTHESIS
-  a_onehot: assert property (@(posedge clk_i) disable iff (!rst_ni) $onehot0(gnt_o))
-    else $error("trn_noc_rr_arb: grant %b is not one-hot", gnt_o);
-  a_grant_requested: assert property (@(posedge clk_i) disable iff (!rst_ni) (gnt_o & ~req_i) == '0)
-    else $error("trn_noc_rr_arb: grant %b without a request (%b)", gnt_o, req_i);
-  a_work_conserving: assert property (@(posedge clk_i) disable iff (!rst_ni) valid_o == (gnt_o != '0))
-    else $error("trn_noc_rr_arb: requests %b but no grant", req_i);
-  a_ptr_range: assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(ptr_q) < N)
-    else $error("trn_noc_rr_arb: pointer %0d out of range", ptr_q);
+  // One assertion for the arbiter's whole contract (the allocators hold dozens of arbiters; one check each keeps
+  // the verilated model fast): the grant is one-hot or zero, only requesters win, some requester wins whenever any
+  // requests, the pointer stays in range.
+  a_grant: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      $onehot0(gnt_o) && (gnt_o & ~req_i) == '0 && valid_o == (gnt_o != '0) && 32'(ptr_q) < N)
+    else $error("trn_noc_rr_arb: grant %b for requests %b with the pointer at %0d", gnt_o, req_i, ptr_q);
 `endif
 
 endmodule

@@ -59,7 +59,7 @@ module trn_noc_vc_alloc #(
         assign req2[i] = picked[i] && pick[i][w] && (32'(oport_i[i]) == o);
       end
       logic [$clog2(NIN)-1:0] unused_idx;
-      trn_noc_rr_arb #(.N(NIN)) u_arb (
+      trn_noc_rr_arb #(.N(NIN), .WITH_IDX(1'b0)) u_arb (
         .clk_i   (clk_i),
         .rst_ni  (rst_ni),
         .req_i   (req2),
