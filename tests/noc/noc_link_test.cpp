@@ -1,6 +1,8 @@
 // NeuronLink links: bring-up on every torus, flow-control parameter mismatches and unconnected links rejected with a
 // readable error (never a silent stall), link latency, and the zero-load timing of a hop.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -139,6 +141,37 @@ TEST(NocLink, ZeroLoadLatencyIsFourPlusThreePlusLinkLatencyPerHop) {
       EXPECT_EQ(t1 - t0, uint64_t(4 + hops * (3 + latency))) << "L=" << latency << " to " << dst.str(2);
       for (int i = 0; i < 10; ++i) net.step();
     }
+  }
+}
+
+// One VC streams a long packet at one flit per cycle while DEPTH covers the credit loop (4 + 2L cycles); with
+// longer links the same VC sends DEPTH flits per loop (docs/neuronlink.md, "Credit flow control").
+TEST(NocLink, CreditLoopLimitsOneVcToDepthFlitsPerRoundTrip) {
+  for (int latency : {0, 1, 2}) {
+    NocNetwork net(test::torus("4x4", "", latency));
+    const int len = 24;
+    const int dst = net.node(Coord{{2, 0, 0}});  // 2 hops, all flits on one VC per link
+    std::vector<uint64_t> eject_cycles;
+    int sent = 0;
+    for (int cycle = 0; cycle < 400 && static_cast<int>(eject_cycles.size()) < len; ++cycle) {
+      Flit f;
+      f.head = sent == 0;
+      f.tail = sent == len - 1;
+      f.data = f.head ? cosim::noc::make_header(Coord{{2, 0, 0}}, 0, 0) : uint64_t(sent);
+      const bool offer = sent < len;
+      net.drive_inject(0, offer ? &f : nullptr);
+      const bool taken = offer && net.inj_ready(0);
+      if (net.ej_valid(dst)) eject_cycles.push_back(net.cycle());
+      net.step();
+      if (taken) ++sent;
+    }
+    ASSERT_EQ(eject_cycles.size(), size_t(len)) << "L=" << latency;
+    // Steady state, away from the head: flits per cycle over the last 16 flits.
+    const double span = double(eject_cycles[len - 1] - eject_cycles[len - 17]);
+    const double rate = 16.0 / span;
+    const double expected = std::min(1.0, 4.0 / (4.0 + 2.0 * latency));
+    std::cout << "L=" << latency << ": " << rate << " flits/cycle on one VC (expected " << expected << ")\n";
+    EXPECT_NEAR(rate, expected, 0.05) << "L=" << latency;
   }
 }
 
