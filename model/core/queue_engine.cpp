@@ -11,10 +11,10 @@ QueueEngine::QueueEngine(const sc_module_name& name, isa::Engine engine, CoreCon
   SC_THREAD(run_thread);
 }
 
-bool QueueEngine::bus_read(uint64_t addr, void* data, uint64_t bytes) {
+bool QueueEngine::bus_transport(tlm::tlm_command cmd, uint64_t addr, void* data, uint64_t bytes) {
   tlm::tlm_generic_payload trans;
   sc_time delay = SC_ZERO_TIME;
-  trans.set_command(tlm::TLM_READ_COMMAND);
+  trans.set_command(cmd);
   trans.set_address(addr);
   trans.set_data_ptr(static_cast<unsigned char*>(data));
   trans.set_data_length(static_cast<unsigned int>(bytes));
@@ -24,17 +24,12 @@ bool QueueEngine::bus_read(uint64_t addr, void* data, uint64_t bytes) {
   return trans.is_response_ok();
 }
 
+bool QueueEngine::bus_read(uint64_t addr, void* data, uint64_t bytes) {
+  return bus_transport(tlm::TLM_READ_COMMAND, addr, data, bytes);
+}
+
 bool QueueEngine::bus_write(uint64_t addr, const void* data, uint64_t bytes) {
-  tlm::tlm_generic_payload trans;
-  sc_time delay = SC_ZERO_TIME;
-  trans.set_command(tlm::TLM_WRITE_COMMAND);
-  trans.set_address(addr);
-  trans.set_data_ptr(static_cast<unsigned char*>(const_cast<void*>(data)));
-  trans.set_data_length(static_cast<unsigned int>(bytes));
-  trans.set_streaming_width(static_cast<unsigned int>(bytes));
-  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  bus->b_transport(trans, delay);
-  return trans.is_response_ok();
+  return bus_transport(tlm::TLM_WRITE_COMMAND, addr, const_cast<void*>(data), bytes);  // the target only reads it
 }
 
 void QueueEngine::busy(uint64_t cycles) {

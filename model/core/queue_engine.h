@@ -47,6 +47,7 @@ class QueueEngine : public sc_core::sc_module {
   CoreControl& control_;
 
  private:
+  bool bus_transport(tlm::tlm_command cmd, uint64_t addr, void* data, uint64_t bytes);
   void run_thread();
   void run_program(uint64_t epoch);
   std::optional<Fault> step(const isa::Instruction& instr, uint32_t index, uint64_t epoch);
