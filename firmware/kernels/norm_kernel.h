@@ -1,0 +1,54 @@
+// LayerNorm and RMSNorm along the free axis of a [rows, cols] tensor in HBM, as programs for the trnsim ISA (dma,
+// vec and act queues, software-pipelined over row tiles; docs/kernels.md "LayerNorm and RMSNorm").
+//
+// LayerNorm, per row (every step one FP32 RNE operation; the order of golden::layernorm_rows):
+//   x_j = widen(in[row, j]);  s = sum_j x_j (from +0.0, increasing j);  mean = s / cols;  n = -mean (exact)
+//   c_j = x_j + n;  q = sum_j c_j * c_j (from +0.0);  v = q / cols + eps;  r = rsqrt(v) (docs/isa.md definition)
+//   out_j = cast((c_j * r) * gamma_j + beta_j)
+// RMSNorm, per row:
+//   q = sum_j x_j * x_j (from +0.0);  v = q / cols + eps;  r = rsqrt(v);  out_j = cast((x_j * r) * gamma_j)
+// gamma and beta are FP32 [cols] vectors shared by all rows. `cols` is converted to FP32 (exact up to 2^24).
+#pragma once
+
+#include <cstdint>
+
+#include "firmware/driver/driver.h"
+#include "firmware/isa/isa.h"
+
+namespace trnsim::kernels {
+
+/// One LayerNorm's tensors in HBM (HBM-space byte addresses).
+struct LayerNormLayout {
+  int rows = 0;                                  ///< >= 1
+  int cols = 0;                                  ///< >= 1, the normalized (free) axis
+  uint64_t in_hbm = 0;                           ///< [rows, cols] in_type, row-major
+  uint64_t out_hbm = 0;                          ///< [rows, cols] out_type, row-major
+  uint64_t gamma_hbm = 0;                        ///< [cols] FP32
+  uint64_t beta_hbm = 0;                         ///< [cols] FP32
+  float eps = 1e-5f;                             ///< added to the variance; finite, >= 0
+  isa::DataType in_type = isa::DataType::kFp32;
+  isa::DataType out_type = isa::DataType::kFp32;
+};
+
+/// One RMSNorm's tensors in HBM.
+struct RmsNormLayout {
+  int rows = 0;
+  int cols = 0;
+  uint64_t in_hbm = 0;                           ///< [rows, cols] in_type, row-major
+  uint64_t out_hbm = 0;                          ///< [rows, cols] out_type, row-major
+  uint64_t gamma_hbm = 0;                        ///< [cols] FP32
+  float eps = 1e-6f;                             ///< added to the mean square; finite, >= 0
+  isa::DataType in_type = isa::DataType::kFp32;
+  isa::DataType out_type = isa::DataType::kFp32;
+};
+
+/// LayerNorm as a program on queues dma, vec and act (each ending with halt). Uses SBUF from offset 0 of the first
+/// min(rows, sbuf_partitions) partitions, semaphores 0..3 (starting at 0), no PSUM; touches HBM only inside the
+/// four tensors (in, gamma, beta read; out written). Throws std::invalid_argument for rows or cols < 1, an eps that
+/// is negative or not finite, a misaligned address, or cols too large for the SBUF.
+isa::Program make_layernorm_program(const driver::DeviceInfo& info, const LayerNormLayout& layout);
+
+/// RMSNorm as a program; the same resources and errors as make_layernorm_program (no beta).
+isa::Program make_rmsnorm_program(const driver::DeviceInfo& info, const RmsNormLayout& layout);
+
+}  // namespace trnsim::kernels

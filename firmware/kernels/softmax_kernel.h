@@ -1,0 +1,44 @@
+// Softmax along the free axis of a [rows, cols] tensor in HBM, as a program for the trnsim ISA (dma, vec and act
+// queues, software-pipelined over row tiles; docs/kernels.md "Softmax").
+//
+// Per row (every step one FP32 RNE operation, BRIEF section 3 rules 6-7; the same order as golden::softmax_rows):
+//   x_j   = widen(in[row, j])                         (exact; the DMA load casts in_type -> FP32)
+//   x_j   = x_j + mask_j  when causal: mask_j = -inf for j > row + causal_offset, else -0 (so x_j is unchanged)
+//   m     = max_j x_j                                  (IEEE maximum, increasing j: a NaN anywhere gives NaN)
+//   b     = -(m * scale)                               (one multiply; the negation is exact)
+//   e_j   = exp(x_j * scale + b)                       (activation: multiply, add, exp as docs/isa.md defines it)
+//   s     = sum_j e_j                                  (from +0.0, increasing j, in the same activation pass)
+//   r     = 1 / s                                      (one FP32 division)
+//   out_j = cast(e_j * r)                              (one multiply, then the DMA store casts FP32 -> out_type)
+// For scale > 0 rounding is monotonic, so m * scale is the largest x_j * scale: the largest z is exactly 0, s >= 1
+// and no e_j overflows. A row whose maximum is +-inf or NaN gives NaN (inf - inf); see docs/kernels.md.
+#pragma once
+
+#include <cstdint>
+
+#include "firmware/driver/driver.h"
+#include "firmware/isa/isa.h"
+
+namespace trnsim::kernels {
+
+/// Where one softmax's tensors are in HBM (HBM-space byte addresses) and what to compute.
+struct SoftmaxLayout {
+  int rows = 0;                                  ///< >= 1, any number (row tiles of the partition count)
+  int cols = 0;                                  ///< >= 1, the free axis the softmax runs along
+  uint64_t in_hbm = 0;                           ///< [rows, cols] in_type, row-major, element-aligned
+  uint64_t out_hbm = 0;                          ///< [rows, cols] out_type, row-major (may equal in_hbm if same type)
+  float scale = 1.0f;                            ///< applied before the max (attention: 1/sqrt(d)); finite, > 0
+  isa::DataType in_type = isa::DataType::kFp32;  ///< any data type (widened exactly on load)
+  isa::DataType out_type = isa::DataType::kFp32; ///< any data type (cast once on store, FP8 saturating)
+  bool causal = false;                           ///< mask column j > row + causal_offset with -inf
+  int causal_offset = 0;                         ///< >= 0 (so that no row is fully masked)
+};
+
+/// The softmax as a program on queues dma, vec and act, each ending with halt. Uses SBUF from offset 0 of the
+/// first min(rows, sbuf_partitions) partitions, semaphores 0..3 (which must start at 0; Driver::run resets them),
+/// no PSUM; touches HBM only inside the two tensors. Throws std::invalid_argument for rows or cols < 1, a scale
+/// that is not finite and > 0, a negative causal_offset, a misaligned address, or rows that do not fit the SBUF
+/// (cols too large for one row tile of FP32 plus scratch).
+isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxLayout& layout);
+
+}  // namespace trnsim::kernels

@@ -1,0 +1,43 @@
+// Transpose on the Tensor Engine: out[cols, rows] = in[rows, cols]^T as identity matmuls (docs/kernels.md
+// "TE transpose").
+//
+// A tile of in, [K <= te_rows rows, M <= te_cols columns], is the stationary matrix; the moving matrix is the
+// identity [K, K] (built once in SBUF by the Vector engine); the TE writes PSUM[M, K] = tile^T @ I = tile^T, and
+// the DMA copies PSUM to out_hbm, casting FP32 -> out_type. The TE takes only narrow inputs (BF16, FP16, FP8), so
+// the input is a narrow tensor.
+//
+// Numerics (BRIEF section 3 rules 2-5, the same as golden::transpose_te): out[c][r] is the column sum
+// +0 + sum_k in[k][c] * I[k][r] over the K rows k of r's row tile, which is exactly in[r][c] (x * 1 and x * 0 are
+// exact, adding zeros is exact) except:
+//   - -0 becomes +0 (the sum starts at +0.0, and +0 + -0 = +0);
+//   - NaN becomes the canonical NaN of out_type (no payload);
+//   - an Inf or NaN at in[k][c] makes *every* out[c][r] of the same row tile NaN, for r != k (Inf * 0 = NaN,
+//     NaN * 0 = NaN); out[c][k] itself keeps the Inf.
+// For finite inputs the transpose is therefore bit-exact except for the sign of zeros; with out_type equal to the
+// input dtype the values round-trip (widening then narrowing a narrow value is exact).
+#pragma once
+
+#include <cstdint>
+
+#include "firmware/driver/driver.h"
+#include "firmware/isa/isa.h"
+
+namespace trnsim::kernels {
+
+/// One transpose's tensors in HBM (HBM-space byte addresses).
+struct TransposeLayout {
+  int rows = 0;                                   ///< >= 1: rows of in (= columns of out)
+  int cols = 0;                                   ///< >= 1: columns of in (= rows of out)
+  uint64_t in_hbm = 0;                            ///< [rows, cols] dtype, row-major
+  uint64_t out_hbm = 0;                           ///< [cols, rows] out_type, row-major
+  isa::Dtype dtype = isa::Dtype::kBf16;           ///< element type of in (a TE input type)
+  isa::DataType out_type = isa::DataType::kBf16;  ///< any data type; the input's type keeps every finite value
+};
+
+/// The transpose as a program on queues te, dma and vec (each ending with halt). Uses SBUF from offset 0 of the
+/// first min(rows, te_rows) partitions, PSUM from offset 0 of the first min(cols, te_cols) partitions and
+/// semaphores 0..3 (starting at 0); touches HBM only inside the two tensors. Throws std::invalid_argument for rows
+/// or cols < 1, misaligned addresses, or a device whose SBUF/PSUM cannot hold one tile.
+isa::Program make_transpose_program(const driver::DeviceInfo& info, const TransposeLayout& layout);
+
+}  // namespace trnsim::kernels
