@@ -18,6 +18,8 @@ ChipConfig chip_config(std::string_view name) {
     c.sbuf_partitions = c.psum_partitions = 128;
     c.hbm_bytes = 96ull << 30;
     c.chips = name == "trn2" ? 1 : name == "trn2-16" ? 16 : 64;
+    if (name == "trn2-16") c.torus_dims = {4, 4};     // trn2.48xlarge: 4x4 2-D torus (BRIEF section 2)
+    if (name == "trn2-64") c.torus_dims = {4, 4, 4};  // UltraServer: four 4x4 tori joined by Z rings
     return c;
   }
   std::string known;

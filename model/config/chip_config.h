@@ -27,6 +27,17 @@ struct ChipConfig {
   uint32_t vector_clock_mhz = 960;             ///< Vector engine clock (BRIEF section 2: 0.96 GHz)
   uint32_t scalar_clock_mhz = 1200;            ///< Scalar (activation) engine clock (BRIEF section 2: 1.2 GHz)
   int chips = 1;                               ///< chips in the system (multi-chip configs)
+  /// Chip-to-chip network of a multi-chip system (docs/neuronlink.md "Collectives"): torus sizes, x fastest
+  /// ({4, 4} = trn2.48xlarge, {4, 4, 4} = UltraServer with Z rings); empty for one chip.
+  std::vector<int> torus_dims;
+  /// NeuronLink bandwidth per link and direction, GB/s = 1e9 B/s. BRIEF section 2: 1.28 TB/s per chip over 4 links,
+  /// counted over both directions (as interconnect totals are quoted) -> 1280 / 4 / 2 = 160 GB/s.
+  double link_gbytes_per_s = 160.0;
+  /// Z (between-instance) link bandwidth per direction: BRIEF section 2, 256 GB/s per chip between instances over
+  /// its two Z links, both directions -> 256 / 2 / 2 = 64 GB/s.
+  double z_link_gbytes_per_s = 64.0;
+  /// Latency of one hop (link + router), ns: BRIEF section 2 "1-2 us per hop", the midpoint.
+  double link_hop_latency_ns = 1500.0;
 
   uint64_t sbuf_bytes() const { return uint64_t(sbuf_partitions) * sbuf_partition_bytes; }
   uint64_t psum_bytes() const { return uint64_t(psum_partitions) * psum_partition_bytes; }

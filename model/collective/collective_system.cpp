@@ -1,0 +1,351 @@
+#include "model/collective/collective_system.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <string>
+
+#include "model/fp/fp_ops.h"
+
+namespace trnsim::model::collective {
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::kAllReduce: return "all-reduce";
+    case Op::kAllGather: return "all-gather";
+    case Op::kReduceScatter: return "reduce-scatter";
+  }
+  return "?";
+}
+
+const char* algorithm_name(Algorithm a) { return a == Algorithm::kRing ? "ring" : "rhd"; }
+
+/// One step of one chip in one flow: send some blocks' parts to a peer, receive other blocks' parts from a peer,
+/// then reduce them into (or copy them over) the local buffer. The next step starts when this one's data is in.
+struct CollectiveSystem::Step {
+  int send_to = 0;
+  std::vector<int> send_blocks;
+  int recv_from = 0;
+  std::vector<int> recv_blocks;
+  bool reduce = false;     ///< false: copy the received elements over the local ones
+  bool own_first = false;  ///< reduce as own + received (true) or received + own (false)
+};
+
+/// steps[flow][chip]: what every chip does in every flow; parts[flow][block]: the element range of the block's
+/// share in that flow.
+struct CollectiveSystem::Plan {
+  std::vector<std::vector<std::vector<Step>>> steps;
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> parts;
+};
+
+CollectiveSystem::CollectiveSystem(const Topology& topology, uint64_t hbm_bytes) : topo_(topology) {
+  for (int c = 0; c < topo_.chips(); ++c) {
+    hbm_.push_back(std::make_unique<Memory>(("chip" + std::to_string(c) + "_hbm").c_str(), hbm_bytes));
+  }
+}
+
+CollectiveSystem::CollectiveSystem(const ChipConfig& c) : CollectiveSystem(Topology::from_config(c), c.hbm_bytes) {}
+
+CollectiveSystem::~CollectiveSystem() = default;
+
+std::vector<RingFlow> CollectiveSystem::ring_flows() const {
+  std::vector<int> used;
+  for (int d = 0; d < topo_.num_dims(); ++d) {
+    if (topo_.dim(d) > 1) used.push_back(d);
+  }
+  // A flow's time is proportional to its share times sum over its reduce-scatter phases of (fraction of the data
+  // sent in the phase) / (bandwidth of the phase's links): phase i sends (k_i - 1) / (k_0 ... k_i) of the share.
+  std::vector<RingFlow> flows;
+  std::vector<double> cost;
+  for (size_t first = 0; first < used.size(); ++first) {
+    RingFlow f;
+    for (size_t i = 0; i < used.size(); ++i) f.dims.push_back(used[(first + i) % used.size()]);
+    double c = 0, held = 1;
+    for (int d : f.dims) {
+      held *= topo_.dim(d);
+      c += (topo_.dim(d) - 1) / held / topo_.gbytes_per_s(d);
+    }
+    for (int dir : {+1, -1}) {
+      f.direction = dir;
+      flows.push_back(f);
+      cost.push_back(c);
+    }
+  }
+  if (flows.empty()) return flows;
+  const double cmin = *std::min_element(cost.begin(), cost.end());
+  uint64_t g = 0;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    flows[i].weight = uint64_t(std::llround(1000.0 * cmin / cost[i]));
+    if (flows[i].weight == 0) flows[i].weight = 1;
+    g = std::gcd(g, flows[i].weight);
+  }
+  for (RingFlow& f : flows) f.weight /= g;
+  return flows;
+}
+
+CollectiveSystem::Plan CollectiveSystem::plan(const Call& call) const {
+  const int n = topo_.chips();
+  Plan p;
+  std::vector<RingFlow> flows;
+  int bits = 0;
+  if (call.algorithm == Algorithm::kRing) {
+    flows = ring_flows();
+  } else {
+    if (n & (n - 1)) {
+      throw CollectiveError("algorithm rhd (recursive halving-doubling) needs a power-of-two chip count, this "
+                            "system has " + std::to_string(n) + " chips; use ring");
+    }
+    while ((1 << bits) < n) ++bits;
+    if (n > 1) flows.push_back(RingFlow{});  // one flow carrying everything
+  }
+  // Blocks and their parts per flow (docs: "Blocks and flows").
+  uint64_t total_w = 0;
+  for (const RingFlow& f : flows) total_w += f.weight;
+  p.parts.assign(flows.size(), std::vector<std::pair<uint64_t, uint64_t>>(size_t(n)));
+  for (int b = 0; b < n; ++b) {
+    const uint64_t lo = uint64_t((unsigned __int128)call.count * unsigned(b) / unsigned(n));
+    const uint64_t hi = uint64_t((unsigned __int128)call.count * unsigned(b + 1) / unsigned(n));
+    uint64_t w = 0;
+    for (size_t f = 0; f < flows.size(); ++f) {
+      const uint64_t a = lo + uint64_t((unsigned __int128)(hi - lo) * w / total_w);
+      w += flows[f].weight;
+      const uint64_t e = lo + uint64_t((unsigned __int128)(hi - lo) * w / total_w);
+      p.parts[f][size_t(b)] = {a, e};
+    }
+  }
+  const bool rs = call.op != Op::kAllGather, ag = call.op != Op::kReduceScatter;
+  p.steps.assign(flows.size(), std::vector<std::vector<Step>>(size_t(n)));
+  for (size_t fi = 0; fi < flows.size(); ++fi) {
+    for (int r = 0; r < n; ++r) {
+      std::vector<Step>& steps = p.steps[fi][size_t(r)];
+      if (call.algorithm == Algorithm::kRing) {
+        const RingFlow& f = flows[fi];
+        const int s = f.direction;
+        // Blocks held at phase i whose coordinate in that phase's dimension is c.
+        auto chunk = [&](size_t i, int c) {
+          std::vector<int> blocks;
+          for (int b = 0; b < n; ++b) {
+            bool in = topo_.coord(b, f.dims[i]) == ((c % topo_.dim(f.dims[i])) + topo_.dim(f.dims[i])) %
+                                                        topo_.dim(f.dims[i]);
+            for (size_t j = 0; j < i && in; ++j) in = topo_.coord(b, f.dims[j]) == topo_.coord(r, f.dims[j]);
+            if (in) blocks.push_back(b);
+          }
+          return blocks;
+        };
+        auto ring_phase = [&](size_t i, bool reduce) {
+          const int d = f.dims[i], k = topo_.dim(d), pos = topo_.coord(r, d);
+          for (int t = 0; t + 1 < k; ++t) {
+            Step st;
+            st.send_to = topo_.with_coord(r, d, pos + s);
+            st.recv_from = topo_.with_coord(r, d, pos - s);
+            st.reduce = reduce;
+            // Reduce-scatter: chunk c starts at c + s and ends, fully reduced, at c. All-gather: c starts at c.
+            st.send_blocks = chunk(i, pos - (t + (reduce ? 1 : 0)) * s);
+            st.recv_blocks = chunk(i, pos - (t + (reduce ? 2 : 1)) * s);
+            steps.push_back(std::move(st));
+          }
+        };
+        if (rs) {
+          for (size_t i = 0; i < f.dims.size(); ++i) ring_phase(i, true);
+        }
+        if (ag) {
+          for (size_t i = f.dims.size(); i-- > 0;) ring_phase(i, false);
+        }
+      } else {
+        // Recursive halving (bits 0, 1, ... of the rank) then recursive doubling (bits in reverse).
+        auto held = [&](int upto_bit, int bit, int value) {  // blocks equal to r in bits < upto_bit, bit == value
+          std::vector<int> blocks;
+          const int mask = (1 << upto_bit) - 1;
+          for (int b = 0; b < n; ++b) {
+            if ((b & mask) == (r & mask) && ((b >> bit) & 1) == value) blocks.push_back(b);
+          }
+          return blocks;
+        };
+        if (rs) {
+          for (int k = 0; k < bits; ++k) {
+            const int mine = (r >> k) & 1;
+            Step st;
+            st.send_to = st.recv_from = r ^ (1 << k);
+            st.reduce = true;
+            st.own_first = mine == 0;  // the lower half of the pair first
+            st.send_blocks = held(k, k, 1 - mine);
+            st.recv_blocks = held(k, k, mine);
+            steps.push_back(std::move(st));
+          }
+        }
+        if (ag) {
+          for (int k = bits; k-- > 0;) {
+            const int mine = (r >> k) & 1;
+            Step st;
+            st.send_to = st.recv_from = r ^ (1 << k);
+            st.send_blocks = held(k, k, mine);
+            st.recv_blocks = held(k, k, 1 - mine);
+            steps.push_back(std::move(st));
+          }
+        }
+      }
+    }
+  }
+  return p;
+}
+
+namespace {
+
+/// a + b on the collective engine's adder: FP32 RNE; BF16 widened to FP32, added, rounded once to BF16.
+inline uint32_t add_elem(ElemType t, uint32_t a, uint32_t b) {
+  if (t == ElemType::kFp32) return fp::add(a, b);
+  return fp::narrow(isa::Dtype::kBf16,
+                    fp::add(fp::widen(isa::Dtype::kBf16, uint16_t(a)), fp::widen(isa::Dtype::kBf16, uint16_t(b))),
+                    /*saturate=*/false);
+}
+
+}  // namespace
+
+Result CollectiveSystem::execute(const Call& call, const Plan& plan) {
+  Fabric fabric(topo_);
+  const uint64_t es = elem_bytes(call.type);
+  const size_t nf = plan.steps.size();
+  const int n = topo_.chips();
+  auto bytes_of = [&](size_t f, const std::vector<int>& blocks) {
+    uint64_t e = 0;
+    for (int b : blocks) e += plan.parts[f][size_t(b)].second - plan.parts[f][size_t(b)].first;
+    return e * es;
+  };
+  // inbox[f][chip][step]: the data of that step, once delivered.
+  std::vector<std::vector<std::vector<std::optional<std::vector<uint8_t>>>>> inbox(nf);
+  std::vector<std::vector<size_t>> next(nf, std::vector<size_t>(size_t(n), 0));  // step each chip waits on
+  double finish = 0;
+  int longest = 0;
+  for (size_t f = 0; f < nf; ++f) {
+    inbox[f].resize(size_t(n));
+    for (int r = 0; r < n; ++r) {
+      inbox[f][size_t(r)].resize(plan.steps[f][size_t(r)].size());
+      longest = std::max(longest, int(plan.steps[f][size_t(r)].size()));
+    }
+  }
+  std::function<void(size_t, int)> start;
+  // Step `next` of (f, r) has started; if its data is in, reduce or copy it and start the following step.
+  std::function<void(size_t, int)> try_finish = [&](size_t f, int r) {
+    const auto& steps = plan.steps[f][size_t(r)];
+    const size_t i = next[f][size_t(r)];
+    if (i >= steps.size() || !inbox[f][size_t(r)][i]) return;
+    const Step& st = steps[i];
+    const std::vector<uint8_t>& data = *inbox[f][size_t(r)][i];
+    Memory& mem = *hbm_[size_t(r)];
+    size_t off = 0;
+    std::vector<uint8_t> local;
+    for (int b : st.recv_blocks) {
+      const auto [lo, hi] = plan.parts[f][size_t(b)];
+      const uint64_t len = (hi - lo) * es, addr = call.hbm_addr + lo * es;
+      if (st.reduce) {
+        local.resize(len);
+        mem.read(addr, local.data(), len);
+        for (uint64_t e = 0; e < hi - lo; ++e) {
+          uint32_t own = 0, got = 0;
+          std::memcpy(&own, &local[e * es], es);
+          std::memcpy(&got, &data[off + e * es], es);
+          const uint32_t sum = st.own_first ? add_elem(call.type, own, got) : add_elem(call.type, got, own);
+          std::memcpy(&local[e * es], &sum, es);
+        }
+        mem.write(addr, local.data(), len);
+      } else {
+        mem.write(addr, data.data() + off, len);
+      }
+      off += len;
+    }
+    inbox[f][size_t(r)][i].reset();
+    finish = std::max(finish, fabric.now());
+    ++next[f][size_t(r)];
+    start(f, r);
+  };
+  start = [&](size_t f, int r) {
+    const auto& steps = plan.steps[f][size_t(r)];
+    const size_t i = next[f][size_t(r)];
+    if (i >= steps.size()) return;
+    const Step& st = steps[i];
+    // The engine reads the blocks to send when the step starts (they are final by then) and sends one message.
+    std::vector<uint8_t> payload(bytes_of(f, st.send_blocks));
+    size_t off = 0;
+    for (int b : st.send_blocks) {
+      const auto [lo, hi] = plan.parts[f][size_t(b)];
+      hbm_[size_t(r)]->read(call.hbm_addr + lo * es, payload.data() + off, (hi - lo) * es);
+      off += (hi - lo) * es;
+    }
+    const uint64_t bytes = payload.size();
+    const int to = st.send_to;
+    fabric.send(r, to, bytes, fabric.now(), [&, f, i, to, p = std::move(payload)](double) mutable {
+      inbox[f][size_t(to)][i] = std::move(p);
+      try_finish(f, to);
+    });
+    try_finish(f, r);
+  };
+  for (size_t f = 0; f < nf; ++f) {
+    for (int r = 0; r < n; ++r) fabric.at(0.0, [&, f, r] { start(f, r); });
+  }
+  fabric.run();
+  for (size_t f = 0; f < nf; ++f) {
+    for (int r = 0; r < n; ++r) {
+      if (next[f][size_t(r)] != plan.steps[f][size_t(r)].size()) {
+        throw std::logic_error("collective: chip " + std::to_string(r) + " stopped at step " +
+                               std::to_string(next[f][size_t(r)]) + " (a plan whose sends and receives do not match)");
+      }
+    }
+  }
+  Result res;
+  res.time_ns = finish;
+  res.messages = fabric.messages();
+  res.steps = longest;
+  for (int c = 0; c < n; ++c) {
+    for (int d = 0; d < topo_.num_dims(); ++d) {
+      for (bool pos : {true, false}) {
+        const auto& s = fabric.link_stats({c, d, pos});
+        res.link_bytes += s.bytes;
+        res.max_link_busy_ns = std::max(res.max_link_busy_ns, s.busy_ns);
+      }
+    }
+  }
+  return res;
+}
+
+Result CollectiveSystem::run(const Call& call) {
+  const uint64_t es = elem_bytes(call.type);
+  const uint64_t size = hbm_.front()->size();
+  if (call.count > size / es || call.hbm_addr > size - call.count * es) {
+    throw CollectiveError("collective buffer of " + std::to_string(call.count) + " elements at HBM address " +
+                          std::to_string(call.hbm_addr) + " ends past the end of HBM (" + std::to_string(size) +
+                          " bytes)");
+  }
+  const Plan p = plan(call);  // checks the algorithm even for count 0
+  if (call.count == 0) return {};
+  return execute(call, p);
+}
+
+Result CollectiveSystem::send_recv(int src, uint64_t src_addr, int dst, uint64_t dst_addr, uint64_t bytes) {
+  const int n = topo_.chips();
+  const uint64_t size = hbm_.front()->size();
+  if (src < 0 || src >= n || dst < 0 || dst >= n) {
+    throw CollectiveError("send/recv between chips " + std::to_string(src) + " and " + std::to_string(dst) +
+                          ": the system has chips 0.." + std::to_string(n - 1));
+  }
+  if (bytes > size || src_addr > size - bytes || dst_addr > size - bytes) {
+    throw CollectiveError("send/recv of " + std::to_string(bytes) + " bytes: a range ends past the end of HBM (" +
+                          std::to_string(size) + " bytes)");
+  }
+  Fabric fabric(topo_);
+  std::vector<uint8_t> data(bytes);
+  hbm_[size_t(src)]->read(src_addr, data.data(), bytes);
+  Result res;
+  fabric.send(src, dst, bytes, 0.0, [&](double t) {
+    hbm_[size_t(dst)]->write(dst_addr, data.data(), bytes);
+    res.time_ns = t;
+  });
+  fabric.run();
+  res.messages = 1;
+  res.steps = 1;
+  res.link_bytes = bytes * topo_.route(src, dst).size();
+  return res;
+}
+
+}  // namespace trnsim::model::collective

@@ -1,0 +1,99 @@
+// A multi-chip system for collectives: one HBM per chip (allocated on touch), the fabric between the chips, and a
+// collective engine beside compute on each chip that runs all-reduce, all-gather, reduce-scatter and send/recv
+// on HBM (docs/neuronlink.md "Collectives": algorithms, reduction order, link model).
+//
+// This is a system-level API (the workload calls it), not yet an instruction queue of the NeuronCore model.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/collective/fabric.h"
+#include "model/collective/topology.h"
+#include "model/config/chip_config.h"
+#include "model/mem/memory.h"
+
+namespace trnsim::model::collective {
+
+enum class Op { kAllReduce, kAllGather, kReduceScatter };
+enum class Algorithm { kRing, kRhd };
+enum class ElemType { kFp32, kBf16 };
+
+const char* op_name(Op op);
+const char* algorithm_name(Algorithm a);
+inline uint64_t elem_bytes(ElemType t) { return t == ElemType::kFp32 ? 4 : 2; }
+
+/// A collective the system cannot run as asked (algorithm vs chip count, buffer outside HBM, ...).
+class CollectiveError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// One collective, the same call on every chip. The buffer is `count` elements at HBM byte address `hbm_addr` on
+/// every chip and the operation is in place:
+///   all-reduce      every chip's buffer becomes the element-wise sum over the chips;
+///   reduce-scatter  chip r's block r of the buffer becomes the sum of block r over the chips (other blocks: scratch);
+///   all-gather      chip r contributes its block r; every chip's buffer becomes all blocks.
+/// Block r is elements [floor(r * count / n), floor((r + 1) * count / n)) of n chips (blocks may differ by one
+/// element and may be empty).
+struct Call {
+  Op op = Op::kAllReduce;
+  Algorithm algorithm = Algorithm::kRing;
+  ElemType type = ElemType::kFp32;
+  uint64_t count = 0;
+  uint64_t hbm_addr = 0;
+};
+
+/// What a run took.
+struct Result {
+  double time_ns = 0;        ///< simulated time from the start (all chips together) to the last chip's last step
+  uint64_t messages = 0;     ///< chip-to-chip messages
+  uint64_t link_bytes = 0;   ///< bytes carried, summed over links (a 2-hop message counts twice)
+  double max_link_busy_ns = 0;  ///< the busiest directed link's reserved time
+  int steps = 0;             ///< the longest chain of send/receive steps of one chip and flow
+};
+
+/// One ring flow of the ring algorithm: the rings of dims[0] first, then dims[1], ..., all in one direction.
+struct RingFlow {
+  int direction = +1;         ///< +1: each chip sends to coordinate + 1; -1: to coordinate - 1
+  std::vector<int> dims;      ///< dimension order of the reduce-scatter phases (all-gather: reversed)
+  uint64_t weight = 1;        ///< share of every block this flow carries: weight / sum of weights
+};
+
+class CollectiveSystem {
+ public:
+  /// hbm_bytes: each chip's HBM size (address range; storage on touch).
+  CollectiveSystem(const Topology& topology, uint64_t hbm_bytes);
+  /// The system of a configuration (Topology::from_config, its HBM size).
+  explicit CollectiveSystem(const ChipConfig& c);
+  ~CollectiveSystem();
+
+  const Topology& topology() const { return topo_; }
+  int chips() const { return topo_.chips(); }
+  Memory& hbm(int chip) { return *hbm_.at(size_t(chip)); }
+
+  /// The ring algorithm's flows on this torus: for every dimension of size > 1 (ascending) a + and a - flow, whose
+  /// phases start in that dimension and continue cyclically; weights make every flow's bytes-over-bandwidth equal.
+  std::vector<RingFlow> ring_flows() const;
+
+  /// Runs `call` on every chip from simulated time 0. Throws CollectiveError: --algo rhd on a chip count that is
+  /// not a power of two; a buffer past the end of HBM. count 0 is a no-op (time 0, no message).
+  Result run(const Call& call);
+  /// Copies `bytes` from chip src's HBM at src_addr to chip dst's at dst_addr (one message). Throws
+  /// CollectiveError for a chip or range outside the system.
+  Result send_recv(int src, uint64_t src_addr, int dst, uint64_t dst_addr, uint64_t bytes);
+
+ private:
+  struct Step;
+  struct Plan;
+  Plan plan(const Call& call) const;
+  Result execute(const Call& call, const Plan& plan);
+
+  Topology topo_;
+  std::vector<std::unique_ptr<Memory>> hbm_;
+};
+
+}  // namespace trnsim::model::collective

@@ -1,0 +1,73 @@
+#include "model/collective/topology.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace trnsim::model::collective {
+
+Topology::Topology(std::vector<int> dims, std::vector<double> gbytes_per_s, double hop_latency_ns)
+    : dims_(std::move(dims)), gbps_(std::move(gbytes_per_s)), latency_ns_(hop_latency_ns) {
+  if (dims_.empty() || dims_.size() > 3) {
+    throw std::invalid_argument("torus: 1 to 3 dimensions, got " + std::to_string(dims_.size()));
+  }
+  if (gbps_.size() != dims_.size()) {
+    throw std::invalid_argument("torus: one link bandwidth per dimension (" + std::to_string(dims_.size()) +
+                                "), got " + std::to_string(gbps_.size()));
+  }
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    if (dims_[d] < 1 || dims_[d] > 64) {
+      throw std::invalid_argument("torus: dimension " + std::to_string(d) + " has size " +
+                                  std::to_string(dims_[d]) + " (1..64)");
+    }
+    if (!(gbps_[d] > 0)) throw std::invalid_argument("torus: link bandwidth must be > 0");
+    chips_ *= dims_[d];
+  }
+  if (chips_ > 4096) throw std::invalid_argument("torus: more than 4096 chips");
+  if (!(latency_ns_ >= 0)) throw std::invalid_argument("torus: hop latency must be >= 0");
+}
+
+Topology Topology::from_config(const ChipConfig& c) {
+  if (c.torus_dims.empty()) return Topology({1}, {c.link_gbytes_per_s}, c.link_hop_latency_ns);
+  std::vector<double> bw;
+  for (size_t d = 0; d < c.torus_dims.size(); ++d) bw.push_back(d < 2 ? c.link_gbytes_per_s : c.z_link_gbytes_per_s);
+  return Topology(c.torus_dims, bw, c.link_hop_latency_ns);
+}
+
+int Topology::coord(int rank, int d) const {
+  for (int i = 0; i < d; ++i) rank /= dims_[size_t(i)];
+  return rank % dims_[size_t(d)];
+}
+
+int Topology::with_coord(int rank, int d, int value) const {
+  int stride = 1;
+  for (int i = 0; i < d; ++i) stride *= dims_[size_t(i)];
+  const int k = dims_[size_t(d)];
+  const int v = ((value % k) + k) % k;
+  return rank + (v - coord(rank, d)) * stride;
+}
+
+std::vector<LinkId> Topology::route(int src, int dst) const {
+  std::vector<LinkId> hops;
+  int at = src;
+  for (int d = 0; d < num_dims(); ++d) {
+    const int k = dims_[size_t(d)];
+    const int forward = ((coord(dst, d) - coord(at, d)) % k + k) % k;  // hops the positive way
+    const bool positive = forward <= k - forward;
+    const int n = positive ? forward : k - forward;
+    for (int h = 0; h < n; ++h) {
+      hops.push_back({at, d, positive});
+      at = with_coord(at, d, coord(at, d) + (positive ? 1 : -1));
+    }
+  }
+  return hops;
+}
+
+double Topology::chip_egress_gbytes_per_s() const {
+  double sum = 0;
+  for (int d = 0; d < num_dims(); ++d) {
+    if (dims_[size_t(d)] > 1) sum += 2 * gbps_[size_t(d)];
+  }
+  return sum;
+}
+
+}  // namespace trnsim::model::collective
