@@ -1,0 +1,154 @@
+#include "firmware/golden/collective_golden.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "firmware/golden/fp_golden.h"
+
+namespace trnsim::golden {
+namespace {
+
+int chip_count(const std::vector<int>& dims) {
+  int n = 1;
+  for (int k : dims) {
+    if (k < 1) throw std::invalid_argument("collective golden: dimension size " + std::to_string(k));
+    n *= k;
+  }
+  return n;
+}
+
+uint32_t add(CollectiveDtype dt, uint32_t a, uint32_t b) {
+  if (dt == CollectiveDtype::kFp32) return f32_add(a, b);
+  const uint32_t s = f32_add(widen_to_f32(isa::Dtype::kBf16, uint16_t(a)), widen_to_f32(isa::Dtype::kBf16, uint16_t(b)));
+  return narrow_from_f32(isa::Dtype::kBf16, s, /*saturate=*/false);
+}
+
+/// Torus coordinates, x fastest.
+struct Coords {
+  std::vector<int> dims, stride;
+  explicit Coords(const std::vector<int>& d) : dims(d) {
+    int s = 1;
+    for (int k : d) {
+      stride.push_back(s);
+      s *= k;
+    }
+  }
+  int get(int rank, size_t d) const { return rank / stride[d] % dims[d]; }
+  int set(int rank, size_t d, int v) const {
+    const int k = dims[d];
+    return rank + (((v % k) + k) % k - get(rank, d)) * stride[d];
+  }
+};
+
+struct Flow {
+  int dir;
+  std::vector<size_t> order;  ///< reduce-scatter phase dimensions
+};
+
+}  // namespace
+
+uint32_t collective_test_value(CollectiveDtype dtype, uint64_t seed, int rank, uint64_t element) {
+  // splitmix64 (Steele, Lea, Flood 2014) of a mix of the three inputs.
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + (uint64_t(rank) << 40) + element + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  const uint32_t sign = uint32_t(z >> 63) << 31;
+  const uint32_t exponent = uint32_t(127 - 8 + (z >> 32) % 17) << 23;
+  const uint32_t bits = sign | exponent | uint32_t(z & 0x7FFFFF);
+  return dtype == CollectiveDtype::kFp32 ? bits : bits >> 16;  // BF16: the top 16 bits (a BF16 value as is)
+}
+
+uint64_t collective_block_begin(uint64_t count, int n, int r) {
+  return uint64_t((unsigned __int128)count * unsigned(r) / unsigned(n));
+}
+
+std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, CollectiveDtype dtype, uint64_t count,
+                                         const CollectiveInput& input) {
+  const int n = chip_count(algo.dims);
+  const Coords co(algo.dims);
+  std::vector<Flow> flows;
+  std::vector<uint64_t> weights;
+  if (algo.rhd) {
+    if (n & (n - 1)) {
+      throw std::invalid_argument("collective golden: rhd needs a power-of-two chip count, got " + std::to_string(n));
+    }
+    flows.push_back({+1, {}});
+    weights = {1};
+  } else {
+    std::vector<size_t> used;
+    for (size_t d = 0; d < algo.dims.size(); ++d) {
+      if (algo.dims[d] > 1) used.push_back(d);
+    }
+    for (size_t first = 0; first < used.size(); ++first) {
+      std::vector<size_t> order;
+      for (size_t i = 0; i < used.size(); ++i) order.push_back(used[(first + i) % used.size()]);
+      flows.push_back({+1, order});
+      flows.push_back({-1, order});
+    }
+    weights = algo.flow_weights;
+    if (flows.empty()) {  // one chip: nothing to reduce
+      flows.push_back({+1, {}});
+      weights = {1};
+    }
+    if (weights.size() != flows.size()) {
+      throw std::invalid_argument("collective golden: " + std::to_string(flows.size()) + " ring flows but " +
+                                  std::to_string(weights.size()) + " weights");
+    }
+  }
+  uint64_t total_w = 0;
+  for (uint64_t w : weights) total_w += w;
+  if (total_w == 0) throw std::invalid_argument("collective golden: flow weights sum to 0");
+
+  std::vector<uint32_t> out(count);
+  std::vector<uint32_t> v(static_cast<size_t>(n));
+  for (int b = 0; b < n; ++b) {
+    const uint64_t lo = collective_block_begin(count, n, b), hi = collective_block_begin(count, n, b + 1);
+    uint64_t w = 0;
+    for (size_t f = 0; f < flows.size(); ++f) {
+      const uint64_t first = lo + uint64_t((unsigned __int128)(hi - lo) * w / total_w);
+      w += weights[f];
+      const uint64_t last = lo + uint64_t((unsigned __int128)(hi - lo) * w / total_w);
+      for (uint64_t j = first; j < last; ++j) {
+        for (int r = 0; r < n; ++r) v[size_t(r)] = input(r, j);
+        if (algo.rhd) {
+          // Pairwise in rank order: level k adds the partial of ranks with bit k = 0 and the one with bit k = 1.
+          for (int half = 1; half < n; half *= 2) {
+            for (int r = 0; r < n; r += 2 * half) v[size_t(r)] = add(dtype, v[size_t(r)], v[size_t(r + half)]);
+          }
+          out[j] = v[0];
+          continue;
+        }
+        // Ring: phase by phase, the ring of dimension d collapses onto coordinate c = block b's coordinate:
+        // ((v[c + s] + v[c + 2s]) + ...) + v[c], for every chip still holding the element's partial sum.
+        const Flow& fl = flows[f];
+        std::vector<bool> alive(size_t(n), true);
+        for (size_t d : fl.order) {
+          const int k = algo.dims[d], c = co.get(b, d);
+          for (int r = 0; r < n; ++r) {
+            if (!alive[size_t(r)] || co.get(r, d) != c) continue;
+            uint32_t acc = v[size_t(co.set(r, d, c + fl.dir))];
+            for (int t = 2; t <= k; ++t) acc = add(dtype, acc, v[size_t(co.set(r, d, c + t * fl.dir))]);
+            v[size_t(r)] = acc;
+          }
+          for (int r = 0; r < n; ++r) alive[size_t(r)] = alive[size_t(r)] && co.get(r, d) == c;
+        }
+        out[j] = v[size_t(b)];
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<uint32_t> collective_gathered(int chips, uint64_t count, const CollectiveInput& input) {
+  if (chips < 1) throw std::invalid_argument("collective golden: " + std::to_string(chips) + " chips");
+  std::vector<uint32_t> out(count);
+  for (int r = 0; r < chips; ++r) {
+    for (uint64_t j = collective_block_begin(count, chips, r); j < collective_block_begin(count, chips, r + 1); ++j) {
+      out[j] = input(r, j);
+    }
+  }
+  return out;
+}
+
+}  // namespace trnsim::golden
