@@ -1,0 +1,136 @@
+// LayerNorm and RMSNorm kernels (norm_kernel.h); tiling and pipeline: docs/kernels.md "LayerNorm and RMSNorm".
+#include "firmware/kernels/norm_kernel.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "firmware/kernels/pipeline.h"
+
+namespace trnsim::kernels {
+namespace {
+
+using isa::ActFunc;
+using isa::AluOp;
+using isa::DataType;
+using isa::Engine;
+using isa::MemSpace;
+
+constexpr int kWantedBuffers = 3;
+constexpr float kMinusZero = -0.0f;
+
+/// What differs between the two norms; everything else is shared.
+struct NormJob {
+  const char* name;
+  bool layernorm;
+  int rows, cols;
+  uint64_t in_hbm, out_hbm, gamma_hbm, beta_hbm;
+  float eps;
+  DataType in_type, out_type;
+};
+
+void require(const NormJob& n, bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument(fmt::format("{} kernel: {}", n.name, what));
+}
+
+isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
+  require(n, n.rows >= 1 && n.cols >= 1, fmt::format("rows and cols must be >= 1 (got {}, {})", n.rows, n.cols));
+  require(n, n.cols <= 0xFFFF, fmt::format("cols {} exceeds the 65535 elements of one instruction", n.cols));
+  require(n, std::isfinite(n.eps) && n.eps >= 0.0f, fmt::format("eps {} must be finite and >= 0", n.eps));
+  require(n, info.sbuf_partitions >= 1, "the device has no SBUF");
+  const uint64_t elems = uint64_t(n.rows) * uint64_t(n.cols);
+  check_hbm_tensor(info, n.name, "in", n.in_hbm, elems * isa::data_type_bytes(n.in_type));
+  check_hbm_tensor(info, n.name, "out", n.out_hbm, elems * isa::data_type_bytes(n.out_type));
+  check_hbm_tensor(info, n.name, "gamma", n.gamma_hbm, uint64_t(n.cols) * 4);
+  if (n.layernorm) check_hbm_tensor(info, n.name, "beta", n.beta_hbm, uint64_t(n.cols) * 4);
+
+  const int pt = static_cast<int>(std::min<uint32_t>(info.sbuf_partitions, uint32_t(n.rows)));
+  const int tiles = (n.rows + pt - 1) / pt;
+  const uint64_t pb = info.sbuf_partition_bytes, row_bytes = uint64_t(n.cols) * 4;
+  const float cols_f = static_cast<float>(n.cols);
+
+  // SBUF: gamma (and beta) replicated in every partition, a junk row for the squares' elementwise output (only
+  // their sum is wanted), then per buffer a row tile and four [P, 1] columns.
+  PartitionArena arena(pb);
+  const uint32_t gamma = arena.take(row_bytes, "gamma");
+  const uint32_t beta = n.layernorm ? arena.take(row_bytes, "beta") : 0;
+  const uint32_t junk = arena.take(row_bytes, "squares");
+  const uint64_t per_buffer = (row_bytes + 63) / 64 * 64 + 4 * 64;
+  int nbuf = std::min(kWantedBuffers, tiles);
+  while (nbuf > 1 && uint64_t(nbuf) * per_buffer > arena.left()) --nbuf;
+  struct Buffer {
+    uint32_t x, sum, neg_mean, sq, rstd;
+  };
+  std::vector<Buffer> buf(static_cast<std::size_t>(nbuf));
+  for (auto& b : buf) {
+    b.x = arena.take(row_bytes, "row tile");
+    b.sum = arena.take(4, "columns");
+    b.neg_mean = arena.take(4, "columns");
+    b.sq = arena.take(4, "columns");
+    b.rstd = arena.take(4, "columns");
+  }
+
+  Pipeline pipe(info);
+  // gamma / beta [cols] -> every partition (source rows 0 bytes apart: a broadcast read).
+  std::vector<isa::Instruction> params;
+  for (const auto& [hbm, off] : {std::pair{n.gamma_hbm, gamma}, std::pair{n.beta_hbm, beta}}) {
+    if (off == beta && !n.layernorm) continue;
+    const isa::CopyFields c = copy_rows(MemSpace::kHbm, hbm, DataType::kFp32, 0, MemSpace::kSbuf, off,
+                                       DataType::kFp32, int64_t(pb), pt, n.cols);
+    const auto pieces = dma_pieces(c, info.num_dma_engines);
+    params.insert(params.end(), pieces.begin(), pieces.end());
+  }
+  const Pipeline::OpId params_op = pipe.add(Engine::kDma, std::move(params));
+
+  std::vector<Pipeline::OpId> store(static_cast<std::size_t>(tiles), -1);
+  for (int j = 0; j < tiles; ++j) {
+    const Buffer& b = buf[std::size_t(j % nbuf)];
+    const int row0 = j * pt, p = std::min(pt, n.rows - row0);
+    const isa::Operand x = operand(b.x);
+    const Pipeline::OpId load = load_rows(pipe, info, n.in_hbm, n.in_type, row0, p, n.cols, b.x,
+                                          {j >= nbuf ? store[std::size_t(j - nbuf)] : -1});
+    const isa::Operand sum = column(b.sum), neg_mean = column(b.neg_mean), sq = column(b.sq), rstd = column(b.rstd);
+    Pipeline::OpId centred = load;
+    if (n.layernorm) {
+      // s = sum x (identity with bias -0 rewrites x unchanged); -mean = (s / cols) * -1; c = x + -mean.
+      const Pipeline::OpId s_op = pipe.add(
+          Engine::kAct, {activation(ActFunc::kIdentity, p, n.cols, x, x, 1.0f, kMinusZero, nullptr, &sum)}, {load});
+      const Pipeline::OpId m_op = pipe.add(
+          Engine::kVec, {tensor_scalar(AluOp::kDivide, cols_f, AluOp::kMultiply, -1.0f, p, 1, neg_mean, sum)}, {s_op});
+      centred = pipe.add(Engine::kAct,
+                         {activation(ActFunc::kIdentity, p, n.cols, x, x, 1.0f, 0.0f, &neg_mean, nullptr)}, {m_op});
+    }
+    // q = sum c^2; v = q / cols + eps; r = rsqrt(v).
+    const Pipeline::OpId q_op = pipe.add(
+        Engine::kAct, {activation(ActFunc::kSquare, p, n.cols, operand(junk), x, 1.0f, kMinusZero, nullptr, &sq)},
+        {centred});
+    const Pipeline::OpId v_op = pipe.add(
+        Engine::kVec, {tensor_scalar(AluOp::kDivide, cols_f, AluOp::kAdd, n.eps, p, 1, sq, sq)}, {q_op});
+    const Pipeline::OpId r_op = pipe.add(
+        Engine::kAct, {activation(ActFunc::kRsqrt, p, 1, rstd, sq, 1.0f, kMinusZero, nullptr, nullptr)}, {v_op});
+    // out = (c * r) * gamma (+ beta).
+    std::vector<isa::Instruction> scale{tensor_tensor(AluOp::kMultiply, p, n.cols, x, x, rstd),
+                                        tensor_tensor(AluOp::kMultiply, p, n.cols, x, x, operand(gamma))};
+    if (n.layernorm) scale.push_back(tensor_tensor(AluOp::kAdd, p, n.cols, x, x, operand(beta)));
+    const Pipeline::OpId y_op = pipe.add(Engine::kVec, std::move(scale), {r_op, params_op});
+    store[std::size_t(j)] = store_rows(pipe, info, n.out_hbm, n.out_type, row0, p, n.cols, b.x, {y_op});
+  }
+  return pipe.build();
+}
+
+}  // namespace
+
+isa::Program make_layernorm_program(const driver::DeviceInfo& info, const LayerNormLayout& l) {
+  return build_norm(info, NormJob{"layernorm", true, l.rows, l.cols, l.in_hbm, l.out_hbm, l.gamma_hbm, l.beta_hbm,
+                                  l.eps, l.in_type, l.out_type});
+}
+
+isa::Program make_rmsnorm_program(const driver::DeviceInfo& info, const RmsNormLayout& l) {
+  return build_norm(info, NormJob{"rmsnorm", false, l.rows, l.cols, l.in_hbm, l.out_hbm, l.gamma_hbm, 0, l.eps,
+                                  l.in_type, l.out_type});
+}
+
+}  // namespace trnsim::kernels

@@ -1,0 +1,372 @@
+// Pipeline and instruction constructors (pipeline.h).
+#include "firmware/kernels/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace trnsim::kernels {
+namespace {
+
+constexpr int kQueues = isa::kNumQueues;
+constexpr int kDma = static_cast<int>(isa::Engine::kDma);
+
+// Cost figures (docs/isa.md "Costs", BRIEF section 2): TE cycles at 2.4 GHz per engine cycle of the Vector
+// (0.96 GHz) and Scalar (1.2 GHz) engines, their minimum initiation interval, and the DMA copy figures.
+constexpr double kVecRatio = 2.5;
+constexpr double kActRatio = 2.0;
+constexpr double kMinII = 64.0;
+constexpr double kDmaLatencyNs = 1300.0;
+constexpr double kDmaBytesPerNs = 23.0;
+constexpr uint64_t kMinPieceBytes = 8 * 1024;
+
+isa::Instruction sem(isa::Opcode op, uint8_t id, uint32_t value) {
+  isa::Instruction i;
+  i.op = op;
+  i.sem.sem = id;
+  i.sem.value = value;
+  return i;
+}
+
+uint64_t copy_bytes(const isa::CopyFields& c) {
+  return c.elements() * std::max(isa::data_type_bytes(c.src_type), isa::data_type_bytes(c.dst_type));
+}
+
+}  // namespace
+
+Pipeline::Pipeline(const driver::DeviceInfo& info, uint8_t first_sem) : info_(info), first_sem_(first_sem) {
+  if (int(first_sem) + kQueues > isa::kNumSemaphores) throw std::invalid_argument("pipeline: semaphores past 31");
+}
+
+Pipeline::OpId Pipeline::add(isa::Engine engine, std::vector<isa::Instruction> instrs, const std::vector<OpId>& after) {
+  const OpId id = static_cast<OpId>(ops_.size());
+  Op op{engine, std::move(instrs), {}, false};
+  for (const OpId d : after) {
+    if (d < 0) continue;
+    if (d >= id) throw std::logic_error("pipeline: dependency on an op not added before");
+    if (std::find(op.deps.begin(), op.deps.end(), d) != op.deps.end()) continue;
+    op.deps.push_back(d);
+    if (ops_[std::size_t(d)].engine != engine) ops_[std::size_t(d)].cross_users = true;
+  }
+  ops_.push_back(std::move(op));
+  return id;
+}
+
+std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
+  const std::size_t n = ops_.size();
+  std::vector<std::vector<OpId>> users(n);
+  std::vector<int> pending(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    pending[i] = static_cast<int>(ops_[i].deps.size());
+    for (const OpId d : ops_[i].deps) users[std::size_t(d)].push_back(OpId(i));
+  }
+  const double mhz = info_.te_clock_mhz == 0 ? 2400.0 : double(info_.te_clock_mhz);
+  const double latency = kDmaLatencyNs * mhz / 1000.0, bytes_per_cycle = kDmaBytesPerNs * 1000.0 / mhz;
+  std::array<double, kQueues> t{};
+  std::vector<double> engines(std::max<uint32_t>(1, info_.num_dma_engines), 0.0);
+  double outstanding = 0.0;  // when every copy issued so far is done
+  std::vector<double> finish(n, 0.0);
+  std::vector<OpId> ready, order;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.push_back(OpId(i));
+  }
+  auto start_of = [&](OpId id) {
+    const Op& op = ops_[std::size_t(id)];
+    const int q = static_cast<int>(op.engine);
+    double s = t[std::size_t(q)];
+    for (const OpId d : op.deps) {
+      if (static_cast<int>(ops_[std::size_t(d)].engine) != q || q == kDma) s = std::max(s, finish[std::size_t(d)]);
+    }
+    return s;
+  };
+  while (!ready.empty()) {
+    auto best = ready.begin();
+    double best_start = start_of(*best);
+    for (auto it = ready.begin() + 1; it != ready.end(); ++it) {
+      const double s = start_of(*it);
+      if (s < best_start || (s == best_start && *it < *best)) {
+        best = it;
+        best_start = s;
+      }
+    }
+    const OpId id = *best;
+    ready.erase(best);
+    order.push_back(id);
+    const Op& op = ops_[std::size_t(id)];
+    const int q = static_cast<int>(op.engine);
+    double now = best_start, done = best_start;
+    for (const isa::Instruction& in : op.instrs) {
+      now += 1.0;  // issue
+      switch (in.op) {
+        case isa::Opcode::kLoadStationary: now += 1.0 + in.te.k; break;
+        case isa::Opcode::kMultiplyMoving: now += double(in.te.free_size) + info_.te_rows + info_.te_cols + 2.0; break;
+        case isa::Opcode::kActivation:
+          now += std::ceil((std::max(kMinII, double(in.act.free[0]) * in.act.free[1]) + (in.act.reduce ? kMinII : 0.0)) *
+                           kActRatio);
+          break;
+        case isa::Opcode::kDmaCopy:
+        case isa::Opcode::kPsumCopy: {
+          auto e = std::min_element(engines.begin(), engines.end());
+          now = std::max(now, *e);
+          *e = now + latency + double(copy_bytes(in.copy)) / bytes_per_cycle;
+          outstanding = std::max(outstanding, *e);
+          done = std::max(done, *e);
+          break;
+        }
+        default:
+          if (isa::is_tensor_op(in.op)) {
+            const double elems = in.op == isa::Opcode::kTranspose ? double(in.vec.partitions)
+                                                                  : double(in.vec.free[0]) * in.vec.free[1];
+            now += std::ceil(std::max(kMinII, elems) * kVecRatio);
+          }
+          break;
+      }
+    }
+    if (q == kDma && op.cross_users) now = std::max(now, outstanding);  // the signal is a barrier
+    t[std::size_t(q)] = now;
+    finish[std::size_t(id)] = q == kDma ? (op.cross_users ? now : done) : now;
+    for (const OpId u : users[std::size_t(id)]) {
+      if (--pending[std::size_t(u)] == 0) ready.push_back(u);
+    }
+  }
+  if (order.size() != n) throw std::logic_error("pipeline: dependency cycle");
+  if (cycles) *cycles = std::max(*std::max_element(t.begin(), t.end()), outstanding);
+  return order;
+}
+
+double Pipeline::estimated_cycles() const {
+  double c = 0.0;
+  schedule(&c);
+  return c;
+}
+
+isa::Program Pipeline::build() const {
+  const std::vector<OpId> order = schedule(nullptr);
+  const std::size_t n = ops_.size();
+  // Pass 1: where the signals go, and the producer count each op's completion is published at.
+  std::vector<uint32_t> published(n, 0);
+  std::vector<bool> barrier_before(n, false);
+  std::array<uint32_t, kQueues> count{};
+  std::vector<uint32_t> issued_at(n, 0);  // dma: the dma signal count when the op was issued
+  for (const OpId id : order) {
+    const Op& op = ops_[std::size_t(id)];
+    const int q = static_cast<int>(op.engine);
+    if (q == kDma) {
+      for (const OpId d : op.deps) {
+        if (static_cast<int>(ops_[std::size_t(d)].engine) == kDma && issued_at[std::size_t(d)] == count[kDma]) {
+          barrier_before[std::size_t(id)] = true;
+        }
+      }
+      if (barrier_before[std::size_t(id)]) ++count[kDma];
+      issued_at[std::size_t(id)] = count[kDma];
+    }
+    if (op.cross_users) published[std::size_t(id)] = ++count[std::size_t(q)];
+  }
+  // Pass 2: emit, with the waits.
+  isa::Program prog;
+  std::array<std::array<uint32_t, kQueues>, kQueues> waited{};  // [consumer][producer] count already waited for
+  for (const OpId id : order) {
+    const Op& op = ops_[std::size_t(id)];
+    const int q = static_cast<int>(op.engine);
+    auto& out = prog.queues[std::size_t(q)];
+    std::array<uint32_t, kQueues> need{};
+    for (const OpId d : op.deps) {
+      const int pq = static_cast<int>(ops_[std::size_t(d)].engine);
+      if (pq != q) need[std::size_t(pq)] = std::max(need[std::size_t(pq)], published[std::size_t(d)]);
+    }
+    for (int pq = 0; pq < kQueues; ++pq) {
+      if (need[std::size_t(pq)] > waited[std::size_t(q)][std::size_t(pq)]) {
+        out.push_back(sem(isa::Opcode::kSemWait, uint8_t(first_sem_ + pq), need[std::size_t(pq)]));
+        waited[std::size_t(q)][std::size_t(pq)] = need[std::size_t(pq)];
+      }
+    }
+    if (barrier_before[std::size_t(id)]) out.push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + q), 1));
+    out.insert(out.end(), op.instrs.begin(), op.instrs.end());
+    if (op.cross_users) out.push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + q), 1));
+  }
+  for (auto& qi : prog.queues) {
+    if (!qi.empty()) qi.push_back(isa::Instruction::halt());
+  }
+  return prog;
+}
+
+uint32_t PartitionArena::take(uint64_t bytes, const char* what) {
+  const uint64_t at = (used_ + 63) / 64 * 64;
+  if (at + bytes > limit_) {
+    throw std::invalid_argument(fmt::format("{} needs {} bytes per partition, but only {} of {} are left", what,
+                                            bytes, at > limit_ ? 0 : limit_ - at, limit_));
+  }
+  used_ = at + bytes;
+  return static_cast<uint32_t>(at);
+}
+
+void check_hbm_tensor(const driver::DeviceInfo& info, const char* kernel, const char* tensor, uint64_t addr,
+                      uint64_t bytes) {
+  if (addr > info.hbm_bytes || bytes > info.hbm_bytes - addr) {
+    throw std::invalid_argument(fmt::format("{}: {} [{:#x}, +{} bytes) is outside HBM ({} bytes)", kernel, tensor,
+                                            addr, bytes, info.hbm_bytes));
+  }
+}
+
+isa::Operand operand(uint32_t offset, isa::DataType type, std::array<int16_t, 2> stride, isa::MemSpace space,
+                     uint16_t partition) {
+  isa::Operand o;
+  o.space = space;
+  o.type = type;
+  o.partition = partition;
+  o.offset = offset;
+  o.stride = stride;
+  return o;
+}
+
+isa::Operand column(uint32_t offset) { return operand(offset, isa::DataType::kFp32, {0, 0}); }
+
+namespace {
+uint32_t f32_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+isa::Instruction vec(isa::Opcode op, int partitions, int n0) {
+  isa::Instruction i;
+  i.op = op;
+  i.vec.partitions = static_cast<uint16_t>(partitions);
+  i.vec.free = {static_cast<uint16_t>(n0), 1};
+  return i;
+}
+/// A one-element free axis walks nothing: strides 0 (the assembler's canonical form).
+isa::Operand fit(isa::Operand o, int n0) {
+  if (n0 == 1) o.stride[0] = 0;
+  o.stride[1] = 0;
+  return o;
+}
+}  // namespace
+
+isa::Instruction tensor_tensor(isa::AluOp op, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0,
+                               const isa::Operand& in1) {
+  isa::Instruction i = vec(isa::Opcode::kTensorTensor, partitions, n0);
+  i.vec.op = op;
+  i.vec.out = fit(out, n0);
+  i.vec.in0 = fit(in0, n0);
+  i.vec.in1 = fit(in1, n0);
+  return i;
+}
+
+isa::Instruction tensor_scalar(isa::AluOp op, float imm0, isa::AluOp op1, float imm1, int partitions, int n0,
+                               const isa::Operand& out, const isa::Operand& in0) {
+  isa::Instruction i = vec(isa::Opcode::kTensorScalar, partitions, n0);
+  i.vec.op = op;
+  i.vec.imm0 = f32_bits(imm0);
+  i.vec.op1 = op1;
+  i.vec.imm1 = op1 == isa::AluOp::kNone ? 0u : f32_bits(imm1);
+  i.vec.out = fit(out, n0);
+  i.vec.in0 = fit(in0, n0);
+  return i;
+}
+
+isa::Instruction tensor_reduce(isa::AluOp op, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0) {
+  isa::Instruction i = vec(isa::Opcode::kTensorReduce, partitions, n0);
+  i.vec.op = op;
+  i.vec.axis = isa::ReduceAxis::kAll;
+  i.vec.out = out;
+  i.vec.out.stride = {0, 0};
+  i.vec.in0 = fit(in0, n0);
+  return i;
+}
+
+isa::Instruction activation(isa::ActFunc func, int partitions, int n0, const isa::Operand& out,
+                            const isa::Operand& in0, float scale, float bias, const isa::Operand* bias_column,
+                            const isa::Operand* sum_column) {
+  isa::Instruction i;
+  i.op = isa::Opcode::kActivation;
+  isa::ActFields& a = i.act;
+  a.func = func;
+  a.partitions = static_cast<uint16_t>(partitions);
+  a.free = {static_cast<uint16_t>(n0), 1};
+  a.out = fit(out, n0);
+  a.in0 = fit(in0, n0);
+  a.scale = f32_bits(scale);
+  if (bias_column) {
+    a.bias_tensor = true;
+    a.bias_ap = *bias_column;
+    a.bias_ap.stride = {0, 0};
+  } else {
+    a.bias = f32_bits(bias);
+  }
+  if (sum_column) {
+    a.reduce = true;
+    a.sum = *sum_column;
+    a.sum.stride = {0, 0};
+  }
+  return i;
+}
+
+isa::CopyFields copy_rows(isa::MemSpace src_space, uint64_t src_addr, isa::DataType src_type, int64_t src_row_stride,
+                          isa::MemSpace dst_space, uint64_t dst_addr, isa::DataType dst_type, int64_t dst_row_stride,
+                          int rows, int n) {
+  auto stride32 = [](int64_t s) {
+    if (s > std::numeric_limits<int32_t>::max() || s < std::numeric_limits<int32_t>::min()) {
+      throw std::invalid_argument(fmt::format("a row stride of {} bytes does not fit the ISA's 32-bit strides", s));
+    }
+    return static_cast<int32_t>(s);
+  };
+  if (n > 0xFFFF || rows > 0xFFFF) throw std::invalid_argument("a copy of more than 65535 rows or columns");
+  isa::CopyFields c;
+  c.src_space = src_space;
+  c.dst_space = dst_space;
+  c.src_type = src_type;
+  c.dst_type = dst_type;
+  c.src_addr = src_addr;
+  c.dst_addr = dst_addr;
+  c.count = {static_cast<uint16_t>(n), static_cast<uint16_t>(rows), 1, 1};
+  c.src_stride = {n > 1 ? int32_t(isa::data_type_bytes(src_type)) : 0, rows > 1 ? stride32(src_row_stride) : 0, 0, 0};
+  c.dst_stride = {n > 1 ? int32_t(isa::data_type_bytes(dst_type)) : 0, rows > 1 ? stride32(dst_row_stride) : 0, 0, 0};
+  return c;
+}
+
+std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint32_t parts) {
+  int d = isa::kApDims - 1;
+  while (d > 0 && c.count[std::size_t(d)] == 1) --d;
+  const uint64_t by_size = std::max<uint64_t>(1, copy_bytes(c) / kMinPieceBytes);
+  const uint64_t pieces = d == 0 ? 1 : std::min<uint64_t>({std::max<uint32_t>(parts, 1), by_size, c.count[std::size_t(d)]});
+  std::vector<isa::Instruction> out;
+  const uint64_t total = d == 0 ? 1 : c.count[std::size_t(d)];
+  for (uint64_t i = 0; i < pieces; ++i) {
+    const uint64_t a = total * i / pieces, b = total * (i + 1) / pieces;
+    isa::Instruction in;
+    in.op = isa::Opcode::kDmaCopy;
+    in.copy = c;
+    if (d > 0) {
+      in.copy.count[std::size_t(d)] = static_cast<uint16_t>(b - a);
+      in.copy.src_addr = uint64_t(int64_t(c.src_addr) + int64_t(a) * c.src_stride[std::size_t(d)]);
+      in.copy.dst_addr = uint64_t(int64_t(c.dst_addr) + int64_t(a) * c.dst_stride[std::size_t(d)]);
+      if (b - a == 1) in.copy.src_stride[std::size_t(d)] = in.copy.dst_stride[std::size_t(d)] = 0;
+    }
+    out.push_back(in);
+  }
+  return out;
+}
+
+Pipeline::OpId load_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type, int row0,
+                         int p, int cols, uint32_t sbuf_offset, const std::vector<Pipeline::OpId>& after) {
+  const int64_t row = int64_t(cols) * isa::data_type_bytes(type);
+  const isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, hbm + uint64_t(row0) * uint64_t(row), type, row,
+                                      isa::MemSpace::kSbuf, sbuf_offset, isa::DataType::kFp32,
+                                      int64_t(info.sbuf_partition_bytes), p, cols);
+  return pipe.add(isa::Engine::kDma, dma_pieces(c, info.num_dma_engines), after);
+}
+
+Pipeline::OpId store_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type, int row0,
+                          int p, int cols, uint32_t sbuf_offset, const std::vector<Pipeline::OpId>& after) {
+  const int64_t row = int64_t(cols) * isa::data_type_bytes(type);
+  const isa::CopyFields c = copy_rows(isa::MemSpace::kSbuf, sbuf_offset, isa::DataType::kFp32,
+                                      int64_t(info.sbuf_partition_bytes), isa::MemSpace::kHbm,
+                                      hbm + uint64_t(row0) * uint64_t(row), type, row, p, cols);
+  return pipe.add(isa::Engine::kDma, dma_pieces(c, info.num_dma_engines), after);
+}
+
+}  // namespace trnsim::kernels

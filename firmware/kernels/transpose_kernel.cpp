@@ -1,0 +1,159 @@
+// TE transpose kernel (transpose_kernel.h); tiling and pipeline: docs/kernels.md "TE transpose".
+#include "firmware/kernels/transpose_kernel.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "firmware/kernels/pipeline.h"
+
+namespace trnsim::kernels {
+namespace {
+
+using isa::AluOp;
+using isa::DataType;
+using isa::Engine;
+using isa::MemSpace;
+
+constexpr int kWantedBuffers = 3;
+/// Column block loaded per row tile, in bytes per partition (a few column tiles: one DMA wave feeds several TE
+/// tiles, and loads of the next block overlap the TE).
+constexpr uint64_t kBlockBytes = 16 * 1024;
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("transpose kernel: " + what);
+}
+
+}  // namespace
+
+isa::Program make_transpose_program(const driver::DeviceInfo& info, const TransposeLayout& l) {
+  require(l.rows >= 1 && l.cols >= 1, fmt::format("rows and cols must be >= 1 (got {}, {})", l.rows, l.cols));
+  require(static_cast<uint8_t>(l.dtype) <= static_cast<uint8_t>(isa::Dtype::kFp8E5M2),
+          "dtype must be a Tensor Engine input type (bf16, fp16, fp8e4m3, fp8e5m2)");
+  require(info.te_rows >= 1 && info.te_cols >= 1 && info.sbuf_partitions >= 1 && info.psum_partitions >= 1 &&
+              info.psum_banks >= 1,
+          "the device has no Tensor Engine, SBUF or PSUM");
+  const DataType in_type = static_cast<DataType>(static_cast<uint8_t>(l.dtype));
+  const uint64_t es = isa::data_type_bytes(in_type), eo = isa::data_type_bytes(l.out_type);
+  const uint64_t elems = uint64_t(l.rows) * uint64_t(l.cols);
+  check_hbm_tensor(info, "transpose kernel", "in", l.in_hbm, elems * es);
+  check_hbm_tensor(info, "transpose kernel", "out", l.out_hbm, elems * eo);
+
+  // K tile (input rows = TE rows = moving columns) and M tile (input columns = PSUM partitions).
+  const uint64_t bank = info.psum_bank_bytes();
+  const int kt = static_cast<int>(std::min<uint64_t>({info.te_rows, info.sbuf_partitions, bank / 4,
+                                                      uint64_t(isa::kMaxMovingN), uint64_t(l.rows)}));
+  require(kt >= 1, fmt::format("PSUM banks of {} bytes hold no FP32", bank));
+  const int mt = static_cast<int>(std::min<uint64_t>({info.te_cols, info.psum_partitions, uint64_t(l.cols)}));
+  const int row_tiles = (l.rows + kt - 1) / kt;
+  // PSUM slots of [mt partitions, kt FP32], never crossing a bank.
+  const int slots_per_bank = static_cast<int>(bank / (uint64_t(kt) * 4));
+  const int slots = slots_per_bank * static_cast<int>(info.psum_banks);
+  auto slot_offset = [&](int s) {
+    return uint32_t(uint64_t(s / slots_per_bank) * bank + uint64_t(s % slots_per_bank) * kt * 4);
+  };
+
+  // SBUF: the FP32 iota scratch and the identity [kt, kt], then nbuf column blocks of [kt, block_cols].
+  const uint64_t pb = info.sbuf_partition_bytes;
+  PartitionArena arena(pb);
+  const uint32_t iota_off = arena.take(uint64_t(kt) * 4, "transpose identity");
+  const uint32_t ident_off = arena.take(uint64_t(kt) * es, "transpose identity");
+  const int tiles_per_block = static_cast<int>(std::max<uint64_t>(1, kBlockBytes / (uint64_t(mt) * es)));
+  const int block_cols = std::min(l.cols, std::min(tiles_per_block * mt, 0xFFFF / mt * mt));
+  const int blocks_per_row = (l.cols + block_cols - 1) / block_cols;
+  const int nblocks = row_tiles * blocks_per_row;
+  int nbuf = std::min(kWantedBuffers, nblocks);
+  const uint64_t buffer_bytes = (uint64_t(block_cols) * es + 63) / 64 * 64;
+  while (nbuf > 1 && uint64_t(nbuf) * buffer_bytes > arena.left()) --nbuf;
+  std::vector<uint32_t> buffers;
+  for (int b = 0; b < nbuf; ++b) buffers.push_back(arena.take(uint64_t(block_cols) * es, "transpose input block"));
+
+  Pipeline pipe(info);
+  // Identity: iota(i0 - p) == 0 -> 1.0 / 0.0, cast to the input dtype (exact).
+  isa::Instruction iota;
+  iota.op = isa::Opcode::kIota;
+  iota.vec.partitions = static_cast<uint16_t>(kt);
+  iota.vec.free = {static_cast<uint16_t>(kt), 1};
+  iota.vec.out = operand(iota_off, DataType::kFp32, {int16_t(kt > 1 ? 1 : 0), 0});
+  iota.vec.pstep = -1;
+  iota.vec.step = {1, 0};
+  const Pipeline::OpId ident = pipe.add(
+      Engine::kVec, {iota, tensor_scalar(AluOp::kIsEqual, 0.0f, AluOp::kNone, 0.0f, kt, kt,
+                                         operand(ident_off, in_type), operand(iota_off))});
+
+  std::vector<std::vector<Pipeline::OpId>> block_te(static_cast<std::size_t>(nblocks));
+  std::vector<Pipeline::OpId> slot_drain(static_cast<std::size_t>(slots), -1);
+  int next_slot = 0;
+  for (int rt = 0; rt < row_tiles; ++rt) {
+    const int r0 = rt * kt, k = std::min(kt, l.rows - r0);
+    for (int cb = 0; cb < blocks_per_row; ++cb) {
+      const int bi = rt * blocks_per_row + cb;
+      const uint32_t buf = buffers[std::size_t(bi % nbuf)];
+      const int c0 = cb * block_cols, w = std::min(block_cols, l.cols - c0);
+      const isa::CopyFields in = copy_rows(MemSpace::kHbm, l.in_hbm + (uint64_t(r0) * l.cols + c0) * es, in_type,
+                                           int64_t(uint64_t(l.cols) * es), MemSpace::kSbuf, buf, in_type,
+                                           int64_t(pb), k, w);
+      const Pipeline::OpId load =
+          pipe.add(Engine::kDma, dma_pieces(in, info.num_dma_engines),
+                   bi >= nbuf ? block_te[std::size_t(bi - nbuf)] : std::vector<Pipeline::OpId>{});
+      // Column tiles of the block; consecutive tiles in consecutive slots of one bank drain as one copy.
+      std::vector<int> group_tiles;
+      int group_first_slot = 0;
+      std::vector<Pipeline::OpId> group_ops;
+      auto drain = [&](int cfirst) {
+        if (group_ops.empty()) return;
+        const int g = static_cast<int>(group_ops.size());
+        const int m = std::min(mt, l.cols - cfirst);
+        isa::CopyFields c = copy_rows(MemSpace::kPsum, slot_offset(group_first_slot), DataType::kFp32,
+                                      int64_t(info.psum_partition_bytes), MemSpace::kHbm,
+                                      l.out_hbm + (uint64_t(cfirst) * l.rows + r0) * eo, l.out_type,
+                                      int64_t(uint64_t(l.rows) * eo), m, k);
+        if (g > 1) {
+          c.count[2] = static_cast<uint16_t>(g);
+          c.src_stride[2] = kt * 4;
+          c.dst_stride[2] = static_cast<int32_t>(uint64_t(mt) * l.rows * eo);
+        }
+        const Pipeline::OpId d = pipe.add(Engine::kDma, dma_pieces(c, info.num_dma_engines), group_ops);
+        for (int s = group_first_slot; s < group_first_slot + g; ++s) slot_drain[std::size_t(s)] = d;
+        group_ops.clear();
+      };
+      int group_c0 = c0;
+      for (int c = c0; c < c0 + w; c += mt) {
+        const int m = std::min(mt, l.cols - c);
+        const int s = next_slot;
+        next_slot = (next_slot + 1) % slots;
+        // A new group at a bank start, after a ragged tile, or when the slots wrap.
+        if (!group_ops.empty() && (s % slots_per_bank == 0 || m < mt || s != group_first_slot + int(group_ops.size()))) {
+          drain(group_c0);
+        }
+        if (group_ops.empty()) {
+          group_first_slot = s;
+          group_c0 = c;
+        }
+        isa::Instruction ls;
+        ls.op = isa::Opcode::kLoadStationary;
+        ls.te.dtype = l.dtype;
+        ls.te.sbuf_addr = buf + uint64_t(c - c0) * es;
+        ls.te.k = static_cast<uint16_t>(k);
+        ls.te.free_size = static_cast<uint16_t>(m);
+        isa::Instruction mm;
+        mm.op = isa::Opcode::kMultiplyMoving;
+        mm.te.dtype = l.dtype;
+        mm.te.sbuf_addr = ident_off;
+        mm.te.psum_addr = slot_offset(s);
+        mm.te.k = static_cast<uint16_t>(k);
+        mm.te.free_size = static_cast<uint16_t>(k);
+        const Pipeline::OpId te = pipe.add(Engine::kTe, {ls, mm}, {load, ident, slot_drain[std::size_t(s)]});
+        block_te[std::size_t(bi)].push_back(te);
+        group_ops.push_back(te);
+        if (m < mt) drain(group_c0);
+      }
+      drain(group_c0);
+    }
+  }
+  return pipe.build();
+}
+
+}  // namespace trnsim::kernels
