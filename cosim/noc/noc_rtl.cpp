@@ -1,5 +1,6 @@
 // A NeuronLink torus of verilated routers, wired and clocked from C++. See noc_rtl.h.
 #include "cosim/noc/noc_rtl.h"
+#include "cosim/rtl_coverage.h"
 
 #include <chrono>
 #include <functional>
@@ -23,17 +24,6 @@
 #endif
 
 namespace trnsim::cosim::noc {
-
-std::string Coord::str(int ndim) const {
-  std::string s = "(";
-  for (int d = 0; d < ndim; ++d) s += (d ? "," : "") + std::to_string(c[static_cast<size_t>(d)]);
-  return s + ")";
-}
-
-std::string link_port_name(int l) {
-  static const char* const dims = "xyz";
-  return std::string(l % 2 ? "-" : "+") + dims[(l / 2) % 3];
-}
 
 std::string RouterBuild::str() const {
   return fmt::format("{} (NDIM={} NUM_VC={} VC_GROUPS={} DEPTH={})", name, ndim, num_vc, vc_groups, depth);
@@ -347,21 +337,10 @@ NocNetwork::~NocNetwork() {
   if (trace_) trace_->close();
 #endif
   for (auto& r : routers_) r->final();
+  write_rtl_coverage(*context_, "noc");  // coverage builds only
 }
-
-Coord NocNetwork::coord(int n) const {
-  Coord c;
-  c[0] = n % options_.size[0];
-  c[1] = (n / options_.size[0]) % options_.size[1];
-  c[2] = n / (options_.size[0] * options_.size[1]);
-  return c;
-}
-
-int NocNetwork::node(const Coord& c) const { return c[0] + options_.size[0] * (c[1] + options_.size[1] * c[2]); }
 
 const RouterBuild& NocNetwork::build(int n) const { return routers_.at(static_cast<size_t>(n))->build; }
-
-std::string NocNetwork::node_name(int n) const { return coord(n).str(options_.ndim); }
 
 int NocNetwork::neighbour(int n, int l) const {
   Coord c = coord(n);

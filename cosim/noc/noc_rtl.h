@@ -22,12 +22,6 @@ class VerilatedFstC;
 
 namespace trnsim::cosim::noc {
 
-/// A network-level failure: an RTL assertion, a link that did not come up, the watchdog, a bad option.
-class NocError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 /// The parameters of one verilated router build (read back from the router's params_o port).
 struct RouterBuild {
   std::string name;  ///< e.g. "d2v2" (rtl/noc/trn_noc.cmake)
@@ -76,43 +70,42 @@ struct NocOptions {
   bool fail_on_errors = true;
 };
 
-/// The network: routers, links, one clock.
-class NocNetwork {
+/// The network: routers, links, one clock. Its local ports follow NocPorts (model/noc/noc_ports.h).
+class NocNetwork final : public NocPorts {
  public:
   /// Builds the torus, resets it and runs the link bring-up. Throws NocError naming the router, port and both
   /// parameter sets if a link reports a flow-control mismatch or does not come up, and for unknown builds or bad
   /// sizes.
   explicit NocNetwork(const NocOptions& options);
-  ~NocNetwork();
+  ~NocNetwork() override;
   NocNetwork(const NocNetwork&) = delete;
   NocNetwork& operator=(const NocNetwork&) = delete;
 
   const NocOptions& options() const { return options_; }
-  int ndim() const { return options_.ndim; }
-  int nodes() const { return static_cast<int>(routers_.size()); }
-  Coord coord(int node) const;
-  int node(const Coord& c) const;
+  int ndim() const override { return options_.ndim; }
+  int size(int d) const override { return options_.size[static_cast<size_t>(d)]; }
+  int num_vc(int node) const override { return build(node).num_vc; }
   const RouterBuild& build(int node) const;
-  std::string node_name(int node) const;  ///< "(x,y)" / "(x,y,z)"
 
   // ---- Local ports, one cycle at a time. Set the inputs, then step(). ----
   /// inj_ready_o of `node` this cycle (a register output: valid until the next step()).
-  bool inj_ready(int node) const;
+  bool inj_ready(int node) const override;
   /// Drives inj_valid_i / inj_flit_i for the coming edge (nullptr: valid low). The beat is taken iff inj_ready().
-  void drive_inject(int node, const Flit* flit);
+  void drive_inject(int node, const Flit* flit) override;
   /// ej_valid_o / ej_flit_o of `node` this cycle.
-  bool ej_valid(int node) const;
-  Flit ej_flit(int node) const;
+  bool ej_valid(int node) const override;
+  Flit ej_flit(int node) const override;
   /// Drives ej_ready_i for the coming edge. The beat is taken iff ej_valid().
-  void drive_eject_ready(int node, bool ready);
+  void drive_eject_ready(int node, bool ready) override;
 
   /// One clock cycle. Throws NocError if an RTL assertion fired (the message names it on stderr) or a link
   /// reported an error.
-  void step();
+  void step() override;
   /// Cycles since reset release.
-  uint64_t cycle() const { return cycle_; }
+  uint64_t cycle() const override { return cycle_; }
   /// Flits carried by links so far (every hop counts).
-  uint64_t link_flits() const { return link_flits_; }
+  uint64_t link_flits() const override { return link_flits_; }
+  std::string backend() const override { return "rtl"; }
 
   // ---- Link status ----
   bool link_up(int node, int link) const;
@@ -127,7 +120,7 @@ class NocNetwork {
   bool any_link_error() const;
 
   /// Seconds spent inside step() (simulation speed figures).
-  double step_seconds() const { return step_seconds_; }
+  double step_seconds() const override { return step_seconds_; }
 
   class Router;  // one verilated router behind a type-erased interface (noc_rtl.cpp)
 

@@ -80,7 +80,7 @@ struct SinkVc {
 
 class Runner {
  public:
-  Runner(NocNetwork& net, const TrafficOptions& o)
+  Runner(NocPorts& net, const TrafficOptions& o)
       : net_(net), o_(o), rng_(o.seed), n_(net.nodes()), packets_(static_cast<size_t>(n_)),
         sources_(static_cast<size_t>(n_)), sinks_(static_cast<size_t>(n_)) {
     if (o.min_len < 1 || o.max_len > 15 || o.min_len > o.max_len) {
@@ -122,7 +122,7 @@ class Runner {
           p.len = static_cast<uint8_t>(len(rng_));
           p.mclass = static_cast<uint8_t>(cls(rng_));
           p.created = now;
-          const int nvc = net_.build(s).num_vc;
+          const int nvc = net_.num_vc(s);
           p.vc = static_cast<uint8_t>(o_.check_order ? (unsigned(p.dst) * 4u + p.mclass) % unsigned(nvc)
                                                      : packets_[size_t(s)].size() % size_t(nvc));
           packets_[size_t(s)].push_back(p);
@@ -184,18 +184,25 @@ class Runner {
       const bool outstanding = r_.packets_delivered + broken_ < r_.packets_created;
       if (!injecting && !outstanding) break;
       if (outstanding && net_.cycle() - last_progress >= o_.watchdog_cycles) {
-        throw NocError(fmt::format("watchdog: nothing moved for {} cycles at cycle {} (deadlock or lost flits); {}",
-                                   o_.watchdog_cycles, net_.cycle(), describe_outstanding()));
+        r_.failure = fmt::format("watchdog: nothing moved for {} cycles at cycle {} (deadlock or lost flits); {}",
+                                 o_.watchdog_cycles, net_.cycle(), describe_outstanding());
+      } else if (!injecting && net_.cycle() - start - o_.inject_cycles > o_.drain_limit) {
+        r_.failure = fmt::format("drain limit: {} cycles after injection stopped; {}", o_.drain_limit,
+                                 describe_outstanding());
       }
-      if (!injecting && net_.cycle() - start - o_.inject_cycles > o_.drain_limit) {
-        throw NocError(fmt::format("drain limit: {} cycles after injection stopped; {}", o_.drain_limit,
-                                   describe_outstanding()));
+      if (!r_.failure.empty()) {
+        if (o_.throw_on_stall) throw NocError(r_.failure);
+        break;
+      }
+      if (o_.progress && o_.progress_cycles > 0 && (net_.cycle() - start) % o_.progress_cycles == 0) {
+        o_.progress(net_.cycle() - start, r_);
       }
     }
 
     r_.cycles = net_.cycle() - start;
     r_.sim_seconds = net_.step_seconds() - sim_start;
     r_.cycles_per_second = r_.sim_seconds > 0 ? double(r_.cycles) / r_.sim_seconds : 0;
+    // A run stopped by the watchdog or the drain limit counts its undelivered packets as lost.
     r_.lost = r_.packets_created - r_.packets_delivered - broken_;
     const double window = double(o_.inject_cycles) * double(std::max<size_t>(senders_.size(), 1));
     r_.offered = 0;
@@ -226,7 +233,7 @@ class Runner {
     const int nd = net_.ndim();
     Coord d;
     for (int i = 0; i < nd; ++i) {
-      const int size = net_.options().size[size_t(i)];
+      const int size = net_.size(i);
       d[i] = o_.pattern == Pattern::kTranspose ? c[nd - 1 - i] % size : size - 1 - c[i];
     }
     return net_.node(d);
@@ -250,7 +257,7 @@ class Runner {
       }
       case Pattern::kNeighbor: {
         Coord c = net_.coord(s);
-        for (int i = 0; i < net_.ndim(); ++i) c[i] = (c[i] + 1) % net_.options().size[size_t(i)];
+        for (int i = 0; i < net_.ndim(); ++i) c[i] = (c[i] + 1) % net_.size(i);
         return net_.node(c);
       }
     }
@@ -268,10 +275,10 @@ class Runner {
       return;
     }
     SinkVc& sv = sinks_[size_t(d)][f.vc];
-    const std::string at = fmt::format("cycle {} router {} VC {}", now, net_.node_name(d), f.vc);
+    const auto at = [&] { return fmt::format("cycle {} router {} VC {}", now, net_.node_name(d), f.vc); };
     if (f.head) {
       if (sv.open && !sv.ghost) {
-        violation(r_.out_of_order, fmt::format("{}: head flit while packet {}#{} is incomplete ({} flits)", at,
+        violation(r_.out_of_order, fmt::format("{}: head flit while packet {}#{} is incomplete ({} flits)", at(),
                                                net_.node_name(sv.src), sv.seq, sv.next));
         mark_broken(sv.src, sv.seq);
       }
@@ -280,19 +287,19 @@ class Runner {
       const uint64_t seq = pl & ((1ull << 34) - 1);
       sv = SinkVc{true, false, src, seq, 1};
       if (src >= n_ || seq >= packets_[size_t(src)].size()) {
-        violation(r_.corrupted, fmt::format("{}: head flit of a packet nobody sent (source {}, seq {})", at, src, seq));
+        violation(r_.corrupted, fmt::format("{}: head flit of a packet nobody sent (source {}, seq {})", at(), src, seq));
         sv.ghost = true;
       } else {
         Packet& p = packets_[size_t(src)][seq];
-        const std::string id = fmt::format("packet {}#{}", net_.node_name(src), seq);
+        const auto id = [&] { return fmt::format("packet {}#{}", net_.node_name(src), seq); };
         if (p.state == PState::kDelivered || p.state == PState::kBroken || seen_head(src, seq)) {
-          violation(r_.duplicated, fmt::format("{}: {} delivered again", at, id));
+          violation(r_.duplicated, fmt::format("{}: {} delivered again", at(), id()));
           sv.ghost = true;
         } else if (p.dst != d || len != p.len || header_mclass(f.data) != p.mclass ||
                    header_dst(f.data) != net_.coord(d)) {
           violation(r_.corrupted, fmt::format("{}: {} for router {} ({} flits, class {}) arrived with header "
                                               "dst {} length {} class {}",
-                                              at, id, net_.node_name(p.dst), p.len, p.mclass,
+                                              at(), id(), net_.node_name(p.dst), p.len, p.mclass,
                                               header_dst(f.data).str(net_.ndim()), len, header_mclass(f.data)));
           mark_broken(src, seq);
           sv.ghost = true;
@@ -301,18 +308,18 @@ class Runner {
         }
       }
     } else if (!sv.open) {
-      violation(r_.out_of_order, fmt::format("{}: body/tail flit with no packet in progress", at));
+      violation(r_.out_of_order, fmt::format("{}: body/tail flit with no packet in progress", at()));
       return;
     } else if (!sv.ghost) {
       const uint64_t want = flit_payload(sv.src, sv.seq, sv.next);
       const Packet& p = packets_[size_t(sv.src)][sv.seq];
       if (f.data != want) {
-        violation(r_.corrupted, fmt::format("{}: packet {}#{} flit {}: payload {:#018x}, sent {:#018x}", at,
+        violation(r_.corrupted, fmt::format("{}: packet {}#{} flit {}: payload {:#018x}, sent {:#018x}", at(),
                                             net_.node_name(sv.src), sv.seq, sv.next, f.data, want));
         mark_broken(sv.src, sv.seq);
         sv.ghost = true;
       } else if (sv.next >= p.len) {
-        violation(r_.corrupted, fmt::format("{}: packet {}#{} has more than {} flits", at, net_.node_name(sv.src),
+        violation(r_.corrupted, fmt::format("{}: packet {}#{} has more than {} flits", at(), net_.node_name(sv.src),
                                             sv.seq, p.len));
         mark_broken(sv.src, sv.seq);
         sv.ghost = true;
@@ -335,6 +342,9 @@ class Runner {
     p.state = PState::kDelivered;
     ++r_.packets_delivered;
     latency_.push_back(now - p.created);
+    if (o_.record_packets) {
+      r_.packets.push_back(PacketRecord{sv.src, sv.seq, d, p.len, p.created, p.injected, now});
+    }
     net_latency_sum_ += double(now - p.injected);
     if (o_.check_order) {
       const uint64_t pair = (uint64_t(unsigned(sv.src)) << 20) | (uint64_t(unsigned(d)) << 4) | p.mclass;
@@ -383,7 +393,7 @@ class Runner {
                        r_.packets_delivered, r_.packets_created, queued, in_flight, list.empty() ? "" : ": ", list);
   }
 
-  NocNetwork& net_;
+  NocPorts& net_;
   const TrafficOptions o_;
   std::mt19937_64 rng_;
   const int n_;
@@ -401,6 +411,6 @@ class Runner {
 
 }  // namespace
 
-TrafficResult run_traffic(NocNetwork& net, const TrafficOptions& options) { return Runner(net, options).run(); }
+TrafficResult run_traffic(NocPorts& net, const TrafficOptions& options) { return Runner(net, options).run(); }
 
 }  // namespace trnsim::cosim::noc

@@ -1,4 +1,5 @@
-// Traffic generators and the end-to-end checker for a NocNetwork.
+// Traffic generators and the end-to-end checker for any NeuronLink network behind NocPorts (the verilated
+// NocNetwork, the TLM network of model/noc, or both in lockstep).
 //
 // Every router's local port gets an open-loop source (Bernoulli packet arrivals at a given flit injection rate, an
 // unbounded source queue) and a sink. Each packet carries its source, sequence number and length in the head flit
@@ -9,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,27 @@ struct TrafficOptions {
   /// Inject each (destination, class) on a fixed local VC and check that packets between a pair of routers are
   /// delivered in order: only meaningful when every router has one VC per (class group, dateline class).
   bool check_order = false;
+  /// Keep one PacketRecord per delivered packet in TrafficResult::packets (lockstep and TLM-vs-RTL comparisons).
+  bool record_packets = false;
+  /// false: the watchdog and the drain limit end the run with TrafficResult::failure set instead of throwing.
+  bool throw_on_stall = true;
+  /// Called every progress_cycles cycles (0: never) with the cycle count since the start and the result so far
+  /// (counters only), for progress reports on long runs.
+  uint64_t progress_cycles = 0;
+  std::function<void(uint64_t, const struct TrafficResult&)> progress;
+};
+
+/// One delivered packet: who sent it, when it was created, injected (head taken) and delivered (tail ejected).
+struct PacketRecord {
+  int src = 0;
+  uint64_t seq = 0;  ///< per source, in creation order
+  int dst = 0;
+  int len = 0;
+  uint64_t created = 0, injected = 0, delivered = 0;  ///< cycles
+  bool operator==(const PacketRecord& o) const {
+    return src == o.src && seq == o.seq && dst == o.dst && len == o.len && created == o.created &&
+           injected == o.injected && delivered == o.delivered;
+  }
 };
 
 struct TrafficResult {
@@ -66,14 +89,16 @@ struct TrafficResult {
   uint64_t cycles = 0;             ///< cycles the run took, injection plus drain
   double sim_seconds = 0;          ///< time inside NocNetwork::step()
   double cycles_per_second = 0;
+  std::vector<PacketRecord> packets;  ///< record_packets only: in delivery order
+  std::string failure;                ///< throw_on_stall == false: why the run stopped early ("" = it drained)
   bool ok() const { return lost == 0 && duplicated == 0 && corrupted == 0 && out_of_order == 0; }
   std::string summary() const;     ///< one line of the figures
 };
 
 /// Runs the traffic on the network until every created packet is delivered. Violations are counted in the result
-/// (and the first few described); throws NocError on the watchdog, the drain limit, an RTL assertion or a link
-/// error.
-TrafficResult run_traffic(NocNetwork& net, const TrafficOptions& options);
+/// (and the first few described); throws NocError on the watchdog or the drain limit (unless throw_on_stall is
+/// false), an RTL assertion, a TLM check, a lockstep mismatch or a link error.
+TrafficResult run_traffic(NocPorts& net, const TrafficOptions& options);
 
 /// The payload a flit `index` of packet (src, seq) carries (index >= 1; the head carries the header).
 uint64_t flit_payload(int src, uint64_t seq, int index);

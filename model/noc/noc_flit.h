@@ -1,12 +1,21 @@
 // NeuronLink flit and link formats in C++: the same bit layout as rtl/noc/trn_noc_pkg.sv (docs/neuronlink.md has
-// the tables). Flits cross the C++/RTL boundary as raw bits; these helpers pack and unpack them.
+// the tables). Shared by the TLM network (model/noc/noc_tlm.h) and the verilated one (cosim/noc/noc_rtl.h), where
+// flits cross the C++/RTL boundary as raw bits; these helpers pack and unpack them.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
-namespace trnsim::cosim::noc {
+namespace trnsim::model::noc {
+
+/// A network-level failure: an RTL assertion or a TLM protocol check, a link that did not come up, the watchdog,
+/// a bad option.
+class NocError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 constexpr int kMaxDim = 3;        // trn_noc_pkg MAX_DIM
 constexpr int kCoordBits = 4;     // COORD_W: up to 16 routers per dimension
@@ -87,4 +96,4 @@ struct BwdBeat {
 /// Link port l of a router: dimension l / 2, the negative side when l is odd. Name like "+x", "-z".
 std::string link_port_name(int l);
 
-}  // namespace trnsim::cosim::noc
+}  // namespace trnsim::model::noc

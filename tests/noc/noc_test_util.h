@@ -30,7 +30,7 @@ inline cosim::noc::NocOptions torus(const std::string& dims, const std::string& 
 }
 
 /// Runs the traffic and checks the run delivered every packet exactly once, intact and in order.
-inline cosim::noc::TrafficResult expect_clean_run(cosim::noc::NocNetwork& net, const cosim::noc::TrafficOptions& t,
+inline cosim::noc::TrafficResult expect_clean_run(cosim::noc::NocPorts& net, const cosim::noc::TrafficOptions& t,
                                                   const std::string& what) {
   const cosim::noc::TrafficResult r = cosim::noc::run_traffic(net, t);
   std::cout << "[ noc      ] " << what << ": " << r.summary() << "\n";

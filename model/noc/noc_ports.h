@@ -1,0 +1,54 @@
+// The local ports of a NeuronLink network, one clock cycle at a time: what traffic generators, checkers and
+// endpoints (DMA, collective engines) see of a network, whichever model is behind it: the TLM network
+// (model/noc/noc_tlm.h), the verilated routers (cosim/noc/noc_rtl.h) or both in lockstep (cosim/noc/noc_lockstep.h).
+//
+// Every router has one local port: injection (valid/ready into the router) and ejection (valid/ready out of it),
+// with the handshake rules of rtl/noc/trn_noc_router.sv: a beat offered with drive_inject() is taken at the coming
+// step() iff inj_ready() was true before it; an ejected beat (ej_valid()/ej_flit()) is taken at the coming step()
+// iff drive_eject_ready(true). Set the inputs, read the outputs, then step().
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "model/noc/noc_flit.h"
+
+namespace trnsim::model::noc {
+
+class NocPorts {
+ public:
+  virtual ~NocPorts() = default;
+
+  virtual int ndim() const = 0;          ///< dimensions, 1..3
+  virtual int size(int d) const = 0;     ///< routers in dimension d (1 for d >= ndim())
+  virtual bool torus() const { return true; }  ///< false: a mesh (no wrap-around links)
+  virtual int num_vc(int node) const = 0;      ///< VCs per port of the router at `node`
+  int nodes() const { return size(0) * size(1) * size(2); }
+  /// Node index n = x + X * (y + Y * z).
+  Coord coord(int node) const;
+  int node(const Coord& c) const;
+  std::string node_name(int node) const;  ///< "(x,y)" / "(x,y,z)"
+
+  /// inj_ready_o of `node` this cycle (a register output: valid until the next step()).
+  virtual bool inj_ready(int node) const = 0;
+  /// Drives inj_valid_i / inj_flit_i for the coming edge (nullptr: valid low). The beat is taken iff inj_ready().
+  virtual void drive_inject(int node, const Flit* flit) = 0;
+  /// ej_valid_o / ej_flit_o of `node` this cycle.
+  virtual bool ej_valid(int node) const = 0;
+  virtual Flit ej_flit(int node) const = 0;
+  /// Drives ej_ready_i for the coming edge. The beat is taken iff ej_valid().
+  virtual void drive_eject_ready(int node, bool ready) = 0;
+
+  /// One clock cycle. Throws NocError on a protocol violation (RTL assertion, TLM check, lockstep mismatch).
+  virtual void step() = 0;
+  /// Cycles since reset release.
+  virtual uint64_t cycle() const = 0;
+  /// Flits carried by links so far (every hop counts).
+  virtual uint64_t link_flits() const = 0;
+  /// Seconds spent inside step() (simulation speed figures).
+  virtual double step_seconds() const = 0;
+  /// "tlm", "rtl" or "lockstep".
+  virtual std::string backend() const = 0;
+};
+
+}  // namespace trnsim::model::noc

@@ -1,0 +1,481 @@
+// Cycle-accurate TLM of a NeuronLink network. See noc_tlm.h; every step below names the RTL module and signal it
+// mirrors (rtl/noc/*.sv), because exact agreement with the RTL is the point of this model.
+#include "model/noc/noc_tlm.h"
+
+#include <chrono>
+
+#include <fmt/core.h>
+
+namespace trnsim::model::noc {
+
+namespace {
+
+constexpr int kMaxPorts = 1 + 2 * kMaxDim;  // 7
+constexpr int kMaxIn = kMaxPorts * kMaxVc;  // 56 input VCs: masks fit in 64 bits
+
+// trn_noc_rr_arb: grant the lowest request at or above the pointer, else the lowest request; the pointer moves to
+// the granted index + 1 (0 after the last) when the grant is acknowledged.
+inline int rr_pick(uint64_t req, int ptr) {
+  const uint64_t hi = req & (~uint64_t{0} << ptr);
+  return __builtin_ctzll(hi != 0 ? hi : req);
+}
+inline uint8_t rr_next(int idx, int n) { return static_cast<uint8_t>(idx + 1 < n ? idx + 1 : 0); }
+
+// trn_noc_spill_reg: two registers A (input side) and B (parks A's beat when the consumer stalls).
+struct SpillReg {
+  bool a_full = false, b_full = false;
+  Flit a, b;
+  bool valid() const { return a_full || b_full; }
+  bool in_ready() const { return !a_full || !b_full; }
+  const Flit& out() const { return b_full ? b : a; }
+  void edge(bool in_valid, const Flit& in, bool out_ready) {
+    const bool a_fill = in_valid && in_ready();
+    const bool a_drain = a_full && !b_full;
+    const bool b_fill = a_drain && !out_ready;
+    const bool b_drain = b_full && out_ready;
+    if (b_fill) b = a;
+    if (a_fill) a = in;
+    if (a_fill || a_drain) a_full = a_fill;
+    if (b_fill || b_drain) b_full = b_fill;
+  }
+};
+
+}  // namespace
+
+// One beat on each channel of a link (link_fwd_t / link_bwd_t without the configuration bits: every router of a
+// TLM network has the same parameters, so the bring-up exchange cannot mismatch).
+struct LinkFwd {
+  bool valid = false;
+  bool init = false;
+  Flit flit;
+};
+struct LinkBwd {
+  bool valid = false;
+  bool init = false;
+  uint8_t vc = 0;
+};
+
+// One input VC (trn_noc_input_port: FIFO, active_q / oport_q / ovc_q).
+struct InVc {
+  uint8_t rd = 0, count = 0;
+  bool active = false;
+  uint8_t oport = 0, ovc = 0;
+};
+
+struct TlmNetwork::Router {
+  Coord me;
+  std::array<int, 2 * kMaxDim> nb{};  // neighbour per link port, -1 = not connected (mesh boundary)
+  SpillReg inj, ej;
+  bool inj_valid_in = false;
+  Flit inj_in;
+  bool ej_ready_in = true;
+  std::vector<Flit> buf;  // input VC i's FIFO at [i * depth, (i + 1) * depth)
+  std::array<InVc, kMaxIn> vc{};
+  int flits = 0;          // flits in the FIFOs
+  std::array<uint8_t, kMaxPorts> busy{};     // trn_noc_vc_alloc busy_q, per output port
+  std::array<uint8_t, kMaxIn> va1_ptr{};     // VC allocation stage 1, per input VC (over NUM_VC)
+  std::array<uint8_t, kMaxIn> va2_ptr{};     // stage 2, per output VC o * NUM_VC + w (over all input VCs)
+  std::array<uint8_t, kMaxPorts> sa1_ptr{};  // switch allocation stage 1, per input port (over NUM_VC)
+  std::array<uint8_t, kMaxPorts> sa2_ptr{};  // stage 2, per output port (over input ports)
+  // trn_noc_link_tx, per link port
+  std::array<bool, 2 * kMaxDim> tx_up{};
+  std::array<std::array<uint8_t, kMaxVc>, 2 * kMaxDim> crd{};
+  std::array<bool, 2 * kMaxDim> tx_valid{};
+  std::array<Flit, 2 * kMaxDim> tx_flit{};
+  // trn_noc_link_rx, per link port
+  std::array<bool, 2 * kMaxDim> rx_up{};
+  std::array<bool, 2 * kMaxDim> crd_valid{};
+  std::array<uint8_t, 2 * kMaxDim> crd_vc{};
+  bool boot = false;   // boot_q
+  bool hello = false;  // hello_q (link_tx) = init_q (link_rx): the bring-up beats go out this cycle
+};
+
+// One direction of a link: flits from router `src` link port l, credits back. Ring of latency + 2 slots: written
+// after the edge at (head + latency + 1), read before the next one at head, so a beat is seen latency + 1 cycles
+// later, as through NocNetwork's latency + 1 register stages.
+struct TlmNetwork::Pipe {
+  std::vector<LinkFwd> fwd;
+  std::vector<LinkBwd> bwd;
+};
+
+void TlmOptions::validate() const {
+  if (ndim < 1 || ndim > kMaxDim) throw NocError(fmt::format("{} dimensions: 1..{} supported", ndim, kMaxDim));
+  for (int d = 0; d < kMaxDim; ++d) {
+    const int s = size[static_cast<size_t>(d)];
+    if (d < ndim && (s < 2 || s > kMaxSize)) {
+      throw NocError(fmt::format("size {} in dimension {}: every dimension needs 2..{} routers (4-bit coordinates "
+                                 "in the header)",
+                                 s, d, kMaxSize));
+    }
+    if (d >= ndim && s != 1) throw NocError(fmt::format("a {}-D network has size 1 in dimension {}, not {}", ndim, d, s));
+  }
+  if (vc_groups < 1 || num_vc < 2 || num_vc > kMaxVc || num_vc % (2 * vc_groups) != 0) {
+    throw NocError(fmt::format("{} VCs in {} groups: need 2..{} VCs, a multiple of 2 x groups (two dateline classes "
+                               "per group)",
+                               num_vc, vc_groups, kMaxVc));
+  }
+  if (vc_groups > 4) throw NocError(fmt::format("{} VC groups: at most 4 (2-bit message class)", vc_groups));
+  if (depth < 1 || depth > 63) throw NocError(fmt::format("buffer depth {} outside 1..63 flits", depth));
+  if (link_latency < 0 || link_latency > 32) throw NocError(fmt::format("link latency {} outside 0..32", link_latency));
+}
+
+std::string TlmOptions::str() const {
+  std::string dims;
+  for (int d = 0; d < ndim; ++d) dims += (d ? "x" : "") + std::to_string(size[static_cast<size_t>(d)]);
+  return fmt::format("{} {}, {} VCs ({} group{}) x {} flits, link latency {}", dims, torus ? "torus" : "mesh", num_vc,
+                     vc_groups, vc_groups > 1 ? "s" : "", depth, link_latency);
+}
+
+TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options) {
+  o_.validate();
+  nport_ = 1 + 2 * o_.ndim;
+  nin_ = nport_ * o_.num_vc;
+  const int n_nodes = nodes();
+  const int nl = nport_ - 1;
+  routers_.resize(static_cast<size_t>(n_nodes));
+  pipes_.resize(static_cast<size_t>(n_nodes * nl));
+  for (int n = 0; n < n_nodes; ++n) {
+    Router& r = routers_[static_cast<size_t>(n)];
+    r.me = coord(n);
+    r.buf.resize(static_cast<size_t>(nin_ * o_.depth));
+    for (int l = 0; l < nl; ++l) {
+      const int d = l / 2, s = size(d);
+      Coord c = r.me;
+      const bool neg = l % 2;
+      const bool edge = neg ? c[d] == 0 : c[d] == s - 1;
+      c[d] = (c[d] + (neg ? s - 1 : 1)) % s;
+      r.nb[static_cast<size_t>(l)] = (!o_.torus && edge) ? -1 : node(c);
+      Pipe& p = pipes_[static_cast<size_t>(n * nl + l)];
+      p.fwd.assign(static_cast<size_t>(o_.link_latency) + 2, LinkFwd{});
+      p.bwd.assign(static_cast<size_t>(o_.link_latency) + 2, LinkBwd{});
+    }
+  }
+  bring_up();
+}
+
+TlmNetwork::~TlmNetwork() = default;
+
+void TlmNetwork::bring_up() {
+  const int nl = nport_ - 1;
+  for (;;) {
+    bool up = true;
+    for (const Router& r : routers_) {
+      for (int l = 0; l < nl; ++l) up = up && (r.nb[static_cast<size_t>(l)] < 0 || (r.tx_up[size_t(l)] && r.rx_up[size_t(l)]));
+    }
+    if (up) return;
+    if (cycle_ > 200) throw NocError(fmt::format("links not up {} cycles after reset", cycle_));
+    step();
+  }
+}
+
+bool TlmNetwork::link_up(int n, int l) const {
+  const Router& r = routers_.at(static_cast<size_t>(n));
+  return r.nb.at(static_cast<size_t>(l)) >= 0 && r.tx_up[size_t(l)] && r.rx_up[size_t(l)];
+}
+
+uint64_t TlmNetwork::flits_in_network() const {
+  uint64_t f = 0;
+  for (const Router& r : routers_) {
+    f += uint64_t(r.flits) + r.inj.a_full + r.inj.b_full + r.ej.a_full + r.ej.b_full;
+    for (int l = 0; l < nport_ - 1; ++l) f += r.tx_valid[size_t(l)];
+  }
+  const size_t w = (pipe_head_ + o_.link_latency + 1) % (o_.link_latency + 2);
+  for (const Pipe& p : pipes_) {
+    for (size_t k = 0; k < p.fwd.size(); ++k) f += (k != w) && p.fwd[k].valid;  // slot w is the registers above
+  }
+  return f;
+}
+
+bool TlmNetwork::inj_ready(int n) const { return routers_[static_cast<size_t>(n)].inj.in_ready(); }
+
+void TlmNetwork::drive_inject(int n, const Flit* flit) {
+  Router& r = routers_[static_cast<size_t>(n)];
+  r.inj_valid_in = flit != nullptr;
+  if (flit) r.inj_in = *flit;
+}
+
+bool TlmNetwork::ej_valid(int n) const { return routers_[static_cast<size_t>(n)].ej.valid(); }
+Flit TlmNetwork::ej_flit(int n) const { return routers_[static_cast<size_t>(n)].ej.out(); }
+void TlmNetwork::drive_eject_ready(int n, bool ready) { routers_[static_cast<size_t>(n)].ej_ready_in = ready; }
+
+void TlmNetwork::step() {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int n = 0; n < nodes(); ++n) eval_router(n);
+  pipe_head_ = pipe_head_ + 1 == size_t(o_.link_latency) + 2 ? 0 : pipe_head_ + 1;
+  ++cycle_;
+  step_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One router, one cycle: the combinational logic on this cycle's inputs and registers, then the clock edge, then
+// its outputs into the link pipes.
+void TlmNetwork::eval_router(int n) {
+  Router& r = routers_[static_cast<size_t>(n)];
+  const int V = o_.num_vc, D = o_.depth, NP = nport_, NL = nport_ - 1;
+  const size_t slots = size_t(o_.link_latency) + 2;
+  const size_t rd_slot = pipe_head_, wr_slot = (pipe_head_ + size_t(o_.link_latency) + 1) % slots;
+
+  // ---- Inputs from the links ----
+  std::array<LinkFwd, 2 * kMaxDim> rxin;
+  std::array<LinkBwd, 2 * kMaxDim> txin;
+  bool link_activity = false;
+  for (int l = 0; l < NL; ++l) {
+    const int nb = r.nb[size_t(l)];
+    if (nb < 0) {
+      rxin[size_t(l)] = LinkFwd{};
+      txin[size_t(l)] = LinkBwd{};
+      continue;
+    }
+    rxin[size_t(l)] = pipes_[size_t(nb * NL + (l ^ 1))].fwd[rd_slot];
+    txin[size_t(l)] = pipes_[size_t(n * NL + l)].bwd[rd_slot];
+    link_activity = link_activity || rxin[size_t(l)].valid || rxin[size_t(l)].init || txin[size_t(l)].valid ||
+                    txin[size_t(l)].init || r.tx_valid[size_t(l)] || r.crd_valid[size_t(l)];
+  }
+  // A router with nothing buffered, nothing arriving and nothing in its output registers keeps every register
+  // (no arbiter has a request, no counter moves): only its idle outputs need writing.
+  if (!link_activity && r.flits == 0 && !r.inj.valid() && !r.inj_valid_in && !r.ej.valid() && r.boot && !r.hello) {
+    for (int l = 0; l < NL; ++l) {
+      const int nb = r.nb[size_t(l)];
+      if (nb < 0) continue;
+      pipes_[size_t(n * NL + l)].fwd[wr_slot] = LinkFwd{};
+      pipes_[size_t(nb * NL + (l ^ 1))].bwd[wr_slot] = LinkBwd{};
+    }
+    return;
+  }
+
+  // ---- Local injection (trn_noc_router u_inj, inj_ready / push[0]) ----
+  const bool inj_out_valid = r.inj.valid();
+  const Flit inj_out = r.inj.out();
+  const bool inj_vc_ok = inj_out.vc < V;
+  if (inj_out_valid && !inj_vc_ok) {
+    throw NocError(fmt::format("cycle {} router {}: injected flit names VC {}, the router has {} VCs", cycle_,
+                               node_name(n), inj_out.vc, V));
+  }
+  const bool inj_ready_int = inj_vc_ok ? r.vc[inj_out.vc].count != D : true;
+  const bool push0 = inj_out_valid && inj_ready_int && inj_vc_ok;
+
+  // ---- Output ports that may be allocated (port_ok) and room downstream (room) ----
+  uint32_t port_ok = 1;
+  std::array<uint8_t, kMaxPorts> room{};
+  const uint8_t all_vcs = static_cast<uint8_t>((1u << V) - 1);
+  room[0] = r.ej.in_ready() ? all_vcs : 0;
+  for (int l = 0; l < NL; ++l) {
+    if (!r.tx_up[size_t(l)]) continue;
+    port_ok |= 1u << (l + 1);
+    uint8_t m = 0;
+    for (int v = 0; v < V; ++v) m |= static_cast<uint8_t>((r.crd[size_t(l)][size_t(v)] != 0) << v);
+    room[size_t(l + 1)] = m;
+  }
+
+  // ---- VC allocation (trn_noc_input_port route(), va_mask; trn_noc_vc_alloc) ----
+  const int S = V / (2 * o_.vc_groups);
+  const uint8_t set1 = static_cast<uint8_t>((1u << S) - 1);
+  std::array<uint64_t, kMaxIn> req2;  // per output VC o * V + w: the input VCs that picked it
+  std::array<uint8_t, kMaxIn> touched_list;
+  int touched = 0;
+  std::array<uint8_t, kMaxIn> pick_w, req_oport;
+  if (r.flits > 0) {
+    for (int i = 0; i < nin_; ++i) {
+      InVc& s = r.vc[size_t(i)];
+      if (s.count == 0 || s.active) continue;
+      const Flit& hf = r.buf[size_t(i * D + s.rd)];
+      if (!hf.head) {
+        throw NocError(fmt::format("cycle {} router {} input VC {}: a body/tail flit at the front of an idle VC "
+                                   "(head lost)",
+                                   cycle_, node_name(n), i));
+      }
+      const Coord dst = header_dst(hf.data);
+      int oport = 0;
+      for (int d = 0; d < o_.ndim; ++d) {
+        const int a = dst[d], b = r.me[d], sz = size(d);
+        if (a >= sz) {
+          throw NocError(fmt::format("cycle {} router {}: head flit for router {} outside the {} network", cycle_,
+                                     node_name(n), dst.str(kMaxDim), o_.str()));
+        }
+        if (oport == 0 && a != b) {
+          if (o_.torus) {
+            const int delta = a >= b ? a - b : a + sz - b;  // hops in the positive direction
+            oport = 1 + 2 * d + (2 * delta <= sz ? 0 : 1);
+          } else {
+            oport = 1 + 2 * d + (a > b ? 0 : 1);
+          }
+        }
+      }
+      for (int d = o_.ndim; d < kMaxDim; ++d) {
+        if (dst[d] != 0) {
+          throw NocError(fmt::format("cycle {} router {}: head flit for router {} outside the {} network", cycle_,
+                                     node_name(n), dst.str(kMaxDim), o_.str()));
+        }
+      }
+      req_oport[size_t(i)] = static_cast<uint8_t>(oport);
+      if (!(port_ok >> oport & 1)) continue;
+      const int group = static_cast<int>(header_mclass(hf.data)) % o_.vc_groups;
+      uint8_t mask;
+      if (oport == 0 || !o_.torus) {
+        mask = static_cast<uint8_t>(set1 << (2 * group * S) | set1 << ((2 * group + 1) * S));
+      } else {
+        const int d_out = (oport - 1) / 2, p = i / V, v = i % V;
+        const bool neg_out = (oport - 1) % 2 == 1;
+        const bool crosses = neg_out ? r.me[d_out] == 0 : r.me[d_out] == size(d_out) - 1;
+        const bool cont = p != 0 && d_out == (p - 1) / 2 && neg_out != ((p - 1) % 2 == 1);
+        const int dclass = ((cont && (v / S) % 2 == 1) || crosses) ? 1 : 0;
+        mask = static_cast<uint8_t>(set1 << ((2 * group + dclass) * S));
+      }
+      const uint8_t cand = mask & static_cast<uint8_t>(~r.busy[size_t(oport)]);
+      if (cand == 0) continue;
+      const int w = rr_pick(cand, r.va1_ptr[size_t(i)]);
+      pick_w[size_t(i)] = static_cast<uint8_t>(w);
+      const int k = oport * V + w;
+      bool seen = false;
+      for (int t = 0; t < touched; ++t) seen = seen || touched_list[size_t(t)] == k;
+      if (!seen) {
+        touched_list[size_t(touched++)] = static_cast<uint8_t>(k);
+        req2[size_t(k)] = 0;
+      }
+      req2[size_t(k)] |= uint64_t{1} << i;
+    }
+  }
+  std::array<uint8_t, kMaxIn> va_gnt_list;  // granted input VCs; the output VC is pick_w, the port req_oport
+  int va_gnts = 0;
+  for (int t = 0; t < touched; ++t) {
+    const int k = touched_list[size_t(t)];
+    const int i = rr_pick(req2[size_t(k)], r.va2_ptr[size_t(k)]);
+    r.va2_ptr[size_t(k)] = rr_next(i, nin_);
+    r.va1_ptr[size_t(i)] = rr_next(pick_w[size_t(i)], V);
+    va_gnt_list[size_t(va_gnts++)] = static_cast<uint8_t>(i);
+  }
+
+  // ---- Switch allocation (trn_noc_sw_alloc) ----
+  std::array<uint8_t, kMaxPorts> pick_vc{};
+  std::array<uint32_t, kMaxPorts> want{};  // per output port: the input ports whose stage-1 winner wants it
+  if (r.flits > 0) {
+    for (int p = 0; p < NP; ++p) {
+      uint32_t req = 0;
+      for (int v = 0; v < V; ++v) {
+        const InVc& s = r.vc[size_t(p * V + v)];
+        if (s.active && s.count != 0 && (room[s.oport] >> s.ovc & 1)) req |= 1u << v;
+      }
+      if (req == 0) continue;
+      const int v = rr_pick(req, r.sa1_ptr[size_t(p)]);
+      pick_vc[size_t(p)] = static_cast<uint8_t>(v);
+      want[r.vc[size_t(p * V + v)].oport] |= 1u << p;
+    }
+  }
+  std::array<bool, kMaxPorts> out_valid{};
+  std::array<Flit, kMaxPorts> out_flit;
+  std::array<bool, 2 * kMaxDim> free{};
+  std::array<uint8_t, 2 * kMaxDim> free_vc{};
+  for (int o = 0; o < NP; ++o) {
+    if (want[size_t(o)] == 0) continue;
+    const int p = rr_pick(want[size_t(o)], r.sa2_ptr[size_t(o)]);
+    r.sa2_ptr[size_t(o)] = rr_next(p, NP);
+    const int v = pick_vc[size_t(p)];
+    r.sa1_ptr[size_t(p)] = rr_next(v, V);
+    // Traversal: the front flit, relabelled with its output VC; the input VC pops it.
+    InVc& s = r.vc[size_t(p * V + v)];
+    Flit f = r.buf[size_t((p * V + v) * D + s.rd)];
+    f.vc = s.ovc;
+    out_valid[size_t(o)] = true;
+    out_flit[size_t(o)] = f;
+    s.rd = static_cast<uint8_t>(s.rd + 1 == D ? 0 : s.rd + 1);
+    --s.count;
+    --r.flits;
+    if (f.tail) {
+      r.busy[s.oport] &= static_cast<uint8_t>(~(1u << s.ovc));  // release_vc
+      s.active = false;
+    }
+    if (p > 0) {  // trn_noc_link_rx free_i: a credit goes back next cycle
+      free[size_t(p - 1)] = true;
+      free_vc[size_t(p - 1)] = static_cast<uint8_t>(v);
+    }
+  }
+
+  // ---- Clock edge ----
+  // VC grants take effect (active_q, oport_q, ovc_q; busy_q |= alloc).
+  for (int t = 0; t < va_gnts; ++t) {
+    const int i = va_gnt_list[size_t(t)];
+    InVc& s = r.vc[size_t(i)];
+    s.active = true;
+    s.oport = req_oport[size_t(i)];
+    s.ovc = pick_w[size_t(i)];
+    r.busy[s.oport] |= static_cast<uint8_t>(1u << s.ovc);
+  }
+  // Buffer writes: the pops above moved rd and count together, so rd + count is still the write slot.
+  auto push = [&](int p, const Flit& f) {
+    if (f.vc >= V) {
+      throw NocError(fmt::format("cycle {} router {} port {}: flit on VC {}, only {} VCs", cycle_, node_name(n), p,
+                                 f.vc, V));
+    }
+    InVc& s = r.vc[size_t(p * V + f.vc)];
+    if (s.count == D) {
+      throw NocError(fmt::format("cycle {} router {} port {} VC {}: flit arrived with the buffer full ({} flits): "
+                                 "sent without a credit",
+                                 cycle_, node_name(n), p, f.vc, D));
+    }
+    r.buf[size_t((p * V + f.vc) * D + (s.rd + s.count) % D)] = f;
+    ++s.count;
+    ++r.flits;
+  };
+  if (push0) push(0, inj_out);
+  for (int l = 0; l < NL; ++l) {
+    const LinkFwd& in = rxin[size_t(l)];
+    if (!in.valid) continue;
+    if (!r.rx_up[size_t(l)]) {
+      throw NocError(fmt::format("cycle {} router {} port {}: flit arrived before the link came up", cycle_,
+                                 node_name(n), link_port_name(l)));
+    }
+    push(l + 1, in.flit);
+  }
+  r.inj.edge(r.inj_valid_in, r.inj_in, inj_ready_int);
+  r.ej.edge(out_valid[0], out_flit[0], r.ej_ready_in);
+  for (int l = 0; l < NL; ++l) {
+    const size_t L = size_t(l);
+    const bool send = out_valid[L + 1];
+    if (!r.tx_up[L]) {
+      if (txin[L].init) {
+        r.tx_up[L] = true;
+        r.crd[L].fill(static_cast<uint8_t>(D));
+      }
+    } else {
+      const int take_vc = send ? out_flit[L + 1].vc : -1;  // trn_noc_link_tx g_crd take / give
+      const int give_vc = txin[L].valid ? txin[L].vc : -1;
+      if (give_vc >= V) {
+        throw NocError(fmt::format("cycle {} router {} port {}: credit for VC {}, only {} VCs", cycle_, node_name(n),
+                                   link_port_name(l), give_vc, V));
+      }
+      if (take_vc != give_vc) {
+        if (give_vc >= 0 && r.crd[L][size_t(give_vc)] >= D) {
+          throw NocError(fmt::format("cycle {} router {} port {}: credit for VC {} above the buffer depth {}", cycle_,
+                                     node_name(n), link_port_name(l), give_vc, D));
+        }
+        if (give_vc >= 0) ++r.crd[L][size_t(give_vc)];
+        if (take_vc >= 0) --r.crd[L][size_t(take_vc)];  // room[] guaranteed a credit
+      }
+    }
+    r.tx_valid[L] = send;
+    if (send) {
+      r.tx_flit[L] = out_flit[L + 1];
+      ++link_flits_;
+    }
+    if (!r.rx_up[L] && rxin[L].init) r.rx_up[L] = true;
+    r.crd_valid[L] = free[L];
+    r.crd_vc[L] = free_vc[L];
+  }
+  r.hello = !r.boot;
+  r.boot = true;
+
+  // ---- Outputs (register values after the edge) into the link pipes ----
+  for (int l = 0; l < NL; ++l) {
+    const int nb = r.nb[size_t(l)];
+    if (nb < 0) continue;
+    LinkFwd& f = pipes_[size_t(n * NL + l)].fwd[wr_slot];
+    f.valid = r.tx_valid[size_t(l)] && !r.hello;
+    f.init = r.hello;
+    f.flit = r.tx_flit[size_t(l)];
+    LinkBwd& b = pipes_[size_t(nb * NL + (l ^ 1))].bwd[wr_slot];
+    b.valid = r.crd_valid[size_t(l)];
+    b.init = r.hello;
+    b.vc = r.crd_vc[size_t(l)];
+  }
+}
+
+}  // namespace trnsim::model::noc

@@ -1,0 +1,91 @@
+// Cycle-accurate transaction-level model of a NeuronLink network: the routers of rtl/noc/trn_noc_router.sv and the
+// links between them, in plain C++.
+//
+// Same behaviour as the RTL, cycle for cycle: the flit format of trn_noc_pkg, dimension-order routing with dateline
+// VC classes and message-class VC groups, wormhole switching, per-VC credits with the link bring-up exchange,
+// separable input-first round-robin VC and switch allocation with the RTL's arbiter pointers, DEPTH-flit VC buffers,
+// the injection and ejection spill registers, the output register and link pipes of any latency. On the same
+// injected traffic it takes and ejects the same flits in the same cycles as NocNetwork (cosim/noc/noc_rtl.h); the
+// lockstep tests (tests/noc/noc_lockstep_test.cpp) compare every local port every cycle. docs/neuronlink.md ("The
+// TLM model") says why it is plain C++ and not SystemC processes, and how it is made fast.
+//
+// Beyond the RTL: a mesh (no wrap-around links), 1-D rings, and any VC count / depth / group count within the flit
+// format, so the same model serves studies the three verilated builds do not cover.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/noc/noc_ports.h"
+
+namespace trnsim::model::noc {
+
+/// Parameters of a TLM network (the RTL router's parameters plus the topology).
+struct TlmOptions {
+  int ndim = 2;                      ///< 1..3
+  std::array<int, 3> size{4, 4, 1}; ///< routers per dimension, 2..16 (the 4-bit coordinates); 1 beyond ndim
+  bool torus = true;                 ///< false: mesh, no wrap-around links (then every VC of a group is usable)
+  int num_vc = 2;                    ///< VCs per port, 2..8, a multiple of 2 * vc_groups (NUM_VC)
+  int vc_groups = 1;                 ///< message-class groups (VC_GROUPS)
+  int depth = 4;                     ///< flit slots per VC buffer, 1..63 (DEPTH)
+  int link_latency = 0;              ///< register stages a link adds beyond the router's output register, 0..32
+  /// Throws NocError naming the first illegal field.
+  void validate() const;
+  /// "4x4 torus, 2 VCs (1 group) x 4 flits, link latency 0"
+  std::string str() const;
+};
+
+class TlmNetwork final : public NocPorts {
+ public:
+  /// Builds the network, resets it and runs the link bring-up (every connected link up; as the RTL, this takes
+  /// link_latency + 2 cycles, so cycle() counts the same as NocNetwork's). Throws NocError for bad options.
+  explicit TlmNetwork(const TlmOptions& options);
+  ~TlmNetwork() override;
+  TlmNetwork(const TlmNetwork&) = delete;
+  TlmNetwork& operator=(const TlmNetwork&) = delete;
+
+  const TlmOptions& options() const { return o_; }
+  int ndim() const override { return o_.ndim; }
+  int size(int d) const override { return o_.size[static_cast<size_t>(d)]; }
+  bool torus() const override { return o_.torus; }
+  int num_vc(int) const override { return o_.num_vc; }
+
+  bool inj_ready(int node) const override;
+  void drive_inject(int node, const Flit* flit) override;
+  bool ej_valid(int node) const override;
+  Flit ej_flit(int node) const override;
+  void drive_eject_ready(int node, bool ready) override;
+
+  /// One cycle. Throws NocError if a flit would overflow a VC buffer, a credit count would leave 0..DEPTH, or a
+  /// head flit names a destination outside the network (the checks the RTL makes with assertions).
+  void step() override;
+  uint64_t cycle() const override { return cycle_; }
+  uint64_t link_flits() const override { return link_flits_; }
+  double step_seconds() const override { return step_seconds_; }
+  std::string backend() const override { return "tlm"; }
+
+  /// Link port `link` of `node` is up (both directions). False for the missing boundary links of a mesh.
+  bool link_up(int node, int link) const;
+  /// Flits buffered anywhere in the network (VC buffers, spill and output registers, link pipes).
+  uint64_t flits_in_network() const;
+
+  struct Router;  // noc_tlm.cpp
+  struct Pipe;
+
+ private:
+  void eval_router(int n);
+  void bring_up();
+
+  TlmOptions o_;
+  int nport_ = 0, nin_ = 0;
+  std::vector<Router> routers_;
+  std::vector<Pipe> pipes_;  // link n * (2 * ndim) + l: from router n's link port l
+  size_t pipe_head_ = 0;
+  uint64_t cycle_ = 0;
+  uint64_t link_flits_ = 0;
+  double step_seconds_ = 0;
+};
+
+}  // namespace trnsim::model::noc
