@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "firmware/kernels/pipeline.h"
@@ -76,8 +77,8 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
   Pipeline pipe(info);
   // gamma / beta [cols] -> every partition (source rows 0 bytes apart: a broadcast read).
   std::vector<isa::Instruction> params;
-  for (const auto& [hbm, off] : {std::pair{n.gamma_hbm, gamma}, std::pair{n.beta_hbm, beta}}) {
-    if (off == beta && !n.layernorm) continue;
+  for (const auto& [hbm, off, wanted] : {std::tuple{n.gamma_hbm, gamma, true}, std::tuple{n.beta_hbm, beta, n.layernorm}}) {
+    if (!wanted) continue;
     const isa::CopyFields c = copy_rows(MemSpace::kHbm, hbm, DataType::kFp32, 0, MemSpace::kSbuf, off,
                                        DataType::kFp32, int64_t(pb), pt, n.cols);
     const auto pieces = dma_pieces(c, info.num_dma_engines);

@@ -11,8 +11,10 @@
 #include <map>
 #include <stdexcept>
 
+#include "firmware/golden/engine_golden.h"
 #include "firmware/golden/float_bits.h"
 #include "firmware/golden/fp_golden.h"
+#include "firmware/golden/nn_golden.h"
 
 namespace trnsim::test {
 namespace {
@@ -65,6 +67,55 @@ struct Geometry {
   uint64_t pb(MemSpace s) const { return partition_bytes[static_cast<int>(s)]; }
   uint32_t np(MemSpace s) const { return partitions[static_cast<int>(s)]; }
 };
+
+/// The runs of one Vector/Scalar operand: `partitions` partitions from its start, free counts [n0, n1] walked with
+/// its strides (elements). Runs are not cut at partition ends, so a stray offset shows up as out of range.
+void operand_runs(const isa::Operand& o, int partitions, int n0, int n1, bool write,
+                  const std::function<void(const Run&)>& f) {
+  const int64_t es = isa::data_type_bytes(o.type);
+  for (int p = 0; p < partitions; ++p) {
+    const uint32_t part = uint32_t(o.partition) + uint32_t(p);
+    for (int64_t i1 = 0; i1 < n1; ++i1) {
+      const int64_t row = int64_t(o.offset) + i1 * o.stride[1] * es;
+      if (n0 == 1 || o.stride[0] == 1 || o.stride[0] == 0) {
+        const int64_t len = (o.stride[0] == 1 ? n0 : 1) * es;
+        if (row < 0) throw std::out_of_range("negative address");
+        f(Run{o.space, part, uint64_t(row), uint64_t(row + len), write});
+      } else {
+        for (int64_t i0 = 0; i0 < n0; ++i0) {
+          const int64_t a = row + i0 * o.stride[0] * es;
+          if (a < 0) throw std::out_of_range("negative address");
+          f(Run{o.space, part, uint64_t(a), uint64_t(a + es), write});
+        }
+      }
+    }
+  }
+}
+
+/// Reads, then writes, of a Vector (tensor_tensor .. transpose) or Scalar (activation) instruction.
+void for_each_tensor_op_run(const Geometry&, const Instruction& in, const std::function<void(const Run&)>& f) {
+  if (in.op == Opcode::kActivation) {
+    const auto& a = in.act;
+    operand_runs(a.in0, a.partitions, a.free[0], a.free[1], false, f);
+    if (a.bias_tensor) operand_runs(a.bias_ap, a.partitions, 1, 1, false, f);
+    operand_runs(a.out, a.partitions, a.free[0], a.free[1], true, f);
+    if (a.reduce) operand_runs(a.sum, a.partitions, 1, 1, true, f);
+    return;
+  }
+  const auto& v = in.vec;
+  const int P = v.partitions, n0 = v.free[0], n1 = v.free[1];
+  const bool has_in0 = in.op != Opcode::kMemset && in.op != Opcode::kIota;
+  if (has_in0) operand_runs(v.in0, P, n0, n1, false, f);
+  if (in.op == Opcode::kTensorTensor || in.op == Opcode::kSelect) operand_runs(v.in1, P, n0, n1, false, f);
+  if (in.op == Opcode::kSelect) operand_runs(v.in2, P, n0, n1, false, f);
+  if (in.op == Opcode::kTensorReduce) {
+    operand_runs(v.out, P, 1, v.axis == isa::ReduceAxis::kInner ? n1 : 1, true, f);
+  } else if (in.op == Opcode::kTranspose) {
+    operand_runs(v.out, n0, P, 1, true, f);
+  } else {
+    operand_runs(v.out, P, n0, n1, true, f);
+  }
+}
 
 /// Calls f(Run) for every byte run `in` touches; `stationary_m` is the M of the last load_stationary (0: none).
 /// Runs are cut at partition boundaries; the partition may be out of range (the caller checks).
@@ -128,6 +179,7 @@ void for_each_run(const Geometry& g, const Instruction& in, uint32_t stationary_
       break;
     }
     default:
+      if (isa::is_tensor_op(in.op)) for_each_tensor_op_run(g, in, f);
       break;
   }
 }
@@ -167,8 +219,9 @@ class Untimed {
           } else {
             exec(q, pc_[q], in, known_[q]);
           }
-          // After the instruction: the TE finished it; the DMA queue's signal/halt completed all earlier copies.
-          if (q == kTe || in.op == Opcode::kSemSignal || in.op == Opcode::kHalt) known_[q][q] = i;
+          // After the instruction: the te, act and vec engines finished it (they complete in order); the DMA
+          // queue's signal/halt completed all earlier copies.
+          if (q != kDma || in.op == Opcode::kSemSignal || in.op == Opcode::kHalt) known_[q][q] = i;
           if (in.op == Opcode::kSemSignal && in.sem.sem < isa::kNumSemaphores) {
             counter_[in.sem.sem] += in.sem.value;
             signals_[in.sem.sem].emplace_back(counter_[in.sem.sem], known_[q]);
@@ -288,6 +341,29 @@ ProgramCheck check_program(const driver::DeviceInfo& info, const isa::Program& p
         }
         signaller[in.sem.sem] = q;
       }
+      if (isa::is_tensor_op(in.op)) {
+        // The quadrant rule (docs/isa.md): P <= 32 starts at a multiple of 32, P <= 64 of 64, else at 0.
+        const int P = in.op == Opcode::kActivation ? in.act.partitions : in.vec.partitions;
+        const int out_p = in.op == Opcode::kTranspose ? in.vec.free[0] : P;
+        const auto check_start = [&](const isa::Operand& o, int parts, const char* name) {
+          const int align = parts <= 32 ? 32 : parts <= 64 ? 64 : 128;
+          if (o.partition % align != 0) {
+            error(fmt::format("{}: {} starts at partition {} (an access of {} partitions must start at a multiple "
+                              "of {})", where(q, i, in), name, o.partition, parts, align));
+          }
+        };
+        if (in.op == Opcode::kActivation) {
+          check_start(in.act.out, P, "out");
+          check_start(in.act.in0, P, "in0");
+          if (in.act.bias_tensor) check_start(in.act.bias_ap, P, "bias");
+          if (in.act.reduce) check_start(in.act.sum, P, "sum");
+        } else {
+          check_start(in.vec.out, out_p, "out");
+          if (in.op != Opcode::kMemset && in.op != Opcode::kIota) check_start(in.vec.in0, P, "in0");
+          if (in.op == Opcode::kTensorTensor || in.op == Opcode::kSelect) check_start(in.vec.in1, P, "in1");
+          if (in.op == Opcode::kSelect) check_start(in.vec.in2, P, "in2");
+        }
+      }
       if (in.op == Opcode::kLoadStationary || in.op == Opcode::kMultiplyMoving) {
         if (in.te.k > info.te_rows) error(fmt::format("{}: k {} > {} TE rows", where(q, i, in), in.te.k, info.te_rows));
         if (in.op == Opcode::kLoadStationary && in.te.free_size > info.te_cols) {
@@ -394,6 +470,111 @@ const std::vector<float>& widen_table(isa::Dtype dt) {
   return t;
 }
 
+/// Element access of the reference machine's SBUF / PSUM for one Vector/Scalar operand.
+struct OperandIo {
+  RefMemory& mem;
+  const driver::DeviceInfo& info;
+  uint8_t* byte(const isa::Operand& o, int p, int64_t elem) const {
+    auto& v = o.space == MemSpace::kPsum ? mem.psum : mem.sbuf;
+    const uint64_t pb = o.space == MemSpace::kPsum ? info.psum_partition_bytes : info.sbuf_partition_bytes;
+    const int64_t off = int64_t(o.offset) + elem * int64_t(isa::data_type_bytes(o.type));
+    const uint64_t es = isa::data_type_bytes(o.type);
+    if (o.space == MemSpace::kHbm || off < 0 || uint64_t(off) + es > pb) {
+      throw std::runtime_error(fmt::format("reference: operand offset {} outside the partition", off));
+    }
+    const uint64_t addr = (uint64_t(o.partition) + uint64_t(p)) * pb + uint64_t(off);
+    if (addr + es > v.size()) throw std::runtime_error("reference: operand partition outside the memory");
+    return v.data() + addr;
+  }
+  /// Element (p, i1, i0) widened to FP32 bits.
+  uint32_t get(const isa::Operand& o, int p, int i1, int i0) const {
+    const int64_t e = int64_t(i0) * o.stride[0] + int64_t(i1) * o.stride[1];
+    return golden::element_to_f32(o.type, uint32_t(load_le(byte(o, p, e), isa::data_type_bytes(o.type))));
+  }
+  void put(const isa::Operand& o, int p, int i1, int i0, uint32_t f32, bool no_sat) const {
+    const int64_t e = int64_t(i0) * o.stride[0] + int64_t(i1) * o.stride[1];
+    store_le(byte(o, p, e), golden::element_from_f32(o.type, f32, !no_sat), isa::data_type_bytes(o.type));
+  }
+};
+
+/// One Vector or Scalar instruction on the reference machine, in the golden functions' numerics: every input read
+/// before any output is written (the engines read when an instruction starts and write when it ends).
+void execute_tensor_op(const driver::DeviceInfo& info, const Instruction& in, RefMemory& mem) {
+  const OperandIo io{mem, info};
+  if (in.op == Opcode::kActivation) {
+    const auto& a = in.act;
+    const int P = a.partitions, n0 = a.free[0], n1 = a.free[1];
+    std::vector<uint32_t> r(std::size_t(P) * n0 * n1);
+    std::vector<uint32_t> sums(static_cast<std::size_t>(P));
+    for (int p = 0; p < P; ++p) {
+      const uint32_t bias = a.bias_tensor ? io.get(a.bias_ap, p, 0, 0) : a.bias;
+      uint32_t sum = 0;
+      for (int i1 = 0; i1 < n1; ++i1) {
+        for (int i0 = 0; i0 < n0; ++i0) {
+          const uint32_t z = golden::activation_input(io.get(a.in0, p, i1, i0), a.scale, bias);
+          const uint32_t v = golden::activation_device(a.func, z);
+          r[(std::size_t(p) * n1 + i1) * n0 + i0] = v;
+          sum = golden::alu(isa::AluOp::kAdd, sum, v);
+        }
+      }
+      sums[std::size_t(p)] = sum;
+    }
+    for (int p = 0; p < P; ++p) {
+      for (int i1 = 0; i1 < n1; ++i1) {
+        for (int i0 = 0; i0 < n0; ++i0) io.put(a.out, p, i1, i0, r[(std::size_t(p) * n1 + i1) * n0 + i0], a.no_sat);
+      }
+      if (a.reduce) io.put(a.sum, p, 0, 0, sums[std::size_t(p)], a.no_sat);
+    }
+    return;
+  }
+  const auto& v = in.vec;
+  const int P = v.partitions, n0 = v.free[0], n1 = v.free[1];
+  struct Out {
+    int p, i1, i0;
+    uint32_t value;
+  };
+  std::vector<Out> outs;
+  outs.reserve(std::size_t(P) * n0 * n1);
+  for (int p = 0; p < P; ++p) {
+    if (in.op == Opcode::kTensorReduce) {
+      const bool all = v.axis == isa::ReduceAxis::kAll;
+      for (int r = 0; r < (all ? 1 : n1); ++r) {
+        std::vector<uint32_t> vals;
+        for (int i1 = all ? 0 : r; i1 < (all ? n1 : r + 1); ++i1) {
+          for (int i0 = 0; i0 < n0; ++i0) vals.push_back(io.get(v.in0, p, i1, i0));
+        }
+        outs.push_back({p, r, 0, golden::reduce(v.op, vals)});
+      }
+      continue;
+    }
+    for (int i1 = 0; i1 < n1; ++i1) {
+      for (int i0 = 0; i0 < n0; ++i0) {
+        switch (in.op) {
+          case Opcode::kTensorTensor:
+            outs.push_back({p, i1, i0, golden::alu(v.op, io.get(v.in0, p, i1, i0), io.get(v.in1, p, i1, i0))});
+            break;
+          case Opcode::kTensorScalar:
+            outs.push_back({p, i1, i0, golden::tensor_scalar(v.op, v.imm0, v.op1, v.imm1, io.get(v.in0, p, i1, i0))});
+            break;
+          case Opcode::kTensorCopy: outs.push_back({p, i1, i0, io.get(v.in0, p, i1, i0)}); break;
+          case Opcode::kMemset: outs.push_back({p, i1, i0, v.imm0}); break;
+          case Opcode::kIota:
+            outs.push_back({p, i1, i0, golden::iota(v.base, v.pstep, v.step[0], v.step[1], p, i0, i1)});
+            break;
+          case Opcode::kSelect:
+            outs.push_back({p, i1, i0,
+                            golden::select_predicate(io.get(v.in0, p, i1, i0)) ? io.get(v.in1, p, i1, i0)
+                                                                               : io.get(v.in2, p, i1, i0)});
+            break;
+          case Opcode::kTranspose: outs.push_back({i0, 0, p, io.get(v.in0, p, i1, i0)}); break;
+          default: throw std::runtime_error("reference: not a Vector instruction");
+        }
+      }
+    }
+  }
+  for (const Out& o : outs) io.put(v.out, o.p, o.i1, o.i0, o.value, v.no_sat);
+}
+
 }  // namespace
 
 RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& program, std::vector<uint8_t> hbm) {
@@ -438,6 +619,10 @@ RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& prog
               }
               store_le(at(c.dst_space, uint64_t(d), de), bits, de);
             }
+      return;
+    }
+    if (isa::is_tensor_op(in.op)) {
+      execute_tensor_op(info, in, mem);
       return;
     }
     if (in.op != Opcode::kLoadStationary && in.op != Opcode::kMultiplyMoving) return;
@@ -573,7 +758,19 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
             est.dma_bytes += bytes;
             break;
           }
+          case Opcode::kActivation: {
+            // docs/isa.md "Costs": max(64, n) (+ 64 with sum) Scalar cycles at 1.2 GHz = x 2 TE cycles.
+            const double n = std::max(64.0, double(in.act.free[0]) * in.act.free[1]) + (in.act.reduce ? 64.0 : 0.0);
+            t[q] += std::ceil(n * info.te_clock_mhz / 1200.0);
+            break;
+          }
           default:
+            if (isa::is_tensor_op(in.op)) {
+              // max(64, n) Vector cycles at 0.96 GHz (n = P for transpose).
+              const double n = in.op == Opcode::kTranspose ? double(in.vec.partitions)
+                                                           : double(in.vec.free[0]) * in.vec.free[1];
+              t[q] += std::ceil(std::max(64.0, n) * info.te_clock_mhz / 960.0);
+            }
             break;
         }
         ++pc[q];
@@ -584,7 +781,7 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
     if (all) break;
     if (!progress) throw std::runtime_error("timing: deadlock");
   }
-  est.cycles = static_cast<uint64_t>(std::ceil(std::max(t[0], t[1])));
+  est.cycles = static_cast<uint64_t>(std::ceil(*std::max_element(t.begin(), t.end())));
   est.te_busy = static_cast<uint64_t>(te_busy);
   est.te_stall = static_cast<uint64_t>(te_stall);
   return est;

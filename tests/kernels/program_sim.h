@@ -2,8 +2,10 @@
 // checker, a semaphore/deadlock check, a functional reference execution and a timing estimate.
 //
 // Semantics assumed (the device's execution contract, docs/driver.md "Device execution semantics"):
-//   - each queue runs its instructions in program order; the te and dma queues run concurrently;
-//   - a TE instruction reads and writes its memory while it runs and has finished before the next one starts;
+//   - each queue runs its instructions in program order; the te, dma, act and vec queues run concurrently;
+//   - a TE, Vector (vec) or Scalar (act) instruction reads and writes its memory while it runs and has finished
+//     before the next one of its queue starts; the operands of vec/act instructions are their tensor and column
+//     operands in SBUF or PSUM (docs/isa.md "Tensor operands");
 //   - a dma_copy only *issues* in order: its reads and writes complete at an unknown later time, before the next
 //     sem_signal or halt of the dma queue (those wait for every copy issued before them);
 //   - sem_wait blocks until the counter >= value; counters start at 0 and only grow.
@@ -47,7 +49,7 @@ struct ProgramCheck {
 
 /// Checks a program without running it on a device: isa::validate and engine_accepts of every instruction, halt
 /// at the end of every non-empty queue, one signalling queue per semaphore, device limits (TE shape, PSUM banks,
-/// memory bounds), `options.areas`, that every sem_wait is eventually satisfied (no deadlock under any timing), and
+/// memory bounds, the Vector/Scalar quadrant rule), `options.areas`, that every sem_wait is eventually satisfied (no deadlock under any timing), and
 /// that no two accesses race.
 ProgramCheck check_program(const driver::DeviceInfo& info, const isa::Program& program,
                            const ProgramCheckOptions& options = {});
@@ -60,7 +62,8 @@ struct RefMemory {
 };
 
 /// Executes a (race-free, checked) program functionally in the numerics of BRIEF section 3 and returns the final
-/// memories. `hbm` is the initial HBM image. Uses golden widening/narrowing and host FP32 arithmetic (no FMA).
+/// memories. `hbm` is the initial HBM image. Uses golden widening/narrowing and host FP32 arithmetic (no FMA); the
+/// Vector and Scalar instructions through the golden engine functions (golden::alu, reduce, activation_device...).
 /// Throws std::runtime_error on a deadlock or an access outside the memories.
 RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& program, std::vector<uint8_t> hbm);
 
@@ -72,7 +75,7 @@ struct CostModel {
 };
 
 struct TimingEstimate {
-  uint64_t cycles = 0;         ///< until both queues halted
+  uint64_t cycles = 0;         ///< until every queue halted
   uint64_t te_busy = 0;        ///< cycles the TE spent in load_stationary / multiply_moving
   uint64_t te_stall = 0;       ///< cycles the te queue waited on semaphores
   uint64_t macs = 0;           ///< multiply-accumulates of multiply_moving (k * M * N each)
@@ -85,7 +88,8 @@ struct TimingEstimate {
 };
 
 /// Estimates the run time of a program under the device's execution semantics: every instruction 1 issue cycle,
-/// then load_stationary 1 + k cycles, multiply_moving N + rows + cols + 2, each copy latency + bytes / bandwidth
+/// then load_stationary 1 + k cycles, multiply_moving N + rows + cols + 2, Vector/Scalar instructions their
+/// docs/isa.md costs in TE cycles, each copy latency + bytes / bandwidth
 /// (bytes of the wider element type) on the earliest free of num_dma_engines engines (the dma queue stalls while
 /// all are busy). Throws on a deadlock.
 TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Program& program,

@@ -1,0 +1,401 @@
+// Softmax, LayerNorm, RMSNorm and TE-transpose kernels without a device: every generated program is checked
+// (validation, device limits, the areas it may touch, semaphores, races between the four queues under any timing)
+// and executed by the test-side reference machine; the result must equal the golden kernel bit for bit. Shapes
+// that are not multiples of the partition count or the tiles, on the tiny and trn2 device descriptions; special
+// values; bad layouts.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "firmware/golden/nn_golden.h"
+#include "firmware/kernels/norm_kernel.h"
+#include "firmware/kernels/softmax_kernel.h"
+#include "firmware/kernels/transpose_kernel.h"
+#include "tests/kernels/nn_test_util.h"
+#include "tests/kernels/program_sim.h"
+#include "tests/support/test_seed.h"
+
+namespace trnsim::kernels {
+namespace {
+
+using driver::DeviceInfo;
+using isa::DataType;
+using test::Area;
+
+DeviceInfo tiny() {
+  DeviceInfo i;
+  i.te_rows = i.te_cols = 16;
+  i.sbuf_partitions = i.psum_partitions = 16;
+  i.sbuf_partition_bytes = 192 * 1024;
+  i.psum_partition_bytes = 16 * 1024;
+  i.psum_banks = 8;
+  i.hbm_bytes = 1ull << 30;
+  i.num_queues = 4;
+  i.num_semaphores = 32;
+  i.num_dma_engines = 16;
+  i.te_clock_mhz = 2400;
+  return i;
+}
+
+DeviceInfo trn2() {
+  DeviceInfo i = tiny();
+  i.te_rows = i.te_cols = 128;
+  i.sbuf_partitions = i.psum_partitions = 128;
+  i.hbm_bytes = 96ull << 30;
+  return i;
+}
+
+/// One tensor of the HBM image.
+struct Tensor {
+  uint64_t addr;
+  DataType type;
+  std::vector<uint32_t> v;  ///< input patterns (empty for the output)
+  std::size_t elements;
+  uint64_t bytes() const { return elements * isa::data_type_bytes(type); }
+};
+
+/// Places tensors one after the other with odd gaps, so that a stray access is noticed.
+uint64_t next_addr(const Tensor& t) { return (t.addr + t.bytes() + 0x1003) & ~uint64_t(3); }
+
+/// Checks `prog` (areas: the inputs read-only, the output write-only, SBUF/PSUM partitions the kernel may use),
+/// runs it on the reference machine and returns the output's patterns; fails the test if any other HBM byte
+/// changed.
+std::vector<uint32_t> run_checked(const DeviceInfo& info, const isa::Program& prog, const std::vector<Tensor>& ins,
+                                  const Tensor& out, uint32_t sbuf_parts, uint32_t psum_parts) {
+  test::ProgramCheckOptions opt;
+  for (const Tensor& t : ins) opt.areas.push_back({isa::MemSpace::kHbm, 0, 1, t.addr, t.addr + t.bytes(), true, false, "in"});
+  opt.areas.push_back({isa::MemSpace::kHbm, 0, 1, out.addr, out.addr + out.bytes(), false, true, "out"});
+  opt.areas.push_back({isa::MemSpace::kSbuf, 0, sbuf_parts, 0, info.sbuf_partition_bytes, true, true, "sbuf"});
+  if (psum_parts > 0) {
+    opt.areas.push_back({isa::MemSpace::kPsum, 0, psum_parts, 0, info.psum_partition_bytes, true, true, "psum"});
+  }
+  const test::ProgramCheck check = test::check_program(info, prog, opt);
+  EXPECT_TRUE(check.ok()) << check.summary();
+  if (!check.ok()) return {};
+
+  std::vector<uint8_t> hbm(out.addr + out.bytes() + 0x1000, 0xA5);  // poison
+  for (const Tensor& t : ins) {
+    const unsigned es = isa::data_type_bytes(t.type);
+    for (std::size_t i = 0; i < t.v.size(); ++i) {
+      for (unsigned b = 0; b < es; ++b) hbm[t.addr + i * es + b] = uint8_t(t.v[i] >> (8 * b));
+    }
+  }
+  const std::vector<uint8_t> before = hbm;
+  const test::RefMemory mem = test::run_reference(info, prog, hbm);
+  const unsigned es = isa::data_type_bytes(out.type);
+  std::vector<uint32_t> got(out.elements, 0);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    for (unsigned b = 0; b < es; ++b) got[i] |= uint32_t(mem.hbm[out.addr + i * es + b]) << (8 * b);
+  }
+  std::size_t changed = 0;
+  for (uint64_t a = 0; a < hbm.size(); ++a) {
+    if ((a < out.addr || a >= out.addr + out.bytes()) && mem.hbm[a] != before[a]) ++changed;
+  }
+  EXPECT_EQ(changed, 0u) << "HBM bytes outside the output changed";
+  return got;
+}
+
+uint32_t parts(const DeviceInfo& info, int rows) { return std::min<uint32_t>(info.sbuf_partitions, uint32_t(rows)); }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Softmax
+
+struct SoftmaxCase {
+  int rows, cols;
+  bool trn2 = false;
+  float scale = 1.0f;
+  bool causal = false;
+  int offset = 0;
+  DataType in = DataType::kFp32, out = DataType::kFp32;
+  bool specials = false;
+};
+
+std::string name_of(const SoftmaxCase& c) {
+  return fmt::format("{}x{}_{}_s{}{}{}_{}_{}{}", c.rows, c.cols, c.trn2 ? "trn2" : "tiny", int(c.scale * 1000),
+                     c.causal ? "_causal" : "", c.causal ? std::to_string(c.offset) : "", isa::data_type_name(c.in),
+                     isa::data_type_name(c.out), c.specials ? "_special" : "");
+}
+
+class SoftmaxRef : public ::testing::TestWithParam<SoftmaxCase> {};
+
+TEST_P(SoftmaxRef, MatchesGoldenBitForBit) {
+  const SoftmaxCase c = GetParam();
+  const DeviceInfo info = c.trn2 ? trn2() : tiny();
+  std::mt19937_64 rng(test::test_seed());
+  const std::size_t n = std::size_t(c.rows) * c.cols;
+  Tensor in{0x1002 & ~uint64_t(3), c.in, test::random_elements(c.in, n, rng, 3.0f, c.specials), n};
+  Tensor out{next_addr(in), c.out, {}, n};
+  SoftmaxLayout l;
+  l.rows = c.rows;
+  l.cols = c.cols;
+  l.in_hbm = in.addr;
+  l.out_hbm = out.addr;
+  l.scale = c.scale;
+  l.causal = c.causal;
+  l.causal_offset = c.offset;
+  l.in_type = c.in;
+  l.out_type = c.out;
+  const isa::Program prog = make_softmax_program(info, l);
+  EXPECT_TRUE(prog.queue(isa::Engine::kTe).empty());
+  const std::vector<uint32_t> got = run_checked(info, prog, {in}, out, parts(info, c.rows), 0);
+  golden::SoftmaxSpec s{c.rows, c.cols, c.scale, c.causal, c.offset, c.in, c.out};
+  test::expect_same_bits(got, golden::softmax_rows(s, in.v), c.cols, "softmax");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, SoftmaxRef,
+    ::testing::Values(SoftmaxCase{1, 1}, SoftmaxCase{17, 33}, SoftmaxCase{45, 700}, SoftmaxCase{130, 5},
+                      SoftmaxCase{130, 5, true}, SoftmaxCase{300, 70, true, 0.125f},
+                      SoftmaxCase{33, 64, false, 0.125f, true}, SoftmaxCase{40, 29, false, 1.0f, true, 3},
+                      SoftmaxCase{200, 128, true, 0.0883883f, true},
+                      SoftmaxCase{37, 50, false, 1.0f, false, 0, DataType::kBf16, DataType::kBf16},
+                      SoftmaxCase{20, 40, false, 1.0f, false, 0, DataType::kFp16, DataType::kFp8E4M3},
+                      SoftmaxCase{50, 61, false, 1.0f, false, 0, DataType::kFp32, DataType::kFp32, true},
+                      SoftmaxCase{50, 61, false, 4.0f, true, 2, DataType::kFp32, DataType::kBf16, true}),
+    [](const auto& i) { return name_of(i.param); });
+
+TEST(SoftmaxKernel, BadLayoutsThrow) {
+  const DeviceInfo info = tiny();
+  SoftmaxLayout ok;
+  ok.rows = 4;
+  ok.cols = 8;
+  ok.out_hbm = 0x1000;
+  EXPECT_NO_THROW(make_softmax_program(info, ok));
+  auto bad = [&](auto change) {
+    SoftmaxLayout l = ok;
+    change(l);
+    EXPECT_THROW(make_softmax_program(info, l), std::invalid_argument);
+  };
+  bad([](SoftmaxLayout& l) { l.rows = 0; });
+  bad([](SoftmaxLayout& l) { l.cols = -1; });
+  bad([](SoftmaxLayout& l) { l.cols = 70000; });
+  bad([](SoftmaxLayout& l) { l.scale = 0.0f; });
+  bad([](SoftmaxLayout& l) { l.scale = -1.0f; });
+  bad([](SoftmaxLayout& l) { l.scale = INFINITY; });
+  bad([](SoftmaxLayout& l) { l.scale = NAN; });
+  bad([](SoftmaxLayout& l) { l.causal = true, l.causal_offset = -1; });
+  bad([](SoftmaxLayout& l) { l.out_hbm = (1ull << 30) - 16; });
+  bad([](SoftmaxLayout& l) { l.cols = 60000; });  // one FP32 row tile does not fit 192 KiB partitions
+  try {
+    SoftmaxLayout l = ok;
+    l.scale = -2.0f;
+    make_softmax_program(info, l);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("scale"), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// LayerNorm and RMSNorm
+
+struct NormCase {
+  int rows, cols;
+  bool trn2 = false;
+  bool rms = false;
+  float eps = 1e-5f;
+  DataType in = DataType::kFp32, out = DataType::kFp32;
+  bool specials = false;
+};
+
+std::string name_of(const NormCase& c) {
+  return fmt::format("{}_{}x{}_{}_{}_{}{}", c.rms ? "rms" : "layer", c.rows, c.cols, c.trn2 ? "trn2" : "tiny",
+                     isa::data_type_name(c.in), isa::data_type_name(c.out), c.specials ? "_special" : "");
+}
+
+class NormRef : public ::testing::TestWithParam<NormCase> {};
+
+TEST_P(NormRef, MatchesGoldenBitForBit) {
+  const NormCase c = GetParam();
+  const DeviceInfo info = c.trn2 ? trn2() : tiny();
+  std::mt19937_64 rng(test::test_seed());
+  const std::size_t n = std::size_t(c.rows) * c.cols;
+  Tensor in{0x2000, c.in, test::random_elements(c.in, n, rng, 3.0f, c.specials), n};
+  Tensor gamma{next_addr(in), DataType::kFp32, test::random_elements(DataType::kFp32, std::size_t(c.cols), rng, 1.0f),
+               std::size_t(c.cols)};
+  Tensor beta{next_addr(gamma), DataType::kFp32, test::random_elements(DataType::kFp32, std::size_t(c.cols), rng, 1.0f),
+              std::size_t(c.cols)};
+  Tensor out{next_addr(beta), c.out, {}, n};
+  const golden::NormSpec s{c.rows, c.cols, c.eps, c.in, c.out};
+  if (c.rms) {
+    RmsNormLayout l;
+    l.rows = c.rows;
+    l.cols = c.cols;
+    l.in_hbm = in.addr;
+    l.gamma_hbm = gamma.addr;
+    l.out_hbm = out.addr;
+    l.eps = c.eps;
+    l.in_type = c.in;
+    l.out_type = c.out;
+    const auto got = run_checked(info, make_rmsnorm_program(info, l), {in, gamma}, out, parts(info, c.rows), 0);
+    test::expect_same_bits(got, golden::rmsnorm_rows(s, in.v, gamma.v), c.cols, "rmsnorm");
+  } else {
+    LayerNormLayout l;
+    l.rows = c.rows;
+    l.cols = c.cols;
+    l.in_hbm = in.addr;
+    l.gamma_hbm = gamma.addr;
+    l.beta_hbm = beta.addr;
+    l.out_hbm = out.addr;
+    l.eps = c.eps;
+    l.in_type = c.in;
+    l.out_type = c.out;
+    const auto got = run_checked(info, make_layernorm_program(info, l), {in, gamma, beta}, out, parts(info, c.rows), 0);
+    test::expect_same_bits(got, golden::layernorm_rows(s, in.v, gamma.v, beta.v), c.cols, "layernorm");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, NormRef,
+    ::testing::Values(NormCase{1, 1}, NormCase{17, 33}, NormCase{45, 700}, NormCase{130, 5}, NormCase{130, 5, true},
+                      NormCase{200, 768, true}, NormCase{1, 1, false, true}, NormCase{17, 33, false, true},
+                      NormCase{45, 700, false, true}, NormCase{130, 5, true, true, 1e-6f},
+                      NormCase{33, 48, false, false, 0.0f, DataType::kBf16, DataType::kBf16},
+                      NormCase{33, 48, false, true, 1e-6f, DataType::kFp16, DataType::kFp8E5M2},
+                      NormCase{50, 61, false, false, 1e-5f, DataType::kFp32, DataType::kFp32, true},
+                      NormCase{50, 61, false, true, 1e-5f, DataType::kFp32, DataType::kFp32, true}),
+    [](const auto& i) { return name_of(i.param); });
+
+TEST(NormKernel, BadLayoutsThrow) {
+  const DeviceInfo info = tiny();
+  LayerNormLayout ok;
+  ok.rows = 3;
+  ok.cols = 10;
+  ok.out_hbm = 0x1000;
+  EXPECT_NO_THROW(make_layernorm_program(info, ok));
+  RmsNormLayout rok;
+  rok.rows = 3;
+  rok.cols = 10;
+  EXPECT_NO_THROW(make_rmsnorm_program(info, rok));
+  auto bad = [&](auto change) {
+    LayerNormLayout l = ok;
+    change(l);
+    EXPECT_THROW(make_layernorm_program(info, l), std::invalid_argument);
+    RmsNormLayout r = rok;
+    r.rows = l.rows;
+    r.cols = l.cols;
+    r.eps = l.eps;
+    r.in_hbm = l.in_hbm;
+    r.gamma_hbm = l.gamma_hbm;
+    EXPECT_THROW(make_rmsnorm_program(info, r), std::invalid_argument);
+  };
+  bad([](LayerNormLayout& l) { l.rows = 0; });
+  bad([](LayerNormLayout& l) { l.cols = 0; });
+  bad([](LayerNormLayout& l) { l.cols = 100000; });
+  bad([](LayerNormLayout& l) { l.eps = -1e-5f; });
+  bad([](LayerNormLayout& l) { l.eps = NAN; });
+  bad([](LayerNormLayout& l) { l.in_hbm = (1ull << 30) - 8; });
+  bad([](LayerNormLayout& l) { l.gamma_hbm = (1ull << 30) - 8; });
+  bad([](LayerNormLayout& l) { l.cols = 17000; });  // gamma, (beta,) squares and one row tile exceed 192 KiB
+  LayerNormLayout l = ok;
+  l.beta_hbm = (1ull << 30) - 8;
+  EXPECT_THROW(make_layernorm_program(info, l), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// TE transpose
+
+struct TransposeCase {
+  int rows, cols;
+  bool trn2 = false;
+  isa::Dtype dtype = isa::Dtype::kBf16;
+  DataType out = DataType::kBf16;
+  bool specials = false;
+};
+
+std::string name_of(const TransposeCase& c) {
+  return fmt::format("{}x{}_{}_{}_{}{}", c.rows, c.cols, c.trn2 ? "trn2" : "tiny", isa::dtype_name(c.dtype),
+                     isa::data_type_name(c.out), c.specials ? "_special" : "");
+}
+
+class TransposeRef : public ::testing::TestWithParam<TransposeCase> {};
+
+TEST_P(TransposeRef, MatchesGoldenBitForBit) {
+  const TransposeCase c = GetParam();
+  const DeviceInfo info = c.trn2 ? trn2() : tiny();
+  std::mt19937_64 rng(test::test_seed());
+  const std::size_t n = std::size_t(c.rows) * c.cols;
+  const DataType in_type = static_cast<DataType>(static_cast<uint8_t>(c.dtype));
+  Tensor in{0x1001, in_type, test::random_elements(in_type, n, rng, 3.0f, c.specials, 23), n};
+  Tensor out{next_addr(in), c.out, {}, n};
+  TransposeLayout l;
+  l.rows = c.rows;
+  l.cols = c.cols;
+  l.in_hbm = in.addr;
+  l.out_hbm = out.addr;
+  l.dtype = c.dtype;
+  l.out_type = c.out;
+  const isa::Program prog = make_transpose_program(info, l);
+  const auto got = run_checked(info, prog, {in}, out, std::min<uint32_t>(info.te_rows, uint32_t(c.rows)),
+                               std::min<uint32_t>(info.te_cols, uint32_t(c.cols)));
+  test::expect_same_bits(got, golden::transpose_te(c.dtype, c.rows, c.cols, in.v, int(info.te_rows), c.out), c.rows,
+                         "transpose");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, TransposeRef,
+    ::testing::Values(TransposeCase{1, 1}, TransposeCase{17, 33}, TransposeCase{45, 700}, TransposeCase{130, 5},
+                      TransposeCase{16, 16}, TransposeCase{130, 300, true}, TransposeCase{128, 128, true},
+                      TransposeCase{40, 70, false, isa::Dtype::kFp16, DataType::kFp32},
+                      TransposeCase{33, 20, false, isa::Dtype::kFp8E4M3, DataType::kFp8E4M3},
+                      TransposeCase{33, 20, false, isa::Dtype::kFp8E5M2, DataType::kFp16},
+                      TransposeCase{50, 45, false, isa::Dtype::kBf16, DataType::kBf16, true},
+                      TransposeCase{150, 140, true, isa::Dtype::kFp16, DataType::kFp16, true},
+                      TransposeCase{3, 2100}),
+    [](const auto& i) { return name_of(i.param); });
+
+TEST(TransposeKernel, BadLayoutsThrow) {
+  const DeviceInfo info = tiny();
+  TransposeLayout ok;
+  ok.rows = 5;
+  ok.cols = 7;
+  ok.out_hbm = 0x1000;
+  EXPECT_NO_THROW(make_transpose_program(info, ok));
+  auto bad = [&](auto change) {
+    TransposeLayout l = ok;
+    change(l);
+    EXPECT_THROW(make_transpose_program(info, l), std::invalid_argument);
+  };
+  bad([](TransposeLayout& l) { l.rows = 0; });
+  bad([](TransposeLayout& l) { l.cols = 0; });
+  bad([](TransposeLayout& l) { l.dtype = static_cast<isa::Dtype>(4); });
+  bad([](TransposeLayout& l) { l.in_hbm = (1ull << 30) - 4; });
+  bad([](TransposeLayout& l) { l.out_hbm = (1ull << 30) - 4; });
+  DeviceInfo no_psum = info;
+  no_psum.psum_banks = 0;
+  EXPECT_THROW(make_transpose_program(no_psum, ok), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The race checker knows the Vector and Scalar operands: dropping one wait of a kernel is caught.
+
+TEST(NnKernelPrograms, RemovedWaitIsARace) {
+  const DeviceInfo info = tiny();
+  SoftmaxLayout l;
+  l.rows = 40;
+  l.cols = 20;
+  l.out_hbm = 0x10000;
+  const isa::Program prog = make_softmax_program(info, l);
+  ASSERT_TRUE(test::check_program(info, prog).ok());
+  int variants = 0;
+  for (const isa::Engine e : {isa::Engine::kAct, isa::Engine::kVec}) {
+    const auto& q = prog.queue(e);
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      if (q[i].op != isa::Opcode::kSemWait) continue;
+      isa::Program broken = prog;
+      broken.queue(e)[i] = isa::Instruction::nop();
+      const test::ProgramCheck check = test::check_program(info, broken);
+      EXPECT_FALSE(check.ok()) << isa::engine_name(e) << " wait " << i << " removed, still race-free";
+      EXPECT_NE(check.summary().find("race"), std::string::npos) << check.summary();
+      ++variants;
+    }
+  }
+  EXPECT_GT(variants, 4);
+}
+
+}  // namespace
+}  // namespace trnsim::kernels
