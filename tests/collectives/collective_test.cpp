@@ -1,0 +1,282 @@
+// Multi-chip systems and collectives: the torus topology, the link fabric's timing, and every collective on 1..64
+// chips bit for bit against the golden host collectives (firmware/golden/collective_golden.*).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "firmware/golden/collective_golden.h"
+#include "model/collective/collective_system.h"
+#include "model/config/chip_config.h"
+
+namespace trnsim::model::collective {
+namespace {
+
+constexpr uint64_t kHbm = 1ull << 30;
+constexpr uint64_t kSeed = 7;
+
+golden::CollectiveDtype gold_dtype(ElemType t) {
+  return t == ElemType::kFp32 ? golden::CollectiveDtype::kFp32 : golden::CollectiveDtype::kBf16;
+}
+
+golden::CollectiveAlgorithm gold_algo(const CollectiveSystem& sys, Algorithm a) {
+  golden::CollectiveAlgorithm g;
+  g.rhd = a == Algorithm::kRhd;
+  g.dims = sys.topology().dims();
+  for (const RingFlow& f : sys.ring_flows()) g.flow_weights.push_back(f.weight);
+  return g;
+}
+
+void fill(CollectiveSystem& sys, ElemType t, uint64_t count, uint64_t addr) {
+  const uint64_t es = elem_bytes(t);
+  std::vector<uint8_t> buf(count * es);
+  for (int r = 0; r < sys.chips(); ++r) {
+    for (uint64_t j = 0; j < count; ++j) {
+      const uint32_t v = golden::collective_test_value(gold_dtype(t), kSeed, r, j);
+      std::memcpy(&buf[j * es], &v, es);
+    }
+    sys.hbm(r).write(addr, buf.data(), buf.size());
+  }
+}
+
+uint32_t element(CollectiveSystem& sys, ElemType t, int chip, uint64_t addr, uint64_t j) {
+  uint32_t v = 0;
+  sys.hbm(chip).read(addr + j * elem_bytes(t), &v, elem_bytes(t));
+  return v;
+}
+
+/// Runs `op` and compares every chip's defined result with the golden one; returns the run's result.
+Result run_and_check(CollectiveSystem& sys, Op op, Algorithm algo, ElemType t, uint64_t count) {
+  const uint64_t addr = 4096;
+  fill(sys, t, count, addr);
+  const Result res = sys.run({op, algo, t, count, addr});
+  const auto input = [&](int r, uint64_t j) { return golden::collective_test_value(gold_dtype(t), kSeed, r, j); };
+  const std::vector<uint32_t> want = op == Op::kAllGather
+                                         ? golden::collective_gathered(sys.chips(), count, input)
+                                         : golden::collective_reduced(gold_algo(sys, algo), gold_dtype(t), count, input);
+  const int n = sys.chips();
+  size_t bad = 0;
+  for (int r = 0; r < n; ++r) {
+    const uint64_t lo = op == Op::kReduceScatter ? golden::collective_block_begin(count, n, r) : 0;
+    const uint64_t hi = op == Op::kReduceScatter ? golden::collective_block_begin(count, n, r + 1) : count;
+    for (uint64_t j = lo; j < hi; ++j) {
+      const uint32_t got = element(sys, t, r, addr, j);
+      if (got != want[j] && bad++ < 5) {
+        ADD_FAILURE() << op_name(op) << " " << algorithm_name(algo) << " chip " << r << " element " << j
+                      << ": got 0x" << std::hex << got << ", golden 0x" << want[j];
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0u);
+  return res;
+}
+
+Topology torus(std::vector<int> dims) {
+  return Topology(dims, std::vector<double>(dims.size(), 160.0), 1500.0);
+}
+
+// ---- topology ----
+
+TEST(CollectiveTopology, ConfigsAreTheBriefsTori) {
+  const Topology t16 = Topology::from_config(chip_config("trn2-16"));
+  EXPECT_EQ(t16.dims(), (std::vector<int>{4, 4}));
+  EXPECT_EQ(t16.chips(), 16);
+  EXPECT_DOUBLE_EQ(t16.gbytes_per_s(0), 160.0);  // 1.28 TB/s / 4 links / 2 directions
+  EXPECT_DOUBLE_EQ(t16.chip_egress_gbytes_per_s(), 640.0);
+  EXPECT_DOUBLE_EQ(t16.hop_latency_ns(), 1500.0);
+  const Topology t64 = Topology::from_config(chip_config("trn2-64"));
+  EXPECT_EQ(t64.dims(), (std::vector<int>{4, 4, 4}));
+  EXPECT_EQ(t64.chips(), 64);
+  EXPECT_DOUBLE_EQ(t64.gbytes_per_s(2), 64.0);  // 256 GB/s / 2 Z links / 2 directions
+  EXPECT_DOUBLE_EQ(t64.chip_egress_gbytes_per_s(), 768.0);
+  EXPECT_EQ(Topology::from_config(chip_config("trn2")).chips(), 1);
+}
+
+TEST(CollectiveTopology, DimensionOrderRouteShorterWayPositiveOnTies) {
+  const Topology t = torus({4, 4});
+  // (0,0) -> (3,2): x the short way is -1 (one hop), y is 2 either way: positive.
+  const auto r = t.route(0, 3 + 4 * 2);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].dim, 0);
+  EXPECT_FALSE(r[0].positive);
+  EXPECT_EQ(r[1].chip, 3);
+  EXPECT_EQ(r[1].dim, 1);
+  EXPECT_TRUE(r[1].positive);
+  EXPECT_EQ(r[2].chip, 3 + 4);
+  EXPECT_TRUE(t.route(5, 5).empty());
+  EXPECT_EQ(t.with_coord(5, 1, -1), 1 + 4 * 3);
+  EXPECT_THROW(Topology({4, 0}, {1, 1}, 1), std::invalid_argument);
+  EXPECT_THROW(Topology({4}, {1, 1}, 1), std::invalid_argument);
+}
+
+// ---- link fabric timing ----
+
+TEST(CollectiveFabric, OneMessageIsHopsTimesLatencyPlusSerialisation) {
+  const Topology t = torus({4, 4});
+  Fabric f(t);
+  double got = -1;
+  f.send(0, 2 + 4 * 1, 160'000, 0.0, [&](double d) { got = d; });  // 3 hops, 1 us on the wire
+  f.run();
+  EXPECT_DOUBLE_EQ(got, 3 * 1500.0 + 1000.0);
+}
+
+TEST(CollectiveFabric, MessagesOnOneLinkSerialise) {
+  const Topology t = torus({4});
+  Fabric f(t);
+  std::vector<double> got;
+  for (int i = 0; i < 3; ++i) f.send(0, 1, 160'000, 0.0, [&](double d) { got.push_back(d); });
+  f.send(0, 3, 160'000, 0.0, [&](double d) { got.push_back(d); });  // the other direction: no contention
+  f.run();
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_DOUBLE_EQ(got[0], 2500.0);  // the -x message and the first +x one arrive together
+  EXPECT_DOUBLE_EQ(got[1], 2500.0);
+  EXPECT_DOUBLE_EQ(got[2], 3500.0);
+  EXPECT_DOUBLE_EQ(got[3], 4500.0);
+}
+
+// ---- collectives against the golden ----
+
+/// (torus, collective, algorithm, element counts): every count runs in FP32 and in BF16.
+using Case = std::tuple<std::vector<int>, Op, Algorithm, std::vector<uint64_t>>;
+
+class CollectiveGolden : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CollectiveGolden, EveryChipMatchesTheGoldenBitForBit) {
+  const auto& [dims, op, algo, counts] = GetParam();
+  CollectiveSystem sys(torus(dims), kHbm);
+  for (ElemType type : {ElemType::kFp32, ElemType::kBf16}) {
+    for (uint64_t count : counts) {
+      SCOPED_TRACE(std::string(type == ElemType::kFp32 ? "fp32" : "bf16") + ", " + std::to_string(count) +
+                   " elements");
+      const Result r = run_and_check(sys, op, algo, type, count);
+      EXPECT_EQ(r.time_ns > 0.0, sys.chips() > 1);  // one chip: nothing to send, nothing to wait for
+      EXPECT_EQ(r.messages > 0, sys.chips() > 1);
+    }
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const auto& [dims, op, algo, counts] = info.param;
+  std::string s;
+  for (int d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
+  const char* ops[] = {"allreduce", "allgather", "reducescatter"};
+  return s + "_" + ops[int(op)] + "_" + algorithm_name(algo) + (counts.back() > 10'000 ? "_large" : "");
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> c;
+  const std::vector<std::vector<int>> pow2 = {{2}, {4}, {2, 2}, {4, 4}, {4, 4, 4}};
+  for (const auto& dims : pow2) {
+    int n = 1;
+    for (int d : dims) n *= d;
+    for (Op op : {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter}) {
+      for (Algorithm a : {Algorithm::kRing, Algorithm::kRhd}) {
+        // 1, 2, 3 elements (fewer than the chips: empty blocks) and a count no chip count divides evenly.
+        c.emplace_back(dims, op, a, std::vector<uint64_t>{1, 2, 3, uint64_t(n) * 5 + 3});
+      }
+    }
+  }
+  // Larger buffers (every flow's share of every block uneven), and ring on tori that are not powers of two.
+  for (Op op : {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter}) {
+    c.emplace_back(std::vector<int>{4, 4}, op, Algorithm::kRing, std::vector<uint64_t>{100'003});
+    c.emplace_back(std::vector<int>{4, 4}, op, Algorithm::kRhd, std::vector<uint64_t>{100'003});
+    c.emplace_back(std::vector<int>{3}, op, Algorithm::kRing, std::vector<uint64_t>{1, 1000});
+    c.emplace_back(std::vector<int>{5, 3, 2}, op, Algorithm::kRing, std::vector<uint64_t>{7, 1001});
+  }
+  c.emplace_back(std::vector<int>{4, 4, 4}, Op::kAllReduce, Algorithm::kRing, std::vector<uint64_t>{20'011});
+  c.emplace_back(std::vector<int>{4, 4, 4}, Op::kAllReduce, Algorithm::kRhd, std::vector<uint64_t>{20'011});
+  c.emplace_back(std::vector<int>{1}, Op::kAllReduce, Algorithm::kRing, std::vector<uint64_t>{10});
+  return c;
+}
+
+INSTANTIATE_TEST_SUITE_P(Systems, CollectiveGolden, ::testing::ValuesIn(cases()), case_name);
+
+TEST(Collective, TheOrderMattersSoTheCheckCanFail) {
+  // Ring and rhd sum in different orders: on this input some elements differ, so a model that summed in another
+  // order than the golden's would be caught.
+  CollectiveSystem sys(torus({4, 4}), kHbm);
+  const uint64_t count = 1000;
+  const auto input = [](int r, uint64_t j) {
+    return golden::collective_test_value(golden::CollectiveDtype::kFp32, kSeed, r, j);
+  };
+  const auto ring = golden::collective_reduced(gold_algo(sys, Algorithm::kRing), golden::CollectiveDtype::kFp32,
+                                               count, input);
+  const auto rhd = golden::collective_reduced(gold_algo(sys, Algorithm::kRhd), golden::CollectiveDtype::kFp32,
+                                              count, input);
+  size_t differ = 0;
+  for (uint64_t j = 0; j < count; ++j) differ += ring[j] != rhd[j];
+  EXPECT_GT(differ, count / 10);
+  // And the model's ring result is not the rhd golden.
+  fill(sys, ElemType::kFp32, count, 0);
+  sys.run({Op::kAllReduce, Algorithm::kRing, ElemType::kFp32, count, 0});
+  size_t same_as_rhd = 0;
+  for (uint64_t j = 0; j < count; ++j) same_as_rhd += element(sys, ElemType::kFp32, 5, 0, j) == rhd[j];
+  EXPECT_LT(same_as_rhd, count);
+}
+
+TEST(Collective, ZeroElementsIsANoOp) {
+  CollectiveSystem sys(torus({4, 4}), kHbm);
+  fill(sys, ElemType::kFp32, 4, 0);
+  const Result r = sys.run({Op::kAllReduce, Algorithm::kRing, ElemType::kFp32, 0, 0});
+  EXPECT_EQ(r.time_ns, 0.0);
+  EXPECT_EQ(r.messages, 0u);
+  EXPECT_EQ(element(sys, ElemType::kFp32, 3, 0, 0), golden::collective_test_value(golden::CollectiveDtype::kFp32,
+                                                                                   kSeed, 3, 0));
+}
+
+TEST(Collective, RhdNeedsAPowerOfTwoAndBuffersMustFitHbm) {
+  CollectiveSystem sys(torus({3, 2}), 1 << 20);
+  try {
+    sys.run({Op::kAllReduce, Algorithm::kRhd, ElemType::kFp32, 6, 0});
+    FAIL() << "rhd on 6 chips ran";
+  } catch (const CollectiveError& e) {
+    EXPECT_NE(std::string(e.what()).find("power-of-two"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(sys.run({Op::kAllReduce, Algorithm::kRing, ElemType::kFp32, (1 << 18) + 1, 0}), CollectiveError);
+  EXPECT_THROW(sys.run({Op::kAllReduce, Algorithm::kRing, ElemType::kBf16, 4, (1 << 20) - 6}), CollectiveError);
+  EXPECT_THROW(golden::collective_reduced({true, {3, 2}, {}}, golden::CollectiveDtype::kFp32, 6,
+                                          [](int, uint64_t) { return 0u; }),
+               std::invalid_argument);
+}
+
+TEST(Collective, SendRecvCopiesAndTakesHopsPlusSerialisation) {
+  CollectiveSystem sys(torus({4, 4}), kHbm);
+  std::vector<uint8_t> data(160'000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 7 + 1);
+  sys.hbm(1).write(100, data.data(), data.size());
+  const Result r = sys.send_recv(1, 100, 1 + 4 * 2, 5000, data.size());  // 2 hops in y
+  std::vector<uint8_t> got(data.size());
+  sys.hbm(9).read(5000, got.data(), got.size());
+  EXPECT_EQ(got, data);
+  EXPECT_DOUBLE_EQ(r.time_ns, 2 * 1500.0 + 1000.0);
+  EXPECT_THROW(sys.send_recv(0, 0, 16, 0, 4), CollectiveError);
+  EXPECT_THROW(sys.send_recv(0, kHbm - 2, 1, 0, 4), CollectiveError);
+}
+
+TEST(Collective, RingTimingOnAOneDimensionalRingIsStepsTimesLatencyPlusChunk) {
+  // 4 chips, two flows (+ and -) each with half of every block; 3 reduce-scatter + 3 all-gather steps, each one
+  // hop carrying a quarter of the flow's half: 6 * (1.5 us + (S / 8) / 160 GB/s), no contention.
+  CollectiveSystem sys(torus({4}), kHbm);
+  const uint64_t count = 1 << 20;  // 4 MiB of FP32
+  fill(sys, ElemType::kFp32, count, 0);
+  const Result r = sys.run({Op::kAllReduce, Algorithm::kRing, ElemType::kFp32, count, 0});
+  EXPECT_NEAR(r.time_ns, 6 * (1500.0 + (4.0 * count / 8) / 160.0), 1e-6);
+  EXPECT_EQ(r.steps, 6);
+}
+
+TEST(Collective, RingOnTheTwoDimensionalTorusKeepsAllFourLinksBusy) {
+  // 4x4: four flows, one per output link; phases 3 steps of S/16 and 3 of S/64 per flow, each way.
+  CollectiveSystem sys(torus({4, 4}), kHbm);
+  const uint64_t count = 1 << 20;
+  const double s = 4.0 * count;
+  fill(sys, ElemType::kFp32, count, 0);
+  const Result r = sys.run({Op::kAllReduce, Algorithm::kRing, ElemType::kFp32, count, 0});
+  EXPECT_NEAR(r.time_ns, 2 * (3 * (1500.0 + s / 16 / 160.0) + 3 * (1500.0 + s / 64 / 160.0)), 1.0);
+  // Every chip sent 2 (n - 1) / n of the buffer: the bandwidth-optimal amount.
+  EXPECT_NEAR(double(r.link_bytes), 16 * 2 * 15.0 / 16 * s, 16 * 64.0);
+}
+
+}  // namespace
+}  // namespace trnsim::model::collective
