@@ -2,6 +2,7 @@
 // input ports of one unit, evaluates the model and reads that unit's output; no clock and no time advance.
 #include "cosim/fp/fp_rtl.h"
 
+#include "cosim/rtl_coverage.h"
 #include "Vtrn_fp_units.h"  // system header via trn_rtl: Verilator's headers are not held to our warnings
 #include "verilated.h"
 
@@ -14,7 +15,10 @@ struct FpRtl::Impl {
   Vtrn_fp_units model;
 
   Impl() : ctx(), model(&ctx, "trn_fp_units") {}
-  ~Impl() { model.final(); }
+  ~Impl() {
+    model.final();
+    write_rtl_coverage(ctx, "fp");  // coverage builds only
+  }
 };
 
 FpRtl::FpRtl() : impl_(std::make_unique<Impl>()) {}

@@ -1,5 +1,6 @@
 // Cycle-level driver of the verilated Tensor Engine. See te_rtl.h.
 #include "cosim/te/te_rtl.h"
+#include "cosim/rtl_coverage.h"
 
 #include <algorithm>
 #include <fstream>
@@ -99,6 +100,7 @@ class TeRtlImpl final : public TeRtl {
 
   ~TeRtlImpl() override {
     top_->final();
+    write_rtl_coverage(*context_, "te");  // coverage builds only
 #if VM_TRACE
     if (trace_) trace_->close();
 #endif

@@ -31,7 +31,7 @@ foreach(spec IN LISTS TRN_NOC_ROUTERS)
   verilate(trn_rtl
     PREFIX Vtrn_noc_router_${name}
     TOP_MODULE trn_noc_router
-    SOURCES ${TRN_NOC_SOURCES}
+    SOURCES ${TRN_NOC_SOURCES} ${TRN_NOC_COVER_SOURCES}  # cover points: coverage builds only (rtl/CMakeLists.txt)
     VERILATOR_ARGS ${TRN_VERILATOR_ARGS} ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_lint.vlt
                    -GNDIM=${ndim} -GNUM_VC=${num_vc} -GVC_GROUPS=${vc_groups} -GDEPTH=${depth}
     # -O1 simulates as fast as -O2 here and compiles 30 % faster; the "slow" code (construction, first settle) runs
