@@ -175,7 +175,16 @@ class Runner {
         }
       }
 
-      net_.step();
+      if (o_.throw_on_stall) {
+        net_.step();
+      } else {
+        try {
+          net_.step();
+        } catch (const NocError& e) {
+          r_.failure = e.what();
+          break;
+        }
+      }
 
       if (net_.link_flits() != last_links) progress = true;
       last_links = net_.link_flits();

@@ -49,7 +49,8 @@ struct TrafficOptions {
   bool check_order = false;
   /// Keep one PacketRecord per delivered packet in TrafficResult::packets (lockstep and TLM-vs-RTL comparisons).
   bool record_packets = false;
-  /// false: the watchdog and the drain limit end the run with TrafficResult::failure set instead of throwing.
+  /// false: the watchdog, the drain limit and a NocError from the network (assertion, TLM check, lockstep mismatch)
+  /// end the run with TrafficResult::failure set instead of throwing.
   bool throw_on_stall = true;
   /// Called every progress_cycles cycles (0: never) with the cycle count since the start and the result so far
   /// (counters only), for progress reports on long runs.

@@ -1,0 +1,228 @@
+// The TLM NeuronLink network (model/noc/noc_tlm.h) on its own: every traffic pattern at low load, near saturation and
+// far above it on the 4x4, 3x5 and 2x2x2 tori and a 4x4 mesh (every packet exactly once, intact, in order; the
+// network drains; the 1k-cycle watchdog never fires), the zero-load latency formula of docs/neuronlink.md, options
+// the RTL builds do not have (8 VCs, deep buffers, 1-D rings), bad options. Its agreement with the RTL is
+// noc_lockstep_test's job.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cosim/noc/noc_traffic.h"
+#include "model/noc/noc_tlm.h"
+#include "tests/noc/noc_test_util.h"
+#include "tests/support/test_seed.h"
+
+namespace trnsim::test {
+namespace {
+
+using cosim::noc::Pattern;
+using cosim::noc::TrafficOptions;
+using model::noc::NocError;
+using model::noc::TlmNetwork;
+using model::noc::TlmOptions;
+
+// TLM options for "4x4" / "3x5" / "2x2x2" with the RTL's default build for that dimension count (d2v2, d3v4g2).
+TlmOptions tlm(const std::string& dims, bool torus = true) {
+  const auto o = test::torus(dims);
+  TlmOptions t;
+  t.ndim = o.ndim;
+  t.size = o.size;
+  t.torus = torus;
+  t.num_vc = o.ndim == 3 ? 4 : 2;
+  t.vc_groups = o.ndim == 3 ? 2 : 1;
+  return t;
+}
+
+struct TlmCase {
+  std::string dims;
+  bool torus;
+  Pattern pattern;
+  double rate;
+  std::string load;  // low, sat, over
+};
+
+std::string case_name(const TlmCase& c) {
+  return std::string(c.torus ? "t" : "m") + c.dims + "_" + cosim::noc::to_string(c.pattern) + "_" + c.load;
+}
+
+class NocTlmTraffic : public ::testing::TestWithParam<TlmCase> {};
+
+TEST_P(NocTlmTraffic, EveryPacketOnceIntactInOrderAndDrains) {
+  const TlmCase& c = GetParam();
+  TlmNetwork net(tlm(c.dims, c.torus));
+  TrafficOptions t;
+  t.pattern = c.pattern;
+  t.rate = c.rate;
+  t.min_len = 1;
+  t.max_len = 5;
+  t.inject_cycles = 3000;
+  // Torus: one VC per (group, dateline class), so the packets of a pair stay in order. A mesh lets a packet use
+  // either VC of its group (no dateline), so packets of a pair may overtake each other there.
+  t.check_order = c.torus;
+  t.seed = test_seed();
+  const auto r = expect_clean_run(net, t, case_name(c));
+  EXPECT_GT(r.packets_delivered, 50u);
+  EXPECT_EQ(net.flits_in_network(), 0u);
+  if (c.load == "low") {
+    EXPECT_NEAR(r.accepted, r.offered, 0.02);  // below saturation, everything offered goes through
+  }
+}
+
+// Near saturation = about 90 % of the saturation throughput per pattern (docs/neuronlink.md, "Saturation
+// throughput"); "over" offers a flit every cycle, far above it (source queues grow, the network must still drain).
+std::vector<TlmCase> tlm_cases() {
+  struct Sat { std::string dims; bool torus; std::vector<double> sat; };
+  const std::vector<Sat> nets = {{"4x4", true, {0.40, 0.34, 0.64, 0.19, 0.64}},
+                                 {"3x5", true, {0.44, 0.37, 0.64, 0.22, 0.64}},
+                                 {"2x2x2", true, {0.65, 0.78, 0.78, 0.40, 0.78}},
+                                 {"4x4", false, {0.30, 0.25, 0.25, 0.19, 0.64}}};
+  const Pattern pats[] = {Pattern::kUniform, Pattern::kTranspose, Pattern::kBitComp, Pattern::kHotspot,
+                          Pattern::kNeighbor};
+  std::vector<TlmCase> v;
+  for (const Sat& n : nets) {
+    for (size_t p = 0; p < 5; ++p) {
+      v.push_back({n.dims, n.torus, pats[p], 0.05, "low"});
+      v.push_back({n.dims, n.torus, pats[p], n.sat[p], "sat"});
+      v.push_back({n.dims, n.torus, pats[p], 1.0, "over"});
+    }
+  }
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Nets, NocTlmTraffic, ::testing::ValuesIn(tlm_cases()),
+                         [](const auto& info) { return case_name(info.param); });
+
+// One single-flit packet from (0,0) to (h,0) through an idle 8x8 network: 4 + h * (3 + L) cycles from the injection
+// handshake to the ejection handshake (the RTL's pipeline, docs/neuronlink.md "The router").
+TEST(NocTlm, ZeroLoadLatencyIsFourPlusThreePlusLinkLatencyPerHop) {
+  for (bool torus : {true, false}) {
+    for (int lat : {0, 1, 3}) {
+      for (int h = 0; h <= 4; ++h) {
+        TlmOptions o;
+        o.size = {8, 8, 1};
+        o.torus = torus;
+        o.link_latency = lat;
+        TlmNetwork net(o);
+        model::noc::Coord dst;
+        dst[0] = h;
+        model::noc::Flit f{true, true, 0, model::noc::make_header(dst, 0, 0x123)};
+        ASSERT_TRUE(net.inj_ready(0));
+        net.drive_inject(0, &f);
+        const uint64_t start = net.cycle();
+        net.step();
+        net.drive_inject(0, nullptr);
+        const int d = net.node(dst);
+        while (!net.ej_valid(d) && net.cycle() - start < 200) net.step();
+        ASSERT_TRUE(net.ej_valid(d));
+        EXPECT_EQ(net.ej_flit(d).data, f.data);
+        EXPECT_EQ(net.cycle() - start, uint64_t(4 + h * (3 + lat))) << "torus " << torus << " hops " << h
+                                                                     << " link latency " << lat;
+      }
+    }
+  }
+}
+
+// Parameters beyond the three RTL builds: 8 VCs in 2 groups with 8-flit buffers, 2 VCs of depth 1, a 1-D ring,
+// a 16x16 torus, a 3-D mesh.
+TEST(NocTlm, OtherParametersRunClean) {
+  struct P { std::string name; TlmOptions o; double rate; };
+  std::vector<P> ps;
+  TlmOptions a = tlm("4x4");
+  a.num_vc = 8;
+  a.vc_groups = 2;
+  a.depth = 8;
+  ps.push_back({"4x4 8 VCs 2 groups depth 8", a, 0.6});
+  TlmOptions b = tlm("4x4");
+  b.depth = 1;
+  ps.push_back({"4x4 depth 1", b, 0.3});
+  TlmOptions c;
+  c.ndim = 1;
+  c.size = {8, 1, 1};
+  ps.push_back({"8-ring", c, 0.5});
+  TlmOptions d = tlm("4x4");
+  d.size = {16, 16, 1};
+  ps.push_back({"16x16", d, 0.2});
+  TlmOptions e = tlm("2x2x2", false);
+  e.size = {3, 3, 3};
+  ps.push_back({"3x3x3 mesh", e, 0.3});
+  for (const P& p : ps) {
+    TlmNetwork net(p.o);
+    TrafficOptions t;
+    t.rate = p.rate;
+    t.inject_cycles = 1500;
+    t.seed = test_seed();
+    expect_clean_run(net, t, p.name);
+  }
+}
+
+// A sink that never takes a flit: nothing moves, the watchdog ends the run naming the packets in the network.
+TEST(NocTlm, WatchdogFiresWhenNothingMoves) {
+  TlmNetwork net(tlm("4x4"));
+  TrafficOptions t;
+  t.rate = 0.3;
+  t.inject_cycles = 3000;
+  t.eject_stall_prob = 1.0;
+  t.seed = test_seed();
+  try {
+    cosim::noc::run_traffic(net, t);
+    FAIL() << "the watchdog did not fire";
+  } catch (const NocError& e) {
+    EXPECT_NE(std::string(e.what()).find("watchdog: nothing moved for 1000 cycles"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NocTlm, BadOptionsAreRejectedWithTheReason) {
+  auto reason = [](TlmOptions o) {
+    try {
+      TlmNetwork net(o);
+    } catch (const NocError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  TlmOptions o;
+  o.size = {4, 1, 1};
+  EXPECT_NE(reason(o).find("size 1 in dimension 1"), std::string::npos) << reason(o);
+  o = TlmOptions{};
+  o.size = {4, 17, 1};
+  EXPECT_NE(reason(o).find("2..16 routers"), std::string::npos) << reason(o);
+  o = TlmOptions{};
+  o.num_vc = 3;
+  EXPECT_NE(reason(o).find("3 VCs in 1 groups"), std::string::npos) << reason(o);
+  o = TlmOptions{};
+  o.num_vc = 4;
+  o.vc_groups = 4;
+  EXPECT_NE(reason(o).find("multiple of 2 x groups"), std::string::npos) << reason(o);
+  o = TlmOptions{};
+  o.depth = 64;
+  EXPECT_NE(reason(o).find("depth 64"), std::string::npos) << reason(o);
+  o = TlmOptions{};
+  o.ndim = 4;
+  EXPECT_NE(reason(o).find("4 dimensions"), std::string::npos) << reason(o);
+  o = TlmOptions{};
+  o.link_latency = 33;
+  EXPECT_NE(reason(o).find("link latency 33"), std::string::npos) << reason(o);
+}
+
+// A head flit for a router outside the network is a protocol error, as the RTL's a_dst_in_torus.
+TEST(NocTlm, DestinationOutsideTheNetworkIsAnError) {
+  TlmNetwork net(tlm("4x4"));
+  model::noc::Coord dst;
+  dst[0] = 5;
+  const model::noc::Flit f{true, true, 0, model::noc::make_header(dst, 0, 0)};
+  net.drive_inject(0, &f);
+  std::string error;
+  try {
+    for (int i = 0; i < 10; ++i) {
+      net.step();
+      net.drive_inject(0, nullptr);
+    }
+  } catch (const NocError& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("outside the 4x4 torus"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace trnsim::test

@@ -1,0 +1,255 @@
+// `trnsim noc`: synthetic traffic on a NeuronLink network (docs/neuronlink.md), on the TLM model (model/noc), the
+// verilated routers (--rtl, cosim/noc) or both in lockstep (--lockstep). Reports offered and accepted throughput,
+// latency, simulation speed, and ends with `injected=X delivered=Y`; exit 1 when they differ once drained (or the
+// watchdog, a protocol check or the lockstep comparison fails), 2 for bad flags.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "cosim/noc/noc_lockstep.h"
+#include "cosim/noc/noc_rtl.h"
+#include "cosim/noc/noc_traffic.h"
+#include "model/noc/noc_tlm.h"
+#include "tools/trnsim/commands.h"
+
+namespace trnsim::tool {
+namespace {
+
+namespace cn = trnsim::cosim::noc;
+namespace mn = trnsim::model::noc;
+
+struct NocFlags {
+  std::string topology = "torus";
+  std::string dims = "4x4";
+  std::string traffic = "uniform";
+  double rate = 0.1;
+  uint64_t cycles = 10000;
+  int vcs = 0;         // 0: the default for the dimension count
+  int vc_groups = 0;   // 0: the default
+  int buf_depth = 4;
+  int link_latency = 0;
+  std::string packet_flits = "1-5";
+  double hotspot_fraction = 0.25;
+  uint64_t drain_cycles = 100000;
+  uint64_t seed = 1;
+  bool rtl = false;
+  bool lockstep = false;
+};
+
+// "4x4", "3x5", "2x2x2", "8": sizes per dimension.
+std::vector<int> parse_dims(const std::string& s) {
+  std::vector<int> dims;
+  size_t pos = 0;
+  for (;;) {
+    const size_t x = s.find('x', pos);
+    const std::string part = s.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 3) {
+      throw BadInput(fmt::format("--dims {}: expected sizes like 4x4 or 2x2x2", s));
+    }
+    dims.push_back(std::stoi(part));
+    if (x == std::string::npos) break;
+    pos = x + 1;
+  }
+  if (dims.size() > 3) throw BadInput(fmt::format("--dims {}: {} dimensions, at most 3", s, dims.size()));
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] < 2 || dims[d] > mn::kMaxSize) {
+      throw BadInput(fmt::format("--dims {}: dimension {} has {} routers; every dimension needs 2..{} (a 1-wide "
+                                 "dimension is no dimension: leave it out)",
+                                 s, d, dims[d], mn::kMaxSize));
+    }
+  }
+  return dims;
+}
+
+// "4" or "1-5".
+std::pair<int, int> parse_lengths(const std::string& s) {
+  int a = 0, b = 0;
+  char dash = 0;
+  char extra = 0;
+  const int got = std::sscanf(s.c_str(), "%d%c%d%c", &a, &dash, &b, &extra);
+  if (got == 1) b = a;
+  if (!(got == 1 || (got == 3 && dash == '-')) || a < 1 || b > 15 || a > b) {
+    throw BadInput(fmt::format("--packet-flits {}: expected N or MIN-MAX flits per packet within 1..15", s));
+  }
+  return {a, b};
+}
+
+std::string build_list(const std::vector<cn::RouterBuild>& builds) {
+  std::string s;
+  for (const auto& b : builds) {
+    s += fmt::format("{}{} ({}-D, {} VCs, {} group{}, depth {})", s.empty() ? "" : ", ", b.name, b.ndim, b.num_vc,
+                     b.vc_groups, b.vc_groups > 1 ? "s" : "", b.depth);
+  }
+  return s.empty() ? "none" : s;
+}
+
+int run_noc(const NocFlags& f) {
+  // ---- Flags ----
+  if (f.topology != "torus" && f.topology != "mesh") {
+    throw BadInput(fmt::format("--topology {}: unknown (torus, mesh)", f.topology));
+  }
+  const bool torus = f.topology == "torus";
+  const std::vector<int> dims = parse_dims(f.dims);
+  const int ndim = static_cast<int>(dims.size());
+  cn::Pattern pattern;
+  try {
+    pattern = cn::parse_pattern(f.traffic);
+  } catch (const cn::NocError&) {
+    throw BadInput(fmt::format("--traffic {}: unknown (uniform, transpose, bitcomp, hotspot, neighbor)", f.traffic));
+  }
+  if (pattern == cn::Pattern::kTranspose) {
+    for (int d : dims) {
+      if (d != dims[0]) {
+        throw BadInput(fmt::format("--traffic transpose needs the same size in every dimension (a square or cube), "
+                                   "not {}",
+                                   f.dims));
+      }
+    }
+  }
+  if (!(f.rate >= 0 && f.rate <= 1)) throw BadInput(fmt::format("--rate {}: outside [0, 1] flits/node/cycle", f.rate));
+  if (f.cycles < 1 || f.cycles > 1000000000) throw BadInput(fmt::format("--cycles {}: outside 1..1e9", f.cycles));
+  if (!(f.hotspot_fraction >= 0 && f.hotspot_fraction <= 1)) {
+    throw BadInput(fmt::format("--hotspot-fraction {}: outside [0, 1]", f.hotspot_fraction));
+  }
+  const auto [min_len, max_len] = parse_lengths(f.packet_flits);
+
+  mn::TlmOptions t;
+  t.ndim = ndim;
+  t.size = {1, 1, 1};
+  for (int d = 0; d < ndim; ++d) t.size[size_t(d)] = dims[size_t(d)];
+  t.torus = torus;
+  t.num_vc = f.vcs > 0 ? f.vcs : (ndim == 3 ? 4 : 2);
+  t.vc_groups = f.vc_groups > 0 ? f.vc_groups : (ndim == 3 && t.num_vc % 4 == 0 ? 2 : 1);
+  t.depth = f.buf_depth;
+  t.link_latency = f.link_latency;
+  try {
+    t.validate();
+  } catch (const mn::NocError& e) {
+    throw BadInput(fmt::format("--dims/--vcs/--vc-groups/--buf-depth/--link-latency: {}", e.what()));
+  }
+
+  // ---- The network ----
+  const bool want_rtl = f.rtl || f.lockstep;
+  std::unique_ptr<mn::NocPorts> net;
+  std::string what;
+  if (want_rtl) {
+    const std::string flag = f.lockstep ? "--lockstep" : "--rtl";
+    if (!torus) {
+      throw BadInput(fmt::format("{} with --topology mesh: the RTL router is built for tori only (wrap-around links, "
+                                 "dateline classes); the TLM model (without {}) runs meshes",
+                                 flag, flag));
+    }
+    const std::vector<cn::RouterBuild> builds = cn::built_routers();
+    const cn::RouterBuild* pick = nullptr;
+    for (const auto& b : builds) {
+      if (b.ndim == ndim && b.num_vc == t.num_vc && (f.vc_groups == 0 || b.vc_groups == f.vc_groups) &&
+          b.depth == t.depth) {
+        pick = &b;
+        break;
+      }
+    }
+    if (!pick) {
+      throw BadInput(fmt::format("{}: no RTL router build for a {}-D torus with {} VCs{} and depth {}; built: {}", flag,
+                                 ndim, t.num_vc, f.vc_groups ? fmt::format(" in {} groups", f.vc_groups) : "",
+                                 t.depth, build_list(builds)));
+    }
+    cn::NocOptions o;
+    o.ndim = ndim;
+    o.size = t.size;
+    o.router = pick->name;
+    o.link_latency = f.link_latency;
+    t.vc_groups = pick->vc_groups;
+    if (f.lockstep) {
+      net = std::make_unique<cn::LockstepNetwork>(o);
+      what = fmt::format("RTL ({}) and TLM in lockstep", pick->name);
+    } else {
+      net = std::make_unique<cn::NocNetwork>(o);
+      what = fmt::format("RTL (verilated router build {})", pick->name);
+    }
+  } else {
+    net = std::make_unique<mn::TlmNetwork>(t);
+    what = "TLM";
+  }
+
+  cn::TrafficOptions tr;
+  tr.pattern = pattern;
+  tr.rate = f.rate;
+  tr.min_len = min_len;
+  tr.max_len = max_len;
+  tr.seed = f.seed;
+  tr.inject_cycles = f.cycles;
+  tr.drain_limit = f.drain_cycles;
+  tr.watchdog_cycles = 1000;
+  tr.hotspot_fraction = f.hotspot_fraction;
+  tr.throw_on_stall = false;
+  const auto wall0 = std::chrono::steady_clock::now();
+  if (f.cycles >= 20000) {
+    tr.progress_cycles = f.cycles / 10;
+    tr.progress = [&](uint64_t c, const cn::TrafficResult& r) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+      fmt::print(stderr, "trnsim noc: cycle {} ({}%), {} of {} packets delivered, {:.1f} s\n", c,
+                 c * 100 / f.cycles, r.packets_delivered, r.packets_created, s);
+    };
+  }
+
+  fmt::print("trnsim noc: {}; {}; {} traffic at {:.3f} flits/node/cycle, packets of {} flits, {} cycles, seed {}\n",
+             t.str(), what, f.traffic, f.rate, min_len == max_len ? std::to_string(min_len) :
+             fmt::format("{}-{}", min_len, max_len), f.cycles, f.seed);
+  std::fflush(stdout);
+  const cn::TrafficResult r = cn::run_traffic(*net, tr);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+
+  fmt::print("offered:    {:.4f} flits/node/cycle\n", r.offered);
+  fmt::print("accepted:   {:.4f} flits/node/cycle\n", r.accepted);
+  fmt::print("latency:    mean {:.2f}  p99 {}  max {} cycles (packet creation to tail ejection; from injection: "
+             "mean {:.2f})\n",
+             r.avg_latency, r.p99_latency, r.max_latency, r.avg_network_latency);
+  fmt::print("packets:    {} created, {} delivered, {} lost, {} duplicated, {} corrupted, {} out of order\n",
+             r.packets_created, r.packets_delivered, r.lost, r.duplicated, r.corrupted, r.out_of_order);
+  fmt::print("simulation: {} cycles, {:.3f} s in the network model = {:.0f} cycles/s ({:.3f} s wall with traffic "
+             "and checking = {:.0f} cycles/s)\n",
+             r.cycles, r.sim_seconds, r.cycles_per_second, wall, wall > 0 ? double(r.cycles) / wall : 0.0);
+  if (auto* ls = dynamic_cast<cn::LockstepNetwork*>(net.get())) {
+    fmt::print("lockstep:   {} port values compared, all equal\n", ls->comparisons());
+  }
+  for (const std::string& e : r.errors) fmt::print(stderr, "trnsim noc: {}\n", e);
+  if (!r.failure.empty()) fmt::print(stderr, "trnsim noc: FAIL: {}\n", r.failure);
+  fmt::print("injected={} delivered={}\n", r.packets_created, r.packets_delivered);
+  const bool pass = r.failure.empty() && r.ok() && r.packets_created == r.packets_delivered;
+  return pass ? kExitOk : kExitFail;
+}
+
+}  // namespace
+
+Action add_noc(CLI::App& app) {
+  auto f = std::make_shared<NocFlags>();
+  CLI::App* sub = app.add_subcommand(
+      "noc", "Synthetic traffic on a NeuronLink torus or mesh (TLM model, --rtl verilated routers, or --lockstep)");
+  sub->add_option("--topology", f->topology, "torus or mesh (mesh: TLM only)")->capture_default_str();
+  sub->add_option("--dims", f->dims, "routers per dimension: 4x4, 3x5, 2x2x2 (2..16 each)")->capture_default_str();
+  sub->add_option("--traffic", f->traffic, "uniform, transpose, bitcomp, hotspot or neighbor")->capture_default_str();
+  sub->add_option("--rate", f->rate, "offered load per node, flits/cycle, in [0, 1]")->capture_default_str();
+  sub->add_option("--cycles", f->cycles, "cycles during which the sources inject; then the network drains")
+      ->capture_default_str();
+  sub->add_option("--vcs", f->vcs, "VCs per port (default 2 for 1-D/2-D, 4 for 3-D); --rtl: a built router's");
+  sub->add_option("--vc-groups", f->vc_groups, "message-class VC groups (default 1; 2 for 3-D with 4 VCs)");
+  sub->add_option("--buf-depth", f->buf_depth, "flit slots per VC buffer (1..63; the RTL builds have 4)")
+      ->capture_default_str();
+  sub->add_option("--link-latency", f->link_latency, "extra register stages per link, 0..32")->capture_default_str();
+  sub->add_option("--packet-flits", f->packet_flits, "flits per packet: N or MIN-MAX, uniform (1..15)")
+      ->capture_default_str();
+  sub->add_option("--hotspot-fraction", f->hotspot_fraction, "hotspot traffic: share of packets to router 0")
+      ->capture_default_str();
+  sub->add_option("--drain-cycles", f->drain_cycles, "cycles allowed to drain after injection stops")
+      ->capture_default_str();
+  sub->add_option("--seed", f->seed, "traffic seed")->capture_default_str();
+  sub->add_flag("--rtl", f->rtl, "simulate the verilated routers (builds: d2v2, d2v4, d3v4g2)");
+  sub->add_flag("--lockstep", f->lockstep, "simulate RTL and TLM together, comparing every port every cycle");
+  return [f] { return run_noc(*f); };
+}
+
+}  // namespace trnsim::tool
