@@ -1,0 +1,42 @@
+// Multi-head scaled dot-product attention (Vaswani et al. 2017, "Attention is all you need", eq. 1):
+// O_h = softmax(Q_h K_h^T / sqrt(d)) V_h for every head h, as a sequence of programs (kernel_sequence.h) built on
+// the GEMM, softmax and TE-transpose kernels. Layouts and numerics: docs/kernels.md, "Attention".
+#pragma once
+
+#include <cstdint>
+
+#include "firmware/driver/driver.h"
+#include "firmware/kernels/kernel_sequence.h"
+
+namespace trnsim::kernels {
+
+/// Where one attention's tensors are in HBM. Q and K come feature-major (the layout a feature-major QKV projection
+/// produces, and the one the Tensor Engine contracts over), V token-major per head, the output feature-major.
+struct AttentionLayout {
+  int seq = 0;                 ///< T, tokens (queries = keys), >= 1
+  int heads = 0;               ///< H, >= 1
+  int head_dim = 0;            ///< d, >= 1
+  bool causal = false;         ///< query q attends to keys k <= q only (GPT-2)
+  bool te_transpose = true;    ///< transpose the probabilities on the TE (identity matmul); else by strided DMA
+  uint64_t qT_hbm = 0;         ///< [H*d, T] BF16: rows h*d .. h*d+d-1 are Q_h^T
+  uint64_t kT_hbm = 0;         ///< [H*d, T] BF16: K_h^T likewise
+  uint64_t v_hbm = 0;          ///< [H, T, d] BF16: V_h, token-major
+  uint64_t scores_hbm = 0;     ///< scratch [H, T, T] FP32: S_h = Q_h K_h^T (unscaled)
+  uint64_t probs_hbm = 0;      ///< scratch [H, T, T] BF16: P_h = softmax(S_h / sqrt(d)) along keys
+  uint64_t probsT_hbm = 0;     ///< scratch [H, T, T] BF16: P_h^T (keys x queries)
+  uint64_t outT_hbm = 0;       ///< [H*d, T] FP32: rows h*d .. are O_h^T = (P_h V_h)^T
+};
+
+/// The steps, in order:
+///   "head h scores"     S_h[T, T] = (Q_h^T)^T @ K_h^T         GEMM, stationary Q_h^T [d, T], moving K_h^T [d, T]
+///   "softmax"           P = softmax(S * (1/sqrt d)) per row   one program over all H*T rows (per head when causal:
+///                                                              "head h softmax", the mask is per query row)
+///   "head h transpose"  P_h^T[T, T]                           TE transpose (or "probs transpose", one DMA program)
+///   "head h pv"         O_h^T[d, T] = V_h^T @ P_h^T            GEMM, stationary V_h [T, d], moving P_h^T [T, T]
+/// 1/sqrt(d) is rounded to FP32 once. Throws std::invalid_argument for sizes < 1 and like the kernels it uses.
+KernelSequence make_attention_programs(const driver::DeviceInfo& info, const AttentionLayout& layout);
+
+/// 1/sqrt(head_dim) as the FP32 scale the softmax applies (double, rounded once).
+float attention_scale(int head_dim);
+
+}  // namespace trnsim::kernels

@@ -1,0 +1,69 @@
+// Workloads as sequences of programs: each step is one complete program (its engines run in parallel, ordered by
+// semaphores, every queue ending in halt) that reads its inputs from HBM and leaves its outputs in HBM; the steps
+// are launched one after another through the driver (load_program, run), so every intermediate tensor of a
+// workload lives in HBM between two steps. Also the DMA-only steps workloads need between kernels: transposes,
+// casts and re-layouts of HBM tensors by strided copies.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "firmware/driver/driver.h"
+#include "firmware/isa/isa.h"
+
+namespace trnsim::kernels {
+
+/// One program of a workload and what it computes.
+struct KernelStep {
+  std::string name;       ///< e.g. "qkv gemm", "softmax", "head 3 scores"
+  isa::Program program;
+  uint64_t macs = 0;      ///< Tensor Engine multiply-accumulates the step performs (for utilization figures)
+};
+
+using KernelSequence = std::vector<KernelStep>;
+
+/// Appends `more` to `seq`.
+void append(KernelSequence* seq, KernelSequence more);
+
+/// What one launched step did.
+struct StepRun {
+  std::string name;
+  driver::RunResult run;
+  std::size_t instructions = 0;  ///< all queues
+  uint64_t macs = 0;
+};
+
+/// The whole sequence: cycles and retired instructions summed over the steps (each run starts its cycle counter at
+/// 0 after the driver's soft reset, so the sum is the device time of the steps back to back).
+struct SequenceRun {
+  uint64_t cycles = 0;
+  uint64_t macs = 0;
+  std::size_t instructions = 0;
+  std::array<uint64_t, isa::kNumQueues> retired{};
+  std::vector<StepRun> steps;
+};
+
+/// Loads and runs the steps in order, each with `timeout_cycles`; `on_step` (if set) is called after each step.
+/// Throws the driver's errors (DeviceFault, DriverTimeout, ...) with the step's name prepended to nothing: the
+/// caller learns which step failed from `failed_step` (the index of the step that threw), set before rethrowing.
+SequenceRun run_sequence(driver::Driver& drv, const KernelSequence& seq, uint64_t timeout_cycles,
+                         const std::function<void(const StepRun&)>& on_step = {}, std::size_t* failed_step = nullptr);
+
+/// A DMA-only program: the copies on the dma queue (spread over the DMA engines by the device), then halt (which
+/// waits for all of them).
+isa::Program dma_program(const std::vector<isa::CopyFields>& copies);
+
+/// The copy out[c, r] = cast(in[r, c]) of a row-major [rows, cols] HBM tensor into its row-major [cols, rows]
+/// transpose (element types `in_type` -> `out_type`, one RNE cast, FP8 saturating), split into row bands so that the
+/// DMA engines share the work. Throws std::invalid_argument for sizes beyond the ISA's 16-bit counts / 32-bit strides.
+std::vector<isa::CopyFields> transpose_copies(uint64_t in_hbm, isa::DataType in_type, uint64_t out_hbm,
+                                              isa::DataType out_type, int rows, int cols, int pieces = 16);
+
+/// A dense copy with cast of `elements` consecutive elements (HBM -> HBM), split into up to `pieces` copies.
+std::vector<isa::CopyFields> cast_copies(uint64_t in_hbm, isa::DataType in_type, uint64_t out_hbm,
+                                         isa::DataType out_type, uint64_t elements, int pieces = 16);
+
+}  // namespace trnsim::kernels

@@ -1,0 +1,76 @@
+// The GELU MLP of a transformer (GPT-2: c_fc, GELU, c_proj) and the element-wise programs around a GEMM: bias add
+// per row with an activation function (Scalar engine), bias add per column with an optional residual add (Vector
+// engine). Layouts and numerics: docs/kernels.md, "GELU MLP".
+//
+// Activations are kept in HBM in two orientations, because the Tensor Engine contracts over partitions: a GEMM's
+// input activation must be *feature-major* ([features, tokens], the transpose of the usual [tokens, features]),
+// and its output comes out feature-major (stationary = W, moving = x^T: out = W^T @ x^T = (x @ W)^T) or
+// token-major (stationary = x^T, moving = W: out = x @ W) as the next step needs.
+#pragma once
+
+#include <cstdint>
+
+#include "firmware/driver/driver.h"
+#include "firmware/isa/isa.h"
+#include "firmware/kernels/kernel_sequence.h"
+
+namespace trnsim::kernels {
+
+/// out[r, c] = func(in[r, c] + bias[r]), cast once to out_type: the bias of a feature-major GEMM output (one bias
+/// per row = per partition) fused with an activation in one Scalar-engine `activation` per tile (scale 1, bias
+/// column operand): two FP32 operations (in * 1, + bias) then func, as docs/isa.md defines it.
+struct RowBiasActLayout {
+  int rows = 0, cols = 0;                       ///< >= 1
+  uint64_t in_hbm = 0;                          ///< [rows, cols] FP32
+  uint64_t bias_hbm = 0;                        ///< [rows] FP32
+  isa::ActFunc func = isa::ActFunc::kIdentity;
+  uint64_t out_hbm = 0;                         ///< [rows, cols] out_type
+  isa::DataType out_type = isa::DataType::kBf16;
+};
+
+/// out[r, c] = residual[r, c] + (in[r, c] + bias[c]) (without residual: in[r, c] + bias[c]), each add one FP32
+/// operation on the Vector engine (`tensor_tensor add`; the bias row is replicated over the partitions by the DMA),
+/// cast once to out_type: the bias of a token-major GEMM output and the transformer's residual connection.
+struct ColBiasAddLayout {
+  int rows = 0, cols = 0;                       ///< >= 1
+  uint64_t in_hbm = 0;                          ///< [rows, cols] FP32
+  uint64_t bias_hbm = 0;                        ///< [cols] FP32
+  bool residual = false;
+  uint64_t residual_hbm = 0;                    ///< [rows, cols] FP32, when `residual`
+  uint64_t out_hbm = 0;                         ///< [rows, cols] out_type
+  isa::DataType out_type = isa::DataType::kFp32;
+};
+
+/// Both element-wise programs tile the tensor into [P rows, C columns] tiles (P = SBUF partitions, at most 128;
+/// C as many columns as three tile buffers allow, at most 4096), stream them through three SBUF buffers (dma queue:
+/// load, store; compute queue: one or two instructions per tile; semaphores 0 = loaded, 1 = computed) and use
+/// SBUF from offset 0 of partitions 0..P-1. Throw std::invalid_argument for empty shapes or a device whose SBUF
+/// partitions cannot hold one column of the buffers.
+isa::Program make_row_bias_activation_program(const driver::DeviceInfo& info, const RowBiasActLayout& layout);
+isa::Program make_col_bias_add_program(const driver::DeviceInfo& info, const ColBiasAddLayout& layout);
+
+/// The GELU MLP of `tokens` tokens: out[T, D] = (residual +) (gelu_tanh(x @ W1 + b1) @ W2 + b2), with the input given
+/// feature-major and BF16 GEMM operands:
+///   1. "mlp up gemm"     h^T[F, T] = W1^T @ x^T                     (stationary W1 [D, F], moving x^T [D, T]; FP32)
+///   2. "mlp bias+gelu"   g^T[F, T] = bf16(gelu_tanh(h^T + b1[row])) (Scalar engine)
+///   3. "mlp down gemm"   y[T, D]   = (g^T)^T @ W2                   (stationary g^T [F, T], moving W2 [F, D]; FP32)
+///   4. "mlp bias"        out[T, D] = (residual +) (y + b2[col])     (Vector engine; FP32)
+struct MlpLayout {
+  int tokens = 0, d_model = 0, d_ff = 0;        ///< T, D, F >= 1
+  uint64_t xT_hbm = 0;                          ///< [D, T] BF16 (feature-major input)
+  uint64_t w1_hbm = 0;                          ///< [D, F] BF16
+  uint64_t b1_hbm = 0;                          ///< [F] FP32
+  uint64_t w2_hbm = 0;                          ///< [F, D] BF16
+  uint64_t b2_hbm = 0;                          ///< [D] FP32
+  uint64_t hT_hbm = 0;                          ///< scratch [F, T] FP32
+  uint64_t gT_hbm = 0;                          ///< scratch [F, T] BF16
+  uint64_t y_hbm = 0;                           ///< scratch [T, D] FP32
+  bool residual = false;
+  uint64_t residual_hbm = 0;                    ///< [T, D] FP32, when `residual`
+  uint64_t out_hbm = 0;                         ///< [T, D] FP32
+};
+
+/// The four steps above. Throws std::invalid_argument like the GEMM kernel and the element-wise programs.
+KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout& layout);
+
+}  // namespace trnsim::kernels

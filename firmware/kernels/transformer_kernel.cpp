@@ -1,0 +1,185 @@
+// A GPT-2 transformer block as a sequence of programs (transformer_kernel.h).
+#include "firmware/kernels/transformer_kernel.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "firmware/kernels/attention_kernel.h"
+#include "firmware/kernels/gemm_kernel.h"
+#include "firmware/kernels/mlp_kernel.h"
+#include "firmware/kernels/norm_kernel.h"
+#include "firmware/kernels/transpose_kernel.h"
+
+namespace trnsim::kernels {
+
+namespace {
+void check_shape(const TransformerShape& s) {
+  if (s.seq < 1 || s.d_model < 1 || s.heads < 1 || s.d_ff < 1 || s.d_model % s.heads != 0) {
+    throw std::invalid_argument(fmt::format(
+        "transformer block: seq {}, d_model {}, heads {}, d_ff {}: every size must be >= 1 and d_model a multiple "
+        "of heads", s.seq, s.d_model, s.heads, s.d_ff));
+  }
+}
+
+/// [rows, cols] BF16 -> [cols, rows] BF16, on the TE or by strided DMA copies.
+KernelStep transpose_step(const driver::DeviceInfo& info, const std::string& name, bool te, uint64_t in,
+                          uint64_t out, int rows, int cols) {
+  if (te) {
+    TransposeLayout t;
+    t.rows = rows;
+    t.cols = cols;
+    t.in_hbm = in;
+    t.out_hbm = out;
+    t.dtype = isa::Dtype::kBf16;
+    t.out_type = isa::DataType::kBf16;
+    return {name, make_transpose_program(info, t), 0};
+  }
+  return {name, dma_program(transpose_copies(in, isa::DataType::kBf16, out, isa::DataType::kBf16, rows, cols)), 0};
+}
+
+KernelStep layernorm_step(const driver::DeviceInfo& info, const std::string& name, const TransformerShape& s,
+                          uint64_t in, uint64_t g, uint64_t b, uint64_t out) {
+  LayerNormLayout ln;
+  ln.rows = s.seq;
+  ln.cols = s.d_model;
+  ln.in_hbm = in;
+  ln.out_hbm = out;
+  ln.gamma_hbm = g;
+  ln.beta_hbm = b;
+  ln.eps = s.ln_eps;
+  ln.in_type = isa::DataType::kFp32;
+  ln.out_type = isa::DataType::kBf16;
+  return {name, make_layernorm_program(info, ln), 0};
+}
+}  // namespace
+
+TransformerBuffers transformer_buffers(const TransformerShape& s, uint64_t scratch) {
+  check_shape(s);
+  const uint64_t T = s.seq, D = s.d_model, H = s.heads, F = s.d_ff;
+  uint64_t at = (scratch + 63) / 64 * 64;
+  auto take = [&](uint64_t bytes) {
+    const uint64_t a = at;
+    at = (at + bytes + 63) / 64 * 64;
+    return a;
+  };
+  TransformerBuffers b;
+  b.ln1 = take(T * D * 2);
+  b.ln1T = take(D * T * 2);
+  b.qkvT32 = take(3 * D * T * 4);
+  b.qkvT = take(3 * D * T * 2);
+  b.v = take(D * T * 2);
+  b.scores = take(H * T * T * 4);
+  b.probs = take(H * T * T * 2);
+  b.probsT = take(H * T * T * 2);
+  b.attnT32 = take(D * T * 4);
+  b.attnT = take(D * T * 2);
+  b.proj = take(T * D * 4);
+  b.h1 = take(T * D * 4);
+  b.ln2 = take(T * D * 2);
+  b.ln2T = take(D * T * 2);
+  b.mlp_hT = take(F * T * 4);
+  b.mlp_gT = take(F * T * 2);
+  b.mlp_y = take(T * D * 4);
+  b.end = at;
+  return b;
+}
+
+KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& s,
+                                         const TransformerInputs& in, const TransformerBuffers& b,
+                                         uint64_t out_hbm) {
+  check_shape(s);
+  const uint64_t T = s.seq, D = s.d_model, d = s.head_dim();
+  KernelSequence seq;
+  seq.push_back(layernorm_step(info, "ln1", s, in.x, in.ln1_g, in.ln1_b, b.ln1));
+  seq.push_back(transpose_step(info, "ln1 transpose", s.te_transpose, b.ln1, b.ln1T, s.seq, s.d_model));
+
+  GemmLayout qkv;
+  qkv.dtype = isa::Dtype::kBf16;
+  qkv.k = s.d_model;
+  qkv.m = 3 * s.d_model;
+  qkv.n = s.seq;
+  qkv.stationary_hbm = in.w_qkv;
+  qkv.moving_hbm = b.ln1T;
+  qkv.out_hbm = b.qkvT32;
+  seq.push_back({"qkv gemm", make_gemm_program(info, qkv), D * 3 * D * T});
+
+  RowBiasActLayout qb;
+  qb.rows = 3 * s.d_model;
+  qb.cols = s.seq;
+  qb.in_hbm = b.qkvT32;
+  qb.bias_hbm = in.b_qkv;
+  qb.func = isa::ActFunc::kIdentity;
+  qb.out_hbm = b.qkvT;
+  qb.out_type = isa::DataType::kBf16;
+  seq.push_back({"qkv bias", make_row_bias_activation_program(info, qb), 0});
+
+  // V^T (rows 2D.. of qkvT) -> V_h [T, d] per head: one transposing copy per head.
+  std::vector<isa::CopyFields> vcopies;
+  for (int h = 0; h < s.heads; ++h) {
+    auto c = transpose_copies(b.qkvT + (2 * D + h * d) * T * 2, isa::DataType::kBf16, b.v + h * T * d * 2,
+                              isa::DataType::kBf16, static_cast<int>(d), s.seq, 1);
+    vcopies.insert(vcopies.end(), c.begin(), c.end());
+  }
+  seq.push_back({"v heads", dma_program(vcopies), 0});
+
+  AttentionLayout at;
+  at.seq = s.seq;
+  at.heads = s.heads;
+  at.head_dim = static_cast<int>(d);
+  at.causal = s.causal;
+  at.te_transpose = s.te_transpose;
+  at.qT_hbm = b.qkvT;
+  at.kT_hbm = b.qkvT + D * T * 2;
+  at.v_hbm = b.v;
+  at.scores_hbm = b.scores;
+  at.probs_hbm = b.probs;
+  at.probsT_hbm = b.probsT;
+  at.outT_hbm = b.attnT32;
+  append(&seq, make_attention_programs(info, at));
+
+  seq.push_back({"attn cast", dma_program(cast_copies(b.attnT32, isa::DataType::kFp32, b.attnT,
+                                                      isa::DataType::kBf16, D * T)), 0});
+  GemmLayout proj;
+  proj.dtype = isa::Dtype::kBf16;
+  proj.k = s.d_model;
+  proj.m = s.seq;
+  proj.n = s.d_model;
+  proj.stationary_hbm = b.attnT;
+  proj.moving_hbm = in.w_o;
+  proj.out_hbm = b.proj;
+  seq.push_back({"proj gemm", make_gemm_program(info, proj), D * D * T});
+
+  ColBiasAddLayout pb;
+  pb.rows = s.seq;
+  pb.cols = s.d_model;
+  pb.in_hbm = b.proj;
+  pb.bias_hbm = in.b_o;
+  pb.residual = true;
+  pb.residual_hbm = in.x;
+  pb.out_hbm = b.h1;
+  seq.push_back({"proj bias+residual", make_col_bias_add_program(info, pb), 0});
+
+  seq.push_back(layernorm_step(info, "ln2", s, b.h1, in.ln2_g, in.ln2_b, b.ln2));
+  seq.push_back(transpose_step(info, "ln2 transpose", s.te_transpose, b.ln2, b.ln2T, s.seq, s.d_model));
+
+  MlpLayout m;
+  m.tokens = s.seq;
+  m.d_model = s.d_model;
+  m.d_ff = s.d_ff;
+  m.xT_hbm = b.ln2T;
+  m.w1_hbm = in.w1;
+  m.b1_hbm = in.b1;
+  m.w2_hbm = in.w2;
+  m.b2_hbm = in.b2;
+  m.hT_hbm = b.mlp_hT;
+  m.gT_hbm = b.mlp_gT;
+  m.y_hbm = b.mlp_y;
+  m.residual = true;
+  m.residual_hbm = b.h1;
+  m.out_hbm = out_hbm;
+  append(&seq, make_mlp_programs(info, m));
+  return seq;
+}
+
+}  // namespace trnsim::kernels

@@ -1,0 +1,78 @@
+// A GPT-2 transformer block (Radford et al. 2019; pre-LayerNorm): for x[T, D],
+//   h1  = x + c_proj(attention(LN1(x)))          (causal multi-head attention, H heads of D/H)
+//   out = h1 + mlp(LN2(h1))                      (GELU MLP, d_ff F)
+// as a sequence of programs (kernel_sequence.h), each reading and writing HBM, built from the LayerNorm, GEMM,
+// softmax, TE-transpose kernels and the element-wise programs of mlp_kernel.h. Steps, numerics and layouts:
+// docs/kernels.md, "Transformer block".
+#pragma once
+
+#include <cstdint>
+
+#include "firmware/driver/driver.h"
+#include "firmware/kernels/kernel_sequence.h"
+
+namespace trnsim::kernels {
+
+/// Shape of a block. GPT-2 small: D 768, H 12, F 3072, LayerNorm eps 1e-5.
+struct TransformerShape {
+  int seq = 128;       ///< T, tokens
+  int d_model = 768;   ///< D, a multiple of heads
+  int heads = 12;      ///< H
+  int d_ff = 3072;     ///< F
+  float ln_eps = 1e-5f;
+  bool causal = true;
+  bool te_transpose = true;  ///< activation transposes on the TE (identity matmul); else strided DMA copies
+  int head_dim() const { return d_model / heads; }
+};
+
+/// Inputs in HBM: x FP32; GEMM weights BF16 row-major [in, out] (GPT-2's Conv1D layout); biases, LayerNorm gamma and
+/// beta FP32 vectors.
+struct TransformerInputs {
+  uint64_t x = 0;                  ///< [T, D] FP32
+  uint64_t ln1_g = 0, ln1_b = 0;   ///< [D]
+  uint64_t w_qkv = 0;              ///< [D, 3D] BF16 (c_attn: columns Q | K | V, head h at columns h*d ..)
+  uint64_t b_qkv = 0;              ///< [3D]
+  uint64_t w_o = 0;                ///< [D, D] BF16 (attention c_proj)
+  uint64_t b_o = 0;                ///< [D]
+  uint64_t ln2_g = 0, ln2_b = 0;   ///< [D]
+  uint64_t w1 = 0;                 ///< [D, F] BF16 (mlp c_fc)
+  uint64_t b1 = 0;                 ///< [F]
+  uint64_t w2 = 0;                 ///< [F, D] BF16 (mlp c_proj)
+  uint64_t b2 = 0;                 ///< [D]
+};
+
+/// The intermediates, in the scratch area (HBM addresses; see transformer_buffers()).
+struct TransformerBuffers {
+  uint64_t ln1 = 0;       ///< [T, D] BF16, LN1(x)
+  uint64_t ln1T = 0;      ///< [D, T] BF16
+  uint64_t qkvT32 = 0;    ///< [3D, T] FP32, W_qkv^T @ ln1^T
+  uint64_t qkvT = 0;      ///< [3D, T] BF16, + b_qkv per row: Q^T (rows 0..D-1), K^T (D..2D-1), V^T (2D..3D-1)
+  uint64_t v = 0;         ///< [H, T, d] BF16, V per head token-major
+  uint64_t scores = 0;    ///< [H, T, T] FP32
+  uint64_t probs = 0;     ///< [H, T, T] BF16
+  uint64_t probsT = 0;    ///< [H, T, T] BF16
+  uint64_t attnT32 = 0;   ///< [D, T] FP32, heads' outputs feature-major
+  uint64_t attnT = 0;     ///< [D, T] BF16
+  uint64_t proj = 0;      ///< [T, D] FP32, attn @ W_o
+  uint64_t h1 = 0;        ///< [T, D] FP32, x + (proj + b_o)
+  uint64_t ln2 = 0;       ///< [T, D] BF16
+  uint64_t ln2T = 0;      ///< [D, T] BF16
+  uint64_t mlp_hT = 0;    ///< [F, T] FP32
+  uint64_t mlp_gT = 0;    ///< [F, T] BF16, gelu_tanh(hT + b1)
+  uint64_t mlp_y = 0;     ///< [T, D] FP32, g @ W2
+  uint64_t end = 0;       ///< first byte after the scratch area
+};
+
+/// The intermediates laid out from `scratch_hbm` up (each 64-byte aligned). Throws std::invalid_argument for a
+/// shape with a dimension < 1 or d_model not a multiple of heads.
+TransformerBuffers transformer_buffers(const TransformerShape& shape, uint64_t scratch_hbm);
+
+/// The block's programs, in order: "ln1", "ln1 transpose", "qkv gemm", "qkv bias", "v heads" (DMA re-layout of V^T
+/// into per-head token-major V_h), the attention steps (attention_kernel.h), "attn cast" (FP32 -> BF16), "proj gemm",
+/// "proj bias+residual", "ln2", "ln2 transpose", the MLP steps (mlp_kernel.h; "mlp bias+residual" adds h1) into
+/// out[T, D] FP32. Throws std::invalid_argument like the kernels it uses.
+KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& shape,
+                                         const TransformerInputs& in, const TransformerBuffers& buf,
+                                         uint64_t out_hbm);
+
+}  // namespace trnsim::kernels

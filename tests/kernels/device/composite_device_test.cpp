@@ -1,0 +1,236 @@
+// The composite kernels end to end on the in-process SystemC model (tiny config, TLM TE datapath), through the
+// driver, against the golden composites (firmware/golden/transformer_golden.h) bit for bit: the element-wise
+// bias/activation programs, the GELU MLP, one- and multi-head attention and a transformer block, on shapes that are
+// not multiples of the 16 partitions / TE rows, nor of the tiles.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "firmware/golden/engine_golden.h"
+#include "firmware/golden/transformer_golden.h"
+#include "firmware/kernels/attention_kernel.h"
+#include "firmware/kernels/kernel_sequence.h"
+#include "firmware/kernels/mlp_kernel.h"
+#include "firmware/kernels/transformer_kernel.h"
+#include "tests/model/device_fixture.h"
+#include "tests/support/test_seed.h"
+
+namespace trnsim::kernels {
+namespace {
+
+using golden::Patterns;
+using isa::DataType;
+
+class CompositeOnModel : public test::DeviceTest {
+ protected:
+  void SetUp() override {
+    test::DeviceTest::SetUp();
+    rng_.seed(test::test_seed());
+  }
+
+  /// Random values N(mean, sigma^2) as patterns of `t`.
+  Patterns random(size_t n, DataType t, float sigma = 1.0f, float mean = 0.0f) {
+    std::normal_distribution<float> dist(mean, sigma);
+    Patterns v(n);
+    for (auto& x : v) {
+      const float f = dist(rng_);
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      x = golden::element_from_f32(t, b, true);
+    }
+    return v;
+  }
+
+  /// Allocates `n` elements of `t` in HBM and writes `v` (if given).
+  uint64_t put(const Patterns& v, DataType t) {
+    const unsigned es = isa::data_type_bytes(t);
+    const uint64_t a = drv_->alloc(v.size() * es);
+    std::vector<uint8_t> bytes(v.size() * es);
+    for (size_t i = 0; i < v.size(); ++i)
+      for (unsigned b = 0; b < es; ++b) bytes[i * es + b] = uint8_t(v[i] >> (8 * b));
+    drv_->write_hbm(a, bytes.data(), bytes.size());
+    return a;
+  }
+  uint64_t scratch(size_t n, DataType t) { return drv_->alloc(n * isa::data_type_bytes(t)); }
+
+  Patterns get(uint64_t a, size_t n, DataType t) {
+    const unsigned es = isa::data_type_bytes(t);
+    std::vector<uint8_t> bytes(n * es);
+    drv_->read_hbm(a, bytes.data(), bytes.size());
+    Patterns v(n);
+    for (size_t i = 0; i < n; ++i)
+      for (unsigned b = 0; b < es; ++b) v[i] |= uint32_t(bytes[i * es + b]) << (8 * b);
+    return v;
+  }
+
+  SequenceRun run(const KernelSequence& seq) {
+    const SequenceRun r = run_sequence(*drv_, seq, 50'000'000);
+    std::cout << fmt::format("[ model    ] {} programs, {} cycles\n", r.steps.size(), r.cycles);
+    return r;
+  }
+
+  static void expect_same(const char* what, const Patterns& got, const Patterns& want) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    int shown = 0;
+    size_t bad = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i] == want[i]) continue;
+      if (shown++ < 4) ADD_FAILURE() << fmt::format("{}[{}] = {:#010x}, golden {:#010x}", what, i, got[i], want[i]);
+      ++bad;
+    }
+    EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << got.size() << " elements differ";
+  }
+
+  int te_rows() const { return int(drv_->info().te_rows); }
+  std::mt19937_64 rng_;
+};
+
+TEST_F(CompositeOnModel, RowBiasGeluAndColumnBiasResidualOnRaggedTiles) {
+  // 37 rows = 2 full tiles of 16 partitions + 5; 4100 columns > one 4096-column chunk.
+  for (const auto& [rows, cols] : {std::pair{37, 19}, std::pair{5, 4100}}) {
+    const Patterns in = random(size_t(rows) * cols, DataType::kFp32, 2.0f);
+    const Patterns row_bias = random(size_t(rows), DataType::kFp32);
+    const Patterns col_bias = random(size_t(cols), DataType::kFp32);
+    const Patterns res = random(size_t(rows) * cols, DataType::kFp32);
+    RowBiasActLayout a;
+    a.rows = rows, a.cols = cols, a.func = isa::ActFunc::kGeluTanh, a.out_type = DataType::kBf16;
+    a.in_hbm = put(in, DataType::kFp32);
+    a.bias_hbm = put(row_bias, DataType::kFp32);
+    a.out_hbm = scratch(in.size(), DataType::kBf16);
+    ColBiasAddLayout c;
+    c.rows = rows, c.cols = cols, c.residual = true, c.out_type = DataType::kFp32;
+    c.in_hbm = a.in_hbm;
+    c.bias_hbm = put(col_bias, DataType::kFp32);
+    c.residual_hbm = put(res, DataType::kFp32);
+    c.out_hbm = scratch(in.size(), DataType::kFp32);
+    ColBiasAddLayout plain = c;
+    plain.residual = false;
+    plain.out_type = DataType::kFp16;
+    plain.out_hbm = scratch(in.size(), DataType::kFp16);
+    run({{"bias+gelu", make_row_bias_activation_program(drv_->info(), a), 0},
+         {"bias+residual", make_col_bias_add_program(drv_->info(), c), 0},
+         {"bias", make_col_bias_add_program(drv_->info(), plain), 0}});
+    expect_same("gelu", get(a.out_hbm, in.size(), DataType::kBf16),
+                golden::row_bias_activation(rows, cols, in, row_bias, isa::ActFunc::kGeluTanh, DataType::kBf16));
+    expect_same("residual", get(c.out_hbm, in.size(), DataType::kFp32),
+                golden::col_bias_add(rows, cols, in, col_bias, &res, DataType::kFp32));
+    expect_same("bias", get(plain.out_hbm, in.size(), DataType::kFp16),
+                golden::col_bias_add(rows, cols, in, col_bias, nullptr, DataType::kFp16));
+  }
+}
+
+TEST_F(CompositeOnModel, MlpOnShapesOffTheTiles) {
+  // tokens 21, d_model 40, d_ff 70: none a multiple of the 16 TE rows/partitions.
+  const int T = 21, D = 40, F = 70;
+  const Patterns xT = random(size_t(D) * T, DataType::kBf16);
+  const golden::MlpParams p{random(size_t(D) * F, DataType::kBf16, 0.2f), random(F, DataType::kFp32, 0.1f),
+                            random(size_t(F) * D, DataType::kBf16, 0.2f), random(D, DataType::kFp32, 0.1f)};
+  const Patterns res = random(size_t(T) * D, DataType::kFp32);
+  MlpLayout l;
+  l.tokens = T, l.d_model = D, l.d_ff = F, l.residual = true;
+  l.xT_hbm = put(xT, DataType::kBf16);
+  l.w1_hbm = put(p.w1, DataType::kBf16);
+  l.b1_hbm = put(p.b1, DataType::kFp32);
+  l.w2_hbm = put(p.w2, DataType::kBf16);
+  l.b2_hbm = put(p.b2, DataType::kFp32);
+  l.residual_hbm = put(res, DataType::kFp32);
+  l.hT_hbm = scratch(size_t(F) * T, DataType::kFp32);
+  l.gT_hbm = scratch(size_t(F) * T, DataType::kBf16);
+  l.y_hbm = scratch(size_t(T) * D, DataType::kFp32);
+  l.out_hbm = scratch(size_t(T) * D, DataType::kFp32);
+  const SequenceRun r = run(make_mlp_programs(drv_->info(), l));
+  EXPECT_EQ(r.macs, 2ull * T * D * F);
+  const golden::MlpResult want = golden::mlp(T, D, F, xT, p, &res, te_rows());
+  expect_same("gT", get(l.gT_hbm, want.gT.size(), DataType::kBf16), want.gT);
+  expect_same("out", get(l.out_hbm, want.out.size(), DataType::kFp32), want.out);
+}
+
+struct AttnCase {
+  int seq, heads, head_dim;
+  bool causal, te_transpose;
+};
+
+class AttentionOnModel : public CompositeOnModel, public ::testing::WithParamInterface<AttnCase> {};
+
+TEST_P(AttentionOnModel, MatchesGoldenBitForBit) {
+  const AttnCase c = GetParam();
+  const int T = c.seq, H = c.heads, d = c.head_dim;
+  const Patterns qT = random(size_t(H) * d * T, DataType::kBf16);
+  const Patterns kT = random(size_t(H) * d * T, DataType::kBf16);
+  const Patterns v = random(size_t(H) * T * d, DataType::kBf16);
+  AttentionLayout l;
+  l.seq = T, l.heads = H, l.head_dim = d, l.causal = c.causal, l.te_transpose = c.te_transpose;
+  l.qT_hbm = put(qT, DataType::kBf16);
+  l.kT_hbm = put(kT, DataType::kBf16);
+  l.v_hbm = put(v, DataType::kBf16);
+  const size_t tt = size_t(H) * T * T;
+  l.scores_hbm = scratch(tt, DataType::kFp32);
+  l.probs_hbm = scratch(tt, DataType::kBf16);
+  l.probsT_hbm = scratch(tt, DataType::kBf16);
+  l.outT_hbm = scratch(size_t(H) * d * T, DataType::kFp32);
+  run(make_attention_programs(drv_->info(), l));
+  const golden::AttentionResult want = golden::attention(T, H, d, c.causal, c.te_transpose, qT, kT, v, te_rows());
+  expect_same("scores", get(l.scores_hbm, tt, DataType::kFp32), want.scores);
+  expect_same("probs", get(l.probs_hbm, tt, DataType::kBf16), want.probs);
+  expect_same("outT", get(l.outT_hbm, want.outT.size(), DataType::kFp32), want.outT);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AttentionOnModel,
+                         ::testing::Values(AttnCase{19, 1, 24, false, true}, AttnCase{19, 1, 24, true, false},
+                                           AttnCase{33, 3, 10, true, true}, AttnCase{7, 2, 40, false, false}),
+                         [](const auto& info) {
+                           const AttnCase& c = info.param;
+                           return fmt::format("T{}_H{}_d{}_{}_{}", c.seq, c.heads, c.head_dim,
+                                              c.causal ? "causal" : "full", c.te_transpose ? "te" : "dma");
+                         });
+
+TEST_F(CompositeOnModel, TransformerBlockOnASmallShape) {
+  TransformerShape s;
+  s.seq = 18, s.d_model = 36, s.heads = 3, s.d_ff = 50;
+  const size_t T = s.seq, D = s.d_model, F = s.d_ff;
+  golden::TransformerParams p;
+  const Patterns x = random(T * D, DataType::kFp32);
+  p.ln1_g = random(D, DataType::kFp32, 0.1f, 1.0f);
+  p.ln1_b = random(D, DataType::kFp32, 0.1f);
+  p.w_qkv = random(D * 3 * D, DataType::kBf16, 0.2f);
+  p.b_qkv = random(3 * D, DataType::kFp32, 0.1f);
+  p.w_o = random(D * D, DataType::kBf16, 0.2f);
+  p.b_o = random(D, DataType::kFp32, 0.1f);
+  p.ln2_g = random(D, DataType::kFp32, 0.1f, 1.0f);
+  p.ln2_b = random(D, DataType::kFp32, 0.1f);
+  p.mlp = {random(D * F, DataType::kBf16, 0.2f), random(F, DataType::kFp32, 0.1f),
+           random(F * D, DataType::kBf16, 0.2f), random(D, DataType::kFp32, 0.1f)};
+  TransformerInputs in;
+  in.x = put(x, DataType::kFp32);
+  in.ln1_g = put(p.ln1_g, DataType::kFp32);
+  in.ln1_b = put(p.ln1_b, DataType::kFp32);
+  in.w_qkv = put(p.w_qkv, DataType::kBf16);
+  in.b_qkv = put(p.b_qkv, DataType::kFp32);
+  in.w_o = put(p.w_o, DataType::kBf16);
+  in.b_o = put(p.b_o, DataType::kFp32);
+  in.ln2_g = put(p.ln2_g, DataType::kFp32);
+  in.ln2_b = put(p.ln2_b, DataType::kFp32);
+  in.w1 = put(p.mlp.w1, DataType::kBf16);
+  in.b1 = put(p.mlp.b1, DataType::kFp32);
+  in.w2 = put(p.mlp.w2, DataType::kBf16);
+  in.b2 = put(p.mlp.b2, DataType::kFp32);
+  const uint64_t out = scratch(T * D, DataType::kFp32);
+  const TransformerBuffers b = transformer_buffers(s, drv_->alloc(transformer_buffers(s, 0).end));
+  run(make_transformer_programs(drv_->info(), s, in, b, out));
+  golden::TransformerSpec gs;
+  gs.seq = s.seq, gs.d_model = s.d_model, gs.heads = s.heads, gs.d_ff = s.d_ff;
+  const golden::TransformerResult want = golden::transformer_block(gs, x, p, te_rows());
+  expect_same("ln1", get(b.ln1, T * D, DataType::kBf16), want.ln1);
+  expect_same("qkvT", get(b.qkvT, 3 * D * T, DataType::kBf16), want.qkvT);
+  expect_same("probs", get(b.probs, want.attn.probs.size(), DataType::kBf16), want.attn.probs);
+  expect_same("h1", get(b.h1, T * D, DataType::kFp32), want.h1);
+  expect_same("out", get(out, T * D, DataType::kFp32), want.mlp.out);
+}
+
+}  // namespace
+}  // namespace trnsim::kernels
