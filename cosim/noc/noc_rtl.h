@@ -119,7 +119,7 @@ class NocNetwork final : public NocPorts {
   /// A link port of any router reports an error.
   bool any_link_error() const;
 
-  /// Seconds spent inside step() (simulation speed figures).
+  /// CPU seconds spent inside step() (simulation speed figures).
   double step_seconds() const override { return step_seconds_; }
 
   class Router;  // one verilated router behind a type-erased interface (noc_rtl.cpp)

@@ -1,6 +1,8 @@
 // NeuronLink formats and port-interface helpers. See noc_flit.h, noc_ports.h.
 #include "model/noc/noc_flit.h"
 
+#include <ctime>
+
 #include "model/noc/noc_ports.h"
 
 namespace trnsim::model::noc {
@@ -27,5 +29,11 @@ Coord NocPorts::coord(int n) const {
 int NocPorts::node(const Coord& c) const { return c[0] + size(0) * (c[1] + size(1) * c[2]); }
 
 std::string NocPorts::node_name(int n) const { return coord(n).str(ndim()); }
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
 
 }  // namespace trnsim::model::noc

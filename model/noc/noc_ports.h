@@ -45,10 +45,14 @@ class NocPorts {
   virtual uint64_t cycle() const = 0;
   /// Flits carried by links so far (every hop counts).
   virtual uint64_t link_flits() const = 0;
-  /// Seconds spent inside step() (simulation speed figures).
+  /// CPU seconds of the calling thread spent inside step() (simulation speed figures; CPU rather than wall time,
+  /// so that figures from a shared, loaded machine stay comparable).
   virtual double step_seconds() const = 0;
   /// "tlm", "rtl" or "lockstep".
   virtual std::string backend() const = 0;
 };
+
+/// CPU time of the calling thread, seconds (CLOCK_THREAD_CPUTIME_ID).
+double thread_cpu_seconds();
 
 }  // namespace trnsim::model::noc

@@ -38,4 +38,7 @@ Action add_asm(CLI::App& app);
 /// `trnsim disasm FILE.bin [-o FILE.s]`: binary program file to canonical program text.
 Action add_disasm(CLI::App& app);
 
+/// `trnsim noc`: synthetic traffic on a NeuronLink network (TLM, --rtl or --lockstep); exit 1 if packets are lost.
+Action add_noc(CLI::App& app);
+
 }  // namespace trnsim::tool

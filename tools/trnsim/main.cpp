@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "trnsim 0.1.0");
 
   std::map<const CLI::App*, Action> actions;
-  for (const auto& add : {add_fpcheck, add_run, add_matmul, add_asm, add_disasm}) {
+  for (const auto& add : {add_fpcheck, add_run, add_matmul, add_asm, add_disasm, add_noc}) {
     Action action = add(app);
     actions[app.get_subcommands({}).back()] = std::move(action);
   }

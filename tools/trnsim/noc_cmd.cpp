@@ -187,6 +187,7 @@ int run_noc(const NocFlags& f) {
   tr.hotspot_fraction = f.hotspot_fraction;
   tr.throw_on_stall = false;
   const auto wall0 = std::chrono::steady_clock::now();
+  const double cpu0 = mn::thread_cpu_seconds();
   if (f.cycles >= 20000) {
     tr.progress_cycles = f.cycles / 10;
     tr.progress = [&](uint64_t c, const cn::TrafficResult& r) {
@@ -202,6 +203,7 @@ int run_noc(const NocFlags& f) {
   std::fflush(stdout);
   const cn::TrafficResult r = cn::run_traffic(*net, tr);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const double cpu = mn::thread_cpu_seconds() - cpu0;
 
   fmt::print("offered:    {:.4f} flits/node/cycle\n", r.offered);
   fmt::print("accepted:   {:.4f} flits/node/cycle\n", r.accepted);
@@ -210,9 +212,9 @@ int run_noc(const NocFlags& f) {
              r.avg_latency, r.p99_latency, r.max_latency, r.avg_network_latency);
   fmt::print("packets:    {} created, {} delivered, {} lost, {} duplicated, {} corrupted, {} out of order\n",
              r.packets_created, r.packets_delivered, r.lost, r.duplicated, r.corrupted, r.out_of_order);
-  fmt::print("simulation: {} cycles, {:.3f} s in the network model = {:.0f} cycles/s ({:.3f} s wall with traffic "
-             "and checking = {:.0f} cycles/s)\n",
-             r.cycles, r.sim_seconds, r.cycles_per_second, wall, wall > 0 ? double(r.cycles) / wall : 0.0);
+  fmt::print("simulation: {} cycles; network model {:.3f} s CPU = {:.0f} cycles/s; with traffic generation and "
+             "checking {:.3f} s CPU = {:.0f} cycles/s ({:.3f} s wall)\n",
+             r.cycles, r.sim_seconds, r.cycles_per_second, cpu, cpu > 0 ? double(r.cycles) / cpu : 0.0, wall);
   if (auto* ls = dynamic_cast<cn::LockstepNetwork*>(net.get())) {
     fmt::print("lockstep:   {} port values compared, all equal\n", ls->comparisons());
   }
