@@ -25,6 +25,9 @@ std::unique_ptr<model::TeCompute> make_te(const model::ChipConfig& c, const SimD
   if (o.te == TeMode::kTlm) return tlm;
   TeRtlOptions rtl_options;
   rtl_options.wave_path = o.wave_path;
+  rtl_options.wave_from = o.wave_from;
+  rtl_options.wave_to = o.wave_to;
+  rtl_options.wave_scope = o.wave_scope;
   // TeRtlError (a size this binary lacks, an FST that cannot be opened) propagates with the RTL's message.
   std::unique_ptr<model::TeCompute> rtl = std::make_unique<TeRtlCompute>(c.te_rows, c.te_cols, rtl_options);
   if (o.te == TeMode::kRtl) return rtl;
@@ -41,6 +44,12 @@ SimDevice::SimDevice(const model::ChipConfig& config, const SimDeviceOptions& op
   g_device_created = true;
   core_ = std::make_unique<model::NeuronCore>("core", config, std::move(te));
   core_->control.on_irq([] { sc_core::sc_pause(); });
+  core_->control.set_observer(options.observer);
+  if (options.check_uninit) {
+    core_->sbuf.set_fill(0xFF);  // NaN in FP32, BF16, FP16, FP8 E4M3 and E5M2
+    core_->psum.set_fill(0xFF);
+  }
+  core_->control.enable_checks(options.check_hazards, options.check_uninit);
   // Finish elaboration (the interconnect's multi-sockets bind their callbacks then), so that the host can reach
   // registers and memory before any simulated time passes.
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
@@ -95,6 +104,40 @@ std::string SimDevice::te_name() const { return core_->te.compute().name(); }
 std::string SimDevice::fault_detail() const { return core_->control.fault_detail(); }
 uint64_t SimDevice::te_busy_cycles() const { return core_->te.busy_cycles(); }
 uint64_t SimDevice::te_macs() const { return core_->te.macs(); }
+UsageReport SimDevice::usage() const {
+  const auto us = [](const sc_core::sc_time& t) { return t.to_seconds() * 1e6; };
+  UsageReport r;
+  r.elapsed_us = us(sc_core::sc_time_stamp());
+  const model::ChipConfig& c = core_->config();
+  const auto queue = [&](const model::QueueEngine& e, const char* title, uint32_t mhz) {
+    const auto& st = e.stats();
+    EngineUsage u;
+    u.name = std::string(isa::engine_name(e.engine()));
+    u.title = title;
+    u.clock_mhz = mhz;
+    u.busy_us = us(st.active - st.sem_wait - st.dma_wait);
+    u.sem_wait_us = us(st.sem_wait);
+    u.dma_wait_us = us(st.dma_wait);
+    u.count = st.retired;
+    r.queues.push_back(u);
+  };
+  queue(core_->te, "Tensor Engine", c.te_clock_mhz);
+  queue(core_->dma, "DMA queue", c.te_clock_mhz);
+  queue(core_->act, "Scalar engine", c.scalar_clock_mhz);
+  queue(core_->vec, "Vector engine", c.vector_clock_mhz);
+  const auto& busy = core_->dma.engine_busy();
+  for (size_t e = 0; e < busy.size(); ++e) {
+    EngineUsage u;
+    u.name = "dma" + std::to_string(e);
+    u.title = "DMA engine " + std::to_string(e);
+    u.clock_mhz = c.te_clock_mhz;
+    u.busy_us = us(busy[e]);
+    u.count = core_->dma.engine_copies()[e];
+    r.dma_engines.push_back(u);
+  }
+  return r;
+}
+
 uint64_t SimDevice::resident_bytes() const {
   return core_->hbm.resident_bytes() + core_->sbuf.resident_bytes() + core_->psum.resident_bytes();
 }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "firmware/driver/device.h"
 #include "model/config/chip_config.h"
@@ -17,6 +18,7 @@
 
 namespace trnsim::model {
 class NeuronCore;
+class EngineObserver;
 }
 
 namespace trnsim::cosim {
@@ -36,9 +38,35 @@ struct SimProgress {
 struct SimDeviceOptions {
   TeMode te = TeMode::kTlm;
   std::string wave_path;  ///< RTL/lockstep only: FST of the verilated TE (written when the device is destroyed)
+  uint64_t wave_from = 0;            ///< first TE cycle recorded (TeRtlOptions::wave_from)
+  uint64_t wave_to = UINT64_MAX;     ///< last TE cycle recorded, inclusive
+  std::string wave_scope;            ///< TE hierarchy recorded, e.g. "trn_te.u_array.g_row[0]" (empty: all)
   /// Called about every `progress_interval_s` of host time while the device runs (empty: never).
   std::function<void(const SimProgress&)> progress;
   double progress_interval_s = 2.0;
+  /// Receives every retired instruction, DMA copy and launch (the --timeline writer); not owned, must outlive the
+  /// device. Null: the engines skip the calls.
+  model::EngineObserver* observer = nullptr;
+  /// Stop with HAZARD when two engines touch the same SBUF/PSUM bytes (one writing) without a semaphore chain.
+  bool check_hazards = false;
+  /// Fill fresh SBUF/PSUM with NaN (0xFF bytes) and stop with UNINIT_READ at the first read of a never-written byte.
+  bool check_uninit = false;
+};
+
+/// Where one engine's simulated time went since the device was created (all launches).
+struct EngineUsage {
+  std::string name;         ///< "te", "act", "vec", "dma" (the DMA queue), "dma0" .. "dma15" (DMA engines)
+  std::string title;        ///< "Tensor Engine", "DMA queue", "Scalar engine", "Vector engine", "DMA engine 3"
+  uint32_t clock_mhz = 0;   ///< the engine's clock (the DMA queue and engines count in TE cycles)
+  double busy_us = 0;       ///< executing (instructions, or copies for a DMA engine)
+  double sem_wait_us = 0;   ///< blocked in sem_wait
+  double dma_wait_us = 0;   ///< DMA queue: waiting for its copies to complete or for a free DMA engine
+  uint64_t count = 0;       ///< instructions retired (queues) or copies completed (DMA engines)
+};
+struct UsageReport {
+  double elapsed_us = 0;    ///< simulated time since the device was created
+  std::vector<EngineUsage> queues;       ///< te, dma, act, vec (queue id order)
+  std::vector<EngineUsage> dma_engines;  ///< one per DMA engine
 };
 
 class SimDevice : public driver::Device {
@@ -64,6 +92,8 @@ class SimDevice : public driver::Device {
   /// TE busy cycles and MACs since creation (for utilization reports).
   uint64_t te_busy_cycles() const;
   uint64_t te_macs() const;
+  /// Per-engine busy, waiting and idle time since creation (the utilization report).
+  UsageReport usage() const;
   /// Host memory held by the model's memories (touched pages), in bytes.
   uint64_t resident_bytes() const;
 

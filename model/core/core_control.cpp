@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include "model/core/access_checker.h"
+#include "model/core/engine_observer.h"
+
 namespace trnsim::model {
 
 using namespace sc_core;
@@ -16,6 +19,13 @@ CoreControl::CoreControl(const sc_module_name& name, const ChipConfig& config)
   socket.register_b_transport(this, &CoreControl::b_transport);
   socket.register_transport_dbg(this, &CoreControl::transport_dbg);
   SC_THREAD(watchdog_thread);
+}
+
+CoreControl::~CoreControl() = default;
+
+void CoreControl::enable_checks(bool hazards, bool uninit) {
+  checker_ = (hazards || uninit) ? std::make_unique<AccessChecker>(config_, AccessChecker::Options{hazards, uninit})
+                                 : nullptr;
 }
 
 uint64_t CoreControl::cycles() const {
@@ -138,6 +148,8 @@ void CoreControl::doorbell(uint32_t mask) {
     qs.start_epoch = epoch_;
     start_events_[q].notify(SC_ZERO_TIME);
   }
+  if (checker_) checker_->on_launch();
+  if (observer_) observer_->on_launch(mask, sc_time_stamp());
   progress_event_.notify(SC_ZERO_TIME);
 }
 
@@ -200,6 +212,7 @@ void CoreControl::check_done_or_deadlock() {
     return;
   }
   status_ = regs::STATUS_DONE_MASK;
+  if (observer_) observer_->on_launch_end(false, sc_time_stamp());
   set_int(regs::INT_STATUS_DONE_MASK);
 }
 
@@ -213,6 +226,7 @@ void CoreControl::raise_error(int q, uint32_t index, const Fault& fault) {
   fault_detail_ = fault.detail;
   queues_[q].state = regs::QSTATE_ERROR;
   stop_event_.notify(SC_ZERO_TIME);
+  if (observer_) observer_->on_launch_end(true, sc_time_stamp());
   set_int(regs::INT_STATUS_ERROR_MASK);
 }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <systemc>
@@ -17,6 +18,9 @@
 #include "model/mmio/trn_regs.h"
 
 namespace trnsim::model {
+
+class AccessChecker;
+class EngineObserver;
 
 /// A device error as the engines report it; ERR_* registers hold it.
 struct Fault {
@@ -31,6 +35,7 @@ class CoreControl : public sc_core::sc_module {
   tlm_utils::simple_target_socket<CoreControl> socket;
 
   CoreControl(const sc_core::sc_module_name& name, const ChipConfig& config);
+  ~CoreControl() override;
   SC_HAS_PROCESS(CoreControl);
 
   const ChipConfig& config() const { return config_; }
@@ -80,6 +85,15 @@ class CoreControl : public sc_core::sc_module {
   void sem_add(int s, uint32_t value);
   const sc_core::sc_event& sem_changed() const { return sem_changed_; }
 
+  // --- Optional instrumentation (off, i.e. null, unless asked for) ---
+  /// The observer the engines report instructions, DMA copies and launches to (engine_observer.h); not owned.
+  EngineObserver* observer() const { return observer_; }
+  void set_observer(EngineObserver* observer) { observer_ = observer; }
+  /// The SBUF/PSUM access checker (access_checker.h), or null when no check is enabled.
+  AccessChecker* checker() const { return checker_.get(); }
+  /// Creates the checker (hazards and/or uninitialised reads); call before the first doorbell.
+  void enable_checks(bool hazards, bool uninit);
+
   // --- Interrupt line ---
   bool irq() const { return (int_status_ & int_enable_) != 0; }
   /// Called (inside the simulation) when the interrupt line goes high; the in-process device adapter uses it
@@ -110,6 +124,8 @@ class CoreControl : public sc_core::sc_module {
   uint32_t watchdog_cycles_ = regs::WATCHDOG_CYCLES_RESET;
   sc_core::sc_time cycle_origin_ = sc_core::SC_ZERO_TIME;
   std::function<void()> irq_callback_;
+  EngineObserver* observer_ = nullptr;
+  std::unique_ptr<AccessChecker> checker_;
 };
 
 }  // namespace trnsim::model

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include <fmt/core.h>
 
+#include "model/core/engine_observer.h"
 #include "model/fp/fp_ops.h"
 
 namespace trnsim::model {
@@ -13,7 +15,9 @@ using namespace sc_core;
 
 DmaEngine::DmaEngine(const sc_module_name& name, CoreControl& control)
     : QueueEngine(name, isa::Engine::kDma, control),
-      engine_free_at_(size_t(std::max(1, control.config().num_dma_engines)), SC_ZERO_TIME) {}
+      engine_free_at_(size_t(std::max(1, control.config().num_dma_engines)), SC_ZERO_TIME),
+      engine_busy_(engine_free_at_.size(), SC_ZERO_TIME),
+      engine_copies_(engine_free_at_.size(), 0) {}
 
 void DmaEngine::on_start() { std::fill(engine_free_at_.begin(), engine_free_at_.end(), sc_time_stamp()); }
 
@@ -42,7 +46,7 @@ std::optional<Fault> DmaEngine::check_side(isa::MemSpace space, uint64_t addr,
                      : fmt::format("{} pattern starts below address 0 of {}", field, isa::mem_space_name(space))};
 }
 
-std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t /*index*/) {
+std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t index) {
   const isa::CopyFields& c = instr.copy;
   const unsigned sbytes = isa::data_type_bytes(c.src_type), dbytes = isa::data_type_bytes(c.dst_type);
   if (auto f = check_side(c.src_space, c.src_addr, c.src_stride, c, sbytes, true)) return f;
@@ -50,18 +54,41 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
 
   // The earliest free engine takes the copy; the queue waits only if all are busy.
   auto it = std::min_element(engine_free_at_.begin(), engine_free_at_.end());
-  if (*it > sc_time_stamp()) wait(*it - sc_time_stamp());
+  if (*it > sc_time_stamp()) {
+    const sc_time stall = *it - sc_time_stamp();
+    wait(stall);
+    note_dma_wait(stall);
+  }
+  const int engine = int(it - engine_free_at_.begin());
   const ChipConfig& cfg = control_.config();
   const uint64_t bytes = c.elements() * std::max(sbytes, dbytes);
   const sc_time duration = sc_time(cfg.dma_latency_ns + double(bytes) / cfg.dma_bytes_per_ns, SC_NS);
   *it = sc_time_stamp() + duration;
   ++outstanding_;
   const uint64_t epoch = control_.epoch();
-  sc_spawn([this, c, duration, bytes, epoch]() {
+  // The checker's view of this copy: its own agent (the DMA engine) with the clock it starts from.
+  std::shared_ptr<AccessChecker::Actor> who;
+  std::shared_ptr<AccessChecker::Clock> clock;
+  if (AccessChecker* checker = control_.checker()) {
+    clock = std::make_shared<AccessChecker::Clock>(checker->dma_issue(engine));
+    who = std::make_shared<AccessChecker::Actor>(actor());
+    who->agent = AccessChecker::dma_agent(engine);
+    who->dma_engine = engine;
+    who->clock = clock.get();
+  }
+  const std::shared_ptr<const isa::Instruction> copy =
+      control_.observer() ? std::make_shared<const isa::Instruction>(instr) : nullptr;
+  sc_spawn([this, c, duration, bytes, epoch, engine, index, who, clock, copy]() {
+    const sc_time start = sc_time_stamp();
     wait(duration);
     if (control_.epoch() == epoch) {
-      perform(c);
+      perform(c, who.get());
       bytes_moved_ += bytes;
+      engine_busy_[size_t(engine)] += duration;
+      ++engine_copies_[size_t(engine)];
+      if (EngineObserver* obs = control_.observer(); obs && copy) {
+        obs->on_dma_copy({engine, index, copy.get(), bytes, start, sc_time_stamp()});
+      }
     }
     --outstanding_;
     copy_done_.notify(SC_ZERO_TIME);
@@ -74,9 +101,11 @@ void DmaEngine::drain() {
   while (outstanding_ > 0 && control_.epoch() == epoch && !control_.stopped()) {
     wait(copy_done_ | control_.stop_event());
   }
+  if (AccessChecker* checker = control_.checker(); checker && outstanding_ == 0) checker->on_dma_drain();
 }
 
-void DmaEngine::perform(const isa::CopyFields& c) {
+void DmaEngine::perform(const isa::CopyFields& c, const AccessChecker::Actor* who) {
+  const CheckScope scope(*this, who != nullptr, who);  // the bus accesses below are the copy's exact bytes
   const unsigned sbytes = isa::data_type_bytes(c.src_type), dbytes = isa::data_type_bytes(c.dst_type);
   const bool same = c.src_type == c.dst_type;  // a plain copy keeps the bits (no NaN canonicalisation)
   const uint64_t sbase = space_base(c.src_space) + c.src_addr, dbase = space_base(c.dst_space) + c.dst_addr;

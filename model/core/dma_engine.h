@@ -16,6 +16,10 @@ class DmaEngine : public QueueEngine {
 
   /// Bytes moved by completed copies (the larger of the read and written sizes of each).
   uint64_t bytes_moved() const { return bytes_moved_; }
+  /// Per DMA engine: time spent on copies since the device was created (start latency included).
+  const std::vector<sc_core::sc_time>& engine_busy() const { return engine_busy_; }
+  /// Per DMA engine: copies completed.
+  const std::vector<uint64_t>& engine_copies() const { return engine_copies_; }
 
  protected:
   std::optional<Fault> execute(const isa::Instruction& instr, uint32_t index) override;
@@ -25,8 +29,8 @@ class DmaEngine : public QueueEngine {
  private:
   std::optional<Fault> check_side(isa::MemSpace space, uint64_t addr, const std::array<int32_t, isa::kApDims>& stride,
                                   const isa::CopyFields& c, unsigned elem_bytes, bool is_src) const;
-  /// Moves the data of one copy (runs at its completion time).
-  void perform(const isa::CopyFields& c);
+  /// Moves the data of one copy (runs at its completion time); `who` names it to the checker (null: no checker).
+  void perform(const isa::CopyFields& c, const AccessChecker::Actor* who);
   uint64_t space_base(isa::MemSpace s) const;
   uint64_t space_size(isa::MemSpace s) const;
 
@@ -34,6 +38,8 @@ class DmaEngine : public QueueEngine {
   int outstanding_ = 0;
   sc_core::sc_event copy_done_;
   uint64_t bytes_moved_ = 0;
+  std::vector<sc_core::sc_time> engine_busy_;
+  std::vector<uint64_t> engine_copies_;
 };
 
 }  // namespace trnsim::model

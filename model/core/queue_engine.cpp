@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "model/core/engine_observer.h"
+
 namespace trnsim::model {
 
 using namespace sc_core;
@@ -21,7 +23,29 @@ bool QueueEngine::bus_transport(tlm::tlm_command cmd, uint64_t addr, void* data,
   trans.set_streaming_width(static_cast<unsigned int>(bytes));
   trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   bus->b_transport(trans, delay);
+  if (report_bus_ && control_.checker() != nullptr) check_access(addr, bytes, cmd == tlm::TLM_WRITE_COMMAND, bus_actor_);
   return trans.is_response_ok();
+}
+
+AccessChecker::Actor QueueEngine::actor() const {
+  AccessChecker::Actor a;
+  a.agent = q_;
+  a.queue = q_;
+  a.index = cur_index_;
+  a.op = cur_op_;
+  return a;
+}
+
+void QueueEngine::check_access(uint64_t addr, uint64_t bytes, bool write, const AccessChecker::Actor* who) {
+  AccessChecker* checker = control_.checker();
+  if (checker == nullptr || control_.stopped()) return;
+  const AccessChecker::Actor a = who ? *who : actor();
+  if (auto fault = checker->access(a, addr, bytes, write)) control_.raise_error(a.queue, a.index, *fault);
+}
+
+void QueueEngine::note_dma_wait(const sc_time& t) {
+  stats_.dma_wait += t;
+  waited_ += t;
 }
 
 bool QueueEngine::bus_read(uint64_t addr, void* data, uint64_t bytes) {
@@ -89,40 +113,59 @@ void QueueEngine::run_program(uint64_t epoch) {
                                                    isa::engine_name(engine_))});
       return;
     }
+    const sc_time start = sc_time_stamp();
+    waited_ = SC_ZERO_TIME;
+    cur_index_ = index;
+    cur_op_ = instr.op;
     busy(1);  // issue
     if (const auto fault = step(instr, index, epoch)) {
       control_.raise_error(q_, index, *fault);
       return;
     }
     if (control_.stopped() || control_.epoch() != epoch) return;
+    stats_.active += sc_time_stamp() - start;
+    ++stats_.retired;
+    if (EngineObserver* obs = control_.observer()) obs->on_instruction({q_, index, &instr, start, sc_time_stamp(), waited_});
+    control_.retire(q_);
     if (instr.op == isa::Opcode::kHalt) {
-      control_.retire(q_);
       control_.set_halted(q_);
       return;
     }
-    control_.retire(q_);
   }
 }
 
 std::optional<Fault> QueueEngine::step(const isa::Instruction& instr, uint32_t index, uint64_t epoch) {
   switch (instr.op) {
     case isa::Opcode::kNop: return std::nullopt;
-    case isa::Opcode::kHalt: drain(); return std::nullopt;
+    case isa::Opcode::kHalt: timed_drain(); return std::nullopt;
     case isa::Opcode::kSemSignal:
-      drain();
+      timed_drain();
+      if (AccessChecker* checker = control_.checker()) checker->on_signal(q_, instr.sem.sem);
       control_.sem_add(instr.sem.sem, instr.sem.value);
       return std::nullopt;
-    case isa::Opcode::kSemWait:
+    case isa::Opcode::kSemWait: {
+      const sc_time t0 = sc_time_stamp();
       while (control_.sem(instr.sem.sem) < instr.sem.value) {
         control_.set_waiting(q_, instr.sem.sem, instr.sem.value);
         if (control_.stopped() || control_.epoch() != epoch) return std::nullopt;
         wait(control_.sem_changed() | control_.stop_event());
         if (control_.stopped() || control_.epoch() != epoch) return std::nullopt;
       }
+      const sc_time blocked = sc_time_stamp() - t0;
+      stats_.sem_wait += blocked;
+      waited_ += blocked;
+      if (AccessChecker* checker = control_.checker()) checker->on_wait(q_, instr.sem.sem);
       control_.set_running(q_);
       return std::nullopt;
+    }
     default: return execute(instr, index);
   }
+}
+
+void QueueEngine::timed_drain() {
+  const sc_time t0 = sc_time_stamp();
+  drain();
+  if (sc_time_stamp() != t0) note_dma_wait(sc_time_stamp() - t0);
 }
 
 std::optional<ByteRange> pattern_range(uint64_t addr, const std::array<uint16_t, isa::kApDims>& count,

@@ -13,6 +13,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "firmware/isa/isa.h"
+#include "model/core/access_checker.h"
 #include "model/core/core_control.h"
 
 namespace trnsim::model {
@@ -29,6 +30,16 @@ class QueueEngine : public sc_core::sc_module {
   /// Cycles this engine spent executing its own instructions (TE: busy cycles for utilization).
   uint64_t busy_cycles() const { return busy_cycles_; }
 
+  /// Where this queue's time went since the device was created (all launches), for utilization reports. Busy time
+  /// is `active - sem_wait - dma_wait`; idle is the rest of the elapsed simulated time.
+  struct Stats {
+    sc_core::sc_time active;    ///< issue to retire, summed over retired instructions
+    sc_core::sc_time sem_wait;  ///< blocked in sem_wait
+    sc_core::sc_time dma_wait;  ///< DMA queue: waiting for its copies (sem_signal, halt) or for a free DMA engine
+    uint64_t retired = 0;       ///< instructions retired
+  };
+  const Stats& stats() const { return stats_; }
+
  protected:
   /// Executes an engine-specific instruction (one that engine_accepts() and that is not nop/halt/sem).
   /// Returns a fault to stop the device; may wait().
@@ -43,6 +54,36 @@ class QueueEngine : public sc_core::sc_module {
   bool bus_write(uint64_t addr, const void* data, uint64_t bytes);
   /// Waits `cycles` TE cycles and counts them as busy.
   void busy(uint64_t cycles);
+  /// Counts `t` of the current instruction as waiting for the DMA engines (stats, timeline).
+  void note_dma_wait(const sc_core::sc_time& t);
+
+  /// The checker's view of the instruction now executing on this queue.
+  AccessChecker::Actor actor() const;
+  /// Reports an access of exactly these bytes to the checker (when one is enabled); a fault it finds stops the device,
+  /// naming `who` (default: this queue's current instruction). For engines whose bus transfers cover more than the
+  /// bytes an instruction really touches (strided rows): they wrap those transfers in `Unchecked` and report the
+  /// real bytes here.
+  void check_access(uint64_t addr, uint64_t bytes, bool write, const AccessChecker::Actor* who = nullptr);
+  /// While alive, bus_read/bus_write are not reported to the checker, or are reported on behalf of `who`.
+  class CheckScope {
+   public:
+    CheckScope(QueueEngine& e, bool report, const AccessChecker::Actor* who = nullptr)
+        : e_(e), report_(e.report_bus_), who_(e.bus_actor_) {
+      e.report_bus_ = report;
+      e.bus_actor_ = who;
+    }
+    ~CheckScope() {
+      e_.report_bus_ = report_;
+      e_.bus_actor_ = who_;
+    }
+    CheckScope(const CheckScope&) = delete;
+    CheckScope& operator=(const CheckScope&) = delete;
+
+   private:
+    QueueEngine& e_;
+    bool report_;
+    const AccessChecker::Actor* who_;
+  };
 
   CoreControl& control_;
 
@@ -51,10 +92,18 @@ class QueueEngine : public sc_core::sc_module {
   void run_thread();
   void run_program(uint64_t epoch);
   std::optional<Fault> step(const isa::Instruction& instr, uint32_t index, uint64_t epoch);
+  /// drain(), its time counted as DMA wait.
+  void timed_drain();
 
   const isa::Engine engine_;
   const int q_;
   uint64_t busy_cycles_ = 0;
+  Stats stats_;
+  sc_core::sc_time waited_;         ///< waiting part of the current instruction
+  uint32_t cur_index_ = 0;          ///< the current instruction (for the checker)
+  isa::Opcode cur_op_ = isa::Opcode::kNop;
+  bool report_bus_ = true;          ///< bus accesses go to the checker (see CheckScope)
+  const AccessChecker::Actor* bus_actor_ = nullptr;
 };
 
 /// Byte range [first, last] touched by a 4-D access pattern of `count` elements of `elem_bytes` starting at

@@ -92,11 +92,17 @@ TensorOpEngine::Tile TensorOpEngine::read(const isa::Operand& o, int partitions,
   std::vector<uint8_t> row(size_t(hi - lo + 1));
   const uint64_t base = space_base(o.space);
   const uint32_t pb = partition_bytes(o.space);
+  // The row read covers the gaps of a strided pattern: the checker hears of the elements read, not of the row.
+  const bool checked = control_.checker() != nullptr;
+  const CheckScope scope(*this, false);
+  RunReport report(*this, false);
   for (int p = 0; p < partitions; ++p) {
-    bus_read(base + uint64_t(o.partition + p) * pb + uint64_t(lo), row.data(), row.size());
+    const uint64_t addr = base + uint64_t(o.partition + p) * pb + uint64_t(lo);
+    bus_read(addr, row.data(), row.size());
     for (int i1 = 0; i1 < n1; ++i1) {
       for (int i0 = 0; i0 < n0; ++i0) {
         const int64_t at = int64_t(o.offset) - lo + es * (int64_t(i0) * o.stride[0] + int64_t(i1) * o.stride[1]);
+        if (checked) report.add(addr + uint64_t(at), es);
         t.at(p, i1, i0) = fp::to_f32(o.type, load_element(&row[size_t(at)], es));
       }
     }
@@ -114,15 +120,21 @@ void TensorOpEngine::write(const isa::Operand& o, const Tile& t, bool no_sat) {
                      size_t(t.n0) * t.n1 * es == row.size();
   const uint64_t base = space_base(o.space);
   const uint32_t pb = partition_bytes(o.space);
+  // A strided write reads and rewrites its row: the checker hears of the elements written only.
+  const bool checked = control_.checker() != nullptr;
+  const CheckScope scope(*this, false);
+  RunReport report(*this, true);
   for (int p = 0; p < t.partitions; ++p) {
     const uint64_t addr = base + uint64_t(o.partition + p) * pb + uint64_t(lo);
     if (!dense) bus_read(addr, row.data(), row.size());
     for (int i1 = 0; i1 < t.n1; ++i1) {
       for (int i0 = 0; i0 < t.n0; ++i0) {
         const int64_t at = int64_t(o.offset) - lo + es * (int64_t(i0) * o.stride[0] + int64_t(i1) * o.stride[1]);
+        if (checked) report.add(addr + uint64_t(at), es);
         store_element(&row[size_t(at)], es, fp::from_f32(o.type, t.at(p, i1, i0), !no_sat));
       }
     }
+    report.flush();  // before the data lands
     bus_write(addr, row.data(), row.size());
   }
 }

@@ -59,6 +59,32 @@ class TensorOpEngine : public QueueEngine {
   uint64_t space_base(isa::MemSpace s) const;
   uint32_t partition_bytes(isa::MemSpace s) const;
   int partitions_of(isa::MemSpace s) const;
+  /// Reports the elements an instruction reads or writes to the checker, consecutive bytes merged into one access.
+  class RunReport {
+   public:
+    RunReport(TensorOpEngine& e, bool write) : e_(e), write_(write) {}
+    ~RunReport() { flush(); }
+    RunReport(const RunReport&) = delete;
+    RunReport& operator=(const RunReport&) = delete;
+    void add(uint64_t addr, uint64_t bytes) {
+      if (end_ != begin_ && addr == end_) {
+        end_ += bytes;
+        return;
+      }
+      flush();
+      begin_ = addr;
+      end_ = addr + bytes;
+    }
+    void flush() {
+      if (end_ != begin_) e_.check_access(begin_, end_ - begin_, write_);
+      begin_ = end_ = 0;
+    }
+
+   private:
+    TensorOpEngine& e_;
+    const bool write_;
+    uint64_t begin_ = 0, end_ = 0;
+  };
   /// Byte range [lo, hi] touched inside one partition.
   void span(const isa::Operand& o, int n0, int n1, int64_t* lo, int64_t* hi) const;
 

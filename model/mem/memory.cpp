@@ -28,7 +28,7 @@ void Memory::read(uint64_t addr, void* data, uint64_t bytes) const {
     const uint64_t chunk = std::min(bytes, kPageBytes - off);
     const auto it = pages_.find(page);
     if (it == pages_.end()) {
-      std::memset(out, 0, chunk);
+      std::memset(out, fill_, chunk);
     } else {
       std::memcpy(out, it->second.get() + off, chunk);
     }
@@ -47,6 +47,7 @@ void Memory::write(uint64_t addr, const void* data, uint64_t bytes) {
     auto& p = pages_[page];
     if (!p) {
       p = std::make_unique<uint8_t[]>(kPageBytes);  // value-initialised: zeros
+      if (fill_ != 0) std::memset(p.get(), fill_, kPageBytes);
     }
     std::memcpy(p.get() + off, in, chunk);
     in += chunk;

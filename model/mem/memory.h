@@ -1,7 +1,7 @@
 // A byte-addressed memory as a TLM-2.0 target: HBM, SBUF or PSUM.
 //
 // Storage is allocated on touch in 64 KiB pages, so a 96 GiB HBM costs host memory only for what a run writes;
-// bytes never written read as zero.
+// bytes never written read as zero (or as the fill byte, set_fill).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,8 @@ class Memory : public sc_core::sc_module {
   /// Host-side access (debug and the engines' bulk paths). Throw std::out_of_range past the end.
   void read(uint64_t addr, void* data, uint64_t bytes) const;
   void write(uint64_t addr, const void* data, uint64_t bytes);
+  /// The value of bytes never written (0 unless set; the checked mode uses 0xFF, a NaN in every float type).
+  void set_fill(uint8_t byte) { fill_ = byte; }
   /// Host memory held by touched pages, in bytes.
   uint64_t resident_bytes() const { return pages_.size() * kPageBytes; }
 
@@ -39,6 +41,7 @@ class Memory : public sc_core::sc_module {
   void check(uint64_t addr, uint64_t bytes) const;
 
   uint64_t size_;
+  uint8_t fill_ = 0;
   std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -34,6 +35,13 @@ DeviceSession open_device(const DeviceFlags& flags) {
                                  flags.config, size, fmt::join(built, ", ")));
     }
   }
+  const bool window = flags.wave_from != 0 || flags.wave_to != UINT64_MAX || !flags.wave_scope.empty();
+  if (window && flags.wave.empty()) {
+    throw BadInput("--wave-from, --wave-to and --wave-scope choose what --wave FILE.fst records: give --wave too");
+  }
+  if (flags.wave_from > flags.wave_to) {
+    throw BadInput(fmt::format("--wave-from {} is after --wave-to {}", flags.wave_from, flags.wave_to));
+  }
   if (!flags.wave.empty()) {
     if (*mode == cosim::TeMode::kTlm) {
       throw BadInput("--wave records the RTL Tensor Engine's signals: use it with --te rtl or --te lockstep");
@@ -46,6 +54,18 @@ DeviceSession open_device(const DeviceFlags& flags) {
   cosim::SimDeviceOptions o;
   o.te = *mode;
   o.wave_path = flags.wave;
+  o.wave_from = flags.wave_from;
+  o.wave_to = flags.wave_to;
+  o.wave_scope = flags.wave_scope;
+  if (!flags.timeline.empty()) {
+    std::ofstream probe(flags.timeline, std::ios::app);
+    if (!probe) throw BadInput(fmt::format("--timeline {}: cannot open for writing", flags.timeline));
+    s.timeline = std::make_unique<TimelineRecorder>(s.config);
+    s.timeline_path = flags.timeline;
+    o.observer = s.timeline.get();
+  }
+  o.check_hazards = flags.check_hazards;
+  o.check_uninit = flags.check_uninit;
   const auto rows = s.config.te_rows, cols = s.config.te_cols;
   o.progress = [rows, cols](const cosim::SimProgress& p) {
     const double util = p.cycles ? double(p.te_macs) / (double(p.cycles) * rows * cols) : 0.0;
@@ -61,10 +81,44 @@ DeviceSession open_device(const DeviceFlags& flags) {
   return s;
 }
 
+void add_wave_window_flags(CLI::App& cmd, DeviceFlags& flags) {
+  cmd.add_option("--wave-from", flags.wave_from,
+                 "With --wave: first Tensor Engine cycle recorded (cycles since reset; default 0)");
+  cmd.add_option("--wave-to", flags.wave_to, "With --wave: last Tensor Engine cycle recorded (default: the end)");
+  cmd.add_option("--wave-scope", flags.wave_scope,
+                 "With --wave: record only this hierarchy and below, e.g. trn_te.u_array.g_row[0] (comma-separated "
+                 "list allowed)");
+}
+
+void add_trace_flags(CLI::App& cmd, DeviceFlags& flags) {
+  cmd.add_option("--timeline", flags.timeline,
+                 "Write a Chrome/Perfetto trace (JSON) of every instruction and DMA copy; open it in ui.perfetto.dev");
+  cmd.add_flag("--check-hazards", flags.check_hazards,
+               "Stop (exit 2) when two engines touch the same SBUF/PSUM bytes, one writing, with no semaphore "
+               "chain between them");
+  cmd.add_flag("--check-uninit", flags.check_uninit,
+               "Fill fresh SBUF/PSUM with NaN and stop (exit 2) at the first read of bytes no engine wrote");
+}
+
+void DeviceSession::write_timeline(const char* note) const {
+  if (!timeline || timeline_written) return;
+  timeline_written = true;
+  try {
+    timeline->write(timeline_path);
+  } catch (const std::runtime_error& e) {
+    throw BadInput(e.what());
+  }
+  fmt::print("  timeline          {} ({} instructions{}; open in ui.perfetto.dev)\n", timeline_path,
+             timeline->instructions(), note);
+}
+
 int run_on_device(DeviceSession& session, const std::function<int()>& body) {
   try {
-    return body();
+    const int rc = body();
+    session.write_timeline();
+    return rc;
   } catch (const driver::DeviceFault& e) {
+    session.write_timeline(", up to the device error");
     const std::string detail = session.device->fault_detail();
     if (e.code() == regs::ERR_ENGINE_FAULT) {
       fmt::print("FAIL: {}{}{}\n", e.what(), detail.empty() ? "" : ": ", detail);
@@ -72,6 +126,7 @@ int run_on_device(DeviceSession& session, const std::function<int()>& body) {
     }
     throw BadInput(fmt::format("{}{}{}", e.what(), detail.empty() ? "" : " (", detail.empty() ? "" : detail + ")"));
   } catch (const driver::DriverTimeout& e) {
+    session.write_timeline(", up to the timeout");
     throw BadInput(e.what());
   }
 }

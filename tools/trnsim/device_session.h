@@ -6,9 +6,12 @@
 #include <memory>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "cosim/device/sim_device.h"
 #include "firmware/driver/driver.h"
 #include "model/config/chip_config.h"
+#include "tools/trnsim/timeline.h"
 
 namespace trnsim::tool {
 
@@ -17,14 +20,34 @@ struct DeviceFlags {
   std::string config = "tiny";
   std::string te = "rtl";
   std::string wave;
+  uint64_t wave_from = 0;          ///< --wave-from CYCLE: first TE cycle recorded
+  uint64_t wave_to = UINT64_MAX;   ///< --wave-to CYCLE: last TE cycle recorded
+  std::string wave_scope;          ///< --wave-scope PATH: TE hierarchy recorded (empty: all)
   uint64_t timeout_cycles = 2'000'000'000;
+  std::string timeline;        ///< --timeline FILE.json: Chrome/Perfetto trace of every instruction (empty: off)
+  bool check_hazards = false;  ///< --check-hazards: stop with HAZARD on unordered SBUF/PSUM accesses
+  bool check_uninit = false;   ///< --check-uninit: fresh SBUF/PSUM is NaN; stop with UNINIT_READ on reading it
 };
+
+/// Adds --timeline, --check-hazards and --check-uninit to a device command.
+void add_trace_flags(CLI::App& cmd, DeviceFlags& flags);
+
+/// Adds --wave-from, --wave-to and --wave-scope (the window and hierarchy of --wave) to a device command.
+void add_wave_window_flags(CLI::App& cmd, DeviceFlags& flags);
 
 /// An open in-process device and its driver.
 struct DeviceSession {
   model::ChipConfig config;
+  std::unique_ptr<TimelineRecorder> timeline;  ///< --timeline (declared before the device: it outlives it)
+  std::string timeline_path;
   std::unique_ptr<cosim::SimDevice> device;
   std::unique_ptr<driver::Driver> driver;
+  mutable bool timeline_written = false;
+
+  /// Writes the --timeline file (once; later calls do nothing) and prints its line of the report. The engine report
+  /// (engine_report.h) calls it, and run_on_device() does when the device stops with an error. BadInput when the
+  /// file cannot be written.
+  void write_timeline(const char* note = "") const;
 };
 
 /// Checks the flags (BadInput naming the flag: unknown config, multi-chip config, unknown --te, RTL size not

@@ -89,6 +89,7 @@ int run_matmul(const MatmulOptions& o) {
     }
     fmt::print("  {} device cycles, {} instructions, {:.3f} s host time; wrote {}\n", r.run.cycles, r.instructions,
                wall, o.out);
+    session.write_timeline();  // before the PASS/FAIL line
     if (bad) {
       fmt::print("FAIL: {} of {} elements differ from the golden GEMM\n", bad, want.size());
       return kExitFail;
@@ -115,6 +116,8 @@ Action add_matmul(CLI::App& app) {
   cmd->add_option("--timeout-cycles", o->device.timeout_cycles, "Give up after this many device cycles")
       ->capture_default_str();
   cmd->add_option("--wave", o->device.wave, "Write an FST waveform of the RTL Tensor Engine");
+  add_wave_window_flags(*cmd, o->device);
+  add_trace_flags(*cmd, o->device);
   return [o] { return run_matmul(*o); };
 }
 

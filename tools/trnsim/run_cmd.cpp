@@ -22,6 +22,7 @@
 #include "firmware/kernels/gemm_launch.h"
 #include "tools/trnsim/commands.h"
 #include "tools/trnsim/device_session.h"
+#include "tools/trnsim/engine_report.h"
 
 namespace trnsim::tool {
 namespace {
@@ -111,6 +112,7 @@ void print_figures(const DeviceSession& s, uint64_t cycles, uint64_t macs, doubl
   j["wall_s"] = wall;
   j["macs_per_host_s"] = macs / wall;
   j["peak_rss_gib"] = peak_rss_gib();
+  print_engine_report(s, j);  // per-engine utilization; writes --timeline
 }
 
 int run_gemm_workload(const RunOptions& o) {
@@ -246,6 +248,7 @@ Action add_run(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--wave", opts->device.wave, "Write an FST waveform of the RTL Tensor Engine");
   cmd->add_option("--report", opts->report, "Write the figures as JSON");
+  add_trace_flags(*cmd, opts->device);
   return [opts] { return opts->program.empty() ? run_gemm_workload(*opts) : run_program_file(*opts); };
 }
 

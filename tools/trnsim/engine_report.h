@@ -1,0 +1,19 @@
+// The per-engine utilization report of `trnsim run` (and of every workload that runs on a DeviceSession): for each
+// engine queue (TE, Scalar/act, Vector, DMA queue) and the DMA engines, busy cycles and time, and where the rest of
+// the simulated time went: waiting on a semaphore, waiting for DMA, idle. docs/timeline.md explains the columns.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "tools/trnsim/device_session.h"
+
+namespace trnsim::tool {
+
+/// Prints the table for everything the session's device ran so far (all launches since it was opened) to stdout,
+/// indented like the rest of the run report, and stores the same figures in `j["engines"]` (an object keyed by
+/// queue name: te, act, vec, dma, each {clock_mhz, instructions, busy_cycles, busy_us, utilization, sem_wait_us,
+/// dma_wait_us, idle_us}) and `j["dma_engines"]` (an array of {engine, copies, busy_us, utilization}), with
+/// `j["engine_window_us"]` the simulated time the fractions refer to. Then writes the --timeline file, if asked.
+void print_engine_report(const DeviceSession& s, nlohmann::json& j);
+
+}  // namespace trnsim::tool

@@ -1,0 +1,128 @@
+#include "tools/trnsim/timeline.h"
+
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+namespace trnsim::tool {
+
+namespace {
+uint64_t ps(const sc_core::sc_time& t) { return uint64_t(std::llround(t.to_seconds() * 1e12)); }
+double us(uint64_t picoseconds) { return double(picoseconds) / 1e6; }
+
+// "multiply_moving dtype=bf16 sbuf=0x0 ..." -> the text after the mnemonic.
+std::string operands_of(const isa::Instruction& instr) {
+  const std::string text = isa::disassemble(instr);
+  const size_t space = text.find(' ');
+  return space == std::string::npos ? std::string() : text.substr(space + 1);
+}
+
+std::string mnemonic_of(const isa::Instruction& instr) {
+  return std::string(isa::opcode_name(instr.op).value_or("?"));
+}
+}  // namespace
+
+void TimelineRecorder::on_launch(uint32_t queue_mask, sc_core::sc_time time) {
+  ++launches_;
+  std::string queues;
+  for (int q = 0; q < isa::kNumQueues; ++q) {
+    if (!(queue_mask & (1u << q))) continue;
+    queues += (queues.empty() ? "" : ",") + std::string(isa::engine_name(static_cast<isa::Engine>(q)));
+  }
+  open_launch_ = int64_t(slices_.size());
+  slices_.push_back({kLaunchTrack, fmt::format("launch {}", launches_), "launch", "queues=" + queues, -1, ps(time),
+                     ps(time), 0, 0});
+}
+
+void TimelineRecorder::on_launch_end(bool error, sc_core::sc_time time) {
+  if (open_launch_ < 0) return;
+  Slice& s = slices_[size_t(open_launch_)];
+  s.end_ps = ps(time);
+  if (error) s.name += " (error)";
+  open_launch_ = -1;
+}
+
+void TimelineRecorder::on_instruction(const model::InstrEvent& e) {
+  ++instructions_;
+  const bool wait = e.instr->op == isa::Opcode::kSemWait;
+  slices_.push_back({e.queue, mnemonic_of(*e.instr), wait ? "semaphore" : "instruction", operands_of(*e.instr),
+                     int64_t(e.index), ps(e.start), ps(e.end), ps(e.waited), 0});
+}
+
+void TimelineRecorder::on_dma_copy(const model::DmaCopyEvent& e) {
+  slices_.push_back({kDmaEngineTrack + e.engine, mnemonic_of(*e.instr), "dma-copy", operands_of(*e.instr),
+                     int64_t(e.index), ps(e.start), ps(e.end), 0, e.bytes});
+}
+
+void TimelineRecorder::write(const std::string& path) const {
+  using nlohmann::json;
+  const int pid = 1;
+  json events = json::array();
+  const auto meta = [&](int tid, const std::string& name) {
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
+    events.push_back(
+        {{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+  };
+  events.push_back({{"name", "process_name"},
+                    {"ph", "M"},
+                    {"pid", pid},
+                    {"args", {{"name", fmt::format("trnsim NeuronCore ({})", config_.name)}}}});
+  // Queue q's clock: the engine's own (BRIEF section 2); the DMA queue issues in TE cycles.
+  const auto clock_of = [&](int track) -> uint32_t {
+    switch (track) {
+      case int(isa::Engine::kAct): return config_.scalar_clock_mhz;
+      case int(isa::Engine::kVec): return config_.vector_clock_mhz;
+      default: return config_.te_clock_mhz;
+    }
+  };
+  const char* titles[isa::kNumQueues] = {"Tensor Engine", "DMA queue", "Scalar (activation) engine",
+                                         "Vector engine"};
+  for (int q = 0; q < isa::kNumQueues; ++q) {
+    meta(q, fmt::format("{} queue: {} ({:.2f} GHz)", isa::engine_name(static_cast<isa::Engine>(q)), titles[q],
+                        clock_of(q) / 1000.0));
+  }
+  for (int e = 0; e < config_.num_dma_engines; ++e) meta(kDmaEngineTrack + e, fmt::format("DMA engine {}", e));
+  meta(kLaunchTrack, "launches (doorbell to done)");
+
+  for (const Slice& s : slices_) {
+    const uint64_t dur_ps = s.end_ps - s.start_ps;
+    json args = {{"operands", s.operands}};
+    if (s.index >= 0) args["index"] = s.index;
+    if (s.track < isa::kNumQueues) {
+      const uint32_t mhz = clock_of(s.track);
+      args["cycles"] = std::llround(double(dur_ps) * mhz / 1e6);  // in the engine's own clock
+      args["clock_mhz"] = mhz;
+      args["te_cycles"] = std::llround(double(dur_ps) * config_.te_clock_mhz / 1e6);
+      if (s.waited_ps) args["waited_us"] = us(s.waited_ps);
+    } else if (s.track < kLaunchTrack) {
+      args["bytes"] = s.bytes;
+      args["te_cycles"] = std::llround(double(dur_ps) * config_.te_clock_mhz / 1e6);
+    }
+    events.push_back({{"name", s.name},
+                      {"cat", s.category},
+                      {"ph", "X"},
+                      {"pid", pid},
+                      {"tid", s.track},
+                      {"ts", us(s.start_ps)},
+                      {"dur", us(dur_ps)},
+                      {"args", std::move(args)}});
+  }
+  const json doc = {{"traceEvents", std::move(events)},
+                    {"displayTimeUnit", "ns"},
+                    {"otherData",
+                     {{"generator", "trnsim"},
+                      {"config", config_.name},
+                      {"time_unit", "simulated microseconds since the device was created"},
+                      {"instructions", instructions_},
+                      {"launches", launches_}}}};
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(fmt::format("--timeline {}: cannot open for writing", path));
+  out << doc.dump() << '\n';
+  out.close();
+  if (!out) throw std::runtime_error(fmt::format("--timeline {}: write failed", path));
+}
+
+}  // namespace trnsim::tool
