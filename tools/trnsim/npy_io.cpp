@@ -5,6 +5,8 @@
 #include <fstream>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xarray.hpp>
 #include <xtensor/xnpy.hpp>
@@ -28,7 +30,7 @@ uint64_t npy_header_bytes(const std::string& path, const std::string& flag) {
 }
 }  // namespace
 
-F32Matrix load_f32_matrix(const std::string& path, const std::string& flag) {
+F32Tensor load_f32_tensor(const std::string& path, const std::string& flag) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw BadInput(fmt::format("{} {}: no such file", flag, path));
@@ -40,30 +42,30 @@ F32Matrix load_f32_matrix(const std::string& path, const std::string& flag) {
   } catch (const std::exception& e) {
     throw BadInput(fmt::format("{} {}: cannot read as a float32 .npy array ({})", flag, path, e.what()));
   }
-  if (a.dimension() != 2) {
-    throw BadInput(fmt::format("{} {}: expected a 2-D array, got {} dimensions", flag, path, a.dimension()));
-  }
   const uint64_t file_bytes = std::filesystem::file_size(path, ec);
   if (file_bytes != header + a.size() * 4) {
-    throw BadInput(fmt::format("{} {}: the file has {} bytes but its header describes {} ({} x {} float32)", flag,
-                               path, file_bytes, header + a.size() * 4, a.shape()[0], a.shape()[1]));
+    throw BadInput(fmt::format("{} {}: the file has {} bytes but its header describes {} ({} float32)", flag, path,
+                               file_bytes, header + a.size() * 4, fmt::join(a.shape(), " x ")));
   }
-  F32Matrix m;
-  m.rows = int64_t(a.shape()[0]);
-  m.cols = int64_t(a.shape()[1]);
-  m.bits.resize(a.size());
-  size_t i = 0;
-  for (int64_t r = 0; r < m.rows; ++r)
-    for (int64_t c = 0; c < m.cols; ++c) {
-      const float f = a(r, c);
-      std::memcpy(&m.bits[i++], &f, 4);
-    }
-  return m;
+  F32Tensor t;
+  for (const auto d : a.shape()) t.shape.push_back(int64_t(d));
+  t.bits.resize(a.size());
+  std::memcpy(t.bits.data(), a.data(), a.size() * 4);  // xarray is row-major by default
+  return t;
 }
 
-void save_f32_matrix(const std::string& path, const std::string& flag, const F32Matrix& m) {
-  xt::xarray<float> a = xt::zeros<float>({size_t(m.rows), size_t(m.cols)});
-  std::memcpy(a.data(), m.bits.data(), m.bits.size() * 4);
+F32Matrix load_f32_matrix(const std::string& path, const std::string& flag) {
+  F32Tensor t = load_f32_tensor(path, flag);
+  if (t.shape.size() != 2) {
+    throw BadInput(fmt::format("{} {}: expected a 2-D array, got {} dimensions", flag, path, t.shape.size()));
+  }
+  return {t.shape[0], t.shape[1], std::move(t.bits)};
+}
+
+void save_f32_tensor(const std::string& path, const std::string& flag, const F32Tensor& t) {
+  std::vector<size_t> shape(t.shape.begin(), t.shape.end());
+  xt::xarray<float> a = xt::zeros<float>(shape);
+  std::memcpy(a.data(), t.bits.data(), t.bits.size() * 4);
   try {
     xt::dump_npy(path, a);
   } catch (const std::exception& e) {
@@ -71,6 +73,10 @@ void save_f32_matrix(const std::string& path, const std::string& flag, const F32
   }
   std::ifstream check(path, std::ios::binary);
   if (!check) throw BadInput(fmt::format("{} {}: cannot write", flag, path));
+}
+
+void save_f32_matrix(const std::string& path, const std::string& flag, const F32Matrix& m) {
+  save_f32_tensor(path, flag, {{m.rows, m.cols}, m.bits});
 }
 
 }  // namespace trnsim::tool

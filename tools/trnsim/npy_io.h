@@ -19,4 +19,15 @@ F32Matrix load_f32_matrix(const std::string& path, const std::string& flag);
 /// Writes a 2-D float32 array; BadInput naming `flag` when the file cannot be written.
 void save_f32_matrix(const std::string& path, const std::string& flag, const F32Matrix& m);
 
+/// A float32 array of any rank.
+struct F32Tensor {
+  std::vector<int64_t> shape;
+  std::vector<uint32_t> bits;  ///< row-major FP32 bit patterns
+};
+
+/// Loads a float32 array of any rank; the same checks and errors as load_f32_matrix except the rank.
+F32Tensor load_f32_tensor(const std::string& path, const std::string& flag);
+/// Writes a float32 array of any rank; BadInput naming `flag` when the file cannot be written.
+void save_f32_tensor(const std::string& path, const std::string& flag, const F32Tensor& t);
+
 }  // namespace trnsim::tool

@@ -22,19 +22,21 @@
 #include "firmware/kernels/gemm_launch.h"
 #include "tools/trnsim/commands.h"
 #include "tools/trnsim/device_session.h"
+#include "tools/trnsim/workloads.h"
 #include "tools/trnsim/engine_report.h"
 
 namespace trnsim::tool {
 namespace {
 
 struct RunOptions {
-  std::string workload = "gpt2-mlp-up";
+  std::string workload = "transformer-block";
   std::string program;
   DeviceFlags device;
   std::string dtype = "bf16";
   int m = 128, k = 128, n = 128;
   uint64_t seed = 1;
   std::string report;
+  WorkloadOptions composite;  ///< shape, --inputs, --outputs of the composite workloads (workloads.h)
 };
 
 /// A named GEMM workload: out[M, N] = stationary[K, M]^T @ moving[K, N].
@@ -227,10 +229,18 @@ Action add_run(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "run", "Run a workload on the simulated device through the driver and check it against the golden host kernels");
-  auto* workload = cmd->add_option("--workload", opts->workload,
-                                   "gpt2-mlp-up (GPT-2 small MLP up-projection, BF16 128x768->3072) or gemm "
-                                   "(random, shape from -m -k -n --dtype)")
-                       ->check(CLI::IsMember({"gpt2-mlp-up", "gemm"}))
+  // The workload table: the GEMM workloads here, the composite ones from workloads.h.
+  std::vector<std::string> names = {"gpt2-mlp-up", "gemm"};
+  std::string workload_help =
+      "Workload (the first line of the report names its shape):\n"
+      "  gpt2-mlp-up        GPT-2 small MLP up-projection, one BF16 GEMM 128x768 -> 3072\n"
+      "  gemm               random GEMM, shape from -m -k -n --dtype";
+  for (const WorkloadEntry& w : composite_workloads()) {
+    names.push_back(w.name);
+    workload_help += fmt::format("\n  {:<18} {}", w.name, w.summary);
+  }
+  auto* workload = cmd->add_option("--workload", opts->workload, workload_help)
+                       ->check(CLI::IsMember(names))
                        ->capture_default_str();
   cmd->add_option("--program", opts->program, "Run a program file (.bin from `trnsim asm`, or program text)")
       ->excludes(workload);
@@ -244,12 +254,39 @@ Action add_run(CLI::App& app) {
   cmd->add_option("-k,--k", opts->k, "GEMM K (contraction, partitions)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd->add_option("-n,--n", opts->n, "GEMM N (moving free size)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd->add_option("--seed", opts->seed, "Seed of the random operands")->capture_default_str();
+  cmd->add_option("--seq", opts->composite.seq, "Tokens of the composite workloads (softmax .. transformer-block)")
+      ->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--d-model", opts->composite.d_model, "Model width of the composite workloads")
+      ->check(CLI::Range(1, 16384))->capture_default_str();
+  cmd->add_option("--heads", opts->composite.heads, "Attention heads (d_model / heads each)")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--d-ff", opts->composite.d_ff, "MLP hidden width")->check(CLI::Range(1, 65535))->capture_default_str();
+  cmd->add_flag("--dma-transpose", opts->composite.dma_transpose,
+                "Transpose activations by strided DMA copies instead of on the Tensor Engine (identity matmul)");
+  cmd->add_option("--inputs", opts->composite.inputs,
+                  "Directory of input tensors NAME.npy (float32; the report lists the names and shapes); missing "
+                  "ones are drawn from --seed");
+  cmd->add_option("--outputs", opts->composite.outputs,
+                  "Directory to write the result and named intermediates to, as NAME.npy (float32)");
   cmd->add_option("--timeout-cycles", opts->device.timeout_cycles, "Give up after this many device cycles")
       ->capture_default_str();
   cmd->add_option("--wave", opts->device.wave, "Write an FST waveform of the RTL Tensor Engine");
   cmd->add_option("--report", opts->report, "Write the figures as JSON");
   add_trace_flags(*cmd, opts->device);
-  return [opts] { return opts->program.empty() ? run_gemm_workload(*opts) : run_program_file(*opts); };
+  return [opts] {
+    if (!opts->program.empty()) return run_program_file(*opts);
+    for (const WorkloadEntry& w : composite_workloads()) {
+      if (w.name != opts->workload) continue;
+      WorkloadOptions o = opts->composite;
+      o.name = opts->workload;
+      o.device = opts->device;
+      o.seed = opts->seed;
+      std::ofstream report = open_report(opts->report);
+      const ReportHooks hooks{print_figures, [&](const nlohmann::json& j) { write_report(report, opts->report, j); }};
+      return w.run(o, hooks);
+    }
+    return run_gemm_workload(*opts);
+  };
 }
 
 }  // namespace trnsim::tool
