@@ -112,11 +112,10 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
         Engine::kVec, {tensor_scalar(AluOp::kDivide, cols_f, AluOp::kAdd, n.eps, p, 1, sq, sq)}, {q_op});
     const Pipeline::OpId r_op = pipe.add(
         Engine::kAct, {activation(ActFunc::kRsqrt, p, 1, rstd, sq, 1.0f, kMinusZero, nullptr, nullptr)}, {v_op});
-    // out = (c * r) * gamma (+ beta).
-    std::vector<isa::Instruction> scale{tensor_tensor(AluOp::kMultiply, p, n.cols, x, x, rstd),
-                                        tensor_tensor(AluOp::kMultiply, p, n.cols, x, x, operand(gamma))};
-    if (n.layernorm) scale.push_back(tensor_tensor(AluOp::kAdd, p, n.cols, x, x, operand(beta)));
-    const Pipeline::OpId y_op = pipe.add(Engine::kVec, std::move(scale), {r_op, params_op});
+    // out = (c * r) * gamma (+ beta): separate ops, so that the short steps of the next tile can go in between.
+    Pipeline::OpId y_op = pipe.add(Engine::kVec, {tensor_tensor(AluOp::kMultiply, p, n.cols, x, x, rstd)}, {r_op});
+    y_op = pipe.add(Engine::kVec, {tensor_tensor(AluOp::kMultiply, p, n.cols, x, x, operand(gamma))}, {y_op, params_op});
+    if (n.layernorm) y_op = pipe.add(Engine::kVec, {tensor_tensor(AluOp::kAdd, p, n.cols, x, x, operand(beta))}, {y_op});
     store[std::size_t(j)] = store_rows(pipe, info, n.out_hbm, n.out_type, row0, p, n.cols, b.x, {y_op});
   }
   return pipe.build();

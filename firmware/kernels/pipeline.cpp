@@ -99,6 +99,8 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
     const Op& op = ops_[std::size_t(id)];
     const int q = static_cast<int>(op.engine);
     double now = best_start, done = best_start;
+    // A dma op after a wait or a barrier: the signal in front of it waits for every copy issued so far.
+    if (q == kDma && !op.deps.empty()) now = std::max(now, outstanding);
     for (const isa::Instruction& in : op.instrs) {
       now += 1.0;  // issue
       switch (in.op) {
@@ -126,9 +128,8 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
           break;
       }
     }
-    if (q == kDma && op.cross_users) now = std::max(now, outstanding);  // the signal is a barrier
     t[std::size_t(q)] = now;
-    finish[std::size_t(id)] = q == kDma ? (op.cross_users ? now : done) : now;
+    finish[std::size_t(id)] = q == kDma ? done : now;
     for (const OpId u : users[std::size_t(id)]) {
       if (--pending[std::size_t(u)] == 0) ready.push_back(u);
     }
@@ -147,47 +148,83 @@ double Pipeline::estimated_cycles() const {
 isa::Program Pipeline::build() const {
   const std::vector<OpId> order = schedule(nullptr);
   const std::size_t n = ops_.size();
-  // Pass 1: where the signals go, and the producer count each op's completion is published at.
+  // Pass 1: the synchronisation of every op, in the global order. te/act/vec publish an op by a signal right after
+  // it. The dma queue defers its signals: consecutive copies are issued back to back and one signal (a barrier)
+  // publishes them all, just before the queue's next wait (so a wait never depends on an unpublished copy), before a
+  // copy that must follow an earlier one (buffer reuse), and at the end.
+  struct Sync {
+    bool signal_before = false;  // dma: flush / barrier signal in front of the op
+    bool signal_after = false;   // te/act/vec: publish the op
+    std::vector<std::pair<int, uint32_t>> waits;  // (producer queue, count)
+  };
+  std::vector<Sync> sync(n);
   std::vector<uint32_t> published(n, 0);
-  std::vector<bool> barrier_before(n, false);
   std::array<uint32_t, kQueues> count{};
-  std::vector<uint32_t> issued_at(n, 0);  // dma: the dma signal count when the op was issued
+  std::array<std::array<uint32_t, kQueues>, kQueues> waited{};  // [consumer][producer] count already waited for
+  std::vector<OpId> pending;                                     // dma ops waiting for a signal
+  std::vector<uint32_t> issued_at(n, 0);                         // dma: signals before the op
+  auto flush = [&] {
+    ++count[kDma];
+    for (const OpId p : pending) published[std::size_t(p)] = count[kDma];
+    pending.clear();
+  };
   for (const OpId id : order) {
     const Op& op = ops_[std::size_t(id)];
     const int q = static_cast<int>(op.engine);
-    if (q == kDma) {
-      for (const OpId d : op.deps) {
-        if (static_cast<int>(ops_[std::size_t(d)].engine) == kDma && issued_at[std::size_t(d)] == count[kDma]) {
-          barrier_before[std::size_t(id)] = true;
-        }
-      }
-      if (barrier_before[std::size_t(id)]) ++count[kDma];
-      issued_at[std::size_t(id)] = count[kDma];
+    Sync& sy = sync[std::size_t(id)];
+    std::array<uint32_t, kQueues> need{};
+    bool after_dma_copy = false;
+    for (const OpId d : op.deps) {
+      const int pq = static_cast<int>(ops_[std::size_t(d)].engine);
+      if (pq != q) need[std::size_t(pq)] = std::max(need[std::size_t(pq)], published[std::size_t(d)]);
+      if (q == kDma && pq == kDma && issued_at[std::size_t(d)] == count[kDma]) after_dma_copy = true;
     }
-    if (op.cross_users) published[std::size_t(id)] = ++count[std::size_t(q)];
+    for (int pq = 0; pq < kQueues; ++pq) {
+      if (need[std::size_t(pq)] > waited[std::size_t(q)][std::size_t(pq)]) {
+        sy.waits.emplace_back(pq, need[std::size_t(pq)]);
+        waited[std::size_t(q)][std::size_t(pq)] = need[std::size_t(pq)];
+      }
+    }
+    if (q == kDma) {
+      if (after_dma_copy || (!sy.waits.empty() && !pending.empty())) {
+        sy.signal_before = true;
+        flush();
+      }
+      issued_at[std::size_t(id)] = count[kDma];
+      if (op.cross_users) pending.push_back(id);
+    } else if (op.cross_users) {
+      sy.signal_after = true;
+      published[std::size_t(id)] = ++count[std::size_t(q)];
+    }
   }
-  // Pass 2: emit, with the waits.
+  const bool final_flush = !pending.empty();
+  if (final_flush) flush();
+
+  // Pass 2: emit.
   isa::Program prog;
-  std::array<std::array<uint32_t, kQueues>, kQueues> waited{};  // [consumer][producer] count already waited for
+  std::array<std::array<uint32_t, kQueues>, kQueues> emitted{};
   for (const OpId id : order) {
     const Op& op = ops_[std::size_t(id)];
     const int q = static_cast<int>(op.engine);
     auto& out = prog.queues[std::size_t(q)];
+    const Sync& sy = sync[std::size_t(id)];
+    if (sy.signal_before) out.push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + q), 1));
+    // Recompute the waits with the final published counts (a dma producer's count is known only after its flush).
     std::array<uint32_t, kQueues> need{};
     for (const OpId d : op.deps) {
       const int pq = static_cast<int>(ops_[std::size_t(d)].engine);
       if (pq != q) need[std::size_t(pq)] = std::max(need[std::size_t(pq)], published[std::size_t(d)]);
     }
     for (int pq = 0; pq < kQueues; ++pq) {
-      if (need[std::size_t(pq)] > waited[std::size_t(q)][std::size_t(pq)]) {
+      if (need[std::size_t(pq)] > emitted[std::size_t(q)][std::size_t(pq)]) {
         out.push_back(sem(isa::Opcode::kSemWait, uint8_t(first_sem_ + pq), need[std::size_t(pq)]));
-        waited[std::size_t(q)][std::size_t(pq)] = need[std::size_t(pq)];
+        emitted[std::size_t(q)][std::size_t(pq)] = need[std::size_t(pq)];
       }
     }
-    if (barrier_before[std::size_t(id)]) out.push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + q), 1));
     out.insert(out.end(), op.instrs.begin(), op.instrs.end());
-    if (op.cross_users) out.push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + q), 1));
+    if (sy.signal_after) out.push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + q), 1));
   }
+  if (final_flush) prog.queues[kDma].push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + kDma), 1));
   for (auto& qi : prog.queues) {
     if (!qi.empty()) qi.push_back(isa::Instruction::halt());
   }

@@ -8,7 +8,9 @@
 //     order is topological, so no queue can wait for something that comes later: the program cannot deadlock;
 //   - every queue q signals one semaphore, first_sem + q, by 1 after each op that another queue depends on; a
 //     consumer waits for the producer's count (waits already implied by an earlier wait are left out). On the dma
-//     queue a signal also waits for all earlier copies, so it means "these copies are done";
+//     queue a signal also waits for all earlier copies (it means "these copies are done"), so the dma queue defers
+//     its signals: copies are issued back to back and one signal publishes them all, placed just before the
+//     queue's next wait (a wait never depends on an unpublished copy), before a barrier, or at the end;
 //   - on the te, act and vec queues an instruction completes before the next starts, so dependencies inside these
 //     queues need nothing; a dma op that depends on an earlier dma op (a buffer reused after its store) gets a
 //     signal (a barrier) in front of it unless one came since;

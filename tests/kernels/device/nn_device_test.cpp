@@ -1,6 +1,8 @@
 // Softmax, LayerNorm, RMSNorm and TE transpose end to end: host tensors -> driver -> in-process SystemC model
 // (tiny config: 16 partitions, 16x16 TE; four queues running concurrently) -> HBM result, compared bit for bit with
-// the golden kernels. Ragged shapes, special values, narrow inputs/outputs.
+// the golden kernels. Ragged shapes, special values, narrow inputs/outputs. The device runs with the model's own
+// hazard checker (two engines touching the same SBUF/PSUM bytes without a semaphore chain) and uninitialised-read
+// checker on, so each run also proves the program orders every access the model sees and reads nothing unwritten.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -14,7 +16,9 @@
 #include "firmware/kernels/nn_launch.h"
 #include "tests/kernels/nn_test_util.h"
 #include "tests/kernels/program_sim.h"
-#include "tests/model/device_fixture.h"
+#include "cosim/device/sim_device.h"
+#include "model/config/chip_config.h"
+#include "model/mmio/trn_regs.h"
 #include "tests/support/test_seed.h"
 
 namespace trnsim::kernels {
@@ -24,11 +28,44 @@ using isa::DataType;
 
 constexpr uint64_t kTimeout = 50'000'000;
 
-void report(const std::string& what, const KernelRun& r, const driver::DeviceInfo& info) {
-  std::cout << fmt::format("[ model    ] {}: {} cycles ({:.1f} us), {} instructions (te {}, dma {}, act {}, vec {})\n",
-                           what, r.run.cycles, info.cycles_to_us(r.run.cycles), r.instructions, r.run.retired[0],
-                           r.run.retired[1], r.run.retired[2], r.run.retired[3]);
+/// The process's device (tiny, TLM datapath) with the hazard and uninitialised-read checkers on.
+cosim::SimDevice& checked_device() {
+  static const std::unique_ptr<cosim::SimDevice> dev = [] {
+    cosim::SimDeviceOptions o;
+    o.te = cosim::TeMode::kTlm;
+    o.check_hazards = true;
+    o.check_uninit = true;
+    return std::make_unique<cosim::SimDevice>(model::chip_config("tiny"), o);
+  }();
+  return *dev;
 }
+
+class CheckedDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dev_ = &checked_device();
+    dev_->write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
+    drv_ = std::make_unique<driver::Driver>(*dev_);
+    before_ = dev_->usage();
+  }
+  /// Prints cycles, instructions per queue and each engine's busy share of the run.
+  void report(const std::string& what, const KernelRun& r) const {
+    const cosim::UsageReport after = dev_->usage();
+    const double elapsed = after.elapsed_us - before_.elapsed_us;
+    std::string busy;
+    for (std::size_t q = 0; q < after.queues.size() && q < before_.queues.size(); ++q) {
+      busy += fmt::format(" {} {:.0f}%", after.queues[q].name,
+                          elapsed > 0 ? 100.0 * (after.queues[q].busy_us - before_.queues[q].busy_us) / elapsed : 0.0);
+    }
+    std::cout << fmt::format("[ model    ] {}: {} cycles ({:.1f} us), {} instructions (te {}, dma {}, act {}, vec {}); "
+                             "busy:{}\n",
+                             what, r.run.cycles, drv_->info().cycles_to_us(r.run.cycles), r.instructions,
+                             r.run.retired[0], r.run.retired[1], r.run.retired[2], r.run.retired[3], busy);
+  }
+  cosim::SimDevice* dev_ = nullptr;
+  std::unique_ptr<driver::Driver> drv_;
+  cosim::UsageReport before_;
+};
 
 struct Case {
   int rows, cols;
@@ -43,7 +80,7 @@ std::string name_of(const Case& c) {
                      c.specials ? "_special" : "", c.causal ? "_causal" : "");
 }
 
-class SoftmaxOnModel : public test::DeviceTest, public ::testing::WithParamInterface<Case> {};
+class SoftmaxOnModel : public CheckedDeviceTest, public ::testing::WithParamInterface<Case> {};
 
 TEST_P(SoftmaxOnModel, MatchesGoldenBitForBit) {
   const Case c = GetParam();
@@ -59,7 +96,7 @@ TEST_P(SoftmaxOnModel, MatchesGoldenBitForBit) {
   const KernelRun r = run_softmax(*drv_, l, in, kTimeout);
   const golden::SoftmaxSpec s{c.rows, c.cols, c.scale, c.causal, 0, c.in, c.out};
   test::expect_same_bits(r.out, golden::softmax_rows(s, in), c.cols, "softmax");
-  report("softmax " + name_of(c), r, drv_->info());
+  report("softmax " + name_of(c), r);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxOnModel, ::testing::Values(Case{1, 1}, Case{17, 33}, Case{45, 700}, Case{130, 5},
@@ -71,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxOnModel, ::testing::Values(Case{1, 1}, C
                                       Case{128, 128, DataType::kFp32, DataType::kBf16, false, 0.125f, true}),
                          [](const auto& i) { return name_of(i.param); });
 
-class NormOnModel : public test::DeviceTest, public ::testing::WithParamInterface<Case> {};
+class NormOnModel : public CheckedDeviceTest, public ::testing::WithParamInterface<Case> {};
 
 TEST_P(NormOnModel, LayerNormMatchesGoldenBitForBit) {
   const Case c = GetParam();
@@ -87,7 +124,7 @@ TEST_P(NormOnModel, LayerNormMatchesGoldenBitForBit) {
   const KernelRun r = run_layernorm(*drv_, l, in, gamma, beta, kTimeout);
   const golden::NormSpec s{c.rows, c.cols, l.eps, c.in, c.out};
   test::expect_same_bits(r.out, golden::layernorm_rows(s, in, gamma, beta), c.cols, "layernorm");
-  report("layernorm " + name_of(c), r, drv_->info());
+  report("layernorm " + name_of(c), r);
 }
 
 TEST_P(NormOnModel, RmsNormMatchesGoldenBitForBit) {
@@ -103,7 +140,7 @@ TEST_P(NormOnModel, RmsNormMatchesGoldenBitForBit) {
   const KernelRun r = run_rmsnorm(*drv_, l, in, gamma, kTimeout);
   const golden::NormSpec s{c.rows, c.cols, l.eps, c.in, c.out};
   test::expect_same_bits(r.out, golden::rmsnorm_rows(s, in, gamma), c.cols, "rmsnorm");
-  report("rmsnorm " + name_of(c), r, drv_->info());
+  report("rmsnorm " + name_of(c), r);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, NormOnModel,
@@ -121,7 +158,7 @@ struct TCase {
   bool specials = false;
 };
 
-class TransposeOnModel : public test::DeviceTest, public ::testing::WithParamInterface<TCase> {};
+class TransposeOnModel : public CheckedDeviceTest, public ::testing::WithParamInterface<TCase> {};
 
 TEST_P(TransposeOnModel, MatchesGoldenBitForBit) {
   const TCase c = GetParam();
@@ -137,7 +174,7 @@ TEST_P(TransposeOnModel, MatchesGoldenBitForBit) {
   test::expect_same_bits(r.out, golden::transpose_te(c.dtype, c.rows, c.cols, in, int(drv_->info().te_rows), c.out),
                          c.rows, "transpose");
   report(fmt::format("transpose {}x{} {}->{}", c.rows, c.cols, isa::dtype_name(c.dtype), isa::data_type_name(c.out)),
-         r, drv_->info());
+         r);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TransposeOnModel,
