@@ -48,8 +48,10 @@ class CheckedDeviceTest : public ::testing::Test {
     drv_ = std::make_unique<driver::Driver>(*dev_);
     before_ = dev_->usage();
   }
-  /// Prints cycles, instructions per queue and each engine's busy share of the run.
-  void report(const std::string& what, const KernelRun& r) const {
+  /// Prints cycles, instructions per queue and each engine's busy share of the run; the cycles must agree with
+  /// program_sim's estimate of a program of the same shape (the cost figures of docs/isa.md) within 1 %.
+  void report(const std::string& what, const KernelRun& r, const isa::Program& same_shape) const {
+    const test::TimingEstimate est = test::estimate_timing(drv_->info(), same_shape);
     const cosim::UsageReport after = dev_->usage();
     const double elapsed = after.elapsed_us - before_.elapsed_us;
     std::string busy;
@@ -58,9 +60,11 @@ class CheckedDeviceTest : public ::testing::Test {
                           elapsed > 0 ? 100.0 * (after.queues[q].busy_us - before_.queues[q].busy_us) / elapsed : 0.0);
     }
     std::cout << fmt::format("[ model    ] {}: {} cycles ({:.1f} us), {} instructions (te {}, dma {}, act {}, vec {}); "
-                             "busy:{}\n",
+                             "busy:{}; estimate {} ({:+.1f}%)\n",
                              what, r.run.cycles, drv_->info().cycles_to_us(r.run.cycles), r.instructions,
-                             r.run.retired[0], r.run.retired[1], r.run.retired[2], r.run.retired[3], busy);
+                             r.run.retired[0], r.run.retired[1], r.run.retired[2], r.run.retired[3], busy, est.cycles,
+                             100.0 * (double(est.cycles) - double(r.run.cycles)) / double(r.run.cycles));
+    EXPECT_NEAR(double(est.cycles), double(r.run.cycles), 0.01 * double(r.run.cycles) + 100.0) << what;
   }
   cosim::SimDevice* dev_ = nullptr;
   std::unique_ptr<driver::Driver> drv_;
@@ -96,7 +100,7 @@ TEST_P(SoftmaxOnModel, MatchesGoldenBitForBit) {
   const KernelRun r = run_softmax(*drv_, l, in, kTimeout);
   const golden::SoftmaxSpec s{c.rows, c.cols, c.scale, c.causal, 0, c.in, c.out};
   test::expect_same_bits(r.out, golden::softmax_rows(s, in), c.cols, "softmax");
-  report("softmax " + name_of(c), r);
+  report("softmax " + name_of(c), r, make_softmax_program(drv_->info(), l));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxOnModel, ::testing::Values(Case{1, 1}, Case{17, 33}, Case{45, 700}, Case{130, 5},
@@ -124,7 +128,7 @@ TEST_P(NormOnModel, LayerNormMatchesGoldenBitForBit) {
   const KernelRun r = run_layernorm(*drv_, l, in, gamma, beta, kTimeout);
   const golden::NormSpec s{c.rows, c.cols, l.eps, c.in, c.out};
   test::expect_same_bits(r.out, golden::layernorm_rows(s, in, gamma, beta), c.cols, "layernorm");
-  report("layernorm " + name_of(c), r);
+  report("layernorm " + name_of(c), r, make_layernorm_program(drv_->info(), l));
 }
 
 TEST_P(NormOnModel, RmsNormMatchesGoldenBitForBit) {
@@ -140,7 +144,7 @@ TEST_P(NormOnModel, RmsNormMatchesGoldenBitForBit) {
   const KernelRun r = run_rmsnorm(*drv_, l, in, gamma, kTimeout);
   const golden::NormSpec s{c.rows, c.cols, l.eps, c.in, c.out};
   test::expect_same_bits(r.out, golden::rmsnorm_rows(s, in, gamma), c.cols, "rmsnorm");
-  report("rmsnorm " + name_of(c), r);
+  report("rmsnorm " + name_of(c), r, make_rmsnorm_program(drv_->info(), l));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, NormOnModel,
@@ -174,7 +178,7 @@ TEST_P(TransposeOnModel, MatchesGoldenBitForBit) {
   test::expect_same_bits(r.out, golden::transpose_te(c.dtype, c.rows, c.cols, in, int(drv_->info().te_rows), c.out),
                          c.rows, "transpose");
   report(fmt::format("transpose {}x{} {}->{}", c.rows, c.cols, isa::dtype_name(c.dtype), isa::data_type_name(c.out)),
-         r);
+         r, make_transpose_program(drv_->info(), l));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TransposeOnModel,
