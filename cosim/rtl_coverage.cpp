@@ -1,5 +1,5 @@
 // See rtl_coverage.h. Compiled into trn_rtl (rtl/CMakeLists.txt), whose sources see Verilator's VM_COVERAGE.
-#include "cosim/rtl_coverage.h"
+#include "rtl_coverage.h"  // beside this file: trn_rtl has no include path to the repository root
 
 #include <atomic>
 #include <cstdio>
