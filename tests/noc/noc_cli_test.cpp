@@ -1,0 +1,106 @@
+// `trnsim noc` as a user runs it: the report and its last line, exit 0 on a clean run, 2 with a one-line reason for
+// every kind of bad flag, --rtl picking the right router build or naming the builds, --lockstep.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "tests/cli/cli_runner.h"
+
+namespace trnsim::test {
+namespace {
+
+std::string last_line(const std::string& s) {
+  std::string t = s;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  const size_t nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+// A bad flag: exit 2, one line on stderr containing `reason`, nothing simulated.
+void expect_bad(const std::string& args, const std::string& reason) {
+  const Result r = run("noc " + args);
+  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
+  EXPECT_NE(r.err.find(reason), std::string::npos) << args << ": stderr was: " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  EXPECT_EQ(r.out.find("injected="), std::string::npos) << args;
+}
+
+TEST(NocCli, CleanRunReportsAndEndsWithInjectedDelivered) {
+  const Result r = run("noc --topology torus --dims 4x4 --traffic uniform --rate 0.2 --cycles 2000 --seed 7");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::smatch o, a;
+  ASSERT_TRUE(std::regex_search(r.out, o, std::regex("offered: +([0-9.]+) flits/node/cycle"))) << r.out;
+  ASSERT_TRUE(std::regex_search(r.out, a, std::regex("accepted: +([0-9.]+) flits/node/cycle"))) << r.out;
+  EXPECT_NEAR(std::stod(o[1]), 0.2, 0.01);  // Bernoulli arrivals over 2000 cycles x 16 nodes
+  EXPECT_NEAR(std::stod(a[1]), std::stod(o[1]), 0.01);  // far below saturation: all of it is accepted
+  EXPECT_NE(r.out.find("latency:    mean "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" p99 "), std::string::npos) << r.out;
+  std::smatch m;
+  const std::string last = last_line(r.out);
+  ASSERT_TRUE(std::regex_match(last, m, std::regex("injected=([0-9]+) delivered=([0-9]+)"))) << last;
+  EXPECT_EQ(m[1], m[2]);
+  EXPECT_GT(std::stoull(m[1]), 100u);  // 16 nodes x 2000 cycles x 0.2 / 3 flits per packet ~ 2100
+}
+
+TEST(NocCli, EveryPatternTopologyAndDimensionRuns) {
+  for (const std::string args :
+       {"--traffic transpose --dims 4x4 --rate 0.3", "--traffic bitcomp --dims 3x5 --rate 0.3",
+        "--traffic hotspot --dims 2x2x2 --rate 0.2", "--traffic neighbor --topology mesh --dims 4x4 --rate 0.5",
+        "--traffic uniform --topology mesh --dims 3x3x3 --rate 0.1 --vcs 4", "--dims 8 --rate 0.3",
+        "--dims 4x4 --vcs 8 --vc-groups 2 --buf-depth 8 --link-latency 2 --packet-flits 4 --rate 0.5"}) {
+    const Result r = run("noc --cycles 1000 " + args);
+    EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.out << r.err;
+    EXPECT_EQ(last_line(r.out).rfind("injected=", 0), 0u) << args << "\n" << r.out;
+  }
+}
+
+TEST(NocCli, RtlPicksTheBuildAndLockstepCompares) {
+  Result r = run("noc --rtl --dims 4x4 --vcs 4 --rate 0.3 --cycles 500");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("RTL (verilated router build d2v4)"), std::string::npos) << r.out;
+  r = run("noc --rtl --dims 2x2x2 --rate 0.3 --cycles 500");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("build d3v4g2"), std::string::npos) << r.out;
+  r = run("noc --lockstep --dims 4x4 --traffic hotspot --rate 0.3 --cycles 500");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("port values compared, all equal"), std::string::npos) << r.out;
+  EXPECT_EQ(last_line(r.out).rfind("injected=", 0), 0u) << r.out;
+}
+
+TEST(NocCli, BadFlagsExitTwoWithTheReason) {
+  expect_bad("--traffic random", "--traffic random: unknown (uniform, transpose, bitcomp, hotspot, neighbor)");
+  expect_bad("--topology ring", "--topology ring: unknown (torus, mesh)");
+  expect_bad("--dims 4x1", "dimension 1 has 1 routers");
+  expect_bad("--dims 4x4x4x4", "4 dimensions, at most 3");
+  expect_bad("--dims 4x17", "every dimension needs 2..16");
+  expect_bad("--dims 4xx4", "expected sizes like 4x4");
+  expect_bad("--traffic transpose --dims 3x5", "transpose needs the same size in every dimension");
+  expect_bad("--rate 1.5", "--rate 1.5: outside [0, 1]");
+  expect_bad("--rate -0.1", "outside [0, 1]");
+  expect_bad("--vcs 3", "3 VCs in 1 groups");
+  expect_bad("--buf-depth 0", "buffer depth 0 outside 1..63");
+  expect_bad("--packet-flits 0", "--packet-flits 0");
+  expect_bad("--packet-flits 5-2", "MIN-MAX");
+  expect_bad("--rtl --dims 2x2x2 --vcs 2", "no RTL router build for a 3-D torus with 2 VCs");
+  expect_bad("--rtl --dims 4x4 --vcs 8", "built: d2v2 (2-D, 2 VCs, 1 group, depth 4)");
+  expect_bad("--rtl --dims 4x4 --buf-depth 8", "and depth 8");
+  expect_bad("--rtl --dims 8", "no RTL router build for a 1-D torus");
+  expect_bad("--rtl --topology mesh", "the RTL router is built for tori only");
+  expect_bad("--cycles 0", "--cycles 0");
+  expect_bad("--hotspot-fraction 2", "--hotspot-fraction 2");
+}
+
+// Exit 1 when packets are not delivered: a run whose drain limit is too short to empty the source queues.
+TEST(NocCli, UndeliveredPacketsExitOne) {
+  const Result r = run("noc --dims 4x4 --rate 1.0 --cycles 2000 --drain-cycles 10");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("FAIL: drain limit"), std::string::npos) << r.err;
+  std::smatch m;
+  const std::string last = last_line(r.out);
+  ASSERT_TRUE(std::regex_match(last, m, std::regex("injected=([0-9]+) delivered=([0-9]+)"))) << last;
+  EXPECT_LT(std::stoull(m[2]), std::stoull(m[1]));
+}
+
+}  // namespace
+}  // namespace trnsim::test
