@@ -20,6 +20,7 @@
 #include "firmware/golden/gemm_golden.h"
 #include "firmware/isa/isa.h"
 #include "firmware/kernels/gemm_launch.h"
+#include "tools/trnsim/collective_cmd.h"
 #include "tools/trnsim/commands.h"
 #include "tools/trnsim/device_session.h"
 #include "tools/trnsim/workloads.h"
@@ -37,6 +38,7 @@ struct RunOptions {
   uint64_t seed = 1;
   std::string report;
   WorkloadOptions composite;  ///< shape, --inputs, --outputs of the composite workloads (workloads.h)
+  CollectiveOptions collective;  ///< --bytes, --algo of the collective workloads (collective_cmd.h)
 };
 
 /// A named GEMM workload: out[M, N] = stationary[K, M]^T @ moving[K, N].
@@ -239,6 +241,10 @@ Action add_run(CLI::App& app) {
     names.push_back(w.name);
     workload_help += fmt::format("\n  {:<18} {}", w.name, w.summary);
   }
+  for (const auto& [name, summary] : collective_workloads()) {
+    names.push_back(name);
+    workload_help += fmt::format("\n  {:<18} {}", name, summary);
+  }
   auto* workload = cmd->add_option("--workload", opts->workload, workload_help)
                        ->check(CLI::IsMember(names))
                        ->capture_default_str();
@@ -273,8 +279,18 @@ Action add_run(CLI::App& app) {
   cmd->add_option("--wave", opts->device.wave, "Write an FST waveform of the RTL Tensor Engine");
   cmd->add_option("--report", opts->report, "Write the figures as JSON");
   add_trace_flags(*cmd, opts->device);
+  add_collective_options(*cmd, opts->collective);
   return [opts] {
     if (!opts->program.empty()) return run_program_file(*opts);
+    if (is_collective_workload(opts->workload)) {
+      CollectiveOptions c = opts->collective;
+      c.workload = opts->workload;
+      c.config = opts->device.config;
+      c.dtype = opts->dtype;
+      c.seed = opts->seed;
+      std::ofstream report = open_report(opts->report);
+      return run_collective_workload(c, [&](const nlohmann::json& j) { write_report(report, opts->report, j); });
+    }
     for (const WorkloadEntry& w : composite_workloads()) {
       if (w.name != opts->workload) continue;
       WorkloadOptions o = opts->composite;

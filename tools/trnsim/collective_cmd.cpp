@@ -1,0 +1,240 @@
+#include "tools/trnsim/collective_cmd.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include <sys/resource.h>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include "firmware/golden/collective_golden.h"
+#include "model/collective/collective_system.h"
+#include "tools/trnsim/commands.h"
+
+namespace trnsim::tool {
+namespace {
+
+namespace mc = model::collective;
+
+/// Host memory the simulated HBM of all chips may take (the buffers are allocated on touch).
+constexpr uint64_t kMaxTouchedBytes = 8ull << 30;
+
+mc::Op op_of(const std::string& w) {
+  return w == "allreduce" ? mc::Op::kAllReduce : w == "allgather" ? mc::Op::kAllGather : mc::Op::kReduceScatter;
+}
+
+/// nccl-tests' bus bandwidth factor (doc/PERFORMANCE.md): 2(n-1)/n for all-reduce, (n-1)/n for all-gather and
+/// reduce-scatter.
+double bus_factor(mc::Op op, int n) {
+  const double f = double(n - 1) / n;
+  return op == mc::Op::kAllReduce ? 2 * f : f;
+}
+
+std::string dims_text(const std::vector<int>& dims) {
+  return fmt::format("{}", fmt::join(dims, "x"));
+}
+
+double peak_rss_gib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_maxrss) / (1024.0 * 1024.0);  // KiB on Linux
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& collective_workloads() {
+  static const std::vector<std::pair<std::string, std::string>> w = {
+      {"allreduce", "all-reduce of --bytes per chip over --config trn2-16|trn2-64 (--dtype fp32|bf16, --algo)"},
+      {"allgather", "all-gather: --bytes is the gathered buffer, each chip contributes its block"},
+      {"reducescatter", "reduce-scatter: --bytes is each chip's input, chip r keeps the sum of block r"}};
+  return w;
+}
+
+bool is_collective_workload(const std::string& name) {
+  const auto& w = collective_workloads();
+  return std::any_of(w.begin(), w.end(), [&](const auto& e) { return e.first == name; });
+}
+
+void add_collective_options(CLI::App& run, CollectiveOptions& o) {
+  run.add_option("--bytes", o.bytes,
+                 "Collective workloads: each chip's buffer in bytes, K/M/G suffixes (x1024^n, as nccl-tests); a "
+                 "multiple of the --dtype size (fp32: 4, bf16: 2); 0 is a no-op")
+      ->capture_default_str();
+  run.add_option("--algo", o.algo,
+                 "Collective workloads: ring (rings along every torus dimension, both directions) or rhd "
+                 "(recursive halving-doubling, power-of-two chip counts)")
+      ->check(CLI::IsMember({"ring", "rhd"}))
+      ->capture_default_str();
+}
+
+uint64_t parse_bytes(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  std::string unit = text.substr(i);
+  for (char& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() > 1 && (unit.substr(1) == "B" || unit.substr(1) == "IB")) unit = unit.substr(0, 1);
+  if (unit == "B") unit.clear();
+  const int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
+  if (i == 0 || i > 15 || shift < 0) {
+    throw BadInput(fmt::format("--bytes {}: not a size (digits with an optional K, M or G, e.g. 64M)", text));
+  }
+  const uint64_t n = std::stoull(text.substr(0, i));
+  if (n > (uint64_t{1} << (50 - shift))) throw BadInput(fmt::format("--bytes {}: too large", text));
+  return n << shift;
+}
+
+int run_collective_workload(const CollectiveOptions& o,
+                            const std::function<void(const nlohmann::json&)>& write_report) {
+  model::ChipConfig cfg;
+  try {
+    cfg = model::chip_config(o.config);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(fmt::format("--config: {}", e.what()));
+  }
+  if (cfg.chips < 2) {
+    throw BadInput(fmt::format("--workload {} runs on a multi-chip system: --config trn2-16 or trn2-64 (not {})",
+                               o.workload, o.config));
+  }
+  if (o.dtype != "fp32" && o.dtype != "bf16") {
+    throw BadInput(fmt::format("--dtype {}: collectives sum fp32 or bf16", o.dtype));
+  }
+  const mc::ElemType type = o.dtype == "fp32" ? mc::ElemType::kFp32 : mc::ElemType::kBf16;
+  const golden::CollectiveDtype gtype =
+      type == mc::ElemType::kFp32 ? golden::CollectiveDtype::kFp32 : golden::CollectiveDtype::kBf16;
+  const uint64_t es = mc::elem_bytes(type);
+  const uint64_t bytes = parse_bytes(o.bytes);
+  if (bytes % es) {
+    throw BadInput(fmt::format("--bytes {} ({} bytes) is not a multiple of the {} element size ({} bytes)", o.bytes,
+                               bytes, o.dtype, es));
+  }
+  const mc::Algorithm algo = o.algo == "rhd" ? mc::Algorithm::kRhd : mc::Algorithm::kRing;
+  const mc::Op op = op_of(o.workload);
+  const uint64_t count = bytes / es;
+  if (bytes * uint64_t(cfg.chips) > kMaxTouchedBytes) {
+    throw BadInput(fmt::format("--bytes {}: {} chips x {:.2f} GiB of HBM is more host memory than this command "
+                               "uses ({} GiB)", o.bytes, cfg.chips, double(bytes) / (1 << 30), kMaxTouchedBytes >> 30));
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  mc::CollectiveSystem sys(cfg);
+  const mc::Topology& topo = sys.topology();
+  const int n = sys.chips();
+  fmt::print("trnsim run: {}, {} bytes per chip ({} {} elements), {} algorithm, seed {}\n", mc::op_name(op), bytes,
+             count, o.dtype, mc::algorithm_name(algo), o.seed);
+  std::string links;
+  for (int d = 0; d < topo.num_dims(); ++d) {
+    links += fmt::format("{}{} {:.0f}", d ? ", " : "", "xyz"[d], topo.gbytes_per_s(d));
+  }
+  fmt::print("  system {}: {} chips, {} torus, link GB/s per direction ({}), hop latency {:.2f} us\n", cfg.name, n,
+             dims_text(topo.dims()), links, topo.hop_latency_ns() / 1000.0);
+  std::vector<uint64_t> weights;
+  if (algo == mc::Algorithm::kRing) {
+    std::vector<std::string> flows;
+    for (const mc::RingFlow& f : sys.ring_flows()) {
+      std::string order;
+      for (int d : f.dims) order += "xyz"[d];
+      flows.push_back(fmt::format("{}{} x{}", order, f.direction > 0 ? "+" : "-", f.weight));
+      weights.push_back(f.weight);
+    }
+    fmt::print("  ring flows        {} (phase order, direction, share)\n", fmt::join(flows, ", "));
+  }
+  if (count == 0) {
+    fmt::print("PASS: 0 bytes: the {} is a no-op (nothing sent, nothing changed)\n", mc::op_name(op));
+    write_report({{"workload", o.workload}, {"config", cfg.name}, {"bytes", 0}, {"pass", true}, {"noop", true}});
+    return kExitOk;
+  }
+  std::fflush(stdout);
+
+  // Chip r's buffer: collective_test_value(seed, r, j) for every element j (all-gather uses block r of it).
+  const auto input = [&](int r, uint64_t j) { return golden::collective_test_value(gtype, o.seed, r, j); };
+  const uint64_t addr = 0;
+  {
+    std::vector<uint8_t> buf(bytes);
+    for (int r = 0; r < n; ++r) {
+      for (uint64_t j = 0; j < count; ++j) {
+        const uint32_t v = input(r, j);
+        std::memcpy(&buf[j * es], &v, es);
+      }
+      sys.hbm(r).write(addr, buf.data(), bytes);
+    }
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  mc::Result res;
+  try {
+    res = sys.run({op, algo, type, count, addr});
+  } catch (const mc::CollectiveError& e) {
+    throw BadInput(fmt::format("--algo {} on --config {}: {}", o.algo, o.config, e.what()));
+  }
+  const auto t2 = std::chrono::steady_clock::now();
+
+  golden::CollectiveAlgorithm galgo{algo == mc::Algorithm::kRhd, topo.dims(), weights};
+  const std::vector<uint32_t> want = op == mc::Op::kAllGather ? golden::collective_gathered(n, count, input)
+                                                              : golden::collective_reduced(galgo, gtype, count, input);
+  const auto t3 = std::chrono::steady_clock::now();
+  uint64_t mismatches = 0, checked = 0;
+  {
+    std::vector<uint8_t> buf(bytes);
+    for (int r = 0; r < n; ++r) {
+      sys.hbm(r).read(addr, buf.data(), bytes);
+      const uint64_t lo = op == mc::Op::kReduceScatter ? golden::collective_block_begin(count, n, r) : 0;
+      const uint64_t hi = op == mc::Op::kReduceScatter ? golden::collective_block_begin(count, n, r + 1) : count;
+      for (uint64_t j = lo; j < hi; ++j) {
+        uint32_t got = 0;
+        std::memcpy(&got, &buf[j * es], es);
+        ++checked;
+        if (got != want[j] && mismatches++ < 5) {
+          fmt::print("  MISMATCH chip {} element {}: got 0x{:0{}X}, golden 0x{:0{}X}\n", r, j, got, es * 2, want[j],
+                     es * 2);
+        }
+      }
+    }
+  }
+  const auto t4 = std::chrono::steady_clock::now();
+  const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+
+  const double us = res.time_ns / 1000.0;
+  const double algbw = double(bytes) / res.time_ns;  // bytes per ns = GB/s
+  const double busbw = algbw * bus_factor(op, n);
+  const double peak = topo.chip_egress_gbytes_per_s();
+  fmt::print("  simulated time    {:.3f} us ({} steps per chip and flow, {} messages)\n", us, res.steps, res.messages);
+  fmt::print("  algbw             {:.2f} GB/s (bytes / simulated time)\n", algbw);
+  fmt::print("  busbw             {:.2f} GB/s (algbw x {}, nccl-tests doc/PERFORMANCE.md)\n", busbw,
+             op == mc::Op::kAllReduce ? "2(n-1)/n" : "(n-1)/n");
+  fmt::print("  link peak         {:.0f} GB/s per chip (sum of its output links); busbw is {:.1f}% of it\n", peak,
+             100.0 * busbw / peak);
+  fmt::print("  busiest link      {:.1f}% busy ({:.3f} us reserved)\n", 100.0 * res.max_link_busy_ns / res.time_ns,
+             res.max_link_busy_ns / 1000.0);
+  fmt::print("  host wall time    {:.3f} s (collective {:.3f} s, fill {:.3f} s, golden {:.3f} s, compare {:.3f} s)\n",
+             secs(t0, t4), secs(t1, t2), secs(t0, t1), secs(t2, t3), secs(t3, t4));
+  fmt::print("  host peak memory  {:.2f} GiB\n", peak_rss_gib());
+  write_report({{"workload", o.workload},
+                {"config", cfg.name},
+                {"chips", n},
+                {"dtype", o.dtype},
+                {"algo", o.algo},
+                {"bytes", bytes},
+                {"seed", o.seed},
+                {"simulated_us", us},
+                {"algbw_gbps", algbw},
+                {"busbw_gbps", busbw},
+                {"link_peak_gbps", peak},
+                {"messages", res.messages},
+                {"wall_s", secs(t0, t4)},
+                {"collective_wall_s", secs(t1, t2)},
+                {"peak_rss_gib", peak_rss_gib()},
+                {"mismatches", mismatches},
+                {"pass", mismatches == 0}});
+  if (mismatches) {
+    fmt::print("FAIL: {} of {} elements differ from the golden {}\n", mismatches, checked, mc::op_name(op));
+    return kExitFail;
+  }
+  fmt::print("PASS: {} elements on {} chips bit-exact against the golden {} ({} order)\n", checked, n,
+             mc::op_name(op), mc::algorithm_name(algo));
+  return kExitOk;
+}
+
+}  // namespace trnsim::tool
