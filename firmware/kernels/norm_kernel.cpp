@@ -59,20 +59,8 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
   const uint32_t gamma = arena.take(row_bytes, "gamma");
   const uint32_t beta = n.layernorm ? arena.take(row_bytes, "beta") : 0;
   const uint32_t junk = arena.take(row_bytes, "squares");
-  const uint64_t per_buffer = (row_bytes + 63) / 64 * 64 + 4 * 64;
-  int nbuf = std::min(kWantedBuffers, tiles);
-  while (nbuf > 1 && uint64_t(nbuf) * per_buffer > arena.left()) --nbuf;
-  struct Buffer {
-    uint32_t x, sum, neg_mean, sq, rstd;
-  };
-  std::vector<Buffer> buf(static_cast<std::size_t>(nbuf));
-  for (auto& b : buf) {
-    b.x = arena.take(row_bytes, "row tile");
-    b.sum = arena.take(4, "columns");
-    b.neg_mean = arena.take(4, "columns");
-    b.sq = arena.take(4, "columns");
-    b.rstd = arena.take(4, "columns");
-  }
+  const std::vector<RowBuffer> buf = take_row_buffers(arena, kWantedBuffers, tiles, n.cols, n.name);
+  const int nbuf = static_cast<int>(buf.size());
 
   Pipeline pipe(info);
   // gamma / beta [cols] -> every partition (source rows 0 bytes apart: a broadcast read).
@@ -88,12 +76,13 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
 
   std::vector<Pipeline::OpId> store(static_cast<std::size_t>(tiles), -1);
   for (int j = 0; j < tiles; ++j) {
-    const Buffer& b = buf[std::size_t(j % nbuf)];
+    const RowBuffer& b = buf[std::size_t(j % nbuf)];
     const int row0 = j * pt, p = std::min(pt, n.rows - row0);
     const isa::Operand x = operand(b.x);
     const Pipeline::OpId load = load_rows(pipe, info, n.in_hbm, n.in_type, row0, p, n.cols, b.x,
                                           {j >= nbuf ? store[std::size_t(j - nbuf)] : -1});
-    const isa::Operand sum = column(b.sum), neg_mean = column(b.neg_mean), sq = column(b.sq), rstd = column(b.rstd);
+    const isa::Operand sum = column(b.column[0]), neg_mean = column(b.column[1]), sq = column(b.column[2]),
+                       rstd = column(b.column[3]);
     Pipeline::OpId centred = load;
     if (n.layernorm) {
       // s = sum x (identity with bias -0 rewrites x unchanged); -mean = (s / cols) * -1; c = x + -mean.

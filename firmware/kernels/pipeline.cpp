@@ -241,6 +241,20 @@ uint32_t PartitionArena::take(uint64_t bytes, const char* what) {
   return static_cast<uint32_t>(at);
 }
 
+std::vector<RowBuffer> take_row_buffers(PartitionArena& arena, int wanted, int tiles, int cols, const char* kernel) {
+  const uint64_t row_bytes = uint64_t(cols) * 4;
+  const uint64_t per_buffer = (row_bytes + 63) / 64 * 64 + 4 * 64;
+  int n = std::max(1, std::min(wanted, tiles));
+  while (n > 1 && uint64_t(n) * per_buffer > arena.left()) --n;
+  const std::string what = fmt::format("{} row tile of {} FP32", kernel, cols);
+  std::vector<RowBuffer> out(static_cast<std::size_t>(n));
+  for (auto& b : out) {
+    b.x = arena.take(row_bytes, what.c_str());
+    for (auto& c : b.column) c = arena.take(4, what.c_str());
+  }
+  return out;
+}
+
 void check_hbm_tensor(const driver::DeviceInfo& info, const char* kernel, const char* tensor, uint64_t addr,
                       uint64_t bytes) {
   if (addr > info.hbm_bytes || bytes > info.hbm_bytes - addr) {

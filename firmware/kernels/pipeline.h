@@ -74,6 +74,15 @@ class PartitionArena {
   uint64_t used_ = 0;
 };
 
+/// One row-tile buffer of the row-wise kernels: a [P, cols] FP32 tile and four [P, 1] FP32 columns.
+struct RowBuffer {
+  uint32_t x = 0;                    ///< offset of the tile
+  std::array<uint32_t, 4> column{};  ///< offsets of the columns (per-row scalars: max, sum, ...)
+};
+/// Takes up to `wanted` (and at most `tiles`) row buffers of `cols` FP32 from what `arena` has left, at least one
+/// (else std::invalid_argument naming `kernel`): several let loads, compute and stores of different tiles overlap.
+std::vector<RowBuffer> take_row_buffers(PartitionArena& arena, int wanted, int tiles, int cols, const char* kernel);
+
 /// Throws std::invalid_argument("KERNEL: TENSOR ...") unless [addr, addr + bytes) lies inside the device's HBM.
 void check_hbm_tensor(const driver::DeviceInfo& info, const char* kernel, const char* tensor, uint64_t addr,
                       uint64_t bytes);

@@ -21,7 +21,6 @@ using isa::Engine;
 using isa::MemSpace;
 
 constexpr int kWantedBuffers = 3;
-constexpr uint32_t kColumnBytes = 64;  // one FP32 per partition, padded to the arena's alignment
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("softmax kernel: " + what);
@@ -43,7 +42,6 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
   const int pt = static_cast<int>(std::min<uint32_t>(info.sbuf_partitions, uint32_t(l.rows)));
   const int tiles = (l.rows + pt - 1) / pt;
   const uint64_t pb = info.sbuf_partition_bytes;
-  const uint64_t row_bytes = uint64_t(l.cols) * 4;
 
   // Causal mask: one [pt, W] tile of -inf / -0 built once; row tile j adds its window starting at column
   // rmo - row0_j (masked iff c > row0 + p + offset). Only tiles with row0 + offset + 1 < cols need it.
@@ -57,20 +55,8 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
 
   PartitionArena arena(pb);
   const uint32_t mask_off = masked_tiles > 0 ? arena.take(uint64_t(mask_width) * 4, "softmax causal mask") : 0;
-  const uint64_t per_buffer = (row_bytes + 63) / 64 * 64 + 4 * kColumnBytes;
-  int nbuf = std::min(kWantedBuffers, tiles);
-  while (nbuf > 1 && uint64_t(nbuf) * per_buffer > arena.left()) --nbuf;
-  struct Buffer {
-    uint32_t x, mx, nb, sum, rcp;
-  };
-  std::vector<Buffer> buf(static_cast<std::size_t>(nbuf));
-  for (auto& b : buf) {
-    b.x = arena.take(row_bytes, "softmax row tile");
-    b.mx = arena.take(4, "softmax columns");
-    b.nb = arena.take(4, "softmax columns");
-    b.sum = arena.take(4, "softmax columns");
-    b.rcp = arena.take(4, "softmax columns");
-  }
+  const std::vector<RowBuffer> buf = take_row_buffers(arena, kWantedBuffers, tiles, l.cols, "softmax kernel");
+  const int nbuf = static_cast<int>(buf.size());
 
   Pipeline pipe(info);
   Pipeline::OpId mask_op = -1;
@@ -93,7 +79,8 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
 
   std::vector<Pipeline::OpId> store(static_cast<std::size_t>(tiles), -1);
   for (int j = 0; j < tiles; ++j) {
-    const Buffer& b = buf[std::size_t(j % nbuf)];
+    const RowBuffer& b = buf[std::size_t(j % nbuf)];
+    const uint32_t mx = b.column[0], nbias = b.column[1], sum_off = b.column[2], rcp = b.column[3];
     const int row0 = j * pt, p = std::min(pt, l.rows - row0);
     const isa::Operand x = operand(b.x);
     const Pipeline::OpId load = load_rows(pipe, info, l.in_hbm, l.in_type, row0, p, l.cols, b.x,
@@ -103,16 +90,16 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
       vmax.push_back(tensor_tensor(AluOp::kAdd, p, l.cols, x, x,
                                    operand(mask_off + uint32_t(rmo - row0) * 4)));
     }
-    vmax.push_back(tensor_reduce(AluOp::kMax, p, l.cols, column(b.mx), x));
-    vmax.push_back(tensor_scalar(AluOp::kMultiply, l.scale, AluOp::kMultiply, -1.0f, p, 1, column(b.nb), column(b.mx)));
+    vmax.push_back(tensor_reduce(AluOp::kMax, p, l.cols, column(mx), x));
+    vmax.push_back(tensor_scalar(AluOp::kMultiply, l.scale, AluOp::kMultiply, -1.0f, p, 1, column(nbias), column(mx)));
     const Pipeline::OpId vmax_op = pipe.add(Engine::kVec, std::move(vmax), {load, j < masked_tiles ? mask_op : -1});
-    const isa::Operand nb = column(b.nb), sum = column(b.sum);
+    const isa::Operand nb = column(nbias), sum = column(sum_off);
     const Pipeline::OpId exp_op =
         pipe.add(Engine::kAct, {activation(ActFunc::kExp, p, l.cols, x, x, l.scale, 0.0f, &nb, &sum)}, {vmax_op});
     const Pipeline::OpId norm_op = pipe.add(
         Engine::kVec,
-        {tensor_scalar(AluOp::kRdivide, 1.0f, AluOp::kNone, 0.0f, p, 1, column(b.rcp), column(b.sum)),
-         tensor_tensor(AluOp::kMultiply, p, l.cols, x, x, column(b.rcp))},
+        {tensor_scalar(AluOp::kRdivide, 1.0f, AluOp::kNone, 0.0f, p, 1, column(rcp), column(sum_off)),
+         tensor_tensor(AluOp::kMultiply, p, l.cols, x, x, column(rcp))},
         {exp_op});
     store[std::size_t(j)] = store_rows(pipe, info, l.out_hbm, l.out_type, row0, p, l.cols, b.x, {norm_op});
   }

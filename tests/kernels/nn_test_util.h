@@ -15,15 +15,12 @@
 #include <fmt/format.h>
 
 #include "firmware/golden/engine_golden.h"
+#include "firmware/golden/float_bits.h"
 #include "firmware/isa/isa.h"
 
 namespace trnsim::test {
 
-inline uint32_t f32_bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
+inline uint32_t f32_bits(float f) { return golden::bits_from_float(f); }
 
 /// Special FP32 values the kernels must carry through in their documented way.
 inline const std::vector<uint32_t>& special_values() {
