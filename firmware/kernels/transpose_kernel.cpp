@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <vector>
 
@@ -83,6 +84,7 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
       Engine::kVec, {iota, tensor_scalar(AluOp::kIsEqual, 0.0f, AluOp::kNone, 0.0f, kt, kt,
                                          operand(ident_off, in_type), operand(iota_off))});
 
+  const bool group_stride_fits = uint64_t(mt) * uint64_t(l.rows) * eo <= uint64_t(INT32_MAX);
   std::vector<std::vector<Pipeline::OpId>> block_te(static_cast<std::size_t>(nblocks));
   std::vector<Pipeline::OpId> slot_drain(static_cast<std::size_t>(slots), -1);
   int next_slot = 0;
@@ -124,8 +126,10 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
         const int m = std::min(mt, l.cols - c);
         const int s = next_slot;
         next_slot = (next_slot + 1) % slots;
-        // A new group at a bank start, after a ragged tile, or when the slots wrap.
-        if (!group_ops.empty() && (s % slots_per_bank == 0 || m < mt || s != group_first_slot + int(group_ops.size()))) {
+        // A new group at a bank start, after a ragged tile, when the slots wrap, or when the output's tile stride
+        // does not fit the ISA's 32-bit strides (then every tile drains alone).
+        if (!group_ops.empty() && (s % slots_per_bank == 0 || m < mt || !group_stride_fits ||
+                                   s != group_first_slot + int(group_ops.size()))) {
           drain(group_c0);
         }
         if (group_ops.empty()) {
