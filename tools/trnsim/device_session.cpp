@@ -21,7 +21,8 @@ DeviceSession open_device(const DeviceFlags& flags) {
     throw BadInput(fmt::format("--config: {}", e.what()));
   }
   if (s.config.chips > 1) {
-    throw BadInput(fmt::format("--config {}: multi-chip systems ({} chips) are not modelled yet; use tiny or trn2",
+    throw BadInput(fmt::format("--config {}: a multi-chip system ({} chips) runs only the collective workloads "
+                               "(allreduce, allgather, reducescatter); use tiny or trn2 for this one",
                                flags.config, s.config.chips));
   }
   const auto mode = cosim::parse_te_mode(flags.te);
