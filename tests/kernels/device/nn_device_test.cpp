@@ -1,5 +1,5 @@
 // Softmax, LayerNorm, RMSNorm and TE transpose end to end: host tensors -> driver -> in-process SystemC model
-// (tiny config: 16 partitions, 16x16 TE; four queues running concurrently) -> HBM result, compared bit for bit with
+// (tiny config: 16 partitions, 16x16 TE, or trn2 in nn_kernels_trn2_device_test; four queues running concurrently) -> HBM result, compared bit for bit with
 // the golden kernels. Ragged shapes, special values, narrow inputs/outputs. The device runs with the model's own
 // hazard checker (two engines touching the same SBUF/PSUM bytes without a semaphore chain) and uninitialised-read
 // checker on, so each run also proves the program orders every access the model sees and reads nothing unwritten.
@@ -28,14 +28,18 @@ using isa::DataType;
 
 constexpr uint64_t kTimeout = 50'000'000;
 
-/// The process's device (tiny, TLM datapath) with the hazard and uninitialised-read checkers on.
+/// The process's device (configuration NN_TEST_CONFIG, a compile definition, default tiny; TLM datapath) with the
+/// hazard and uninitialised-read checkers on.
 cosim::SimDevice& checked_device() {
+#ifndef NN_TEST_CONFIG
+#define NN_TEST_CONFIG "tiny"
+#endif
   static const std::unique_ptr<cosim::SimDevice> dev = [] {
     cosim::SimDeviceOptions o;
     o.te = cosim::TeMode::kTlm;
     o.check_hazards = true;
     o.check_uninit = true;
-    return std::make_unique<cosim::SimDevice>(model::chip_config("tiny"), o);
+    return std::make_unique<cosim::SimDevice>(model::chip_config(NN_TEST_CONFIG), o);
   }();
   return *dev;
 }
