@@ -11,43 +11,12 @@
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/gemm_golden.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/cli/npy_files.h"
 
 namespace {
 
 using namespace trnsim;
 using namespace trnsim::test;
-
-// NumPy .npy version 1.0 writer/reader for 2-D little-endian arrays (format: numpy.org/neps/nep-0001).
-std::string npy_header(const std::string& descr, int64_t rows, int64_t cols) {
-  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
-                     std::to_string(cols) + "), }";
-  while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
-  dict += '\n';
-  std::string h = "\x93NUMPY";
-  h += char(1);
-  h += char(0);
-  h += char(dict.size() & 0xFF);
-  h += char(dict.size() >> 8);
-  return h + dict;
-}
-
-std::string write_npy(const std::vector<uint32_t>& bits, int64_t rows, int64_t cols) {
-  const std::string path = next_scratch(".npy");
-  std::ofstream f(path, std::ios::binary);
-  f << npy_header("<f4", rows, cols);
-  f.write(reinterpret_cast<const char*>(bits.data()), std::streamsize(bits.size() * 4));
-  return path;
-}
-
-std::vector<uint32_t> read_npy_f32(const std::string& path, size_t count) {
-  const std::string bytes = slurp(path);
-  const size_t header = 10 + (uint8_t(bytes[8]) | (uint8_t(bytes[9]) << 8));
-  EXPECT_NE(bytes.find("'descr': '<f4'"), std::string::npos);
-  EXPECT_EQ(bytes.size(), header + count * 4) << path;
-  std::vector<uint32_t> v(count);
-  if (bytes.size() >= header + count * 4) std::memcpy(v.data(), bytes.data() + header, count * 4);
-  return v;
-}
 
 std::vector<uint32_t> random_f32(size_t n, std::mt19937_64& rng) {
   std::normal_distribution<float> d(0.0f, 1.5f);

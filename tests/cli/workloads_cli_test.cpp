@@ -1,0 +1,140 @@
+// `trnsim run` with the composite workloads as a user runs them: every workload passes on small shapes (tiny, TLM
+// datapath); --inputs/--outputs read and write .npy tensors by name (a softmax round trip checked against the
+// golden softmax of the file's values); bad tensors and bad shapes exit 2 naming the file/flag; --help lists them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "firmware/golden/nn_golden.h"
+#include "tests/cli/cli_runner.h"
+#include "tests/cli/npy_files.h"
+
+namespace {
+
+using namespace trnsim;
+using namespace trnsim::test;
+
+const std::string kSmall = " --te tlm --seq 20 --d-model 48 --heads 3 --d-ff 40";
+
+std::string fresh_dir(const std::string& suffix) {
+  const std::string d = scratch(suffix);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+TEST(WorkloadsCli, EveryCompositeWorkloadPassesOnSmallShapes) {
+  for (const std::string w : {"softmax", "layernorm", "rmsnorm", "mlp", "attention", "transformer-block"}) {
+    const std::string report = next_scratch(".json");
+    const Result r = run("run --workload " + w + kSmall + " --report " + report);
+    EXPECT_EQ(r.exit_code, 0) << w << "\n" << r.out << r.err;
+    EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << w << "\n" << r.out;
+    const std::string json = slurp(report);
+    EXPECT_NE(json.find("\"pass\": true"), std::string::npos) << w << "\n" << json;
+    EXPECT_NE(json.find("\"workload\": \"" + w + "\""), std::string::npos) << json;
+    EXPECT_NE(json.find("\"cycles\""), std::string::npos) << json;
+  }
+}
+
+TEST(WorkloadsCli, OneHeadAttentionWithDmaTransposes) {
+  const Result r = run("run --workload attention --te tlm --seq 17 --d-model 24 --heads 1 --dma-transpose");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 head x 24"), std::string::npos) << r.out;
+  EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
+}
+
+TEST(WorkloadsCli, TransformerBlockDefaultIsTheRunDefaultAndNamesItsSteps) {
+  const Result r = run("run --te tlm --seq 9 --d-model 32 --heads 2 --d-ff 24");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("GPT-2 transformer block"), std::string::npos) << r.out;
+  for (const char* step : {"ln1", "qkv gemm", "head * scores", "head * softmax", "proj bias+residual",
+                           "mlp bias+gelu", "mlp bias+residual"}) {
+    EXPECT_NE(r.out.find(step), std::string::npos) << step << "\n" << r.out;
+  }
+}
+
+TEST(WorkloadsCli, InputsAndOutputsRoundTripThroughTheDevice) {
+  // softmax of a given x [heads*seq, seq] = [3*20, 20]; out.npy must be the golden softmax of exactly these values.
+  const int rows = 60, cols = 20;
+  std::mt19937_64 rng(42);
+  std::normal_distribution<float> dist(0.0f, 4.0f);
+  std::vector<uint32_t> x(size_t(rows) * cols);
+  for (auto& v : x) {
+    const float f = dist(rng);
+    std::memcpy(&v, &f, 4);
+  }
+  const std::string in = fresh_dir(".in"), out = fresh_dir(".out");
+  write_npy_to(in + "/x.npy", x, {rows, cols});
+  const Result r = run("run --workload softmax" + kSmall + " --inputs " + in + " --outputs " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("from " + in + "/x.npy"), std::string::npos) << r.out;
+  golden::SoftmaxSpec s;
+  s.rows = rows;
+  s.cols = cols;
+  s.scale = static_cast<float>(1.0 / std::sqrt(16.0));  // head dim 48 / 3
+  const std::vector<uint32_t> want = golden::softmax_rows(s, x);
+  const std::vector<uint32_t> got = read_npy_f32(out + "/out.npy", want.size());
+  EXPECT_EQ(got, want);
+
+  // The transformer block writes its result and named intermediates, each with its shape.
+  const std::string out2 = fresh_dir(".block");
+  const Result b = run("run --workload transformer-block" + kSmall + " --outputs " + out2);
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_NE(slurp(out2 + "/out.npy").find("'shape': (20, 48)"), std::string::npos);
+  EXPECT_NE(slurp(out2 + "/probs.npy").find("'shape': (3, 20, 20)"), std::string::npos);
+  EXPECT_NE(slurp(out2 + "/gT.npy").find("'shape': (40, 20)"), std::string::npos);
+  // Fed back as the next block's x, the output is read from the file (and the run still passes).
+  const std::string in2 = fresh_dir(".in2");
+  std::filesystem::copy_file(out2 + "/out.npy", in2 + "/x.npy");
+  const Result c = run("run --workload transformer-block" + kSmall + " --inputs " + in2);
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("from " + in2 + "/x.npy"), std::string::npos) << c.out;
+}
+
+TEST(WorkloadsCli, BadInputTensorsAreExit2NamingTheFileAndShape) {
+  const std::string in = fresh_dir(".in");
+  write_npy_to(in + "/w1.npy", std::vector<uint32_t>(6, 0), {2, 3});
+  Result r = run("run --workload mlp" + kSmall + " --inputs " + in);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("w1.npy"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[48, 40]"), std::string::npos) << r.err;  // the expected shape
+
+  const std::string in2 = fresh_dir(".f64");
+  {
+    std::ofstream f(in2 + "/gamma.npy", std::ios::binary);
+    f << npy_header("<f8", std::vector<int64_t>{48}) << std::string(48 * 8, '\0');
+  }
+  r = run("run --workload layernorm" + kSmall + " --inputs " + in2);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("gamma.npy"), std::string::npos) << r.err;
+
+  r = run("run --workload layernorm" + kSmall + " --inputs " + in2 + "/missing-dir");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("not a directory"), std::string::npos) << r.err;
+}
+
+TEST(WorkloadsCli, BadShapesAreUsageErrors) {
+  Result r = run("run --workload attention --te tlm --d-model 50 --heads 3");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--heads 3"), std::string::npos) << r.err;
+  r = run("run --workload mlp --te tlm --seq 0");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--seq"), std::string::npos) << r.err;
+}
+
+TEST(WorkloadsCli, HelpListsEveryWorkloadWithOneLine) {
+  const Result r = run("run --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* w : {"gpt2-mlp-up", "gemm", "softmax", "layernorm", "rmsnorm", "mlp", "attention",
+                        "transformer-block"}) {
+    EXPECT_NE(r.out.find(std::string("  ") + w + " "), std::string::npos) << w << "\n" << r.out;
+  }
+}
+
+}  // namespace
