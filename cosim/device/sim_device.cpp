@@ -108,6 +108,7 @@ UsageReport SimDevice::usage() const {
   const auto us = [](const sc_core::sc_time& t) { return t.to_seconds() * 1e6; };
   UsageReport r;
   r.elapsed_us = us(sc_core::sc_time_stamp());
+  r.te_cycle_us = us(core_->control.cycle_time());
   const model::ChipConfig& c = core_->config();
   const auto queue = [&](const model::QueueEngine& e, const char* title, uint32_t mhz) {
     const auto& st = e.stats();

@@ -65,6 +65,7 @@ struct EngineUsage {
 };
 struct UsageReport {
   double elapsed_us = 0;    ///< simulated time since the device was created
+  double te_cycle_us = 0;   ///< one TE cycle as the model counts it (417 ps at 2.4 GHz)
   std::vector<EngineUsage> queues;       ///< te, dma, act, vec (queue id order)
   std::vector<EngineUsage> dma_engines;  ///< one per DMA engine
 };

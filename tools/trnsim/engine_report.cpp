@@ -11,6 +11,12 @@ void print_engine_report(const DeviceSession& s, nlohmann::json& j) {
   const cosim::UsageReport r = s.device->usage();
   const double window = r.elapsed_us;
   const auto pct = [window](double t) { return window > 0 ? 100.0 * t / window : 0.0; };
+  // Busy time in the engine's own clock: whole TE cycles (the model's time unit) x clock / TE clock.
+  const uint32_t te_mhz = s.config.te_clock_mhz;
+  const auto te_cycles = [&](double t_us) { return r.te_cycle_us > 0 ? uint64_t(std::llround(t_us / r.te_cycle_us)) : 0; };
+  const auto own_cycles = [&](double t_us, uint32_t mhz) {
+    return uint64_t(std::llround(double(te_cycles(t_us)) * mhz / te_mhz));
+  };
   fmt::print("  engines           over {:.3f} us simulated: busy, waiting on a semaphore, waiting for DMA, idle\n",
              window);
   fmt::print("    {:<26} {:>9} {:>8} {:>13} {:>11} {:>7} {:>9} {:>9} {:>7}\n", "engine", "clock", "instr",
@@ -18,7 +24,7 @@ void print_engine_report(const DeviceSession& s, nlohmann::json& j) {
   nlohmann::json engines = nlohmann::json::object();
   for (const cosim::EngineUsage& u : r.queues) {
     const double idle = std::max(0.0, window - u.busy_us - u.sem_wait_us - u.dma_wait_us);
-    const auto cycles = uint64_t(std::llround(u.busy_us * u.clock_mhz));
+    const uint64_t cycles = own_cycles(u.busy_us, u.clock_mhz);
     fmt::print("    {:<26} {:>5.2f} GHz {:>8} {:>13} {:>11.3f} {:>6.1f}% {:>8.1f}% {:>8.1f}% {:>6.1f}%\n",
                u.name + " (" + u.title + ")", u.clock_mhz / 1000.0, u.count, cycles, u.busy_us, pct(u.busy_us),
                pct(u.sem_wait_us), pct(u.dma_wait_us), pct(idle));
@@ -26,7 +32,12 @@ void print_engine_report(const DeviceSession& s, nlohmann::json& j) {
                        {"instructions", u.count},     {"busy_cycles", cycles},
                        {"busy_us", u.busy_us},        {"utilization", window > 0 ? u.busy_us / window : 0.0},
                        {"sem_wait_us", u.sem_wait_us}, {"dma_wait_us", u.dma_wait_us},
-                       {"idle_us", idle}};
+                       {"idle_us", idle},
+                       {"te_cycles",
+                        {{"busy", te_cycles(u.busy_us)},
+                         {"sem_wait", te_cycles(u.sem_wait_us)},
+                         {"dma_wait", te_cycles(u.dma_wait_us)},
+                         {"idle", te_cycles(idle)}}}};
   }
   nlohmann::json dma = nlohmann::json::array();
   double busy_sum = 0;
@@ -49,7 +60,7 @@ void print_engine_report(const DeviceSession& s, nlohmann::json& j) {
     fmt::print("    {:<26} {:>5.2f} GHz {:>8} {:>13} {:>11.3f} {:>6.1f}% {:>9} {:>9} {:>6.1f}%   (mean of {}; busiest "
                "{} {:.1f}%)\n",
                fmt::format("dma engines ({} copies)", copies), mhz / 1000.0, "-",
-               uint64_t(std::llround(busy_sum * mhz)), busy_sum, pct(mean), "-", "-", 100.0 - pct(mean), n,
+               own_cycles(busy_sum, mhz), busy_sum, pct(mean), "-", "-", 100.0 - pct(mean), n,
                r.dma_engines[busiest].name, pct(r.dma_engines[busiest].busy_us));
   }
   j["engine_window_us"] = window;

@@ -11,8 +11,8 @@ namespace trnsim::tool {
 
 /// Prints the table for everything the session's device ran so far (all launches since it was opened) to stdout,
 /// indented like the rest of the run report, and stores the same figures in `j["engines"]` (an object keyed by
-/// queue name: te, act, vec, dma, each {clock_mhz, instructions, busy_cycles, busy_us, utilization, sem_wait_us,
-/// dma_wait_us, idle_us}) and `j["dma_engines"]` (an array of {engine, copies, busy_us, utilization}), with
+/// queue name: te, act, vec, dma, each {title, clock_mhz, instructions, busy_cycles (own clock), busy_us,
+/// utilization, sem_wait_us, dma_wait_us, idle_us, te_cycles {busy, sem_wait, dma_wait, idle}}) and `j["dma_engines"]` (an array of {engine, copies, busy_us, utilization}), with
 /// `j["engine_window_us"]` the simulated time the fractions refer to. Then writes the --timeline file, if asked.
 void print_engine_report(const DeviceSession& s, nlohmann::json& j);
 

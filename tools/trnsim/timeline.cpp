@@ -87,19 +87,23 @@ void TimelineRecorder::write(const std::string& path) const {
   for (int e = 0; e < config_.num_dma_engines; ++e) meta(kDmaEngineTrack + e, fmt::format("DMA engine {}", e));
   meta(kLaunchTrack, "launches (doorbell to done)");
 
+  // The model's TE cycle on SystemC's 1 ps grid (417 ps at 2.4 GHz, as CoreControl::cycle_time()): durations in TE
+  // cycles match the device's cycle counter; an engine's own cycles are TE cycles x its clock / the TE clock.
+  const double cycle_ps = double(std::llround(1e6 / config_.te_clock_mhz));
   for (const Slice& s : slices_) {
     const uint64_t dur_ps = s.end_ps - s.start_ps;
+    const int64_t te_cycles = std::llround(double(dur_ps) / cycle_ps);
     json args = {{"operands", s.operands}};
     if (s.index >= 0) args["index"] = s.index;
     if (s.track < isa::kNumQueues) {
       const uint32_t mhz = clock_of(s.track);
-      args["cycles"] = std::llround(double(dur_ps) * mhz / 1e6);  // in the engine's own clock
+      args["cycles"] = std::llround(double(te_cycles) * mhz / config_.te_clock_mhz);  // the engine's own clock
       args["clock_mhz"] = mhz;
-      args["te_cycles"] = std::llround(double(dur_ps) * config_.te_clock_mhz / 1e6);
-      if (s.waited_ps) args["waited_us"] = us(s.waited_ps);
+      args["te_cycles"] = te_cycles;
+      if (s.waited_ps) args["waited_te_cycles"] = std::llround(double(s.waited_ps) / cycle_ps);
     } else if (s.track < kLaunchTrack) {
       args["bytes"] = s.bytes;
-      args["te_cycles"] = std::llround(double(dur_ps) * config_.te_clock_mhz / 1e6);
+      args["te_cycles"] = te_cycles;
     }
     events.push_back({{"name", s.name},
                       {"cat", s.category},
