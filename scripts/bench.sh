@@ -12,8 +12,11 @@
 #   3. Icarus speed: bench/iverilog/trn_te_bench_tb.sv under vvp, same workload; results cross-checked by hash
 #   4. build cost: verilator + C++ compile of trn_te alone, wall time and peak memory, per size (flat for the
 #      default sizes, hierarchical for 64x64/128x128, as rtl/CMakeLists.txt builds them)
+#   noc. NeuronLink latency-throughput sweep and 8x8 NoC simulation speed, TLM and RTL (scripts/noc-sweep; only
+#        when BENCH_STEPS names it)
 #   tlm. chip model: TLM Tensor Engine datapath vs OpenBLAS sgemm (bench/te_tlm_bench), `trnsim run` end to end with
-#        --te tlm and --te rtl, peak host memory of a trn2 run (docs/performance.md, "Chip model (TLM) and end-to-end")
+#        --te tlm and --te rtl, peak host memory of a trn2 run (docs/performance.md, "Chip model (TLM) and end-to-end"),
+#        the GPT-2 transformer block at trn2 --te tlm (cycles, TE utilization, wall time)
 #   5. summary
 #
 # Environment knobs (defaults in brackets):
@@ -500,10 +503,10 @@ if capped cmake --build "$BUILD_DIR" -j "$JOBS" --target te_tlm_bench trnsim > "
   "$TLM_BIN" --rounds="${BENCH_TLM_ROUNDS:-7}" 2>&1 | tee "$OUT/te_tlm_bench.txt" | grep -v '^RESULT'
   while read -r _ shape key value; do R[tlm_${shape}_$key]=$value; done < <(grep '^RESULT' "$OUT/te_tlm_bench.txt")
   R[tlm_kernel]=$(sed -n 's/.*TLM kernel: \([a-z0-9]*\).*/\1/p' "$OUT/te_tlm_bench.txt" | head -1)
-  # (b) the default workload (GPT-2 small MLP up-projection, tiny) on both datapaths, one run each.
+  # (b) the GPT-2 small MLP up-projection (one GEMM, tiny) on both datapaths, one run each.
   for te in tlm rtl; do
     log "trnsim run --te $te --report $OUT/run-$te.json ..."
-    if "$TRNSIM_BIN" run --te "$te" --report "$OUT/run-$te.json" > "$OUT/run-$te.log" 2>&1; then
+    if "$TRNSIM_BIN" run --workload gpt2-mlp-up --te "$te" --report "$OUT/run-$te.json" > "$OUT/run-$te.log" 2>&1; then
       R[run_${te}_macs]=$(json_field "$OUT/run-$te.json" macs_per_host_s)
       R[run_${te}_util]=$(json_field "$OUT/run-$te.json" te_utilization)
       R[run_${te}_wall]=$(json_field "$OUT/run-$te.json" wall_s)
@@ -524,9 +527,32 @@ if capped cmake --build "$BUILD_DIR" -j "$JOBS" --target te_tlm_bench trnsim > "
   else
     log "  failed; see $OUT/run-trn2.log"; tail -3 "$OUT/run-trn2.log" | sed 's/^/    /'
   fi
+  # (d) the GPT-2 small transformer block (seq 128) at trn2 on the TLM datapath: simulated cycles, TE utilization,
+  # host wall time of the device run (goal <= 60 s; docs/performance.md, "Transformer block").
+  log "trnsim run --workload transformer-block --config trn2 --te tlm ..."
+  if "$TRNSIM_BIN" run --workload transformer-block --config trn2 --te tlm --report "$OUT/run-block.json" \
+      > "$OUT/run-block.log" 2>&1; then
+    R[block_cycles]=$(json_field "$OUT/run-block.json" cycles)
+    R[block_util]=$(json_field "$OUT/run-block.json" te_utilization)
+    R[block_wall]=$(json_field "$OUT/run-block.json" wall_s)
+    log "  ${R[block_cycles]} cycles, TE utilization ${R[block_util]}, wall ${R[block_wall]} s; $(tail -1 "$OUT/run-block.log" | cut -c1-60)"
+  else
+    log "  failed; see $OUT/run-block.log"; tail -3 "$OUT/run-block.log" | sed 's/^/    /'
+  fi
 else
   log "build failed; last lines of $OUT/build-tlm.log:"
   tail -20 "$OUT/build-tlm.log"
+fi
+fi
+
+# ---- noc. NeuronLink: latency-throughput sweep to saturation and 8x8 simulation speed, TLM and RTL --------------------
+# (scripts/noc-sweep; opt-in: BENCH_STEPS="... noc"; tables, CSV and SVG plot in $OUT/noc/)
+if step noc; then
+section "noc: NeuronLink sweep and simulation speed (scripts/noc-sweep)"
+if capped cmake --build "$BUILD_DIR" -j "$JOBS" --target trnsim > "$OUT/build-noc.log" 2>&1; then
+  bash "$ROOT/scripts/noc-sweep" "$BUILD_DIR/bin/trnsim" "$OUT/noc" 2> "$OUT/noc.log" || log "noc-sweep failed; see $OUT/noc.log"
+else
+  log "build failed; see $OUT/build-noc.log"
 fi
 fi
 
@@ -606,6 +632,12 @@ status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then 
     if [[ -n "${R[trn2_rss_kb]:-}" ]]; then
       printf '%-40s %-40s %-10s %s\n' "trn2 --te tlm 1024^3 GEMM, peak RSS" "$((R[trn2_rss_kb] / 1024)) MB" "< 4 GB" \
         "$( ((R[trn2_rss_kb] < 4 * 1024 * 1024)) && echo met || echo "NOT met")"
+    fi
+    if [[ -n "${R[block_wall]:-}" ]]; then
+      printf '%-40s %-40s %-10s %s\n' "transformer-block trn2 --te tlm, wall" \
+        "$(printf '%.1f s, %s cycles, TE util %.1f%%' "${R[block_wall]}" "${R[block_cycles]}" \
+            "$(awk -v u="${R[block_util]}" 'BEGIN { print 100 * u }')")" "<= 60 s" \
+        "$(awk -v w="${R[block_wall]}" 'BEGIN { exit !(w <= 60) }' && echo met || echo "NOT met")"
     fi
   fi
   printf '%s\n' "bench wall time: ${T_TOTAL} s"
