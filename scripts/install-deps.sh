@@ -10,8 +10,8 @@ packages=(
   verilator iverilog gtkwave xvfb xauth
   # libraries
   libsystemc-dev libfmt-dev googletest libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libxtensor-dev xtl-dev libopenblas-dev
-  # benchmarks (build time / peak memory)
-  time
+  # benchmarks (build time / peak memory; gnuplot draws the NeuronLink latency-throughput plot of scripts/noc-sweep)
+  time gnuplot-nox
 )
 
 missing=()
