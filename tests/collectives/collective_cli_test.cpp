@@ -1,0 +1,94 @@
+// `trnsim run --workload allreduce|allgather|reducescatter` as a user runs it: PASS lines, algbw/busbw figures,
+// the JSON report, 0 bytes, and every bad flag (exit 2 with the reason).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_runner.h"
+
+namespace trnsim::test {
+namespace {
+
+TEST(CollectiveCli, AllReduceOnTrn2x16PassesAndReportsBusBandwidth) {
+  const std::string report = scratch(".json");
+  const Result r = run("run --workload allreduce --config trn2-16 --bytes 64K --dtype fp32 --report " + report);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASS: 262144 elements on 16 chips bit-exact against the golden all-reduce (ring order)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("busbw"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("link peak         640 GB/s"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(slurp(report));
+  EXPECT_EQ(j["chips"], 16);
+  EXPECT_EQ(j["bytes"], 65536);
+  EXPECT_TRUE(j["pass"].get<bool>());
+  // nccl-tests: busbw = algbw * 2 (n - 1) / n for all-reduce; algbw = bytes / time.
+  const double algbw = j["algbw_gbps"], busbw = j["busbw_gbps"], us = j["simulated_us"];
+  EXPECT_NEAR(algbw, 65536.0 / (us * 1000.0), 1e-9 * algbw);
+  EXPECT_NEAR(busbw, algbw * 2 * 15 / 16, 1e-9 * busbw);
+  EXPECT_LT(busbw, 640.0);
+}
+
+TEST(CollectiveCli, EveryWorkloadAlgorithmAndDtypeOnBothSystems) {
+  for (const char* w : {"allreduce", "allgather", "reducescatter"}) {
+    for (const char* cfg : {"trn2-16", "trn2-64"}) {
+      for (const char* algo : {"ring", "rhd"}) {
+        // 1002 bytes of BF16: 501 elements, not a multiple of 16 or 64 chips.
+        const std::string args = std::string("run --workload ") + w + " --config " + cfg + " --algo " + algo;
+        Result r = run(args + " --bytes 1002 --dtype bf16 --seed 3");
+        EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.out << r.err;
+        EXPECT_NE(r.out.find("PASS"), std::string::npos) << args << "\n" << r.out;
+        r = run(args + " --bytes 4 --dtype fp32");  // one element
+        EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.out << r.err;
+      }
+    }
+  }
+}
+
+TEST(CollectiveCli, ReduceScatterBusBandwidthFactorIsNMinusOneOverN) {
+  const std::string report = scratch(".json");
+  const Result r = run("run --workload reducescatter --config trn2-64 --bytes 1K --dtype fp32 --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(slurp(report));
+  EXPECT_NEAR(j["busbw_gbps"].get<double>(), j["algbw_gbps"].get<double>() * 63 / 64, 1e-9);
+  EXPECT_EQ(j["link_peak_gbps"], 768.0);
+}
+
+TEST(CollectiveCli, ZeroBytesIsANoOp) {
+  const Result r = run("run --workload allgather --config trn2-16 --bytes 0");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("0 bytes: the all-gather is a no-op"), std::string::npos) << r.out;
+}
+
+TEST(CollectiveCli, BadFlagsExitTwoNamingTheProblem) {
+  struct Bad {
+    const char* args;
+    const char* reason;
+  };
+  for (const Bad& b : {Bad{"--config trn2-16 --bytes 6 --dtype fp32", "not a multiple of the fp32 element size"},
+                       Bad{"--config trn2-16 --bytes 3 --dtype bf16", "not a multiple of the bf16 element size"},
+                       Bad{"--config trn2-16 --bytes 12X", "--bytes 12X: not a size"},
+                       Bad{"--config trn2-16 --bytes -4", "--bytes -4: not a size"},
+                       Bad{"--config trn2-16 --bytes 1T", "--bytes 1T: not a size"},
+                       Bad{"--config trn2-16 --algo tree", "--algo"},
+                       Bad{"--config trn2-16 --dtype fp16", "--dtype fp16: collectives sum fp32 or bf16"},
+                       Bad{"--config tiny --bytes 8", "trn2-16 or trn2-64"},
+                       Bad{"--config trn2 --bytes 8", "trn2-16 or trn2-64"},
+                       Bad{"--config trn2-128 --bytes 8", "trn2-128"},
+                       Bad{"--config trn2-64 --bytes 1G", "more host memory"}}) {
+    const Result r = run(std::string("run --workload allreduce ") + b.args);
+    EXPECT_EQ(r.exit_code, 2) << b.args << "\n" << r.out;
+    EXPECT_NE(r.err.find(b.reason), std::string::npos) << b.args << "\n" << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+  }
+}
+
+TEST(CollectiveCli, SizeSuffixesAreBinaryMultiples) {
+  Result r = run("run --workload allreduce --config trn2-16 --bytes 1K --dtype fp32");
+  EXPECT_NE(r.out.find("1024 bytes per chip (256 fp32 elements)"), std::string::npos) << r.out;
+  r = run("run --workload allreduce --config trn2-16 --bytes 2KiB --dtype bf16");
+  EXPECT_NE(r.out.find("2048 bytes per chip (1024 bf16 elements)"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace trnsim::test
