@@ -1,7 +1,9 @@
 // The composite kernels end to end on the in-process SystemC model (tiny config, TLM TE datapath), through the
 // driver, against the golden composites (firmware/golden/transformer_golden.h) bit for bit: the element-wise
 // bias/activation programs, the GELU MLP, one- and multi-head attention and a transformer block, on shapes that are
-// not multiples of the 16 partitions / TE rows, nor of the tiles.
+// not multiples of the 16 partitions / TE rows, nor of the tiles. Every program of a sequence is first checked by
+// program_sim (validation, device limits, deadlock- and race-freedom under any timing), and the device runs with
+// its hazard checker and uninitialised-read checker on.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -17,6 +19,7 @@
 #include "firmware/kernels/kernel_sequence.h"
 #include "firmware/kernels/mlp_kernel.h"
 #include "firmware/kernels/transformer_kernel.h"
+#include "tests/kernels/program_sim.h"
 #include "tests/model/device_fixture.h"
 #include "tests/support/test_seed.h"
 
@@ -26,10 +29,24 @@ namespace {
 using golden::Patterns;
 using isa::DataType;
 
-class CompositeOnModel : public test::DeviceTest {
+/// The process's device (tiny, TLM datapath) with the hazard and uninitialised-read checkers on.
+cosim::SimDevice& checked_device() {
+  static const std::unique_ptr<cosim::SimDevice> dev = [] {
+    cosim::SimDeviceOptions o;
+    o.te = cosim::TeMode::kTlm;
+    o.check_hazards = true;
+    o.check_uninit = true;
+    return std::make_unique<cosim::SimDevice>(model::chip_config("tiny"), o);
+  }();
+  return *dev;
+}
+
+class CompositeOnModel : public ::testing::Test {
  protected:
   void SetUp() override {
-    test::DeviceTest::SetUp();
+    dev_ = &checked_device();
+    dev_->write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
+    drv_ = std::make_unique<driver::Driver>(*dev_);
     rng_.seed(test::test_seed());
   }
 
@@ -69,6 +86,10 @@ class CompositeOnModel : public test::DeviceTest {
   }
 
   SequenceRun run(const KernelSequence& seq) {
+    for (const KernelStep& step : seq) {
+      const test::ProgramCheck c = test::check_program(drv_->info(), step.program);
+      EXPECT_TRUE(c.ok()) << step.name << ":\n" << c.summary();
+    }
     const SequenceRun r = run_sequence(*drv_, seq, 50'000'000);
     std::cout << fmt::format("[ model    ] {} programs, {} cycles\n", r.steps.size(), r.cycles);
     return r;
@@ -87,6 +108,8 @@ class CompositeOnModel : public test::DeviceTest {
   }
 
   int te_rows() const { return int(drv_->info().te_rows); }
+  cosim::SimDevice* dev_ = nullptr;
+  std::unique_ptr<driver::Driver> drv_;
   std::mt19937_64 rng_;
 };
 
