@@ -399,3 +399,80 @@ TEST(NnKernelPrograms, RemovedWaitIsARace) {
 
 }  // namespace
 }  // namespace trnsim::kernels
+
+namespace trnsim::kernels {
+namespace {
+
+// program_sim's view of Vector / Scalar instructions, on hand-written programs.
+isa::Program assemble_or_die(const char* text) { return isa::assemble(text); }
+
+TEST(ProgramSimTensorOps, UnorderedActAndVecWritesRace) {
+  const isa::Program p = assemble_or_die(R"(
+.queue vec
+memset value=1 partitions=16 free=[8] out=sbuf:0:0x0
+halt
+.queue act
+activation func=exp partitions=16 free=[8] out=sbuf:0:0x10 in0=sbuf:0:0x40
+halt
+)");
+  const test::ProgramCheck c = test::check_program(tiny(), p);
+  EXPECT_FALSE(c.ok());
+  EXPECT_NE(c.summary().find("race: vec[0] memset writes SBUF partition 0 [0x0, 0x20) while act[0] activation may still write it"), std::string::npos) << c.summary();
+}
+
+TEST(ProgramSimTensorOps, SemaphoreOrdersThem) {
+  const isa::Program p = assemble_or_die(R"(
+.queue vec
+memset value=1 partitions=16 free=[8] out=sbuf:0:0x0
+sem_signal sem=3 value=1
+halt
+.queue act
+sem_wait sem=3 value=1
+activation func=exp partitions=16 free=[8] out=sbuf:0:0x10 in0=sbuf:0:0x0
+halt
+)");
+  const test::ProgramCheck c = test::check_program(tiny(), p);
+  EXPECT_TRUE(c.ok()) << c.summary();
+  // ... and the reference machine computes exp(1) in every element.
+  const test::RefMemory m = test::run_reference(tiny(), p, std::vector<uint8_t>(64, 0));
+  uint32_t got;
+  std::memcpy(&got, &m.sbuf[5 * tiny().sbuf_partition_bytes + 0x10 + 12], 4);
+  EXPECT_EQ(got, golden::activation_device(isa::ActFunc::kExp, 0x3F800000u));
+}
+
+TEST(ProgramSimTensorOps, VectorReadOfPsumBeforeTheTeFinishedRaces) {
+  const isa::Program p = assemble_or_die(R"(
+.queue te
+load_stationary dtype=bf16 sbuf=0x0 k=16 m=16
+multiply_moving dtype=bf16 sbuf=0x0 psum=0x0 k=16 n=16
+halt
+.queue vec
+tensor_copy partitions=16 free=[16] out=sbuf:0:0x100 in0=psum:0:0x0
+halt
+)");
+  const test::ProgramCheck c = test::check_program(tiny(), p);
+  EXPECT_NE(c.summary().find("race"), std::string::npos) << c.summary();
+  EXPECT_NE(c.summary().find("PSUM"), std::string::npos) << c.summary();
+}
+
+TEST(ProgramSimTensorOps, QuadrantRuleAndRangesAreChecked) {
+  DeviceInfo info = trn2();
+  const isa::Program p = assemble_or_die(R"(
+.queue vec
+memset value=0 partitions=4 free=[8] out=sbuf:0:0x2fffc
+memset value=0 partitions=40 free=[4] out=sbuf:32:0x0
+tensor_reduce op=max partitions=16 free=[8] out=sbuf:0:0x0 in0=sbuf:120:0x0
+halt
+)");
+  test::ProgramCheckOptions opt;
+  opt.max_errors = 100;
+  const test::ProgramCheck c = test::check_program(info, p, opt);
+  EXPECT_NE(c.summary().find("vec[1] memset: out starts at partition 32"), std::string::npos) << c.summary();
+  EXPECT_NE(c.summary().find("vec[2] tensor_reduce reads SBUF partition 128"), std::string::npos) << c.summary();
+  EXPECT_NE(c.summary().find("vec[0] memset writes SBUF partition 0 bytes [0x2fffc, 0x3001c): outside the device"),
+            std::string::npos)
+      << c.summary();
+}
+
+}  // namespace
+}  // namespace trnsim::kernels

@@ -189,7 +189,9 @@ void for_each_run(const Geometry& g, const Instruction& in, uint32_t stationary_
 class Untimed {
  public:
   explicit Untimed(const isa::Program& p) : p_(p) {
-    known_.fill(Known{-1, -1});
+    Known none;
+    none.fill(-1);  // nothing of any queue is known complete yet
+    known_.fill(none);
     for (int q = 0; q < kQueues; ++q) halted_[q] = p.queues[q].empty();
   }
 
