@@ -45,7 +45,7 @@ struct RmsNormLayout {
 /// LayerNorm as a program on queues dma, vec and act (each ending with halt). Uses SBUF from offset 0 of the first
 /// min(rows, sbuf_partitions) partitions, semaphores 0..3 (starting at 0), no PSUM; touches HBM only inside the
 /// four tensors (in, gamma, beta read; out written). Throws std::invalid_argument for rows or cols < 1, an eps that
-/// is negative or not finite, a misaligned address, or cols too large for the SBUF.
+/// is negative or not finite, a tensor outside HBM, or cols too large for the SBUF.
 isa::Program make_layernorm_program(const driver::DeviceInfo& info, const LayerNormLayout& layout);
 
 /// RMSNorm as a program; the same resources and errors as make_layernorm_program (no beta).

@@ -25,7 +25,7 @@ namespace trnsim::kernels {
 struct SoftmaxLayout {
   int rows = 0;                                  ///< >= 1, any number (row tiles of the partition count)
   int cols = 0;                                  ///< >= 1, the free axis the softmax runs along
-  uint64_t in_hbm = 0;                           ///< [rows, cols] in_type, row-major, element-aligned
+  uint64_t in_hbm = 0;                           ///< [rows, cols] in_type, row-major
   uint64_t out_hbm = 0;                          ///< [rows, cols] out_type, row-major (may equal in_hbm if same type)
   float scale = 1.0f;                            ///< applied before the max (attention: 1/sqrt(d)); finite, > 0
   isa::DataType in_type = isa::DataType::kFp32;  ///< any data type (widened exactly on load)
@@ -37,7 +37,7 @@ struct SoftmaxLayout {
 /// The softmax as a program on queues dma, vec and act, each ending with halt. Uses SBUF from offset 0 of the
 /// first min(rows, sbuf_partitions) partitions, semaphores 0..3 (which must start at 0; Driver::run resets them),
 /// no PSUM; touches HBM only inside the two tensors. Throws std::invalid_argument for rows or cols < 1, a scale
-/// that is not finite and > 0, a negative causal_offset, a misaligned address, or rows that do not fit the SBUF
+/// that is not finite and > 0, a negative causal_offset, a tensor outside HBM, or rows that do not fit the SBUF
 /// (cols too large for one row tile of FP32 plus scratch).
 isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxLayout& layout);
 

@@ -37,7 +37,7 @@ struct TransposeLayout {
 /// The transpose as a program on queues te, dma and vec (each ending with halt). Uses SBUF from offset 0 of the
 /// first min(rows, te_rows) partitions, PSUM from offset 0 of the first min(cols, te_cols) partitions and
 /// semaphores 0..3 (starting at 0); touches HBM only inside the two tensors. Throws std::invalid_argument for rows
-/// or cols < 1, misaligned addresses, or a device whose SBUF/PSUM cannot hold one tile.
+/// or cols < 1, a tensor outside HBM, or a device whose SBUF/PSUM cannot hold one tile.
 isa::Program make_transpose_program(const driver::DeviceInfo& info, const TransposeLayout& layout);
 
 }  // namespace trnsim::kernels
