@@ -9,6 +9,7 @@ CTEST_ARGS  ?=
 RUN_ARGS    ?=
 LIST        ?= smoke
 REGRESS_ARGS ?=
+COVERAGE_ARGS ?=
 
 .PHONY: all deps configure build test test-long run lint bench coverage clean help registers-doc
 
@@ -16,12 +17,13 @@ all: build
 
 help:
 	@echo "trnsim make targets:"
-	@echo "  make run        build everything and run the default workload (ends PASS/FAIL)"
+	@echo "  make run        build trnsim and run the default workload, a GPT-2 transformer block (ends PASS/FAIL)"
 	@echo "  make test       install deps, build, run the CTest suite (no 'long' tests)"
 	@echo "  make test-long  the 'long' tests only (e.g. the 64x64 and 128x128 Tensor Engines), in $(BUILD_DIR)-long"
 	@echo "  make lint       verilator --lint-only -Wall over rtl/"
 	@echo "  make regress    seeded regression, list smoke (LIST=full|long; REGRESS_ARGS=\"--seeds 20\"), docs/verification.md"
 	@echo "  make bench      simulation-speed and build-cost benchmarks (docs/performance.md)"
+	@echo "  make coverage   RTL line/toggle/functional coverage: build in $(BUILD_DIR)-cov, report in $(BUILD_DIR)/coverage (docs/verification.md)"
 	@echo "  make registers-doc  regenerate docs/registers.md from model/mmio/registers.json"
 	@echo "  make deps       install missing Debian packages"
 	@echo "  make clean      remove $(BUILD_DIR)/"
@@ -49,7 +51,9 @@ test-long: deps
 	ctest --test-dir $(BUILD_DIR)-long --output-on-failure -L long -j $(JOBS) $(CTEST_ARGS)
 
 # `make run` builds what the run needs (trnsim: the RTL, the chip model, cosim and firmware), not the test and
-# benchmark binaries, so that a fresh machine gets to the result sooner; `make build` builds everything.
+# benchmark binaries, so that a fresh machine gets to the result sooner; `make build` builds everything. The workload
+# is `trnsim run`'s default, transformer-block (GPT-2 small, 128 tokens, tiny config, RTL Tensor Engine); pass others
+# with RUN_ARGS="--workload NAME ...".
 run: deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target trnsim
 	$(BUILD_DIR)/bin/trnsim run $(RUN_ARGS)
@@ -66,6 +70,12 @@ regress: deps
 	  echo "cmake --build $(REGRESS_BUILD) -j $(JOBS) --target" $$targets; \
 	  cmake --build $(REGRESS_BUILD) -j $(JOBS) --target $$targets
 	TRNSIM_BUILD_DIR=$(REGRESS_BUILD) scripts/regress --list $(LIST) -j $(JOBS) --junit $(REGRESS_BUILD)/regress/$(LIST).xml $(REGRESS_ARGS)
+
+# RTL coverage (docs/verification.md, "Coverage"): a coverage build of the RTL in $(BUILD_DIR)-cov (-DTRNSIM_COVERAGE=ON),
+# the RTL tests, verilator_coverage merge, genhtml HTML in $(BUILD_DIR)/coverage/html, a per-block summary on the terminal.
+# COVERAGE_ARGS="--te-sizes 4x4;8x8" builds fewer Tensor Engine sizes.
+coverage: deps
+	bash scripts/coverage --build $(BUILD_DIR)-cov --out $(BUILD_DIR)/coverage -j $(JOBS) $(COVERAGE_ARGS)
 
 lint: deps
 	@bash scripts/lint-rtl.sh
