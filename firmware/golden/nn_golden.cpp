@@ -66,18 +66,25 @@ uint32_t activation_device(isa::ActFunc f, uint32_t zb) {
   constexpr double kSqrt2OverPi = 0.79788456080286535588;
   constexpr double kRsqrt2 = 0.70710678118654752440;
   switch (f) {
-    case isa::ActFunc::kExp: return rounded(std::exp(z));
-    case isa::ActFunc::kRsqrt: return rounded(1.0 / std::sqrt(z));
-    case isa::ActFunc::kLog: return rounded(std::log(z));
-    case isa::ActFunc::kTanh: return rounded(std::tanh(z));
-    case isa::ActFunc::kSigmoid: return rounded(1.0 / (1.0 + std::exp(-z)));
-    case isa::ActFunc::kSilu: return rounded(std::isinf(z) ? (z > 0 ? z : -0.0) : z / (1.0 + std::exp(-z)));
+    case isa::ActFunc::kExp:
+      return rounded(std::exp(z));
+    case isa::ActFunc::kRsqrt:
+      return rounded(1.0 / std::sqrt(z));
+    case isa::ActFunc::kLog:
+      return rounded(std::log(z));
+    case isa::ActFunc::kTanh:
+      return rounded(std::tanh(z));
+    case isa::ActFunc::kSigmoid:
+      return rounded(1.0 / (1.0 + std::exp(-z)));
+    case isa::ActFunc::kSilu:
+      return rounded(std::isinf(z) ? (z > 0 ? z : -0.0) : z / (1.0 + std::exp(-z)));
     case isa::ActFunc::kGelu:
       return rounded(std::isinf(z) ? (z > 0 ? z : -0.0) : 0.5 * z * std::erfc(-z * kRsqrt2));
     case isa::ActFunc::kGeluTanh:
       return rounded(std::isinf(z) ? (z > 0 ? z : -0.0)
                                    : z / (1.0 + std::exp(-2.0 * (kSqrt2OverPi * (z + 0.044715 * (z * z * z))))));
-    default: break;
+    default:
+      break;
   }
   throw std::invalid_argument("golden::activation_device: unknown function");
 }
@@ -141,14 +148,15 @@ std::vector<uint32_t> rmsnorm_rows(const NormSpec& s, const std::vector<uint32_t
     const uint32_t rs = rsqrt_of_mean_plus_eps(q, s.cols, s.eps);
     for (int j = 0; j < s.cols; ++j) {
       const uint32_t y = alu(AluOp::kMultiply, x[std::size_t(j)], rs);
-      out[std::size_t(r) * s.cols + j] = element_from_f32(s.out_type, alu(AluOp::kMultiply, y, gamma[std::size_t(j)]), true);
+      out[std::size_t(r) * s.cols + j] =
+          element_from_f32(s.out_type, alu(AluOp::kMultiply, y, gamma[std::size_t(j)]), true);
     }
   }
   return out;
 }
 
-std::vector<uint32_t> transpose_te(isa::Dtype dtype, int rows, int cols, const std::vector<uint32_t>& in,
-                                   int tile_rows, isa::DataType out_type) {
+std::vector<uint32_t> transpose_te(isa::Dtype dtype, int rows, int cols, const std::vector<uint32_t>& in, int tile_rows,
+                                   isa::DataType out_type) {
   check_shape("transpose_te", rows, cols, in.size());
   if (tile_rows < 1) throw std::invalid_argument("golden::transpose_te: tile_rows must be >= 1");
   std::vector<uint32_t> out(in.size());

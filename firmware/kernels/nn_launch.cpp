@@ -55,8 +55,7 @@ KernelRun launch(driver::Driver& drv, const isa::Program& program, uint64_t out_
 
 }  // namespace
 
-KernelRun run_softmax(driver::Driver& drv, SoftmaxLayout l, const std::vector<uint32_t>& in,
-                      uint64_t timeout_cycles) {
+KernelRun run_softmax(driver::Driver& drv, SoftmaxLayout l, const std::vector<uint32_t>& in, uint64_t timeout_cycles) {
   const uint64_t n = uint64_t(std::max(l.rows, 0)) * uint64_t(std::max(l.cols, 0));
   check_size("run_softmax", "in", in.size(), n);
   drv.free_all();

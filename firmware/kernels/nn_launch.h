@@ -27,8 +27,7 @@ struct KernelRun {
 KernelRun run_softmax(driver::Driver& drv, SoftmaxLayout layout, const std::vector<uint32_t>& in,
                       uint64_t timeout_cycles);
 KernelRun run_layernorm(driver::Driver& drv, LayerNormLayout layout, const std::vector<uint32_t>& in,
-                        const std::vector<uint32_t>& gamma, const std::vector<uint32_t>& beta,
-                        uint64_t timeout_cycles);
+                        const std::vector<uint32_t>& gamma, const std::vector<uint32_t>& beta, uint64_t timeout_cycles);
 KernelRun run_rmsnorm(driver::Driver& drv, RmsNormLayout layout, const std::vector<uint32_t>& in,
                       const std::vector<uint32_t>& gamma, uint64_t timeout_cycles);
 KernelRun run_transpose(driver::Driver& drv, TransposeLayout layout, const std::vector<uint32_t>& in,

@@ -65,10 +65,11 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
   Pipeline pipe(info);
   // gamma / beta [cols] -> every partition (source rows 0 bytes apart: a broadcast read).
   std::vector<isa::Instruction> params;
-  for (const auto& [hbm, off, wanted] : {std::tuple{n.gamma_hbm, gamma, true}, std::tuple{n.beta_hbm, beta, n.layernorm}}) {
+  for (const auto& [hbm, off, wanted] :
+       {std::tuple{n.gamma_hbm, gamma, true}, std::tuple{n.beta_hbm, beta, n.layernorm}}) {
     if (!wanted) continue;
-    const isa::CopyFields c = copy_rows(MemSpace::kHbm, hbm, DataType::kFp32, 0, MemSpace::kSbuf, off,
-                                       DataType::kFp32, int64_t(pb), pt, n.cols);
+    const isa::CopyFields c = copy_rows(MemSpace::kHbm, hbm, DataType::kFp32, 0, MemSpace::kSbuf, off, DataType::kFp32,
+                                        int64_t(pb), pt, n.cols);
     const auto pieces = dma_pieces(c, info.num_dma_engines);
     params.insert(params.end(), pieces.begin(), pieces.end());
   }
@@ -97,14 +98,16 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
     const Pipeline::OpId q_op = pipe.add(
         Engine::kAct, {activation(ActFunc::kSquare, p, n.cols, operand(junk), x, 1.0f, kMinusZero, nullptr, &sq)},
         {centred});
-    const Pipeline::OpId v_op = pipe.add(
-        Engine::kVec, {tensor_scalar(AluOp::kDivide, cols_f, AluOp::kAdd, n.eps, p, 1, sq, sq)}, {q_op});
+    const Pipeline::OpId v_op =
+        pipe.add(Engine::kVec, {tensor_scalar(AluOp::kDivide, cols_f, AluOp::kAdd, n.eps, p, 1, sq, sq)}, {q_op});
     const Pipeline::OpId r_op = pipe.add(
         Engine::kAct, {activation(ActFunc::kRsqrt, p, 1, rstd, sq, 1.0f, kMinusZero, nullptr, nullptr)}, {v_op});
     // out = (c * r) * gamma (+ beta): separate ops, so that the short steps of the next tile can go in between.
     Pipeline::OpId y_op = pipe.add(Engine::kVec, {tensor_tensor(AluOp::kMultiply, p, n.cols, x, x, rstd)}, {r_op});
-    y_op = pipe.add(Engine::kVec, {tensor_tensor(AluOp::kMultiply, p, n.cols, x, x, operand(gamma))}, {y_op, params_op});
-    if (n.layernorm) y_op = pipe.add(Engine::kVec, {tensor_tensor(AluOp::kAdd, p, n.cols, x, x, operand(beta))}, {y_op});
+    y_op =
+        pipe.add(Engine::kVec, {tensor_tensor(AluOp::kMultiply, p, n.cols, x, x, operand(gamma))}, {y_op, params_op});
+    if (n.layernorm)
+      y_op = pipe.add(Engine::kVec, {tensor_tensor(AluOp::kAdd, p, n.cols, x, x, operand(beta))}, {y_op});
     store[std::size_t(j)] = store_rows(pipe, info, n.out_hbm, n.out_type, row0, p, n.cols, b.x, {y_op});
   }
   return pipe.build();

@@ -19,13 +19,13 @@ namespace trnsim::kernels {
 
 /// One LayerNorm's tensors in HBM (HBM-space byte addresses).
 struct LayerNormLayout {
-  int rows = 0;                                  ///< >= 1
-  int cols = 0;                                  ///< >= 1, the normalized (free) axis
-  uint64_t in_hbm = 0;                           ///< [rows, cols] in_type, row-major
-  uint64_t out_hbm = 0;                          ///< [rows, cols] out_type, row-major
-  uint64_t gamma_hbm = 0;                        ///< [cols] FP32
-  uint64_t beta_hbm = 0;                         ///< [cols] FP32
-  float eps = 1e-5f;                             ///< added to the variance; finite, >= 0
+  int rows = 0;            ///< >= 1
+  int cols = 0;            ///< >= 1, the normalized (free) axis
+  uint64_t in_hbm = 0;     ///< [rows, cols] in_type, row-major
+  uint64_t out_hbm = 0;    ///< [rows, cols] out_type, row-major
+  uint64_t gamma_hbm = 0;  ///< [cols] FP32
+  uint64_t beta_hbm = 0;   ///< [cols] FP32
+  float eps = 1e-5f;       ///< added to the variance; finite, >= 0
   isa::DataType in_type = isa::DataType::kFp32;
   isa::DataType out_type = isa::DataType::kFp32;
 };
@@ -34,10 +34,10 @@ struct LayerNormLayout {
 struct RmsNormLayout {
   int rows = 0;
   int cols = 0;
-  uint64_t in_hbm = 0;                           ///< [rows, cols] in_type, row-major
-  uint64_t out_hbm = 0;                          ///< [rows, cols] out_type, row-major
-  uint64_t gamma_hbm = 0;                        ///< [cols] FP32
-  float eps = 1e-6f;                             ///< added to the mean square; finite, >= 0
+  uint64_t in_hbm = 0;     ///< [rows, cols] in_type, row-major
+  uint64_t out_hbm = 0;    ///< [rows, cols] out_type, row-major
+  uint64_t gamma_hbm = 0;  ///< [cols] FP32
+  float eps = 1e-6f;       ///< added to the mean square; finite, >= 0
   isa::DataType in_type = isa::DataType::kFp32;
   isa::DataType out_type = isa::DataType::kFp32;
 };

@@ -104,11 +104,15 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
     for (const isa::Instruction& in : op.instrs) {
       now += 1.0;  // issue
       switch (in.op) {
-        case isa::Opcode::kLoadStationary: now += 1.0 + in.te.k; break;
-        case isa::Opcode::kMultiplyMoving: now += double(in.te.free_size) + info_.te_rows + info_.te_cols + 2.0; break;
+        case isa::Opcode::kLoadStationary:
+          now += 1.0 + in.te.k;
+          break;
+        case isa::Opcode::kMultiplyMoving:
+          now += double(in.te.free_size) + info_.te_rows + info_.te_cols + 2.0;
+          break;
         case isa::Opcode::kActivation:
-          now += std::ceil((std::max(kMinII, double(in.act.free[0]) * in.act.free[1]) + (in.act.reduce ? kMinII : 0.0)) *
-                           kActRatio);
+          now += std::ceil(
+              (std::max(kMinII, double(in.act.free[0]) * in.act.free[1]) + (in.act.reduce ? kMinII : 0.0)) * kActRatio);
           break;
         case isa::Opcode::kDmaCopy:
         case isa::Opcode::kPsumCopy: {
@@ -121,8 +125,8 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
         }
         default:
           if (isa::is_tensor_op(in.op)) {
-            const double elems = in.op == isa::Opcode::kTranspose ? double(in.vec.partitions)
-                                                                  : double(in.vec.free[0]) * in.vec.free[1];
+            const double elems =
+                in.op == isa::Opcode::kTranspose ? double(in.vec.partitions) : double(in.vec.free[0]) * in.vec.free[1];
             now += std::ceil(std::max(kMinII, elems) * kVecRatio);
           }
           break;
@@ -153,16 +157,16 @@ isa::Program Pipeline::build() const {
   // publishes them all, just before the queue's next wait (so a wait never depends on an unpublished copy), before a
   // copy that must follow an earlier one (buffer reuse), and at the end.
   struct Sync {
-    bool signal_before = false;  // dma: flush / barrier signal in front of the op
-    bool signal_after = false;   // te/act/vec: publish the op
+    bool signal_before = false;                   // dma: flush / barrier signal in front of the op
+    bool signal_after = false;                    // te/act/vec: publish the op
     std::vector<std::pair<int, uint32_t>> waits;  // (producer queue, count)
   };
   std::vector<Sync> sync(n);
   std::vector<uint32_t> published(n, 0);
   std::array<uint32_t, kQueues> count{};
   std::array<std::array<uint32_t, kQueues>, kQueues> waited{};  // [consumer][producer] count already waited for
-  std::vector<OpId> pending;                                     // dma ops waiting for a signal
-  std::vector<uint32_t> issued_at(n, 0);                         // dma: signals before the op
+  std::vector<OpId> pending;                                    // dma ops waiting for a signal
+  std::vector<uint32_t> issued_at(n, 0);                        // dma: signals before the op
   auto flush = [&] {
     ++count[kDma];
     for (const OpId p : pending) published[std::size_t(p)] = count[kDma];
@@ -234,8 +238,8 @@ isa::Program Pipeline::build() const {
 uint32_t PartitionArena::take(uint64_t bytes, const char* what) {
   const uint64_t at = (used_ + 63) / 64 * 64;
   if (at + bytes > limit_) {
-    throw std::invalid_argument(fmt::format("{} needs {} bytes per partition, but only {} of {} are left", what,
-                                            bytes, at > limit_ ? 0 : limit_ - at, limit_));
+    throw std::invalid_argument(fmt::format("{} needs {} bytes per partition, but only {} of {} are left", what, bytes,
+                                            at > limit_ ? 0 : limit_ - at, limit_));
   }
   used_ = at + bytes;
   return static_cast<uint32_t>(at);
@@ -258,8 +262,8 @@ std::vector<RowBuffer> take_row_buffers(PartitionArena& arena, int wanted, int t
 void check_hbm_tensor(const driver::DeviceInfo& info, const char* kernel, const char* tensor, uint64_t addr,
                       uint64_t bytes) {
   if (addr > info.hbm_bytes || bytes > info.hbm_bytes - addr) {
-    throw std::invalid_argument(fmt::format("{}: {} [{:#x}, +{} bytes) is outside HBM ({} bytes)", kernel, tensor,
-                                            addr, bytes, info.hbm_bytes));
+    throw std::invalid_argument(fmt::format("{}: {} [{:#x}, +{} bytes) is outside HBM ({} bytes)", kernel, tensor, addr,
+                                            bytes, info.hbm_bytes));
   }
 }
 
@@ -319,7 +323,8 @@ isa::Instruction tensor_scalar(isa::AluOp op, float imm0, isa::AluOp op1, float 
   return i;
 }
 
-isa::Instruction tensor_reduce(isa::AluOp op, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0) {
+isa::Instruction tensor_reduce(isa::AluOp op, int partitions, int n0, const isa::Operand& out,
+                               const isa::Operand& in0) {
   isa::Instruction i = vec(isa::Opcode::kTensorReduce, partitions, n0);
   i.vec.op = op;
   i.vec.axis = isa::ReduceAxis::kAll;
@@ -329,9 +334,8 @@ isa::Instruction tensor_reduce(isa::AluOp op, int partitions, int n0, const isa:
   return i;
 }
 
-isa::Instruction activation(isa::ActFunc func, int partitions, int n0, const isa::Operand& out,
-                            const isa::Operand& in0, float scale, float bias, const isa::Operand* bias_column,
-                            const isa::Operand* sum_column) {
+isa::Instruction activation(isa::ActFunc func, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0,
+                            float scale, float bias, const isa::Operand* bias_column, const isa::Operand* sum_column) {
   isa::Instruction i;
   i.op = isa::Opcode::kActivation;
   isa::ActFields& a = i.act;
@@ -383,7 +387,8 @@ std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint32_t part
   int d = isa::kApDims - 1;
   while (d > 0 && c.count[std::size_t(d)] == 1) --d;
   const uint64_t by_size = std::max<uint64_t>(1, copy_bytes(c) / kMinPieceBytes);
-  const uint64_t pieces = d == 0 ? 1 : std::min<uint64_t>({std::max<uint32_t>(parts, 1), by_size, c.count[std::size_t(d)]});
+  const uint64_t pieces =
+      d == 0 ? 1 : std::min<uint64_t>({std::max<uint32_t>(parts, 1), by_size, c.count[std::size_t(d)]});
   std::vector<isa::Instruction> out;
   const uint64_t total = d == 0 ? 1 : c.count[std::size_t(d)];
   for (uint64_t i = 0; i < pieces; ++i) {
@@ -405,18 +410,18 @@ std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint32_t part
 Pipeline::OpId load_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type, int row0,
                          int p, int cols, uint32_t sbuf_offset, const std::vector<Pipeline::OpId>& after) {
   const int64_t row = int64_t(cols) * isa::data_type_bytes(type);
-  const isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, hbm + uint64_t(row0) * uint64_t(row), type, row,
-                                      isa::MemSpace::kSbuf, sbuf_offset, isa::DataType::kFp32,
-                                      int64_t(info.sbuf_partition_bytes), p, cols);
+  const isa::CopyFields c =
+      copy_rows(isa::MemSpace::kHbm, hbm + uint64_t(row0) * uint64_t(row), type, row, isa::MemSpace::kSbuf, sbuf_offset,
+                isa::DataType::kFp32, int64_t(info.sbuf_partition_bytes), p, cols);
   return pipe.add(isa::Engine::kDma, dma_pieces(c, info.num_dma_engines), after);
 }
 
 Pipeline::OpId store_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type, int row0,
                           int p, int cols, uint32_t sbuf_offset, const std::vector<Pipeline::OpId>& after) {
   const int64_t row = int64_t(cols) * isa::data_type_bytes(type);
-  const isa::CopyFields c = copy_rows(isa::MemSpace::kSbuf, sbuf_offset, isa::DataType::kFp32,
-                                      int64_t(info.sbuf_partition_bytes), isa::MemSpace::kHbm,
-                                      hbm + uint64_t(row0) * uint64_t(row), type, row, p, cols);
+  const isa::CopyFields c =
+      copy_rows(isa::MemSpace::kSbuf, sbuf_offset, isa::DataType::kFp32, int64_t(info.sbuf_partition_bytes),
+                isa::MemSpace::kHbm, hbm + uint64_t(row0) * uint64_t(row), type, row, p, cols);
   return pipe.add(isa::Engine::kDma, dma_pieces(c, info.num_dma_engines), after);
 }
 

@@ -102,9 +102,8 @@ isa::Instruction tensor_scalar(isa::AluOp op, float imm0, isa::AluOp op1, float 
 isa::Instruction tensor_reduce(isa::AluOp op, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0);
 /// activation func(in0 * scale + bias) with the bias an immediate (bias_column = nullptr) or a column, and the
 /// free-axis sum written to `sum_column` when given.
-isa::Instruction activation(isa::ActFunc func, int partitions, int n0, const isa::Operand& out,
-                            const isa::Operand& in0, float scale, float bias, const isa::Operand* bias_column,
-                            const isa::Operand* sum_column);
+isa::Instruction activation(isa::ActFunc func, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0,
+                            float scale, float bias, const isa::Operand* bias_column, const isa::Operand* sum_column);
 
 /// A copy of `rows` rows of `n` elements: source rows `src_row_stride` bytes apart, destination rows
 /// `dst_row_stride` bytes apart (one SBUF/PSUM partition per row: the partition bytes), elements dense.

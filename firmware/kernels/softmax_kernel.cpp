@@ -72,8 +72,7 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
     const isa::Operand m = operand(mask_off);
     // v > 0 (masked) -> 1 -> -FLT_MAX -> -inf; else 0 -> -0 -> -0.
     mask_op = pipe.add(Engine::kVec,
-                       {iota,
-                        tensor_scalar(AluOp::kIsGt, 0.0f, AluOp::kMultiply, -FLT_MAX, pt, int(mask_width), m, m),
+                       {iota, tensor_scalar(AluOp::kIsGt, 0.0f, AluOp::kMultiply, -FLT_MAX, pt, int(mask_width), m, m),
                         tensor_scalar(AluOp::kMultiply, 2.0f, AluOp::kNone, 0.0f, pt, int(mask_width), m, m)});
   }
 
@@ -87,8 +86,7 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
                                           {j >= nbuf ? store[std::size_t(j - nbuf)] : -1});
     std::vector<isa::Instruction> vmax;
     if (j < masked_tiles) {
-      vmax.push_back(tensor_tensor(AluOp::kAdd, p, l.cols, x, x,
-                                   operand(mask_off + uint32_t(rmo - row0) * 4)));
+      vmax.push_back(tensor_tensor(AluOp::kAdd, p, l.cols, x, x, operand(mask_off + uint32_t(rmo - row0) * 4)));
     }
     vmax.push_back(tensor_reduce(AluOp::kMax, p, l.cols, column(mx), x));
     vmax.push_back(tensor_scalar(AluOp::kMultiply, l.scale, AluOp::kMultiply, -1.0f, p, 1, column(nbias), column(mx)));
@@ -96,11 +94,11 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
     const isa::Operand nb = column(nbias), sum = column(sum_off);
     const Pipeline::OpId exp_op =
         pipe.add(Engine::kAct, {activation(ActFunc::kExp, p, l.cols, x, x, l.scale, 0.0f, &nb, &sum)}, {vmax_op});
-    const Pipeline::OpId norm_op = pipe.add(
-        Engine::kVec,
-        {tensor_scalar(AluOp::kRdivide, 1.0f, AluOp::kNone, 0.0f, p, 1, column(rcp), column(sum_off)),
-         tensor_tensor(AluOp::kMultiply, p, l.cols, x, x, column(rcp))},
-        {exp_op});
+    const Pipeline::OpId norm_op =
+        pipe.add(Engine::kVec,
+                 {tensor_scalar(AluOp::kRdivide, 1.0f, AluOp::kNone, 0.0f, p, 1, column(rcp), column(sum_off)),
+                  tensor_tensor(AluOp::kMultiply, p, l.cols, x, x, column(rcp))},
+                 {exp_op});
     store[std::size_t(j)] = store_rows(pipe, info, l.out_hbm, l.out_type, row0, p, l.cols, b.x, {norm_op});
   }
   return pipe.build();

@@ -23,15 +23,15 @@ namespace trnsim::kernels {
 
 /// Where one softmax's tensors are in HBM (HBM-space byte addresses) and what to compute.
 struct SoftmaxLayout {
-  int rows = 0;                                  ///< >= 1, any number (row tiles of the partition count)
-  int cols = 0;                                  ///< >= 1, the free axis the softmax runs along
-  uint64_t in_hbm = 0;                           ///< [rows, cols] in_type, row-major
-  uint64_t out_hbm = 0;                          ///< [rows, cols] out_type, row-major (may equal in_hbm if same type)
-  float scale = 1.0f;                            ///< applied before the max (attention: 1/sqrt(d)); finite, > 0
-  isa::DataType in_type = isa::DataType::kFp32;  ///< any data type (widened exactly on load)
-  isa::DataType out_type = isa::DataType::kFp32; ///< any data type (cast once on store, FP8 saturating)
-  bool causal = false;                           ///< mask column j > row + causal_offset with -inf
-  int causal_offset = 0;                         ///< >= 0 (so that no row is fully masked)
+  int rows = 0;                                   ///< >= 1, any number (row tiles of the partition count)
+  int cols = 0;                                   ///< >= 1, the free axis the softmax runs along
+  uint64_t in_hbm = 0;                            ///< [rows, cols] in_type, row-major
+  uint64_t out_hbm = 0;                           ///< [rows, cols] out_type, row-major (may equal in_hbm if same type)
+  float scale = 1.0f;                             ///< applied before the max (attention: 1/sqrt(d)); finite, > 0
+  isa::DataType in_type = isa::DataType::kFp32;   ///< any data type (widened exactly on load)
+  isa::DataType out_type = isa::DataType::kFp32;  ///< any data type (cast once on store, FP8 saturating)
+  bool causal = false;                            ///< mask column j > row + causal_offset with -inf
+  int causal_offset = 0;                          ///< >= 0 (so that no row is fully masked)
 };
 
 /// The softmax as a program on queues dma, vec and act, each ending with halt. Uses SBUF from offset 0 of the

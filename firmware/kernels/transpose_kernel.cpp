@@ -44,8 +44,8 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
 
   // K tile (input rows = TE rows = moving columns) and M tile (input columns = PSUM partitions).
   const uint64_t bank = info.psum_bank_bytes();
-  const int kt = static_cast<int>(std::min<uint64_t>({info.te_rows, info.sbuf_partitions, bank / 4,
-                                                      uint64_t(isa::kMaxMovingN), uint64_t(l.rows)}));
+  const int kt = static_cast<int>(
+      std::min<uint64_t>({info.te_rows, info.sbuf_partitions, bank / 4, uint64_t(isa::kMaxMovingN), uint64_t(l.rows)}));
   require(kt >= 1, fmt::format("PSUM banks of {} bytes hold no FP32", bank));
   const int mt = static_cast<int>(std::min<uint64_t>({info.te_cols, info.psum_partitions, uint64_t(l.cols)}));
   const int row_tiles = (l.rows + kt - 1) / kt;
@@ -80,9 +80,9 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
   iota.vec.out = operand(iota_off, DataType::kFp32, {int16_t(kt > 1 ? 1 : 0), 0});
   iota.vec.pstep = -1;
   iota.vec.step = {1, 0};
-  const Pipeline::OpId ident = pipe.add(
-      Engine::kVec, {iota, tensor_scalar(AluOp::kIsEqual, 0.0f, AluOp::kNone, 0.0f, kt, kt,
-                                         operand(ident_off, in_type), operand(iota_off))});
+  const Pipeline::OpId ident =
+      pipe.add(Engine::kVec, {iota, tensor_scalar(AluOp::kIsEqual, 0.0f, AluOp::kNone, 0.0f, kt, kt,
+                                                  operand(ident_off, in_type), operand(iota_off))});
 
   const bool group_stride_fits = uint64_t(mt) * uint64_t(l.rows) * eo <= uint64_t(INT32_MAX);
   std::vector<std::vector<Pipeline::OpId>> block_te(static_cast<std::size_t>(nblocks));
@@ -94,9 +94,9 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
       const int bi = rt * blocks_per_row + cb;
       const uint32_t buf = buffers[std::size_t(bi % nbuf)];
       const int c0 = cb * block_cols, w = std::min(block_cols, l.cols - c0);
-      const isa::CopyFields in = copy_rows(MemSpace::kHbm, l.in_hbm + (uint64_t(r0) * l.cols + c0) * es, in_type,
-                                           int64_t(uint64_t(l.cols) * es), MemSpace::kSbuf, buf, in_type,
-                                           int64_t(pb), k, w);
+      const isa::CopyFields in =
+          copy_rows(MemSpace::kHbm, l.in_hbm + (uint64_t(r0) * l.cols + c0) * es, in_type,
+                    int64_t(uint64_t(l.cols) * es), MemSpace::kSbuf, buf, in_type, int64_t(pb), k, w);
       const Pipeline::OpId load =
           pipe.add(Engine::kDma, dma_pieces(in, info.num_dma_engines),
                    bi >= nbuf ? block_te[std::size_t(bi - nbuf)] : std::vector<Pipeline::OpId>{});

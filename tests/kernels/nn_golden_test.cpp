@@ -1,19 +1,19 @@
 // The golden softmax / LayerNorm / RMSNorm / TE transpose themselves: hand-computed rows, special values, accuracy
 // against an extended-precision evaluation of the mathematical definitions (the bound docs/kernels.md states), and
 // the transpose against the golden GEMM with an identity moving matrix.
+#include "firmware/golden/nn_golden.h"
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "firmware/golden/engine_golden.h"
 #include "firmware/golden/float_bits.h"
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/gemm_golden.h"
-#include "firmware/golden/nn_golden.h"
 #include "tests/kernels/nn_test_util.h"
 #include "tests/support/test_seed.h"
 

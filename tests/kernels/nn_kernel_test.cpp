@@ -3,14 +3,13 @@
 // and executed by the test-side reference machine; the result must equal the golden kernel bit for bit. Shapes
 // that are not multiples of the partition count or the tiles, on the tiny and trn2 device descriptions; special
 // values; bad layouts.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "firmware/golden/nn_golden.h"
 #include "firmware/kernels/norm_kernel.h"
@@ -68,7 +67,8 @@ uint64_t next_addr(const Tensor& t) { return (t.addr + t.bytes() + 0x1003) & ~ui
 std::vector<uint32_t> run_checked(const DeviceInfo& info, const isa::Program& prog, const std::vector<Tensor>& ins,
                                   const Tensor& out, uint32_t sbuf_parts, uint32_t psum_parts) {
   test::ProgramCheckOptions opt;
-  for (const Tensor& t : ins) opt.areas.push_back({isa::MemSpace::kHbm, 0, 1, t.addr, t.addr + t.bytes(), true, false, "in"});
+  for (const Tensor& t : ins)
+    opt.areas.push_back({isa::MemSpace::kHbm, 0, 1, t.addr, t.addr + t.bytes(), true, false, "in"});
   opt.areas.push_back({isa::MemSpace::kHbm, 0, 1, out.addr, out.addr + out.bytes(), false, true, "out"});
   opt.areas.push_back({isa::MemSpace::kSbuf, 0, sbuf_parts, 0, info.sbuf_partition_bytes, true, true, "sbuf"});
   if (psum_parts > 0) {
@@ -336,17 +336,17 @@ TEST_P(TransposeRef, MatchesGoldenBitForBit) {
                          "transpose");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, TransposeRef,
-    ::testing::Values(TransposeCase{1, 1}, TransposeCase{17, 33}, TransposeCase{45, 700}, TransposeCase{130, 5},
-                      TransposeCase{16, 16}, TransposeCase{130, 300, true}, TransposeCase{128, 128, true},
-                      TransposeCase{40, 70, false, isa::Dtype::kFp16, DataType::kFp32},
-                      TransposeCase{33, 20, false, isa::Dtype::kFp8E4M3, DataType::kFp8E4M3},
-                      TransposeCase{33, 20, false, isa::Dtype::kFp8E5M2, DataType::kFp16},
-                      TransposeCase{50, 45, false, isa::Dtype::kBf16, DataType::kBf16, true},
-                      TransposeCase{150, 140, true, isa::Dtype::kFp16, DataType::kFp16, true},
-                      TransposeCase{3, 2100}),
-    [](const auto& i) { return name_of(i.param); });
+INSTANTIATE_TEST_SUITE_P(Shapes, TransposeRef,
+                         ::testing::Values(TransposeCase{1, 1}, TransposeCase{17, 33}, TransposeCase{45, 700},
+                                           TransposeCase{130, 5}, TransposeCase{16, 16}, TransposeCase{130, 300, true},
+                                           TransposeCase{128, 128, true},
+                                           TransposeCase{40, 70, false, isa::Dtype::kFp16, DataType::kFp32},
+                                           TransposeCase{33, 20, false, isa::Dtype::kFp8E4M3, DataType::kFp8E4M3},
+                                           TransposeCase{33, 20, false, isa::Dtype::kFp8E5M2, DataType::kFp16},
+                                           TransposeCase{50, 45, false, isa::Dtype::kBf16, DataType::kBf16, true},
+                                           TransposeCase{150, 140, true, isa::Dtype::kFp16, DataType::kFp16, true},
+                                           TransposeCase{3, 2100}),
+                         [](const auto& i) { return name_of(i.param); });
 
 TEST(TransposeKernel, BadLayoutsThrow) {
   const DeviceInfo info = tiny();
@@ -417,7 +417,10 @@ halt
 )");
   const test::ProgramCheck c = test::check_program(tiny(), p);
   EXPECT_FALSE(c.ok());
-  EXPECT_NE(c.summary().find("race: vec[0] memset writes SBUF partition 0 [0x0, 0x20) while act[0] activation may still write it"), std::string::npos) << c.summary();
+  EXPECT_NE(c.summary().find(
+                "race: vec[0] memset writes SBUF partition 0 [0x0, 0x20) while act[0] activation may still write it"),
+            std::string::npos)
+      << c.summary();
 }
 
 TEST(ProgramSimTensorOps, SemaphoreOrdersThem) {

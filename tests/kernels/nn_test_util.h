@@ -3,6 +3,7 @@
 // the first mismatches.
 #pragma once
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,8 +12,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "firmware/golden/engine_golden.h"
 #include "firmware/golden/float_bits.h"
@@ -25,20 +24,19 @@ inline uint32_t f32_bits(float f) { return golden::bits_from_float(f); }
 /// Special FP32 values the kernels must carry through in their documented way.
 inline const std::vector<uint32_t>& special_values() {
   static const std::vector<uint32_t> v{
-      0x7FC00000u,  // NaN
-      0x7FA00001u,  // signalling NaN with a payload
-      0x7F800000u,  // +inf
-      0xFF800000u,  // -inf
-      0x80000000u,  // -0
-      0x00000000u,  // +0
-      0x00000001u,  // smallest subnormal
-      0x807FFFFFu,  // largest negative subnormal
-      0x7F7FFFFFu,  // FLT_MAX
-      0xFF7FFFFFu,  // -FLT_MAX
+      0x7FC00000u,        // NaN
+      0x7FA00001u,        // signalling NaN with a payload
+      0x7F800000u,        // +inf
+      0xFF800000u,        // -inf
+      0x80000000u,        // -0
+      0x00000000u,        // +0
+      0x00000001u,        // smallest subnormal
+      0x807FFFFFu,        // largest negative subnormal
+      0x7F7FFFFFu,        // FLT_MAX
+      0xFF7FFFFFu,        // -FLT_MAX
       f32_bits(88.8f),    // exp overflows past this
       f32_bits(-104.0f),  // exp underflows to a subnormal / 0
-      f32_bits(1e30f),
-      f32_bits(-1e30f),
+      f32_bits(1e30f),   f32_bits(-1e30f),
   };
   return v;
 }

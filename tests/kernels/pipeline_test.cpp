@@ -2,15 +2,15 @@
 // random SBUF slots, with every data dependency (read after write, write after read, write after write) declared;
 // the emitted program must pass check_program (no race under any timing, no deadlock) and compute what executing
 // the ops one by one in creation order computes. Plus the error for a dependency on a later op.
-#include <gtest/gtest.h>
-
-#include <random>
-#include <cstring>
-#include <vector>
+#include "firmware/kernels/pipeline.h"
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
-#include "firmware/kernels/pipeline.h"
+#include <cstring>
+#include <random>
+#include <vector>
+
 #include "tests/kernels/program_sim.h"
 #include "tests/support/test_seed.h"
 
@@ -50,9 +50,9 @@ TEST(Pipeline, RandomGraphsAreRaceFreeAndComputeInOrder) {
     // Expected contents: slot values as a function of the ops (each op: dst = f(src)); tracked as op ids.
     // Initialise every slot from HBM first (one dma op per slot).
     for (int s = 0; s < kSlots; ++s) {
-      const isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, uint64_t(s) * kSlotElems * 4, DataType::kFp32,
-                                          0, isa::MemSpace::kSbuf, slot(s), DataType::kFp32,
-                                          int64_t(info.sbuf_partition_bytes), 16, kSlotElems);
+      const isa::CopyFields c =
+          copy_rows(isa::MemSpace::kHbm, uint64_t(s) * kSlotElems * 4, DataType::kFp32, 0, isa::MemSpace::kSbuf,
+                    slot(s), DataType::kFp32, int64_t(info.sbuf_partition_bytes), 16, kSlotElems);
       last_writer[std::size_t(s)] = pipe.add(Engine::kDma, dma_pieces(c, 1));
     }
     std::vector<std::pair<int, int>> steps;  // (src, dst) in creation order, for the expected result
@@ -66,11 +66,12 @@ TEST(Pipeline, RandomGraphsAreRaceFreeAndComputeInOrder) {
       Pipeline::OpId id;
       const isa::Operand in = operand(slot(src)), out = operand(slot(dst));
       if (kind == 0) {  // dst = src + 1
-        id = pipe.add(Engine::kVec, {tensor_scalar(isa::AluOp::kAdd, 1.0f, isa::AluOp::kNone, 0, 16, kSlotElems, out, in)},
-                      deps);
+        id = pipe.add(Engine::kVec,
+                      {tensor_scalar(isa::AluOp::kAdd, 1.0f, isa::AluOp::kNone, 0, 16, kSlotElems, out, in)}, deps);
       } else if (kind == 1) {  // dst = src * 2 + 0
         id = pipe.add(Engine::kAct,
-                      {activation(isa::ActFunc::kIdentity, 16, kSlotElems, out, in, 2.0f, 0.0f, nullptr, nullptr)}, deps);
+                      {activation(isa::ActFunc::kIdentity, 16, kSlotElems, out, in, 2.0f, 0.0f, nullptr, nullptr)},
+                      deps);
       } else {  // dst = src (copy)
         const isa::CopyFields c = copy_rows(isa::MemSpace::kSbuf, slot(src), DataType::kFp32,
                                             int64_t(info.sbuf_partition_bytes), isa::MemSpace::kSbuf, slot(dst),
@@ -91,7 +92,8 @@ TEST(Pipeline, RandomGraphsAreRaceFreeAndComputeInOrder) {
     std::vector<float> value(kSlots);
     for (int s = 0; s < kSlots; ++s) {
       value[std::size_t(s)] = float(s + 1);
-      for (int e = 0; e < kSlotElems; ++e) std::memcpy(&hbm[(std::size_t(s) * kSlotElems + e) * 4], &value[std::size_t(s)], 4);
+      for (int e = 0; e < kSlotElems; ++e)
+        std::memcpy(&hbm[(std::size_t(s) * kSlotElems + e) * 4], &value[std::size_t(s)], 4);
     }
     for (const auto& [code, dst] : steps) {
       const int src = code / 3, kind = code % 3;

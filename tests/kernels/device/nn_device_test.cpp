@@ -1,8 +1,10 @@
 // Softmax, LayerNorm, RMSNorm and TE transpose end to end: host tensors -> driver -> in-process SystemC model
-// (tiny config: 16 partitions, 16x16 TE, or trn2 in nn_kernels_trn2_device_test; four queues running concurrently) -> HBM result, compared bit for bit with
-// the golden kernels. Ragged shapes, special values, narrow inputs/outputs. The device runs with the model's own
-// hazard checker (two engines touching the same SBUF/PSUM bytes without a semaphore chain) and uninitialised-read
-// checker on, so each run also proves the program orders every access the model sees and reads nothing unwritten.
+// (tiny config: 16 partitions, 16x16 TE, or trn2 in nn_kernels_trn2_device_test; four queues running concurrently) ->
+// HBM result, compared bit for bit with the golden kernels. Ragged shapes, special values, narrow inputs/outputs. The
+// device runs with the model's own hazard checker (two engines touching the same SBUF/PSUM bytes without a semaphore
+// chain) and uninitialised-read checker on, so each run also proves the program orders every access the model sees and
+// reads nothing unwritten.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -10,15 +12,13 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
+#include "cosim/device/sim_device.h"
 #include "firmware/golden/nn_golden.h"
 #include "firmware/kernels/nn_launch.h"
-#include "tests/kernels/nn_test_util.h"
-#include "tests/kernels/program_sim.h"
-#include "cosim/device/sim_device.h"
 #include "model/config/chip_config.h"
 #include "model/mmio/trn_regs.h"
+#include "tests/kernels/nn_test_util.h"
+#include "tests/kernels/program_sim.h"
 #include "tests/support/test_seed.h"
 
 namespace trnsim::kernels {
@@ -63,11 +63,12 @@ class CheckedDeviceTest : public ::testing::Test {
       busy += fmt::format(" {} {:.0f}%", after.queues[q].name,
                           elapsed > 0 ? 100.0 * (after.queues[q].busy_us - before_.queues[q].busy_us) / elapsed : 0.0);
     }
-    std::cout << fmt::format("[ model    ] {}: {} cycles ({:.1f} us), {} instructions (te {}, dma {}, act {}, vec {}); "
-                             "busy:{}; estimate {} ({:+.1f}%)\n",
-                             what, r.run.cycles, drv_->info().cycles_to_us(r.run.cycles), r.instructions,
-                             r.run.retired[0], r.run.retired[1], r.run.retired[2], r.run.retired[3], busy, est.cycles,
-                             100.0 * (double(est.cycles) - double(r.run.cycles)) / double(r.run.cycles));
+    std::cout << fmt::format(
+        "[ model    ] {}: {} cycles ({:.1f} us), {} instructions (te {}, dma {}, act {}, vec {}); "
+        "busy:{}; estimate {} ({:+.1f}%)\n",
+        what, r.run.cycles, drv_->info().cycles_to_us(r.run.cycles), r.instructions, r.run.retired[0], r.run.retired[1],
+        r.run.retired[2], r.run.retired[3], busy, est.cycles,
+        100.0 * (double(est.cycles) - double(r.run.cycles)) / double(r.run.cycles));
     EXPECT_NEAR(double(est.cycles), double(r.run.cycles), 0.01 * double(r.run.cycles) + 100.0) << what;
   }
   cosim::SimDevice* dev_ = nullptr;
@@ -107,13 +108,14 @@ TEST_P(SoftmaxOnModel, MatchesGoldenBitForBit) {
   report("softmax " + name_of(c), r, make_softmax_program(drv_->info(), l));
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxOnModel, ::testing::Values(Case{1, 1}, Case{17, 33}, Case{45, 700}, Case{130, 5},
-                                      Case{33, 64, DataType::kFp32, DataType::kFp32, false, 0.125f, true},
-                                      Case{37, 50, DataType::kBf16, DataType::kBf16},
-                                      Case{50, 61, DataType::kFp32, DataType::kFp32, true},
-                                      Case{50, 61, DataType::kFp32, DataType::kBf16, true, 4.0f, true},
-                                      // GPT-2 small attention scores: sequence 128, head dim 64
-                                      Case{128, 128, DataType::kFp32, DataType::kBf16, false, 0.125f, true}),
+INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxOnModel,
+                         ::testing::Values(Case{1, 1}, Case{17, 33}, Case{45, 700}, Case{130, 5},
+                                           Case{33, 64, DataType::kFp32, DataType::kFp32, false, 0.125f, true},
+                                           Case{37, 50, DataType::kBf16, DataType::kBf16},
+                                           Case{50, 61, DataType::kFp32, DataType::kFp32, true},
+                                           Case{50, 61, DataType::kFp32, DataType::kBf16, true, 4.0f, true},
+                                           // GPT-2 small attention scores: sequence 128, head dim 64
+                                           Case{128, 128, DataType::kFp32, DataType::kBf16, false, 0.125f, true}),
                          [](const auto& i) { return name_of(i.param); });
 
 class NormOnModel : public CheckedDeviceTest, public ::testing::WithParamInterface<Case> {};
@@ -181,16 +183,15 @@ TEST_P(TransposeOnModel, MatchesGoldenBitForBit) {
   const KernelRun r = run_transpose(*drv_, l, in, kTimeout);
   test::expect_same_bits(r.out, golden::transpose_te(c.dtype, c.rows, c.cols, in, int(drv_->info().te_rows), c.out),
                          c.rows, "transpose");
-  report(fmt::format("transpose {}x{} {}->{}", c.rows, c.cols, isa::dtype_name(c.dtype), isa::data_type_name(c.out)),
-         r, make_transpose_program(drv_->info(), l));
+  report(fmt::format("transpose {}x{} {}->{}", c.rows, c.cols, isa::dtype_name(c.dtype), isa::data_type_name(c.out)), r,
+         make_transpose_program(drv_->info(), l));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TransposeOnModel,
                          ::testing::Values(TCase{1, 1}, TCase{17, 33}, TCase{45, 700}, TCase{130, 5},
                                            TCase{40, 70, isa::Dtype::kFp16, DataType::kFp32},
                                            TCase{33, 20, isa::Dtype::kFp8E4M3, DataType::kFp8E4M3},
-                                           TCase{50, 45, isa::Dtype::kBf16, DataType::kBf16, true},
-                                           TCase{128, 768}),
+                                           TCase{50, 45, isa::Dtype::kBf16, DataType::kBf16, true}, TCase{128, 768}),
                          [](const auto& i) {
                            return fmt::format("{}x{}_{}_{}{}", i.param.rows, i.param.cols,
                                               isa::dtype_name(i.param.dtype), isa::data_type_name(i.param.out),
