@@ -49,8 +49,8 @@ struct ProgramCheck {
 
 /// Checks a program without running it on a device: isa::validate and engine_accepts of every instruction, halt
 /// at the end of every non-empty queue, one signalling queue per semaphore, device limits (TE shape, PSUM banks,
-/// memory bounds, the Vector/Scalar quadrant rule), `options.areas`, that every sem_wait is eventually satisfied (no deadlock under any timing), and
-/// that no two accesses race.
+/// memory bounds, the Vector/Scalar quadrant rule), `options.areas`, that every sem_wait is eventually satisfied
+/// (no deadlock under any timing), and that no two accesses race.
 ProgramCheck check_program(const driver::DeviceInfo& info, const isa::Program& program,
                            const ProgramCheckOptions& options = {});
 
