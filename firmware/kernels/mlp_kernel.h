@@ -42,10 +42,10 @@ struct ColBiasAddLayout {
 };
 
 /// Both element-wise programs tile the tensor into [P rows, C columns] tiles (P = SBUF partitions, at most 128;
-/// C as many columns as three tile buffers allow, at most 4096), stream them through three SBUF buffers (dma queue:
-/// load, store; compute queue: one or two instructions per tile; semaphores 0 = loaded, 1 = computed) and use
-/// SBUF from offset 0 of partitions 0..P-1. Throw std::invalid_argument for empty shapes or a device whose SBUF
-/// partitions cannot hold one column of the buffers.
+/// C as many columns as three tile buffers allow, at most 4096) and stream them through three SBUF buffers as a
+/// Pipeline (pipeline.h: per tile a dma load, one or two compute instructions, a dma store; semaphores 0..3). They
+/// use SBUF from offset 0 of partitions 0..P-1 and touch HBM only inside their tensors. Throw std::invalid_argument
+/// for empty shapes or a device whose SBUF partitions cannot hold one column of the buffers.
 isa::Program make_row_bias_activation_program(const driver::DeviceInfo& info, const RowBiasActLayout& layout);
 isa::Program make_col_bias_add_program(const driver::DeviceInfo& info, const ColBiasAddLayout& layout);
 
