@@ -100,6 +100,29 @@ std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, Collec
   for (uint64_t w : weights) total_w += w;
   if (total_w == 0) throw std::invalid_argument("collective golden: flow weights sum to 0");
 
+  // The order of a ring flow is the same for every element of one block: as a list of sums, each "v[target] =
+  // ((v[s0] + v[s1]) + ...)" over the chips of one ring, phase after phase. Built once per block and flow.
+  struct Sum {
+    int target;
+    std::vector<int> sources;
+  };
+  const auto ring_order = [&](const Flow& fl, int b) {
+    std::vector<Sum> sums;
+    std::vector<bool> alive(size_t(n), true);
+    for (size_t d : fl.order) {
+      const int k = algo.dims[d], c = co.get(b, d);
+      // The ring along d collapses onto coordinate c: ((v[c + s] + v[c + 2s]) + ...) + v[c].
+      for (int r = 0; r < n; ++r) {
+        if (!alive[size_t(r)] || co.get(r, d) != c) continue;
+        Sum sum{r, {}};
+        for (int t = 1; t <= k; ++t) sum.sources.push_back(co.set(r, d, c + t * fl.dir));
+        sums.push_back(std::move(sum));
+      }
+      for (int r = 0; r < n; ++r) alive[size_t(r)] = alive[size_t(r)] && co.get(r, d) == c;
+    }
+    return sums;
+  };
+
   std::vector<uint32_t> out(count);
   std::vector<uint32_t> v(static_cast<size_t>(n));
   for (int b = 0; b < n; ++b) {
@@ -109,6 +132,7 @@ std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, Collec
       const uint64_t first = lo + uint64_t((unsigned __int128)(hi - lo) * w / total_w);
       w += weights[f];
       const uint64_t last = lo + uint64_t((unsigned __int128)(hi - lo) * w / total_w);
+      const std::vector<Sum> sums = algo.rhd || first == last ? std::vector<Sum>{} : ring_order(flows[f], b);
       for (uint64_t j = first; j < last; ++j) {
         for (int r = 0; r < n; ++r) v[size_t(r)] = input(r, j);
         if (algo.rhd) {
@@ -119,19 +143,10 @@ std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, Collec
           out[j] = v[0];
           continue;
         }
-        // Ring: phase by phase, the ring of dimension d collapses onto coordinate c = block b's coordinate:
-        // ((v[c + s] + v[c + 2s]) + ...) + v[c], for every chip still holding the element's partial sum.
-        const Flow& fl = flows[f];
-        std::vector<bool> alive(size_t(n), true);
-        for (size_t d : fl.order) {
-          const int k = algo.dims[d], c = co.get(b, d);
-          for (int r = 0; r < n; ++r) {
-            if (!alive[size_t(r)] || co.get(r, d) != c) continue;
-            uint32_t acc = v[size_t(co.set(r, d, c + fl.dir))];
-            for (int t = 2; t <= k; ++t) acc = add(dtype, acc, v[size_t(co.set(r, d, c + t * fl.dir))]);
-            v[size_t(r)] = acc;
-          }
-          for (int r = 0; r < n; ++r) alive[size_t(r)] = alive[size_t(r)] && co.get(r, d) == c;
+        for (const Sum& sum : sums) {
+          uint32_t acc = v[size_t(sum.sources[0])];
+          for (size_t i = 1; i < sum.sources.size(); ++i) acc = add(dtype, acc, v[size_t(sum.sources[i])]);
+          v[size_t(sum.target)] = acc;
         }
         out[j] = v[size_t(b)];
       }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -55,33 +56,63 @@ std::vector<RingFlow> CollectiveSystem::ring_flows() const {
   for (int d = 0; d < topo_.num_dims(); ++d) {
     if (topo_.dim(d) > 1) used.push_back(d);
   }
-  // A flow's time is proportional to its share times sum over its reduce-scatter phases of (fraction of the data
-  // sent in the phase) / (bandwidth of the phase's links): phase i sends (k_i - 1) / (k_0 ... k_i) of the share.
-  std::vector<RingFlow> flows;
-  std::vector<double> cost;
+  // Flow f = (first dimension, direction); the + and - flows of one first dimension get equal shares. Per unit of
+  // share, phase i of a flow sends (k_i - 1) / (k_0 ... k_i) of it over links of dimension d_i, at bw(d_i). The
+  // shares w (in hundredths) minimise the larger of (a) the busiest dimension's link time, the sum over flows of
+  // w x that per-byte time, and (b) the longest flow's own chain of phases, w x the sum of its phases' times
+  // (phases of one flow cannot overlap). Ties: the first in the enumeration order below.
+  std::vector<std::vector<int>> orders;
+  std::vector<std::vector<double>> per_dim;  // per_dim[f][d]: time per unit of share on dimension d's links
   for (size_t first = 0; first < used.size(); ++first) {
-    RingFlow f;
-    for (size_t i = 0; i < used.size(); ++i) f.dims.push_back(used[(first + i) % used.size()]);
-    double c = 0, held = 1;
-    for (int d : f.dims) {
+    std::vector<int> order;
+    std::vector<double> t(size_t(topo_.num_dims()), 0.0);
+    double held = 1;
+    for (size_t i = 0; i < used.size(); ++i) {
+      const int d = used[(first + i) % used.size()];
+      order.push_back(d);
       held *= topo_.dim(d);
-      c += (topo_.dim(d) - 1) / held / topo_.gbytes_per_s(d);
+      t[size_t(d)] += (topo_.dim(d) - 1) / held / topo_.gbytes_per_s(d);
     }
-    for (int dir : {+1, -1}) {
-      f.direction = dir;
-      flows.push_back(f);
-      cost.push_back(c);
-    }
+    orders.push_back(order);
+    per_dim.push_back(t);
   }
-  if (flows.empty()) return flows;
-  const double cmin = *std::min_element(cost.begin(), cost.end());
+  std::vector<RingFlow> flows;
+  if (orders.empty()) return flows;
+  const int kUnits = 100;
+  std::vector<int> w(orders.size(), 1), best;
+  double best_cost = 0;
+  // Every split of kUnits into orders.size() positive parts (at most 3 dimensions: at most 4851 splits).
+  std::function<void(size_t, int)> search = [&](size_t i, int left) {
+    if (i + 1 == orders.size()) {
+      w[i] = left;
+      double worst = 0;
+      for (int d = 0; d < topo_.num_dims(); ++d) {
+        double link = 0;
+        for (size_t f = 0; f < orders.size(); ++f) link += w[f] * per_dim[f][size_t(d)];
+        worst = std::max(worst, link);
+      }
+      for (size_t f = 0; f < orders.size(); ++f) {
+        double chain = 0;
+        for (double t : per_dim[f]) chain += w[f] * t;
+        worst = std::max(worst, chain);
+      }
+      if (best.empty() || worst < best_cost * (1 - 1e-12)) {
+        best = w;
+        best_cost = worst;
+      }
+      return;
+    }
+    for (int x = 1; x <= left - int(orders.size() - i - 1); ++x) {
+      w[i] = x;
+      search(i + 1, left - x);
+    }
+  };
+  search(0, kUnits);
   uint64_t g = 0;
-  for (size_t i = 0; i < flows.size(); ++i) {
-    flows[i].weight = uint64_t(std::llround(1000.0 * cmin / cost[i]));
-    if (flows[i].weight == 0) flows[i].weight = 1;
-    g = std::gcd(g, flows[i].weight);
+  for (int x : best) g = std::gcd(g, uint64_t(x));
+  for (size_t f = 0; f < orders.size(); ++f) {
+    for (int dir : {+1, -1}) flows.push_back(RingFlow{dir, orders[f], uint64_t(best[f]) / g});
   }
-  for (RingFlow& f : flows) f.weight /= g;
   return flows;
 }
 
