@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "firmware/kernels/gemm_kernel.h"
 #include "firmware/kernels/softmax_kernel.h"
 #include "firmware/kernels/transpose_kernel.h"
 
@@ -24,15 +23,8 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   const uint64_t tt = T * T;           // elements of one head's score matrix
   KernelSequence seq;
   for (int h = 0; h < l.heads; ++h) {
-    GemmLayout g;
-    g.dtype = isa::Dtype::kBf16;
-    g.k = l.head_dim;
-    g.m = l.seq;
-    g.n = l.seq;
-    g.stationary_hbm = l.qT_hbm + h * qk_head;
-    g.moving_hbm = l.kT_hbm + h * qk_head;
-    g.out_hbm = l.scores_hbm + h * tt * 4;
-    seq.push_back({fmt::format("head {} scores", h), make_gemm_program(info, g), d * T * T});
+    seq.push_back(gemm_step(info, fmt::format("head {} scores", h), l.head_dim, l.seq, l.seq, l.qT_hbm + h * qk_head,
+                            l.kT_hbm + h * qk_head, l.scores_hbm + h * tt * 4));
   }
   SoftmaxLayout sm;
   sm.cols = l.seq;
@@ -73,15 +65,8 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
     seq.push_back({"probs transpose", dma_program(copies), 0});
   }
   for (int h = 0; h < l.heads; ++h) {
-    GemmLayout g;
-    g.dtype = isa::Dtype::kBf16;
-    g.k = l.seq;
-    g.m = l.head_dim;
-    g.n = l.seq;
-    g.stationary_hbm = l.v_hbm + h * T * d * 2;
-    g.moving_hbm = l.probsT_hbm + h * tt * 2;
-    g.out_hbm = l.outT_hbm + h * d * T * 4;
-    seq.push_back({fmt::format("head {} pv", h), make_gemm_program(info, g), d * T * T});
+    seq.push_back(gemm_step(info, fmt::format("head {} pv", h), l.seq, l.head_dim, l.seq, l.v_hbm + h * T * d * 2,
+                            l.probsT_hbm + h * tt * 2, l.outT_hbm + h * d * T * 4));
   }
   return seq;
 }

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "firmware/kernels/gemm_kernel.h"
+
 namespace trnsim::kernels {
 
 void append(KernelSequence* seq, KernelSequence more) {
@@ -33,6 +35,19 @@ SequenceRun run_sequence(driver::Driver& drv, const KernelSequence& seq, uint64_
     total.steps.push_back(std::move(r));
   }
   return total;
+}
+
+KernelStep gemm_step(const driver::DeviceInfo& info, std::string name, int k, int m, int n, uint64_t stationary_hbm,
+                     uint64_t moving_hbm, uint64_t out_hbm) {
+  GemmLayout g;
+  g.dtype = isa::Dtype::kBf16;
+  g.k = k;
+  g.m = m;
+  g.n = n;
+  g.stationary_hbm = stationary_hbm;
+  g.moving_hbm = moving_hbm;
+  g.out_hbm = out_hbm;
+  return {std::move(name), make_gemm_program(info, g), uint64_t(k) * uint64_t(m) * uint64_t(n)};
 }
 
 isa::Program dma_program(const std::vector<isa::CopyFields>& copies) {

@@ -52,6 +52,11 @@ struct SequenceRun {
 SequenceRun run_sequence(driver::Driver& drv, const KernelSequence& seq, uint64_t timeout_cycles,
                          const std::function<void(const StepRun&)>& on_step = {}, std::size_t* failed_step = nullptr);
 
+/// A BF16 GEMM step (gemm_kernel.h): out[M, N] FP32 = stationary[K, M]^T @ moving[K, N], row-major in HBM; its
+/// MACs K * M * N. Throws like make_gemm_program.
+KernelStep gemm_step(const driver::DeviceInfo& info, std::string name, int k, int m, int n, uint64_t stationary_hbm,
+                     uint64_t moving_hbm, uint64_t out_hbm);
+
 /// A DMA-only program: the copies on the dma queue (spread over the DMA engines by the device), then halt (which
 /// waits for all of them).
 isa::Program dma_program(const std::vector<isa::CopyFields>& copies);

@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "firmware/kernels/gemm_kernel.h"
 #include "firmware/kernels/pipeline.h"
 
 namespace trnsim::kernels {
@@ -170,17 +169,8 @@ KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout
     throw std::invalid_argument(
         fmt::format("mlp kernel: tokens, d_model and d_ff must be >= 1 (got {}, {}, {})", l.tokens, l.d_model, l.d_ff));
   }
-  const uint64_t T = l.tokens, D = l.d_model, F = l.d_ff;
   KernelSequence seq;
-  GemmLayout up;
-  up.dtype = isa::Dtype::kBf16;
-  up.k = l.d_model;
-  up.m = l.d_ff;
-  up.n = l.tokens;
-  up.stationary_hbm = l.w1_hbm;
-  up.moving_hbm = l.xT_hbm;
-  up.out_hbm = l.hT_hbm;
-  seq.push_back({"mlp up gemm", make_gemm_program(info, up), D * F * T});
+  seq.push_back(gemm_step(info, "mlp up gemm", l.d_model, l.d_ff, l.tokens, l.w1_hbm, l.xT_hbm, l.hT_hbm));
 
   RowBiasActLayout act;
   act.rows = l.d_ff;
@@ -192,15 +182,7 @@ KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout
   act.out_type = isa::DataType::kBf16;
   seq.push_back({"mlp bias+gelu", make_row_bias_activation_program(info, act), 0});
 
-  GemmLayout down;
-  down.dtype = isa::Dtype::kBf16;
-  down.k = l.d_ff;
-  down.m = l.tokens;
-  down.n = l.d_model;
-  down.stationary_hbm = l.gT_hbm;
-  down.moving_hbm = l.w2_hbm;
-  down.out_hbm = l.y_hbm;
-  seq.push_back({"mlp down gemm", make_gemm_program(info, down), D * F * T});
+  seq.push_back(gemm_step(info, "mlp down gemm", l.d_ff, l.tokens, l.d_model, l.gT_hbm, l.w2_hbm, l.y_hbm));
 
   ColBiasAddLayout bias;
   bias.rows = l.tokens;

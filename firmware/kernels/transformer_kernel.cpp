@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "firmware/kernels/attention_kernel.h"
-#include "firmware/kernels/gemm_kernel.h"
 #include "firmware/kernels/mlp_kernel.h"
 #include "firmware/kernels/norm_kernel.h"
 #include "firmware/kernels/transpose_kernel.h"
@@ -94,15 +93,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   seq.push_back(layernorm_step(info, "ln1", s, in.x, in.ln1_g, in.ln1_b, b.ln1));
   seq.push_back(transpose_step(info, "ln1 transpose", s.te_transpose, b.ln1, b.ln1T, s.seq, s.d_model));
 
-  GemmLayout qkv;
-  qkv.dtype = isa::Dtype::kBf16;
-  qkv.k = s.d_model;
-  qkv.m = 3 * s.d_model;
-  qkv.n = s.seq;
-  qkv.stationary_hbm = in.w_qkv;
-  qkv.moving_hbm = b.ln1T;
-  qkv.out_hbm = b.qkvT32;
-  seq.push_back({"qkv gemm", make_gemm_program(info, qkv), D * 3 * D * T});
+  seq.push_back(gemm_step(info, "qkv gemm", s.d_model, 3 * s.d_model, s.seq, in.w_qkv, b.ln1T, b.qkvT32));
 
   RowBiasActLayout qb;
   qb.rows = 3 * s.d_model;
@@ -140,15 +131,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
 
   seq.push_back({"attn cast", dma_program(cast_copies(b.attnT32, isa::DataType::kFp32, b.attnT,
                                                       isa::DataType::kBf16, D * T)), 0});
-  GemmLayout proj;
-  proj.dtype = isa::Dtype::kBf16;
-  proj.k = s.d_model;
-  proj.m = s.seq;
-  proj.n = s.d_model;
-  proj.stationary_hbm = b.attnT;
-  proj.moving_hbm = in.w_o;
-  proj.out_hbm = b.proj;
-  seq.push_back({"proj gemm", make_gemm_program(info, proj), D * D * T});
+  seq.push_back(gemm_step(info, "proj gemm", s.d_model, s.seq, s.d_model, b.attnT, in.w_o, b.proj));
 
   ColBiasAddLayout pb;
   pb.rows = s.seq;
