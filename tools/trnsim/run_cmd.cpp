@@ -277,6 +277,7 @@ Action add_run(CLI::App& app) {
   cmd->add_option("--timeout-cycles", opts->device.timeout_cycles, "Give up after this many device cycles")
       ->capture_default_str();
   cmd->add_option("--wave", opts->device.wave, "Write an FST waveform of the RTL Tensor Engine");
+  add_wave_window_flags(*cmd, opts->device);
   cmd->add_option("--report", opts->report, "Write the figures as JSON");
   add_trace_flags(*cmd, opts->device);
   add_collective_options(*cmd, opts->collective);
