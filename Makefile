@@ -9,6 +9,7 @@ CTEST_ARGS  ?=
 RUN_ARGS    ?=
 LIST        ?= smoke
 REGRESS_ARGS ?=
+COVERAGE_ARGS ?=
 
 .PHONY: all deps configure build test test-long run lint bench coverage clean help registers-doc
 
@@ -22,6 +23,7 @@ help:
 	@echo "  make lint       verilator --lint-only -Wall over rtl/"
 	@echo "  make regress    seeded regression, list smoke (LIST=full|long; REGRESS_ARGS=\"--seeds 20\"), docs/verification.md"
 	@echo "  make bench      simulation-speed and build-cost benchmarks (docs/performance.md)"
+	@echo "  make coverage   RTL line/toggle/functional coverage: build in $(BUILD_DIR)-cov, report in $(BUILD_DIR)/coverage (docs/verification.md)"
 	@echo "  make registers-doc  regenerate docs/registers.md from model/mmio/registers.json"
 	@echo "  make deps       install missing Debian packages"
 	@echo "  make clean      remove $(BUILD_DIR)/"
@@ -68,6 +70,12 @@ regress: deps
 	  echo "cmake --build $(REGRESS_BUILD) -j $(JOBS) --target" $$targets; \
 	  cmake --build $(REGRESS_BUILD) -j $(JOBS) --target $$targets
 	TRNSIM_BUILD_DIR=$(REGRESS_BUILD) scripts/regress --list $(LIST) -j $(JOBS) --junit $(REGRESS_BUILD)/regress/$(LIST).xml $(REGRESS_ARGS)
+
+# RTL coverage (docs/verification.md, "Coverage"): a coverage build of the RTL in $(BUILD_DIR)-cov (-DTRNSIM_COVERAGE=ON),
+# the RTL tests, verilator_coverage merge, genhtml HTML in $(BUILD_DIR)/coverage/html, a per-block summary on the terminal.
+# COVERAGE_ARGS="--te-sizes 4x4;8x8" builds fewer Tensor Engine sizes.
+coverage: deps
+	bash scripts/coverage --build $(BUILD_DIR)-cov --out $(BUILD_DIR)/coverage -j $(JOBS) $(COVERAGE_ARGS)
 
 lint: deps
 	@bash scripts/lint-rtl.sh

@@ -3,6 +3,10 @@
 #include "cosim/rtl_coverage.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <stdexcept>
@@ -64,6 +68,22 @@ uint32_t get_field(const T& port, unsigned lsb, unsigned width) {
   }
 }
 
+// "a, TOP.b" -> {"TOP.a", "TOP.b"}: the scopes of --wave-scope as Verilator names them (the model is named TOP).
+std::vector<std::string> split_scopes(const std::string& text) {
+  std::vector<std::string> scopes;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    std::string s = text.substr(pos, comma - pos);
+    s.erase(0, s.find_first_not_of(" \t"));
+    s.erase(s.find_last_not_of(" \t") + 1);
+    if (!s.empty()) scopes.push_back(s == "TOP" || s.rfind("TOP.", 0) == 0 ? s : "TOP." + s);
+    pos = comma + 1;
+  }
+  return scopes;
+}
+
 template <class VTop>
 class TeRtlImpl final : public TeRtl {
  public:
@@ -87,7 +107,11 @@ class TeRtlImpl final : public TeRtl {
     top_->eval();
 #if VM_TRACE
     if (!options_.wave_path.empty()) {
+      check_wave_window(options_.wave_from, options_.wave_to);
       trace_ = std::make_unique<VerilatedFstC>();
+      // --wave-scope: Verilator's $dumpvars-like filter, set before the trace is attached and opened. Every scope
+      // is recorded with all levels below it (99).
+      for (const std::string& scope : split_scopes(options_.wave_scope)) trace_->dumpvars(99, scope);
       top_->trace(trace_.get(), 99);  // scope: rtl/te/trn_te_trace.vlt
       trace_->open(options_.wave_path.c_str());
       if (!trace_->isOpen()) throw TeRtlError(fmt::format("cannot open waveform file '{}'", options_.wave_path));
@@ -207,15 +231,15 @@ class TeRtlImpl final : public TeRtl {
         last_progress = cycle_;
       }
       if (top_->out_valid_o && top_->out_ready_i) {
-        if (outs >= expected_out) throw TeRtlError(fmt::format("cycle {}: unexpected result beat", cycle_));
+        if (outs >= expected_out) fail(fmt::format("cycle {}: unexpected result beat", cycle_));
         std::vector<uint32_t>& dst = result.results[out_mm];
         for (int c = 0; c < cols_; ++c) dst.push_back(get_field(top_->out_data_o, 32u * c, 32));
         ++outs;
         const size_t cmd = mm_commands[out_mm];
         const bool last = dst.size() == static_cast<size_t>(commands[cmd].count) * static_cast<size_t>(cols_);
         if (static_cast<bool>(top_->out_last_o) != last) {
-          throw TeRtlError(fmt::format("cycle {}: out_last_o={} on result beat {} of command #{} (N={})", cycle_,
-                                       int{top_->out_last_o}, dst.size() / cols_ - 1, cmd, commands[cmd].count));
+          fail(fmt::format("cycle {}: out_last_o={} on result beat {} of command #{} (N={})", cycle_,
+                           int{top_->out_last_o}, dst.size() / cols_ - 1, cmd, commands[cmd].count));
         }
         if (last) {
           result.timing[cmd].last_out_cycle = now;
@@ -226,11 +250,11 @@ class TeRtlImpl final : public TeRtl {
 
       tick();
       if (top_->err_o) {
-        throw TeRtlError(fmt::format("cycle {}: engine raised err_o (illegal command field) after command #{}",
-                                     cycle_, next_cmd == 0 ? 0 : next_cmd - 1));
+        fail(fmt::format("cycle {}: engine raised err_o (illegal command field) after command #{}", cycle_,
+                         next_cmd == 0 ? 0 : next_cmd - 1));
       }
       if (cycle_ - last_progress > options_.watchdog_cycles) {
-        throw TeRtlError(fmt::format(
+        fail(fmt::format(
             "watchdog: no handshake for {} cycles at cycle {} (commands {}/{}, stationary beats {}/{}, moving "
             "beats {}/{}, results {}/{})",
             options_.watchdog_cycles, cycle_, next_cmd, commands.size(), next_stat, stat_beats.size(), next_mov,
@@ -256,6 +280,23 @@ class TeRtlImpl final : public TeRtl {
     }
   }
 
+  // Every engine failure: the message, plus the waveform window around this cycle for a re-run, and a
+  // "[ fail-at  ]" line on stderr that the regression runner reads to put the same window into its re-run command.
+  [[noreturn]] void fail(const std::string& what) {
+    const WaveWindow w = wave_window_around(cycle_);
+    std::fprintf(stderr, "[ fail-at  ] block=te %dx%d cycle=%llu wave-from=%llu wave-to=%llu\n", rows_, cols_,
+                 static_cast<unsigned long long>(cycle_), static_cast<unsigned long long>(w.from),
+                 static_cast<unsigned long long>(w.to));
+    std::fflush(stderr);
+#if VM_TRACE
+    if (trace_) trace_->flush();
+#endif
+    throw TeRtlError(fmt::format("{} (Tensor Engine {}x{}; re-run with a waveform around it: --wave-from {} "
+                                 "--wave-to {}, or TRNSIM_WAVE=te.fst TRNSIM_WAVE_FROM={} TRNSIM_WAVE_TO={} for a "
+                                 "test)",
+                                 what, rows_, cols_, w.from, w.to, w.from, w.to));
+  }
+
   void drive_idle() {
     top_->cmd_valid_i = 0;
     top_->stat_valid_i = 0;
@@ -273,7 +314,7 @@ class TeRtlImpl final : public TeRtl {
     if (trace_on()) top_->eval();  // only needed so the falling edge shows in the waveform
     ++cycle_;
     if (context_->gotError()) {
-      throw TeRtlError(fmt::format("cycle {}: RTL assertion failed (message above)", cycle_));
+      fail(fmt::format("cycle {}: RTL assertion failed (message above)", cycle_));
     }
   }
 
@@ -283,10 +324,19 @@ class TeRtlImpl final : public TeRtl {
     top_->rst_ni = 0;
     top_->eval();
     // Hold reset over several edges before release (TOOLCHAIN.md, "Reset").
+    in_reset_ = true;
     for (int i = 0; i < 4; ++i) tick();
+    in_reset_ = false;
     top_->rst_ni = 1;
     top_->eval();
     cycle_ = 0;
+  }
+
+  // Whether this edge is inside the waveform window: cycles [wave_from, wave_to] after reset release, and the reset
+  // itself when the window starts at 0.
+  bool in_wave_window() const {
+    if (in_reset_) return options_.wave_from == 0;
+    return cycle_ >= options_.wave_from && cycle_ <= options_.wave_to;
   }
 
   bool trace_on() const {
@@ -303,7 +353,15 @@ class TeRtlImpl final : public TeRtl {
 
   void dump() {
 #if VM_TRACE
-    if (trace_) trace_->dump(context_->time());
+    if (trace_) {
+      if (in_wave_window()) {
+        trace_->dump(context_->time());
+        dumped_ = true;
+      } else if (dumped_) {
+        trace_->flush();  // the window has ended: what it recorded is on disk even if the process dies later
+        dumped_ = false;
+      }
+    }
 #endif
     context_->timeInc(kHalfPeriodPs);
   }
@@ -317,9 +375,52 @@ class TeRtlImpl final : public TeRtl {
   std::unique_ptr<VerilatedFstC> trace_;
 #endif
   uint64_t cycle_ = 0;
+  bool in_reset_ = false;
+  bool dumped_ = false;  // the last edge was recorded
 };
 
 }  // namespace
+
+void check_wave_window(uint64_t from, uint64_t to) {
+  if (from > to) {
+    throw TeRtlError(fmt::format("waveform window: --wave-from {} is after --wave-to {}", from, to));
+  }
+}
+
+WaveWindow wave_window_around(uint64_t cycle, uint64_t before, uint64_t after) {
+  return {cycle > before ? cycle - before : 0, cycle + after};
+}
+
+TeRtlOptions& apply_wave_env(TeRtlOptions& options) {
+  const char* path = std::getenv("TRNSIM_WAVE");
+  if (!options.wave_path.empty() || path == nullptr || *path == '\0') return options;
+  const auto cycle_of = [](const char* name, uint64_t fallback) {
+    const char* text = std::getenv(name);
+    if (text == nullptr || *text == '\0') return fallback;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(text, &end, 10);
+    if (errno != 0 || *end != '\0' || *text == '-') {
+      throw TeRtlError(fmt::format("{}='{}' is not a cycle number", name, text));
+    }
+    return static_cast<uint64_t>(v);
+  };
+  static std::atomic<unsigned> engines{0};
+  const unsigned n = engines++;
+  std::string file = path;
+  if (n > 0) {
+    const size_t dot = file.rfind('.');
+    const bool fst = dot != std::string::npos && file.find('/', dot) == std::string::npos;
+    file = fst ? fmt::format("{}.{}{}", file.substr(0, dot), n, file.substr(dot)) : fmt::format("{}.{}", file, n);
+  }
+  options.wave_path = file;
+  options.wave_from = cycle_of("TRNSIM_WAVE_FROM", 0);
+  options.wave_to = cycle_of("TRNSIM_WAVE_TO", UINT64_MAX);
+  if (const char* scope = std::getenv("TRNSIM_WAVE_SCOPE")) options.wave_scope = scope;
+  check_wave_window(options.wave_from, options.wave_to);
+  std::fprintf(stderr, "[ wave     ] %s\n", file.c_str());
+  return options;
+}
 
 std::vector<std::string> TeRtl::built_sizes() {
   std::vector<std::string> sizes;
@@ -354,7 +455,9 @@ bool TeRtl::traces_pe_registers(int rows, int cols) {
   return rows > 0 && cols > 0;
 }
 
-std::unique_ptr<TeRtl> TeRtl::create(int rows, int cols, const TeRtlOptions& options) {
+std::unique_ptr<TeRtl> TeRtl::create(int rows, int cols, const TeRtlOptions& given) {
+  TeRtlOptions options = given;
+  apply_wave_env(options);  // TRNSIM_WAVE: any test or tool re-run with a waveform, unless it asked for its own
 #define TRNSIM_TE_CASE(R, C)                                                          \
   if (rows == (R) && cols == (C)) return std::make_unique<TeRtlImpl<Vtrn_te_##R##x##C>>(R, C, options);
 #if TRNSIM_HAVE_TE_4X4

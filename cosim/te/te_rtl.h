@@ -24,6 +24,10 @@ class TeRtlError : public std::runtime_error {
 /// How the harness drives the engine.
 struct TeRtlOptions {
   std::string wave_path;            ///< FST file to write; empty = no waveform
+  uint64_t wave_from = 0;           ///< first cycle recorded (cycles since reset release; 0 also records the reset)
+  uint64_t wave_to = UINT64_MAX;    ///< last cycle recorded, inclusive; the file stays open (and valid) after it
+  std::string wave_scope;           ///< hierarchy to record, e.g. "trn_te.u_array.g_row[2]" (a leading "TOP." is
+                                    ///< optional; several scopes separated by commas); empty = the whole engine
   double in_gap_prob = 0.0;         ///< per cycle, probability a source with data holds valid low
   double out_stall_prob = 0.0;      ///< per cycle, probability out_ready_i is low (backpressure)
   uint64_t seed = 1;                ///< seed of the gap/stall generator
@@ -41,6 +45,22 @@ struct TeCommand {
   std::vector<uint16_t> beats;  ///< LoadStationary: K x cols patterns (beat k = partition k's row);
                                 ///< MultiplyMoving: N x rows patterns (beat n = moving[:, n]); FP8 in low 8 bits
 };
+
+/// Fills the waveform fields of `options` from the environment when `options.wave_path` is empty, so that any test
+/// can be re-run with a waveform: TRNSIM_WAVE=FILE.fst, TRNSIM_WAVE_FROM=CYCLE, TRNSIM_WAVE_TO=CYCLE,
+/// TRNSIM_WAVE_SCOPE=PATH. The n-th engine of a process (n >= 1) that takes it writes FILE.n.fst instead, and each
+/// prints "[ wave     ] FILE" to stderr. Throws TeRtlError for a malformed cycle number (naming the variable).
+TeRtlOptions& apply_wave_env(TeRtlOptions& options);
+
+/// Checks a waveform window: `from` <= `to`. Throws TeRtlError naming both otherwise.
+void check_wave_window(uint64_t from, uint64_t to);
+
+/// The cycles of a waveform window around `cycle` for a re-run command: [cycle - before, cycle + after], clamped at 0.
+struct WaveWindow {
+  uint64_t from = 0;
+  uint64_t to = 0;
+};
+WaveWindow wave_window_around(uint64_t cycle, uint64_t before = 200, uint64_t after = 20);
 
 /// When a command's handshakes happened, in cycles since reset release (cycle 0 is the first active edge).
 struct TeCommandTiming {

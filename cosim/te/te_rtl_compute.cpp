@@ -1,5 +1,7 @@
 #include "cosim/te/te_rtl_compute.h"
 
+#include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/core.h>
@@ -44,12 +46,33 @@ TeLockstep::TeLockstep(std::unique_ptr<model::TeCompute> reference, std::unique_
   }
 }
 
+namespace {
+// The RTL engine's cycle counter when the DUT is the verilated engine (a window for the waveform), else nullopt.
+std::optional<uint64_t> rtl_cycle(model::TeCompute& dut) {
+  if (auto* rtl = dynamic_cast<TeRtlCompute*>(&dut)) return rtl->rtl().cycle();
+  return std::nullopt;
+}
+
+// " (Tensor Engine RTL cycles A..B; re-run with --wave te.fst --wave-from A' --wave-to B')", or "" without RTL.
+std::string rtl_where(std::optional<uint64_t> start, std::optional<uint64_t> end) {
+  if (!start || !end) return "";
+  const WaveWindow w{wave_window_around(*start, 20, 0).from, *end + 20};
+  std::fprintf(stderr, "[ fail-at  ] block=te-lockstep cycle=%llu wave-from=%llu wave-to=%llu\n",
+               static_cast<unsigned long long>(*start), static_cast<unsigned long long>(w.from),
+               static_cast<unsigned long long>(w.to));
+  return fmt::format(" (Tensor Engine RTL cycles {}..{}; re-run the same command with --wave te.fst --wave-from {} "
+                     "--wave-to {})",
+                     *start, *end, w.from, w.to);
+}
+}  // namespace
+
 uint64_t TeLockstep::load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) {
   const uint64_t want = ref_->load_stationary(dtype, k, m, stationary);
+  const auto start = rtl_cycle(*dut_);
   const uint64_t got = dut_->load_stationary(dtype, k, m, stationary);
   if (want != got) {
     throw std::runtime_error(fmt::format("lockstep mismatch in load_stationary (k={}, m={}): cycles expected {} "
-                                         "(tlm), got {} (rtl)", k, m, want, got));
+                                         "(tlm), got {} (rtl){}", k, m, want, got, rtl_where(start, rtl_cycle(*dut_))));
   }
   return want;
 }
@@ -58,21 +81,23 @@ uint64_t TeLockstep::multiply_moving(isa::Dtype dtype, int k, int n, const std::
                                      std::vector<uint32_t>& out, uint32_t instr_index) {
   std::vector<uint32_t> got;
   const uint64_t want_cycles = ref_->multiply_moving(dtype, k, n, moving, out, instr_index);
+  const auto start = rtl_cycle(*dut_);
   const uint64_t got_cycles = dut_->multiply_moving(dtype, k, n, moving, got, instr_index);
+  const auto end = rtl_cycle(*dut_);
   if (got.size() != out.size()) {
-    throw std::runtime_error(fmt::format("lockstep mismatch at instruction {}: result sizes {} (tlm) and {} (rtl)",
-                                         instr_index, out.size(), got.size()));
+    throw std::runtime_error(fmt::format("lockstep mismatch at instruction {}: result sizes {} (tlm) and {} (rtl){}",
+                                         instr_index, out.size(), got.size(), rtl_where(start, end)));
   }
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] != got[i]) {
       throw std::runtime_error(fmt::format(
-          "lockstep mismatch at instruction {}: element [m={}, n={}] expected 0x{:08x} (tlm), got 0x{:08x} (rtl)",
-          instr_index, i / size_t(n), i % size_t(n), out[i], got[i]));
+          "lockstep mismatch at instruction {}: element [m={}, n={}] expected 0x{:08x} (tlm), got 0x{:08x} (rtl){}",
+          instr_index, i / size_t(n), i % size_t(n), out[i], got[i], rtl_where(start, end)));
     }
   }
   if (want_cycles != got_cycles) {
-    throw std::runtime_error(fmt::format("lockstep mismatch at instruction {}: cycles expected {} (tlm), got {} (rtl)",
-                                         instr_index, want_cycles, got_cycles));
+    throw std::runtime_error(fmt::format("lockstep mismatch at instruction {}: cycles expected {} (tlm), got {} (rtl){}",
+                                         instr_index, want_cycles, got_cycles, rtl_where(start, end)));
   }
   return want_cycles;
 }

@@ -59,6 +59,7 @@ struct LogFacts {
   bool summary = false;             // "[  PASSED  ] N tests." seen
   int passed = 0, skipped = 0;
   std::string excerpt;              // each failing test's output, then the log's last lines
+  std::string wave_from, wave_to;   // the waveform window of the first "[ fail-at  ]" line (RTL failures)
   bool exec_failed = false;
 };
 
@@ -91,6 +92,18 @@ LogFacts read_log(const std::string& path) {
       f.passed = std::atoi(line.c_str() + 13);
     } else if (starts_with(line, "trnsim_regress: cannot execute ")) {
       f.exec_failed = true;
+    } else if (starts_with(line, "[ fail-at  ] ") && f.wave_from.empty()) {
+      // "[ fail-at  ] block=te 8x4 cycle=57 wave-from=0 wave-to=77" (cosim/te/te_rtl.cpp)
+      const auto field = [&line](const std::string& key) {
+        const size_t at = line.find(" " + key + "=");
+        if (at == std::string::npos) return std::string();
+        const size_t from = at + key.size() + 2;
+        const std::string v = line.substr(from, line.find(' ', from) - from);
+        return all_digits(v) ? v : std::string();
+      };
+      f.wave_from = field("wave-from");
+      f.wave_to = field("wave-to");
+      if (f.wave_to.empty()) f.wave_from.clear();
     }
     tail.push_back(line);
     if (tail.size() > kTail) tail.erase(tail.begin());
@@ -110,12 +123,14 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
   return s;
 }
 
-std::string rerun_command(const Run& r, const std::string& filter, const RunOptions& opts) {
+std::string rerun_command(const Run& r, const std::string& filter, const RunOptions& opts, const LogFacts& f) {
   std::string cmd;
   if (r.entry->wave) {
     cmd += "TRNSIM_WAVE=" +
            shell_quote(display_path(opts.out_dir + "/" + r.entry->name + ".seed" + std::to_string(r.seed) + ".fst")) +
            " ";
+    // The window around the failing cycle that the failing engine printed.
+    if (!f.wave_from.empty()) cmd += "TRNSIM_WAVE_FROM=" + f.wave_from + " TRNSIM_WAVE_TO=" + f.wave_to + " ";
   }
   cmd += "TRNSIM_SEED=" + std::to_string(r.seed) + " " + shell_quote(display_path(opts.bin_dir + "/" + r.entry->binary)) +
          " --gtest_filter=" + shell_quote(filter);
@@ -156,7 +171,7 @@ void classify(Run& r, int status, bool timed_out, const RunOptions& opts) {
                                  : "exit code " + std::to_string(code) + where + " (no failed test named in the log)";
   }
   if (is_failure(r.status)) {
-    r.rerun = rerun_command(r, filter, opts);
+    r.rerun = rerun_command(r, filter, opts, f);
     r.log_excerpt = f.excerpt;
   }
 }
@@ -319,7 +334,7 @@ bool execute(std::vector<Run>& runs, const RunOptions& opts) {
       if (r.status == Run::Status::kPending) {
         r.status = Run::Status::kNotRun;
         r.reason = "not run: the regression was interrupted";
-        r.rerun = rerun_command(r, r.entry->filter, opts);
+        r.rerun = rerun_command(r, r.entry->filter, opts, LogFacts{});
       }
     }
   }

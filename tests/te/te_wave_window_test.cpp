@@ -1,0 +1,197 @@
+// Tensor Engine RTL waveform windows (docs/verification.md, "Waveform debugging"): --wave-from/--wave-to record only
+// the cycles asked for, --wave-scope only the hierarchy asked for, a run that fails still leaves an FST that reads
+// back, the TRNSIM_WAVE environment hook records any engine, and bad windows are refused with a clear message.
+// Every file is read back with GTKWave's fst2vcd.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cosim/te/te_rtl.h"
+
+namespace trnsim {
+namespace {
+
+namespace fs = std::filesystem;
+using cosim::TeCommand;
+using cosim::TeRtl;
+using cosim::TeRtlError;
+using cosim::TeRtlOptions;
+
+constexpr uint64_t kCyclePs = 416;  // cosim/te/te_rtl.cpp: 208 ps per clock edge
+constexpr uint64_t kResetCycles = 4;
+
+std::string capture(const std::string& cmd) {
+  std::string out;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  if (!pipe) return out;
+  char buf[4096];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, pipe.get())) > 0) out.append(buf, got);
+  return out;
+}
+
+struct Vcd {
+  std::set<std::string> signals;  // full dotted names
+  std::vector<uint64_t> times;    // every #time, in order
+};
+
+Vcd read_fst(const fs::path& fst) {
+  Vcd v;
+  const std::string text = capture("fst2vcd '" + fst.string() + "' 2>&1");
+  std::vector<std::string> scope;
+  std::istringstream in(text);
+  std::string tok;
+  bool header = true;
+  while (in >> tok) {
+    if (header && tok == "$scope") {
+      std::string kind, name;
+      in >> kind >> name;
+      scope.push_back(name);
+    } else if (header && tok == "$upscope") {
+      if (!scope.empty()) scope.pop_back();
+    } else if (header && tok == "$var") {
+      std::string kind, width, id, name;
+      in >> kind >> width >> id >> name;
+      std::string full;
+      for (const std::string& s : scope) full += s + ".";
+      v.signals.insert(full + name);
+    } else if (tok == "$enddefinitions") {
+      header = false;
+    } else if (!header && tok.size() > 1 && tok[0] == '#') {
+      v.times.push_back(std::stoull(tok.substr(1)));
+    }
+  }
+  return v;
+}
+
+fs::path temp_dir() {
+  const fs::path dir = fs::path(::testing::TempDir()) / "trnsim_te_wave_window";
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<uint16_t> ones(size_t n) { return std::vector<uint16_t>(n, 0x3F80); }  // BF16 1.0
+
+TEST(TeWaveWindow, FromAndToRecordOnlyThoseCycles) {
+  const fs::path fst = temp_dir() / "window.fst";
+  fs::remove(fst);
+  {
+    TeRtlOptions opts;
+    opts.wave_path = fst.string();
+    opts.wave_from = 20;
+    opts.wave_to = 40;
+    auto te = TeRtl::create(4, 4, opts);
+    te->matmul(isa::Dtype::kBf16, 4, 4, 64, ones(16), ones(4 * 64));  // ~75 cycles, longer than the window
+    ASSERT_GT(te->cycle(), 60u);
+  }
+  const Vcd v = read_fst(fst);
+  ASSERT_FALSE(v.times.empty()) << "no value changes in " << fst;
+  const uint64_t first = (kResetCycles + 20) * kCyclePs, last = (kResetCycles + 40) * kCyclePs + kCyclePs / 2;
+  EXPECT_EQ(v.times.front(), first);
+  // FST may end with one last timestamp (the end of the file); every value change is inside the window.
+  for (const uint64_t t : v.times) EXPECT_TRUE(t >= first && t <= last + kCyclePs) << "time " << t << " ps";
+  EXPECT_GE(v.times.size(), 40u);  // two edges a cycle over 21 cycles
+  EXPECT_TRUE(v.signals.count("TOP.trn_te.out_data_o"));
+}
+
+TEST(TeWaveWindow, ScopeRecordsOnlyThatHierarchy) {
+  const fs::path fst = temp_dir() / "scope.fst";
+  fs::remove(fst);
+  {
+    TeRtlOptions opts;
+    opts.wave_path = fst.string();
+    opts.wave_scope = "trn_te.u_array.g_row[1]";
+    auto te = TeRtl::create(4, 4, opts);
+    te->matmul(isa::Dtype::kBf16, 4, 4, 8, ones(16), ones(32));
+  }
+  const Vcd v = read_fst(fst);
+  ASSERT_FALSE(v.signals.empty()) << "the scope matched no signal";
+  for (const std::string& s : v.signals) {
+    EXPECT_EQ(s.rfind("TOP.trn_te.u_array.g_row[1].", 0), 0u) << "outside the scope: " << s;
+  }
+  EXPECT_FALSE(v.signals.count("TOP.trn_te.out_data_o"));
+}
+
+TEST(TeWaveWindow, FailingRunLeavesAReadableFstAndNamesTheWindow) {
+  const fs::path fst = temp_dir() / "failing.fst";
+  fs::remove(fst);
+  std::string message;
+  {
+    TeRtlOptions opts;
+    opts.wave_path = fst.string();
+    opts.break_hold_rule = true;  // withdraws a stationary beat that was not taken: a_stat_hold fires
+    auto te = TeRtl::create(8, 4, opts);
+    try {
+      te->run({{TeCommand::Op::kLoadStationary, 0, 8, ones(32)}});
+    } catch (const TeRtlError& e) {
+      message = e.what();
+    }
+  }  // the engine is destroyed after the failure: the file is closed here
+  ASSERT_FALSE(message.empty()) << "the broken hold rule was not caught";
+  EXPECT_NE(message.find("assertion"), std::string::npos) << message;
+  EXPECT_NE(message.find("--wave-from 0 --wave-to"), std::string::npos) << message;
+  EXPECT_NE(message.find("Tensor Engine 8x4"), std::string::npos) << message;
+  const Vcd v = read_fst(fst);
+  EXPECT_TRUE(v.signals.count("TOP.trn_te.stat_valid_i"));
+  EXPECT_GT(v.times.size(), 4u);
+}
+
+TEST(TeWaveWindow, EnvironmentRecordsAnEngineCreatedWithoutAWavePath) {
+  const fs::path dir = temp_dir() / "env";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path fst = dir / "env.fst";
+  setenv("TRNSIM_WAVE", fst.c_str(), 1);
+  setenv("TRNSIM_WAVE_FROM", "3", 1);
+  setenv("TRNSIM_WAVE_TO", "9", 1);
+  {
+    auto te = TeRtl::create(4, 4);
+    te->matmul(isa::Dtype::kBf16, 4, 4, 16, ones(16), ones(64));
+  }
+  unsetenv("TRNSIM_WAVE");
+  unsetenv("TRNSIM_WAVE_FROM");
+  unsetenv("TRNSIM_WAVE_TO");
+  // The first engine of the process that takes TRNSIM_WAVE writes env.fst, a later one env.N.fst.
+  std::vector<fs::path> written;
+  for (const auto& e : fs::directory_iterator(dir)) written.push_back(e.path());
+  ASSERT_EQ(written.size(), 1u) << "expected one FST in " << dir;
+  const Vcd v = read_fst(written[0]);
+  ASSERT_FALSE(v.times.empty());
+  EXPECT_EQ(v.times.front(), (kResetCycles + 3) * kCyclePs);
+  EXPECT_LE(v.times.back(), (kResetCycles + 11) * kCyclePs);
+}
+
+TEST(TeWaveWindow, BadWindowsAreRefusedNamingTheValues) {
+  TeRtlOptions opts;
+  opts.wave_path = (temp_dir() / "bad.fst").string();
+  opts.wave_from = 50;
+  opts.wave_to = 10;
+  try {
+    TeRtl::create(4, 4, opts);
+    FAIL() << "a window ending before it starts was accepted";
+  } catch (const TeRtlError& e) {
+    EXPECT_NE(std::string(e.what()).find("--wave-from 50 is after --wave-to 10"), std::string::npos) << e.what();
+  }
+  setenv("TRNSIM_WAVE", (temp_dir() / "bad_env.fst").c_str(), 1);
+  setenv("TRNSIM_WAVE_FROM", "12x", 1);
+  try {
+    TeRtl::create(4, 4);
+    FAIL() << "TRNSIM_WAVE_FROM=12x was accepted";
+  } catch (const TeRtlError& e) {
+    EXPECT_NE(std::string(e.what()).find("TRNSIM_WAVE_FROM='12x' is not a cycle number"), std::string::npos)
+        << e.what();
+  }
+  unsetenv("TRNSIM_WAVE");
+  unsetenv("TRNSIM_WAVE_FROM");
+}
+
+}  // namespace
+}  // namespace trnsim
