@@ -53,7 +53,8 @@ std::vector<uint32_t> rmsnorm_rows(const NormSpec& spec, const std::vector<uint3
                                    const std::vector<uint32_t>& gamma);
 
 /// The TE transpose of in[rows, cols] (narrow `dtype` patterns) -> out[cols, rows] patterns of out_type, with the
-/// rows cut into tiles of `tile_rows` (the TE's rows): out[c][r] = +0 + sum over the rows k of r's tile of
+/// rows cut into tiles of `tile_rows` (the kernel's: kernels::transpose_tile_rows(info), normally the TE's rows):
+/// out[c][r] = +0 + sum over the rows k of r's tile of
 /// in[k][c] * (k == r ? 1 : 0), each product and sum one FP32 RNE operation (BRIEF rules 2-3), then cast. So -0 ->
 /// +0, NaN -> canonical, and an Inf/NaN in column c of a tile turns out[c][r] into NaN for the tile's other rows r.
 std::vector<uint32_t> transpose_te(isa::Dtype dtype, int rows, int cols, const std::vector<uint32_t>& in, int tile_rows,

@@ -29,6 +29,11 @@ void require(bool ok, const std::string& what) {
 
 }  // namespace
 
+int transpose_tile_rows(const driver::DeviceInfo& info) {
+  return static_cast<int>(
+      std::min<uint64_t>({info.te_rows, info.sbuf_partitions, info.psum_bank_bytes() / 4, uint64_t(isa::kMaxMovingN)}));
+}
+
 isa::Program make_transpose_program(const driver::DeviceInfo& info, const TransposeLayout& l) {
   require(l.rows >= 1 && l.cols >= 1, fmt::format("rows and cols must be >= 1 (got {}, {})", l.rows, l.cols));
   require(static_cast<uint8_t>(l.dtype) <= static_cast<uint8_t>(isa::Dtype::kFp8E5M2),
@@ -44,8 +49,7 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
 
   // K tile (input rows = TE rows = moving columns) and M tile (input columns = PSUM partitions).
   const uint64_t bank = info.psum_bank_bytes();
-  const int kt = static_cast<int>(
-      std::min<uint64_t>({info.te_rows, info.sbuf_partitions, bank / 4, uint64_t(isa::kMaxMovingN), uint64_t(l.rows)}));
+  const int kt = std::min(transpose_tile_rows(info), l.rows);
   require(kt >= 1, fmt::format("PSUM banks of {} bytes hold no FP32", bank));
   const int mt = static_cast<int>(std::min<uint64_t>({info.te_cols, info.psum_partitions, uint64_t(l.cols)}));
   const int row_tiles = (l.rows + kt - 1) / kt;

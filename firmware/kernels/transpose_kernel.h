@@ -34,6 +34,10 @@ struct TransposeLayout {
   isa::DataType out_type = isa::DataType::kBf16;  ///< any data type; the input's type keeps every finite value
 };
 
+/// The input rows per TE tile the kernel uses on `info` (the `tile_rows` of golden::transpose_te):
+/// min(te_rows, sbuf_partitions, PSUM bank bytes / 4, 512); te_rows on every named configuration.
+int transpose_tile_rows(const driver::DeviceInfo& info);
+
 /// The transpose as a program on queues te, dma and vec (each ending with halt). Uses SBUF from offset 0 of the
 /// first min(rows, te_rows) partitions, PSUM from offset 0 of the first min(cols, te_cols) partitions and
 /// semaphores 0..3 (starting at 0); touches HBM only inside the two tensors. Throws std::invalid_argument for rows

@@ -332,8 +332,8 @@ TEST_P(TransposeRef, MatchesGoldenBitForBit) {
   const isa::Program prog = make_transpose_program(info, l);
   const auto got = run_checked(info, prog, {in}, out, std::min<uint32_t>(info.te_rows, uint32_t(c.rows)),
                                std::min<uint32_t>(info.te_cols, uint32_t(c.cols)));
-  test::expect_same_bits(got, golden::transpose_te(c.dtype, c.rows, c.cols, in.v, int(info.te_rows), c.out), c.rows,
-                         "transpose");
+  test::expect_same_bits(got, golden::transpose_te(c.dtype, c.rows, c.cols, in.v, transpose_tile_rows(info), c.out),
+                         c.rows, "transpose");
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TransposeRef,
@@ -347,6 +347,27 @@ INSTANTIATE_TEST_SUITE_P(Shapes, TransposeRef,
                                            TransposeCase{150, 140, true, isa::Dtype::kFp16, DataType::kFp16, true},
                                            TransposeCase{3, 2100}),
                          [](const auto& i) { return name_of(i.param); });
+
+// A device whose PSUM banks hold fewer FP32 than the TE has rows: the row tile shrinks to the bank (8 rows here).
+TEST(TransposeKernel, SmallPsumBanksShrinkTheRowTile) {
+  DeviceInfo info = tiny();
+  info.psum_partition_bytes = 256;  // 8 banks of 32 bytes = 8 FP32
+  info.sbuf_partitions = 12;
+  ASSERT_EQ(transpose_tile_rows(info), 8);
+  std::mt19937_64 rng(test::test_seed());
+  const int rows = 21, cols = 19;
+  Tensor in{0x1000, DataType::kBf16,
+            test::random_elements(DataType::kBf16, std::size_t(rows) * cols, rng, 3.0f, true, 23),
+            std::size_t(rows) * cols};
+  Tensor out{next_addr(in), DataType::kBf16, {}, std::size_t(rows) * cols};
+  TransposeLayout l;
+  l.rows = rows;
+  l.cols = cols;
+  l.in_hbm = in.addr;
+  l.out_hbm = out.addr;
+  const auto got = run_checked(info, make_transpose_program(info, l), {in}, out, 8, 16);
+  test::expect_same_bits(got, golden::transpose_te(l.dtype, rows, cols, in.v, 8, DataType::kBf16), rows, "transpose");
+}
 
 TEST(TransposeKernel, BadLayoutsThrow) {
   const DeviceInfo info = tiny();

@@ -181,7 +181,8 @@ TEST_P(TransposeOnModel, MatchesGoldenBitForBit) {
   l.dtype = c.dtype;
   l.out_type = c.out;
   const KernelRun r = run_transpose(*drv_, l, in, kTimeout);
-  test::expect_same_bits(r.out, golden::transpose_te(c.dtype, c.rows, c.cols, in, int(drv_->info().te_rows), c.out),
+  test::expect_same_bits(r.out,
+                         golden::transpose_te(c.dtype, c.rows, c.cols, in, transpose_tile_rows(drv_->info()), c.out),
                          c.rows, "transpose");
   report(fmt::format("transpose {}x{} {}->{}", c.rows, c.cols, isa::dtype_name(c.dtype), isa::data_type_name(c.out)), r,
          make_transpose_program(drv_->info(), l));
