@@ -9,6 +9,7 @@
 
 #include "cosim/noc/noc_rtl.h"
 #include "cosim/noc/noc_traffic.h"
+#include "model/noc/noc_tlm.h"
 
 namespace trnsim::test {
 
@@ -27,6 +28,19 @@ inline cosim::noc::NocOptions torus(const std::string& dims, const std::string& 
   o.router = router;
   o.link_latency = link_latency;
   return o;
+}
+
+/// TLM options for "4x4" / "3x5" / "2x2x2" with the parameters of the RTL's default build for that dimension count
+/// (d2v2, d3v4g2); `is_torus` false: a mesh of that size.
+inline model::noc::TlmOptions tlm_net(const std::string& dims, bool is_torus = true) {
+  const cosim::noc::NocOptions o = torus(dims);
+  model::noc::TlmOptions t;
+  t.ndim = o.ndim;
+  t.size = o.size;
+  t.torus = is_torus;
+  t.num_vc = o.ndim == 3 ? 4 : 2;
+  t.vc_groups = o.ndim == 3 ? 2 : 1;
+  return t;
 }
 
 /// Runs the traffic and checks the run delivered every packet exactly once, intact and in order.

@@ -25,18 +25,6 @@ using model::noc::NocError;
 using model::noc::TlmNetwork;
 using model::noc::TlmOptions;
 
-// TLM options for "4x4" / "3x5" / "2x2x2" with the RTL's default build for that dimension count (d2v2, d3v4g2).
-TlmOptions tlm(const std::string& dims, bool torus = true) {
-  const auto o = test::torus(dims);
-  TlmOptions t;
-  t.ndim = o.ndim;
-  t.size = o.size;
-  t.torus = torus;
-  t.num_vc = o.ndim == 3 ? 4 : 2;
-  t.vc_groups = o.ndim == 3 ? 2 : 1;
-  return t;
-}
-
 struct TlmCase {
   std::string dims;
   bool torus;
@@ -53,7 +41,7 @@ class NocTlmTraffic : public ::testing::TestWithParam<TlmCase> {};
 
 TEST_P(NocTlmTraffic, EveryPacketOnceIntactInOrderAndDrains) {
   const TlmCase& c = GetParam();
-  TlmNetwork net(tlm(c.dims, c.torus));
+  TlmNetwork net(tlm_net(c.dims, c.torus));
   TrafficOptions t;
   t.pattern = c.pattern;
   t.rate = c.rate;
@@ -131,22 +119,22 @@ TEST(NocTlm, ZeroLoadLatencyIsFourPlusThreePlusLinkLatencyPerHop) {
 TEST(NocTlm, OtherParametersRunClean) {
   struct P { std::string name; TlmOptions o; double rate; };
   std::vector<P> ps;
-  TlmOptions a = tlm("4x4");
+  TlmOptions a = tlm_net("4x4");
   a.num_vc = 8;
   a.vc_groups = 2;
   a.depth = 8;
   ps.push_back({"4x4 8 VCs 2 groups depth 8", a, 0.6});
-  TlmOptions b = tlm("4x4");
+  TlmOptions b = tlm_net("4x4");
   b.depth = 1;
   ps.push_back({"4x4 depth 1", b, 0.3});
   TlmOptions c;
   c.ndim = 1;
   c.size = {8, 1, 1};
   ps.push_back({"8-ring", c, 0.5});
-  TlmOptions d = tlm("4x4");
+  TlmOptions d = tlm_net("4x4");
   d.size = {16, 16, 1};
   ps.push_back({"16x16", d, 0.2});
-  TlmOptions e = tlm("2x2x2", false);
+  TlmOptions e = tlm_net("2x2x2", false);
   e.size = {3, 3, 3};
   ps.push_back({"3x3x3 mesh", e, 0.3});
   for (const P& p : ps) {
@@ -161,7 +149,7 @@ TEST(NocTlm, OtherParametersRunClean) {
 
 // A sink that never takes a flit: nothing moves, the watchdog ends the run naming the packets in the network.
 TEST(NocTlm, WatchdogFiresWhenNothingMoves) {
-  TlmNetwork net(tlm("4x4"));
+  TlmNetwork net(tlm_net("4x4"));
   TrafficOptions t;
   t.rate = 0.3;
   t.inject_cycles = 3000;
@@ -210,7 +198,7 @@ TEST(NocTlm, BadOptionsAreRejectedWithTheReason) {
 
 // A head flit for a router outside the network is a protocol error, as the RTL's a_dst_in_torus.
 TEST(NocTlm, DestinationOutsideTheNetworkIsAnError) {
-  TlmNetwork net(tlm("4x4"));
+  TlmNetwork net(tlm_net("4x4"));
   model::noc::Coord dst;
   dst[0] = 5;
   const model::noc::Flit f{true, true, 0, model::noc::make_header(dst, 0, 0)};
@@ -230,7 +218,7 @@ TEST(NocTlm, DestinationOutsideTheNetworkIsAnError) {
 // Message-level endpoints (the library interface for collective engines): messages of 0..20 payload words between
 // random routers all arrive once with their payload; an idle one-hop message takes the zero-load latency.
 TEST(NocEndpoints, MessagesArriveOnceWithTheirPayload) {
-  TlmNetwork net(tlm("4x4"));
+  TlmNetwork net(tlm_net("4x4"));
   model::noc::NocEndpoints ep(net);
   std::mt19937_64 rng(test_seed());
   std::map<uint64_t, std::vector<uint64_t>> sent;

@@ -26,13 +26,7 @@ class NocTlmLong : public ::testing::TestWithParam<LongCase> {};
 
 TEST_P(NocTlmLong, HundredThousandCyclesClean) {
   const LongCase& c = GetParam();
-  const auto o = torus(c.dims);
-  model::noc::TlmOptions t;
-  t.ndim = o.ndim;
-  t.size = o.size;
-  t.num_vc = o.ndim == 3 ? 4 : 2;
-  t.vc_groups = o.ndim == 3 ? 2 : 1;
-  model::noc::TlmNetwork net(t);
+  model::noc::TlmNetwork net(tlm_net(c.dims));
   cosim::noc::TrafficOptions tr;
   tr.pattern = c.pattern;
   tr.rate = c.rate;
