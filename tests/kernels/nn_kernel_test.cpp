@@ -159,6 +159,23 @@ INSTANTIATE_TEST_SUITE_P(
                       SoftmaxCase{50, 61, false, 4.0f, true, 2, DataType::kFp32, DataType::kBf16, true}),
     [](const auto& i) { return name_of(i.param); });
 
+TEST(SoftmaxKernel, InPlace) {
+  const DeviceInfo info = tiny();
+  std::mt19937_64 rng(test::test_seed());
+  const int rows = 70, cols = 45;
+  const std::size_t n = std::size_t(rows) * cols;
+  Tensor in{0x2000, DataType::kFp32, test::random_elements(DataType::kFp32, n, rng, 3.0f), n};
+  Tensor out{in.addr, DataType::kFp32, {}, n};
+  SoftmaxLayout l;
+  l.rows = rows;
+  l.cols = cols;
+  l.in_hbm = l.out_hbm = in.addr;
+  l.causal = true;
+  const auto got = run_checked(info, make_softmax_program(info, l), {in}, out, 16, 0);
+  golden::SoftmaxSpec s{rows, cols, 1.0f, true, 0};
+  test::expect_same_bits(got, golden::softmax_rows(s, in.v), cols, "softmax in place");
+}
+
 TEST(SoftmaxKernel, BadLayoutsThrow) {
   const DeviceInfo info = tiny();
   SoftmaxLayout ok;
