@@ -122,6 +122,49 @@ TEST(GoldenNorm, HandRows) {
   }
 }
 
+// LayerNorm / RMSNorm against an extended-precision evaluation (gamma = 1, beta = 0): every output within
+// (cols + 8) * 2^-23 * (1 + |exact|) (the sums' roundings grow with cols; rsqrt is within 1 ULP).
+TEST(GoldenNorm, AccurateAgainstExtendedPrecision) {
+  std::mt19937_64 rng(test::test_seed());
+  double worst_ln = 0.0, worst_rms = 0.0;
+  for (const int cols : {1, 2, 33, 768}) {
+    const int rows = 6;
+    NormSpec s{rows, cols, 1e-5f};
+    auto in = test::random_elements(DataType::kFp32, std::size_t(rows) * cols, rng, 2.0f);
+    for (auto& v : in) v = f32_bits(float_from_bits(v) + 3.0f);  // a mean away from 0
+    const std::vector<uint32_t> ones(std::size_t(cols), f32_bits(1.0f)), zeros(std::size_t(cols), 0u);
+    const auto ln = layernorm_rows(s, in, ones, zeros);
+    const auto rms = rmsnorm_rows(s, in, ones);
+    for (int r = 0; r < rows; ++r) {
+      long double sum = 0, sq = 0, q = 0;
+      for (int j = 0; j < cols; ++j) sum += float_from_bits(in[std::size_t(r) * cols + j]);
+      const long double mean = sum / cols;
+      for (int j = 0; j < cols; ++j) {
+        const long double x = float_from_bits(in[std::size_t(r) * cols + j]);
+        sq += (x - mean) * (x - mean);
+        q += x * x;
+      }
+      const long double rs_ln = 1.0L / sqrtl(sq / cols + 1e-5L), rs_rms = 1.0L / sqrtl(q / cols + 1e-5L);
+      const double tol = (cols + 8) * std::ldexp(1.0, -23);
+      for (int j = 0; j < cols; ++j) {
+        const std::size_t i = std::size_t(r) * cols + j;
+        const long double x = float_from_bits(in[i]);
+        const long double want_ln = (x - mean) * rs_ln, want_rms = x * rs_rms;
+        const double e_ln = std::fabs(double(float_from_bits(ln[i]) - want_ln)) / (1.0 + std::fabs(double(want_ln)));
+        const double e_rms =
+            std::fabs(double(float_from_bits(rms[i]) - want_rms)) / (1.0 + std::fabs(double(want_rms)));
+        EXPECT_LE(e_ln, tol) << fmt::format("layernorm cols {} [{}][{}]", cols, r, j);
+        EXPECT_LE(e_rms, tol) << fmt::format("rmsnorm cols {} [{}][{}]", cols, r, j);
+        worst_ln = std::max(worst_ln, e_ln / std::ldexp(1.0, -23));
+        worst_rms = std::max(worst_rms, e_rms / std::ldexp(1.0, -23));
+      }
+    }
+  }
+  std::cout << fmt::format(
+      "[ accuracy ] layernorm worst {:.2f} x 2^-23, rmsnorm worst {:.2f} x 2^-23 (of 1 + |exact|)\n", worst_ln,
+      worst_rms);
+}
+
 TEST(GoldenTranspose, EqualsGoldenGemmWithIdentity) {
   std::mt19937_64 rng(test::test_seed());
   for (const auto& [rows, cols, tile] : {std::tuple{5, 7, 16}, std::tuple{37, 20, 16}, std::tuple{20, 9, 8}}) {
