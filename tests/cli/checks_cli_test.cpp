@@ -173,6 +173,54 @@ TEST(TimelineCli, ReportAndTraceShowBusySemaphoreWaitAndIdleTimePerEngine) {
   EXPECT_EQ(tracks[kVec][0].at("args").at("cycles").get<int>(), 1000);
 }
 
+TEST(TimelineCli, MultiLaunchWorkloadGivesOneContinuousTimeline) {
+  // The MLP workload runs its programs one after another (one launch each); a small shape keeps it fast.
+  const std::string trace_path = scratch(".json"), report_path = scratch(".report.json");
+  const Result r = run("run --te tlm --workload mlp --seq 16 --d-model 32 --heads 1 --d-ff 64 --check-hazards "
+                       "--check-uninit --timeline " + trace_path + " --report " + report_path);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json trace = load_json(trace_path), report = load_json(report_path);
+  auto tracks = tracks_of(trace);
+  const std::vector<json>& launches = tracks[kLaunches];
+  ASSERT_GE(launches.size(), 2u) << "several programs";
+  EXPECT_EQ(trace.at("otherData").at("launches").get<size_t>(), launches.size());
+  for (size_t i = 0; i + 1 < launches.size(); ++i) {
+    // Back to back on one time axis: the next launch starts where the previous one ended.
+    EXPECT_NEAR(launches[i].at("ts").get<double>() + launches[i].at("dur").get<double>(),
+                launches[i + 1].at("ts").get<double>(), 1e-6);
+    EXPECT_GT(launches[i + 1].at("ts").get<double>(), launches[i].at("ts").get<double>());
+  }
+  const auto launch_of = [&](double ts) {
+    for (size_t i = 0; i < launches.size(); ++i) {
+      if (ts >= launches[i].at("ts").get<double>() - 1e-9 &&
+          ts < launches[i].at("ts").get<double>() + launches[i].at("dur").get<double>() - 1e-9) {
+        return int(i);
+      }
+    }
+    return -1;
+  };
+  size_t queue_slices = 0, reported = 0;
+  for (int q : {kTe, kDma, kAct, kVec}) {
+    reported += report.at("engines").at(q == kTe ? "te" : q == kDma ? "dma" : q == kAct ? "act" : "vec")
+                    .at("instructions").get<size_t>();
+    int launch = -1;
+    size_t next_index = 0;
+    for (const json& e : tracks[q]) {
+      ++queue_slices;
+      const int l = launch_of(e.at("ts").get<double>());
+      ASSERT_GE(l, 0) << "slice outside every launch: " << e.dump();
+      if (l != launch) {  // a new program: its instruction indices start again at 0
+        EXPECT_GT(l, launch);
+        launch = l;
+        next_index = 0;
+      }
+      EXPECT_EQ(e.at("args").at("index").get<size_t>(), next_index++) << "queue " << q << ", launch " << l;
+    }
+  }
+  EXPECT_EQ(queue_slices, reported);
+  EXPECT_EQ(trace.at("otherData").at("instructions").get<size_t>(), queue_slices);
+}
+
 TEST(TimelineCli, TimelineFileThatCannotBeWrittenIsBadInput) {
   const Result r = run("run --te tlm --workload gemm -m 16 -k 16 -n 16 --timeline /nonexistent/dir/t.json");
   EXPECT_EQ(r.exit_code, 2);
