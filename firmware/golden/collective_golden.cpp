@@ -1,5 +1,6 @@
 #include "firmware/golden/collective_golden.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -83,8 +84,9 @@ std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, Collec
     for (size_t first = 0; first < used.size(); ++first) {
       std::vector<size_t> order;
       for (size_t i = 0; i < used.size(); ++i) order.push_back(used[(first + i) % used.size()]);
-      flows.push_back({+1, order});
-      flows.push_back({-1, order});
+      for (int dir : {+1, -1}) {
+        for (int i = 0; i < std::max(algo.slices, 1); ++i) flows.push_back({dir, order});
+      }
     }
     weights = algo.flow_weights;
     if (flows.empty()) {  // one chip: nothing to reduce

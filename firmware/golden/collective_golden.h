@@ -16,15 +16,17 @@ namespace trnsim::golden {
 enum class CollectiveDtype { kFp32, kBf16 };
 
 /// The algorithm as the golden needs it.
-///   ring: dims = torus sizes (x fastest: rank = x + X * (y + Y * z)); one flow per dimension of size > 1 and
-///         direction, in the order (d0, +), (d0, -), (d1, +), ... over those dimensions ascending; flow_weights
-///         gives their shares (same length; the system chooses them from link bandwidths).
+///   ring: dims = torus sizes (x fastest: rank = x + X * (y + Y * z)); `slices` flows per dimension of size > 1
+///         and direction, in the order (d0, +) x slices, (d0, -) x slices, (d1, +) x slices, ... over those
+///         dimensions ascending; flow_weights gives their shares (same length; the system chooses them from link
+///         bandwidths). Slices of one (dimension, direction) sum in the same order.
 ///   rhd:  recursive halving-doubling over the ranks' bits; dims only give the chip count (a power of two);
 ///         flow_weights is ignored (one flow).
 struct CollectiveAlgorithm {
   bool rhd = false;
   std::vector<int> dims;
   std::vector<uint64_t> flow_weights;
+  int slices = 1;
 };
 
 /// Element bits: FP32 patterns, or BF16 patterns in the low 16 bits.

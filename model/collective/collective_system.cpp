@@ -111,7 +111,11 @@ std::vector<RingFlow> CollectiveSystem::ring_flows() const {
   uint64_t g = 0;
   for (int x : best) g = std::gcd(g, uint64_t(x));
   for (size_t f = 0; f < orders.size(); ++f) {
-    for (int dir : {+1, -1}) flows.push_back(RingFlow{dir, orders[f], uint64_t(best[f]) / g});
+    for (int dir : {+1, -1}) {
+      for (int slice = 0; slice < ring_slices(); ++slice) {
+        flows.push_back(RingFlow{dir, orders[f], uint64_t(best[f]) / g, slice});
+      }
+    }
   }
   return flows;
 }

@@ -61,6 +61,7 @@ struct RingFlow {
   int direction = +1;         ///< +1: each chip sends to coordinate + 1; -1: to coordinate - 1
   std::vector<int> dims;      ///< dimension order of the reduce-scatter phases (all-gather: reversed)
   uint64_t weight = 1;        ///< share of every block this flow carries: weight / sum of weights
+  int slice = 0;              ///< which of the ring_slices() flows with the same dims and direction this is
 };
 
 class CollectiveSystem {
@@ -76,8 +77,12 @@ class CollectiveSystem {
   Memory& hbm(int chip) { return *hbm_.at(size_t(chip)); }
 
   /// The ring algorithm's flows on this torus: for every dimension of size > 1 (ascending) a + and a - flow, whose
-  /// phases start in that dimension and continue cyclically; weights make every flow's bytes-over-bandwidth equal.
+  /// phases start in that dimension and continue cyclically, each as ring_slices() flows of equal weight (slices
+  /// keep a link busy while another slice of the same flow waits for its data: latency and contention overlap).
+  /// Weights as documented in docs/neuronlink.md "Weights".
   std::vector<RingFlow> ring_flows() const;
+  /// Flows per (first dimension, direction) of the ring algorithm: 4.
+  static constexpr int ring_slices() { return 4; }
 
   /// Runs `call` on every chip from simulated time 0. Throws CollectiveError: --algo rhd on a chip count that is
   /// not a power of two; a buffer past the end of HBM. count 0 is a no-op (time 0, no message).

@@ -135,12 +135,14 @@ int run_collective_workload(const CollectiveOptions& o,
   if (algo == mc::Algorithm::kRing) {
     std::vector<std::string> flows;
     for (const mc::RingFlow& f : sys.ring_flows()) {
+      weights.push_back(f.weight);
+      if (f.slice) continue;
       std::string order;
       for (int d : f.dims) order += "xyz"[d];
       flows.push_back(fmt::format("{}{} x{}", order, f.direction > 0 ? "+" : "-", f.weight));
-      weights.push_back(f.weight);
     }
-    fmt::print("  ring flows        {} (phase order, direction, share)\n", fmt::join(flows, ", "));
+    fmt::print("  ring flows        {} (phase order, direction, share; {} slices each)\n", fmt::join(flows, ", "),
+               mc::CollectiveSystem::ring_slices());
   }
   if (count == 0) {
     fmt::print("PASS: 0 bytes: the {} is a no-op (nothing sent, nothing changed)\n", mc::op_name(op));
@@ -171,7 +173,8 @@ int run_collective_workload(const CollectiveOptions& o,
   }
   const auto t2 = std::chrono::steady_clock::now();
 
-  golden::CollectiveAlgorithm galgo{algo == mc::Algorithm::kRhd, topo.dims(), weights};
+  golden::CollectiveAlgorithm galgo{algo == mc::Algorithm::kRhd, topo.dims(), weights,
+                                    mc::CollectiveSystem::ring_slices()};
   const std::vector<uint32_t> want = op == mc::Op::kAllGather ? golden::collective_gathered(n, count, input)
                                                               : golden::collective_reduced(galgo, gtype, count, input);
   const auto t3 = std::chrono::steady_clock::now();
