@@ -47,8 +47,8 @@ struct SequenceRun {
 };
 
 /// Loads and runs the steps in order, each with `timeout_cycles`; `on_step` (if set) is called after each step.
-/// Throws the driver's errors (DeviceFault, DriverTimeout, ...) with the step's name prepended to nothing: the
-/// caller learns which step failed from `failed_step` (the index of the step that threw), set before rethrowing.
+/// Throws the driver's errors (DeviceFault, DriverTimeout, ...) as they come; `failed_step` (if set) holds the index
+/// of the step being run, so after a throw it names the step that failed.
 SequenceRun run_sequence(driver::Driver& drv, const KernelSequence& seq, uint64_t timeout_cycles,
                          const std::function<void(const StepRun&)>& on_step = {}, std::size_t* failed_step = nullptr);
 

@@ -189,7 +189,13 @@ int run_instance(const WorkloadOptions& o, const ReportHooks& hooks, const Insta
   return run_on_device(s, [&] {
     const auto t0 = std::chrono::steady_clock::now();
     std::size_t failed = 0;
-    const kernels::SequenceRun r = kernels::run_sequence(drv, seq, o.device.timeout_cycles, {}, &failed);
+    kernels::SequenceRun r;
+    try {
+      r = kernels::run_sequence(drv, seq, o.device.timeout_cycles, {}, &failed);
+    } catch (const driver::DriverError&) {
+      fmt::print(stderr, "  program {} of {} (\"{}\") stopped\n", failed + 1, seq.size(), seq[failed].name);
+      throw;
+    }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     Tensors got;
     for (const auto& out : outputs) got[out.name] = read_tensor(drv, out);
