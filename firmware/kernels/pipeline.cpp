@@ -245,16 +245,28 @@ uint32_t PartitionArena::take(uint64_t bytes, const char* what) {
   return static_cast<uint32_t>(at);
 }
 
-std::vector<RowBuffer> take_row_buffers(PartitionArena& arena, int wanted, int tiles, int cols, const char* kernel) {
+std::vector<RowGroup> plan_row_groups(int rows, int pt, int cols, int min_groups, uint64_t group_bytes) {
+  const int full = rows / pt, ragged = rows % pt;
   const uint64_t row_bytes = uint64_t(cols) * 4;
-  const uint64_t per_buffer = (row_bytes + 63) / 64 * 64 + 4 * 64;
-  int n = std::max(1, std::min(wanted, tiles));
+  int g = static_cast<int>(std::max<uint64_t>(1, group_bytes / std::max<uint64_t>(1, row_bytes)));
+  g = std::max(1, std::min(g, (full + min_groups - 1) / std::max(1, min_groups)));
+  std::vector<RowGroup> out;
+  for (int t = 0; t < full; t += g) out.push_back({t * pt, pt, std::min(g, full - t)});
+  if (ragged > 0) out.push_back({full * pt, ragged, 1});
+  return out;
+}
+
+std::vector<RowBuffer> take_row_buffers(PartitionArena& arena, int wanted, int groups, int cols, int g,
+                                        const char* kernel) {
+  const uint64_t row_bytes = uint64_t(cols) * 4 * uint64_t(g), block = uint64_t(g) * 4;
+  const uint64_t per_buffer = (row_bytes + 63) / 64 * 64 + 4 * ((block + 63) / 64 * 64);
+  int n = std::max(1, std::min(wanted, groups));
   while (n > 1 && uint64_t(n) * per_buffer > arena.left()) --n;
   const std::string what = fmt::format("{} row tile of {} FP32", kernel, cols);
   std::vector<RowBuffer> out(static_cast<std::size_t>(n));
   for (auto& b : out) {
     b.x = arena.take(row_bytes, what.c_str());
-    for (auto& c : b.column) c = arena.take(4, what.c_str());
+    for (auto& c : b.column) c = arena.take(block, what.c_str());
   }
   return out;
 }
@@ -286,40 +298,51 @@ uint32_t f32_bits(float f) {
   std::memcpy(&b, &f, sizeof b);
   return b;
 }
-isa::Instruction vec(isa::Opcode op, int partitions, int n0) {
+isa::Instruction vec(isa::Opcode op, int partitions, int n0, int n1 = 1) {
   isa::Instruction i;
   i.op = op;
   i.vec.partitions = static_cast<uint16_t>(partitions);
-  i.vec.free = {static_cast<uint16_t>(n0), 1};
+  i.vec.free = {static_cast<uint16_t>(n0), static_cast<uint16_t>(n1)};
   return i;
 }
 /// A one-element free axis walks nothing: strides 0 (the assembler's canonical form).
-isa::Operand fit(isa::Operand o, int n0) {
+isa::Operand fit(isa::Operand o, int n0, int n1 = 1) {
   if (n0 == 1) o.stride[0] = 0;
-  o.stride[1] = 0;
+  if (n1 == 1) o.stride[1] = 0;
   return o;
 }
 }  // namespace
 
 isa::Instruction tensor_tensor(isa::AluOp op, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0,
-                               const isa::Operand& in1) {
-  isa::Instruction i = vec(isa::Opcode::kTensorTensor, partitions, n0);
+                               const isa::Operand& in1, int n1) {
+  isa::Instruction i = vec(isa::Opcode::kTensorTensor, partitions, n0, n1);
   i.vec.op = op;
-  i.vec.out = fit(out, n0);
-  i.vec.in0 = fit(in0, n0);
-  i.vec.in1 = fit(in1, n0);
+  i.vec.out = fit(out, n0, n1);
+  i.vec.in0 = fit(in0, n0, n1);
+  i.vec.in1 = fit(in1, n0, n1);
   return i;
 }
 
 isa::Instruction tensor_scalar(isa::AluOp op, float imm0, isa::AluOp op1, float imm1, int partitions, int n0,
-                               const isa::Operand& out, const isa::Operand& in0) {
-  isa::Instruction i = vec(isa::Opcode::kTensorScalar, partitions, n0);
+                               const isa::Operand& out, const isa::Operand& in0, int n1) {
+  isa::Instruction i = vec(isa::Opcode::kTensorScalar, partitions, n0, n1);
   i.vec.op = op;
   i.vec.imm0 = f32_bits(imm0);
   i.vec.op1 = op1;
   i.vec.imm1 = op1 == isa::AluOp::kNone ? 0u : f32_bits(imm1);
-  i.vec.out = fit(out, n0);
-  i.vec.in0 = fit(in0, n0);
+  i.vec.out = fit(out, n0, n1);
+  i.vec.in0 = fit(in0, n0, n1);
+  return i;
+}
+
+isa::Instruction tensor_reduce_rows(isa::AluOp op, int partitions, int n0, int n1, const isa::Operand& out,
+                                    const isa::Operand& in0) {
+  isa::Instruction i = vec(isa::Opcode::kTensorReduce, partitions, n0, n1);
+  i.vec.op = op;
+  i.vec.axis = isa::ReduceAxis::kInner;
+  i.vec.out = out;
+  i.vec.out.stride = {0, static_cast<int16_t>(n1 > 1 ? 1 : 0)};
+  i.vec.in0 = fit(in0, n0, n1);
   return i;
 }
 
@@ -407,22 +430,43 @@ std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint32_t part
   return out;
 }
 
-Pipeline::OpId load_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type, int row0,
-                         int p, int cols, uint32_t sbuf_offset, const std::vector<Pipeline::OpId>& after) {
-  const int64_t row = int64_t(cols) * isa::data_type_bytes(type);
-  const isa::CopyFields c =
-      copy_rows(isa::MemSpace::kHbm, hbm + uint64_t(row0) * uint64_t(row), type, row, isa::MemSpace::kSbuf, sbuf_offset,
-                isa::DataType::kFp32, int64_t(info.sbuf_partition_bytes), p, cols);
-  return pipe.add(isa::Engine::kDma, dma_pieces(c, info.num_dma_engines), after);
+namespace {
+/// The 3-D copy between a row group's HBM rows and its SBUF tiles (load: HBM -> SBUF FP32, else the reverse).
+isa::CopyFields group_copy(const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type, const RowGroup& grp,
+                           int cols, uint32_t sbuf_offset, bool load) {
+  const int64_t row = int64_t(cols) * isa::data_type_bytes(type), pb = int64_t(info.sbuf_partition_bytes);
+  const uint64_t first = hbm + uint64_t(grp.row0) * uint64_t(row);
+  isa::CopyFields c = load ? copy_rows(isa::MemSpace::kHbm, first, type, row, isa::MemSpace::kSbuf, sbuf_offset,
+                                       isa::DataType::kFp32, pb, grp.p, cols)
+                           : copy_rows(isa::MemSpace::kSbuf, sbuf_offset, isa::DataType::kFp32, pb, isa::MemSpace::kHbm,
+                                       first, type, row, grp.p, cols);
+  if (grp.g > 1) {
+    const int64_t hbm_tile = row * grp.p, sbuf_tile = int64_t(cols) * 4;
+    if (hbm_tile > std::numeric_limits<int32_t>::max()) {
+      throw std::invalid_argument(
+          fmt::format("a row tile of {} bytes does not fit the ISA's 32-bit strides", hbm_tile));
+    }
+    c.count[2] = static_cast<uint16_t>(grp.g);
+    (load ? c.src_stride : c.dst_stride)[2] = static_cast<int32_t>(hbm_tile);
+    (load ? c.dst_stride : c.src_stride)[2] = static_cast<int32_t>(sbuf_tile);
+  }
+  return c;
+}
+}  // namespace
+
+Pipeline::OpId load_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type,
+                         const RowGroup& group, int cols, uint32_t sbuf_offset,
+                         const std::vector<Pipeline::OpId>& after) {
+  return pipe.add(isa::Engine::kDma,
+                  dma_pieces(group_copy(info, hbm, type, group, cols, sbuf_offset, true), info.num_dma_engines), after);
 }
 
-Pipeline::OpId store_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type, int row0,
-                          int p, int cols, uint32_t sbuf_offset, const std::vector<Pipeline::OpId>& after) {
-  const int64_t row = int64_t(cols) * isa::data_type_bytes(type);
-  const isa::CopyFields c =
-      copy_rows(isa::MemSpace::kSbuf, sbuf_offset, isa::DataType::kFp32, int64_t(info.sbuf_partition_bytes),
-                isa::MemSpace::kHbm, hbm + uint64_t(row0) * uint64_t(row), type, row, p, cols);
-  return pipe.add(isa::Engine::kDma, dma_pieces(c, info.num_dma_engines), after);
+Pipeline::OpId store_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type,
+                          const RowGroup& group, int cols, uint32_t sbuf_offset,
+                          const std::vector<Pipeline::OpId>& after) {
+  return pipe.add(isa::Engine::kDma,
+                  dma_pieces(group_copy(info, hbm, type, group, cols, sbuf_offset, false), info.num_dma_engines),
+                  after);
 }
 
 }  // namespace trnsim::kernels

@@ -74,14 +74,29 @@ class PartitionArena {
   uint64_t used_ = 0;
 };
 
-/// One row-tile buffer of the row-wise kernels: a [P, cols] FP32 tile and four [P, 1] FP32 columns.
-struct RowBuffer {
-  uint32_t x = 0;                    ///< offset of the tile
-  std::array<uint32_t, 4> column{};  ///< offsets of the columns (per-row scalars: max, sum, ...)
+/// A group of row tiles the row-wise kernels process together: rows row0 + t * p + q (tile t < g, partition
+/// q < p) sit in SBUF partition q at free offset t * cols, so one DMA copy and one Vector instruction (free [cols, g])
+/// cover g tiles. On small partition counts this divides the number of copies (each paying the DMA start latency)
+/// and of Vector instructions by g.
+struct RowGroup {
+  int row0 = 0;  ///< first row
+  int p = 0;     ///< rows per tile (partitions)
+  int g = 0;     ///< tiles
 };
-/// Takes up to `wanted` (and at most `tiles`) row buffers of `cols` FP32 from what `arena` has left, at least one
-/// (else std::invalid_argument naming `kernel`): several let loads, compute and stores of different tiles overlap.
-std::vector<RowBuffer> take_row_buffers(PartitionArena& arena, int wanted, int tiles, int cols, const char* kernel);
+/// Cuts `rows` into groups: tiles of `pt` rows (the last, ragged tile alone in its own group), g tiles per group
+/// such that a tile's row fits `group_bytes` per partition and there are at least `min_groups` groups to pipeline.
+std::vector<RowGroup> plan_row_groups(int rows, int pt, int cols, int min_groups, uint64_t group_bytes);
+
+/// One buffer of the row-wise kernels: a [P, g * cols] FP32 group of tiles and four [P, g] FP32 column blocks.
+struct RowBuffer {
+  uint32_t x = 0;                    ///< offset of the tiles
+  std::array<uint32_t, 4> column{};  ///< offsets of the column blocks (per-row scalars: max, sum, ...)
+};
+/// Takes up to `wanted` (and at most `groups`) buffers for groups of `g` tiles of `cols` FP32 from what `arena` has
+/// left, at least one (else std::invalid_argument naming `kernel`): several let loads, compute and stores of
+/// different groups overlap.
+std::vector<RowBuffer> take_row_buffers(PartitionArena& arena, int wanted, int groups, int cols, int g,
+                                        const char* kernel);
 
 /// Throws std::invalid_argument("KERNEL: TENSOR ...") unless [addr, addr + bytes) lies inside the device's HBM.
 void check_hbm_tensor(const driver::DeviceInfo& info, const char* kernel, const char* tensor, uint64_t addr,
@@ -95,11 +110,16 @@ isa::Operand operand(uint32_t offset, isa::DataType type = isa::DataType::kFp32,
 /// A [P, 1] column (a per-partition scalar) at `offset`, FP32; as an in1 operand it broadcasts (strides 0).
 isa::Operand column(uint32_t offset);
 
+/// Element-wise Vector instructions over free [n0, n1] (operand strides as given; a count of 1 gets stride 0).
 isa::Instruction tensor_tensor(isa::AluOp op, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0,
-                               const isa::Operand& in1);
+                               const isa::Operand& in1, int n1 = 1);
 isa::Instruction tensor_scalar(isa::AluOp op, float imm0, isa::AluOp op1, float imm1, int partitions, int n0,
-                               const isa::Operand& out, const isa::Operand& in0);
+                               const isa::Operand& out, const isa::Operand& in0, int n1 = 1);
+/// tensor_reduce of all n0 elements into a [P, 1] column.
 isa::Instruction tensor_reduce(isa::AluOp op, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0);
+/// tensor_reduce of each of the n1 rows of n0 elements (axis inner) into a [P, n1] block of consecutive FP32.
+isa::Instruction tensor_reduce_rows(isa::AluOp op, int partitions, int n0, int n1, const isa::Operand& out,
+                                    const isa::Operand& in0);
 /// activation func(in0 * scale + bias) with the bias an immediate (bias_column = nullptr) or a column, and the
 /// free-axis sum written to `sum_column` when given.
 isa::Instruction activation(isa::ActFunc func, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0,
@@ -114,12 +134,15 @@ isa::CopyFields copy_rows(isa::MemSpace src_space, uint64_t src_addr, isa::DataT
 /// (a copy's start latency dominates smaller ones), so that a large transfer spreads over the DMA engines.
 std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint32_t parts);
 
-/// Adds a dma op copying rows [row0, row0 + p) of a row-major [*, cols] HBM tensor of `type` into SBUF partitions
-/// 0..p-1 at `sbuf_offset` as FP32 (exact widening), after `after`; spread over the DMA engines.
-Pipeline::OpId load_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type, int row0,
-                         int p, int cols, uint32_t sbuf_offset, const std::vector<Pipeline::OpId>& after);
+/// Adds a dma op copying the rows of `group` of a row-major [*, cols] HBM tensor of `type` into SBUF partitions
+/// 0..p-1 at `sbuf_offset` (tile t at + t * cols * 4) as FP32 (exact widening), after `after`; spread over the DMA
+/// engines.
+Pipeline::OpId load_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type,
+                         const RowGroup& group, int cols, uint32_t sbuf_offset,
+                         const std::vector<Pipeline::OpId>& after);
 /// The reverse: FP32 SBUF rows -> HBM rows of `type` (one rounding, rule 6; FP8 saturating).
-Pipeline::OpId store_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type, int row0,
-                          int p, int cols, uint32_t sbuf_offset, const std::vector<Pipeline::OpId>& after);
+Pipeline::OpId store_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type,
+                          const RowGroup& group, int cols, uint32_t sbuf_offset,
+                          const std::vector<Pipeline::OpId>& after);
 
 }  // namespace trnsim::kernels

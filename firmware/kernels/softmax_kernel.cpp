@@ -21,6 +21,10 @@ using isa::Engine;
 using isa::MemSpace;
 
 constexpr int kWantedBuffers = 3;
+/// Row groups: at least this many (so that loads, compute and stores of different groups overlap), each at most
+/// this many bytes of rows per partition (so that groups of short rows share one DMA copy and one instruction).
+constexpr int kMinGroups = 3;
+constexpr uint64_t kGroupBytes = 16 * 1024;
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("softmax kernel: " + what);
@@ -40,27 +44,36 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
   check_hbm_tensor(info, "softmax kernel", "out", l.out_hbm, elems * eout);
 
   const int pt = static_cast<int>(std::min<uint32_t>(info.sbuf_partitions, uint32_t(l.rows)));
-  const int tiles = (l.rows + pt - 1) / pt;
   const uint64_t pb = info.sbuf_partition_bytes;
+  const std::vector<RowGroup> groups = plan_row_groups(l.rows, pt, l.cols, kMinGroups, kGroupBytes);
+  const int ngroups = static_cast<int>(groups.size());
 
-  // Causal mask: one [pt, W] tile of -inf / -0 built once; row tile j adds its window starting at column
-  // rmo - row0_j (masked iff c > row0 + p + offset). Only tiles with row0 + offset + 1 < cols need it.
-  int masked_tiles = 0;
+  // Causal mask: one [pt, W] tile of -inf / -0 built once; the tile with first row r0 adds its window starting at
+  // column rmo - r0 (masked iff c > r0 + q + offset in partition q). A group needs the mask when its first tile
+  // does (r0 + offset + 1 < cols); rmo is the first row of the last tile of those groups.
+  int masked_groups = 0;
   if (l.causal) {
-    while (masked_tiles < tiles && int64_t(masked_tiles) * pt + l.causal_offset + 1 < l.cols) ++masked_tiles;
+    while (masked_groups < ngroups && int64_t(groups[std::size_t(masked_groups)].row0) + l.causal_offset + 1 < l.cols) {
+      ++masked_groups;
+    }
   }
-  const int64_t rmo = masked_tiles > 0 ? int64_t(masked_tiles - 1) * pt : 0;
-  const int64_t mask_width = masked_tiles > 0 ? l.cols + rmo : 0;
+  int64_t rmo = 0;
+  if (masked_groups > 0) {
+    const RowGroup& last = groups[std::size_t(masked_groups - 1)];
+    rmo = int64_t(last.row0) + int64_t(last.g - 1) * last.p;
+  }
+  const int64_t mask_width = masked_groups > 0 ? l.cols + rmo : 0;
   require(mask_width <= 0xFFFF, "causal mask wider than 65535 elements");
 
   PartitionArena arena(pb);
-  const uint32_t mask_off = masked_tiles > 0 ? arena.take(uint64_t(mask_width) * 4, "softmax causal mask") : 0;
-  const std::vector<RowBuffer> buf = take_row_buffers(arena, kWantedBuffers, tiles, l.cols, "softmax kernel");
+  const uint32_t mask_off = masked_groups > 0 ? arena.take(uint64_t(mask_width) * 4, "softmax causal mask") : 0;
+  const std::vector<RowBuffer> buf =
+      take_row_buffers(arena, kWantedBuffers, ngroups, l.cols, groups.front().g, "softmax kernel");
   const int nbuf = static_cast<int>(buf.size());
 
   Pipeline pipe(info);
   Pipeline::OpId mask_op = -1;
-  if (masked_tiles > 0) {
+  if (masked_groups > 0) {
     isa::Instruction iota;
     iota.op = isa::Opcode::kIota;
     iota.vec.partitions = static_cast<uint16_t>(pt);
@@ -76,30 +89,40 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
                         tensor_scalar(AluOp::kMultiply, 2.0f, AluOp::kNone, 0.0f, pt, int(mask_width), m, m)});
   }
 
-  std::vector<Pipeline::OpId> store(static_cast<std::size_t>(tiles), -1);
-  for (int j = 0; j < tiles; ++j) {
+  std::vector<Pipeline::OpId> store(static_cast<std::size_t>(ngroups), -1);
+  for (int j = 0; j < ngroups; ++j) {
+    const RowGroup& grp = groups[std::size_t(j)];
     const RowBuffer& b = buf[std::size_t(j % nbuf)];
     const uint32_t mx = b.column[0], nbias = b.column[1], sum_off = b.column[2], rcp = b.column[3];
-    const int row0 = j * pt, p = std::min(pt, l.rows - row0);
-    const isa::Operand x = operand(b.x);
-    const Pipeline::OpId load = load_rows(pipe, info, l.in_hbm, l.in_type, row0, p, l.cols, b.x,
-                                          {j >= nbuf ? store[std::size_t(j - nbuf)] : -1});
+    const int p = grp.p, g = grp.g, cols = l.cols;
+    // The group's tiles as [p, cols, g] (tile t at free offset t * cols), and its column blocks as [p, g].
+    const isa::Operand x = operand(b.x, DataType::kFp32, {1, static_cast<int16_t>(cols)});
+    const Pipeline::OpId load =
+        load_rows(pipe, info, l.in_hbm, l.in_type, grp, cols, b.x, {j >= nbuf ? store[std::size_t(j - nbuf)] : -1});
     std::vector<isa::Instruction> vmax;
-    if (j < masked_tiles) {
-      vmax.push_back(tensor_tensor(AluOp::kAdd, p, l.cols, x, x, operand(mask_off + uint32_t(rmo - row0) * 4)));
+    if (j < masked_groups) {
+      // Tile t's window starts p columns further left than tile t-1's.
+      const isa::Operand mask =
+          operand(mask_off + uint32_t(rmo - grp.row0) * 4, DataType::kFp32, {1, static_cast<int16_t>(-p)});
+      vmax.push_back(tensor_tensor(AluOp::kAdd, p, cols, x, x, mask, g));
     }
-    vmax.push_back(tensor_reduce(AluOp::kMax, p, l.cols, column(mx), x));
-    vmax.push_back(tensor_scalar(AluOp::kMultiply, l.scale, AluOp::kMultiply, -1.0f, p, 1, column(nbias), column(mx)));
-    const Pipeline::OpId vmax_op = pipe.add(Engine::kVec, std::move(vmax), {load, j < masked_tiles ? mask_op : -1});
-    const isa::Operand nb = column(nbias), sum = column(sum_off);
-    const Pipeline::OpId exp_op =
-        pipe.add(Engine::kAct, {activation(ActFunc::kExp, p, l.cols, x, x, l.scale, 0.0f, &nb, &sum)}, {vmax_op});
+    vmax.push_back(tensor_reduce_rows(AluOp::kMax, p, cols, g, operand(mx), x));
+    vmax.push_back(
+        tensor_scalar(AluOp::kMultiply, l.scale, AluOp::kMultiply, -1.0f, p, g, operand(nbias), operand(mx)));
+    const Pipeline::OpId vmax_op = pipe.add(Engine::kVec, std::move(vmax), {load, j < masked_groups ? mask_op : -1});
+    std::vector<isa::Instruction> exps;
+    for (int t = 0; t < g; ++t) {
+      const isa::Operand xt = operand(b.x + uint32_t(t * cols * 4)), nb = column(nbias + 4 * t),
+                         sum = column(sum_off + 4 * t);
+      exps.push_back(activation(ActFunc::kExp, p, cols, xt, xt, l.scale, 0.0f, &nb, &sum));
+    }
+    const Pipeline::OpId exp_op = pipe.add(Engine::kAct, std::move(exps), {vmax_op});
     const Pipeline::OpId norm_op =
         pipe.add(Engine::kVec,
-                 {tensor_scalar(AluOp::kRdivide, 1.0f, AluOp::kNone, 0.0f, p, 1, column(rcp), column(sum_off)),
-                  tensor_tensor(AluOp::kMultiply, p, l.cols, x, x, column(rcp))},
+                 {tensor_scalar(AluOp::kRdivide, 1.0f, AluOp::kNone, 0.0f, p, g, operand(rcp), operand(sum_off)),
+                  tensor_tensor(AluOp::kMultiply, p, cols, x, x, operand(rcp, DataType::kFp32, {0, 1}), g)},
                  {exp_op});
-    store[std::size_t(j)] = store_rows(pipe, info, l.out_hbm, l.out_type, row0, p, l.cols, b.x, {norm_op});
+    store[std::size_t(j)] = store_rows(pipe, info, l.out_hbm, l.out_type, grp, cols, b.x, {norm_op});
   }
   return pipe.build();
 }

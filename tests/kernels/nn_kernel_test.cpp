@@ -151,7 +151,9 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, SoftmaxRef,
     ::testing::Values(SoftmaxCase{1, 1}, SoftmaxCase{17, 33}, SoftmaxCase{45, 700}, SoftmaxCase{130, 5},
                       SoftmaxCase{130, 5, true}, SoftmaxCase{300, 70, true, 0.125f},
-                      SoftmaxCase{33, 64, false, 0.125f, true}, SoftmaxCase{40, 29, false, 1.0f, true, 3},
+                      SoftmaxCase{33, 64, false, 0.125f, true},
+                      // row groups of 3 tiles with a causal mask: all tiles masked / the last tile of a masked group not
+                      SoftmaxCase{150, 40, false, 1.0f, true, 5}, SoftmaxCase{150, 20, false, 1.0f, true}, SoftmaxCase{40, 29, false, 1.0f, true, 3},
                       SoftmaxCase{200, 128, true, 0.0883883f, true},
                       SoftmaxCase{37, 50, false, 1.0f, false, 0, DataType::kBf16, DataType::kBf16},
                       SoftmaxCase{20, 40, false, 1.0f, false, 0, DataType::kFp16, DataType::kFp8E4M3},
