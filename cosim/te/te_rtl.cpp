@@ -180,10 +180,11 @@ class TeRtlImpl final : public TeRtl {
            outs < expected_out || top_->busy_o) {
       // Drive this cycle's inputs. A presented beat stays presented, unchanged, until taken (handshake rule).
       // With break_hold_rule, a beat that was presented and not taken is withdrawn instead (negative tests).
-      const auto present = [&](bool pending, bool was_presented) {
-        return pending && (was_presented ? !options_.break_hold_rule : !gap(rng_));
+      const auto present = [&](bool pending, bool was_presented, unsigned stream) {
+        const bool withdraw = options_.break_hold_rule || (options_.break_hold_streams & stream) != 0;
+        return pending && (was_presented ? !withdraw : !gap(rng_));
       };
-      cmd_presented = present(next_cmd < commands.size(), cmd_presented);
+      cmd_presented = present(next_cmd < commands.size(), cmd_presented, 1u);
       top_->cmd_valid_i = cmd_presented;
       if (cmd_presented) {
         const TeCommand& c = commands[next_cmd];
@@ -192,14 +193,14 @@ class TeRtlImpl final : public TeRtl {
         top_->cmd_k_i = c.op == TeCommand::Op::kLoadStationary ? static_cast<uint32_t>(c.count) : 0u;
         top_->cmd_n_i = c.op == TeCommand::Op::kMultiplyMoving ? static_cast<uint32_t>(c.count) : 0u;
       }
-      stat_presented = present(next_stat < stat_beats.size(), stat_presented);
+      stat_presented = present(next_stat < stat_beats.size(), stat_presented, 2u);
       top_->stat_valid_i = stat_presented;
       if (stat_presented) {
         const Beat& b = stat_beats[next_stat];
         const uint16_t* row = &commands[b.command].beats[b.index * static_cast<size_t>(cols_)];
         for (int c = 0; c < cols_; ++c) put_field(top_->stat_data_i, 16u * c, 16, row[c]);
       }
-      mov_presented = present(next_mov < mov_beats.size(), mov_presented);
+      mov_presented = present(next_mov < mov_beats.size(), mov_presented, 4u);
       top_->mov_valid_i = mov_presented;
       if (mov_presented) {
         const Beat& b = mov_beats[next_mov];

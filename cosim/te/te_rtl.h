@@ -33,7 +33,8 @@ struct TeRtlOptions {
   uint64_t seed = 1;                ///< seed of the gap/stall generator
   uint64_t watchdog_cycles = 20000; ///< cycles without any handshake before TeRtlError
   bool break_hold_rule = false;     ///< negative testing: withdraw a beat that was not taken (a protocol violation
-                                    ///< the engine's hold assertions must catch)
+                                    ///< the engine's hold assertions must catch), on every input stream
+  unsigned break_hold_streams = 0;  ///< the same on some streams only: bit 0 cmd, bit 1 stat, bit 2 mov
 };
 
 /// One engine command with its stream data.
