@@ -2,7 +2,6 @@
 #include "cosim/noc/noc_rtl.h"
 #include "cosim/rtl_coverage.h"
 
-#include <chrono>
 #include <functional>
 #include <type_traits>
 #include <utility>

@@ -2,7 +2,6 @@
 // mirrors (rtl/noc/*.sv), because exact agreement with the RTL is the point of this model.
 #include "model/noc/noc_tlm.h"
 
-#include <chrono>
 
 #include <fmt/core.h>
 
