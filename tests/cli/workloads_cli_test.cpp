@@ -97,6 +97,33 @@ TEST(WorkloadsCli, InputsAndOutputsRoundTripThroughTheDevice) {
   EXPECT_NE(c.out.find("from " + in2 + "/x.npy"), std::string::npos) << c.out;
 }
 
+TEST(WorkloadsCli, SpecialValuesInTheInputsStayBitExactThroughTheBlock) {
+  // +-inf, NaN, -0, a subnormal and a value near FLT_MAX in x and in w1: every step carries them as its golden does.
+  std::mt19937_64 rng(7);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  auto random = [&](size_t n) {
+    std::vector<uint32_t> v(n);
+    for (auto& b : v) {
+      const float f = dist(rng);
+      std::memcpy(&b, &f, 4);
+    }
+    return v;
+  };
+  std::vector<uint32_t> x = random(20 * 48), w1 = random(48 * 40);
+  x[5] = 0x7F800000u;    // +inf
+  x[100] = 0x7FC00001u;  // NaN with a payload
+  x[200] = 0x80000000u;  // -0
+  x[300] = 0x00000100u;  // subnormal
+  x[400] = 0x7F000000u;  // 1.7e38
+  w1[9] = 0xFF800000u;   // -inf
+  const std::string in = fresh_dir(".in");
+  write_npy_to(in + "/x.npy", x, {20, 48});
+  write_npy_to(in + "/w1.npy", w1, {48, 40});
+  const Result r = run("run --workload transformer-block" + kSmall + " --inputs " + in);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
+}
+
 TEST(WorkloadsCli, BadInputTensorsAreExit2NamingTheFileAndShape) {
   const std::string in = fresh_dir(".in");
   write_npy_to(in + "/w1.npy", std::vector<uint32_t>(6, 0), {2, 3});
