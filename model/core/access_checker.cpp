@@ -70,7 +70,9 @@ bool AccessChecker::ordered(uint32_t id, const Clock& clock, int agent) const {
 std::string AccessChecker::describe(const Record& r) const {
   const std::string op(isa::opcode_name(r.op).value_or("?"));
   const std::string queue(isa::engine_name(static_cast<isa::Engine>(r.queue)));
-  if (r.dma_engine >= 0) return fmt::format("{} instruction {} ({} on DMA engine {})", queue, r.index, op, r.dma_engine);
+  if (r.dma_engine >= 0) {
+    return fmt::format("{} instruction {} ({} on DMA engine {})", queue, r.index, op, r.dma_engine);
+  }
   return fmt::format("{} instruction {} ({})", queue, r.index, op);
 }
 

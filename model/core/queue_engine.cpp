@@ -23,7 +23,9 @@ bool QueueEngine::bus_transport(tlm::tlm_command cmd, uint64_t addr, void* data,
   trans.set_streaming_width(static_cast<unsigned int>(bytes));
   trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   bus->b_transport(trans, delay);
-  if (report_bus_ && control_.checker() != nullptr) check_access(addr, bytes, cmd == tlm::TLM_WRITE_COMMAND, bus_actor_);
+  if (report_bus_ && control_.checker() != nullptr) {
+    check_access(addr, bytes, cmd == tlm::TLM_WRITE_COMMAND, bus_actor_);
+  }
   return trans.is_response_ok();
 }
 
@@ -125,7 +127,9 @@ void QueueEngine::run_program(uint64_t epoch) {
     if (control_.stopped() || control_.epoch() != epoch) return;
     stats_.active += sc_time_stamp() - start;
     ++stats_.retired;
-    if (EngineObserver* obs = control_.observer()) obs->on_instruction({q_, index, &instr, start, sc_time_stamp(), waited_});
+    if (EngineObserver* obs = control_.observer()) {
+      obs->on_instruction({q_, index, &instr, start, sc_time_stamp(), waited_});
+    }
     control_.retire(q_);
     if (instr.op == isa::Opcode::kHalt) {
       control_.set_halted(q_);

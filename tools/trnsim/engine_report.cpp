@@ -13,7 +13,9 @@ void print_engine_report(const DeviceSession& s, nlohmann::json& j) {
   const auto pct = [window](double t) { return window > 0 ? 100.0 * t / window : 0.0; };
   // Busy time in the engine's own clock: whole TE cycles (the model's time unit) x clock / TE clock.
   const uint32_t te_mhz = s.config.te_clock_mhz;
-  const auto te_cycles = [&](double t_us) { return r.te_cycle_us > 0 ? uint64_t(std::llround(t_us / r.te_cycle_us)) : 0; };
+  const auto te_cycles = [&](double t_us) {
+    return r.te_cycle_us > 0 ? uint64_t(std::llround(t_us / r.te_cycle_us)) : uint64_t{0};
+  };
   const auto own_cycles = [&](double t_us, uint32_t mhz) {
     return uint64_t(std::llround(double(te_cycles(t_us)) * mhz / te_mhz));
   };
