@@ -140,6 +140,7 @@ TEST(WorkloadsCli, BadInputTensorsAreExit2NamingTheFileAndShape) {
   r = run("run --workload layernorm" + kSmall + " --inputs " + in2);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("gamma.npy"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gamma must be [48] float32"), std::string::npos) << r.err;
 
   r = run("run --workload layernorm" + kSmall + " --inputs " + in2 + "/missing-dir");
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;

@@ -115,7 +115,12 @@ Tensors load_inputs(const std::vector<InputSpec>& specs, const std::string& dir,
     }
     const std::string path = dir.empty() ? "" : (std::filesystem::path(dir) / (s.name + ".npy")).string();
     if (!path.empty() && std::filesystem::exists(path)) {
-      F32Tensor file = load_f32_tensor(path, "--inputs");
+      F32Tensor file;
+      try {
+        file = load_f32_tensor(path, "--inputs");
+      } catch (const BadInput& e) {
+        throw BadInput(fmt::format("{}; {} must be {} float32", e.what(), s.name, shape_text(s.shape)));
+      }
       if (file.shape != s.shape) {
         throw BadInput(fmt::format("--inputs {}: shape {} float32, but {} must be {} float32", path,
                                    shape_text(file.shape), s.name, shape_text(s.shape)));
