@@ -114,8 +114,10 @@ class CompositeOnModel : public ::testing::Test {
 };
 
 TEST_F(CompositeOnModel, RowBiasGeluAndColumnBiasResidualOnRaggedTiles) {
-  // 37 rows = 2 full tiles of 16 partitions + 5; 4100 columns > one 4096-column chunk.
-  for (const auto& [rows, cols] : {std::pair{37, 19}, std::pair{5, 4100}}) {
+  // 37 rows = 2 full tiles of 16 partitions + 5; 4100 columns > one 4096-column chunk (and split for overlap);
+  // 147 and 230 rows: several full 16-row blocks per tile (3-D copies, one instruction per block) + a ragged block.
+  for (const auto& [rows, cols] :
+       {std::pair{37, 19}, std::pair{5, 4100}, std::pair{147, 19}, std::pair{230, 130}}) {
     const Patterns in = random(size_t(rows) * cols, DataType::kFp32, 2.0f);
     const Patterns row_bias = random(size_t(rows), DataType::kFp32);
     const Patterns col_bias = random(size_t(cols), DataType::kFp32);
