@@ -65,8 +65,9 @@ Vcd read_fst(const fs::path& fst) {
       v.signals.insert(full + name);
     } else if (tok == "$enddefinitions") {
       header = false;
-    } else if (!header && tok.size() > 1 && tok[0] == '#') {
-      v.times.push_back(std::stoull(tok.substr(1)));
+    } else if (!header && tok.size() > 1 && tok[0] == '#' &&
+               tok.find_first_not_of("0123456789", 1) == std::string::npos) {
+      v.times.push_back(std::stoull(tok.substr(1)));  // a timestamp (not a value change of signal id '#...')
     }
   }
   return v;
