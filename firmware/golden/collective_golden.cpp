@@ -83,7 +83,10 @@ std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, Collec
     }
     for (size_t first = 0; first < used.size(); ++first) {
       std::vector<size_t> order;
-      for (size_t i = 0; i < used.size(); ++i) order.push_back(used[(first + i) % used.size()]);
+      order.push_back(used[first]);  // the first dimension, then the others in ascending order
+      for (size_t i = 0; i < used.size(); ++i) {
+        if (i != first) order.push_back(used[i]);
+      }
       for (int dir : {+1, -1}) {
         for (int i = 0; i < std::max(algo.slices, 1); ++i) flows.push_back({dir, order});
       }

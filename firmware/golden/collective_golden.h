@@ -18,7 +18,8 @@ enum class CollectiveDtype { kFp32, kBf16 };
 /// The algorithm as the golden needs it.
 ///   ring: dims = torus sizes (x fastest: rank = x + X * (y + Y * z)); `slices` flows per dimension of size > 1
 ///         and direction, in the order (d0, +) x slices, (d0, -) x slices, (d1, +) x slices, ... over those
-///         dimensions ascending; flow_weights gives their shares (same length; the system chooses them from link
+///         dimensions ascending; a flow's phases take its first dimension, then the others ascending (trn2-64:
+///         xyz, yxz, zxy); flow_weights gives their shares (same length; the system chooses them from link
 ///         bandwidths). Slices of one (dimension, direction) sum in the same order.
 ///   rhd:  recursive halving-doubling over the ranks' bits; dims only give the chip count (a power of two);
 ///         flow_weights is ignored (one flow).

@@ -67,8 +67,9 @@ std::vector<RingFlow> CollectiveSystem::ring_flows() const {
     std::vector<int> order;
     std::vector<double> t(size_t(topo_.num_dims()), 0.0);
     double held = 1;
+    // The first dimension, then the others in ascending order (z, the slow one on trn2-64, last unless first).
     for (size_t i = 0; i < used.size(); ++i) {
-      const int d = used[(first + i) % used.size()];
+      const int d = i == 0 ? used[first] : used[i <= first ? i - 1 : i];
       order.push_back(d);
       held *= topo_.dim(d);
       t[size_t(d)] += (topo_.dim(d) - 1) / held / topo_.gbytes_per_s(d);

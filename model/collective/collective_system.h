@@ -77,7 +77,7 @@ class CollectiveSystem {
   Memory& hbm(int chip) { return *hbm_.at(size_t(chip)); }
 
   /// The ring algorithm's flows on this torus: for every dimension of size > 1 (ascending) a + and a - flow, whose
-  /// phases start in that dimension and continue cyclically, each as ring_slices() flows of equal weight (slices
+  /// phases start in that dimension and continue with the others in ascending order, each as ring_slices() flows of equal weight (slices
   /// keep a link busy while another slice of the same flow waits for its data: latency and contention overlap).
   /// Weights as documented in docs/neuronlink.md "Weights".
   std::vector<RingFlow> ring_flows() const;
