@@ -17,6 +17,8 @@
 #   tlm. chip model: TLM Tensor Engine datapath vs OpenBLAS sgemm (bench/te_tlm_bench), `trnsim run` end to end with
 #        --te tlm and --te rtl, peak host memory of a trn2 run (docs/performance.md, "Chip model (TLM) and end-to-end"),
 #        the GPT-2 transformer block at trn2 --te tlm (cycles, TE utilization, wall time)
+#   coll. collectives: `trnsim run --workload allreduce --bytes 64M --dtype fp32` on trn2-16 and trn2-64: busbw
+#        against the link peak (goal on trn2-16: >= 90 %), host wall time and peak memory (docs/neuronlink.md)
 #   5. summary
 #
 # Environment knobs (defaults in brackets):
@@ -31,7 +33,7 @@
 #   BENCH_ICARUS_64 [auto]      on / off / auto (auto: only when the 64x64 Verilator figure exists, for the ratio)
 #   BENCH_ICARUS_WINDOW [24]    steady-state cycles timed in the 64x64 Icarus run (after ~195 warm-up cycles)
 #   BENCH_BUILD_COST_SIZES ["16x16 128x128"]  sizes for step 4 (empty: skip step 4)
-#   BENCH_STEPS ["1 2 3 4 tlm"] steps to run (the summary always prints); without 1, BUILD_DIR must be built already
+#   BENCH_STEPS ["1 2 3 4 tlm coll"] steps to run (the summary always prints); without 1, BUILD_DIR must be built already
 #   BENCH_TLM_ROUNDS [7]        alternating TLM / sgemm rounds in te_tlm_bench (medians reported)
 #   JOBS [nproc]                parallel jobs for builds
 set -uo pipefail
@@ -51,7 +53,7 @@ ICARUS_NCMD=${BENCH_ICARUS_NCMD:-1}
 ICARUS_64=${BENCH_ICARUS_64:-auto}
 ICARUS_WINDOW=${BENCH_ICARUS_WINDOW:-24}
 BUILD_COST_SIZES=${BENCH_BUILD_COST_SIZES-16x16 128x128}
-STEPS=" ${BENCH_STEPS:-1 2 3 4 tlm} "
+STEPS=" ${BENCH_STEPS:-1 2 3 4 tlm coll} "
 step() { [[ "$STEPS" == *" $1 "* ]]; }
 
 OUT="$BUILD_DIR/bench-results"
@@ -556,6 +558,32 @@ else
 fi
 fi
 
+# ---- coll. collectives: all-reduce bus bandwidth at 64 MiB per chip, trn2-16 and trn2-64 --------------------------------
+if step coll; then
+section "coll: all-reduce busbw, 64 MiB per chip, FP32, ring, trn2-16 and trn2-64"
+if capped cmake --build "$BUILD_DIR" -j "$JOBS" --target trnsim > "$OUT/build-coll.log" 2>&1; then
+  for c in 16 64; do
+    log "trnsim run --workload allreduce --config trn2-$c --bytes 64M --dtype fp32 (load $(loadavg)) ..."
+    if /usr/bin/time -v -o "$OUT/coll-$c.time" "$BUILD_DIR/bin/trnsim" run --workload allreduce --config "trn2-$c" \
+        --bytes 64M --dtype fp32 --report "$OUT/coll-$c.json" > "$OUT/coll-$c.log" 2>&1; then
+      R[coll_${c}_busbw]=$(json_field "$OUT/coll-$c.json" busbw_gbps)
+      R[coll_${c}_peak]=$(json_field "$OUT/coll-$c.json" link_peak_gbps)
+      R[coll_${c}_pct]=$(awk -v b="${R[coll_${c}_busbw]}" -v p="${R[coll_${c}_peak]}" 'BEGIN { printf "%.1f", 100 * b / p }')
+      R[coll_${c}_wall]=$(json_field "$OUT/coll-$c.json" wall_s)
+      R[coll_${c}_sim_wall]=$(json_field "$OUT/coll-$c.json" collective_wall_s)
+      R[coll_${c}_rss_kb]=$(time_field "$OUT/coll-$c.time" 'Maximum resident set size (kbytes)')
+      R[coll_${c}_cpu]=$(awk -v u="$(time_field "$OUT/coll-$c.time" 'User time (seconds)')" \
+        -v s="$(time_field "$OUT/coll-$c.time" 'System time (seconds)')" 'BEGIN { printf "%.0f", u + s }')
+      log "  busbw ${R[coll_${c}_busbw]} GB/s = ${R[coll_${c}_pct]} % of ${R[coll_${c}_peak]}; wall ${R[coll_${c}_wall]} s (collective ${R[coll_${c}_sim_wall]} s), CPU ${R[coll_${c}_cpu]} s, max RSS $((R[coll_${c}_rss_kb] / 1024)) MB; $(tail -1 "$OUT/coll-$c.log" | cut -c1-40)"
+    else
+      log "  failed; see $OUT/coll-$c.log"; tail -3 "$OUT/coll-$c.log" | sed 's/^/    /'
+    fi
+  done
+else
+  log "build failed; see $OUT/build-coll.log"
+fi
+fi
+
 # ---- 5. summary ------------------------------------------------------------------------------------------------------
 section "5/5 summary"
 T_TOTAL=$(( $(date +%s) - T_START ))
@@ -640,5 +668,12 @@ status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then 
         "$(awk -v w="${R[block_wall]}" 'BEGIN { exit !(w <= 60) }' && echo met || echo "NOT met")"
     fi
   fi
+  for c in 16 64; do
+    [[ -n "${R[coll_${c}_busbw]:-}" ]] || continue
+    printf '%-40s %-40s %-10s %s\n' "all-reduce 64M fp32 trn2-$c, busbw" \
+      "$(printf '%.0f GB/s = %s%% of %.0f; %.0f s (CPU %s s), %d MB' "${R[coll_${c}_busbw]}" "${R[coll_${c}_pct]}" \
+          "${R[coll_${c}_peak]}" "${R[coll_${c}_wall]}" "${R[coll_${c}_cpu]}" "$((R[coll_${c}_rss_kb] / 1024))")" \
+      "$([[ $c == 16 ]] && echo '>= 90%')" "$([[ $c == 16 ]] && status "${R[coll_16_pct]}" 90)"
+  done
   printf '%s\n' "bench wall time: ${T_TOTAL} s"
 } | tee "$OUT/summary.txt"
