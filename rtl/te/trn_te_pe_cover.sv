@@ -10,24 +10,27 @@ module trn_te_pe_cover (
   input logic [30:0] prod     // adder operand b, the rounded product, without its sign bit
 );
 
-  // Operands without their sign bit.
-  function automatic logic is_nan(logic [30:0] f);
-    return f[30:23] == 8'hFF && f[22:0] != '0;
-  endfunction
-  function automatic logic is_inf(logic [30:0] f);
-    return f[30:23] == 8'hFF && f[22:0] == '0;
-  endfunction
-  function automatic logic is_subnormal(logic [30:0] f);
-    return f[30:23] == 8'h00 && f[22:0] != '0;
-  endfunction
+  // Operand classes (sign bit dropped). Plain signals, not functions: Verilator 5.006 never counted a cover
+  // property whose expression called a function (measured: always 0 hits).
+  logic a_max, b_max, a_zero_exp, b_zero_exp, a_frac, b_frac;
+  assign a_max      = psum_i[30:23] == 8'hFF;
+  assign b_max      = prod[30:23] == 8'hFF;
+  assign a_zero_exp = psum_i[30:23] == 8'h00;
+  assign b_zero_exp = prod[30:23] == 8'h00;
+  assign a_frac     = psum_i[22:0] != '0;
+  assign b_frac     = prod[22:0] != '0;
 
-  logic add_on;
-  assign add_on = en_i && act_i;
+  logic add_on, nan_in, inf_in, inf_both, sub_in;
+  assign add_on   = en_i && act_i;
+  assign nan_in   = add_on && ((a_max && a_frac) || (b_max && b_frac));
+  assign inf_in   = add_on && ((a_max && !a_frac) || (b_max && !b_frac));
+  assign inf_both = add_on && a_max && !a_frac && b_max && !b_frac;
+  assign sub_in   = add_on && ((a_zero_exp && a_frac) || (b_zero_exp && b_frac));
 
-  c_add_nan:       cover property (@(posedge clk_i) add_on && (is_nan(psum_i) || is_nan(prod)));
-  c_add_inf:       cover property (@(posedge clk_i) add_on && (is_inf(psum_i) || is_inf(prod)));
-  c_add_inf_both:  cover property (@(posedge clk_i) add_on && is_inf(psum_i) && is_inf(prod));
-  c_add_subnormal: cover property (@(posedge clk_i) add_on && (is_subnormal(psum_i) || is_subnormal(prod)));
+  c_add_nan:       cover property (@(posedge clk_i) nan_in);
+  c_add_inf:       cover property (@(posedge clk_i) inf_in);
+  c_add_inf_both:  cover property (@(posedge clk_i) inf_both);
+  c_add_subnormal: cover property (@(posedge clk_i) sub_in);
 
 endmodule
 

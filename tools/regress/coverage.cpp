@@ -61,10 +61,13 @@ std::string page_kind(const Point& p) {
   const std::string page = get(p, "page");
   return page.substr(0, page.find('/'));
 }
+// "v_user/trn_te_cover__R4" -> "trn_te_cover" (Verilator names each parameterisation of a module NAME__<params>).
 std::string page_module(const Point& p) {
   const std::string page = get(p, "page");
   const size_t slash = page.find('/');
-  return slash == std::string::npos ? std::string() : page.substr(slash + 1);
+  if (slash == std::string::npos) return std::string();
+  const std::string module = page.substr(slash + 1);
+  return module.substr(0, module.find("__"));
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
