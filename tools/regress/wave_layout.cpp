@@ -218,7 +218,9 @@ int main(int argc, char** argv) {
     // Parameters (ROWS, CTRL_DEPTH, ...) are constants: left out.
     const std::string base = s.name.substr(0, s.name.find('['));
     const bool constant = std::none_of(base.begin(), base.end(), [](unsigned char c) { return std::islower(c); });
-    if (!constant) items.push_back({place(s), s});
+    // The model's own top scope ("TOP", "node_1_0") repeats the top module's ports: left out.
+    const bool wrapper = s.scope.find('.') == std::string::npos;
+    if (!constant && !wrapper) items.push_back({place(s), s});
   }
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
     if (a.p.order != b.p.order) return natural_less(a.p.order, b.p.order);
