@@ -250,7 +250,9 @@ Action add_run(CLI::App& app) {
                        ->capture_default_str();
   cmd->add_option("--program", opts->program, "Run a program file (.bin from `trnsim asm`, or program text)")
       ->excludes(workload);
-  cmd->add_option("--config", opts->device.config, "Machine configuration: tiny (16x16 TE) or trn2 (128x128 TE)")
+  cmd->add_option("--config", opts->device.config,
+                  "Machine configuration: tiny (16x16 TE) or trn2 (128x128 TE); trn2-16 (4x4 torus of chips) or "
+                  "trn2-64 (4x4x4) for the collective workloads")
       ->capture_default_str();
   cmd->add_option("--te", opts->device.te, "Tensor Engine datapath: rtl (verilated), tlm, or lockstep (both)")
       ->capture_default_str();
