@@ -7,6 +7,7 @@
 //   Fake.HangsOnSeed     sleeps 10 minutes when the seed is REGRESS_FAKE_HANG_SEED (unset: never); writes its pid to
 //                        REGRESS_FAKE_PID_FILE first, when set
 //   Fake.Skips           always skips
+#include <cstdio>
 #include <unistd.h>
 
 #include <chrono>
@@ -36,6 +37,10 @@ TEST(Fake, Passes) {
 
 TEST(Fake, FailsOnSeed) {
   const uint64_t seed = test::test_seed();
+  // An RTL engine that fails prints where (cosim/te/te_rtl.cpp); the runner puts that window in the re-run command.
+  if (seed == env_seed("REGRESS_FAKE_FAIL_SEED", 4242)) {
+    std::fprintf(stderr, "[ fail-at  ] block=fake cycle=1234 wave-from=1034 wave-to=1254\n");
+  }
   EXPECT_NE(seed, env_seed("REGRESS_FAKE_FAIL_SEED", 4242)) << "injected failure for seed " << seed
                                                           << " (UTF-8 \xC3\xA9, a stray byte \xFF, a control \x01)";
 }

@@ -179,7 +179,7 @@ TEST(RegressRunner, WaveEntriesGetAWaveformInTheReRunCommandAndSkipsPass) {
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   const auto cmds = rerun_commands(r.out);
   ASSERT_EQ(cmds.size(), 1u) << r.out;
-  EXPECT_TRUE(std::regex_match(*cmds.begin(), std::regex(R"(TRNSIM_WAVE=\S+/fake_wave\.seed4242\.fst TRNSIM_SEED=4242 \S+ --gtest_filter=Fake\.FailsOnSeed)")))
+  EXPECT_TRUE(std::regex_match(*cmds.begin(), std::regex(R"(TRNSIM_WAVE=\S+/fake_wave\.seed4242\.fst TRNSIM_WAVE_FROM=1034 TRNSIM_WAVE_TO=1254 TRNSIM_SEED=4242 \S+ --gtest_filter=Fake\.FailsOnSeed)")))
       << *cmds.begin();
   r = sh(runner() + " --list skips");
   EXPECT_EQ(r.exit_code, 0) << r.out;
