@@ -25,6 +25,7 @@ struct InstrEvent {
   sc_core::sc_time end;              ///< retire
   sc_core::sc_time waited;           ///< part of [start, end) blocked: sem_wait, or the DMA queue waiting for its
                                      ///< copies (sem_signal, halt) or for a free DMA engine (dma_copy, psum_copy)
+  bool faulted = false;              ///< the instruction stopped the device (end = the error); it did not retire
 };
 
 /// One DMA copy on one DMA engine, from its start to the moment its data has moved.
@@ -43,6 +44,7 @@ class EngineObserver {
   virtual void on_launch(uint32_t queue_mask, sc_core::sc_time time) = 0;
   /// The launch ended at `time`: every started queue halted (`error` false) or the device stopped with an error.
   virtual void on_launch_end(bool error, sc_core::sc_time time) = 0;
+  /// A retired instruction, or (faulted) the one whose error stopped the device.
   virtual void on_instruction(const InstrEvent& e) = 0;
   virtual void on_dma_copy(const DmaCopyEvent& e) = 0;
 };

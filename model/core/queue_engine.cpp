@@ -120,11 +120,17 @@ void QueueEngine::run_program(uint64_t epoch) {
     cur_index_ = index;
     cur_op_ = instr.op;
     busy(1);  // issue
-    if (const auto fault = step(instr, index, epoch)) {
-      control_.raise_error(q_, index, *fault);
+    const auto fault = step(instr, index, epoch);
+    if (fault) control_.raise_error(q_, index, *fault);
+    if (control_.stopped() || control_.epoch() != epoch) {
+      // The instruction that stopped the device (a fault here, or a checker's on its behalf) ends the timeline.
+      EngineObserver* obs = control_.observer();
+      if (obs && control_.epoch() == epoch && control_.queue(q_).state == regs::QSTATE_ERROR &&
+          control_.read_reg(regs::ERR_INDEX) == index) {
+        obs->on_instruction({q_, index, &instr, start, sc_time_stamp(), waited_, true});
+      }
       return;
     }
-    if (control_.stopped() || control_.epoch() != epoch) return;
     stats_.active += sc_time_stamp() - start;
     ++stats_.retired;
     if (EngineObserver* obs = control_.observer()) {

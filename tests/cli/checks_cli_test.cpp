@@ -341,7 +341,8 @@ TEST(WrongProgramCli, MissingSemaphoreIsAHazardNamingBothInstructions) {
       "activation func=exp partitions=16 free=[64] out=sbuf:0:0x400 in0=sbuf:0:0x0\n"
       "halt\n");
   EXPECT_EQ(run("run --te tlm --program " + racy).exit_code, 0) << "without the checker the race goes unnoticed";
-  Result r = run("run --te tlm --check-hazards --program " + racy);
+  const std::string trace_path = scratch(".json");
+  Result r = run("run --te tlm --check-hazards --program " + racy + " --timeline " + trace_path);
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.err.find("device error hazard"), std::string::npos) << r.err;
   // Both start at cycle 0: act reads at its start, vec writes when its memset ends.
@@ -350,6 +351,15 @@ TEST(WrongProgramCli, MissingSemaphoreIsAHazardNamingBothInstructions) {
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("write-after-read"), std::string::npos) << r.err;
+  // The trace, written up to the error, ends the vec track with the failing memset (1 + 64 x 2.5 = 161 TE cycles).
+  EXPECT_NE(r.out.find("up to the device error"), std::string::npos) << r.out;
+  auto tracks = tracks_of(load_json(trace_path));
+  ASSERT_EQ(tracks[kVec].size(), 1u);
+  EXPECT_EQ(tracks[kVec][0].at("name"), "memset");
+  EXPECT_EQ(tracks[kVec][0].at("cat"), "error");
+  EXPECT_EQ(tracks[kVec][0].at("args").at("te_cycles").get<int>(), 161);
+  ASSERT_EQ(tracks[kLaunches].size(), 1u);
+  EXPECT_EQ(tracks[kLaunches][0].at("name"), "launch 1 (error)");
 
   // The same hand-off with the semaphore: no hazard.
   const std::string ordered = program_file(

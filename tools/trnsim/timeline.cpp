@@ -46,10 +46,10 @@ void TimelineRecorder::on_launch_end(bool error, sc_core::sc_time time) {
 }
 
 void TimelineRecorder::on_instruction(const model::InstrEvent& e) {
-  ++instructions_;
+  if (!e.faulted) ++instructions_;
   const bool wait = e.instr->op == isa::Opcode::kSemWait;
-  slices_.push_back({e.queue, mnemonic_of(*e.instr), wait ? "semaphore" : "instruction", operands_of(*e.instr),
-                     int64_t(e.index), ps(e.start), ps(e.end), ps(e.waited), 0});
+  slices_.push_back({e.queue, mnemonic_of(*e.instr), e.faulted ? "error" : wait ? "semaphore" : "instruction",
+                     operands_of(*e.instr), int64_t(e.index), ps(e.start), ps(e.end), ps(e.waited), 0});
 }
 
 void TimelineRecorder::on_dma_copy(const model::DmaCopyEvent& e) {
