@@ -8,8 +8,8 @@ packages=(
   g++ make cmake ninja-build pkg-config ccache
   # RTL simulation and waveforms
   verilator iverilog gtkwave xvfb xauth
-  # RTL coverage HTML (make coverage: genhtml)
-  lcov
+  # RTL coverage HTML (make coverage: genhtml); PNG decoding for the headless waveform render test (convert)
+  lcov imagemagick
   # libraries
   libsystemc-dev libfmt-dev googletest libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libxtensor-dev xtl-dev libopenblas-dev
   # benchmarks (build time / peak memory; gnuplot draws the NeuronLink latency-throughput plot of scripts/noc-sweep)
