@@ -12,48 +12,12 @@
 #include <gtest/gtest.h>
 
 #include "cosim/te/te_rtl.h"
+#include "tests/support/fst_read.h"
 
 namespace trnsim {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Runs a shell command and returns its standard output.
-std::string capture(const std::string& cmd) {
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) return out;
-  char buf[4096];
-  size_t got;
-  while ((got = fread(buf, 1, sizeof buf, pipe.get())) > 0) out.append(buf, got);
-  return out;
-}
-
-// Full dotted names of every variable declared in a VCD header.
-std::set<std::string> vcd_signals(const std::string& vcd) {
-  std::set<std::string> names;
-  std::vector<std::string> scope;
-  std::istringstream in(vcd);
-  std::string tok;
-  while (in >> tok) {
-    if (tok == "$scope") {
-      std::string kind, name;
-      in >> kind >> name;
-      scope.push_back(name);
-    } else if (tok == "$upscope") {
-      if (!scope.empty()) scope.pop_back();
-    } else if (tok == "$var") {
-      std::string kind, width, id, name;
-      in >> kind >> width >> id >> name;
-      std::string full;
-      for (const std::string& s : scope) full += s + ".";
-      names.insert(full + name);
-    } else if (tok == "$enddefinitions") {
-      break;
-    }
-  }
-  return names;
-}
 
 TEST(TeWaveform, MatmulFstReadsBackWithFst2vcdAndLayoutMatches) {
   const fs::path dir = fs::path(::testing::TempDir()) / "trnsim_te_wave";
@@ -71,8 +35,9 @@ TEST(TeWaveform, MatmulFstReadsBackWithFst2vcdAndLayoutMatches) {
   EXPECT_GT(fs::file_size(fst), 200u);
   cosim::write_te_gtkw(gtkw.string(), fst.string(), 4, 4);
 
-  const std::string vcd = capture("fst2vcd '" + fst.string() + "' 2>&1");
-  const std::set<std::string> signals = vcd_signals(vcd);
+  const test::VcdDump dump = test::read_fst(fst.string());
+  const std::string& vcd = dump.text;
+  const std::set<std::string>& signals = dump.signals;
   ASSERT_FALSE(signals.empty()) << "fst2vcd printed:\n" << vcd.substr(0, 2000);
   EXPECT_TRUE(signals.count("TOP.trn_te.out_data_o")) << "top-level ports missing";
   // Value changes after the header: the clock alone toggles twice a cycle.

@@ -6,15 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <memory>
-#include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "cosim/te/te_rtl.h"
+#include "tests/support/fst_read.h"
 
 namespace trnsim {
 namespace {
@@ -28,50 +26,8 @@ using cosim::TeRtlOptions;
 constexpr uint64_t kCyclePs = 416;  // cosim/te/te_rtl.cpp: 208 ps per clock edge
 constexpr uint64_t kResetCycles = 4;
 
-std::string capture(const std::string& cmd) {
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) return out;
-  char buf[4096];
-  size_t got;
-  while ((got = fread(buf, 1, sizeof buf, pipe.get())) > 0) out.append(buf, got);
-  return out;
-}
-
-struct Vcd {
-  std::set<std::string> signals;  // full dotted names
-  std::vector<uint64_t> times;    // every #time, in order
-};
-
-Vcd read_fst(const fs::path& fst) {
-  Vcd v;
-  const std::string text = capture("fst2vcd '" + fst.string() + "' 2>&1");
-  std::vector<std::string> scope;
-  std::istringstream in(text);
-  std::string tok;
-  bool header = true;
-  while (in >> tok) {
-    if (header && tok == "$scope") {
-      std::string kind, name;
-      in >> kind >> name;
-      scope.push_back(name);
-    } else if (header && tok == "$upscope") {
-      if (!scope.empty()) scope.pop_back();
-    } else if (header && tok == "$var") {
-      std::string kind, width, id, name;
-      in >> kind >> width >> id >> name;
-      std::string full;
-      for (const std::string& s : scope) full += s + ".";
-      v.signals.insert(full + name);
-    } else if (tok == "$enddefinitions") {
-      header = false;
-    } else if (!header && tok.size() > 1 && tok[0] == '#' &&
-               tok.find_first_not_of("0123456789", 1) == std::string::npos) {
-      v.times.push_back(std::stoull(tok.substr(1)));  // a timestamp (not a value change of signal id '#...')
-    }
-  }
-  return v;
-}
+using test::read_fst;
+using test::VcdDump;
 
 fs::path temp_dir() {
   const fs::path dir = fs::path(::testing::TempDir()) / "trnsim_te_wave_window";
@@ -93,7 +49,7 @@ TEST(TeWaveWindow, FromAndToRecordOnlyThoseCycles) {
     te->matmul(isa::Dtype::kBf16, 4, 4, 64, ones(16), ones(4 * 64));  // ~75 cycles, longer than the window
     ASSERT_GT(te->cycle(), 60u);
   }
-  const Vcd v = read_fst(fst);
+  const VcdDump v = read_fst(fst.string());
   ASSERT_FALSE(v.times.empty()) << "no value changes in " << fst;
   const uint64_t first = (kResetCycles + 20) * kCyclePs, last = (kResetCycles + 40) * kCyclePs + kCyclePs / 2;
   EXPECT_EQ(v.times.front(), first);
@@ -113,7 +69,7 @@ TEST(TeWaveWindow, ScopeRecordsOnlyThatHierarchy) {
     auto te = TeRtl::create(4, 4, opts);
     te->matmul(isa::Dtype::kBf16, 4, 4, 8, ones(16), ones(32));
   }
-  const Vcd v = read_fst(fst);
+  const VcdDump v = read_fst(fst.string());
   ASSERT_FALSE(v.signals.empty()) << "the scope matched no signal";
   for (const std::string& s : v.signals) {
     EXPECT_EQ(s.rfind("TOP.trn_te.u_array.g_row[1].", 0), 0u) << "outside the scope: " << s;
@@ -140,7 +96,7 @@ TEST(TeWaveWindow, FailingRunLeavesAReadableFstAndNamesTheWindow) {
   EXPECT_NE(message.find("assertion"), std::string::npos) << message;
   EXPECT_NE(message.find("--wave-from 0 --wave-to"), std::string::npos) << message;
   EXPECT_NE(message.find("Tensor Engine 8x4"), std::string::npos) << message;
-  const Vcd v = read_fst(fst);
+  const VcdDump v = read_fst(fst.string());
   EXPECT_TRUE(v.signals.count("TOP.trn_te.stat_valid_i"));
   EXPECT_GT(v.times.size(), 4u);
 }
@@ -164,7 +120,7 @@ TEST(TeWaveWindow, EnvironmentRecordsAnEngineCreatedWithoutAWavePath) {
   std::vector<fs::path> written;
   for (const auto& e : fs::directory_iterator(dir)) written.push_back(e.path());
   ASSERT_EQ(written.size(), 1u) << "expected one FST in " << dir;
-  const Vcd v = read_fst(written[0]);
+  const VcdDump v = read_fst(written[0].string());
   ASSERT_FALSE(v.times.empty());
   EXPECT_EQ(v.times.front(), (kResetCycles + 3) * kCyclePs);
   EXPECT_LE(v.times.back(), (kResetCycles + 11) * kCyclePs);

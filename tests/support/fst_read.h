@@ -1,0 +1,66 @@
+// Reading FST waveforms back in tests, through GTKWave's fst2vcd: the declared signals (full dotted names) and the
+// timestamps of the value changes. Used by the waveform tests (tests/te, tests/regress).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace trnsim::test {
+
+/// Runs a shell command and returns its standard output (empty if it cannot start).
+inline std::string capture(const std::string& cmd) {
+  std::string out;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  if (!pipe) return out;
+  char buf[4096];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, pipe.get())) > 0) out.append(buf, got);
+  return out;
+}
+
+struct VcdDump {
+  std::set<std::string> signals;  ///< full dotted names, e.g. "TOP.trn_te.out_data_o"
+  std::vector<uint64_t> times;    ///< every timestamp (#T) after the header, in order
+  std::string text;               ///< what fst2vcd printed (for failure messages)
+};
+
+/// Parses VCD text: $scope/$var declarations into dotted names, then the timestamps.
+inline VcdDump parse_vcd(const std::string& text) {
+  VcdDump v;
+  v.text = text;
+  std::vector<std::string> scope;
+  std::istringstream in(text);
+  std::string tok;
+  bool header = true;
+  while (in >> tok) {
+    if (header && tok == "$scope") {
+      std::string kind, name;
+      in >> kind >> name;
+      scope.push_back(name);
+    } else if (header && tok == "$upscope") {
+      if (!scope.empty()) scope.pop_back();
+    } else if (header && tok == "$var") {
+      std::string kind, width, id, name;
+      in >> kind >> width >> id >> name;
+      std::string full;
+      for (const std::string& s : scope) full += s + ".";
+      v.signals.insert(full + name);
+    } else if (tok == "$enddefinitions") {
+      header = false;
+    } else if (!header && tok.size() > 1 && tok[0] == '#' &&
+               tok.find_first_not_of("0123456789", 1) == std::string::npos) {
+      v.times.push_back(std::stoull(tok.substr(1)));  // a timestamp (not a value change of signal id '#...')
+    }
+  }
+  return v;
+}
+
+/// Reads an FST with fst2vcd.
+inline VcdDump read_fst(const std::string& path) { return parse_vcd(capture("fst2vcd '" + path + "' 2>&1")); }
+
+}  // namespace trnsim::test
