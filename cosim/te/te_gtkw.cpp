@@ -142,6 +142,17 @@ void write_te_gtkw(const std::string& gtkw_path, const std::string& fst_path, in
     }
     w.end_group();
   }
+
+  // One closed group per array column: the column's partial sum leaving the last PE row into the de-skew line, and
+  // the de-skewed result that goes out as bits [32c+31:32c] of out_data_o.
+  for (int c = 0; c < cols; ++c) {
+    w.group(fmt::format("Column {} (de-skew, result)", c), false);
+    w.hex();
+    const std::string deskew = fmt::format("g_deskew[{}].u_deskew.", c);
+    w.signal(deskew + "data_i[31:0]");
+    w.signal(deskew + "data_o[31:0]");
+    w.end_group();
+  }
 }
 
 }  // namespace trnsim::cosim

@@ -115,8 +115,9 @@ class TeRtl {
                                const std::vector<uint16_t>& moving, std::vector<TeCommandTiming>* timing = nullptr);
 };
 
-/// Writes a GTKWave save file that opens `fst_path` with the engine's signals grouped (control, streams, skew,
-/// each PE row, de-skew/results) for a rows x cols engine.
+/// Writes a GTKWave save file that opens `fst_path` with the engine's signals grouped (control, streams, each PE
+/// row, each column's de-skew and result) for a rows x cols engine. scripts/wave builds its layout from the file
+/// itself instead (tools/regress/wave_layout.cpp), which also fits a --wave-scope recording.
 void write_te_gtkw(const std::string& gtkw_path, const std::string& fst_path, int rows, int cols);
 
 }  // namespace trnsim::cosim
