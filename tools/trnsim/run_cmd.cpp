@@ -23,8 +23,8 @@
 #include "tools/trnsim/collective_cmd.h"
 #include "tools/trnsim/commands.h"
 #include "tools/trnsim/device_session.h"
-#include "tools/trnsim/workloads.h"
 #include "tools/trnsim/engine_report.h"
+#include "tools/trnsim/workloads.h"
 
 namespace trnsim::tool {
 namespace {
@@ -256,7 +256,8 @@ Action add_run(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--te", opts->device.te, "Tensor Engine datapath: rtl (verilated), tlm, or lockstep (both)")
       ->capture_default_str();
-  cmd->add_option("--dtype", opts->dtype, "Input dtype of --workload gemm: bf16, fp16, fp8e4m3, fp8e5m2")
+  cmd->add_option("--dtype", opts->dtype,
+                  "Input dtype: bf16, fp16, fp8e4m3, fp8e5m2 (--workload gemm); fp32, bf16 (collective workloads)")
       ->capture_default_str();
   cmd->add_option("-m,--m", opts->m, "GEMM M (stationary free size)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd->add_option("-k,--k", opts->k, "GEMM K (contraction, partitions)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
