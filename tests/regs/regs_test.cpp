@@ -125,19 +125,23 @@ TEST(Regs, ErrorCodes) {
   EXPECT_EQ(r::err_code_name(15), "bad_doorbell");
   EXPECT_EQ(r::ERR_PARTITION_ALIGN, 16u);
   EXPECT_EQ(r::err_code_name(16), "partition_align");
-  EXPECT_EQ(r::err_code_name(17), "unknown");
+  EXPECT_EQ(r::ERR_HAZARD, 17u);
+  EXPECT_EQ(r::err_code_name(17), "hazard");
+  EXPECT_EQ(r::ERR_UNINIT_READ, 18u);
+  EXPECT_EQ(r::err_code_name(18), "uninit_read");
+  EXPECT_EQ(r::err_code_name(19), "unknown");
   EXPECT_EQ(r::err_code_name(0xFFFFFFFFu), "unknown");
   EXPECT_EQ(r::err_code_text(9), "multiply_moving before any load_stationary");
   EXPECT_EQ(r::err_code_text(99), "unknown");
-  // Every code 0..15 has its own name and a description.
+  // Every code 0..18 has its own name and a description.
   std::set<std::string_view> names;
-  for (uint32_t c = 0; c <= 15; ++c) {
+  for (uint32_t c = 0; c <= 18; ++c) {
     EXPECT_NE(r::err_code_name(c), "unknown") << c;
     EXPECT_NE(r::err_code_text(c), "unknown") << c;
     EXPECT_FALSE(r::err_code_text(c).empty()) << c;
     names.insert(r::err_code_name(c));
   }
-  EXPECT_EQ(names.size(), 16u);
+  EXPECT_EQ(names.size(), 19u);
 }
 
 TEST(Regs, QueueStates) {
