@@ -25,6 +25,9 @@ void write_rtl_coverage(VerilatedContext& context, const char* block) noexcept {
   try {
     const std::string path = std::string(dir) + "/" + block + "-" + std::to_string(::getpid()) + "-" +
                              std::to_string(serial++) + ".dat";
+    // Per instance: otherwise Verilator merges the points of one source line across generate iterations (every
+    // router port's and VC's cover point would become one). trnsim_coverage merges instances itself.
+    context.coveragep()->forcePerInstance(true);
     context.coveragep()->write(path.c_str());
   } catch (...) {
     std::fprintf(stderr, "trnsim: could not write RTL coverage of %s to %s\n", block, dir);

@@ -20,6 +20,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -89,6 +90,7 @@ std::string block_of(const std::string& rel, const std::string& root) {
 
 struct Tally {
   std::map<unsigned, bool> lines;      // one file: source line -> hit
+  std::map<std::string, bool> toggles;  // one file: toggle point (line, column, signal bit, module) -> hit
   size_t extra_lines = 0, extra_hit = 0;  // totals: lines of the files added
   size_t toggle_total = 0, toggle_hit = 0;
   std::map<std::string, bool> points;  // cover point name -> hit
@@ -121,18 +123,20 @@ void add(Tally& into, const Tally& from, const std::string& prefix) {
   for (const auto& [name, hit] : from.points) into.points[prefix + ":" + name] = hit;
 }
 
-// The cover point's name: its label, prefixed by the generate blocks between the cover instance and the label
-// (e.g. "c_out_vc[2].c_vc[1].c_out"), so instances of one module in different engines or routers merge.
+// The cover point's name: its hierarchy below the cover instance, i.e. the generate blocks and the label
+// (e.g. "c_out_vc[2].c_vc[1].c_out"), so the same point of different engines, PEs or routers merges. The counters
+// are written per instance (cosim/rtl_coverage.cpp), else Verilator would merge generate iterations already.
 std::string point_name(const Point& p) {
-  std::string name = get(p, "o");
-  std::string hier = get(p, "h");
-  const size_t at = hier.rfind("u_cover");
-  if (at != std::string::npos) {
-    std::string inner = hier.substr(at + std::strlen("u_cover"));
-    if (!inner.empty() && inner[0] == '.') inner.erase(0, 1);
-    if (!inner.empty() && name.compare(0, inner.size(), inner) != 0) name = inner + "." + name;
+  const std::string label = get(p, "o");
+  const std::string hier = get(p, "h");
+  const size_t at = hier.rfind("u_cover.");
+  if (at == std::string::npos) return label;
+  std::string inner = hier.substr(at + std::strlen("u_cover."));
+  // Verilator escapes generate indices: "c_link__BRA__5__KET__" -> "c_link[5]".
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"__BRA__", "["}, {"__KET__", "]"}}) {
+    for (size_t pos; (pos = inner.find(from)) != std::string::npos;) inner.replace(pos, from.size(), to);
   }
-  return name;
+  return inner.empty() ? label : inner;
 }
 
 int usage(const char* why) {
@@ -219,12 +223,19 @@ int main(int argc, char** argv) {
       }
       line_raw.push_back(p.raw);
     } else if (kind == "v_toggle") {
-      ++t.toggle_total;
-      t.toggle_hit += p.count > 0 ? 1 : 0;
+      // One point per signal bit of the source, hit when any instance toggled it (the file is per instance).
+      bool& hit = t.toggles[get(p, "l") + ":" + get(p, "n") + ":" + get(p, "o") + ":" + page_module(p)];
+      hit = hit || p.count > 0;
       toggle_raw.push_back(p.raw);
     }
   }
   if (n_points == 0) return usage(("no coverage points in " + input).c_str());
+  for (auto& [file, t] : files) {
+    for (const auto& [key, hit] : t.toggles) {
+      ++t.toggle_total;
+      t.toggle_hit += hit ? 1 : 0;
+    }
+  }
 
   const auto write = [](const std::string& path, const std::vector<std::string>& lines) {
     if (path.empty()) return true;
