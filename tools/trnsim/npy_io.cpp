@@ -66,13 +66,18 @@ void save_f32_tensor(const std::string& path, const std::string& flag, const F32
   std::vector<size_t> shape(t.shape.begin(), t.shape.end());
   xt::xarray<float> a = xt::zeros<float>(shape);
   std::memcpy(a.data(), t.bits.data(), t.bits.size() * 4);
-  try {
-    xt::dump_npy(path, a);
-  } catch (const std::exception& e) {
-    throw BadInput(fmt::format("{} {}: cannot write ({})", flag, path, e.what()));
+  const std::string bytes = xt::dump_npy(a);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw BadInput(fmt::format("{} {}: cannot open for writing", flag, path));
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+  out.flush();
+  out.close();
+  if (!out) {
+    // A full disk or a file size limit: leave no truncated .npy behind (but never remove a device such as /dev/full).
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
+    throw BadInput(fmt::format("{} {}: write failed", flag, path));
   }
-  std::ifstream check(path, std::ios::binary);
-  if (!check) throw BadInput(fmt::format("{} {}: cannot write", flag, path));
 }
 
 void save_f32_matrix(const std::string& path, const std::string& flag, const F32Matrix& m) {

@@ -1,0 +1,81 @@
+// The CLI contract (BRIEF section 4) on the corners a tester found: output files whose writes fail, options that do
+// not apply to the chosen workload, negative values for unsigned options, directories given as files, blank lines
+// in vector files. Each case exits 2 with a one-line reason naming the flag or file.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "tests/cli/cli_runner.h"
+#include "tests/cli/npy_files.h"
+
+namespace {
+
+using namespace trnsim::test;
+
+/// Runs trnsim under `ulimit -f 1` (1 KiB files) with SIGXFSZ ignored, so writes past 1 KiB fail with EFBIG.
+Result run_file_size_limited(const std::string& args) {
+  const std::string out = scratch(".stdout");
+  const std::string err = scratch(".stderr");
+  const std::string cmd = std::string("bash -c \"ulimit -f 1; trap '' XFSZ; '") + TRNSIM_BIN + "' " + args +
+                          "\" >'" + out + "' 2>'" + err + "'";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::vector<uint32_t> random_f32(size_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<uint32_t> v(n);
+  for (auto& b : v) {
+    const float f = u(rng);
+    std::memcpy(&b, &f, 4);
+  }
+  return v;
+}
+
+std::string matmul_operands(std::mt19937_64& rng, int k, int m, int n) {
+  return " --stationary " + write_npy(random_f32(size_t(k) * m, rng), k, m) + " --moving " +
+         write_npy(random_f32(size_t(k) * n, rng), k, n);
+}
+
+TEST(CliContract, MatmulOutToAFullDeviceIsAWriteFailure) {
+  std::mt19937_64 rng(11);
+  const Result r = run("matmul --te tlm --dtype bf16" + matmul_operands(rng, 8, 8, 8) + " --out /dev/full");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--out /dev/full: write failed"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+}
+
+TEST(CliContract, MatmulOutPastTheFileSizeLimitLeavesNoTruncatedFile) {
+  std::mt19937_64 rng(12);
+  const std::string out = next_scratch(".npy");
+  std::filesystem::remove(out);
+  const Result r = run_file_size_limited("matmul --te tlm --dtype bf16" + matmul_operands(rng, 16, 16, 32) +
+                                         " --out " + out);  // 16 x 32 float32 = 2 KiB > 1 KiB
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--out " + out + ": write failed"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(CliContract, WorkloadOutputsPastTheFileSizeLimitAreAWriteFailure) {
+  const std::string dir = scratch(".outputs");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const Result r = run_file_size_limited(
+      "run --te tlm --workload layernorm --seq 64 --d-model 64 --heads 2 --outputs " + dir);  // 16 KiB of y
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--outputs " + dir), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("write failed"), std::string::npos) << r.err;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {  // no .npy cut at the 1 KiB limit is left behind
+    EXPECT_NE(std::filesystem::file_size(f.path()), 1024u) << f.path();
+  }
+}
+
+}  // namespace
