@@ -78,8 +78,8 @@ TEST(NocCli, BadFlagsExitTwoWithTheReason) {
   expect_bad("--traffic transpose --dims 3x5", "transpose needs the same size in every dimension");
   expect_bad("--rate 1.5", "--rate 1.5: outside [0, 1]");
   expect_bad("--rate -0.1", "outside [0, 1]");
-  expect_bad("--vcs 3", "3 VCs in 1 groups");
-  expect_bad("--buf-depth 0", "buffer depth 0 outside 1..63");
+  expect_bad("--vcs 3", "--vcs 3: 3 VCs in 1 group is not a multiple of 2 x groups");
+  expect_bad("--buf-depth 0", "--buf-depth 0: buffer depth 0 outside 1..63");
   expect_bad("--packet-flits 0", "--packet-flits 0");
   expect_bad("--packet-flits 5-2", "MIN-MAX");
   expect_bad("--rtl --dims 2x2x2 --vcs 2", "no RTL router build for a 3-D torus with 2 VCs");
@@ -89,6 +89,29 @@ TEST(NocCli, BadFlagsExitTwoWithTheReason) {
   expect_bad("--rtl --topology mesh", "the RTL router is built for tori only");
   expect_bad("--cycles 0", "--cycles 0");
   expect_bad("--hotspot-fraction 2", "--hotspot-fraction 2");
+}
+
+// 0 or a negative count is an error, not "use the default"; each message names the one flag that is wrong, and a
+// mesh is not told about datelines.
+TEST(NocCli, VcFlagsAreCheckedOneByOne) {
+  expect_bad("--vcs 0", "--vcs 0: outside 2..8 VCs per port");
+  expect_bad("--vcs -1", "--vcs -1: outside 2..8 VCs per port");
+  expect_bad("--vcs 64", "--vcs 64: outside 2..8");
+  expect_bad("--vc-groups 0", "--vc-groups 0: outside 1..4 message-class groups");
+  expect_bad("--vc-groups -5", "--vc-groups -5: outside 1..4");
+  expect_bad("--vc-groups 2", "--vc-groups 2: 2 VCs in 2 groups is not a multiple of 2 x groups");
+  expect_bad("--vcs 6 --vc-groups 2", "--vcs 6 with --vc-groups 2: 6 VCs in 2 groups");
+  expect_bad("--vcs 1", "the dateline classes that keep a torus ring deadlock-free");
+  expect_bad("--topology mesh --vcs 1", "--vcs 1: 1 VCs in 1 group is not a multiple of 2 x groups; every group "
+                                        "has two VC classes (a mesh needs no dateline, but the router keeps");
+  for (const std::string args : {"--buf-depth 0", "--buf-depth 64", "--link-latency 33", "--link-latency -1"}) {
+    const Result r = run("noc " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(r.err.find("trnsim: error: " + args + ": "), 0u) << args << ": " << r.err;  // that flag and no other
+  }
+  const Result r = run("noc --topology mesh --dims 3x3 --vcs 4 --vc-groups 2 --cycles 300 --rate 0.2");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("3x3 mesh, 4 VCs (2 groups)"), std::string::npos) << r.out;
 }
 
 // Exit 1 when packets are not delivered: a run whose drain limit is too short to empty the source queues.

@@ -28,8 +28,10 @@ struct NocFlags {
   std::string traffic = "uniform";
   double rate = 0.1;
   uint64_t cycles = 10000;
-  int vcs = 0;         // 0: the default for the dimension count
-  int vc_groups = 0;   // 0: the default
+  int vcs = 0;         // set only with vcs_given: otherwise the default for the dimension count
+  int vc_groups = 0;   // set only with vc_groups_given: otherwise the default
+  bool vcs_given = false;
+  bool vc_groups_given = false;
   int buf_depth = 4;
   int link_latency = 0;
   std::string packet_flits = "1-5";
@@ -122,15 +124,41 @@ int run_noc(const NocFlags& f) {
   t.size = {1, 1, 1};
   for (int d = 0; d < ndim; ++d) t.size[size_t(d)] = dims[size_t(d)];
   t.torus = torus;
-  t.num_vc = f.vcs > 0 ? f.vcs : (ndim == 3 ? 4 : 2);
-  t.vc_groups = f.vc_groups > 0 ? f.vc_groups : (ndim == 3 && t.num_vc % 4 == 0 ? 2 : 1);
-  t.depth = f.buf_depth;
-  t.link_latency = f.link_latency;
-  try {
-    t.validate();
-  } catch (const mn::NocError& e) {
-    throw BadInput(fmt::format("--dims/--vcs/--vc-groups/--buf-depth/--link-latency: {}", e.what()));
+  // Each parameter is checked as it is applied, so the message names the one flag that is wrong.
+  const auto check = [&](const std::string& flag) {
+    try {
+      t.validate();
+    } catch (const mn::NocError& e) {
+      throw BadInput(fmt::format("{}: {}", flag, e.what()));
+    }
+  };
+  if (f.vcs_given && (f.vcs < 1 || f.vcs > mn::kMaxVc)) {
+    throw BadInput(fmt::format("--vcs {}: outside 2..{} VCs per port", f.vcs, mn::kMaxVc));
   }
+  if (f.vc_groups_given && (f.vc_groups < 1 || f.vc_groups > 4)) {
+    throw BadInput(fmt::format("--vc-groups {}: outside 1..4 message-class groups (2-bit message class)",
+                               f.vc_groups));
+  }
+  t.num_vc = f.vcs_given ? f.vcs : (ndim == 3 ? 4 : 2);
+  t.vc_groups = f.vc_groups_given ? f.vc_groups : (ndim == 3 && t.num_vc % 4 == 0 ? 2 : 1);
+  if (t.num_vc % (2 * t.vc_groups) != 0) {
+    // The TLM and RTL routers split every VC group into two classes: the dateline classes on a torus. A mesh has
+    // no wrap-around link and needs no dateline, but the router keeps the split (both classes are used alike).
+    const std::string flag =
+        f.vcs_given && f.vc_groups_given
+            ? fmt::format("--vcs {} with --vc-groups {}", f.vcs, f.vc_groups)
+            : f.vcs_given ? fmt::format("--vcs {}", f.vcs) : fmt::format("--vc-groups {}", f.vc_groups);
+    throw BadInput(fmt::format(
+        "{}: {} VCs in {} group{} is not a multiple of 2 x groups; every group has two VC classes ({})", flag,
+        t.num_vc, t.vc_groups, t.vc_groups > 1 ? "s" : "",
+        torus ? "the dateline classes that keep a torus ring deadlock-free"
+              : "a mesh needs no dateline, but the router keeps the two classes and uses both alike"));
+  }
+  check(f.vcs_given ? fmt::format("--vcs {}", f.vcs) : fmt::format("--vc-groups {}", f.vc_groups));
+  t.depth = f.buf_depth;
+  check(fmt::format("--buf-depth {}", f.buf_depth));
+  t.link_latency = f.link_latency;
+  check(fmt::format("--link-latency {}", f.link_latency));
 
   // ---- The network ----
   const bool want_rtl = f.rtl || f.lockstep;
@@ -146,7 +174,7 @@ int run_noc(const NocFlags& f) {
     const std::vector<cn::RouterBuild> builds = cn::built_routers();
     const cn::RouterBuild* pick = nullptr;
     for (const auto& b : builds) {
-      if (b.ndim == ndim && b.num_vc == t.num_vc && (f.vc_groups == 0 || b.vc_groups == f.vc_groups) &&
+      if (b.ndim == ndim && b.num_vc == t.num_vc && (!f.vc_groups_given || b.vc_groups == f.vc_groups) &&
           b.depth == t.depth) {
         pick = &b;
         break;
@@ -154,7 +182,7 @@ int run_noc(const NocFlags& f) {
     }
     if (!pick) {
       throw BadInput(fmt::format("{}: no RTL router build for a {}-D torus with {} VCs{} and depth {}; built: {}", flag,
-                                 ndim, t.num_vc, f.vc_groups ? fmt::format(" in {} groups", f.vc_groups) : "",
+                                 ndim, t.num_vc, f.vc_groups_given ? fmt::format(" in {} groups", f.vc_groups) : "",
                                  t.depth, build_list(builds)));
     }
     cn::NocOptions o;
@@ -251,7 +279,11 @@ Action add_noc(CLI::App& app) {
   sub->add_option("--seed", f->seed, "traffic seed")->capture_default_str();
   sub->add_flag("--rtl", f->rtl, "simulate the verilated routers (builds: d2v2, d2v4, d3v4g2)");
   sub->add_flag("--lockstep", f->lockstep, "simulate RTL and TLM together, comparing every port every cycle");
-  return [f] { return run_noc(*f); };
+  return [f, sub] {
+    f->vcs_given = sub->count("--vcs") > 0;
+    f->vc_groups_given = sub->count("--vc-groups") > 0;
+    return run_noc(*f);
+  };
 }
 
 }  // namespace trnsim::tool
