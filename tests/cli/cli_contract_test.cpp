@@ -8,6 +8,8 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/cli/cli_runner.h"
 #include "tests/cli/npy_files.h"
@@ -75,6 +77,54 @@ TEST(CliContract, WorkloadOutputsPastTheFileSizeLimitAreAWriteFailure) {
   EXPECT_NE(r.err.find("write failed"), std::string::npos) << r.err;
   for (const auto& f : std::filesystem::directory_iterator(dir)) {  // no .npy cut at the 1 KiB limit is left behind
     EXPECT_NE(std::filesystem::file_size(f.path()), 1024u) << f.path();
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Every option a workload does not use exits 2 naming the option and the workload.
+TEST(CliContract, OptionsThatDoNotApplyToTheWorkloadAreBadInput) {
+  const std::string coll = "run --config trn2-16 --workload allreduce --bytes 4K";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {coll + " --timeline " + scratch(".json"), "--timeline does not apply to --workload allreduce"},
+      {coll + " --outputs " + scratch(".o"), "--outputs does not apply to --workload allreduce"},
+      {coll + " --inputs " + scratch(".i"), "--inputs does not apply to --workload allreduce"},
+      {coll + " --te tlm --wave " + scratch(".fst"), "--te does not apply to --workload allreduce"},
+      {coll + " --wave " + scratch(".fst"), "--wave does not apply to --workload allreduce"},
+      {coll + " --check-hazards", "--check-hazards does not apply to --workload allreduce"},
+      {coll + " --check-uninit", "--check-uninit does not apply to --workload allreduce"},
+      {coll + " --te rtl", "--te does not apply to --workload allreduce"},
+      {coll + " --dma-transpose", "--dma-transpose does not apply to --workload allreduce"},
+      {"run --workload gemm -m 4 -k 4 -n 4 --te tlm --inputs " + scratch(".i"),
+       "--inputs does not apply to --workload gemm"},
+      {"run --workload gemm -m 4 -k 4 -n 4 --te tlm --outputs " + scratch(".o"),
+       "--outputs does not apply to --workload gemm"},
+      {"run --workload gpt2-mlp-up --te tlm --outputs " + scratch(".o"),
+       "--outputs does not apply to --workload gpt2-mlp-up"},
+      {"run --workload gpt2-mlp-up --te tlm --inputs " + scratch(".i"),
+       "--inputs does not apply to --workload gpt2-mlp-up"},
+      {"run --workload layernorm --te tlm --seq 8 --d-model 16 --bytes 4K",
+       "--bytes does not apply to --workload layernorm"},
+      {"run --program " + scratch(".s") + " --outputs " + scratch(".o"), "--outputs does not apply to --program"},
+      {"run --program " + scratch(".s") + " --inputs " + scratch(".i"), "--inputs does not apply to --program"},
+  };
+  for (const auto& [args, reason] : cases) {
+    const Result r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(reason), std::string::npos) << args << "\n" << r.err;
+  }
+}
+
+TEST(CliContract, WaveWindowWithoutWaveIsBadInput) {
+  for (const std::string w : {"--wave-from 5", "--wave-to 9", "--wave-scope trn_te"}) {
+    for (const std::string cmd : {"run --workload gemm -m 4 -k 4 -n 4 --te tlm ",
+                                  "run --config trn2-16 --workload allreduce --bytes 4K "}) {
+      const Result r = run(cmd + w);
+      EXPECT_EQ(r.exit_code, 2) << cmd << w << "\n" << r.out << r.err;
+      EXPECT_NE(r.err.find(w.substr(0, w.find(' ')) + " requires --wave"), std::string::npos) << r.err;
+    }
   }
 }
 

@@ -89,6 +89,9 @@ void add_wave_window_flags(CLI::App& cmd, DeviceFlags& flags) {
   cmd.add_option("--wave-scope", flags.wave_scope,
                  "With --wave: record only this hierarchy and below, e.g. trn_te.u_array.g_row[0] (comma-separated "
                  "list allowed)");
+  if (CLI::Option* wave = cmd.get_option_no_throw("--wave")) {  // the window means nothing without a waveform
+    for (const char* name : {"--wave-from", "--wave-to", "--wave-scope"}) cmd.get_option(name)->needs(wave);
+  }
 }
 
 void add_trace_flags(CLI::App& cmd, DeviceFlags& flags) {

@@ -1,5 +1,6 @@
 // `trnsim run`: a workload (or a program file) on the simulated device, through the driver, checked bit for bit
 // against the golden host kernels.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -225,6 +226,37 @@ int run_program_file(const RunOptions& o) {
   });
 }
 
+// The options only some workloads use, and which ones each workload uses (the rest: --config, --report). Giving an
+// option the chosen workload does not use is bad input, not silently ignored.
+const std::vector<std::string> kDeviceOptions = {"--te", "--timeout-cycles", "--wave", "--timeline", "--check-hazards",
+                                                 "--check-uninit"};
+const std::vector<std::string> kSelectiveOptions = {
+    "--dtype", "-m", "-k", "-n", "--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
+    "--outputs", "--bytes", "--algo", "--te", "--timeout-cycles", "--wave", "--timeline", "--check-hazards",
+    "--check-uninit"};
+
+std::vector<std::string> options_used_by(const RunOptions& o) {
+  const auto with_device = [](std::vector<std::string> v) {
+    v.insert(v.end(), kDeviceOptions.begin(), kDeviceOptions.end());
+    return v;
+  };
+  if (!o.program.empty()) return kDeviceOptions;
+  if (is_collective_workload(o.workload)) return {"--dtype", "--seed", "--bytes", "--algo"};
+  if (o.workload == "gemm") return with_device({"--dtype", "-m", "-k", "-n", "--seed"});
+  if (o.workload == "gpt2-mlp-up") return with_device({"--seed"});
+  return with_device({"--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
+                      "--outputs"});  // the composite workloads
+}
+
+void check_options_apply(const CLI::App& cmd, const RunOptions& o) {
+  const std::vector<std::string> used = options_used_by(o);
+  for (const std::string& opt : kSelectiveOptions) {
+    if (cmd.count(opt) == 0 || std::find(used.begin(), used.end(), opt) != used.end()) continue;
+    throw BadInput(o.program.empty() ? fmt::format("{} does not apply to --workload {}", opt, o.workload)
+                                     : fmt::format("{} does not apply to --program", opt));
+  }
+}
+
 }  // namespace
 
 Action add_run(CLI::App& app) {
@@ -284,7 +316,8 @@ Action add_run(CLI::App& app) {
   cmd->add_option("--report", opts->report, "Write the figures as JSON");
   add_trace_flags(*cmd, opts->device);
   add_collective_options(*cmd, opts->collective);
-  return [opts] {
+  return [opts, cmd] {
+    check_options_apply(*cmd, *opts);
     if (!opts->program.empty()) return run_program_file(*opts);
     if (is_collective_workload(opts->workload)) {
       CollectiveOptions c = opts->collective;
