@@ -114,15 +114,45 @@ TEST(NocCli, VcFlagsAreCheckedOneByOne) {
   EXPECT_NE(r.out.find("3x3 mesh, 4 VCs (2 groups)"), std::string::npos) << r.out;
 }
 
-// Exit 1 when packets are not delivered: a run whose drain limit is too short to empty the source queues.
+// Exit 1 when packets are not delivered: a run whose drain limit is too short to empty the source queues. The
+// last line counts the packets that entered the network (not those still queued at their source), and nothing is
+// called lost: the report says how many were still queued and how many in the network.
 TEST(NocCli, UndeliveredPacketsExitOne) {
-  const Result r = run("noc --dims 4x4 --rate 1.0 --cycles 2000 --drain-cycles 10");
+  const Result r = run("noc --rate 1 --cycles 1000 --drain-cycles 5 --packet-flits 15 --traffic hotspot "
+                       "--hotspot-fraction 1");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("FAIL: drain limit"), std::string::npos) << r.err;
-  std::smatch m;
+  EXPECT_EQ(r.out.find("lost"), std::string::npos) << r.out;
+  std::smatch p, n, m;
+  ASSERT_TRUE(std::regex_search(r.out, p, std::regex("packets: +([0-9]+) created, ([0-9]+) injected, ([0-9]+) "
+                                                     "delivered, 0 duplicated, 0 corrupted, 0 out of order\n")))
+      << r.out;
+  ASSERT_TRUE(std::regex_search(r.out, n, std::regex("not drained: ([0-9]+) queued at sources, ([0-9]+) in the "
+                                                     "network\n")))
+      << r.out;
   const std::string last = last_line(r.out);
   ASSERT_TRUE(std::regex_match(last, m, std::regex("injected=([0-9]+) delivered=([0-9]+)"))) << last;
-  EXPECT_LT(std::stoull(m[2]), std::stoull(m[1]));
+  const uint64_t created = std::stoull(p[1]), injected = std::stoull(p[2]), delivered = std::stoull(p[3]);
+  EXPECT_EQ(std::stoull(m[1]), injected);
+  EXPECT_EQ(std::stoull(m[2]), delivered);
+  EXPECT_EQ(std::stoull(n[1]), created - injected);
+  EXPECT_EQ(std::stoull(n[2]), injected - delivered);
+  // 15 sources x ~1000 cycles / 15 flits per packet ~ 1000 packets created, all to router 0, whose one ejection port
+  // takes a flit per cycle: at most ~1005 / 15 = 67 of them are delivered, plus at most 67 of router 0's own
+  // (which go elsewhere); most of the rest wait at their sources.
+  EXPECT_GT(created - injected, created / 2);
+  EXPECT_GT(injected, delivered);
+  EXPECT_LE(delivered, 2 * 67u);
+  // The same flags with a long enough drain: no "not drained", injected = delivered = created, exit 0.
+  const Result ok = run("noc --rate 0.2 --cycles 300 --packet-flits 15 --traffic hotspot --hotspot-fraction 1");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_EQ(ok.out.find("not drained"), std::string::npos) << ok.out;
+  ASSERT_TRUE(std::regex_search(ok.out, p, std::regex("packets: +([0-9]+) created, ([0-9]+) injected, ([0-9]+) "
+                                                      "delivered")))
+      << ok.out;
+  EXPECT_EQ(p[1], p[2]);
+  EXPECT_EQ(p[2], p[3]);
+  EXPECT_EQ(last_line(ok.out), "injected=" + std::string(p[2]) + " delivered=" + std::string(p[3]));
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // `trnsim noc`: synthetic traffic on a NeuronLink network (docs/neuronlink.md), on the TLM model (model/noc), the
 // verilated routers (--rtl, cosim/noc) or both in lockstep (--lockstep). Reports offered and accepted throughput,
-// latency, simulation speed, and ends with `injected=X delivered=Y`; exit 1 when they differ once drained (or the
-// watchdog, a protocol check or the lockstep comparison fails), 2 for bad flags.
+// latency, simulation speed, and ends with `injected=X delivered=Y` (packets that entered the network, packets
+// delivered); exit 1 when they differ, when the run did not drain (packets still queued at their sources or in the
+// network at the drain limit or the watchdog), or a protocol check or the lockstep comparison fails; 2 for bad flags.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -238,8 +240,17 @@ int run_noc(const NocFlags& f) {
   fmt::print("latency:    mean {:.2f}  p99 {}  max {} cycles (packet creation to tail ejection; from injection: "
              "mean {:.2f})\n",
              r.avg_latency, r.p99_latency, r.max_latency, r.avg_network_latency);
-  fmt::print("packets:    {} created, {} delivered, {} lost, {} duplicated, {} corrupted, {} out of order\n",
-             r.packets_created, r.packets_delivered, r.lost, r.duplicated, r.corrupted, r.out_of_order);
+  // The words of the report: created = made by a source (it waits in the source queue); injected = entered the
+  // network (head flit accepted by the router's injection port); delivered = tail flit ejected, intact. Nothing is
+  // "lost": a run stopped by the drain limit or the watchdog says how many packets were still queued at their
+  // sources and how many were in the network (stuck, or dropped by a faulty router: the run cannot tell which).
+  const bool drained = r.failure.empty();
+  const uint64_t queued = r.packets_created - r.packets_injected;
+  // r.lost = created - delivered - broken (corrupted) packets, so those still in the network are r.lost - queued.
+  const uint64_t in_network = drained ? 0 : r.lost - std::min(r.lost, queued);
+  fmt::print("packets:    {} created, {} injected, {} delivered, {} duplicated, {} corrupted, {} out of order\n",
+             r.packets_created, r.packets_injected, r.packets_delivered, r.duplicated, r.corrupted, r.out_of_order);
+  if (!drained) fmt::print("not drained: {} queued at sources, {} in the network\n", queued, in_network);
   fmt::print("simulation: {} cycles; network model {:.3f} s CPU = {:.0f} cycles/s; with traffic generation and "
              "checking {:.3f} s CPU = {:.0f} cycles/s ({:.3f} s wall)\n",
              r.cycles, r.sim_seconds, r.cycles_per_second, cpu, cpu > 0 ? double(r.cycles) / cpu : 0.0, wall);
@@ -248,8 +259,8 @@ int run_noc(const NocFlags& f) {
   }
   for (const std::string& e : r.errors) fmt::print(stderr, "trnsim noc: {}\n", e);
   if (!r.failure.empty()) fmt::print(stderr, "trnsim noc: FAIL: {}\n", r.failure);
-  fmt::print("injected={} delivered={}\n", r.packets_created, r.packets_delivered);
-  const bool pass = r.failure.empty() && r.ok() && r.packets_created == r.packets_delivered;
+  fmt::print("injected={} delivered={}\n", r.packets_injected, r.packets_delivered);
+  const bool pass = drained && r.ok() && queued == 0 && r.packets_injected == r.packets_delivered;
   return pass ? kExitOk : kExitFail;
 }
 
@@ -259,6 +270,12 @@ Action add_noc(CLI::App& app) {
   auto f = std::make_shared<NocFlags>();
   CLI::App* sub = app.add_subcommand(
       "noc", "Synthetic traffic on a NeuronLink torus or mesh (TLM model, --rtl verilated routers, or --lockstep)");
+  sub->footer(
+      "Report: packets are created by a source (and wait in its queue), injected when the router's injection port "
+      "takes the head flit (they entered the network) and delivered when the tail flit is ejected intact. The last "
+      "line is `injected=X delivered=Y`. A run stopped by --drain-cycles or the watchdog prints `not drained: N "
+      "queued at sources, M in the network`.\nExit 0: every created packet delivered once, intact, in order; 1: "
+      "not drained, injected != delivered, a protocol check or the lockstep comparison failed; 2: a bad flag.");
   sub->add_option("--topology", f->topology, "torus or mesh (mesh: TLM only)")->capture_default_str();
   sub->add_option("--dims", f->dims, "routers per dimension: 4x4, 3x5, 2x2x2 (2..16 each)")->capture_default_str();
   sub->add_option("--traffic", f->traffic, "uniform, transpose, bitcomp, hotspot or neighbor")->capture_default_str();
