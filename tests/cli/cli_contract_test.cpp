@@ -129,3 +129,21 @@ TEST(CliContract, WaveWindowWithoutWaveIsBadInput) {
 }
 
 }  // namespace
+
+namespace {
+
+// --heads (default 12) only constrains --d-model for the workloads that split it into heads.
+TEST(CliContract, HeadsIsCheckedOnlyByTheWorkloadsThatUseIt) {
+  for (const std::string w : {"layernorm", "rmsnorm", "mlp"}) {
+    const Result r = run("run --te tlm --workload " + w + " --seq 8 --d-model 16 --d-ff 16");
+    EXPECT_EQ(r.exit_code, 0) << w << "\n" << r.out << r.err;
+    EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << w << "\n" << r.out;
+  }
+  for (const std::string w : {"softmax", "attention", "transformer-block"}) {
+    const Result r = run("run --te tlm --workload " + w + " --seq 8 --d-model 16 --d-ff 16");
+    EXPECT_EQ(r.exit_code, 2) << w << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("--d-model 16 is not a multiple of --heads 12"), std::string::npos) << w << "\n" << r.err;
+  }
+}
+
+}  // namespace

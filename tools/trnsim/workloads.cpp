@@ -278,13 +278,15 @@ int run_instance(const WorkloadOptions& o, const ReportHooks& hooks, const Insta
 
 // ---------------------------------------------------------------- the workloads
 
-void check_shape(const WorkloadOptions& o) {
+// `uses_heads`: the workload splits d_model into --heads heads (softmax, attention, transformer-block); the others
+// ignore --heads, so its default (12) must not reject their d_model.
+void check_shape(const WorkloadOptions& o, bool uses_heads) {
   const auto bad = [](const std::string& m) { throw BadInput(m); };
   if (o.seq < 1 || o.d_model < 1 || o.heads < 1 || o.d_ff < 1) bad("--seq, --d-model, --heads, --d-ff must be >= 1");
-  if (o.d_model % o.heads) {
+  if (uses_heads && o.d_model % o.heads) {
     bad(fmt::format("--d-model {} is not a multiple of --heads {}", o.d_model, o.heads));
   }
-  const uint64_t scores = uint64_t(o.heads) * o.seq * o.seq;
+  const uint64_t scores = uint64_t(uses_heads ? o.heads : 1) * o.seq * o.seq;
   const uint64_t weights = 4ull * o.d_model * o.d_model + 2ull * o.d_model * o.d_ff;
   if (o.seq > 4096 || o.d_model > 16384 || o.d_ff > 65535 || scores > (1ull << 26) || weights > (1ull << 28)) {
     bad(fmt::format("--seq {} --d-model {} --heads {} --d-ff {}: too large for this command (seq <= 4096, d_model "
@@ -508,10 +510,10 @@ Instance transformer_instance(const WorkloadOptions& o) {
   return w;
 }
 
-WorkloadEntry entry(const std::string& name, const std::string& summary,
+WorkloadEntry entry(const std::string& name, const std::string& summary, bool uses_heads,
                     std::function<Instance(const WorkloadOptions&)> make) {
-  return {name, summary, [make](const WorkloadOptions& o, const ReportHooks& hooks) {
-            check_shape(o);
+  return {name, summary, [make, uses_heads](const WorkloadOptions& o, const ReportHooks& hooks) {
+            check_shape(o, uses_heads);
             return run_instance(o, hooks, make(o));
           }};
 }
@@ -520,16 +522,17 @@ WorkloadEntry entry(const std::string& name, const std::string& summary,
 
 const std::vector<WorkloadEntry>& composite_workloads() {
   static const std::vector<WorkloadEntry> table = {
-      entry("softmax", "softmax along keys of attention scores [heads*seq, seq] FP32, scale 1/sqrt(head dim)",
+      entry("softmax", "softmax along keys of attention scores [heads*seq, seq] FP32, scale 1/sqrt(head dim)", true,
             softmax_instance),
-      entry("layernorm", "LayerNorm of [seq, d_model] FP32 (gamma, beta)",
+      entry("layernorm", "LayerNorm of [seq, d_model] FP32 (gamma, beta)", false,
             [](const WorkloadOptions& o) { return norm_instance(o, false); }),
-      entry("rmsnorm", "RMSNorm of [seq, d_model] FP32 (gamma)",
+      entry("rmsnorm", "RMSNorm of [seq, d_model] FP32 (gamma)", false,
             [](const WorkloadOptions& o) { return norm_instance(o, true); }),
-      entry("mlp", "GELU MLP: BF16 GEMM d_model->d_ff + bias, gelu_tanh, GEMM d_ff->d_model + bias", mlp_instance),
-      entry("attention", "causal multi-head attention softmax(Q K^T / sqrt(d)) V (--heads 1: one head)",
+      entry("mlp", "GELU MLP: BF16 GEMM d_model->d_ff + bias, gelu_tanh, GEMM d_ff->d_model + bias", false,
+            mlp_instance),
+      entry("attention", "causal multi-head attention softmax(Q K^T / sqrt(d)) V (--heads 1: one head)", true,
             attention_instance),
-      entry("transformer-block", "GPT-2 block: LN1, QKV, attention, projection + residual, LN2, MLP + residual",
+      entry("transformer-block", "GPT-2 block: LN1, QKV, attention, projection + residual, LN2, MLP + residual", true,
             transformer_instance),
   };
   return table;
