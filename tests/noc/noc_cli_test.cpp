@@ -88,7 +88,7 @@ TEST(NocCli, BadFlagsExitTwoWithTheReason) {
   expect_bad("--rtl --dims 8", "no RTL router build for a 1-D torus");
   expect_bad("--rtl --topology mesh", "the RTL router is built for tori only");
   expect_bad("--cycles 0", "--cycles 0");
-  expect_bad("--hotspot-fraction 2", "--hotspot-fraction 2");
+  expect_bad("--traffic hotspot --hotspot-fraction 2", "--hotspot-fraction 2");
 }
 
 // 0 or a negative count is an error, not "use the default"; each message names the one flag that is wrong, and a
@@ -112,6 +112,32 @@ TEST(NocCli, VcFlagsAreCheckedOneByOne) {
   const Result r = run("noc --topology mesh --dims 3x3 --vcs 4 --vc-groups 2 --cycles 300 --rate 0.2");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("3x3 mesh, 4 VCs (2 groups)"), std::string::npos) << r.out;
+}
+
+// A pattern that sends nothing on these dims is an error, not a clean run of 0 packets; a flag that belongs to
+// another pattern is an error, not ignored.
+TEST(NocCli, PatternsMustApply) {
+  expect_bad("--traffic transpose --dims 2", "--traffic transpose with --dims 2: a 1-D ring has no transpose");
+  expect_bad("--traffic transpose --dims 8", "a 1-D ring has no transpose");
+  expect_bad("--hotspot-fraction 0.5", "--hotspot-fraction does not apply to --traffic uniform");
+  expect_bad("--traffic neighbor --hotspot-fraction 0.5", "does not apply to --traffic neighbor");
+  // Every other pattern sends packets on a 1-D ring.
+  for (const std::string t : {"uniform", "bitcomp", "hotspot", "neighbor"}) {
+    const Result r = run("noc --dims 4 --rate 0.3 --cycles 300 --traffic " + t);
+    EXPECT_EQ(r.exit_code, 0) << t << "\n" << r.out << r.err;
+    std::smatch m;
+    const std::string last = last_line(r.out);
+    ASSERT_TRUE(std::regex_match(last, m, std::regex("injected=([0-9]+) delivered=([0-9]+)"))) << t << last;
+    EXPECT_GT(std::stoull(m[1]), 10u) << t;  // 4 nodes x 300 cycles x 0.3 / 3 flits ~ 120 packets
+  }
+}
+
+// --lockstep includes --rtl: both together run the lockstep.
+TEST(NocCli, RtlWithLockstepRunsTheLockstep) {
+  const Result r = run("noc --rtl --lockstep --dims 4x4 --rate 0.3 --cycles 300");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("RTL (d2v2) and TLM in lockstep"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("port values compared, all equal"), std::string::npos) << r.out;
 }
 
 // Exit 1 when packets are not delivered: a run whose drain limit is too short to empty the source queues. The

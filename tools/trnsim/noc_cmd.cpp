@@ -34,6 +34,7 @@ struct NocFlags {
   int vc_groups = 0;   // set only with vc_groups_given: otherwise the default
   bool vcs_given = false;
   bool vc_groups_given = false;
+  bool hotspot_fraction_given = false;
   int buf_depth = 4;
   int link_latency = 0;
   std::string packet_flits = "1-5";
@@ -106,6 +107,12 @@ int run_noc(const NocFlags& f) {
     throw BadInput(fmt::format("--traffic {}: unknown (uniform, transpose, bitcomp, hotspot, neighbor)", f.traffic));
   }
   if (pattern == cn::Pattern::kTranspose) {
+    if (ndim == 1) {
+      // Coordinate d := coordinate ndim-1-d maps every router of a ring to itself: nothing would be sent.
+      throw BadInput(fmt::format("--traffic transpose with --dims {}: a 1-D ring has no transpose (every router "
+                                 "would send to itself); give 2 or 3 equal dimensions",
+                                 f.dims));
+    }
     for (int d : dims) {
       if (d != dims[0]) {
         throw BadInput(fmt::format("--traffic transpose needs the same size in every dimension (a square or cube), "
@@ -116,6 +123,10 @@ int run_noc(const NocFlags& f) {
   }
   if (!(f.rate >= 0 && f.rate <= 1)) throw BadInput(fmt::format("--rate {}: outside [0, 1] flits/node/cycle", f.rate));
   if (f.cycles < 1 || f.cycles > 1000000000) throw BadInput(fmt::format("--cycles {}: outside 1..1e9", f.cycles));
+  if (f.hotspot_fraction_given && pattern != cn::Pattern::kHotspot) {
+    throw BadInput(fmt::format("--hotspot-fraction does not apply to --traffic {} (only to --traffic hotspot)",
+                               f.traffic));
+  }
   if (!(f.hotspot_fraction >= 0 && f.hotspot_fraction <= 1)) {
     throw BadInput(fmt::format("--hotspot-fraction {}: outside [0, 1]", f.hotspot_fraction));
   }
@@ -281,6 +292,7 @@ Action add_noc(CLI::App& app) {
   sub->add_option("--traffic", f->traffic, "uniform, transpose, bitcomp, hotspot or neighbor")->capture_default_str();
   sub->add_option("--rate", f->rate, "offered load per node, flits/cycle, in [0, 1]")->capture_default_str();
   sub->add_option("--cycles", f->cycles, "cycles during which the sources inject; then the network drains")
+      ->check(kNonNegative)
       ->capture_default_str();
   sub->add_option("--vcs", f->vcs, "VCs per port (default 2 for 1-D/2-D, 4 for 3-D); --rtl: a built router's");
   sub->add_option("--vc-groups", f->vc_groups, "message-class VC groups (default 1; 2 for 3-D with 4 VCs)");
@@ -292,13 +304,16 @@ Action add_noc(CLI::App& app) {
   sub->add_option("--hotspot-fraction", f->hotspot_fraction, "hotspot traffic: share of packets to router 0")
       ->capture_default_str();
   sub->add_option("--drain-cycles", f->drain_cycles, "cycles allowed to drain after injection stops")
+      ->check(kNonNegative)
       ->capture_default_str();
-  sub->add_option("--seed", f->seed, "traffic seed")->capture_default_str();
-  sub->add_flag("--rtl", f->rtl, "simulate the verilated routers (builds: d2v2, d2v4, d3v4g2)");
-  sub->add_flag("--lockstep", f->lockstep, "simulate RTL and TLM together, comparing every port every cycle");
+  sub->add_option("--seed", f->seed, "traffic seed")->check(kNonNegative)->capture_default_str();
+  sub->add_flag("--rtl", f->rtl, "simulate the verilated routers (builds: d2v2, d2v4, d3v4g2); implied by --lockstep");
+  sub->add_flag("--lockstep", f->lockstep,
+                "simulate RTL and TLM together, comparing every port every cycle (includes --rtl; both may be given)");
   return [f, sub] {
     f->vcs_given = sub->count("--vcs") > 0;
     f->vc_groups_given = sub->count("--vc-groups") > 0;
+    f->hotspot_fraction_given = sub->count("--hotspot-fraction") > 0;
     return run_noc(*f);
   };
 }
