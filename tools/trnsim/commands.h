@@ -23,6 +23,15 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFail = 1;
 inline constexpr int kExitBadInput = 2;
 
+/// Check of the unsigned options (seeds, cycle counts): a negative value is bad input (CLI11 would wrap "-1" to
+/// 2^64 - 1). Error: "--seed: -1 is negative (an unsigned value)".
+inline const CLI::Validator kNonNegative(
+    [](std::string& v) {
+      const size_t first = v.find_first_not_of(" \t");
+      return first != std::string::npos && v[first] == '-' ? v + " is negative (an unsigned value)" : std::string();
+    },
+    "UINT");
+
 /// `trnsim fpcheck`: TestFloat vectors through the model's or the RTL's FP units.
 Action add_fpcheck(CLI::App& app);
 
