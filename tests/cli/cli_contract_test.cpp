@@ -147,3 +147,31 @@ TEST(CliContract, HeadsIsCheckedOnlyByTheWorkloadsThatUseIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// A negative value for an unsigned option is exit 2 naming the flag, never wrapped to 2^64 - N.
+TEST(CliContract, NegativeValuesOfUnsignedOptionsAreBadInput) {
+  std::mt19937_64 rng(13);
+  const std::string mm = "matmul --te tlm --dtype bf16" + matmul_operands(rng, 4, 4, 4) + " --out " +
+                         next_scratch(".npy");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run --workload gemm -m 4 -k 4 -n 4 --te tlm --seed -1", "--seed"},
+      {"run --workload gemm -m 4 -k 4 -n 4 --te tlm --timeout-cycles -1", "--timeout-cycles"},
+      {"run --workload gemm -m 4 -k 4 -n 4 --wave " + scratch(".fst") + " --wave-from -1", "--wave-from"},
+      {"run --workload gemm -m 4 -k 4 -n 4 --wave " + scratch(".fst") + " --wave-to -1", "--wave-to"},
+      {"run --config trn2-16 --workload allreduce --bytes 4K --seed -1", "--seed"},
+      {mm + " --timeout-cycles -1", "--timeout-cycles"},
+      {"noc --seed -3", "--seed"},
+      {"noc --drain-cycles -1", "--drain-cycles"},
+      {"noc --cycles -1", "--cycles"},
+  };
+  for (const auto& [args, flag] : cases) {
+    const Result r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("negative"), std::string::npos) << args << "\n" << r.err;
+  }
+}
+
+}  // namespace

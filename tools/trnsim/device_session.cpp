@@ -84,8 +84,10 @@ DeviceSession open_device(const DeviceFlags& flags) {
 
 void add_wave_window_flags(CLI::App& cmd, DeviceFlags& flags) {
   cmd.add_option("--wave-from", flags.wave_from,
-                 "With --wave: first Tensor Engine cycle recorded (cycles since reset; default 0)");
-  cmd.add_option("--wave-to", flags.wave_to, "With --wave: last Tensor Engine cycle recorded (default: the end)");
+                 "With --wave: first Tensor Engine cycle recorded (cycles since reset; default 0)")
+      ->check(kNonNegative);
+  cmd.add_option("--wave-to", flags.wave_to, "With --wave: last Tensor Engine cycle recorded (default: the end)")
+      ->check(kNonNegative);
   cmd.add_option("--wave-scope", flags.wave_scope,
                  "With --wave: record only this hierarchy and below, e.g. trn_te.u_array.g_row[0] (comma-separated "
                  "list allowed)");

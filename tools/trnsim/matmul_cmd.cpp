@@ -114,6 +114,7 @@ Action add_matmul(CLI::App& app) {
   cmd->add_option("--config", o->device.config, "Machine configuration: tiny or trn2")->capture_default_str();
   cmd->add_option("--te", o->device.te, "Tensor Engine datapath: rtl, tlm or lockstep")->capture_default_str();
   cmd->add_option("--timeout-cycles", o->device.timeout_cycles, "Give up after this many device cycles")
+      ->check(kNonNegative)
       ->capture_default_str();
   cmd->add_option("--wave", o->device.wave, "Write an FST waveform of the RTL Tensor Engine");
   add_wave_window_flags(*cmd, o->device);

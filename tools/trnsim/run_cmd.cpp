@@ -294,7 +294,7 @@ Action add_run(CLI::App& app) {
   cmd->add_option("-m,--m", opts->m, "GEMM M (stationary free size)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd->add_option("-k,--k", opts->k, "GEMM K (contraction, partitions)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd->add_option("-n,--n", opts->n, "GEMM N (moving free size)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
-  cmd->add_option("--seed", opts->seed, "Seed of the random operands")->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "Seed of the random operands")->check(kNonNegative)->capture_default_str();
   cmd->add_option("--seq", opts->composite.seq, "Tokens of the composite workloads (softmax .. transformer-block)")
       ->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--d-model", opts->composite.d_model, "Model width of the composite workloads")
@@ -310,6 +310,7 @@ Action add_run(CLI::App& app) {
   cmd->add_option("--outputs", opts->composite.outputs,
                   "Directory to write the result and named intermediates to, as NAME.npy (float32)");
   cmd->add_option("--timeout-cycles", opts->device.timeout_cycles, "Give up after this many device cycles")
+      ->check(kNonNegative)
       ->capture_default_str();
   cmd->add_option("--wave", opts->device.wave, "Write an FST waveform of the RTL Tensor Engine");
   add_wave_window_flags(*cmd, opts->device);
