@@ -87,7 +87,9 @@ TEST(NocCli, BadFlagsExitTwoWithTheReason) {
   expect_bad("--rtl --dims 4x4 --buf-depth 8", "and depth 8");
   expect_bad("--rtl --dims 8", "no RTL router build for a 1-D torus");
   expect_bad("--rtl --topology mesh", "the RTL router is built for tori only");
-  expect_bad("--cycles 0", "--cycles 0");
+  expect_bad("--cycles 0", "--cycles 0: outside 1..1e9");
+  expect_bad("--cycles -1", "--cycles: -1 is negative");  // the number typed, not 2^64 - 1
+  expect_bad("--cycles 1000000001", "--cycles 1000000001: outside 1..1e9");
   expect_bad("--traffic hotspot --hotspot-fraction 2", "--hotspot-fraction 2");
 }
 
