@@ -175,3 +175,23 @@ TEST(CliContract, NegativeValuesOfUnsignedOptionsAreBadInput) {
 }
 
 }  // namespace
+
+namespace {
+
+// The asm summary names every queue that has instructions (a Scalar/Vector program has no te or dma ones).
+TEST(CliContract, AsmSummaryCountsEveryQueue) {
+  const std::string src = scratch(".s");
+  std::ofstream(src) << ".queue act\n"
+                        "activation func=exp partitions=16 free=[128] out=sbuf:0:0x200 in0=psum:0:0x0\n"
+                        "halt\n"
+                        ".queue vec\n"
+                        "memset value=0 partitions=16 free=[4] out=sbuf:0:0x0\n"
+                        "memset value=1 partitions=16 free=[4] out=sbuf:0:0x10\n"
+                        "halt\n";
+  const Result r = run("asm " + src + " -o " + scratch(".bin"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(": act 2 instructions, vec 3 instructions, "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("te "), std::string::npos) << r.out;
+}
+
+}  // namespace

@@ -44,8 +44,13 @@ int run_asm(const Options& opt) {
   }
   const std::vector<uint8_t> bin = isa::write_program_binary(program);
   write_file(opt.output, "-o", std::string(bin.begin(), bin.end()));
-  fmt::print("{}: te {} instructions, dma {} instructions, {} bytes\n", opt.output,
-             program.queue(isa::Engine::kTe).size(), program.queue(isa::Engine::kDma).size(), bin.size());
+  std::string queues;  // every queue that has instructions, in queue order: "te 2 instructions, act 1 instruction, "
+  for (int q = 0; q < isa::kNumQueues; ++q) {
+    const auto e = static_cast<isa::Engine>(q);
+    const size_t n = program.queue(e).size();
+    if (n) queues += fmt::format("{} {} instruction{}, ", isa::engine_name(e), n, n == 1 ? "" : "s");
+  }
+  fmt::print("{}: {}{} bytes\n", opt.output, queues.empty() ? "no instructions, " : queues, bin.size());
   return kExitOk;
 }
 
