@@ -78,11 +78,59 @@ std::vector<std::string> split_scopes(const std::string& text) {
     std::string s = text.substr(pos, comma - pos);
     s.erase(0, s.find_first_not_of(" \t"));
     s.erase(s.find_last_not_of(" \t") + 1);
-    if (!s.empty()) scopes.push_back(s == "TOP" || s.rfind("TOP.", 0) == 0 ? s : "TOP." + s);
+    if (!s.empty()) {
+      if (s.find_first_of("*?") != std::string::npos) {
+        throw TeRtlError(fmt::format("--wave-scope '{}': wildcards are not supported; give a hierarchy path such as "
+                                     "trn_te.u_array.g_row[2]",
+                                     s));
+      }
+      if (s.rfind("TOP.", 0) == 0) s.erase(0, 4);
+      if (s != "TOP" && s != "trn_te" && s.rfind("trn_te.", 0) != 0) {
+        throw TeRtlError(fmt::format("--wave-scope '{}': not in the Tensor Engine's hierarchy, which starts at trn_te "
+                                     "(e.g. trn_te.u_array.g_row[2])",
+                                     s));
+      }
+      scopes.push_back("TOP." + s);
+    }
     pos = comma + 1;
   }
   return scopes;
 }
+
+#if VM_TRACE
+// The scopes of `scopes` under which the closed FST at `path` declares no signal (read back with the FST reader
+// that Verilator's FST writer is built with).
+std::vector<std::string> empty_scopes(const std::string& path, const std::vector<std::string>& scopes) {
+  std::vector<bool> hit(scopes.size(), false);
+  void* const reader = fstReaderOpen(path.c_str());
+  if (!reader) return {};
+  std::vector<std::string> stack;
+  while (const fstHier* h = fstReaderIterateHier(reader)) {
+    if (h->htyp == FST_HT_SCOPE) {
+      stack.push_back(h->u.scope.name);
+    } else if (h->htyp == FST_HT_UPSCOPE) {
+      if (!stack.empty()) stack.pop_back();
+    } else if (h->htyp == FST_HT_VAR) {
+      std::string name;
+      for (const std::string& part : stack) name += part + ".";
+      name += h->u.var.name;
+      for (size_t i = 0; i < scopes.size(); ++i) {
+        const std::string& sc = scopes[i];
+        if (name.rfind(sc, 0) == 0 && (name.size() == sc.size() || name[sc.size()] == '.' || name[sc.size()] == ' ' ||
+                                       name[sc.size()] == '[')) {
+          hit[i] = true;
+        }
+      }
+    }
+  }
+  fstReaderClose(reader);
+  std::vector<std::string> empty;
+  for (size_t i = 0; i < scopes.size(); ++i) {
+    if (!hit[i]) empty.push_back(scopes[i]);
+  }
+  return empty;
+}
+#endif
 
 template <class VTop>
 class TeRtlImpl final : public TeRtl {
@@ -111,7 +159,10 @@ class TeRtlImpl final : public TeRtl {
       trace_ = std::make_unique<VerilatedFstC>();
       // --wave-scope: Verilator's $dumpvars-like filter, set before the trace is attached and opened. Every scope
       // is recorded with all levels below it (99).
-      for (const std::string& scope : split_scopes(options_.wave_scope)) trace_->dumpvars(99, scope);
+      // The clock is always recorded: Verilator 5.006's FST writer crashes when the filter leaves no signal.
+      scopes_ = split_scopes(options_.wave_scope);
+      for (const std::string& scope : scopes_) trace_->dumpvars(99, scope);
+      if (!scopes_.empty()) trace_->dumpvars(1, "TOP.clk_i");
       top_->trace(trace_.get(), 99);  // scope: rtl/te/trn_te_trace.vlt
       trace_->open(options_.wave_path.c_str());
       if (!trace_->isOpen()) throw TeRtlError(fmt::format("cannot open waveform file '{}'", options_.wave_path));
@@ -126,7 +177,13 @@ class TeRtlImpl final : public TeRtl {
     top_->final();
     write_rtl_coverage(*context_, "te");  // coverage builds only
 #if VM_TRACE
-    if (trace_) trace_->close();
+    if (trace_) {
+      trace_->close();
+      for (const std::string& scope : empty_scopes(options_.wave_path, scopes_)) {
+        std::fprintf(stderr, "trnsim: warning: --wave-scope %s matched no signal of the %dx%d Tensor Engine; %s "
+                     "holds only the clock for it\n", scope.c_str() + 4, rows_, cols_, options_.wave_path.c_str());
+      }
+    }
 #endif
   }
 
@@ -374,6 +431,7 @@ class TeRtlImpl final : public TeRtl {
   std::unique_ptr<VTop> top_;
 #if VM_TRACE
   std::unique_ptr<VerilatedFstC> trace_;
+  std::vector<std::string> scopes_;  ///< --wave-scope as Verilator names them (TOP.trn_te...)
 #endif
   uint64_t cycle_ = 0;
   bool in_reset_ = false;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,10 +72,40 @@ TEST(TeWaveWindow, ScopeRecordsOnlyThatHierarchy) {
   }
   const VcdDump v = read_fst(fst.string());
   ASSERT_FALSE(v.signals.empty()) << "the scope matched no signal";
+  EXPECT_TRUE(v.signals.count("TOP.clk_i")) << "the clock is always recorded";
   for (const std::string& s : v.signals) {
+    if (s == "TOP.clk_i") continue;
     EXPECT_EQ(s.rfind("TOP.trn_te.u_array.g_row[1].", 0), 0u) << "outside the scope: " << s;
   }
   EXPECT_FALSE(v.signals.count("TOP.trn_te.out_data_o"));
+}
+
+// A scope outside the engine's hierarchy, or with a wildcard, is refused up front; one inside it that names no
+// instance (a row past the array) leaves a readable file with only the clock (Verilator 5.006's FST writer crashed on
+// a filter that left no signal).
+TEST(TeWaveWindow, ScopesOutsideTheHierarchyAreRefused) {
+  const fs::path fst = temp_dir() / "bad_scope.fst";
+  for (const char* scope : {"nosuch", "*", "trn_te.*", "trn_te, bogus"}) {
+    TeRtlOptions opts;
+    opts.wave_path = fst.string();
+    opts.wave_scope = scope;
+    try {
+      TeRtl::create(4, 4, opts);
+      FAIL() << "--wave-scope " << scope << " was accepted";
+    } catch (const TeRtlError& e) {
+      EXPECT_NE(std::string(e.what()).find("--wave-scope '"), std::string::npos) << e.what();
+    }
+  }
+  fs::remove(fst);
+  {
+    TeRtlOptions opts;
+    opts.wave_path = fst.string();
+    opts.wave_scope = "trn_te.u_array.g_row[9]";
+    auto te = TeRtl::create(4, 4, opts);
+    te->matmul(isa::Dtype::kBf16, 4, 4, 8, ones(16), ones(32));
+  }
+  const VcdDump v = read_fst(fst.string());
+  EXPECT_EQ(v.signals, std::set<std::string>{"TOP.clk_i"});
 }
 
 TEST(TeWaveWindow, FailingRunLeavesAReadableFstAndNamesTheWindow) {
