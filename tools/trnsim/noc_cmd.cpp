@@ -294,8 +294,10 @@ Action add_noc(CLI::App& app) {
   sub->add_option("--cycles", f->cycles, "cycles during which the sources inject; then the network drains")
       ->check(kNonNegative)
       ->capture_default_str();
-  sub->add_option("--vcs", f->vcs, "VCs per port (default 2 for 1-D/2-D, 4 for 3-D); --rtl: a built router's");
-  sub->add_option("--vc-groups", f->vc_groups, "message-class VC groups (default 1; 2 for 3-D with 4 VCs)");
+  sub->add_option("--vcs", f->vcs,
+                  "VCs per port, 2..8, a multiple of 2 x groups (default 2 for 1-D/2-D, 4 for 3-D); --rtl: a built "
+                  "router's");
+  sub->add_option("--vc-groups", f->vc_groups, "message-class VC groups, 1..4 (default 1; 2 for 3-D with 4 VCs)");
   sub->add_option("--buf-depth", f->buf_depth, "flit slots per VC buffer (1..63; the RTL builds have 4)")
       ->capture_default_str();
   sub->add_option("--link-latency", f->link_latency, "extra register stages per link, 0..32")->capture_default_str();
