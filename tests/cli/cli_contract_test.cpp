@@ -195,3 +195,27 @@ TEST(CliContract, AsmSummaryCountsEveryQueue) {
 }
 
 }  // namespace
+
+namespace {
+
+// A directory where a file is expected is named, with "is a directory".
+TEST(CliContract, ADirectoryGivenAsAFileIsNamed) {
+  const std::string dir = scratch(".dir");
+  std::filesystem::create_directories(dir);
+  std::mt19937_64 rng(14);
+  const std::string good = write_npy(random_f32(16, rng), 4, 4);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"asm " + dir + " -o " + scratch(".bin"), dir + ": is a directory"},
+      {"disasm " + dir, dir + ": is a directory"},
+      {"run --program " + dir, "--program " + dir + ": is a directory"},
+      {"matmul --te tlm --dtype bf16 --stationary " + dir + " --moving " + good + " --out " + scratch(".npy"),
+       "--stationary " + dir + ": is a directory"},
+  };
+  for (const auto& [args, reason] : cases) {
+    const Result r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(reason), std::string::npos) << args << "\n" << r.err;
+  }
+}
+
+}  // namespace

@@ -1,4 +1,5 @@
 // `trnsim asm` and `trnsim disasm`: program text <-> binary program file (BRIEF section 4; formats: docs/isa.md).
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -14,6 +15,8 @@ namespace trnsim::tool {
 namespace {
 
 std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw BadInput(fmt::format("{}: is a directory", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw BadInput(fmt::format("{}: cannot open for reading", path));
   std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

@@ -33,7 +33,8 @@ uint64_t npy_header_bytes(const std::string& path, const std::string& flag) {
 F32Tensor load_f32_tensor(const std::string& path, const std::string& flag) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    throw BadInput(fmt::format("{} {}: no such file", flag, path));
+    const bool dir = std::filesystem::is_directory(path, ec);
+    throw BadInput(fmt::format("{} {}: {}", flag, path, dir ? "is a directory" : "no such file"));
   }
   const uint64_t header = npy_header_bytes(path, flag);
   xt::xarray<float> a;

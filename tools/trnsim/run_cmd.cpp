@@ -192,6 +192,10 @@ int run_gemm_workload(const RunOptions& o) {
 
 // --program FILE: a binary (.bin, "TRNP") or text program; it runs to its halts, there is no golden result.
 int run_program_file(const RunOptions& o) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(o.program, ec)) {
+    throw BadInput(fmt::format("--program {}: is a directory", o.program));
+  }
   std::ifstream in(o.program, std::ios::binary);
   if (!in) throw BadInput(fmt::format("--program {}: cannot open", o.program));
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
