@@ -219,3 +219,20 @@ TEST(CliContract, ADirectoryGivenAsAFileIsNamed) {
 }
 
 }  // namespace
+
+namespace {
+
+// Blank and whitespace-only lines of a vector file (a trailing newline too many, an editor's indent) are skipped;
+// a bad vector after them still reports its own line number.
+TEST(CliContract, FpcheckSkipsBlankLines) {
+  Result r = run("fpcheck --op f32_add --vectors " +
+                 write_file("3F800000 3F800000 40000000 00\n\n   \t\n3F800000 40000000 40400000 00\n\n"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("2 "), std::string::npos) << r.out;
+  const std::string bad = write_file("3F800000 3F800000 40000000 00\n \n3F800000 40000000\n");
+  r = run("fpcheck --op f32_add --vectors " + bad);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(bad + ":3: expected 4 fields"), std::string::npos) << r.err;
+}
+
+}  // namespace

@@ -94,6 +94,7 @@ std::vector<Line> read_file(const std::string& path, const std::vector<Field>& f
     ++line_no;
     if (!text.empty() && text.back() == '\r') text.pop_back();
     const std::vector<std::string_view> words = split_fields(text);
+    if (words.empty()) continue;  // a blank or whitespace-only line (e.g. a trailing one)
     if (static_cast<int>(words.size()) != fields_expected) {
       throw FormatError(fmt::format("{}:{}: expected {} fields ({}), got {}", path, line_no, fields_expected,
                                     layout, words.size()));

@@ -39,8 +39,9 @@ struct Line {
 std::vector<Field> standard_fields(const std::vector<int>& digits);
 
 /// Reads and validates all of `path`. `fields` describes the fields before FLAGS (FLAGS, always 2 hex digits, is
-/// implied). Every line must have exactly fields.size() + 1 fields (a blank line has 0 and is an error), each of
-/// exactly its digit count of hex digits, and FLAGS must be <= 0x1F. Returns one Line per line, in file order.
+/// implied). Blank and whitespace-only lines are skipped; every other line must have exactly fields.size() + 1
+/// fields, each of exactly its digit count of hex digits, and FLAGS must be <= 0x1F. Returns one Line per vector
+/// line, in file order (Line::line is its 1-based line number in the file).
 /// Throws FormatError (see above) on the first bad line, if `path` is a directory or cannot be opened or read,
 /// or if it holds no lines.
 std::vector<Line> read_file(const std::string& path, const std::vector<Field>& fields);
