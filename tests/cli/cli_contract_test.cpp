@@ -19,18 +19,7 @@ namespace {
 using namespace trnsim::test;
 
 /// Runs trnsim under `ulimit -f 1` (1 KiB files) with SIGXFSZ ignored, so writes past 1 KiB fail with EFBIG.
-Result run_file_size_limited(const std::string& args) {
-  const std::string out = scratch(".stdout");
-  const std::string err = scratch(".stderr");
-  const std::string cmd = std::string("bash -c \"ulimit -f 1; trap '' XFSZ; '") + TRNSIM_BIN + "' " + args +
-                          "\" >'" + out + "' 2>'" + err + "'";
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+Result run_file_size_limited(const std::string& args) { return run(args, "ulimit -f 1; trap '' XFSZ; "); }
 
 std::vector<uint32_t> random_f32(size_t n, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);

@@ -49,11 +49,13 @@ inline std::string write_file(const std::string& text) {
   return path;
 }
 
-/// Runs `trnsim <args>` (args are passed through the shell: keep them free of quotes).
-inline Result run(const std::string& args) {
+/// Runs `trnsim <args>` (args are passed through the shell: keep them free of quotes). `shell_prefix`: shell
+/// commands run first in the same shell, e.g. "ulimit -f 1; " to limit the sizes of the files trnsim writes.
+inline Result run(const std::string& args, const std::string& shell_prefix = "") {
   const std::string out = scratch(".stdout");
   const std::string err = scratch(".stderr");
-  const std::string cmd = std::string("'") + TRNSIM_BIN + "' " + args + " >'" + out + "' 2>'" + err + "'";
+  const std::string cmd =
+      shell_prefix + "'" + TRNSIM_BIN + "' " + args + " >'" + out + "' 2>'" + err + "'";
   const int status = std::system(cmd.c_str());
   Result r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
