@@ -7,14 +7,18 @@
 //   2. MultiplyMoving (cmd_op_i = OP_MULTIPLY_MOVING, cmd_n_i = N, cmd_dtype_i): N beats on the mov stream, beat n
 //      carrying moving[:, n] for all ROWS partitions; N beats come out on the out stream, beat n carrying the FP32
 //      column sums result[0..COLS-1, n], out_last_o on the last. Several MultiplyMoving commands may follow one
-//      LoadStationary back to back.
+//      LoadStationary back to back. cmd_acc_i is the command's PSUM write-back mode (the ISA's accumulate flag); it
+//      travels with each moving column and comes out as out_acc_o on the column's result beat, telling the PSUM
+//      write port to add the column to what the addressed PSUM entries hold (1) or to overwrite them (0).
+//      A LoadStationary with cmd_acc_i set is illegal.
 // Inside: widening at the edges (trn_fp_widen), input skew (row r delayed r+1 cycles), the PE grid, output de-skew
-// (column c delayed COLS-c cycles) and a control pipeline of the same depth carrying valid/last. The whole pipeline
+// (column c delayed COLS-c cycles) and a control pipeline of the same depth carrying valid/last/acc. The whole pipeline
 // advances together and stalls together when the output beat is not taken (out_ready_i low).
 // Timing, with every valid/ready high (docs/architecture.md derives it):
 //   LoadStationary:  1 command cycle + K beat cycles
 //   MultiplyMoving:  1 command cycle + N beat cycles + ROWS + COLS + 1 pipeline stages to the last result beat
-// Numerics: BRIEF section 3 rules 1-3 and 5 (PSUM accumulation, rule 4, is outside the engine).
+// Numerics: BRIEF section 3 rules 1-3 and 5. PSUM accumulation (rule 4) is done by the PSUM write port outside the
+// engine, in the mode out_acc_o gives it.
 //
 // Array size: ROWS and COLS default to 16, or to the macros TRN_TE_ROWS / TRN_TE_COLS when defined. Flat builds set
 // them with -GROWS=R -GCOLS=C; hierarchical builds (64x64 and up, rtl/CMakeLists.txt) with
@@ -42,6 +46,8 @@ module trn_te
   input  logic [2:0]                    cmd_dtype_i,   // trn_fp_pkg::dtype_e; 4..7 illegal
   input  logic [$clog2(ROWS+1)-1:0]     cmd_k_i,       // LoadStationary: K, 1..ROWS
   input  logic [N_W-1:0]                cmd_n_i,       // MultiplyMoving: N, 1..NMAX
+  input  logic                          cmd_acc_i,     // MultiplyMoving: 1 = add results to PSUM, 0 = overwrite;
+                                                       // LoadStationary: must be 0
   // Stationary stream (valid/ready): one partition row per beat, partition 0 first.
   input  logic                          stat_valid_i,
   output logic                          stat_ready_o,
@@ -55,6 +61,7 @@ module trn_te
   input  logic                          out_ready_i,
   output logic [COLS-1:0][31:0]         out_data_o,
   output logic                          out_last_o,    // last column of a MultiplyMoving
+  output logic                          out_acc_o,     // PSUM write-back mode of the beat: 1 = add, 0 = overwrite
   // Status
   output logic                          busy_o,        // a command is running or results are in flight
   output logic                          err_o          // sticky: a command with an illegal field was dropped
@@ -72,6 +79,7 @@ module trn_te
 
   state_e                  state_q, state_d;
   logic [2:0]              dtype_q;
+  logic                    acc_q;                // PSUM write-back mode of the MultiplyMoving being streamed
   logic [N_W-1:0]          count_q, count_d;     // LOAD: rows taken so far; STREAM: columns still to take
   logic [K_W-1:0]          k_q;
   logic [ROWS-1:0]         row_active_q;
@@ -98,7 +106,7 @@ module trn_te
   always_comb begin
     cmd_illegal = !dtype_legal(cmd_dtype_i);
     unique case (cmd_op_i)
-      OP_LOAD_STATIONARY: if (cmd_k_i == '0 || 32'(cmd_k_i) > ROWS) cmd_illegal = 1'b1;
+      OP_LOAD_STATIONARY: if (cmd_k_i == '0 || 32'(cmd_k_i) > ROWS || cmd_acc_i) cmd_illegal = 1'b1;
       OP_MULTIPLY_MOVING: if (cmd_n_i == '0 || 32'(cmd_n_i) > NMAX) cmd_illegal = 1'b1;
       default:            cmd_illegal = 1'b1;
     endcase
@@ -141,6 +149,7 @@ module trn_te
       count_q      <= '0;
       k_q          <= '0;
       dtype_q      <= DT_BF16;
+      acc_q        <= 1'b0;
       row_active_q <= '0;
       err_q        <= 1'b0;
     end else begin
@@ -149,6 +158,7 @@ module trn_te
       if (cmd_hs && !cmd_illegal) begin
         dtype_q <= cmd_dtype_i;
         if (cmd_op_i == OP_LOAD_STATIONARY) k_q <= cmd_k_i;
+        else                                acc_q <= cmd_acc_i;
       end
       if (cmd_hs && cmd_illegal) err_q <= 1'b1;
       // Partition activity changes only while nothing is in flight (stat_ready_o requires it).
@@ -227,20 +237,24 @@ module trn_te
     );
   end
 
-  // Control pipeline: valid and last of each moving column, aligned with its result column.
+  // Control pipeline: valid, last and PSUM write-back mode of each moving column, aligned with its result column.
   logic [CTRL_DEPTH-1:0] vld_q, last_q;
+  logic [CTRL_DEPTH-1:0] accp_q;  // forceable from C++ in the flat builds (rtl/te/trn_te_force.vlt): negative tests
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       vld_q  <= '0;
       last_q <= '0;
+      accp_q <= '0;
     end else if (adv) begin
       vld_q  <= {vld_q[CTRL_DEPTH-2:0], mov_hs};
       last_q <= {last_q[CTRL_DEPTH-2:0], mov_hs && (count_q == N_W'(1))};
+      accp_q <= {accp_q[CTRL_DEPTH-2:0], mov_hs && acc_q};
     end
   end
 
   assign out_valid_o = vld_q[CTRL_DEPTH-1];
   assign out_last_o  = last_q[CTRL_DEPTH-1];
+  assign out_acc_o   = accp_q[CTRL_DEPTH-1];
 
   // ---------------------------------------------------------------------------------------------------------------
   // Assertions: interface rules
@@ -284,7 +298,7 @@ module trn_te
   end
 
   a_cmd_hold: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      cmd_valid_i && !cmd_ready_o |=> cmd_valid_i && $stable({cmd_op_i, cmd_dtype_i, cmd_k_i, cmd_n_i}))
+      cmd_valid_i && !cmd_ready_o |=> cmd_valid_i && $stable({cmd_op_i, cmd_dtype_i, cmd_k_i, cmd_n_i, cmd_acc_i}))
     else $error("trn_te: cmd_valid_i dropped or command changed while cmd_ready_o was low");
   a_stat_hold: assert property (@(posedge clk_i) disable iff (!rst_ni) !stat_hold_bad_q)
     else $error("trn_te: stat_valid_i dropped or stat_data_i changed while stat_ready_o was low");
@@ -302,6 +316,57 @@ module trn_te
   a_cmd_n: assert property (@(posedge clk_i) disable iff (!rst_ni)
       cmd_hs && cmd_op_i == OP_MULTIPLY_MOVING |-> cmd_n_i != '0 && 32'(cmd_n_i) <= NMAX)
     else $error("trn_te: MultiplyMoving N=%0d outside 1..%0d", cmd_n_i, NMAX);
+  a_cmd_acc: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      cmd_hs && cmd_op_i == OP_LOAD_STATIONARY |-> !cmd_acc_i)
+    else $error("trn_te: LoadStationary with cmd_acc_i=1 (accumulate applies to MultiplyMoving only)");
+
+  // PSUM write-back mode of the result beats. A beat's out_acc_o is stable while the beat is stalled, and equals
+  // the cmd_acc_i of the MultiplyMoving it belongs to. The reference is a FIFO of the accepted MultiplyMovings'
+  // cmd_acc_i, written on the command handshake and read on the last result beat: independent of the control
+  // pipeline above. At most CTRL_DEPTH + 1 MultiplyMovings are in flight (at most CTRL_DEPTH with a column in the
+  // pipeline, plus the one being streamed). As above, the 1-bit verdict is registered (the FIFO is up to 259 bits
+  // wide at 128x128) and reported one cycle after the beat; out_acc_q is out_acc_o one cycle back.
+  localparam int unsigned ACC_FIFO_DEPTH = CTRL_DEPTH + 2;
+  localparam int unsigned ACC_PTR_W      = $clog2(ACC_FIFO_DEPTH);
+  logic [ACC_FIFO_DEPTH-1:0] acc_fifo_q;
+  logic [ACC_PTR_W-1:0]      acc_wr_q, acc_rd_q;
+  logic [ACC_PTR_W:0]        acc_cnt_q;
+  logic                      acc_bad_q, acc_want_q, out_acc_q, acc_mult_cmd;
+
+  assign acc_mult_cmd = cmd_hs && !cmd_illegal && cmd_op_i == OP_MULTIPLY_MOVING;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      acc_wr_q   <= '0;
+      acc_rd_q   <= '0;
+      acc_cnt_q  <= '0;
+      acc_bad_q  <= 1'b0;
+      acc_want_q <= 1'b0;
+      out_acc_q  <= 1'b0;
+    end else begin
+      if (acc_mult_cmd) acc_wr_q <= (32'(acc_wr_q) == ACC_FIFO_DEPTH - 1) ? '0 : acc_wr_q + 1'b1;
+      if (out_hs && out_last_o) acc_rd_q <= (32'(acc_rd_q) == ACC_FIFO_DEPTH - 1) ? '0 : acc_rd_q + 1'b1;
+      if (acc_mult_cmd != (out_hs && out_last_o)) acc_cnt_q <= acc_mult_cmd ? acc_cnt_q + 1'b1 : acc_cnt_q - 1'b1;
+      acc_bad_q  <= out_valid_o && acc_cnt_q != '0 && out_acc_o != acc_fifo_q[acc_rd_q];
+      acc_want_q <= acc_fifo_q[acc_rd_q];
+      out_acc_q  <= out_acc_o;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (acc_mult_cmd) acc_fifo_q[acc_wr_q] <= cmd_acc_i;
+  end
+
+  a_out_acc_hold: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      out_valid_o && !out_ready_i |=> $stable(out_acc_o))
+    else $error("trn_te: out_acc_o changed from %0d to %0d while the result beat was stalled (out_ready_i low)",
+                out_acc_q, out_acc_o);
+  a_out_acc_cmd: assert property (@(posedge clk_i) disable iff (!rst_ni) !acc_bad_q)
+    else $error("trn_te: result beat with out_acc_o=%0d, but its MultiplyMoving was taken with cmd_acc_i=%0d",
+                out_acc_q, acc_want_q);
+  a_acc_fifo: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      32'(acc_cnt_q) <= ACC_FIFO_DEPTH && !(out_hs && out_last_o && acc_cnt_q == '0))
+    else $error("trn_te: MultiplyMoving tracking FIFO out of range (%0d entries)", acc_cnt_q);
   // Internal bookkeeping.
   a_inflight: assert property (@(posedge clk_i) disable iff (!rst_ni)
       32'(inflight_q) <= CTRL_DEPTH && !(out_hs && inflight_q == '0))

@@ -7,6 +7,11 @@
 // partitions; M, the stationary free size, when the last array column is all zero in every row of a load (the
 // padding TeRtl::matmul writes for M < COLS); N, the moving free size, when a MultiplyMoving streams fewer than NMAX
 // columns (a full one: exactly NMAX, one whole PSUM bank).
+//
+// Accumulate: the PSUM write-back mode of a MultiplyMoving (cmd_acc_i: add to PSUM or overwrite). K-tiling, a
+// contraction longer than ROWS, writes the first K tile's sums (accumulate off) and adds the later tiles' sums
+// (accumulate on); c_mult_acc_after_off is that step on one stationary: an accumulate-on MultiplyMoving taken
+// directly after an accumulate-off one, with no LoadStationary between them.
 module trn_te_cover
   import trn_fp_pkg::*;
   import trn_te_pkg::*;
@@ -21,6 +26,7 @@ module trn_te_cover
   input logic [2:0]                cmd_dtype_i,
   input logic [$clog2(ROWS+1)-1:0] cmd_k_i,
   input logic [N_W-1:0]            cmd_n_i,
+  input logic                      cmd_acc_i,
   input logic                      stat_hs,
   input logic [15:0]               stat_last_col,   // stat_data_i[COLS-1]
   input logic [N_W-1:0]            count_q,
@@ -40,13 +46,17 @@ module trn_te_cover
   // M padding: the last column was zero in every stationary row taken so far in this load.
   logic m_pad_q;
   logic last_stat_beat;
+  // The last command taken was a MultiplyMoving with accumulate off.
+  logic mult_off_q;
   assign last_stat_beat = stat_hs && (count_q + 1'b1 == N_W'(k_q));
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      stall_q <= 1'b0;
-      m_pad_q <= 1'b1;
+      stall_q    <= 1'b0;
+      m_pad_q    <= 1'b1;
+      mult_off_q <= 1'b0;
     end else begin
       stall_q <= out_valid_o && !out_ready_i;
+      if (cmd_ok) mult_off_q <= mult && !cmd_acc_i;
       if (stat_hs) m_pad_q <= (count_q == '0 || m_pad_q) && stat_last_col == '0;
     end
   end
@@ -68,6 +78,10 @@ module trn_te_cover
   c_n_partial:     cover property (@(posedge clk_i) disable iff (!rst_ni) mult && 32'(cmd_n_i) < NMAX);
   c_n_full:        cover property (@(posedge clk_i) disable iff (!rst_ni) mult && 32'(cmd_n_i) == NMAX);
   c_n_one:         cover property (@(posedge clk_i) disable iff (!rst_ni) mult && cmd_n_i == N_W'(1));
+  // PSUM write-back mode: accumulate on, off, and on directly after off with the same stationary (K-tiling).
+  c_mult_acc_on:   cover property (@(posedge clk_i) disable iff (!rst_ni) mult && cmd_acc_i);
+  c_mult_acc_off:  cover property (@(posedge clk_i) disable iff (!rst_ni) mult && !cmd_acc_i);
+  c_mult_acc_after_off: cover property (@(posedge clk_i) disable iff (!rst_ni) mult && cmd_acc_i && mult_off_q);
   // Flow: result backpressure held >= 2 cycles, and on the last beat of a command; an illegal command dropped.
   c_out_stall_2:   cover property (@(posedge clk_i) disable iff (!rst_ni) stall_q && out_valid_o && !out_ready_i);
   c_out_stall_last: cover property (@(posedge clk_i) disable iff (!rst_ni)
@@ -85,6 +99,7 @@ bind trn_te trn_te_cover #(.ROWS(ROWS)) u_cover (
   .cmd_dtype_i   (cmd_dtype_i),
   .cmd_k_i       (cmd_k_i),
   .cmd_n_i       (cmd_n_i),
+  .cmd_acc_i     (cmd_acc_i),
   .stat_hs       (stat_hs),
   .stat_last_col (stat_data_i[COLS-1]),
   .count_q       (count_q),
