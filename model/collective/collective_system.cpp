@@ -43,7 +43,21 @@ struct CollectiveSystem::Plan {
 
 CollectiveSystem::CollectiveSystem(const Topology& topology, uint64_t hbm_bytes) : topo_(topology) {
   for (int c = 0; c < topo_.chips(); ++c) {
-    hbm_.push_back(std::make_unique<Memory>(("chip" + std::to_string(c) + "_hbm").c_str(), hbm_bytes));
+    owned_.push_back(std::make_unique<Memory>(("chip" + std::to_string(c) + "_hbm").c_str(), hbm_bytes));
+    hbm_.push_back(owned_.back().get());
+  }
+}
+
+CollectiveSystem::CollectiveSystem(const Topology& topology, std::vector<Memory*> hbms)
+    : topo_(topology), hbm_(std::move(hbms)) {
+  if (hbm_.size() != size_t(topo_.chips())) {
+    throw std::invalid_argument("CollectiveSystem: " + std::to_string(hbm_.size()) + " HBMs for " +
+                                std::to_string(topo_.chips()) + " chips");
+  }
+  for (const Memory* m : hbm_) {
+    if (m == nullptr || m->size() != hbm_.front()->size()) {
+      throw std::invalid_argument("CollectiveSystem: every chip needs an HBM, all of one size");
+    }
   }
 }
 

@@ -70,6 +70,9 @@ class CollectiveSystem {
   CollectiveSystem(const Topology& topology, uint64_t hbm_bytes);
   /// The system of a configuration (Topology::from_config, its HBM size).
   explicit CollectiveSystem(const ChipConfig& c);
+  /// A system on HBMs it does not own (the NeuronCores' of a simulated system): hbms[r] is chip r's, all of one
+  /// size, one per chip of `topology`, each outliving this object. Throws std::invalid_argument otherwise.
+  CollectiveSystem(const Topology& topology, std::vector<Memory*> hbms);
   ~CollectiveSystem();
 
   const Topology& topology() const { return topo_; }
@@ -98,7 +101,8 @@ class CollectiveSystem {
   Result execute(const Call& call, const Plan& plan);
 
   Topology topo_;
-  std::vector<std::unique_ptr<Memory>> hbm_;
+  std::vector<std::unique_ptr<Memory>> owned_;  ///< the HBMs of the owning constructors (empty otherwise)
+  std::vector<Memory*> hbm_;                    ///< chip r's HBM: owned_[r] or an external one
 };
 
 }  // namespace trnsim::model::collective
