@@ -253,8 +253,14 @@ inline uint32_t add_elem(ElemType t, uint32_t a, uint32_t b) {
 
 }  // namespace
 
+std::unique_ptr<Transport> CollectiveSystem::new_transport() const {
+  if (make_transport_) return make_transport_(topo_);
+  return std::make_unique<Fabric>(topo_);
+}
+
 Result CollectiveSystem::execute(const Call& call, const Plan& plan) {
-  Fabric fabric(topo_);
+  const std::unique_ptr<Transport> transport = new_transport();
+  Transport& fabric = *transport;
   const uint64_t es = elem_bytes(call.type);
   const size_t nf = plan.steps.size();
   const int n = topo_.chips();
@@ -323,10 +329,10 @@ Result CollectiveSystem::execute(const Call& call, const Plan& plan) {
       hbm_[size_t(r)]->read(call.hbm_addr + lo * es, payload.data() + off, (hi - lo) * es);
       off += (hi - lo) * es;
     }
-    const uint64_t bytes = payload.size();
+    // The receiver reduces or copies the payload as the transport delivered it.
     const int to = st.send_to;
-    fabric.send(r, to, bytes, fabric.now(), [&, f, i, to, p = std::move(payload)](double) mutable {
-      inbox[f][size_t(to)][i] = std::move(p);
+    fabric.send(r, to, std::move(payload), fabric.now(), [&, f, i, to](double, std::vector<uint8_t> data) {
+      inbox[f][size_t(to)][i] = std::move(data);
       try_finish(f, to);
     });
     try_finish(f, r);
@@ -343,19 +349,14 @@ Result CollectiveSystem::execute(const Call& call, const Plan& plan) {
       }
     }
   }
+  const TransportStats ts = fabric.stats();
   Result res;
   res.time_ns = finish;
-  res.messages = fabric.messages();
+  res.messages = ts.messages;
   res.steps = longest;
-  for (int c = 0; c < n; ++c) {
-    for (int d = 0; d < topo_.num_dims(); ++d) {
-      for (bool pos : {true, false}) {
-        const auto& s = fabric.link_stats({c, d, pos});
-        res.link_bytes += s.bytes;
-        res.max_link_busy_ns = std::max(res.max_link_busy_ns, s.busy_ns);
-      }
-    }
-  }
+  res.link_bytes = ts.link_bytes;
+  res.max_link_busy_ns = ts.max_link_busy_ns;
+  res.network = ts.network;
   return res;
 }
 
@@ -383,18 +384,21 @@ Result CollectiveSystem::send_recv(int src, uint64_t src_addr, int dst, uint64_t
     throw CollectiveError("send/recv of " + std::to_string(bytes) + " bytes: a range ends past the end of HBM (" +
                           std::to_string(size) + " bytes)");
   }
-  Fabric fabric(topo_);
+  const std::unique_ptr<Transport> transport = new_transport();
   std::vector<uint8_t> data(bytes);
   hbm_[size_t(src)]->read(src_addr, data.data(), bytes);
   Result res;
-  fabric.send(src, dst, bytes, 0.0, [&](double t) {
-    hbm_[size_t(dst)]->write(dst_addr, data.data(), bytes);
+  transport->send(src, dst, std::move(data), 0.0, [&](double t, std::vector<uint8_t> got) {
+    hbm_[size_t(dst)]->write(dst_addr, got.data(), got.size());
     res.time_ns = t;
   });
-  fabric.run();
-  res.messages = 1;
+  transport->run();
+  const TransportStats ts = transport->stats();
+  res.messages = ts.messages;
   res.steps = 1;
-  res.link_bytes = bytes * topo_.route(src, dst).size();
+  res.link_bytes = ts.link_bytes;
+  res.max_link_busy_ns = ts.max_link_busy_ns;
+  res.network = ts.network;
   return res;
 }
 

@@ -13,6 +13,7 @@
 
 #include "model/collective/fabric.h"
 #include "model/collective/topology.h"
+#include "model/collective/transport.h"
 #include "model/config/chip_config.h"
 #include "model/mem/memory.h"
 
@@ -54,6 +55,7 @@ struct Result {
   uint64_t link_bytes = 0;   ///< bytes carried, summed over links (a 2-hop message counts twice)
   double max_link_busy_ns = 0;  ///< the busiest directed link's reserved time
   int steps = 0;             ///< the longest chain of send/receive steps of one chip and flow
+  NetworkFigures network;    ///< the router network's figures (flit-level transports only; zeros on the fabric)
 };
 
 /// One ring flow of the ring algorithm: the rings of dims[0] first, then dims[1], ..., all in one direction.
@@ -94,15 +96,21 @@ class CollectiveSystem {
   /// CollectiveError for a chip or range outside the system.
   Result send_recv(int src, uint64_t src_addr, int dst, uint64_t dst_addr, uint64_t bytes);
 
+  /// The network the next run() / send_recv() use: a fresh transport from `make` per call (transport.h); empty
+  /// (the default): the message-level Fabric at the topology's link figures.
+  void set_transport(TransportFactory make) { make_transport_ = std::move(make); }
+
  private:
   struct Step;
   struct Plan;
   Plan plan(const Call& call) const;
   Result execute(const Call& call, const Plan& plan);
+  std::unique_ptr<Transport> new_transport() const;
 
   Topology topo_;
   std::vector<std::unique_ptr<Memory>> owned_;  ///< the HBMs of the owning constructors (empty otherwise)
   std::vector<Memory*> hbm_;                    ///< chip r's HBM: owned_[r] or an external one
+  TransportFactory make_transport_;
 };
 
 }  // namespace trnsim::model::collective

@@ -28,6 +28,23 @@ void Fabric::send(int src, int dst, uint64_t bytes, double t_ns, std::function<v
   at(t_ns, [m, this] { hop(m, 0, -1.0); });
 }
 
+void Fabric::send(int src, int dst, std::vector<uint8_t> payload, double t_ns, Delivered on_delivered) {
+  const uint64_t bytes = payload.size();
+  send(src, dst, bytes, t_ns, [p = std::move(payload), cb = std::move(on_delivered)](double t) mutable {
+    cb(t, std::move(p));
+  });
+}
+
+TransportStats Fabric::stats() const {
+  TransportStats s;
+  s.messages = messages_;
+  for (const LinkStats& l : stats_) {
+    s.link_bytes += l.bytes;
+    s.max_link_busy_ns = std::max(s.max_link_busy_ns, l.busy_ns);
+  }
+  return s;
+}
+
 void Fabric::hop(std::shared_ptr<Message> m, size_t i, double prev_end) {
   const LinkId l = m->route[i];
   const size_t li = size_t(topo_.link_index(l));

@@ -18,10 +18,11 @@
 #include <vector>
 
 #include "model/collective/topology.h"
+#include "model/collective/transport.h"
 
 namespace trnsim::model::collective {
 
-class Fabric {
+class Fabric final : public Transport {
  public:
   /// What one directed link carried.
   struct LinkStats {
@@ -33,13 +34,17 @@ class Fabric {
   explicit Fabric(const Topology& topology);
 
   /// Runs `fn` at simulated time `t_ns` (>= now(); events at equal times run in the order they were scheduled).
-  void at(double t_ns, std::function<void()> fn);
+  void at(double t_ns, std::function<void()> fn) override;
   /// Sends `bytes` from chip src to chip dst, its head leaving src at `t_ns` (>= now()); `on_delivered(t)` runs at
   /// the delivery time t. src == dst delivers at t_ns (no link). Throws std::out_of_range for a chip outside.
   void send(int src, int dst, uint64_t bytes, double t_ns, std::function<void(double)> on_delivered);
+  /// Transport: the same timing for payload.size() bytes; the payload travels with the message.
+  void send(int src, int dst, std::vector<uint8_t> payload, double t_ns, Delivered on_delivered) override;
   /// Runs events until none is left. Returns the time of the last one.
-  double run();
-  double now() const { return now_; }
+  double run() override;
+  double now() const override { return now_; }
+  /// Messages, bytes over links and the busiest link's reserved time (network figures: none).
+  TransportStats stats() const override;
 
   const Topology& topology() const { return topo_; }
   const LinkStats& link_stats(const LinkId& l) const { return stats_[size_t(topo_.link_index(l))]; }
