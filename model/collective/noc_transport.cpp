@@ -45,9 +45,9 @@ noc::TlmOptions tlm_options_for(const Topology& topology) {
 NocTransport::NocTransport(const Topology& topology, std::unique_ptr<noc::NocPorts> network,
                            NocTransportOptions options)
     : topo_(topology), o_(options), net_(std::move(network)), endpoints_(*net_),
-      ns_per_cycle_(options.flit_bytes / options.link_gbytes_per_s), cycle0_(net_->cycle()),
-      host0_(net_->step_seconds()), link_flits0_(net_->link_flits()), active_(size_t(topology.chips())), in_network_(size_t(topology.chips()), 0),
-      link_flits_(size_t(topology.num_links()), 0) {
+      ns_per_cycle_(options.flit_bytes / options.link_gbytes_per_s),
+      host0_(net_->step_seconds()), link_flits0_(net_->link_flits()), active_(size_t(topology.chips())),
+      in_network_(size_t(topology.chips()), 0), link_flits_(size_t(topology.num_links()), 0) {
   const NocShape s = noc_shape(topology);
   for (int d = 0; d < noc::kMaxDim; ++d) {
     if (net_->size(d) != s.size[size_t(d)] || (d >= s.ndim) != (d >= net_->ndim())) {

@@ -116,7 +116,7 @@ class NocTransport final : public Transport {
   std::unique_ptr<noc::NocPorts> net_;
   noc::NocEndpoints endpoints_;
   double ns_per_cycle_;
-  uint64_t cycle0_, cycle_ = 0, seq_ = 0, next_message_ = 0, last_delivery_ = 0;
+  uint64_t cycle_ = 0, seq_ = 0, next_message_ = 0, last_delivery_ = 0;
   double host0_;
   uint64_t link_flits0_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
