@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include "cosim/collective/noc_transports.h"
 #include "firmware/golden/collective_golden.h"
 #include "model/collective/collective_system.h"
 #include "tools/trnsim/commands.h"
@@ -68,6 +69,15 @@ void add_collective_options(CLI::App& run, CollectiveOptions& o) {
                  "Collective workloads: ring (rings along every torus dimension, both directions) or rhd "
                  "(recursive halving-doubling, power-of-two chip counts)")
       ->check(CLI::IsMember({"ring", "rhd"}))
+      ->capture_default_str();
+  run.add_option("--fabric", o.fabric,
+                 "Collective workloads: the chip-to-chip network. message: message-level link model at the "
+                 "configuration's link bandwidths and hop latency (fast, any size); tlm: packets of flits through "
+                 "the C++ router model; rtl: through the verilated routers (d2v2 for trn2-16, d3v4g2 for trn2-64; "
+                 "slow: about 30k cycles/s on 16 routers, 3k on 64, progress on stderr); lockstep: both, every "
+                 "router port compared every cycle. On tlm/rtl/lockstep every link carries one 8-byte flit per "
+                 "cycle = 160 GB/s (0.05 ns per cycle), Z links included")
+      ->check(CLI::IsMember({"message", "tlm", "rtl", "lockstep"}))
       ->capture_default_str();
 }
 
@@ -131,6 +141,30 @@ int run_collective_workload(const CollectiveOptions& o,
   }
   fmt::print("  system {}: {} chips, {} torus, link GB/s per direction ({}), hop latency {:.2f} us\n", cfg.name, n,
              dims_text(topo.dims()), links, topo.hop_latency_ns() / 1000.0);
+  const auto fabric = cosim::collective::fabric_kind(o.fabric);
+  const mc::NocTransportOptions noc_options;
+  if (fabric != cosim::collective::FabricKind::kMessage) {
+    const char* what = fabric == cosim::collective::FabricKind::kTlm ? "the C++ router model"
+                       : fabric == cosim::collective::FabricKind::kRtl
+                           ? "the verilated routers"
+                           : "the verilated routers and the C++ router model in lockstep";
+    fmt::print("  fabric            {}: packets through {} ({}, build {}), at most {} payload flits each; {} bytes "
+               "per flit and cycle = {:.0f} GB/s per link on every link, {:.3f} ns per cycle\n",
+               o.fabric, what, dims_text(topo.dims()), topo.num_dims() == 3 ? "d3v4g2" : "d2v2",
+               noc_options.max_packet_words, noc_options.flit_bytes, noc_options.link_gbytes_per_s,
+               noc_options.flit_bytes / noc_options.link_gbytes_per_s);
+    sys.set_transport(cosim::collective::transport_factory(fabric, noc_options, [&o](mc::NocTransport& t) {
+      t.on_progress(
+          [&o](const mc::NetworkFigures& f, uint64_t outstanding) {
+            fmt::print(stderr, "trnsim run: {} network: cycle {}, {} flits delivered, {} packets outstanding, "
+                       "{:.0f} cycles/s\n", o.fabric, f.cycles, f.flits, outstanding,
+                       f.host_seconds > 0 ? double(f.cycles) / f.host_seconds : 0.0);
+          },
+          2.0);
+    }));
+  } else {
+    fmt::print("  fabric            message: message-level link model (link bandwidths and hop latency above)\n");
+  }
   std::vector<uint64_t> weights;
   if (algo == mc::Algorithm::kRing) {
     std::vector<std::string> flows;
@@ -170,6 +204,9 @@ int run_collective_workload(const CollectiveOptions& o,
     res = sys.run({op, algo, type, count, addr});
   } catch (const mc::CollectiveError& e) {
     throw BadInput(fmt::format("--algo {} on --config {}: {}", o.algo, o.config, e.what()));
+  } catch (const model::noc::NocError& e) {
+    fmt::print("FAIL: the router network (--fabric {}) stopped: {}\n", o.fabric, e.what());
+    return kExitFail;
   }
   const auto t2 = std::chrono::steady_clock::now();
 
@@ -211,6 +248,18 @@ int run_collective_workload(const CollectiveOptions& o,
              100.0 * busbw / peak);
   fmt::print("  busiest link      {:.1f}% busy ({:.3f} us reserved)\n", 100.0 * res.max_link_busy_ns / res.time_ns,
              res.max_link_busy_ns / 1000.0);
+  const mc::NetworkFigures& net = res.network;
+  if (fabric != cosim::collective::FabricKind::kMessage) {
+    fmt::print("  network           {} cycles at {:.3f} ns, {} packets, {} flits delivered, {} flits over links; "
+               "packet latency mean {:.1f}, max {} cycles (head injection to tail ejection); model {:.0f} "
+               "cycles/s\n", net.cycles, net.ns_per_cycle, net.packets, net.flits, net.link_flits,
+               net.mean_latency_cycles, net.max_latency_cycles,
+               net.host_seconds > 0 ? double(net.cycles) / net.host_seconds : 0.0);
+    fmt::print("  note              on the router network every link runs at {:.0f} GB/s{} and a chip injects "
+               "and ejects one flit per cycle through its router's local port ({:.0f} GB/s), which bounds busbw; "
+               "no 1.5 us hop latency\n", noc_options.link_gbytes_per_s,
+               topo.num_dims() == 3 ? " (the 64 GB/s Z links are not modelled)" : "", noc_options.link_gbytes_per_s);
+  }
   fmt::print("  host wall time    {:.3f} s (collective {:.3f} s, fill {:.3f} s, golden {:.3f} s, compare {:.3f} s)\n",
              secs(t0, t4), secs(t1, t2), secs(t0, t1), secs(t2, t3), secs(t3, t4));
   fmt::print("  host peak memory  {:.2f} GiB\n", peak_rss_gib());
@@ -226,6 +275,13 @@ int run_collective_workload(const CollectiveOptions& o,
                 {"busbw_gbps", busbw},
                 {"link_peak_gbps", peak},
                 {"messages", res.messages},
+                {"fabric", o.fabric},
+                {"network_cycles", net.cycles},
+                {"network_packets", net.packets},
+                {"network_flits", net.flits},
+                {"network_link_flits", net.link_flits},
+                {"network_mean_latency_cycles", net.mean_latency_cycles},
+                {"network_max_latency_cycles", net.max_latency_cycles},
                 {"wall_s", secs(t0, t4)},
                 {"collective_wall_s", secs(t1, t2)},
                 {"peak_rss_gib", peak_rss_gib()},

@@ -20,6 +20,7 @@ struct CollectiveOptions {
   std::string dtype;
   std::string bytes = "64M";  ///< --bytes: each chip's buffer, with an optional K/M/G suffix (x 1024^n)
   std::string algo = "ring";  ///< --algo ring|rhd
+  std::string fabric = "message";  ///< --fabric message|tlm|rtl|lockstep (cosim/collective/noc_transports.h)
   uint64_t seed = 1;
 };
 
@@ -27,7 +28,7 @@ struct CollectiveOptions {
 const std::vector<std::pair<std::string, std::string>>& collective_workloads();
 bool is_collective_workload(const std::string& name);
 
-/// Adds --bytes and --algo to `trnsim run`.
+/// Adds --bytes, --algo and --fabric to `trnsim run`.
 void add_collective_options(CLI::App& run, CollectiveOptions& o);
 
 /// Parses a size: digits with an optional K, M or G (binary multiples, as nccl-tests' -b/-e) and an optional B or

@@ -236,8 +236,8 @@ const std::vector<std::string> kDeviceOptions = {"--te", "--timeout-cycles", "--
                                                  "--check-uninit"};
 const std::vector<std::string> kSelectiveOptions = {
     "--dtype", "-m", "-k", "-n", "--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
-    "--outputs", "--bytes", "--algo", "--te", "--timeout-cycles", "--wave", "--timeline", "--check-hazards",
-    "--check-uninit"};
+    "--outputs", "--bytes", "--algo", "--fabric", "--te", "--timeout-cycles", "--wave", "--timeline",
+    "--check-hazards", "--check-uninit"};
 
 std::vector<std::string> options_used_by(const RunOptions& o) {
   const auto with_device = [](std::vector<std::string> v) {
@@ -245,7 +245,7 @@ std::vector<std::string> options_used_by(const RunOptions& o) {
     return v;
   };
   if (!o.program.empty()) return kDeviceOptions;
-  if (is_collective_workload(o.workload)) return {"--dtype", "--seed", "--bytes", "--algo"};
+  if (is_collective_workload(o.workload)) return {"--dtype", "--seed", "--bytes", "--algo", "--fabric"};
   if (o.workload == "gemm") return with_device({"--dtype", "-m", "-k", "-n", "--seed"});
   if (o.workload == "gpt2-mlp-up") return with_device({"--seed"});
   return with_device({"--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
