@@ -89,6 +89,8 @@ void write_te_gtkw(const std::string& gtkw_path, const std::string& fst_path, in
   w.signal("cmd_dtype_i[2:0]");
   w.signal(fmt::format("cmd_k_i[{}:0]", clog2(rows + 1) - 1));
   w.signal("cmd_n_i[9:0]");
+  w.bin();
+  w.signal("cmd_acc_i");
   w.end_group();
 
   w.group("Stationary stream");
@@ -112,6 +114,7 @@ void write_te_gtkw(const std::string& gtkw_path, const std::string& fst_path, in
   w.signal("out_valid_o");
   w.signal("out_ready_i");
   w.signal("out_last_o");
+  w.signal("out_acc_o");
   w.hex();
   w.signal(fmt::format("out_data_o[{}:0]", cols * 32 - 1));
   w.end_group();

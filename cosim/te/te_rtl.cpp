@@ -18,17 +18,22 @@
 #include <verilated_fst_c.h>
 #endif
 
+// The flat sizes' root headers: accp_q__VforceEn/Val (rtl/te/trn_te_force.vlt) for TeRtlOptions::force_out_acc_beat.
 #if TRNSIM_HAVE_TE_4X4
 #include "Vtrn_te_4x4.h"
+#include "Vtrn_te_4x4___024root.h"
 #endif
 #if TRNSIM_HAVE_TE_8X4
 #include "Vtrn_te_8x4.h"
+#include "Vtrn_te_8x4___024root.h"
 #endif
 #if TRNSIM_HAVE_TE_8X8
 #include "Vtrn_te_8x8.h"
+#include "Vtrn_te_8x8___024root.h"
 #endif
 #if TRNSIM_HAVE_TE_16X16
 #include "Vtrn_te_16x16.h"
+#include "Vtrn_te_16x16___024root.h"
 #endif
 #if TRNSIM_HAVE_TE_64X64
 #include "Vtrn_te_64x64.h"
@@ -132,7 +137,9 @@ std::vector<std::string> empty_scopes(const std::string& path, const std::vector
 }
 #endif
 
-template <class VTop>
+// kForceable: the model was verilated with rtl/te/trn_te_force.vlt (the flat sizes), so out_acc_o can be forced
+// (TeRtlOptions::force_out_acc_beat).
+template <class VTop, bool kForceable>
 class TeRtlImpl final : public TeRtl {
  public:
   TeRtlImpl(int rows, int cols, const TeRtlOptions& options)
@@ -170,6 +177,10 @@ class TeRtlImpl final : public TeRtl {
 #else
     if (!options_.wave_path.empty()) throw TeRtlError("this build has no waveform support (VM_TRACE=0)");
 #endif
+    if (options_.force_out_acc_beat >= 0 && !kForceable) {
+      throw TeRtlError(fmt::format("force_out_acc_beat: out_acc_o of the {}x{} Tensor Engine cannot be forced (only "
+                                   "the flat-verilated sizes have rtl/te/trn_te_force.vlt)", rows, cols));
+    }
     reset();
   }
 
@@ -223,8 +234,10 @@ class TeRtlImpl final : public TeRtl {
     TeRunResult result;
     result.timing.resize(commands.size());
     result.results.resize(mm_commands.size());
+    result.out_acc.resize(mm_commands.size());
     for (size_t j = 0; j < mm_commands.size(); ++j) {
       result.results[j].reserve(static_cast<size_t>(commands[mm_commands[j]].count) * static_cast<size_t>(cols_));
+      result.out_acc[j].reserve(static_cast<size_t>(commands[mm_commands[j]].count));
     }
 
     size_t next_cmd = 0, next_stat = 0, next_mov = 0, outs = 0, out_mm = 0;
@@ -249,6 +262,7 @@ class TeRtlImpl final : public TeRtl {
         top_->cmd_dtype_i = c.dtype_code & 0x7u;
         top_->cmd_k_i = c.op == TeCommand::Op::kLoadStationary ? static_cast<uint32_t>(c.count) : 0u;
         top_->cmd_n_i = c.op == TeCommand::Op::kMultiplyMoving ? static_cast<uint32_t>(c.count) : 0u;
+        top_->cmd_acc_i = c.accumulate;
       }
       stat_presented = present(next_stat < stat_beats.size(), stat_presented, 2u);
       top_->stat_valid_i = stat_presented;
@@ -292,12 +306,20 @@ class TeRtlImpl final : public TeRtl {
         if (outs >= expected_out) fail(fmt::format("cycle {}: unexpected result beat", cycle_));
         std::vector<uint32_t>& dst = result.results[out_mm];
         for (int c = 0; c < cols_; ++c) dst.push_back(get_field(top_->out_data_o, 32u * c, 32));
+        result.out_acc[out_mm].push_back(top_->out_acc_o);
         ++outs;
         const size_t cmd = mm_commands[out_mm];
         const bool last = dst.size() == static_cast<size_t>(commands[cmd].count) * static_cast<size_t>(cols_);
         if (static_cast<bool>(top_->out_last_o) != last) {
           fail(fmt::format("cycle {}: out_last_o={} on result beat {} of command #{} (N={})", cycle_,
                            int{top_->out_last_o}, dst.size() / cols_ - 1, cmd, commands[cmd].count));
+        }
+        if (static_cast<bool>(top_->out_acc_o) != commands[cmd].accumulate) {
+          const auto mode = [](bool acc) { return acc ? "add to PSUM" : "overwrite PSUM"; };
+          fail(fmt::format("cycle {}: out_acc_o={} ({}) on result beat {} of command #{}, a MultiplyMoving taken "
+                           "with cmd_acc_i={} ({})",
+                           cycle_, int{top_->out_acc_o}, mode(top_->out_acc_o), dst.size() / cols_ - 1, cmd,
+                           int{commands[cmd].accumulate}, mode(commands[cmd].accumulate)));
         }
         if (last) {
           result.timing[cmd].last_out_cycle = now;
@@ -306,6 +328,14 @@ class TeRtlImpl final : public TeRtl {
         last_progress = cycle_;
       }
 
+      // A force reaches out_acc_o at the coming clock edge (the forced flop is re-read when it is clocked), so it is
+      // set for the beat presented after the edge: beat #outs, or a bubble (no harm: out_acc_o is only checked with
+      // out_valid_o). force_out_acc_late: only once beat #outs has been presented and not taken.
+      if (kForceable && options_.force_out_acc_beat >= 0) {
+        const bool target = outs == static_cast<size_t>(options_.force_out_acc_beat) && out_mm < mm_commands.size();
+        force_out_acc(target && (!options_.force_out_acc_late || top_->out_valid_o),
+                      target && commands[mm_commands[out_mm]].accumulate);
+      }
       tick();
       if (top_->err_o) {
         fail(fmt::format("cycle {}: engine raised err_o (illegal command field) after command #{}", cycle_,
@@ -353,6 +383,19 @@ class TeRtlImpl final : public TeRtl {
                                  "--wave-to {}, or TRNSIM_WAVE=te.fst TRNSIM_WAVE_FROM={} TRNSIM_WAVE_TO={} for a "
                                  "test)",
                                  what, rows_, cols_, w.from, w.to, w.from, w.to));
+  }
+
+  // Forces out_acc_o (the last stage of trn_te's accp_q) to the wrong mode from the next clock edge on while `on`
+  // (see TeRtlOptions::force_out_acc_beat; `right` is the mode the beat should carry), releases it otherwise.
+  void force_out_acc(bool on, bool right) {
+    if constexpr (kForceable) {
+      const unsigned stage = static_cast<unsigned>(rows_ + cols_);  // CTRL_DEPTH - 1 (rtl/te/trn_te.sv)
+      put_field(top_->rootp->trn_te__DOT__accp_q__VforceEn, stage, 1, on ? 1u : 0u);
+      put_field(top_->rootp->trn_te__DOT__accp_q__VforceVal, stage, 1, right ? 0u : 1u);
+    } else {
+      static_cast<void>(on);
+      static_cast<void>(right);
+    }
   }
 
   void drive_idle() {
@@ -517,25 +560,28 @@ bool TeRtl::traces_pe_registers(int rows, int cols) {
 std::unique_ptr<TeRtl> TeRtl::create(int rows, int cols, const TeRtlOptions& given) {
   TeRtlOptions options = given;
   apply_wave_env(options);  // TRNSIM_WAVE: any test or tool re-run with a waveform, unless it asked for its own
-#define TRNSIM_TE_CASE(R, C)                                                          \
-  if (rows == (R) && cols == (C)) return std::make_unique<TeRtlImpl<Vtrn_te_##R##x##C>>(R, C, options);
+#define TRNSIM_TE_CASE(R, C, FORCEABLE)                   \
+  if (rows == (R) && cols == (C)) {                       \
+    using Impl = TeRtlImpl<Vtrn_te_##R##x##C, FORCEABLE>; \
+    return std::make_unique<Impl>(R, C, options);         \
+  }
 #if TRNSIM_HAVE_TE_4X4
-  TRNSIM_TE_CASE(4, 4)
+  TRNSIM_TE_CASE(4, 4, true)
 #endif
 #if TRNSIM_HAVE_TE_8X4
-  TRNSIM_TE_CASE(8, 4)
+  TRNSIM_TE_CASE(8, 4, true)
 #endif
 #if TRNSIM_HAVE_TE_8X8
-  TRNSIM_TE_CASE(8, 8)
+  TRNSIM_TE_CASE(8, 8, true)
 #endif
 #if TRNSIM_HAVE_TE_16X16
-  TRNSIM_TE_CASE(16, 16)
+  TRNSIM_TE_CASE(16, 16, true)
 #endif
 #if TRNSIM_HAVE_TE_64X64
-  TRNSIM_TE_CASE(64, 64)
+  TRNSIM_TE_CASE(64, 64, false)
 #endif
 #if TRNSIM_HAVE_TE_128X128
-  TRNSIM_TE_CASE(128, 128)
+  TRNSIM_TE_CASE(128, 128, false)
 #endif
 #undef TRNSIM_TE_CASE
   std::string sizes;

@@ -35,6 +35,14 @@ struct TeRtlOptions {
   bool break_hold_rule = false;     ///< negative testing: withdraw a beat that was not taken (a protocol violation
                                     ///< the engine's hold assertions must catch), on every input stream
   unsigned break_hold_streams = 0;  ///< the same on some streams only: bit 0 cmd, bit 1 stat, bit 2 mov
+  /// Negative testing of the engine's own output (flat-verilated sizes only; rtl/te/trn_te_force.vlt): result beat
+  /// number `force_out_acc_beat` of a run (0 = its first) comes out with out_acc_o forced to the wrong PSUM
+  /// write-back mode for as long as it is presented; -1 = off. The engine's a_out_acc_cmd assertion and the
+  /// transactor's check of out_acc_o must catch it.
+  long force_out_acc_beat = -1;
+  /// With force_out_acc_beat: the beat comes out in the right mode and is forced to the wrong one from its second
+  /// cycle on (it must be stalled, out_stall_prob = 1): out_acc_o changes while stalled, which a_out_acc_hold catches.
+  bool force_out_acc_late = false;
 };
 
 /// One engine command with its stream data.
@@ -45,6 +53,8 @@ struct TeCommand {
   int count = 0;                ///< K (LoadStationary, 1..rows) or N (MultiplyMoving, 1..512)
   std::vector<uint16_t> beats;  ///< LoadStationary: K x cols patterns (beat k = partition k's row);
                                 ///< MultiplyMoving: N x rows patterns (beat n = moving[:, n]); FP8 in low 8 bits
+  bool accumulate = false;      ///< cmd_acc_i, the PSUM write-back mode of a MultiplyMoving's results: true = add
+                                ///< to PSUM, false = overwrite (a LoadStationary with it set is illegal)
 };
 
 /// Fills the waveform fields of `options` from the environment when `options.wave_path` is empty, so that any test
@@ -75,6 +85,7 @@ struct TeCommandTiming {
 /// What a run() returns.
 struct TeRunResult {
   std::vector<std::vector<uint32_t>> results;  ///< per MultiplyMoving, in order: N x cols FP32 bits (beat n, col c)
+  std::vector<std::vector<uint8_t>> out_acc;   ///< per MultiplyMoving, in order: out_acc_o of each result beat (N)
   std::vector<TeCommandTiming> timing;         ///< per command, in order
   uint64_t cycles = 0;                         ///< clock cycles the run took, until the engine was idle again
 };
@@ -97,7 +108,8 @@ class TeRtl {
   virtual int cols() const = 0;
 
   /// Runs the commands through the engine in order, pipelined as the engine allows, and returns the results.
-  /// Throws TeRtlError on watchdog expiry or if the engine raises err_o (an illegal command field).
+  /// Throws TeRtlError on watchdog expiry, if the engine raises err_o (an illegal command field), or if a result
+  /// beat's out_last_o or out_acc_o (PSUM write-back mode) does not match its MultiplyMoving.
   virtual TeRunResult run(const std::vector<TeCommand>& commands) = 0;
 
   /// Total cycles clocked since creation (after reset).

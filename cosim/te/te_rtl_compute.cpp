@@ -24,14 +24,22 @@ uint64_t TeRtlCompute::load_stationary(isa::Dtype dtype, int k, int m, const std
 }
 
 uint64_t TeRtlCompute::multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                                       std::vector<uint32_t>& out, uint32_t /*instr_index*/) {
+                                       std::vector<uint32_t>& out, model::PsumWrite& psum_write,
+                                       uint32_t instr_index) {
   const int rows = rtl_->rows(), cols = rtl_->cols();
   // Beat n' carries moving[:, n'] across all rows; partitions >= K are zero.
   TeCommand mult{TeCommand::Op::kMultiplyMoving, static_cast<uint8_t>(dtype), n,
-                 std::vector<uint16_t>(size_t(n) * rows, 0)};
+                 std::vector<uint16_t>(size_t(n) * rows, 0), psum_write == model::PsumWrite::kAccumulate};
   for (int nn = 0; nn < n; ++nn)
     for (int kk = 0; kk < k; ++kk) mult.beats[size_t(nn) * rows + kk] = moving[size_t(kk) * n + nn];
-  const TeRunResult r = rtl_->run({mult});
+  TeRunResult r;
+  try {
+    r = rtl_->run({mult});  // checks each beat's out_acc_o against cmd_acc_i
+  } catch (const TeRtlError& e) {
+    throw TeRtlError(fmt::format("instruction {}: {}", instr_index, e.what()));
+  }
+  // The PSUM write-back mode is the one the result beats came back with (all alike: run() checked each).
+  psum_write = r.out_acc.at(0).at(0) != 0 ? model::PsumWrite::kAccumulate : model::PsumWrite::kOverwrite;
   const std::vector<uint32_t>& beats = r.results.at(0);
   out.resize(size_t(m_) * n);
   for (int mm = 0; mm < m_; ++mm)
@@ -78,15 +86,22 @@ uint64_t TeLockstep::load_stationary(isa::Dtype dtype, int k, int m, const std::
 }
 
 uint64_t TeLockstep::multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                                     std::vector<uint32_t>& out, uint32_t instr_index) {
+                                     std::vector<uint32_t>& out, model::PsumWrite& psum_write, uint32_t instr_index) {
   std::vector<uint32_t> got;
-  const uint64_t want_cycles = ref_->multiply_moving(dtype, k, n, moving, out, instr_index);
+  model::PsumWrite got_write = psum_write;
+  const uint64_t want_cycles = ref_->multiply_moving(dtype, k, n, moving, out, psum_write, instr_index);
   const auto start = rtl_cycle(*dut_);
-  const uint64_t got_cycles = dut_->multiply_moving(dtype, k, n, moving, got, instr_index);
+  const uint64_t got_cycles = dut_->multiply_moving(dtype, k, n, moving, got, got_write, instr_index);
   const auto end = rtl_cycle(*dut_);
   if (got.size() != out.size()) {
     throw std::runtime_error(fmt::format("lockstep mismatch at instruction {}: result sizes {} (tlm) and {} (rtl){}",
                                          instr_index, out.size(), got.size(), rtl_where(start, end)));
+  }
+  if (got_write != psum_write) {
+    throw std::runtime_error(fmt::format("lockstep mismatch at instruction {}: PSUM write-back mode expected {} "
+                                         "(tlm), got {} (rtl){}",
+                                         instr_index, model::psum_write_name(psum_write),
+                                         model::psum_write_name(got_write), rtl_where(start, end)));
   }
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] != got[i]) {

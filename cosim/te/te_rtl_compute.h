@@ -19,8 +19,12 @@ class TeRtlCompute : public model::TeCompute {
   /// Cycles = the command's latency on the pins (cmd handshake .. last beat), which the TE tests assert equals
   /// model::TeTiming.
   uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) override;
+  using TeCompute::multiply_moving;
+  /// Drives cmd_acc_i from `psum_write`; every result beat's out_acc_o must match it (else TeRtlError naming the
+  /// instruction and the cycle), and `psum_write` returns the mode the beats carried. Engine failures are TeRtlError
+  /// "instruction N: ...".
   uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                           std::vector<uint32_t>& out, uint32_t instr_index) override;
+                           std::vector<uint32_t>& out, model::PsumWrite& psum_write, uint32_t instr_index) override;
   TeRtl& rtl() { return *rtl_; }
 
  private:
@@ -36,10 +40,11 @@ class TeLockstep : public model::TeCompute {
   int cols() const override { return ref_->cols(); }
   std::string name() const override { return "lockstep"; }
   uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) override;
-  /// Throws std::runtime_error "lockstep mismatch ..." naming the instruction index, the element [m, n], the
-  /// expected (TLM) and got (RTL) bits, or the two cycle counts.
+  using TeCompute::multiply_moving;
+  /// Throws std::runtime_error "lockstep mismatch ..." naming the instruction index, the PSUM write-back modes, the
+  /// element [m, n], the expected (TLM) and got (RTL) bits, or the two cycle counts.
   uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                           std::vector<uint32_t>& out, uint32_t instr_index) override;
+                           std::vector<uint32_t>& out, model::PsumWrite& psum_write, uint32_t instr_index) override;
 
  private:
   std::unique_ptr<model::TeCompute> ref_, dut_;

@@ -84,18 +84,20 @@ std::optional<Fault> TensorEngine::multiply_moving(const isa::TeFields& f, uint3
   if (auto fault = read_sbuf_rows(f.sbuf_addr, f.k, n, f.dtype, moving)) return fault;
   std::vector<uint32_t> sums;
   uint64_t cycles = 0;
+  // The PSUM write-back mode goes to the datapath with the command and comes back with the result columns.
+  PsumWrite write = f.accumulate ? PsumWrite::kAccumulate : PsumWrite::kOverwrite;
   try {
-    cycles = compute_->multiply_moving(f.dtype, f.k, n, moving, sums, index);
+    cycles = compute_->multiply_moving(f.dtype, f.k, n, moving, sums, write, index);
   } catch (const std::exception& e) {
     return Fault{regs::ERR_ENGINE_FAULT, 0, fmt::format("cycle {}: {}", control_.cycles(), e.what())};
   }
   busy(cycles);
   macs_ += uint64_t(f.k) * m * n;
-  // PSUM adder: write the column sums, or add them to what the bank holds (rule 4).
+  // PSUM adder: write the column sums, or add them to what the bank holds (rule 4), in the mode the results carry.
   std::vector<uint32_t> row(n);
   for (int mm = 0; mm < m; ++mm) {
     const uint64_t addr = regs::PSUM_BASE + (pp0 + mm) * c.psum_partition_bytes + poff;
-    if (f.accumulate) {
+    if (write == PsumWrite::kAccumulate) {
       bus_read(addr, row.data(), 4ull * n);
       for (int nn = 0; nn < n; ++nn) row[nn] = fp::add(row[nn], sums[size_t(mm) * n + nn]);
     } else {

@@ -2,7 +2,9 @@
 // (model/te/te_functional.h), the verilated RTL (cosim/te/te_rtl_compute.h) or both in lockstep.
 //
 // The datapath computes column sums only (BRIEF section 3 rules 1-3, 5); PSUM accumulation (rule 4) is the PSUM
-// adder's job in the engine that calls it.
+// adder's job in the engine that calls it. The datapath carries each command's PSUM write-back mode with its result
+// columns, as the RTL does (trn_te's cmd_acc_i -> out_acc_o), and the PSUM adder applies the mode the result came
+// back with.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,13 @@
 #include "firmware/isa/dtype.h"
 
 namespace trnsim::model {
+
+/// PSUM write-back mode of a MultiplyMoving's result columns (BRIEF section 3 rule 4; the ISA's `accumulate` flag):
+/// the PSUM adder overwrites the addressed FP32 entries with the column sums, or adds the sums to them.
+enum class PsumWrite : uint8_t { kOverwrite = 0, kAccumulate = 1 };
+
+/// "accumulate" or "overwrite", for messages.
+inline const char* psum_write_name(PsumWrite w) { return w == PsumWrite::kAccumulate ? "accumulate" : "overwrite"; }
 
 class TeCompute {
  public:
@@ -26,9 +35,18 @@ class TeCompute {
   virtual uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) = 0;
   /// out[m, n] (row-major FP32 bits, m = the loaded M) = column sums of stationary^T @ moving[k, n], k equal to
   /// the loaded K, 1 <= n <= 512. Returns the TE cycles. `instr_index` is for error messages only.
-  /// Throws std::runtime_error on an engine failure (RTL error, lockstep mismatch) with a readable message.
+  /// `psum_write`: on entry the instruction's PSUM write-back mode, sent with the command; on return the mode the
+  /// result columns came back with (the RTL's out_acc_o), which is the one the PSUM adder applies.
+  /// Throws std::runtime_error on an engine failure (RTL error, a result in the wrong mode, lockstep mismatch) with a
+  /// readable message.
   virtual uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                                   std::vector<uint32_t>& out, uint32_t instr_index) = 0;
+                                   std::vector<uint32_t>& out, PsumWrite& psum_write, uint32_t instr_index) = 0;
+  /// The same in overwrite mode (tests and benchmarks of the datapath alone).
+  uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
+                           std::vector<uint32_t>& out, uint32_t instr_index) {
+    PsumWrite psum_write = PsumWrite::kOverwrite;
+    return multiply_moving(dtype, k, n, moving, out, psum_write, instr_index);
+  }
 };
 
 /// Cycle cost of the engine's commands, issued one at a time (docs/architecture.md, "Timing"; the RTL tests

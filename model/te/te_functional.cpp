@@ -309,7 +309,8 @@ uint64_t TeFunctional::load_stationary(isa::Dtype dtype, int k, int m, const std
 }
 
 uint64_t TeFunctional::multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                                       std::vector<uint32_t>& out, uint32_t /*instr_index*/) {
+                                       std::vector<uint32_t>& out, PsumWrite& /*psum_write: unchanged*/,
+                                       uint32_t /*instr_index*/) {
   if (k != k_ || n < 1 || moving.size() != size_t(k) * n) {
     throw std::invalid_argument("TeFunctional::multiply_moving: shape does not match the loaded stationary");
   }

@@ -27,8 +27,10 @@ class TeFunctional : public TeCompute {
   int cols() const override { return cols_; }
   std::string name() const override { return "tlm"; }
   uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) override;
+  using TeCompute::multiply_moving;
+  /// `psum_write` comes back as it went in: the datapath carries the mode with the result columns.
   uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                           std::vector<uint32_t>& out, uint32_t instr_index) override;
+                           std::vector<uint32_t>& out, PsumWrite& psum_write, uint32_t instr_index) override;
 
   /// Kernels this CPU can run, fastest first ("avx512", "avx2", "generic"; "generic" always).
   static std::vector<std::string> available_kernels();

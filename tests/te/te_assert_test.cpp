@@ -1,7 +1,8 @@
 // Tensor Engine RTL assertions fired on purpose (docs/verification.md, "Assertions"): the harness breaks one
 // interface rule at a time and the test checks that the engine's assertion names the rule in a readable message,
 // and that the failure names the cycle and a waveform window. The other rules' tests: te_error_test.cpp
-// (illegal dtype, K, N; stationary beat withdrawn) and te_wave_window_test.cpp (FST after a failure).
+// (illegal dtype, K, N; stationary beat withdrawn), te_accumulate_test.cpp (LoadStationary with accumulate) and
+// te_wave_window_test.cpp (FST after a failure).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -76,6 +77,51 @@ TEST(TeAssert, StationaryBeatWithdrawnFiresStatHoldWithItsMessage) {
   EXPECT_NE(f.output.find("trn_te: stat_valid_i dropped or stat_data_i changed while stat_ready_o was low"),
             std::string::npos)
       << f.output;
+}
+
+// The engine's own output, forced wrong (rtl/te/trn_te_force.vlt): the result beat comes out in the wrong PSUM
+// write-back mode while the consumer stalls, so only the engine's assertion can see it.
+TEST(TeAssert, ResultBeatInTheWrongPsumModeFiresOutAccCmd) {
+  TeRtlOptions opts;
+  opts.force_out_acc_beat = 0;  // the first result beat says "add to PSUM" for an overwrite MultiplyMoving
+  opts.out_stall_prob = 1.0;
+  const Failure f = run_and_capture(opts, {{TeCommand::Op::kLoadStationary, 0, 4, ones(16)},
+                                           {TeCommand::Op::kMultiplyMoving, 0, 4, ones(16), false}});
+  ASSERT_FALSE(f.error.empty()) << "no assertion fired";
+  EXPECT_NE(f.output.find("trn_te: result beat with out_acc_o=1, but its MultiplyMoving was taken with cmd_acc_i=0"),
+            std::string::npos)
+      << f.output;
+  EXPECT_NE(f.error.find("RTL assertion failed"), std::string::npos) << f.error;
+  EXPECT_NE(f.output.find("[ fail-at  ] block=te 4x4 cycle="), std::string::npos) << f.output;
+}
+
+TEST(TeAssert, PsumModeChangedWhileStalledFiresOutAccHold) {
+  TeRtlOptions opts;
+  opts.force_out_acc_beat = 0;  // right mode (accumulate) on the beat's first cycle, overwrite from its second
+  opts.force_out_acc_late = true;
+  opts.out_stall_prob = 1.0;
+  const Failure f = run_and_capture(opts, {{TeCommand::Op::kLoadStationary, 0, 4, ones(16)},
+                                           {TeCommand::Op::kMultiplyMoving, 0, 4, ones(16), true}});
+  ASSERT_FALSE(f.error.empty()) << "no assertion fired";
+  EXPECT_NE(f.output.find("trn_te: out_acc_o changed from 1 to 0 while the result beat was stalled (out_ready_i low)"),
+            std::string::npos)
+      << f.output;
+}
+
+// Without backpressure the beat is taken at once: the transactor's own check names the beat, the command and the
+// two modes (the engine's assertion would report a cycle later).
+TEST(TeAssert, TransactorRejectsAResultBeatInTheWrongPsumMode) {
+  TeRtlOptions opts;
+  opts.force_out_acc_beat = 5;  // beat 1 of the second MultiplyMoving
+  const Failure f = run_and_capture(opts, {{TeCommand::Op::kLoadStationary, 0, 4, ones(16)},
+                                           {TeCommand::Op::kMultiplyMoving, 0, 4, ones(16), true},
+                                           {TeCommand::Op::kMultiplyMoving, 0, 3, ones(12), true}});
+  EXPECT_NE(f.error.find("out_acc_o=0 (overwrite PSUM) on result beat 1 of command #2, a MultiplyMoving taken with "
+                         "cmd_acc_i=1 (add to PSUM)"),
+            std::string::npos)
+      << f.error;
+  EXPECT_NE(f.error.find("cycle "), std::string::npos) << f.error;
+  EXPECT_NE(f.error.find("--wave-from"), std::string::npos) << f.error;
 }
 
 }  // namespace
