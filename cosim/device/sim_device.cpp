@@ -17,8 +17,17 @@ std::optional<TeMode> parse_te_mode(std::string_view name) {
   return std::nullopt;
 }
 
+void claim_elaboration(const char* who) {
+  static bool claimed = false;
+  if (claimed) {
+    throw std::logic_error(std::string(who) + ": SystemC elaborates once per process; create one device or "
+                           "system per process");
+  }
+  claimed = true;
+  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+}
+
 namespace {
-bool g_device_created = false;
 
 std::unique_ptr<model::TeCompute> make_te(const model::ChipConfig& c, const SimDeviceOptions& o) {
   auto tlm = std::make_unique<model::TeFunctional>(c.te_rows, c.te_cols);
@@ -36,12 +45,8 @@ std::unique_ptr<model::TeCompute> make_te(const model::ChipConfig& c, const SimD
 }  // namespace
 
 SimDevice::SimDevice(const model::ChipConfig& config, const SimDeviceOptions& options) : options_(options) {
-  if (g_device_created) {
-    throw std::logic_error("SimDevice: SystemC elaborates once per process; create one device per process");
-  }
-  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   auto te = make_te(config, options);
-  g_device_created = true;
+  claim_elaboration("SimDevice");
   core_ = std::make_unique<model::NeuronCore>("core", config, std::move(te));
   core_->control.on_irq([] { sc_core::sc_pause(); });
   core_->control.set_observer(options.observer);
@@ -126,6 +131,7 @@ UsageReport SimDevice::usage() const {
   queue(core_->dma, "DMA queue", c.te_clock_mhz);
   queue(core_->act, "Scalar engine", c.scalar_clock_mhz);
   queue(core_->vec, "Vector engine", c.vector_clock_mhz);
+  queue(core_->cc, "Collective engine", c.te_clock_mhz);
   const auto& busy = core_->dma.engine_busy();
   for (size_t e = 0; e < busy.size(); ++e) {
     EngineUsage u;

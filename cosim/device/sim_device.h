@@ -23,6 +23,10 @@ class EngineObserver;
 
 namespace trnsim::cosim {
 
+/// Takes this process's one SystemC elaboration for `who` (a SimDevice or a SimSystem); std::logic_error naming
+/// `who` when it was taken already.
+void claim_elaboration(const char* who);
+
 /// Which Tensor Engine datapath the model uses.
 enum class TeMode { kTlm, kRtl, kLockstep };
 /// Parses "tlm", "rtl", "lockstep"; nullopt otherwise.
@@ -55,7 +59,7 @@ struct SimDeviceOptions {
 
 /// Where one engine's simulated time went since the device was created (all launches).
 struct EngineUsage {
-  std::string name;         ///< "te", "act", "vec", "dma" (the DMA queue), "dma0" .. "dma15" (DMA engines)
+  std::string name;         ///< "te", "act", "vec", "cc", "dma" (the DMA queue), "dma0" .. "dma15" (DMA engines)
   std::string title;        ///< "Tensor Engine", "DMA queue", "Scalar engine", "Vector engine", "DMA engine 3"
   uint32_t clock_mhz = 0;   ///< the engine's clock (the DMA queue and engines count in TE cycles)
   double busy_us = 0;       ///< executing (instructions, or copies for a DMA engine)
@@ -66,7 +70,7 @@ struct EngineUsage {
 struct UsageReport {
   double elapsed_us = 0;    ///< simulated time since the device was created
   double te_cycle_us = 0;   ///< one TE cycle as the model counts it (417 ps at 2.4 GHz)
-  std::vector<EngineUsage> queues;       ///< te, dma, act, vec (queue id order)
+  std::vector<EngineUsage> queues;       ///< te, dma, act, vec, cc (queue id order)
   std::vector<EngineUsage> dma_engines;  ///< one per DMA engine
 };
 

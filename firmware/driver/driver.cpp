@@ -13,6 +13,8 @@ namespace {
 
 /// ISA version this driver encodes (VERSION.ISA of a device it can drive).
 constexpr uint32_t kIsaVersion = 0;
+/// The interrupt bits run() enables and clears.
+constexpr uint32_t kIrqBits = regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK;
 /// Alignment of each queue's program in the program area.
 constexpr uint64_t kProgramAlign = 4096;
 
@@ -53,6 +55,8 @@ std::string DeviceFault::describe(uint32_t code, uint32_t queue, uint32_t index,
       return text + fmt::format(": queue {}", queue_name(queue));
     case regs::ERR_DEADLOCK:
       return text + fmt::format(": queue {}, instruction {}, semaphore {}", queue_name(queue), index, info);
+    case regs::ERR_CC_PEER_STOPPED:
+      return text + fmt::format(": queue {}, instruction {}, peer chip {}", queue_name(queue), index, info);
     default:
       break;
   }
@@ -266,18 +270,24 @@ std::string Driver::instruction_text(uint32_t queue, uint32_t index) const {
 }
 
 RunResult Driver::run(uint64_t timeout_cycles) {
+  start();
+  return wait(timeout_cycles);
+}
+
+void Driver::start() {
   uint32_t doorbell = 0;
   for (uint32_t q = 0; q < info_.num_queues; ++q) {
     if (queue_len_[q] != 0) doorbell |= 1u << q;
   }
   if (doorbell == 0) throw DriverError("run: no program loaded");
 
-  constexpr uint32_t kIrqBits = regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK;
   device_.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);  // self-clearing
   device_.write_reg(regs::INT_STATUS, kIrqBits);              // RW1C; soft reset cleared them already
   device_.write_reg(regs::INT_ENABLE, regs::INT_ENABLE_DONE_MASK | regs::INT_ENABLE_ERROR_MASK);
   device_.write_reg(regs::DOORBELL, doorbell);
+}
 
+RunResult Driver::wait(uint64_t timeout_cycles) {
   device_.wait_interrupt(timeout_cycles);
   // STATUS decides, not the return value: a backend may report the line late, and an error must win over done.
   const uint32_t status = device_.read_reg(regs::STATUS);

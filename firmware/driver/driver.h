@@ -182,6 +182,12 @@ class Driver {
   /// `timeout_cycles` TE cycles (it is left running; the next run() soft-resets it), DriverError when no program
   /// is loaded.
   RunResult run(uint64_t timeout_cycles);
+  /// The first half of run(): soft reset, INT_ENABLE, DOORBELL; returns at once. For systems whose chips must all
+  /// be started before any of them waits (a multi-chip system: start() every chip's driver, then wait() each).
+  /// Throws DriverError when no program is loaded.
+  void start();
+  /// The second half of run(): Device::wait_interrupt(timeout_cycles), then STATUS, exactly as run().
+  RunResult wait(uint64_t timeout_cycles);
 
  private:
   uint64_t read_counter64(uint32_t lo, uint32_t hi) const;

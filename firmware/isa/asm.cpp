@@ -56,6 +56,12 @@ std::vector<KeySpec> keys_of(Opcode op) {
     case Opcode::kMultiplyMoving:
       return {{"dtype", "", false}, {"sbuf", "", true},     {"psum", "", true},     {"k", "", true},
               {"n", "", true},      {"acc", "acc", false}, {"no_acc", "acc", false}};
+    case Opcode::kAllReduce:
+    case Opcode::kAllGather:
+    case Opcode::kReduceScatter:
+      return {{"dtype", "", false}, {"algorithm", "", false}, {"hbm", "", true}, {"count", "", true}};
+    case Opcode::kSend:
+    case Opcode::kRecv: return {{"peer", "", true}, {"hbm", "", true}, {"bytes", "", true}};
     default: break;
   }
   // Vector / Scalar tensor-op formats.
@@ -112,6 +118,7 @@ std::string_view key_of_field(Opcode op, std::string_view field) {
   if (field == "src_space" || field == "src_addr") return "src";
   if (field == "dst_space" || field == "dst_addr") return "dst";
   if (field == "sbuf_addr") return "sbuf";
+  if (field == "hbm_addr") return "hbm";
   if (field == "psum_addr") return "psum";
   if (field == "free_size") return op == Opcode::kLoadStationary ? "m" : "n";
   // Tensor-op operands: X_space, X_partition and X_offset are set by the location `X=SPACE:PART:OFFSET`.
@@ -444,6 +451,34 @@ TeFields parse_te(const LineParser& p, const Args& args, Opcode op) {
   return t;
 }
 
+CcFields parse_cc(const LineParser& p, const Args& args, Opcode op) {
+  constexpr uint64_t kU64 = std::numeric_limits<uint64_t>::max();
+  CcFields c;
+  c.hbm_addr = p.unsigned_number("hbm", *args.get("hbm"), kU64);
+  if (op == Opcode::kSend || op == Opcode::kRecv) {
+    c.peer = static_cast<uint32_t>(p.unsigned_number("peer", *args.get("peer"), std::numeric_limits<uint32_t>::max()));
+    c.count = p.unsigned_number("bytes", *args.get("bytes"), kU64);
+    return c;
+  }
+  c.count = p.unsigned_number("count", *args.get("count"), kU64);
+  if (const auto t = args.get("dtype")) {
+    c.dtype = p.data_type("dtype", *t);
+    if (c.dtype != DataType::kFp32 && c.dtype != DataType::kBf16) {
+      p.fail(*t, fmt::format("dtype: '{}' is not a collective data type (fp32, bf16)", *t));
+    }
+  }
+  if (const auto a = args.get("algorithm")) {
+    if (*a == "ring") {
+      c.algorithm = CcAlgorithm::kRing;
+    } else if (*a == "rhd") {
+      c.algorithm = CcAlgorithm::kRhd;
+    } else {
+      p.fail(*a, fmt::format("algorithm: '{}' is not a collective algorithm (ring, rhd)", *a));
+    }
+  }
+  return c;
+}
+
 /// The free counts [n0, n1] ("free=[n0,n1]"; a missing n1 is 1).
 std::array<uint16_t, 2> free_counts(const LineParser& p, const Args& args) {
   const auto text = *args.get("free");
@@ -608,6 +643,8 @@ Instruction parse_instruction(const LineParser& p, const std::vector<std::string
     instr.copy = parse_copy(p, args);
   } else if (instr.op == Opcode::kLoadStationary || instr.op == Opcode::kMultiplyMoving) {
     instr.te = parse_te(p, args, instr.op);
+  } else if (is_collective(instr.op)) {
+    instr.cc = parse_cc(p, args, instr.op);
   } else if (instr.op == Opcode::kActivation) {
     instr.act = parse_act(p, args);
   } else if (is_tensor_op(instr.op)) {
@@ -696,12 +733,12 @@ Program assemble(std::string_view text) {
     const std::string_view head = tokens[0];
     if (head.front() == '.') {
       if (head != ".queue") p.fail(head, fmt::format("unknown directive '{}' (directives: .queue)", head));
-      if (tokens.size() < 2) p.fail(head, ".queue: missing queue name (te, dma, act, vec)");
+      if (tokens.size() < 2) p.fail(head, ".queue: missing queue name (te, dma, act, vec, cc)");
       if (tokens.size() > 2) p.fail(tokens[2], fmt::format(".queue: unexpected '{}'", tokens[2]));
       const auto* e = std::find_if(std::begin(kAllEngines), std::end(kAllEngines),
                                    [&](Engine x) { return engine_name(x) == tokens[1]; });
       if (e == std::end(kAllEngines)) {
-        p.fail(tokens[1], fmt::format(".queue: '{}' is not a queue (te, dma, act, vec)", tokens[1]));
+        p.fail(tokens[1], fmt::format(".queue: '{}' is not a queue (te, dma, act, vec, cc)", tokens[1]));
       }
       queue = *e;
       have_queue = true;
@@ -754,6 +791,18 @@ std::string disassemble(const Instruction& instr) {
     case Opcode::kIota:
     case Opcode::kSelect:
     case Opcode::kTranspose: return vec_text(*name, instr.op, instr.vec);
+    case Opcode::kAllReduce:
+    case Opcode::kAllGather:
+    case Opcode::kReduceScatter: {
+      const CcFields& c = instr.cc;
+      return fmt::format("{} dtype={} algorithm={} hbm={} count={}", *name, data_type_name(c.dtype),
+                         cc_algorithm_name(c.algorithm), hex(c.hbm_addr), c.count);
+    }
+    case Opcode::kSend:
+    case Opcode::kRecv: {
+      const CcFields& c = instr.cc;
+      return fmt::format("{} peer={} hbm={} bytes={}", *name, c.peer, hex(c.hbm_addr), c.count);
+    }
   }
   return std::string(*name);
 }

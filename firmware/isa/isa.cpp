@@ -9,7 +9,7 @@ namespace trnsim::isa {
 namespace {
 
 // Formats and their byte layout (docs/isa.md).
-enum class Format { kPlain, kSem, kCopy, kTe, kVec, kAct };
+enum class Format { kPlain, kSem, kCopy, kTe, kVec, kAct, kCc };
 
 Format format_of(Opcode op) {
   switch (op) {
@@ -30,6 +30,11 @@ Format format_of(Opcode op) {
     case Opcode::kSelect:
     case Opcode::kTranspose: return Format::kVec;
     case Opcode::kActivation: return Format::kAct;
+    case Opcode::kAllReduce:
+    case Opcode::kAllGather:
+    case Opcode::kReduceScatter:
+    case Opcode::kSend:
+    case Opcode::kRecv: return Format::kCc;
   }
   return Format::kPlain;
 }
@@ -90,9 +95,17 @@ std::vector<ByteRange> reserved_ranges(Opcode op, const uint8_t* bytes) {
       r.push_back({60, 64});
       return r;
     }
+    case Opcode::kAllReduce:
+    case Opcode::kAllGather:
+    case Opcode::kReduceScatter: return {{1, 2}, {4, 8}, {24, 64}};
+    case Opcode::kSend:
+    case Opcode::kRecv: return {{1, 4}, {24, 64}};
   }
   return {};
 }
+
+// Byte offsets of the collective format "cc".
+constexpr std::size_t kOffCcDtype = 2, kOffCcAlgorithm = 3, kOffCcPeer = 4, kOffCcAddr = 8, kOffCcCount = 16;
 
 // Byte offsets of the fields.
 constexpr std::size_t kOffFlags = 1;
@@ -350,6 +363,19 @@ std::optional<IsaError> validate_act(const ActFields& a) {
   return std::nullopt;
 }
 
+std::optional<IsaError> validate_cc(Opcode op, const CcFields& c) {
+  if (op == Opcode::kSend || op == Opcode::kRecv) return std::nullopt;  // peer and ranges: checked by the device
+  if (c.dtype != DataType::kFp32 && c.dtype != DataType::kBf16) {
+    return bad("dtype", fmt::format("value {} is not a collective data type (0 bf16, 4 fp32)",
+                                    static_cast<int>(c.dtype)));
+  }
+  if (static_cast<uint8_t>(c.algorithm) >= kNumCcAlgorithms) {
+    return bad("algorithm", fmt::format("value {} is not a collective algorithm (0 ring, 1 rhd)",
+                                        static_cast<int>(c.algorithm)));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int field_id(std::string_view field) {
@@ -386,6 +412,13 @@ bool operator==(const Instruction& a, const Instruction& b) {
     case Format::kAct:
       // The tensor-op encodings write exactly the fields their opcode uses.
       return encode(a) == encode(b);
+    case Format::kCc: {
+      const CcFields& x = a.cc;
+      const CcFields& y = b.cc;
+      const bool collective = a.op != Opcode::kSend && a.op != Opcode::kRecv;
+      return x.hbm_addr == y.hbm_addr && x.count == y.count &&
+             (collective ? x.dtype == y.dtype && x.algorithm == y.algorithm : x.peer == y.peer);
+    }
   }
   return false;
 }
@@ -469,6 +502,18 @@ std::array<uint8_t, kInstrBytes> encode(const Instruction& instr) {
       put<uint32_t>(p + kOffBias, a.bias);
       if (a.bias_tensor) put_operand(p + kOffBiasAp, a.bias_ap, true);
       if (a.reduce) put_operand(p + kOffSum, a.sum, true);
+      break;
+    }
+    case Format::kCc: {
+      const CcFields& c = instr.cc;
+      if (instr.op == Opcode::kSend || instr.op == Opcode::kRecv) {
+        put<uint32_t>(p + kOffCcPeer, c.peer);
+      } else {
+        p[kOffCcDtype] = static_cast<uint8_t>(c.dtype);
+        p[kOffCcAlgorithm] = static_cast<uint8_t>(c.algorithm);
+      }
+      put<uint64_t>(p + kOffCcAddr, c.hbm_addr);
+      put<uint64_t>(p + kOffCcCount, c.count);
       break;
     }
   }
@@ -582,6 +627,18 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
       }
       break;
     }
+    case Format::kCc: {
+      CcFields& c = instr.cc;
+      if (instr.op == Opcode::kSend || instr.op == Opcode::kRecv) {
+        c.peer = get<uint32_t>(bytes + kOffCcPeer);
+      } else {
+        c.dtype = static_cast<DataType>(bytes[kOffCcDtype]);
+        c.algorithm = static_cast<CcAlgorithm>(bytes[kOffCcAlgorithm]);
+      }
+      c.hbm_addr = get<uint64_t>(bytes + kOffCcAddr);
+      c.count = get<uint64_t>(bytes + kOffCcCount);
+      break;
+    }
   }
   if (auto err = validate(instr)) return err;
   *out = instr;
@@ -604,6 +661,7 @@ std::optional<IsaError> validate(const Instruction& instr) {
     case Format::kTe: return validate_te(instr.op, instr.te);
     case Format::kVec: return validate_vec(instr.op, instr.vec);
     case Format::kAct: return validate_act(instr.act);
+    case Format::kCc: return validate_cc(instr.op, instr.cc);
   }
   return std::nullopt;
 }
@@ -614,7 +672,8 @@ bool engine_accepts(Engine engine, Opcode op) {
     case Opcode::kHalt:
     case Opcode::kSemSignal:
     case Opcode::kSemWait:
-      return engine == Engine::kTe || engine == Engine::kDma || engine == Engine::kAct || engine == Engine::kVec;
+      return engine == Engine::kTe || engine == Engine::kDma || engine == Engine::kAct || engine == Engine::kVec ||
+             engine == Engine::kCc;
     case Opcode::kLoadStationary:
     case Opcode::kMultiplyMoving: return engine == Engine::kTe;
     case Opcode::kDmaCopy:
@@ -628,8 +687,23 @@ bool engine_accepts(Engine engine, Opcode op) {
     case Opcode::kSelect:
     case Opcode::kTranspose: return engine == Engine::kVec;
     case Opcode::kActivation: return engine == Engine::kAct;
+    case Opcode::kAllReduce:
+    case Opcode::kAllGather:
+    case Opcode::kReduceScatter:
+    case Opcode::kSend:
+    case Opcode::kRecv: return engine == Engine::kCc;
   }
   return false;
+}
+
+bool is_collective(Opcode op) { return is_opcode(static_cast<uint8_t>(op)) && format_of(op) == Format::kCc; }
+
+std::string_view cc_algorithm_name(CcAlgorithm a) {
+  switch (a) {
+    case CcAlgorithm::kRing: return "ring";
+    case CcAlgorithm::kRhd: return "rhd";
+  }
+  return "?";
 }
 
 bool is_tensor_op(Opcode op) {
@@ -656,6 +730,11 @@ std::optional<std::string_view> opcode_name(Opcode op) {
     case Opcode::kSelect: return "select";
     case Opcode::kTranspose: return "transpose";
     case Opcode::kActivation: return "activation";
+    case Opcode::kAllReduce: return "all_reduce";
+    case Opcode::kAllGather: return "all_gather";
+    case Opcode::kReduceScatter: return "reduce_scatter";
+    case Opcode::kSend: return "send";
+    case Opcode::kRecv: return "recv";
   }
   return std::nullopt;
 }
@@ -666,6 +745,7 @@ std::string_view engine_name(Engine engine) {
     case Engine::kDma: return "dma";
     case Engine::kAct: return "act";
     case Engine::kVec: return "vec";
+    case Engine::kCc: return "cc";
   }
   return "?";
 }

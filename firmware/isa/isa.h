@@ -58,6 +58,11 @@ enum class Opcode : uint8_t {
   kSelect = 0x46,          ///< Vector: out = in0 != 0 ? in1 : in2
   kTranspose = 0x47,       ///< Vector: out[j, i] = in0[i, j], up to 32 x 32
   kActivation = 0x50,      ///< Scalar: out = func(in0 * scale + bias), optional sum along the free axes
+  kAllReduce = 0x60,       ///< Collective: every chip's HBM buffer becomes the element-wise sum over the chips
+  kAllGather = 0x61,       ///< Collective: every chip's buffer becomes every chip's block
+  kReduceScatter = 0x62,   ///< Collective: chip r's block r becomes the sum of block r over the chips
+  kSend = 0x63,            ///< Collective: sends HBM bytes to the matching recv of chip `peer`
+  kRecv = 0x64,            ///< Collective: receives HBM bytes from the matching send of chip `peer`
 };
 
 /// The engines that own an instruction queue. The queue id is the enum value.
@@ -67,8 +72,9 @@ enum class Engine : uint8_t {
   kAct = 2,  ///< Scalar (activation) engine: activation
   kVec = 3,  ///< Vector engine: tensor_tensor, tensor_scalar, tensor_reduce, tensor_copy, memset, iota, select,
              ///< transpose
+  kCc = 4,   ///< Collective engine (NeuronLink): all_reduce, all_gather, reduce_scatter, send, recv
 };
-inline constexpr int kNumQueues = 4;
+inline constexpr int kNumQueues = 5;
 
 /// Memory spaces an access pattern can name.
 enum class MemSpace : uint8_t { kHbm = 0, kSbuf = 1, kPsum = 2 };
@@ -215,6 +221,29 @@ struct ActFields {
   Operand sum;                         ///< [P, 1] column operand (strides unused), when reduce
 };
 
+/// Algorithm of a collective instruction (format "cc"): docs/neuronlink.md "Collectives".
+enum class CcAlgorithm : uint8_t {
+  kRing = 0,  ///< ring flows over every torus dimension
+  kRhd = 1,   ///< recursive halving-doubling (power-of-two chip counts only; checked by the device)
+};
+inline constexpr int kNumCcAlgorithms = 2;
+
+/// Fields of the collective engine's instructions (format "cc").
+///   byte 1: reserved, 2: dtype (a DataType code: fp32 or bf16; collectives only), 3: algorithm (collectives only),
+///   4..7: peer chip id (send/recv only), 8..15: hbm_addr, 16..23: count, 24..63 reserved.
+/// all_reduce / all_gather / reduce_scatter: `count` elements of `dtype` at HBM byte address hbm_addr, in place,
+///   blocks as collective::Call (block r = elements [floor(r*count/n), floor((r+1)*count/n)) of n chips); count 0
+///   is a no-op that still takes part in the rendezvous.
+/// send / recv: `count` bytes at hbm_addr to / from chip `peer`; the k-th send from chip a to chip b pairs with the
+///   k-th recv on b from a (their byte counts must be equal).
+struct CcFields {
+  DataType dtype = DataType::kFp32;
+  CcAlgorithm algorithm = CcAlgorithm::kRing;
+  uint32_t peer = 0;       ///< chip id (send/recv)
+  uint64_t hbm_addr = 0;   ///< bytes, HBM space
+  uint64_t count = 0;      ///< elements (collectives) or bytes (send/recv)
+};
+
 /// Fields of sem_signal and sem_wait (format "sem").
 struct SemFields {
   uint8_t sem = 0;     ///< semaphore id, 0..kNumSemaphores-1
@@ -230,6 +259,7 @@ struct Instruction {
   SemFields sem;
   VecFields vec;
   ActFields act;
+  CcFields cc;
 
   static Instruction nop() { return {}; }
   static Instruction halt() {
@@ -256,6 +286,8 @@ inline constexpr std::string_view kFieldNames[] = {
     "bias_space",     "bias_type",     "bias_partition", "bias_offset",
     "sum_space",      "sum_type",      "sum_partition", "sum_offset",
     "base",           "pstep",         "step",
+    // Collective engine format "cc" (ids 61..)
+    "algorithm",      "peer",          "hbm_addr",      "bytes",
 };
 inline constexpr int kNumFields = static_cast<int>(sizeof(kFieldNames) / sizeof(kFieldNames[0]));
 
@@ -301,10 +333,11 @@ inline constexpr Opcode kAllOpcodes[] = {
     Opcode::kDmaCopy,      Opcode::kLoadStationary, Opcode::kMultiplyMoving, Opcode::kPsumCopy,
     Opcode::kTensorTensor, Opcode::kTensorScalar, Opcode::kTensorReduce, Opcode::kTensorCopy,
     Opcode::kMemset,       Opcode::kIota,         Opcode::kSelect,       Opcode::kTranspose,
-    Opcode::kActivation};
+    Opcode::kActivation,   Opcode::kAllReduce,    Opcode::kAllGather,    Opcode::kReduceScatter,
+    Opcode::kSend,         Opcode::kRecv};
 
 /// Every engine, in queue-id order.
-inline constexpr Engine kAllEngines[] = {Engine::kTe, Engine::kDma, Engine::kAct, Engine::kVec};
+inline constexpr Engine kAllEngines[] = {Engine::kTe, Engine::kDma, Engine::kAct, Engine::kVec, Engine::kCc};
 
 /// Same opcode and same fields of that opcode's format (the fields encode() writes); other formats are ignored.
 bool operator==(const Instruction& a, const Instruction& b);
@@ -312,7 +345,7 @@ inline bool operator!=(const Instruction& a, const Instruction& b) { return !(a 
 
 /// Mnemonic of an opcode ("dma_copy"), or nullopt for a byte that is no opcode.
 std::optional<std::string_view> opcode_name(Opcode op);
-/// Name of an engine/queue ("te", "dma", "act", "vec").
+/// Name of an engine/queue ("te", "dma", "act", "vec", "cc").
 std::string_view engine_name(Engine engine);
 std::string_view mem_space_name(MemSpace space);
 std::string_view data_type_name(DataType type);  ///< bf16, fp16, fp8e4m3, fp8e5m2, fp32
@@ -320,6 +353,9 @@ std::string_view alu_op_name(AluOp op);          ///< none, add, subtract, ... (
 std::string_view act_func_name(ActFunc func);    ///< identity, relu, gelu_tanh, gelu, ... ("?" for a bad code)
 /// True for the tensor-op formats of the Vector and Scalar engines (opcodes 0x40..0x47, 0x50).
 bool is_tensor_op(Opcode op);
+/// True for the collective engine's instructions (format "cc", opcodes 0x60..0x64).
+bool is_collective(Opcode op);
+std::string_view cc_algorithm_name(CcAlgorithm a);  ///< ring, rhd ("?" for a bad code)
 
 /// A program: one instruction list per engine queue.
 struct Program {

@@ -29,7 +29,8 @@ NeuronCore::NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& co
       te("te", control, checked(std::move(te_datapath), config)),
       dma("dma", control),
       act("act", control),
-      vec("vec", control) {
+      vec("vec", control),
+      cc("cc", control) {
   // Targets, in the order of the address map.
   bus.map("mmio", regs::MMIO_BASE, 64 * 1024);
   bus.initiator_socket.bind(control.socket);
@@ -45,6 +46,7 @@ NeuronCore::NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& co
   dma.bus.bind(bus.target_socket);
   act.bus.bind(bus.target_socket);
   vec.bus.bind(bus.target_socket);
+  cc.bus.bind(bus.target_socket);
 }
 
 }  // namespace trnsim::model

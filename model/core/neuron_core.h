@@ -1,5 +1,5 @@
 // One NeuronCore: the top that only wires. Memories (HBM, SBUF, PSUM), the MMIO register block, the interconnect,
-// the host bridge and the engines' queues (TE, DMA, Scalar/act, Vector), bound on the device address map
+// the host bridge and the engines' queues (TE, DMA, Scalar/act, Vector, collective), bound on the device address map
 // (docs/registers.md).
 #pragma once
 
@@ -9,6 +9,7 @@
 
 #include "model/bus/interconnect.h"
 #include "model/config/chip_config.h"
+#include "model/core/collective_engine.h"
 #include "model/core/core_control.h"
 #include "model/core/dma_engine.h"
 #include "model/core/host_bridge.h"
@@ -34,6 +35,7 @@ class NeuronCore : public sc_core::sc_module {
   DmaEngine dma;
   ScalarEngine act;
   VectorEngine vec;
+  CollectiveEngine cc;  ///< queue 4; a 1-chip system until attach()ed to a CollectiveHub
 };
 
 }  // namespace trnsim::model

@@ -139,6 +139,7 @@ void QueueEngine::run_program(uint64_t epoch) {
     control_.retire(q_);
     if (instr.op == isa::Opcode::kHalt) {
       control_.set_halted(q_);
+      on_halt();
       return;
     }
   }

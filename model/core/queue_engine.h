@@ -48,6 +48,8 @@ class QueueEngine : public sc_core::sc_module {
   virtual void drain() {}
   /// Called at every doorbell for this queue (engine-local state reset).
   virtual void on_start() {}
+  /// Called after this queue executed halt (its state is HALTED).
+  virtual void on_halt() {}
 
   /// Bus helpers on device addresses; false on an error response.
   bool bus_read(uint64_t addr, void* data, uint64_t bytes);

@@ -306,7 +306,7 @@ TEST(DriverProgram, WritesTheEncodedBytesAndProgramsTheQueues) {
 
 TEST(DriverProgram, QueuesNotInTheProgramGetLengthZero) {
   DeviceInfo in = test::mock_tiny_info();
-  in.num_queues = 4;
+  in.num_queues = 5;
   MockDevice dev(in);
   Driver drv(dev);
   drv.load_program(two_queue_program());
@@ -314,7 +314,7 @@ TEST(DriverProgram, QueuesNotInTheProgramGetLengthZero) {
   te_only.queue(isa::Engine::kTe) = {isa::Instruction::nop(), isa::Instruction::halt()};
   drv.load_program(te_only);
   EXPECT_EQ(dev.peek(regs::queue_reg(0, regs::Q_LEN)), 2u);
-  for (uint32_t q = 1; q < 4; ++q) EXPECT_EQ(dev.peek(regs::queue_reg(q, regs::Q_LEN)), 0u) << "queue " << q;
+  for (uint32_t q = 1; q < 5; ++q) EXPECT_EQ(dev.peek(regs::queue_reg(q, regs::Q_LEN)), 0u) << "queue " << q;
   EXPECT_EQ(drv.program_base(1), 0u);
 }
 
@@ -515,6 +515,21 @@ TEST(DriverFaultDetail, FieldNamesComeFromTheIsa) {
     const std::string text = DeviceFault::describe(regs::ERR_BAD_FIELD, 0, 0, static_cast<uint32_t>(id));
     EXPECT_NE(text.find("field " + std::string(isa::field_name(id))), std::string::npos) << text;
   }
+}
+
+TEST(DriverFaultDetail, CollectiveEngineErrors) {
+  EXPECT_EQ(DeviceFault::describe(regs::ERR_CC_PEER_STOPPED, 4, 1, 15),
+            "device error cc_peer_stopped (" + std::string(regs::err_code_text(regs::ERR_CC_PEER_STOPPED)) +
+                "): queue cc, instruction 1, peer chip 15");
+  const std::string mismatch = DeviceFault::describe(regs::ERR_CC_MISMATCH, 4, 0, uint32_t(isa::field_id("count")));
+  EXPECT_NE(mismatch.find("device error cc_mismatch ("), std::string::npos) << mismatch;
+  EXPECT_NE(mismatch.find("): queue cc, instruction 0, field count"), std::string::npos) << mismatch;
+  const std::string deadlock = DeviceFault::describe(regs::ERR_CC_DEADLOCK, 4, 2, 0);
+  EXPECT_NE(deadlock.find("cc_deadlock"), std::string::npos) << deadlock;
+  EXPECT_EQ(deadlock.substr(deadlock.size() - 25), ": queue cc, instruction 2") << deadlock;
+  const std::string rhd = DeviceFault::describe(regs::ERR_CC_UNSUPPORTED, 4, 0, uint32_t(isa::field_id("algorithm")));
+  EXPECT_NE(rhd.find("cc_unsupported"), std::string::npos) << rhd;
+  EXPECT_NE(rhd.find("field algorithm"), std::string::npos) << rhd;
 }
 
 // ---- timeout

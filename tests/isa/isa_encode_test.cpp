@@ -58,7 +58,8 @@ TEST(IsaNames, OpcodeValuesAndMnemonics) {
   EXPECT_EQ(engine_name(Engine::kDma), "dma");
   EXPECT_EQ(engine_name(Engine::kAct), "act");
   EXPECT_EQ(engine_name(Engine::kVec), "vec");
-  EXPECT_EQ(kNumQueues, 4);
+  EXPECT_EQ(engine_name(Engine::kCc), "cc");
+  EXPECT_EQ(kNumQueues, 5);
   EXPECT_EQ(mem_space_name(MemSpace::kPsum), "psum");
   EXPECT_EQ(data_type_name(DataType::kFp32), "fp32");
   EXPECT_EQ(data_type_name(DataType::kFp8E5M2), "fp8e5m2");
@@ -75,10 +76,11 @@ TEST(IsaNames, FieldIdsFollowTheDocumentedOrder) {
       "in1_type",      "in1_partition", "in1_offset",  "in1_stride",     "in2_space",   "in2_type",
       "in2_partition", "in2_offset",  "in2_stride",    "imm0",           "imm1",        "scale",
       "bias",          "bias_space",  "bias_type",     "bias_partition", "bias_offset", "sum_space",
-      "sum_type",      "sum_partition", "sum_offset",  "base",           "pstep",       "step"};
+      "sum_type",      "sum_partition", "sum_offset",  "base",           "pstep",       "step",
+      "algorithm",     "peer",        "hbm_addr",      "bytes"};
   constexpr int kCount = static_cast<int>(sizeof(fields) / sizeof(fields[0]));
   ASSERT_EQ(kNumFields, kCount);
-  ASSERT_EQ(kCount, 60);
+  ASSERT_EQ(kCount, 64);
   for (int id = 1; id <= kCount; ++id) {
     EXPECT_EQ(field_name(id), fields[id - 1]);
     EXPECT_EQ(field_id(fields[id - 1]), id);
@@ -103,7 +105,9 @@ TEST(IsaEngines, QueuesAcceptTheirOpcodes) {
     EXPECT_EQ(engine_accepts(Engine::kDma, op), dma) << *opcode_name(op);
     EXPECT_EQ(engine_accepts(Engine::kAct, op), act) << *opcode_name(op);
     EXPECT_EQ(engine_accepts(Engine::kVec, op), vec) << *opcode_name(op);
-    EXPECT_FALSE(engine_accepts(static_cast<Engine>(4), op));
+    const bool cc = everywhere || (code >= 0x60 && code <= 0x64);
+    EXPECT_EQ(engine_accepts(Engine::kCc, op), cc) << *opcode_name(op);
+    EXPECT_FALSE(engine_accepts(static_cast<Engine>(5), op));
   }
 }
 
@@ -285,13 +289,13 @@ TEST(IsaDecode, EveryByteThatIsNoOpcodeIsRejected) {
     Bytes b{};
     b[0] = static_cast<uint8_t>(v);
     const bool is_op = v == 0x00 || v == 0x01 || v == 0x02 || v == 0x03 || v == 0x10 || v == 0x20 || v == 0x21 ||
-                       v == 0x30 || (v >= 0x40 && v <= 0x47) || v == 0x50;
+                       v == 0x30 || (v >= 0x40 && v <= 0x47) || v == 0x50 || (v >= 0x60 && v <= 0x64);
     if (is_op) continue;
     SCOPED_TRACE(v);
     expect_error(b, IsaError::Code::kBadOpcode, "opcode", "byte " + hex2(v) + " is not an opcode");
     ++rejected;
   }
-  EXPECT_EQ(rejected, 256 - 17);
+  EXPECT_EQ(rejected, 256 - 22);
 }
 
 TEST(IsaDecode, EveryReservedByteOfEveryOpcodeIsChecked) {

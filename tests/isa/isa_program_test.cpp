@@ -107,8 +107,8 @@ TEST(IsaProgramBinary, BadMagicAndVersion) {
 
 TEST(IsaProgramBinary, QueueTableErrors) {
   const Instruction h = Instruction::halt();
-  expect_rejected(file(0, {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}}, {h, h, h, h, h}), {"queue count 5"});
-  expect_rejected(file(0, {{4, 1}}, {h}), {"unknown engine id 4"});
+  expect_rejected(file(0, {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}}, {h, h, h, h, h, h}), {"queue count 6"});
+  expect_rejected(file(0, {{5, 1}}, {h}), {"unknown engine id 5"});
   expect_rejected(file(0, {{0, 1}, {7, 1}}, {h, h}), {"entry 1", "unknown engine id 7"});
   expect_rejected(file(0, {{1, 1}, {1, 1}}, {h, h}), {"duplicate engine dma"});
   expect_rejected(file(0, {{1, 1}, {0, 1}}, {h, h}), {"engine te out of order"});

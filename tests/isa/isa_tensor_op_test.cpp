@@ -68,7 +68,7 @@ TEST(IsaTensorOpNames, OpcodesQueuesOpsAndFunctions) {
     EXPECT_EQ(kAllOpcodes[8 + i], values[i].first);
     EXPECT_TRUE(is_tensor_op(values[i].first));
   }
-  EXPECT_EQ(std::size(kAllOpcodes), 17u);
+  EXPECT_EQ(std::size(kAllOpcodes), 22u);
   EXPECT_FALSE(is_tensor_op(Opcode::kPsumCopy));
   EXPECT_FALSE(is_tensor_op(static_cast<Opcode>(0x48)));
   const char* alu[] = {"none",     "add",   "subtract", "multiply", "max",   "min",       "divide", "is_equal",
@@ -764,7 +764,7 @@ TEST_P(IsaTensorOpAsmErrors, NameLineColumnAndCause) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, IsaTensorOpAsmErrors,
     ::testing::Values(
-        BadText{".queue vector\n", "1:8:", "'vector' is not a queue (te, dma, act, vec)"},
+        BadText{".queue vector\n", "1:8:", "'vector' is not a queue (te, dma, act, vec, cc)"},
         BadText{".queue act\ntensor_copy partitions=1 free=[1] out=sbuf:0:0 in0=sbuf:0:0\n", "2:1:",
                 "tensor_copy is not accepted by the act queue (it takes nop, halt, sem_signal, sem_wait, activation)"},
         BadText{".queue vec\nactivation func=exp partitions=1 free=[1] out=sbuf:0:0 in0=sbuf:0:0\n", "2:1:",

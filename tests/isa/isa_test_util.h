@@ -38,6 +38,11 @@ inline std::set<std::size_t> reserved_offsets(Opcode op) {
     case Opcode::kIota: add(2, 3); add(10, 11); add(24, 35); add(52, 63); break;
     case Opcode::kSelect: add(2, 3); add(10, 11); add(60, 63); break;
     case Opcode::kActivation: add(3, 3); add(10, 11); add(40, 43); add(60, 63); break;
+    case Opcode::kAllReduce:
+    case Opcode::kAllGather:
+    case Opcode::kReduceScatter: add(1, 1); add(4, 7); add(24, 63); break;
+    case Opcode::kSend:
+    case Opcode::kRecv: add(1, 3); add(24, 63); break;
   }
   return out;
 }

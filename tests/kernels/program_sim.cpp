@@ -627,6 +627,11 @@ RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& prog
       execute_tensor_op(info, in, mem);
       return;
     }
+    if (isa::is_collective(in.op)) {
+      // A collective's result depends on the other chips: the collective tests check it with collective_golden.
+      throw std::runtime_error("reference: " + std::string(*isa::opcode_name(in.op)) +
+                               " is a multi-chip collective; this reference models one chip");
+    }
     if (in.op != Opcode::kLoadStationary && in.op != Opcode::kMultiplyMoving) return;
     const auto& t = in.te;
     const auto& table = widen_table(t.dtype);
@@ -767,6 +772,9 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
             break;
           }
           default:
+            if (isa::is_collective(in.op)) {
+              throw std::runtime_error("timing: collective instructions wait on other chips; no one-chip estimate");
+            }
             if (isa::is_tensor_op(in.op)) {
               // max(64, n) Vector cycles at 0.96 GHz (n = P for transpose).
               const double n = in.op == Opcode::kTranspose ? double(in.vec.partitions)

@@ -79,7 +79,7 @@ void TimelineRecorder::write(const std::string& path) const {
     }
   };
   const char* titles[isa::kNumQueues] = {"Tensor Engine", "DMA queue", "Scalar (activation) engine",
-                                         "Vector engine"};
+                                         "Vector engine", "Collective engine (NeuronLink)"};
   for (int q = 0; q < isa::kNumQueues; ++q) {
     meta(q, fmt::format("{} queue: {} ({:.2f} GHz)", isa::engine_name(static_cast<isa::Engine>(q)), titles[q],
                         clock_of(q) / 1000.0));

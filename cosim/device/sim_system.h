@@ -1,0 +1,57 @@
+// A simulated multi-chip system in one process: N NeuronCores (the SystemC model, TLM Tensor Engine datapath), their
+// collective engines joined by one CollectiveHub over the system's torus (docs/neuronlink.md "Collective instructions"),
+// and one driver::Device per chip, so that a driver per chip loads programs and data through the registers.
+//
+// SystemC elaborates once per process: a process holds one SimSystem or one SimDevice (std::logic_error otherwise).
+// Simulated time passes only inside a chip device's wait_interrupt() or wait_all(), and it passes for every chip:
+// a chip waiting for a peer lets the peer run.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "firmware/driver/device.h"
+#include "model/collective/topology.h"
+#include "model/config/chip_config.h"
+
+namespace trnsim::model {
+class NeuronCore;
+namespace collective {
+class CollectiveHub;
+}
+}  // namespace trnsim::model
+
+namespace trnsim::cosim {
+
+class SimSystem {
+ public:
+  /// The system of `config`: Topology::from_config (chips and torus_dims of trn2-16, trn2-64), every chip `config`.
+  explicit SimSystem(const model::ChipConfig& config);
+  /// Chips of `config` connected as `topology` (e.g. a 2- or 4-chip ring of tiny chips in tests).
+  SimSystem(const model::ChipConfig& config, const model::collective::Topology& topology);
+  ~SimSystem();
+  SimSystem(const SimSystem&) = delete;
+  SimSystem& operator=(const SimSystem&) = delete;
+
+  int chips() const { return int(cores_.size()); }
+  /// Chip r's device (registers, memory, interrupt line). wait_interrupt() runs the whole system until this chip's
+  /// line is high or the cycles (of this chip's TE clock) have passed.
+  driver::Device& device(int chip);
+  model::NeuronCore& core(int chip) { return *cores_.at(size_t(chip)); }
+  model::collective::CollectiveHub& hub() { return *hub_; }
+  /// Runs the system until every chip's interrupt line is high (each chip done or stopped with an error) or
+  /// `max_cycles` TE cycles have passed; true when every line is high.
+  bool wait_all(uint64_t max_cycles);
+  /// Host memory held by every chip's memories (touched pages), in bytes.
+  uint64_t resident_bytes() const;
+
+ private:
+  class ChipDevice;
+  bool run_until(const std::function<bool()>& done, uint64_t max_cycles);
+  std::vector<std::unique_ptr<model::NeuronCore>> cores_;
+  std::unique_ptr<model::collective::CollectiveHub> hub_;
+  std::vector<std::unique_ptr<ChipDevice>> devices_;
+};
+
+}  // namespace trnsim::cosim

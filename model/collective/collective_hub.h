@@ -1,0 +1,94 @@
+// The rendezvous of the collective engines of a simulated multi-chip system (docs/neuronlink.md "Collective
+// instructions"): every chip's cc queue hands its all_reduce / all_gather / reduce_scatter / send / recv here, the hub
+// matches them across chips, runs the matched collective with CollectiveSystem on the chips' own HBMs and wakes
+// every participant when the collective's simulated time has passed.
+//
+// Matching: the k-th collective instruction of every chip (k counted per launch) forms one rendezvous; all of them
+// must be the same call (op, dtype, algorithm, hbm_addr, count), else every participant faults with CC_MISMATCH
+// naming the first differing field. send/recv are synchronous: the k-th send from chip a to chip b pairs with the
+// k-th recv on b from a, both complete together; their byte counts must agree (CC_MISMATCH, field bytes).
+// Timing: when the last participant arrives at SystemC time T the data moves (in the HBMs) and every participant
+// completes at T + the collective's time (CollectiveSystem::Result::time_ns) rounded up to whole TE cycles.
+// Errors never hang: a participant whose peer's cc queue halted, faulted or never started gets CC_PEER_STOPPED;
+// when every chip's cc queue waits in the hub with no rendezvous able to complete, every waiter gets CC_DEADLOCK.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <systemc>
+
+#include "firmware/isa/isa.h"
+#include "model/collective/collective_system.h"
+#include "model/core/core_control.h"
+
+namespace trnsim::model::collective {
+
+/// The checks of one cc instruction of chip `chip` that need no other chip, in a system of `chips` chips with HBMs
+/// of `hbm_bytes`: the buffer inside HBM (HBM_RANGE, field count or bytes), a send/recv peer that is another chip
+/// of the system (BAD_FIELD, field peer), rhd only on a power-of-two chip count (CC_UNSUPPORTED, field algorithm).
+std::optional<Fault> check_cc(const isa::Instruction& instr, int chip, int chips, uint64_t hbm_bytes);
+
+class CollectiveHub : public sc_core::sc_module {
+ public:
+  /// controls[r] and hbms[r]: chip r's control block and HBM (owned by its NeuronCore, outliving the hub); one
+  /// per chip of `topology`. Create during elaboration. Throws std::invalid_argument for mismatched sizes.
+  CollectiveHub(const sc_core::sc_module_name& name, const Topology& topology, std::vector<CoreControl*> controls,
+                std::vector<Memory*> hbms);
+  ~CollectiveHub() override;
+  SC_HAS_PROCESS(CollectiveHub);
+
+  int chips() const { return system_.chips(); }
+  const Topology& topology() const { return system_.topology(); }
+  /// The collective system the hub runs matched calls on (e.g. to choose its transport).
+  CollectiveSystem& system() { return system_; }
+
+  /// Executes cc instruction `instr` (a collective, send or recv) at index `index` of chip `chip`'s cc queue:
+  /// waits (SystemC) until it completed or failed. Returns the fault of this chip, or nullopt (also when the chip
+  /// was stopped or reset meanwhile: the caller checks). Call from the chip's cc engine thread only.
+  std::optional<Fault> execute(int chip, uint32_t index, const isa::Instruction& instr);
+  /// The chip's cc queue started (doorbell): its collective sequence restarts at 0.
+  void on_start(int chip);
+  /// The chip's cc queue halted: rendezvous that still need it fail.
+  void on_halt(int chip);
+
+  /// What every completed collective and send/recv took, in completion order (for reports).
+  struct Completed {
+    isa::Opcode op = isa::Opcode::kNop;
+    uint64_t bytes = 0;           ///< buffer bytes (collectives: count x element size; send/recv: bytes)
+    sc_core::sc_time start;       ///< when the last participant arrived
+    sc_core::sc_time end;         ///< when the participants completed
+    Result result;                ///< the collective system's figures
+  };
+  const std::vector<Completed>& completed() const { return completed_; }
+  void clear_completed() { completed_.clear(); }
+
+ private:
+  struct Waiter;
+  struct Slot;
+  void reevaluate();
+  /// Removes every waiter of `chip` from the unfinished rendezvous.
+  void drop(int chip);
+  bool can_join(int chip) const;
+  void finish(const std::shared_ptr<Slot>& slot, const std::optional<Fault>& all, sc_core::sc_time delay);
+  void try_match_collective(uint64_t k);
+  void try_match_p2p(int src, int dst);
+  void stop_watch();
+  /// `ns` rounded up to whole TE cycles.
+  sc_core::sc_time whole_cycles(double ns) const;
+
+  CollectiveSystem system_;
+  std::vector<CoreControl*> controls_;
+  std::vector<uint64_t> next_k_;                               ///< per chip: its next collective's k
+  std::map<uint64_t, std::shared_ptr<Slot>> collectives_;       ///< pending rendezvous by k
+  std::map<std::pair<int, int>, std::deque<std::shared_ptr<Slot>>> sends_, recvs_;  ///< unmatched, by (src, dst)
+  std::vector<std::shared_ptr<Slot>> waiting_;                  ///< every slot with a waiter, for reevaluate()
+  std::vector<Completed> completed_;
+  sc_core::sc_event changed_;  ///< notified by on_halt(); the stop-watch reevaluates
+};
+
+}  // namespace trnsim::model::collective
