@@ -10,69 +10,17 @@
 #include "firmware/golden/collective_golden.h"
 #include "model/collective/collective_system.h"
 #include "model/config/chip_config.h"
+#include "tests/collectives/collective_check.h"
 
 namespace trnsim::model::collective {
 namespace {
 
 constexpr uint64_t kHbm = 1ull << 30;
-constexpr uint64_t kSeed = 7;
-
-golden::CollectiveDtype gold_dtype(ElemType t) {
-  return t == ElemType::kFp32 ? golden::CollectiveDtype::kFp32 : golden::CollectiveDtype::kBf16;
-}
-
-golden::CollectiveAlgorithm gold_algo(const CollectiveSystem& sys, Algorithm a) {
-  golden::CollectiveAlgorithm g;
-  g.rhd = a == Algorithm::kRhd;
-  g.dims = sys.topology().dims();
-  for (const RingFlow& f : sys.ring_flows()) g.flow_weights.push_back(f.weight);
-  g.slices = CollectiveSystem::ring_slices();
-  return g;
-}
-
-void fill(CollectiveSystem& sys, ElemType t, uint64_t count, uint64_t addr) {
-  const uint64_t es = elem_bytes(t);
-  std::vector<uint8_t> buf(count * es);
-  for (int r = 0; r < sys.chips(); ++r) {
-    for (uint64_t j = 0; j < count; ++j) {
-      const uint32_t v = golden::collective_test_value(gold_dtype(t), kSeed, r, j);
-      std::memcpy(&buf[j * es], &v, es);
-    }
-    sys.hbm(r).write(addr, buf.data(), buf.size());
-  }
-}
-
-uint32_t element(CollectiveSystem& sys, ElemType t, int chip, uint64_t addr, uint64_t j) {
-  uint32_t v = 0;
-  sys.hbm(chip).read(addr + j * elem_bytes(t), &v, elem_bytes(t));
-  return v;
-}
-
-/// Runs `op` and compares every chip's defined result with the golden one; returns the run's result.
-Result run_and_check(CollectiveSystem& sys, Op op, Algorithm algo, ElemType t, uint64_t count) {
-  const uint64_t addr = 4096;
-  fill(sys, t, count, addr);
-  const Result res = sys.run({op, algo, t, count, addr});
-  const auto input = [&](int r, uint64_t j) { return golden::collective_test_value(gold_dtype(t), kSeed, r, j); };
-  const std::vector<uint32_t> want = op == Op::kAllGather
-                                         ? golden::collective_gathered(sys.chips(), count, input)
-                                         : golden::collective_reduced(gold_algo(sys, algo), gold_dtype(t), count, input);
-  const int n = sys.chips();
-  size_t bad = 0;
-  for (int r = 0; r < n; ++r) {
-    const uint64_t lo = op == Op::kReduceScatter ? golden::collective_block_begin(count, n, r) : 0;
-    const uint64_t hi = op == Op::kReduceScatter ? golden::collective_block_begin(count, n, r + 1) : count;
-    for (uint64_t j = lo; j < hi; ++j) {
-      const uint32_t got = element(sys, t, r, addr, j);
-      if (got != want[j] && bad++ < 5) {
-        ADD_FAILURE() << op_name(op) << " " << algorithm_name(algo) << " chip " << r << " element " << j
-                      << ": got 0x" << std::hex << got << ", golden 0x" << want[j];
-      }
-    }
-  }
-  EXPECT_EQ(bad, 0u);
-  return res;
-}
+using test::element;
+using test::fill;
+using test::gold_algo;
+using test::kSeed;
+using test::run_and_check;
 
 Topology torus(std::vector<int> dims) {
   return Topology(dims, std::vector<double>(dims.size(), 160.0), 1500.0);
