@@ -74,9 +74,9 @@ void add_collective_options(CLI::App& run, CollectiveOptions& o) {
                  "Collective workloads: the chip-to-chip network. message: message-level link model at the "
                  "configuration's link bandwidths and hop latency (fast, any size); tlm: packets of flits through "
                  "the C++ router model; rtl: through the verilated routers (d2v2 for trn2-16, d3v4g2 for trn2-64; "
-                 "slow: about 30k cycles/s on 16 routers, 3k on 64, progress on stderr); lockstep: both, every "
-                 "router port compared every cycle. On tlm/rtl/lockstep every link carries one 8-byte flit per "
-                 "cycle = 160 GB/s (0.05 ns per cycle), Z links included")
+                 "slow: about 30k cycles/s on 16 routers, 1.5k-3k on 64, progress on stderr every 2 s); lockstep: "
+                 "both, every router port compared every cycle. On tlm/rtl/lockstep every link carries one 8-byte "
+                 "flit per cycle = 160 GB/s (0.05 ns per cycle), Z links included")
       ->check(CLI::IsMember({"message", "tlm", "rtl", "lockstep"}))
       ->capture_default_str();
 }
@@ -156,7 +156,7 @@ int run_collective_workload(const CollectiveOptions& o,
     sys.set_transport(cosim::collective::transport_factory(fabric, noc_options, [&o](mc::NocTransport& t) {
       t.on_progress(
           [&o](const mc::NetworkFigures& f, uint64_t outstanding) {
-            fmt::print(stderr, "trnsim run: {} network: cycle {}, {} flits delivered, {} packets outstanding, "
+            fmt::print(stderr, "trnsim run: {} network: cycle {}, {} flits delivered, packets outstanding: {}, "
                        "{:.0f} cycles/s\n", o.fabric, f.cycles, f.flits, outstanding,
                        f.host_seconds > 0 ? double(f.cycles) / f.host_seconds : 0.0);
           },
