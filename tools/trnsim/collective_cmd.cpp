@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -12,7 +13,11 @@
 #include <fmt/format.h>
 
 #include "cosim/collective/noc_transports.h"
+#include "cosim/device/sim_system.h"
+#include "firmware/driver/driver.h"
 #include "firmware/golden/collective_golden.h"
+#include "firmware/kernels/collective_kernel.h"
+#include "model/collective/collective_hub.h"
 #include "model/collective/collective_system.h"
 #include "tools/trnsim/commands.h"
 
@@ -20,6 +25,9 @@ namespace trnsim::tool {
 namespace {
 
 namespace mc = model::collective;
+
+/// Longest a collective launch may run, in TE cycles (about 4 ms of simulated time at 2.4 GHz).
+constexpr uint64_t kCollectiveTimeoutCycles = 10'000'000;
 
 /// Host memory the simulated HBM of all chips may take (the buffers are allocated on touch).
 constexpr uint64_t kMaxTouchedBytes = 8ull << 30;
@@ -130,7 +138,16 @@ int run_collective_workload(const CollectiveOptions& o,
   }
 
   const auto t0 = std::chrono::steady_clock::now();
-  mc::CollectiveSystem sys(cfg);
+  // The system as SystemC chips (cosim/device/sim_system.h): one driver per chip loads the cc program and moves the
+  // data through the registers; the chips' collective engines meet in the hub, which runs its CollectiveSystem.
+  cosim::SimSystem system(cfg);
+  mc::CollectiveSystem& sys = system.hub().system();
+  std::vector<std::unique_ptr<driver::Driver>> drivers;
+  std::vector<driver::Driver*> chips;
+  for (int r = 0; r < system.chips(); ++r) {
+    drivers.push_back(std::make_unique<driver::Driver>(system.device(r)));
+    chips.push_back(drivers.back().get());
+  }
   const mc::Topology& topo = sys.topology();
   const int n = sys.chips();
   fmt::print("trnsim run: {}, {} bytes per chip ({} {} elements), {} algorithm, seed {}\n", mc::op_name(op), bytes,
@@ -187,7 +204,8 @@ int run_collective_workload(const CollectiveOptions& o,
 
   // Chip r's buffer: collective_test_value(seed, r, j) for every element j (all-gather uses block r of it).
   const auto input = [&](int r, uint64_t j) { return golden::collective_test_value(gtype, o.seed, r, j); };
-  const uint64_t addr = 0;
+  const uint64_t addr = chips.front()->alloc(bytes);
+  for (driver::Driver* d : chips) d->alloc(bytes);  // the same address on every chip (each allocator starts at 0)
   {
     std::vector<uint8_t> buf(bytes);
     for (int r = 0; r < n; ++r) {
@@ -195,13 +213,34 @@ int run_collective_workload(const CollectiveOptions& o,
         const uint32_t v = input(r, j);
         std::memcpy(&buf[j * es], &v, es);
       }
-      sys.hbm(r).write(addr, buf.data(), bytes);
+      chips[size_t(r)]->write_hbm(addr, buf.data(), bytes);
     }
   }
   const auto t1 = std::chrono::steady_clock::now();
   mc::Result res;
+  uint64_t device_cycles = 0;  // doorbell to the last chip's halt (the instruction path)
   try {
-    res = sys.run({op, algo, type, count, addr});
+    if (algo == mc::Algorithm::kRhd && (n & (n - 1)) != 0) {
+      throw mc::CollectiveError("algorithm rhd (recursive halving-doubling) needs a power-of-two chip count, this "
+                                "system has " + std::to_string(n) + " chips; use ring");
+    }
+    const isa::Program program = kernels::make_collective_program(
+        op == mc::Op::kAllReduce ? isa::Opcode::kAllReduce
+        : op == mc::Op::kAllGather ? isa::Opcode::kAllGather
+                                   : isa::Opcode::kReduceScatter,
+        type == mc::ElemType::kFp32 ? isa::DataType::kFp32 : isa::DataType::kBf16,
+        algo == mc::Algorithm::kRhd ? isa::CcAlgorithm::kRhd : isa::CcAlgorithm::kRing, addr, count);
+    for (driver::Driver* d : chips) d->load_program(program);
+    system.hub().clear_completed();
+    const std::vector<kernels::ChipRun> runs = kernels::run_on_chips(chips, kCollectiveTimeoutCycles);
+    for (size_t r = 0; r < runs.size(); ++r) {
+      if (!runs[r].result) {
+        fmt::print("FAIL: chip {}: {}\n", r, runs[r].error);
+        return kExitFail;
+      }
+      device_cycles = std::max(device_cycles, runs[r].result->cycles);
+    }
+    res = system.hub().completed().at(0).result;
   } catch (const mc::CollectiveError& e) {
     throw BadInput(fmt::format("--algo {} on --config {}: {}", o.algo, o.config, e.what()));
   } catch (const model::noc::NocError& e) {
@@ -219,7 +258,7 @@ int run_collective_workload(const CollectiveOptions& o,
   {
     std::vector<uint8_t> buf(bytes);
     for (int r = 0; r < n; ++r) {
-      sys.hbm(r).read(addr, buf.data(), bytes);
+      chips[size_t(r)]->read_hbm(addr, buf.data(), bytes);
       const uint64_t lo = op == mc::Op::kReduceScatter ? golden::collective_block_begin(count, n, r) : 0;
       const uint64_t hi = op == mc::Op::kReduceScatter ? golden::collective_block_begin(count, n, r + 1) : count;
       for (uint64_t j = lo; j < hi; ++j) {
@@ -236,17 +275,23 @@ int run_collective_workload(const CollectiveOptions& o,
   const auto t4 = std::chrono::steady_clock::now();
   const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
 
-  const double us = res.time_ns / 1000.0;
-  const double algbw = double(bytes) / res.time_ns;  // bytes per ns = GB/s
+  // The time of the instruction path: the devices' cycle counters (doorbell to the last halt), which add the cc
+  // queue's issue cycles to the collective's own (link-model) time. A TE cycle is the model's: 1e6 / MHz ps
+  // rounded to SystemC's 1 ps grid (417 ps at 2.4 GHz).
+  const double device_ns = double(device_cycles) * double(std::llround(1e6 / cfg.te_clock_mhz)) / 1000.0;
+  const double us = device_ns / 1000.0;
+  const double algbw = double(bytes) / device_ns;  // bytes per ns = GB/s
   const double busbw = algbw * bus_factor(op, n);
   const double peak = topo.chip_egress_gbytes_per_s();
-  fmt::print("  simulated time    {:.3f} us ({} steps per chip and flow, {} messages)\n", us, res.steps, res.messages);
+  fmt::print("  simulated time    {:.3f} us on the devices ({} TE cycles from the doorbells to the last halt; the "
+             "collective itself {:.3f} us, {} steps per chip and flow, {} messages)\n", us, device_cycles,
+             res.time_ns / 1000.0, res.steps, res.messages);
   fmt::print("  algbw             {:.2f} GB/s (bytes / simulated time)\n", algbw);
   fmt::print("  busbw             {:.2f} GB/s (algbw x {}, nccl-tests doc/PERFORMANCE.md)\n", busbw,
              op == mc::Op::kAllReduce ? "2(n-1)/n" : "(n-1)/n");
   fmt::print("  link peak         {:.0f} GB/s per chip (sum of its output links); busbw is {:.1f}% of it\n", peak,
              100.0 * busbw / peak);
-  fmt::print("  busiest link      {:.1f}% busy ({:.3f} us reserved)\n", 100.0 * res.max_link_busy_ns / res.time_ns,
+  fmt::print("  busiest link      {:.1f}% busy ({:.3f} us reserved)\n", 100.0 * res.max_link_busy_ns / device_ns,
              res.max_link_busy_ns / 1000.0);
   const mc::NetworkFigures& net = res.network;
   if (fabric != cosim::collective::FabricKind::kMessage) {
@@ -271,6 +316,8 @@ int run_collective_workload(const CollectiveOptions& o,
                 {"bytes", bytes},
                 {"seed", o.seed},
                 {"simulated_us", us},
+                {"collective_us", res.time_ns / 1000.0},
+                {"device_cycles", device_cycles},
                 {"algbw_gbps", algbw},
                 {"busbw_gbps", busbw},
                 {"link_peak_gbps", peak},
