@@ -30,8 +30,11 @@ TEST(CollectiveNocCli, AllReduceOverTheRouterModelPassesAndReportsTheNetwork) {
   EXPECT_GT(cycles, 0u);
   EXPECT_GT(j["network_packets"].get<uint64_t>(), 0u);
   EXPECT_GE(j["network_max_latency_cycles"].get<double>(), j["network_mean_latency_cycles"].get<double>());
-  // Simulated time is the router cycles at 8 bytes per cycle and 160 GB/s per link: 0.05 ns per cycle.
-  EXPECT_NEAR(j["simulated_us"].get<double>(), double(cycles) * 0.05 / 1000.0, 1e-9);
+  // The collective's time is the router cycles at 8 bytes per cycle and 160 GB/s per link (0.05 ns per cycle); the
+  // reported time may add the issue of the collective instruction on the chips, well under a microsecond.
+  const double network_us = double(cycles) * 0.05 / 1000.0, us = j["simulated_us"];
+  EXPECT_GE(us, network_us - 1e-9);
+  EXPECT_LT(us, network_us + 1.0);
 }
 
 TEST(CollectiveNocCli, EveryWorkloadOnTheVerilatedRoutersAndInLockstep) {
