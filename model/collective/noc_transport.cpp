@@ -129,6 +129,10 @@ void NocTransport::feed() {
 
 void NocTransport::arrive(const noc::NocMessage& nm) {
   const auto it = packets_.find(nm.id);
+  if (it == packets_.end()) {
+    throw noc::NocError(fmt::format("router network: router {} delivered packet {}, which this transport did not "
+                                    "send", nm.dst, nm.id));
+  }
   const auto [id, index] = it->second;
   packets_.erase(it);
   --packets_out_;
