@@ -58,22 +58,31 @@ void LockstepNetwork::compare() {
   const uint64_t c = rtl_->cycle();
   for (int n = 0; n < nodes(); ++n) {
     if (rtl_->inj_ready(n) != tlm_->inj_ready(n)) {
-      throw NocError(fmt::format("lockstep mismatch at cycle {} router {}: inj_ready RTL {} TLM {}", c, node_name(n),
-                                 int(rtl_->inj_ready(n)), int(tlm_->inj_ready(n))));
+      mismatch(fmt::format("lockstep mismatch at cycle {} router {}: inj_ready RTL {} TLM {}", c, node_name(n),
+                           int(rtl_->inj_ready(n)), int(tlm_->inj_ready(n))));
     }
     const bool rv = rtl_->ej_valid(n), tv = tlm_->ej_valid(n);
     if (rv != tv || (rv && !(rtl_->ej_flit(n) == tlm_->ej_flit(n)))) {
-      throw NocError(fmt::format("lockstep mismatch at cycle {} router {}: ejection RTL {} TLM {}", c, node_name(n),
-                                 rv ? flit_str(rtl_->ej_flit(n)) : "idle", tv ? flit_str(tlm_->ej_flit(n)) : "idle"));
+      mismatch(fmt::format("lockstep mismatch at cycle {} router {}: ejection RTL {} TLM {}", c, node_name(n),
+                           rv ? flit_str(rtl_->ej_flit(n)) : "idle", tv ? flit_str(tlm_->ej_flit(n)) : "idle"));
     }
     comparisons_ += 3;
   }
   if (rtl_->link_flits() != tlm_->link_flits()) {
-    throw NocError(fmt::format("lockstep mismatch at cycle {}: {} flits carried by links in the RTL so far, {} in "
-                               "the TLM",
-                               c, rtl_->link_flits(), tlm_->link_flits()));
+    mismatch(fmt::format("lockstep mismatch at cycle {}: {} flits carried by links in the RTL so far, {} in the TLM",
+                         c, rtl_->link_flits(), tlm_->link_flits()));
   }
   ++comparisons_;
+}
+
+void LockstepNetwork::mismatch(const std::string& what) {
+  throw NocError(fmt::format("{}\n  {}", what, rtl_->failure_rerun(rtl_->cycle(), "noc-lockstep")));
+}
+
+NocNetwork* rtl_network(NocPorts& net) {
+  if (auto* rtl = dynamic_cast<NocNetwork*>(&net)) return rtl;
+  if (auto* lockstep = dynamic_cast<LockstepNetwork*>(&net)) return &lockstep->rtl();
+  return nullptr;
 }
 
 }  // namespace trnsim::cosim::noc

@@ -2,10 +2,12 @@
 // port inputs every cycle, and after every cycle every router's injection ready, ejection valid and ejected flit,
 // and the count of flits on links, must agree. The first difference throws NocError naming the cycle, the router
 // and both values, so a run that completes proves the TLM model took and delivered the same flits in the same
-// cycles as the RTL (hence the same packets with the same latency).
+// cycles as the RTL (hence the same packets with the same latency). The message ends with the command that re-runs
+// the same network with a waveform of the cycles around the mismatch (NocOptions::rerun_command).
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "cosim/noc/noc_rtl.h"
 #include "model/noc/noc_tlm.h"
@@ -45,9 +47,14 @@ class LockstepNetwork final : public NocPorts {
 
  private:
   void compare();
+  /// Throws NocError: `what`, then the re-run command with a waveform around this cycle (NocNetwork::failure_rerun).
+  [[noreturn]] void mismatch(const std::string& what);
   std::unique_ptr<NocNetwork> rtl_;
   std::unique_ptr<model::noc::TlmNetwork> tlm_;
   uint64_t comparisons_ = 0;
 };
+
+/// The verilated routers of `net`: itself (NocNetwork), those of a LockstepNetwork, or nullptr (the TLM).
+NocNetwork* rtl_network(NocPorts& net);
 
 }  // namespace trnsim::cosim::noc

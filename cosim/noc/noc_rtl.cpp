@@ -2,6 +2,8 @@
 #include "cosim/noc/noc_rtl.h"
 #include "cosim/rtl_coverage.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <type_traits>
 #include <utility>
@@ -9,7 +11,7 @@
 #include <fmt/core.h>
 #include <verilated.h>
 #if VM_TRACE
-#include <verilated_fst_c.h>
+#include "cosim/wave_fst.h"
 #endif
 
 #if TRNSIM_HAVE_NOC_ROUTER_D2V2
@@ -215,6 +217,54 @@ std::vector<RouterBuild> built_routers() {
   return out;
 }
 
+namespace {
+// "node_1_0" for router (1, 0): the name each verilated router model is created with, the root of its signals.
+std::string instance_name(const Coord& c, int ndim) {
+  std::string name = "node";
+  for (int d = 0; d < ndim; ++d) name += "_" + std::to_string(c[d]);
+  return name;
+}
+
+// Whether `root` is the instance name of a router of the network `o` describes.
+bool is_router_name(const std::string& root, const NocOptions& o) {
+  if (root.rfind("node", 0) != 0) return false;
+  size_t pos = 4;
+  for (int d = 0; d < o.ndim; ++d) {
+    if (pos >= root.size() || root[pos] != '_') return false;
+    const size_t end = std::min(root.find('_', pos + 1), root.size());
+    const std::string digits = root.substr(pos + 1, end - pos - 1);
+    if (digits.empty() || digits.size() > 2 || digits.find_first_not_of("0123456789") != std::string::npos ||
+        (digits.size() > 1 && digits[0] == '0') || std::stoi(digits) >= o.size[static_cast<size_t>(d)]) {
+      return false;
+    }
+    pos = end;
+  }
+  return pos == root.size();
+}
+}  // namespace
+
+std::vector<std::string> wave_scopes(const NocOptions& o) {
+  std::vector<std::string> scopes = split_wave_scopes<NocError>(o.wave_scope, "node_1_0.trn_noc_router.g_in[1]");
+  for (const std::string& s : scopes) {
+    const std::string root = s.substr(0, s.find_first_of(".["));
+    if (!is_router_name(root, o)) {
+      Coord last;
+      std::string dims;
+      for (int d = 0; d < o.ndim; ++d) {
+        last[d] = o.size[static_cast<size_t>(d)] - 1;
+        dims += (d ? "x" : "") + std::to_string(o.size[static_cast<size_t>(d)]);
+      }
+      throw NocError(fmt::format("--wave-scope '{}': no router '{}' in the {} torus; its routers are {} .. {}, and a "
+                                 "scope is one of them or a part of one (e.g. {}.trn_noc_router.g_in[1])",
+                                 s, root, dims, instance_name(Coord{}, o.ndim), instance_name(last, o.ndim),
+                                 instance_name(last, o.ndim)));
+    }
+  }
+  return scopes;
+}
+
+WaveWindow noc_wave_window(uint64_t cycle) { return wave_window_around(cycle, 50, 10); }
+
 // One direction of one link: the flits that leave router `src` through link port `l` towards router `dst` (entering
 // at its link port l ^ 1), and the credits that come back. Each direction of the link is a ring of latency + 1
 // register stages, written after the rising edge and read before the next one.
@@ -244,6 +294,12 @@ NocNetwork::NocNetwork(const NocOptions& options) : options_(options) {
     throw NocError(fmt::format("link latency {} outside 0..32", options_.link_latency));
   }
   const std::string default_build = options_.router.empty() ? (nd == 3 ? "d3v4g2" : "d2v2") : options_.router;
+  apply_wave_env<NocError>(options_);  // TRNSIM_WAVE: any test or tool re-run with a waveform
+  std::vector<std::string> scopes;
+  if (!options_.wave_path.empty()) {
+    check_wave_window<NocError>(options_.wave_from, options_.wave_to);
+    scopes = wave_scopes(options_);
+  }
 
   context_ = std::make_unique<VerilatedContext>();
   context_->fatalOnError(false);  // assertion failures become NocError, so waveforms close cleanly
@@ -265,10 +321,7 @@ NocNetwork::NocNetwork(const NocOptions& options) : options_(options) {
       if (name == bname) make = &f;
     }
     if (!make) throw NocError(fmt::format("no router build '{}' in this binary (built: {})", bname, built_names()));
-    const Coord c = coord(n);
-    std::string iname = "node";
-    for (int d = 0; d < nd; ++d) iname += "_" + std::to_string(c[d]);
-    auto r = (*make)(context_.get(), iname);
+    auto r = (*make)(context_.get(), instance_name(coord(n), nd));
     r->eval();
     r->build = decode_params(bname, r->params());
     if (r->build.ndim != nd) {
@@ -304,10 +357,14 @@ NocNetwork::NocNetwork(const NocOptions& options) : options_(options) {
 
 #if VM_TRACE
   if (!options_.wave_path.empty()) {
-    trace_ = std::make_unique<VerilatedFstC>();
-    for (auto& r : routers_) r->add_to_trace(trace_.get());
-    trace_->open(options_.wave_path.c_str());
-    if (!trace_->isOpen()) throw NocError(fmt::format("cannot open waveform file '{}'", options_.wave_path));
+    // --wave-scope: Verilator's $dumpvars-like filter, set before the routers are attached. The clock of every
+    // router a scope names is always recorded (cosim/wave_fst.h).
+    std::vector<std::string> clocks;
+    for (const std::string& scope : scopes) clocks.push_back(scope.substr(0, scope.find_first_of(".[")) + ".clk_i");
+    wave_ = std::make_unique<WindowedFst>(options_.wave_path, WaveWindow{options_.wave_from, options_.wave_to},
+                                          std::move(scopes), clocks);
+    for (auto& r : routers_) r->add_to_trace(&wave_->trace());
+    if (!wave_->open()) throw NocError(fmt::format("cannot open waveform file '{}'", options_.wave_path));
   }
 #endif
 
@@ -325,18 +382,23 @@ NocNetwork::NocNetwork(const NocOptions& options) : options_(options) {
     }
   } catch (...) {
 #if VM_TRACE
-    if (trace_) trace_->close();
+    if (wave_) wave_->close();
 #endif
     throw;
   }
 }
 
 NocNetwork::~NocNetwork() {
-#if VM_TRACE
-  if (trace_) trace_->close();
-#endif
   for (auto& r : routers_) r->final();
   write_rtl_coverage(*context_, "noc");  // coverage builds only
+#if VM_TRACE
+  if (wave_) {
+    for (const std::string& scope : wave_->close()) {
+      std::fprintf(stderr, "trnsim: warning: --wave-scope %s matched no signal of the router network; %s holds only "
+                   "its router's clock for it\n", scope.c_str(), options_.wave_path.c_str());
+    }
+  }
+#endif
 }
 
 const RouterBuild& NocNetwork::build(int n) const { return routers_.at(static_cast<size_t>(n))->build; }
@@ -454,7 +516,7 @@ void NocNetwork::step() {
     r->eval();
   }
 #if VM_TRACE
-  if (trace_) trace_->dump(time_ps_);
+  if (wave_) wave_->dump(time_ps_, wave_->in_window(cycle_));
 #endif
   time_ps_ += kHalfPeriodPs;
   context_->time(time_ps_);
@@ -464,7 +526,7 @@ void NocNetwork::step() {
     r->eval();
   }
 #if VM_TRACE
-  if (trace_) trace_->dump(time_ps_);
+  if (wave_) wave_->dump(time_ps_, wave_->in_window(cycle_));
 #endif
   time_ps_ += kHalfPeriodPs;
   context_->time(time_ps_);
@@ -502,10 +564,31 @@ void NocNetwork::check_errors() {
   }
   const bool rtl_error = context_->gotError();
   if (!links.empty()) {
-    throw NocError(fmt::format("cycle {}: link bring-up failed:{}{}", cycle_, links,
-                               rtl_error ? "\n  (RTL assertions fired too: messages above)" : ""));
+    fail(fmt::format("cycle {}: link bring-up failed:{}{}", cycle_, links,
+                     rtl_error ? "\n  (RTL assertions fired too: messages above)" : ""));
   }
-  if (rtl_error) throw NocError(fmt::format("cycle {}: RTL assertion failed (message above)", cycle_));
+  if (rtl_error) fail(fmt::format("cycle {}: RTL assertion failed (message above)", cycle_));
+}
+
+void NocNetwork::fail(const std::string& what) {
+  throw NocError(fmt::format("{}\n  {}", what, failure_rerun(cycle_, "noc")));
+}
+
+std::string NocNetwork::failure_rerun(uint64_t cycle, const std::string& block) {
+  const WaveWindow w = noc_wave_window(cycle);
+  std::string dims;
+  for (int d = 0; d < options_.ndim; ++d) dims += (d ? "x" : "") + std::to_string(options_.size[static_cast<size_t>(d)]);
+  print_fail_at(fmt::format("{} {}", block, dims), cycle, w);
+#if VM_TRACE
+  if (wave_) wave_->flush();
+#endif
+  if (options_.rerun_command.empty()) {
+    return fmt::format("re-run with a waveform around it: TRNSIM_WAVE=noc.fst TRNSIM_WAVE_FROM={} TRNSIM_WAVE_TO={} "
+                       "(for a test)",
+                       w.from, w.to);
+  }
+  return fmt::format("re-run with a waveform around it: {} --wave noc-fail.fst --wave-from {} --wave-to {}",
+                     options_.rerun_command, w.from, w.to);
 }
 
 std::string NocNetwork::describe_link_error(int n, int l) const {

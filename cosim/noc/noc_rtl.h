@@ -17,8 +17,13 @@
 
 #include "cosim/noc/noc_flit.h"
 
+#include "cosim/wave_window.h"
+
 class VerilatedContext;
-class VerilatedFstC;
+
+namespace trnsim::cosim {
+class WindowedFst;
+}
 
 namespace trnsim::cosim::noc {
 
@@ -63,12 +68,31 @@ struct NocOptions {
   std::string router;                 ///< router build; empty = "d2v2" for 2-D, "d3v4g2" for 3-D
   std::map<int, std::string> node_router;  ///< per-node build override (node index -> build name)
   int link_latency = 0;               ///< register stages each link adds beyond the router's output register, 0..32
-  std::string wave_path;              ///< FST of every router; empty = none
+  /// FST waveform of the routers; empty = none, unless TRNSIM_WAVE names one (cosim/wave_window.h: any test or tool
+  /// re-run with a waveform: TRNSIM_WAVE=FILE.fst, TRNSIM_WAVE_FROM, TRNSIM_WAVE_TO, TRNSIM_WAVE_SCOPE).
+  std::string wave_path;
+  uint64_t wave_from = 0;             ///< first cycle recorded (cycles since reset release; the reset is not recorded)
+  uint64_t wave_to = UINT64_MAX;      ///< last cycle recorded, inclusive; the file stays open (and valid) after it
+  /// Hierarchy to record: a router ("node_1_0", as node_name() with "node_" before it) or part of one
+  /// ("node_1_0.trn_noc_router.g_in[2]"); several separated by commas; empty = every router. The clock of each
+  /// router named is always recorded.
+  std::string wave_scope;
+  /// The command that reproduces this run (e.g. "trnsim noc --dims 4x4 ... --lockstep"): failure messages complete
+  /// it with --wave and a window around the failing cycle. Empty: they give the TRNSIM_WAVE variables instead.
+  std::string rerun_command;
   std::vector<LinkFault> faults;
   /// false: step() and the constructor never throw for RTL assertions or link errors (negative tests inspect
   /// rtl_error() and the link status instead).
   bool fail_on_errors = true;
 };
+
+/// The --wave-scope list of `options` as Verilator names the scopes ("node_1_0.trn_noc_router..."), checked against
+/// the routers of the network `options` describes. Throws NocError for a scope that names no router of it (listing
+/// them) or that has a wildcard.
+std::vector<std::string> wave_scopes(const NocOptions& options);
+
+/// The cycles a re-run command records around a failure at `cycle`: 50 before it, 10 after it.
+WaveWindow noc_wave_window(uint64_t cycle);
 
 /// The network: routers, links, one clock. Its local ports follow NocPorts (model/noc/noc_ports.h).
 class NocNetwork final : public NocPorts {
@@ -119,6 +143,11 @@ class NocNetwork final : public NocPorts {
   /// A link port of any router reports an error.
   bool any_link_error() const;
 
+  /// How to reproduce a failure at `cycle` with a waveform around it: "re-run with a waveform around it: <command>"
+  /// from NocOptions::rerun_command (or the TRNSIM_WAVE variables). Also prints the "[ fail-at  ] block=BLOCK ..."
+  /// line that the regression runner reads, and flushes the waveform.
+  std::string failure_rerun(uint64_t cycle, const std::string& block);
+
   /// CPU seconds spent inside step() (simulation speed figures).
   double step_seconds() const override { return step_seconds_; }
 
@@ -128,13 +157,14 @@ class NocNetwork final : public NocPorts {
   struct Pipe;   // one direction of one link
   void reset();
   void check_errors();
+  [[noreturn]] void fail(const std::string& what);
   std::string describe_link_error(int node, int link) const;
 
   NocOptions options_;
   std::unique_ptr<VerilatedContext> context_;
   std::vector<std::unique_ptr<Router>> routers_;
   std::vector<Pipe> pipes_;
-  std::unique_ptr<VerilatedFstC> trace_;
+  std::unique_ptr<WindowedFst> wave_;
   uint64_t cycle_ = 0;
   uint64_t link_flits_ = 0;
   uint64_t time_ps_ = 0;

@@ -1,5 +1,6 @@
 // Traffic generators and the end-to-end checker for a NocNetwork. See noc_traffic.h.
 #include "cosim/noc/noc_traffic.h"
+#include "cosim/noc/noc_lockstep.h"
 
 #include <algorithm>
 #include <array>
@@ -200,6 +201,12 @@ class Runner {
                                  describe_outstanding());
       }
       if (!r_.failure.empty()) {
+        // On the verilated routers: the re-run command with a waveform where the traffic stopped moving (watchdog)
+        // or where the drain limit ran out.
+        if (NocNetwork* rtl = rtl_network(net_)) {
+          const uint64_t at = net_.cycle() - last_progress >= o_.watchdog_cycles ? last_progress : net_.cycle();
+          r_.failure += "\n  " + rtl->failure_rerun(at, net_.backend() == "lockstep" ? "noc-lockstep" : "noc");
+        }
         if (o_.throw_on_stall) throw NocError(r_.failure);
         break;
       }

@@ -3,10 +3,7 @@
 #include "cosim/rtl_coverage.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <stdexcept>
@@ -15,7 +12,7 @@
 #include <fmt/core.h>
 #include <verilated.h>
 #if VM_TRACE
-#include <verilated_fst_c.h>
+#include "cosim/wave_fst.h"
 #endif
 
 // The flat sizes' root headers: accp_q__VforceEn/Val (rtl/te/trn_te_force.vlt) for TeRtlOptions::force_out_acc_beat.
@@ -75,67 +72,18 @@ uint32_t get_field(const T& port, unsigned lsb, unsigned width) {
 
 // "a, TOP.b" -> {"TOP.a", "TOP.b"}: the scopes of --wave-scope as Verilator names them (the model is named TOP).
 std::vector<std::string> split_scopes(const std::string& text) {
-  std::vector<std::string> scopes;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string::npos) comma = text.size();
-    std::string s = text.substr(pos, comma - pos);
-    s.erase(0, s.find_first_not_of(" \t"));
-    s.erase(s.find_last_not_of(" \t") + 1);
-    if (!s.empty()) {
-      if (s.find_first_of("*?") != std::string::npos) {
-        throw TeRtlError(fmt::format("--wave-scope '{}': wildcards are not supported; give a hierarchy path such as "
-                                     "trn_te.u_array.g_row[2]",
-                                     s));
-      }
-      if (s.rfind("TOP.", 0) == 0) s.erase(0, 4);
-      if (s != "TOP" && s != "trn_te" && s.rfind("trn_te.", 0) != 0) {
-        throw TeRtlError(fmt::format("--wave-scope '{}': not in the Tensor Engine's hierarchy, which starts at trn_te "
-                                     "(e.g. trn_te.u_array.g_row[2])",
-                                     s));
-      }
-      scopes.push_back("TOP." + s);
+  std::vector<std::string> scopes = split_wave_scopes<TeRtlError>(text, "trn_te.u_array.g_row[2]");
+  for (std::string& s : scopes) {
+    if (s.rfind("TOP.", 0) == 0) s.erase(0, 4);
+    if (s != "TOP" && s != "trn_te" && s.rfind("trn_te.", 0) != 0) {
+      throw TeRtlError(fmt::format("--wave-scope '{}': not in the Tensor Engine's hierarchy, which starts at trn_te "
+                                   "(e.g. trn_te.u_array.g_row[2])",
+                                   s));
     }
-    pos = comma + 1;
+    s = "TOP." + s;
   }
   return scopes;
 }
-
-#if VM_TRACE
-// The scopes of `scopes` under which the closed FST at `path` declares no signal (read back with the FST reader
-// that Verilator's FST writer is built with).
-std::vector<std::string> empty_scopes(const std::string& path, const std::vector<std::string>& scopes) {
-  std::vector<bool> hit(scopes.size(), false);
-  void* const reader = fstReaderOpen(path.c_str());
-  if (!reader) return {};
-  std::vector<std::string> stack;
-  while (const fstHier* h = fstReaderIterateHier(reader)) {
-    if (h->htyp == FST_HT_SCOPE) {
-      stack.push_back(h->u.scope.name);
-    } else if (h->htyp == FST_HT_UPSCOPE) {
-      if (!stack.empty()) stack.pop_back();
-    } else if (h->htyp == FST_HT_VAR) {
-      std::string name;
-      for (const std::string& part : stack) name += part + ".";
-      name += h->u.var.name;
-      for (size_t i = 0; i < scopes.size(); ++i) {
-        const std::string& sc = scopes[i];
-        if (name.rfind(sc, 0) == 0 && (name.size() == sc.size() || name[sc.size()] == '.' || name[sc.size()] == ' ' ||
-                                       name[sc.size()] == '[')) {
-          hit[i] = true;
-        }
-      }
-    }
-  }
-  fstReaderClose(reader);
-  std::vector<std::string> empty;
-  for (size_t i = 0; i < scopes.size(); ++i) {
-    if (!hit[i]) empty.push_back(scopes[i]);
-  }
-  return empty;
-}
-#endif
 
 // kForceable: the model was verilated with rtl/te/trn_te_force.vlt (the flat sizes), so out_acc_o can be forced
 // (TeRtlOptions::force_out_acc_beat).
@@ -162,17 +110,13 @@ class TeRtlImpl final : public TeRtl {
     top_->eval();
 #if VM_TRACE
     if (!options_.wave_path.empty()) {
-      check_wave_window(options_.wave_from, options_.wave_to);
-      trace_ = std::make_unique<VerilatedFstC>();
-      // --wave-scope: Verilator's $dumpvars-like filter, set before the trace is attached and opened. Every scope
-      // is recorded with all levels below it (99).
-      // The clock is always recorded: Verilator 5.006's FST writer crashes when the filter leaves no signal.
-      scopes_ = split_scopes(options_.wave_scope);
-      for (const std::string& scope : scopes_) trace_->dumpvars(99, scope);
-      if (!scopes_.empty()) trace_->dumpvars(1, "TOP.clk_i");
-      top_->trace(trace_.get(), 99);  // scope: rtl/te/trn_te_trace.vlt
-      trace_->open(options_.wave_path.c_str());
-      if (!trace_->isOpen()) throw TeRtlError(fmt::format("cannot open waveform file '{}'", options_.wave_path));
+      check_wave_window<TeRtlError>(options_.wave_from, options_.wave_to);
+      // --wave-scope: Verilator's $dumpvars-like filter, set before the trace is attached and opened. The clock is
+      // always recorded (cosim/wave_fst.h).
+      wave_ = std::make_unique<WindowedFst>(options_.wave_path, WaveWindow{options_.wave_from, options_.wave_to},
+                                            split_scopes(options_.wave_scope), std::vector<std::string>{"TOP.clk_i"});
+      top_->trace(&wave_->trace(), 99);  // scope: rtl/te/trn_te_trace.vlt
+      if (!wave_->open()) throw TeRtlError(fmt::format("cannot open waveform file '{}'", options_.wave_path));
     }
 #else
     if (!options_.wave_path.empty()) throw TeRtlError("this build has no waveform support (VM_TRACE=0)");
@@ -188,9 +132,8 @@ class TeRtlImpl final : public TeRtl {
     top_->final();
     write_rtl_coverage(*context_, "te");  // coverage builds only
 #if VM_TRACE
-    if (trace_) {
-      trace_->close();
-      for (const std::string& scope : empty_scopes(options_.wave_path, scopes_)) {
+    if (wave_) {
+      for (const std::string& scope : wave_->close()) {
         std::fprintf(stderr, "trnsim: warning: --wave-scope %s matched no signal of the %dx%d Tensor Engine; %s "
                      "holds only the clock for it\n", scope.c_str() + 4, rows_, cols_, options_.wave_path.c_str());
       }
@@ -372,12 +315,9 @@ class TeRtlImpl final : public TeRtl {
   // "[ fail-at  ]" line on stderr that the regression runner reads to put the same window into its re-run command.
   [[noreturn]] void fail(const std::string& what) {
     const WaveWindow w = wave_window_around(cycle_);
-    std::fprintf(stderr, "[ fail-at  ] block=te %dx%d cycle=%llu wave-from=%llu wave-to=%llu\n", rows_, cols_,
-                 static_cast<unsigned long long>(cycle_), static_cast<unsigned long long>(w.from),
-                 static_cast<unsigned long long>(w.to));
-    std::fflush(stderr);
+    print_fail_at(fmt::format("te {}x{}", rows_, cols_), cycle_, w);
 #if VM_TRACE
-    if (trace_) trace_->flush();
+    if (wave_) wave_->flush();
 #endif
     throw TeRtlError(fmt::format("{} (Tensor Engine {}x{}; re-run with a waveform around it: --wave-from {} "
                                  "--wave-to {}, or TRNSIM_WAVE=te.fst TRNSIM_WAVE_FROM={} TRNSIM_WAVE_TO={} for a "
@@ -442,7 +382,7 @@ class TeRtlImpl final : public TeRtl {
 
   bool trace_on() const {
 #if VM_TRACE
-    return trace_ != nullptr;
+    return wave_ != nullptr;
 #else
     return false;
 #endif
@@ -454,15 +394,7 @@ class TeRtlImpl final : public TeRtl {
 
   void dump() {
 #if VM_TRACE
-    if (trace_) {
-      if (in_wave_window()) {
-        trace_->dump(context_->time());
-        dumped_ = true;
-      } else if (dumped_) {
-        trace_->flush();  // the window has ended: what it recorded is on disk even if the process dies later
-        dumped_ = false;
-      }
-    }
+    if (wave_) wave_->dump(context_->time(), in_wave_window());
 #endif
     context_->timeInc(kHalfPeriodPs);
   }
@@ -473,56 +405,13 @@ class TeRtlImpl final : public TeRtl {
   std::unique_ptr<VerilatedContext> context_;
   std::unique_ptr<VTop> top_;
 #if VM_TRACE
-  std::unique_ptr<VerilatedFstC> trace_;
-  std::vector<std::string> scopes_;  ///< --wave-scope as Verilator names them (TOP.trn_te...)
+  std::unique_ptr<WindowedFst> wave_;
 #endif
   uint64_t cycle_ = 0;
   bool in_reset_ = false;
-  bool dumped_ = false;  // the last edge was recorded
 };
 
 }  // namespace
-
-void check_wave_window(uint64_t from, uint64_t to) {
-  if (from > to) {
-    throw TeRtlError(fmt::format("waveform window: --wave-from {} is after --wave-to {}", from, to));
-  }
-}
-
-WaveWindow wave_window_around(uint64_t cycle, uint64_t before, uint64_t after) {
-  return {cycle > before ? cycle - before : 0, cycle + after};
-}
-
-TeRtlOptions& apply_wave_env(TeRtlOptions& options) {
-  const char* path = std::getenv("TRNSIM_WAVE");
-  if (!options.wave_path.empty() || path == nullptr || *path == '\0') return options;
-  const auto cycle_of = [](const char* name, uint64_t fallback) {
-    const char* text = std::getenv(name);
-    if (text == nullptr || *text == '\0') return fallback;
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = std::strtoull(text, &end, 10);
-    if (errno != 0 || *end != '\0' || *text == '-') {
-      throw TeRtlError(fmt::format("{}='{}' is not a cycle number", name, text));
-    }
-    return static_cast<uint64_t>(v);
-  };
-  static std::atomic<unsigned> engines{0};
-  const unsigned n = engines++;
-  std::string file = path;
-  if (n > 0) {
-    const size_t dot = file.rfind('.');
-    const bool fst = dot != std::string::npos && file.find('/', dot) == std::string::npos;
-    file = fst ? fmt::format("{}.{}{}", file.substr(0, dot), n, file.substr(dot)) : fmt::format("{}.{}", file, n);
-  }
-  options.wave_path = file;
-  options.wave_from = cycle_of("TRNSIM_WAVE_FROM", 0);
-  options.wave_to = cycle_of("TRNSIM_WAVE_TO", UINT64_MAX);
-  if (const char* scope = std::getenv("TRNSIM_WAVE_SCOPE")) options.wave_scope = scope;
-  check_wave_window(options.wave_from, options.wave_to);
-  std::fprintf(stderr, "[ wave     ] %s\n", file.c_str());
-  return options;
-}
 
 std::vector<std::string> TeRtl::built_sizes() {
   std::vector<std::string> sizes;
@@ -559,7 +448,7 @@ bool TeRtl::traces_pe_registers(int rows, int cols) {
 
 std::unique_ptr<TeRtl> TeRtl::create(int rows, int cols, const TeRtlOptions& given) {
   TeRtlOptions options = given;
-  apply_wave_env(options);  // TRNSIM_WAVE: any test or tool re-run with a waveform, unless it asked for its own
+  apply_wave_env<TeRtlError>(options);  // TRNSIM_WAVE: any test or tool re-run with a waveform, unless it asked for its own
 #define TRNSIM_TE_CASE(R, C, FORCEABLE)                   \
   if (rows == (R) && cols == (C)) {                       \
     using Impl = TeRtlImpl<Vtrn_te_##R##x##C, FORCEABLE>; \

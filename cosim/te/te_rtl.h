@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cosim/wave_window.h"
 #include "firmware/isa/dtype.h"
 
 namespace trnsim::cosim {
@@ -57,21 +58,8 @@ struct TeCommand {
                                 ///< to PSUM, false = overwrite (a LoadStationary with it set is illegal)
 };
 
-/// Fills the waveform fields of `options` from the environment when `options.wave_path` is empty, so that any test
-/// can be re-run with a waveform: TRNSIM_WAVE=FILE.fst, TRNSIM_WAVE_FROM=CYCLE, TRNSIM_WAVE_TO=CYCLE,
-/// TRNSIM_WAVE_SCOPE=PATH. The n-th engine of a process (n >= 1) that takes it writes FILE.n.fst instead, and each
-/// prints "[ wave     ] FILE" to stderr. Throws TeRtlError for a malformed cycle number (naming the variable).
-TeRtlOptions& apply_wave_env(TeRtlOptions& options);
-
-/// Checks a waveform window: `from` <= `to`. Throws TeRtlError naming both otherwise.
-void check_wave_window(uint64_t from, uint64_t to);
-
-/// The cycles of a waveform window around `cycle` for a re-run command: [cycle - before, cycle + after], clamped at 0.
-struct WaveWindow {
-  uint64_t from = 0;
-  uint64_t to = 0;
-};
-WaveWindow wave_window_around(uint64_t cycle, uint64_t before = 200, uint64_t after = 20);
+// The waveform window, the TRNSIM_WAVE* environment hook (apply_wave_env<TeRtlError>, applied by TeRtl::create) and
+// the window around a failing cycle (wave_window_around) are shared with the NeuronLink harness: cosim/wave_window.h.
 
 /// When a command's handshakes happened, in cycles since reset release (cycle 0 is the first active edge).
 struct TeCommandTiming {

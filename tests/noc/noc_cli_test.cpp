@@ -2,10 +2,14 @@
 // every kind of bad flag, --rtl picking the right router build or naming the builds, --lockstep.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 
 #include "tests/cli/cli_runner.h"
+#include "tests/support/fst_read.h"
 
 namespace trnsim::test {
 namespace {
@@ -181,6 +185,79 @@ TEST(NocCli, UndeliveredPacketsExitOne) {
   EXPECT_EQ(p[1], p[2]);
   EXPECT_EQ(p[2], p[3]);
   EXPECT_EQ(last_line(ok.out), "injected=" + std::string(p[2]) + " delivered=" + std::string(p[3]));
+}
+
+// --wave and its window: only with the verilated routers, FST only, each window flag only with --wave, a window that
+// ends before it starts and a scope naming no router are exit 2 naming the flag, before any file is written.
+TEST(NocCli, WaveFlagsAreChecked) {
+  const std::string fst = scratch(".fst");
+  std::remove(fst.c_str());
+  expect_bad("--wave " + fst, "--wave records the verilated routers' signals: use it with --rtl or --lockstep");
+  expect_bad("--rtl --wave " + scratch(".vcd"), ".vcd: waveforms are written as FST; give a file name ending in .fst");
+  expect_bad("--rtl --wave-from 5", "--wave-from chooses what --wave FILE.fst records: give --wave too");
+  expect_bad("--rtl --wave-to 9", "--wave-to chooses what --wave FILE.fst records");
+  expect_bad("--lockstep --wave-scope node_0_0", "--wave-scope chooses what --wave FILE.fst records");
+  expect_bad("--rtl --wave " + fst + " --wave-from 50 --wave-to 10", "--wave-from 50 is after --wave-to 10");
+  expect_bad("--rtl --wave " + fst + " --wave-from -1", "--wave-from");
+  expect_bad("--rtl --dims 2x2 --wave " + fst + " --wave-scope node_2_0",
+             "--wave-scope 'node_2_0': no router 'node_2_0' in the 2x2 torus; its routers are node_0_0 .. node_1_1");
+  expect_bad("--rtl --wave " + fst + " --wave-scope 'node_*'", "wildcards are not supported");
+  EXPECT_FALSE(std::ifstream(fst).good()) << "a refused run wrote " << fst;
+  const Result help = run("noc --help");
+  for (const char* flag : {"--wave ", "--wave-from", "--wave-to", "--wave-scope"}) {
+    EXPECT_NE(help.out.find(flag), std::string::npos) << flag << "\n" << help.out;
+  }
+}
+
+// A recorded run: the window's cycles only, one router only, and the report names the file.
+TEST(NocCli, WaveRecordsTheWindowAndScopeAsked) {
+  const std::string fst = scratch(".fst");
+  std::remove(fst.c_str());
+  const Result r = run("noc --rtl --dims 2x2 --rate 0.3 --cycles 200 --wave " + fst +
+                       " --wave-from 20 --wave-to 40 --wave-scope node_1_0");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("waveform:   " + fst + " (open with: scripts/wave " + fst + ")"), std::string::npos) << r.out;
+  EXPECT_EQ(last_line(r.out).rfind("injected=", 0), 0u) << r.out;
+  const VcdDump v = read_fst(fst);
+  ASSERT_FALSE(v.times.empty()) << v.text.substr(0, 2000);
+  EXPECT_EQ(v.times.front(), 20000u);  // 1000 ps a cycle (cosim/noc/noc_rtl.cpp)
+  EXPECT_LE(v.times.back(), 41500u);
+  EXPECT_GE(v.times.size(), 42u);
+  EXPECT_TRUE(v.signals.count("node_1_0.clk_i"));
+  for (const std::string& s : v.signals) EXPECT_EQ(s.rfind("node_1_0.", 0), 0u) << "outside the scope: " << s;
+}
+
+// An RTL run that fails (here: not drained, exit 1) prints one command that re-runs it with a waveform of the
+// cycles around the failure; that command runs, fails the same way, and its file is closed (readable) on that exit
+// 1 path and holds exactly the window.
+TEST(NocCli, AFailingRtlRunPrintsARunnableReRunCommand) {
+  const std::string flags = "noc --dims 2x2 --traffic uniform --rate 0.9 --cycles 150 --seed 3 --drain-cycles 0";
+  const Result r = run(flags + " --rtl");
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex("\\[ fail-at  \\] block=noc 2x2 cycle=([0-9]+) wave-from=([0-9]+) "
+                                                     "wave-to=([0-9]+)\n")))
+      << r.err;
+  const uint64_t cycle = std::stoull(m[1]), from = std::stoull(m[2]), to = std::stoull(m[3]);
+  EXPECT_EQ(from, cycle - 50);
+  EXPECT_EQ(to, cycle + 10);
+  EXPECT_NE(r.err.find("trnsim noc: FAIL: drain limit: 0 cycles after injection stopped"), std::string::npos) << r.err;
+  const std::string intro = "\n  re-run with a waveform around it: trnsim ";
+  const std::string expected = flags + " --rtl --wave noc-fail.fst --wave-from " + std::to_string(from) +
+                               " --wave-to " + std::to_string(to) + "\n";
+  ASSERT_NE(r.err.find(intro + expected), std::string::npos) << r.err;
+
+  const std::string dir = scratch(".rerun");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const Result again = run(expected.substr(0, expected.size() - 1), "cd '" + dir + "' && ");
+  EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
+  EXPECT_NE(again.out.find("waveform:   noc-fail.fst"), std::string::npos) << again.out;
+  const VcdDump v = read_fst(dir + "/noc-fail.fst");
+  ASSERT_FALSE(v.times.empty()) << v.text.substr(0, 2000);
+  EXPECT_EQ(v.times.front(), from * 1000);
+  EXPECT_LE(v.times.back(), cycle * 1000 + 1000);  // the run ends at `cycle`, before the end of the window
+  EXPECT_TRUE(v.signals.count("node_0_0.trn_noc_router.inj_valid_i"));
 }
 
 }  // namespace

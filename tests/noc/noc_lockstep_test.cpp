@@ -3,11 +3,18 @@
 // and separate runs whose per-packet records (who, when created, injected, delivered) must be identical.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "cosim/noc/noc_lockstep.h"
 #include "tests/noc/noc_test_util.h"
+#include "tests/support/fst_read.h"
 #include "tests/support/test_seed.h"
 
 namespace trnsim::test {
@@ -17,6 +24,13 @@ using cosim::noc::LockstepNetwork;
 using cosim::noc::NocNetwork;
 using cosim::noc::Pattern;
 using cosim::noc::TrafficOptions;
+
+std::string slurp_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 struct LockCase {
   std::string name;
@@ -111,6 +125,56 @@ TEST(NocLockstepRecords, ADivergenceIsReportedWithCycleAndRouter) {
   }
   std::cout << error << "\n";
   EXPECT_NE(error.find("lockstep mismatch at cycle"), std::string::npos) << error;
+}
+
+// The mismatch message ends with one command that re-runs the network with a waveform of the cycles around the
+// mismatch (NocOptions::rerun_command, as `trnsim noc` passes it), and the [ fail-at  ] line of the regression
+// runner. The command is run here: it records exactly that window (it runs without the injected fault, so it
+// passes).
+TEST(NocLockstepReRun, AMismatchNamesARunnableReRunCommandWithItsWindow) {
+  auto o = torus("4x4", "d2v2");
+  o.faults.push_back({cosim::noc::LinkFault::Kind::kDropCredit, 5, 0, 100, {}});  // a mismatch soon after cycle 100
+  const std::string command = "trnsim noc --dims 4x4 --traffic neighbor --rate 0.9 --cycles 300 --seed 1 --lockstep";
+  o.rerun_command = command;
+  std::string error;
+  uint64_t cycle = 0;
+  ::testing::internal::CaptureStderr();
+  {
+    LockstepNetwork net(o);
+    TrafficOptions t;
+    t.pattern = Pattern::kNeighbor;
+    t.rate = 0.9;
+    t.inject_cycles = 300;
+    try {
+      cosim::noc::run_traffic(net, t);
+    } catch (const cosim::noc::NocError& e) {
+      error = e.what();
+    }
+    cycle = net.cycle();
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_NE(error.find("lockstep mismatch at cycle " + std::to_string(cycle)), std::string::npos) << error;
+  ASSERT_GT(cycle, 60u);
+  const std::string from = std::to_string(cycle - 50), to = std::to_string(cycle + 10);
+  const std::string intro = "re-run with a waveform around it: ";
+  const std::string rerun = command + " --wave noc-fail.fst --wave-from " + from + " --wave-to " + to;
+  ASSERT_NE(error.find(intro + rerun), std::string::npos) << error;
+  EXPECT_NE(err.find("[ fail-at  ] block=noc-lockstep 4x4 cycle=" + std::to_string(cycle) + " wave-from=" + from +
+                     " wave-to=" + to),
+            std::string::npos)
+      << err;
+
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "trnsim_noc_rerun";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string shell = "cd '" + dir.string() + "' && '" TRNSIM_BIN "'" + rerun.substr(std::string("trnsim").size()) +
+                            " > run.log 2>&1";
+  const int status = std::system(shell.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << shell << "\n" << slurp_file(dir / "run.log");
+  const test::VcdDump v = test::read_fst((dir / "noc-fail.fst").string());
+  ASSERT_FALSE(v.times.empty()) << v.text.substr(0, 2000);
+  EXPECT_EQ(v.times.front(), (cycle - 50) * 1000);  // 1000 ps a cycle (cosim/noc/noc_rtl.cpp)
+  EXPECT_LE(v.times.back(), (cycle + 11) * 1000);
 }
 
 }  // namespace

@@ -29,32 +29,34 @@ struct VcdDump {
   std::string text;               ///< what fst2vcd printed (for failure messages)
 };
 
-/// Parses VCD text: $scope/$var declarations into dotted names, then the timestamps.
+/// Parses VCD text: $scope/$var declarations into dotted names, then the timestamps (lines "#T").
 inline VcdDump parse_vcd(const std::string& text) {
   VcdDump v;
   v.text = text;
   std::vector<std::string> scope;
   std::istringstream in(text);
   std::string tok;
-  bool header = true;
   while (in >> tok) {
-    if (header && tok == "$scope") {
+    if (tok == "$scope") {
       std::string kind, name;
       in >> kind >> name;
       scope.push_back(name);
-    } else if (header && tok == "$upscope") {
+    } else if (tok == "$upscope") {
       if (!scope.empty()) scope.pop_back();
-    } else if (header && tok == "$var") {
+    } else if (tok == "$var") {
       std::string kind, width, id, name;
       in >> kind >> width >> id >> name;
       std::string full;
       for (const std::string& s : scope) full += s + ".";
       v.signals.insert(full + name);
     } else if (tok == "$enddefinitions") {
-      header = false;
-    } else if (!header && tok.size() > 1 && tok[0] == '#' &&
-               tok.find_first_not_of("0123456789", 1) == std::string::npos) {
-      v.times.push_back(std::stoull(tok.substr(1)));  // a timestamp (not a value change of signal id '#...')
+      break;
+    }
+  }
+  // A timestamp is a line "#T"; a vector change "b0101 #8" (signal id "#8", common with many signals) is not one.
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() > 1 && line[0] == '#' && line.find_first_not_of("0123456789", 1) == std::string::npos) {
+      v.times.push_back(std::stoull(line.substr(1)));
     }
   }
   return v;

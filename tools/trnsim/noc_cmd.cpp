@@ -3,9 +3,12 @@
 // latency, simulation speed, and ends with `injected=X delivered=Y` (packets that entered the network, packets
 // delivered); exit 1 when they differ, when the run did not drain (packets still queued at their sources or in the
 // network at the drain limit or the watchdog), or a protocol check or the lockstep comparison fails; 2 for bad flags.
+// --wave FILE.fst (with --wave-from/--wave-to/--wave-scope) records the routers; a failing RTL run prints the command
+// that re-runs it with a waveform around the failing cycle.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,7 +46,46 @@ struct NocFlags {
   uint64_t seed = 1;
   bool rtl = false;
   bool lockstep = false;
+  std::string wave;                ///< --wave FILE.fst: waveform of the verilated routers
+  uint64_t wave_from = 0;          ///< --wave-from CYCLE
+  uint64_t wave_to = UINT64_MAX;   ///< --wave-to CYCLE
+  std::string wave_scope;          ///< --wave-scope PATH
 };
+
+// The command that runs this network and traffic again (the flags that shape them, without the waveform ones), for
+// the re-run line of a failure (cosim/noc/noc_rtl.h, NocOptions::rerun_command).
+std::string rerun_command(const NocFlags& f) {
+  std::string cmd = fmt::format("trnsim noc --dims {} --traffic {} --rate {} --cycles {} --seed {}", f.dims, f.traffic,
+                                f.rate, f.cycles, f.seed);
+  if (f.vcs_given) cmd += fmt::format(" --vcs {}", f.vcs);
+  if (f.vc_groups_given) cmd += fmt::format(" --vc-groups {}", f.vc_groups);
+  if (f.buf_depth != NocFlags{}.buf_depth) cmd += fmt::format(" --buf-depth {}", f.buf_depth);
+  if (f.link_latency != 0) cmd += fmt::format(" --link-latency {}", f.link_latency);
+  if (f.packet_flits != NocFlags{}.packet_flits) cmd += fmt::format(" --packet-flits {}", f.packet_flits);
+  if (f.hotspot_fraction_given) cmd += fmt::format(" --hotspot-fraction {}", f.hotspot_fraction);
+  if (f.drain_cycles != NocFlags{}.drain_cycles) cmd += fmt::format(" --drain-cycles {}", f.drain_cycles);
+  return cmd + (f.lockstep ? " --lockstep" : " --rtl");
+}
+
+// --wave and its window: valid with the RTL only, FST only, a window that ends after it starts.
+void check_wave_flags(const NocFlags& f, bool want_rtl) {
+  const char* window_flag = f.wave_from != 0 ? "--wave-from" : f.wave_to != UINT64_MAX ? "--wave-to"
+                            : !f.wave_scope.empty() ? "--wave-scope" : nullptr;
+  if (window_flag && f.wave.empty()) {
+    throw BadInput(fmt::format("{} chooses what --wave FILE.fst records: give --wave too", window_flag));
+  }
+  if (f.wave.empty()) return;
+  if (!want_rtl) {
+    throw BadInput("--wave records the verilated routers' signals: use it with --rtl or --lockstep (the TLM model "
+                   "has no waveform)");
+  }
+  if (std::filesystem::path(f.wave).extension() != ".fst") {
+    throw BadInput(fmt::format("--wave {}: waveforms are written as FST; give a file name ending in .fst", f.wave));
+  }
+  if (f.wave_from > f.wave_to) {
+    throw BadInput(fmt::format("--wave-from {} is after --wave-to {}", f.wave_from, f.wave_to));
+  }
+}
 
 // "4x4", "3x5", "2x2x2", "8": sizes per dimension.
 std::vector<int> parse_dims(const std::string& s) {
@@ -175,6 +217,7 @@ int run_noc(const NocFlags& f) {
 
   // ---- The network ----
   const bool want_rtl = f.rtl || f.lockstep;
+  check_wave_flags(f, want_rtl);
   std::unique_ptr<mn::NocPorts> net;
   std::string what;
   if (want_rtl) {
@@ -203,7 +246,19 @@ int run_noc(const NocFlags& f) {
     o.size = t.size;
     o.router = pick->name;
     o.link_latency = f.link_latency;
+    o.wave_path = f.wave;
+    o.wave_from = f.wave_from;
+    o.wave_to = f.wave_to;
+    o.wave_scope = f.wave_scope;
+    o.rerun_command = rerun_command(f);
     t.vc_groups = pick->vc_groups;
+    if (!f.wave.empty()) {
+      try {
+        cn::wave_scopes(o);
+      } catch (const cn::NocError& e) {
+        throw BadInput(e.what());
+      }
+    }
     if (f.lockstep) {
       net = std::make_unique<cn::LockstepNetwork>(o);
       what = fmt::format("RTL ({}) and TLM in lockstep", pick->name);
@@ -270,8 +325,15 @@ int run_noc(const NocFlags& f) {
   }
   for (const std::string& e : r.errors) fmt::print(stderr, "trnsim noc: {}\n", e);
   if (!r.failure.empty()) fmt::print(stderr, "trnsim noc: FAIL: {}\n", r.failure);
-  fmt::print("injected={} delivered={}\n", r.packets_injected, r.packets_delivered);
   const bool pass = drained && r.ok() && queued == 0 && r.packets_injected == r.packets_delivered;
+  cn::NocNetwork* const rtl_net = cn::rtl_network(*net);
+  if (!pass && rtl_net && r.failure.empty()) {
+    // A failure of the run (assertion, lockstep mismatch, watchdog, drain limit) named its window; a drained run
+    // whose checker found broken packets gets the last cycles.
+    fmt::print(stderr, "trnsim noc: {}\n", rtl_net->failure_rerun(rtl_net->cycle(), f.lockstep ? "noc-lockstep" : "noc"));
+  }
+  if (!f.wave.empty()) fmt::print("waveform:   {} (open with: scripts/wave {})\n", f.wave, f.wave);
+  fmt::print("injected={} delivered={}\n", r.packets_injected, r.packets_delivered);
   return pass ? kExitOk : kExitFail;
 }
 
@@ -286,7 +348,10 @@ Action add_noc(CLI::App& app) {
       "takes the head flit (they entered the network) and delivered when the tail flit is ejected intact. The last "
       "line is `injected=X delivered=Y`. A run stopped by --drain-cycles or the watchdog prints `not drained: N "
       "queued at sources, M in the network`.\nExit 0: every created packet delivered once, intact, in order; 1: "
-      "not drained, injected != delivered, a protocol check or the lockstep comparison failed; 2: a bad flag.");
+      "not drained, injected != delivered, a protocol check or the lockstep comparison failed; 2: a bad flag.\n"
+      "Waveforms: --wave FILE.fst (with --rtl or --lockstep) records every router; --wave-from/--wave-to/--wave-scope "
+      "limit it to a window of cycles and a router. A failure of an RTL run prints `[ fail-at  ]` and one command "
+      "that re-runs it with a waveform of the cycles around the failing one.");
   sub->add_option("--topology", f->topology, "torus or mesh (mesh: TLM only)")->capture_default_str();
   sub->add_option("--dims", f->dims, "routers per dimension: 4x4, 3x5, 2x2x2 (2..16 each)")->capture_default_str();
   sub->add_option("--traffic", f->traffic, "uniform, transpose, bitcomp, hotspot or neighbor")->capture_default_str();
@@ -312,6 +377,16 @@ Action add_noc(CLI::App& app) {
   sub->add_flag("--rtl", f->rtl, "simulate the verilated routers (builds: d2v2, d2v4, d3v4g2); implied by --lockstep");
   sub->add_flag("--lockstep", f->lockstep,
                 "simulate RTL and TLM together, comparing every port every cycle (includes --rtl; both may be given)");
+  sub->add_option("--wave", f->wave,
+                  "With --rtl or --lockstep: write an FST waveform of the verilated routers (open it with scripts/wave)");
+  sub->add_option("--wave-from", f->wave_from,
+                  "With --wave: first cycle recorded (cycles since reset release, link bring-up included; default 0)")
+      ->check(kNonNegative);
+  sub->add_option("--wave-to", f->wave_to, "With --wave: last cycle recorded, inclusive (default: the end)")
+      ->check(kNonNegative);
+  sub->add_option("--wave-scope", f->wave_scope,
+                  "With --wave: record only this router or part of one, e.g. node_1_0 or "
+                  "node_1_0.trn_noc_router.g_in[1] (comma-separated list allowed; default: every router)");
   return [f, sub] {
     f->vcs_given = sub->count("--vcs") > 0;
     f->vc_groups_given = sub->count("--vc-groups") > 0;
