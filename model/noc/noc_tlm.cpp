@@ -85,6 +85,7 @@ struct TlmNetwork::Router {
   std::array<bool, 2 * kMaxDim> rx_up{};
   std::array<bool, 2 * kMaxDim> crd_valid{};
   std::array<uint8_t, 2 * kMaxDim> crd_vc{};
+  std::array<uint64_t, 2 * kMaxDim> sent{};  // flits sent per link port (statistics, not RTL state)
   bool boot = false;   // boot_q
   bool hello = false;  // hello_q (link_tx) = init_q (link_rx): the bring-up beats go out this cycle
 };
@@ -183,6 +184,11 @@ uint64_t TlmNetwork::flits_in_network() const {
     for (size_t k = 0; k < p.fwd.size(); ++k) f += (k != w) && p.fwd[k].valid;  // slot w is the registers above
   }
   return f;
+}
+
+uint64_t TlmNetwork::link_port_flits(int n, int l) const {
+  if (l < 0 || l >= nport_ - 1) throw NocError(fmt::format("link port {}: a {}-D router has 0..{}", l, o_.ndim, nport_ - 2));
+  return routers_.at(static_cast<size_t>(n)).sent[size_t(l)];
 }
 
 bool TlmNetwork::inj_ready(int n) const { return routers_[static_cast<size_t>(n)].inj.in_ready(); }
@@ -292,8 +298,10 @@ void TlmNetwork::eval_router(int n) {
         }
         if (oport == 0 && a != b) {
           if (o_.torus) {
-            const int delta = a >= b ? a - b : a + sz - b;  // hops in the positive direction
-            oport = 1 + 2 * d + (2 * delta <= sz ? 0 : 1);
+            // Hops in the positive direction; a tie (exactly half the ring) goes + from an even coordinate, - from
+            // an odd one (trn_noc_input_port route()).
+            const int delta = a >= b ? a - b : a + sz - b;
+            oport = 1 + 2 * d + (2 * delta == sz ? (b & 1) : (2 * delta < sz ? 0 : 1));
           } else {
             oport = 1 + 2 * d + (a > b ? 0 : 1);
           }
@@ -314,9 +322,10 @@ void TlmNetwork::eval_router(int n) {
       } else {
         const int d_out = (oport - 1) / 2, p = i / V, v = i % V;
         const bool neg_out = (oport - 1) % 2 == 1;
-        const bool crosses = neg_out ? r.me[d_out] == 0 : r.me[d_out] == size(d_out) - 1;
+        // Dateline class chosen on entering a ring (1 iff the way to dst takes the wrap-around link), kept along it.
+        const bool wraps = neg_out ? dst[d_out] > r.me[d_out] : dst[d_out] < r.me[d_out];
         const bool cont = p != 0 && d_out == (p - 1) / 2 && neg_out != ((p - 1) % 2 == 1);
-        const int dclass = ((cont && (v / S) % 2 == 1) || crosses) ? 1 : 0;
+        const int dclass = cont ? (v / S) % 2 : (wraps ? 1 : 0);
         mask = static_cast<uint8_t>(set1 << ((2 * group + dclass) * S));
       }
       const uint8_t cand = mask & static_cast<uint8_t>(~r.busy[size_t(oport)]);
@@ -454,6 +463,7 @@ void TlmNetwork::eval_router(int n) {
     if (send) {
       r.tx_flit[L] = out_flit[L + 1];
       ++link_flits_;
+      ++r.sent[L];
     }
     if (!r.rx_up[L] && rxin[L].init) r.rx_up[L] = true;
     r.crd_valid[L] = free[L];

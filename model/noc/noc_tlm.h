@@ -70,6 +70,9 @@ class TlmNetwork final : public NocPorts {
   bool link_up(int node, int link) const;
   /// Flits buffered anywhere in the network (VC buffers, spill and output registers, link pipes).
   uint64_t flits_in_network() const;
+  /// Flits router `node` has sent on link port `link` (0 = +x, 1 = -x, 2 = +y, ...) since reset: which way packets
+  /// went (tests of the routing rules).
+  uint64_t link_port_flits(int node, int link) const;
 
   struct Router;  // noc_tlm.cpp
   struct Pipe;

@@ -49,7 +49,10 @@ module trn_noc_input_port
   localparam int unsigned CNT_W    = $clog2(DEPTH + 1);
 
   // Output port of dimension-order routing: the lowest dimension whose coordinate differs, in the direction of the
-  // shorter way round the ring (positive on a tie); the local port when dst is this router.
+  // shorter way round the ring; the local port when dst is this router. A tie (dst exactly half a ring away, even
+  // ring size) goes + from a router at an even coordinate in that dimension and - from an odd one, so the two
+  // directions carry the same load (docs/neuronlink.md, "Routing"). A tie only arises where the packet enters the
+  // ring: one hop later the way on is shorter than half the ring.
   function automatic logic [PORT_W-1:0] route(coord_t dst, coord_t me, coord_t max);
     logic [PORT_W-1:0] port;
     logic              found;
@@ -57,13 +60,15 @@ module trn_noc_input_port
     found = 1'b0;
     for (int unsigned d = 0; d < NDIM; d++) begin
       logic [COORD_W:0] a, b, size, delta;
+      logic             neg;
       a    = {1'b0, coord_of(dst, d)};
       b    = {1'b0, coord_of(me, d)};
       size = {1'b0, coord_of(max, d)} + 1'b1;
       if (!found && a != b) begin
         found = 1'b1;
         delta = (a >= b) ? a - b : a + size - b;  // hops in the positive direction
-        port  = PORT_W'(1 + 2 * d + (({delta, 1'b0} <= {1'b0, size}) ? 0 : 1));
+        neg   = ({delta, 1'b0} == {1'b0, size}) ? b[0] : ({delta, 1'b0} > {1'b0, size});
+        port  = PORT_W'(1 + 2 * d) + PORT_W'(neg);
       end
     end
     return port;
@@ -109,7 +114,7 @@ module trn_noc_input_port
     header_t             hdr;
     logic [PORT_W-1:0]   oport;
     int unsigned         group, dclass, d_out;
-    logic                neg_out, crosses, cont;
+    logic                neg_out, wraps, cont;
 
     assign hdr   = header_t'(head_flit_o[v].data);
     assign oport = route(hdr.dst, my_coord_i, dim_max_i);
@@ -118,13 +123,15 @@ module trn_noc_input_port
       group   = 32'(hdr.mclass) % VC_GROUPS;
       d_out   = (32'(oport) - 1) / 2;
       neg_out = (32'(oport) - 1) % 2 == 1;
-      // Leaving on the wrap-around link of a ring (positive: from the largest coordinate; negative: from 0).
-      crosses = neg_out ? (coord_of(my_coord_i, d_out) == '0)
-                        : (coord_of(my_coord_i, d_out) == coord_of(dim_max_i, d_out));
+      // The way from here to dst in this ring takes its wrap-around link (positive direction: from the largest
+      // coordinate to 0, so dst is below this router; negative: from 0 to the largest, so dst is above it).
+      wraps   = neg_out ? (coord_of(hdr.dst, d_out) > coord_of(my_coord_i, d_out))
+                        : (coord_of(hdr.dst, d_out) < coord_of(my_coord_i, d_out));
       // Continuing along the same ring in the same direction: the flit came in on the opposite side.
       cont    = (PORT != 0) && (d_out == IN_DIM) && (neg_out != IN_NEG);
-      // Dateline class: 1 once the packet has crossed the wrap-around link of the ring it is on; 0 on entering a ring.
-      dclass  = ((cont && ((v / SET_SIZE) % 2 == 1)) || crosses) ? 1 : 0;
+      // Dateline class, chosen where the packet enters a ring and kept along it: 1 if its way in this ring takes the
+      // wrap-around link, else 0 (the partition of BookSim2's dim_order torus routing; docs/neuronlink.md).
+      dclass  = cont ? (v / SET_SIZE) % 2 : (wraps ? 1 : 0);
       if (oport == '0) va_mask_o[v] = set_mask(group, 0) | set_mask(group, 1);
       else             va_mask_o[v] = set_mask(group, dclass);
     end
