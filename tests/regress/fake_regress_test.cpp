@@ -2,6 +2,7 @@
 // random test (tests/support/test_seed.h) and misbehaves for one chosen seed only, so that the runner's handling of a
 // failure, a crash and a hang can be checked in seconds. Built only for those tests; not in any regression list.
 //   Fake.Passes          always passes
+//   Fake.ProvokesAnError prints a "[ fail-at  ]" line (an error it caused on purpose) and passes
 //   Fake.FailsOnSeed     fails when the seed is REGRESS_FAKE_FAIL_SEED (default 4242)
 //   Fake.CrashesOnSeed   aborts when the seed is REGRESS_FAKE_CRASH_SEED (unset: never)
 //   Fake.HangsOnSeed     sleeps 10 minutes when the seed is REGRESS_FAKE_HANG_SEED (unset: never); writes its pid to
@@ -33,6 +34,12 @@ constexpr uint64_t kNever = ~uint64_t{0};
 TEST(Fake, Passes) {
   const uint64_t seed = test::test_seed();
   EXPECT_NE(seed, kNever);
+}
+
+// Like a negative test of an RTL harness: the failure line of an error it provoked, then it passes. A later test's
+// failure must not get this window.
+TEST(Fake, ProvokesAnError) {
+  std::fprintf(stderr, "[ fail-at  ] block=fake cycle=10 wave-from=0 wave-to=20\n");
 }
 
 TEST(Fake, FailsOnSeed) {

@@ -59,7 +59,8 @@ struct LogFacts {
   bool summary = false;             // "[  PASSED  ] N tests." seen
   int passed = 0, skipped = 0;
   std::string excerpt;              // each failing test's output, then the log's last lines
-  std::string wave_from, wave_to;   // the waveform window of the first "[ fail-at  ]" line (RTL failures)
+  std::string wave_from, wave_to;   // the waveform window of the first failing test's "[ fail-at  ]" line (RTL
+                                    // failures); a passing test's (an error provoked on purpose) does not count
   bool exec_failed = false;
 };
 
@@ -68,11 +69,20 @@ LogFacts read_log(const std::string& path) {
   std::ifstream in(path);
   std::vector<std::string> block, tail;
   std::set<std::string> seen;
+  std::string block_from, block_to;  // the first "[ fail-at  ]" window of the running test
+  const auto take_block_window = [&] {
+    if (f.wave_from.empty()) {
+      f.wave_from = block_from;
+      f.wave_to = block_to;
+    }
+  };
   const size_t kMaxExcerpt = 16000, kTail = 25;
   for (std::string line; std::getline(in, line);) {
     if (starts_with(line, "[ RUN      ] ")) {
       f.running = tagged_name(line, 13);
       block.clear();
+      block_from.clear();
+      block_to.clear();
     }
     if (!f.running.empty() && block.size() < 400) block.push_back(line);
     if (starts_with(line, "[  SKIPPED ] ") && all_digits(tagged_name(line, 13))) {
@@ -85,6 +95,7 @@ LogFacts read_log(const std::string& path) {
       if (name == f.running) {
         for (const std::string& b : block)
           if (f.excerpt.size() < kMaxExcerpt) f.excerpt += b + "\n";
+        take_block_window();
         f.running.clear();
       }
     } else if (starts_with(line, "[  PASSED  ] ")) {
@@ -92,8 +103,8 @@ LogFacts read_log(const std::string& path) {
       f.passed = std::atoi(line.c_str() + 13);
     } else if (starts_with(line, "trnsim_regress: cannot execute ")) {
       f.exec_failed = true;
-    } else if (starts_with(line, "[ fail-at  ] ") && f.wave_from.empty()) {
-      // "[ fail-at  ] block=te 8x4 cycle=57 wave-from=0 wave-to=77" (cosim/te/te_rtl.cpp)
+    } else if (starts_with(line, "[ fail-at  ] ") && block_from.empty()) {
+      // "[ fail-at  ] block=te 8x4 cycle=57 wave-from=0 wave-to=77" (cosim/wave_window.h, print_fail_at)
       const auto field = [&line](const std::string& key) {
         const size_t at = line.find(" " + key + "=");
         if (at == std::string::npos) return std::string();
@@ -101,9 +112,9 @@ LogFacts read_log(const std::string& path) {
         const std::string v = line.substr(from, line.find(' ', from) - from);
         return all_digits(v) ? v : std::string();
       };
-      f.wave_from = field("wave-from");
-      f.wave_to = field("wave-to");
-      if (f.wave_to.empty()) f.wave_from.clear();
+      block_from = field("wave-from");
+      block_to = field("wave-to");
+      if (block_to.empty()) block_from.clear();
     }
     tail.push_back(line);
     if (tail.size() > kTail) tail.erase(tail.begin());
@@ -111,6 +122,7 @@ LogFacts read_log(const std::string& path) {
   if (!f.running.empty()) {  // the run stopped inside this test
     for (const std::string& b : block)
       if (f.excerpt.size() < kMaxExcerpt) f.excerpt += b + "\n";
+    take_block_window();
   }
   f.excerpt += "---- last lines of " + path + " ----\n";
   for (const std::string& t : tail) f.excerpt += t + "\n";
