@@ -45,7 +45,9 @@ void run_2x2(NocOptions o, uint64_t cycles = 120) {
   test::expect_clean_run(net, t, "2x2 with waveform");
 }
 
+// A 2x2 torus recording to `fst` (a file left by an earlier run is removed first).
 NocOptions recorded(const fs::path& fst) {
+  fs::remove(fst);
   NocOptions o = test::torus("2x2");
   o.wave_path = fst.string();
   return o;
@@ -53,7 +55,6 @@ NocOptions recorded(const fs::path& fst) {
 
 TEST(NocWave, FromAndToRecordOnlyThoseCycles) {
   const fs::path fst = temp_dir() / "window.fst";
-  fs::remove(fst);
   NocOptions o = recorded(fst);
   o.wave_from = 30;
   o.wave_to = 60;
@@ -72,7 +73,6 @@ TEST(NocWave, FromAndToRecordOnlyThoseCycles) {
 TEST(NocWave, ScopeRecordsOnlyThatRouterOrPart) {
   for (const std::string scope : {"node_1_0", "node_1_0.trn_noc_router.g_in[1]"}) {
     const fs::path fst = temp_dir() / "scope.fst";
-    fs::remove(fst);
     NocOptions o = recorded(fst);
     o.wave_scope = scope;
     run_2x2(o);
@@ -92,7 +92,6 @@ TEST(NocWave, ScopeRecordsOnlyThatRouterOrPart) {
 // writer crashes on a filter that leaves no signal).
 TEST(NocWave, ScopesOutsideTheNetworkAreRefused) {
   const fs::path fst = temp_dir() / "bad_scope.fst";
-  fs::remove(fst);
   for (const char* scope : {"node_2_0", "node_0_0_0", "node_01_0", "TOP.trn_te", "node_1_0*", "node_0_0, bogus"}) {
     NocOptions o = recorded(fst);
     o.wave_scope = scope;
@@ -116,7 +115,6 @@ TEST(NocWave, ScopesOutsideTheNetworkAreRefused) {
 
 TEST(NocWave, FailingRunLeavesAReadableFstAndNamesTheWindow) {
   const fs::path fst = temp_dir() / "failing.fst";
-  fs::remove(fst);
   NocOptions o = recorded(fst);
   o.faults.push_back({LinkFault::Kind::kExtraCredit, 0, 0, 10, {}});  // a_credit_overflow fires soon after cycle 10
   std::string error;
@@ -170,7 +168,6 @@ TEST(NocWave, EnvironmentRecordsANetworkBuiltWithoutAWavePath) {
 
 TEST(NocWave, BadWindowsAreRefusedNamingTheValues) {
   const fs::path fst = temp_dir() / "bad_window.fst";
-  fs::remove(fst);
   NocOptions o = recorded(fst);
   o.wave_from = 50;
   o.wave_to = 10;
