@@ -41,7 +41,8 @@ class FaultyDatapath : public model::TeFunctional {
 std::vector<uint16_t> ones(size_t n) { return std::vector<uint16_t>(n, 0x3F80); }  // BF16 1.0
 
 TEST(Lockstep, StopsAtTheFirstDifferingElementNamingInstructionElementAndBits) {
-  cosim::TeLockstep ls(std::make_unique<model::TeFunctional>(4, 4), std::make_unique<FaultyDatapath>(4, 4, 7, Fault::kBit));
+  cosim::TeLockstep ls(std::make_unique<model::TeFunctional>(4, 4),
+                       std::make_unique<FaultyDatapath>(4, 4, 7, Fault::kBit));
   ls.load_stationary(isa::Dtype::kBf16, 3, 4, ones(12));
   std::vector<uint32_t> out;
   try {
@@ -57,7 +58,8 @@ TEST(Lockstep, StopsAtTheFirstDifferingElementNamingInstructionElementAndBits) {
 }
 
 TEST(Lockstep, StopsOnACycleCountDifference) {
-  cosim::TeLockstep ls(std::make_unique<model::TeFunctional>(4, 4), std::make_unique<FaultyDatapath>(4, 4, 0, Fault::kExtraCycle));
+  cosim::TeLockstep ls(std::make_unique<model::TeFunctional>(4, 4),
+                       std::make_unique<FaultyDatapath>(4, 4, 0, Fault::kExtraCycle));
   ls.load_stationary(isa::Dtype::kBf16, 2, 2, ones(4));
   std::vector<uint32_t> out;
   try {

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -40,6 +41,8 @@ TEST(TeWaveform, MatmulFstReadsBackWithFst2vcdAndLayoutMatches) {
   const std::set<std::string>& signals = dump.signals;
   ASSERT_FALSE(signals.empty()) << "fst2vcd printed:\n" << vcd.substr(0, 2000);
   EXPECT_TRUE(signals.count("TOP.trn_te.out_data_o")) << "top-level ports missing";
+  EXPECT_TRUE(signals.count("TOP.trn_te.cmd_acc_i") && signals.count("TOP.trn_te.out_acc_o"))
+      << "PSUM write-back mode ports missing";
   // Value changes after the header: the clock alone toggles twice a cycle.
   EXPECT_GT(std::count(vcd.begin(), vcd.end(), '#'), 40);
 
@@ -62,6 +65,14 @@ TEST(TeWaveform, MatmulFstReadsBackWithFst2vcdAndLayoutMatches) {
   }
   EXPECT_TRUE(has_dumpfile);
   EXPECT_GT(checked, 20);
+  // The PSUM write-back mode sits with its stream: cmd_acc_i in the Command stream, out_acc_o in the Result stream.
+  std::ifstream again(gtkw);
+  const std::string text((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  const size_t cmd_group = text.find("-Command stream"), stat_group = text.find("-Stationary stream");
+  const size_t out_group = text.find("-Result stream");
+  const size_t cmd_acc = text.find("cmd_acc_i"), out_acc = text.find("out_acc_o");
+  EXPECT_TRUE(cmd_group < cmd_acc && cmd_acc < stat_group) << text.substr(0, 3000);
+  EXPECT_TRUE(out_group < out_acc && out_acc != std::string::npos) << text.substr(0, 3000);
 }
 
 }  // namespace
