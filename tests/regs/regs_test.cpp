@@ -129,19 +129,27 @@ TEST(Regs, ErrorCodes) {
   EXPECT_EQ(r::err_code_name(17), "hazard");
   EXPECT_EQ(r::ERR_UNINIT_READ, 18u);
   EXPECT_EQ(r::err_code_name(18), "uninit_read");
-  EXPECT_EQ(r::err_code_name(19), "unknown");
+  EXPECT_EQ(r::ERR_CC_MISMATCH, 19u);
+  EXPECT_EQ(r::err_code_name(19), "cc_mismatch");
+  EXPECT_EQ(r::ERR_CC_PEER_STOPPED, 20u);
+  EXPECT_EQ(r::err_code_name(20), "cc_peer_stopped");
+  EXPECT_EQ(r::ERR_CC_DEADLOCK, 21u);
+  EXPECT_EQ(r::err_code_name(21), "cc_deadlock");
+  EXPECT_EQ(r::ERR_CC_UNSUPPORTED, 22u);
+  EXPECT_EQ(r::err_code_name(22), "cc_unsupported");
+  EXPECT_EQ(r::err_code_name(23), "unknown");
   EXPECT_EQ(r::err_code_name(0xFFFFFFFFu), "unknown");
   EXPECT_EQ(r::err_code_text(9), "multiply_moving before any load_stationary");
   EXPECT_EQ(r::err_code_text(99), "unknown");
-  // Every code 0..18 has its own name and a description.
+  // Every code 0..22 has its own name and a description.
   std::set<std::string_view> names;
-  for (uint32_t c = 0; c <= 18; ++c) {
+  for (uint32_t c = 0; c <= 22; ++c) {
     EXPECT_NE(r::err_code_name(c), "unknown") << c;
     EXPECT_NE(r::err_code_text(c), "unknown") << c;
     EXPECT_FALSE(r::err_code_text(c).empty()) << c;
     names.insert(r::err_code_name(c));
   }
-  EXPECT_EQ(names.size(), 19u);
+  EXPECT_EQ(names.size(), 23u);
 }
 
 TEST(Regs, QueueStates) {
