@@ -202,6 +202,7 @@ TEST(NocCli, WaveFlagsAreChecked) {
   expect_bad("--rtl --dims 2x2 --wave " + fst + " --wave-scope node_2_0",
              "--wave-scope 'node_2_0': no router 'node_2_0' in the 2x2 torus; its routers are node_0_0 .. node_1_1");
   expect_bad("--rtl --wave " + fst + " --wave-scope 'node_*'", "wildcards are not supported");
+  expect_bad("--rtl --dims 2x2 --wave /nonexistent/x.fst", "--wave /nonexistent/x.fst: cannot open waveform file");
   EXPECT_FALSE(std::ifstream(fst).good()) << "a refused run wrote " << fst;
   const Result help = run("noc --help");
   for (const char* flag : {"--wave ", "--wave-from", "--wave-to", "--wave-scope"}) {

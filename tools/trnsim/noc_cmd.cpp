@@ -259,12 +259,19 @@ int run_noc(const NocFlags& f) {
         throw BadInput(e.what());
       }
     }
-    if (f.lockstep) {
-      net = std::make_unique<cn::LockstepNetwork>(o);
-      what = fmt::format("RTL ({}) and TLM in lockstep", pick->name);
-    } else {
-      net = std::make_unique<cn::NocNetwork>(o);
-      what = fmt::format("RTL (verilated router build {})", pick->name);
+    try {
+      if (f.lockstep) {
+        net = std::make_unique<cn::LockstepNetwork>(o);
+        what = fmt::format("RTL ({}) and TLM in lockstep", pick->name);
+      } else {
+        net = std::make_unique<cn::NocNetwork>(o);
+        what = fmt::format("RTL (verilated router build {})", pick->name);
+      }
+    } catch (const cn::NocError& e) {
+      if (std::string(e.what()).rfind("cannot open waveform file", 0) == 0) {
+        throw BadInput(fmt::format("--wave {}: {}", f.wave, e.what()));
+      }
+      throw;
     }
   } else {
     net = std::make_unique<mn::TlmNetwork>(t);
