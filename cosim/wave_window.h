@@ -81,7 +81,9 @@ Options& apply_wave_env(Options& options) {
     char* end = nullptr;
     errno = 0;
     const unsigned long long v = std::strtoull(text, &end, 10);
-    if (errno != 0 || *end != '\0' || *text == '-') throw Error(fmt::format("{}='{}' is not a cycle number", name, text));
+    if (errno != 0 || *end != '\0' || *text == '-') {
+      throw Error(fmt::format("{}='{}' is not a cycle number", name, text));
+    }
     return static_cast<uint64_t>(v);
   };
   const std::string file = numbered_wave_path(path);

@@ -225,6 +225,13 @@ std::string instance_name(const Coord& c, int ndim) {
   return name;
 }
 
+// "4x4", "2x2x2": the routers per dimension.
+std::string dims_str(const NocOptions& o) {
+  std::string dims;
+  for (int d = 0; d < o.ndim; ++d) dims += (d ? "x" : "") + std::to_string(o.size[static_cast<size_t>(d)]);
+  return dims;
+}
+
 // Whether `root` is the instance name of a router of the network `o` describes.
 bool is_router_name(const std::string& root, const NocOptions& o) {
   if (root.rfind("node", 0) != 0) return false;
@@ -249,14 +256,10 @@ std::vector<std::string> wave_scopes(const NocOptions& o) {
     const std::string root = s.substr(0, s.find_first_of(".["));
     if (!is_router_name(root, o)) {
       Coord last;
-      std::string dims;
-      for (int d = 0; d < o.ndim; ++d) {
-        last[d] = o.size[static_cast<size_t>(d)] - 1;
-        dims += (d ? "x" : "") + std::to_string(o.size[static_cast<size_t>(d)]);
-      }
+      for (int d = 0; d < o.ndim; ++d) last[d] = o.size[static_cast<size_t>(d)] - 1;
       throw NocError(fmt::format("--wave-scope '{}': no router '{}' in the {} torus; its routers are {} .. {}, and a "
                                  "scope is one of them or a part of one (e.g. {}.trn_noc_router.g_in[1])",
-                                 s, root, dims, instance_name(Coord{}, o.ndim), instance_name(last, o.ndim),
+                                 s, root, dims_str(o), instance_name(Coord{}, o.ndim), instance_name(last, o.ndim),
                                  instance_name(last, o.ndim)));
     }
   }
@@ -576,9 +579,7 @@ void NocNetwork::fail(const std::string& what) {
 
 std::string NocNetwork::failure_rerun(uint64_t cycle, const std::string& block) {
   const WaveWindow w = noc_wave_window(cycle);
-  std::string dims;
-  for (int d = 0; d < options_.ndim; ++d) dims += (d ? "x" : "") + std::to_string(options_.size[static_cast<size_t>(d)]);
-  print_fail_at(fmt::format("{} {}", block, dims), cycle, w);
+  print_fail_at(fmt::format("{} {}", block, dims_str(options_)), cycle, w);
 #if VM_TRACE
   if (wave_) wave_->flush();
 #endif

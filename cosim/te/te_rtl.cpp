@@ -448,7 +448,7 @@ bool TeRtl::traces_pe_registers(int rows, int cols) {
 
 std::unique_ptr<TeRtl> TeRtl::create(int rows, int cols, const TeRtlOptions& given) {
   TeRtlOptions options = given;
-  apply_wave_env<TeRtlError>(options);  // TRNSIM_WAVE: any test or tool re-run with a waveform, unless it asked for its own
+  apply_wave_env<TeRtlError>(options);  // TRNSIM_WAVE: any test or tool re-run with a waveform, unless it asked
 #define TRNSIM_TE_CASE(R, C, FORCEABLE)                   \
   if (rows == (R) && cols == (C)) {                       \
     using Impl = TeRtlImpl<Vtrn_te_##R##x##C, FORCEABLE>; \

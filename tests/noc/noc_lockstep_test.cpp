@@ -167,8 +167,8 @@ TEST(NocLockstepReRun, AMismatchNamesARunnableReRunCommandWithItsWindow) {
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "trnsim_noc_rerun";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  const std::string shell = "cd '" + dir.string() + "' && '" TRNSIM_BIN "'" + rerun.substr(std::string("trnsim").size()) +
-                            " > run.log 2>&1";
+  const std::string args = rerun.substr(std::string("trnsim").size());
+  const std::string shell = "cd '" + dir.string() + "' && '" TRNSIM_BIN "'" + args + " > run.log 2>&1";
   const int status = std::system(shell.c_str());
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << shell << "\n" << slurp_file(dir / "run.log");
   const test::VcdDump v = test::read_fst((dir / "noc-fail.fst").string());

@@ -337,7 +337,8 @@ int run_noc(const NocFlags& f) {
   if (!pass && rtl_net && r.failure.empty()) {
     // A failure of the run (assertion, lockstep mismatch, watchdog, drain limit) named its window; a drained run
     // whose checker found broken packets gets the last cycles.
-    fmt::print(stderr, "trnsim noc: {}\n", rtl_net->failure_rerun(rtl_net->cycle(), f.lockstep ? "noc-lockstep" : "noc"));
+    const char* block = f.lockstep ? "noc-lockstep" : "noc";
+    fmt::print(stderr, "trnsim noc: {}\n", rtl_net->failure_rerun(rtl_net->cycle(), block));
   }
   if (!f.wave.empty()) fmt::print("waveform:   {} (open with: scripts/wave {})\n", f.wave, f.wave);
   fmt::print("injected={} delivered={}\n", r.packets_injected, r.packets_delivered);
@@ -385,7 +386,7 @@ Action add_noc(CLI::App& app) {
   sub->add_flag("--lockstep", f->lockstep,
                 "simulate RTL and TLM together, comparing every port every cycle (includes --rtl; both may be given)");
   sub->add_option("--wave", f->wave,
-                  "With --rtl or --lockstep: write an FST waveform of the verilated routers (open it with scripts/wave)");
+                  "With --rtl or --lockstep: write an FST waveform of the verilated routers (view: scripts/wave FILE)");
   sub->add_option("--wave-from", f->wave_from,
                   "With --wave: first cycle recorded (cycles since reset release, link bring-up included; default 0)")
       ->check(kNonNegative);
