@@ -26,8 +26,10 @@ namespace {
 
 namespace mc = model::collective;
 
-/// Longest a collective launch may run, in TE cycles (about 4 ms of simulated time at 2.4 GHz).
-constexpr uint64_t kCollectiveTimeoutCycles = 10'000'000;
+/// Longest a collective launch may run, in TE cycles (about 42 ms of simulated time at 2.4 GHz: a 512 MiB rhd
+/// all-reduce takes about 10 ms). The device watchdog is off for the launch: a chip waiting in a long collective
+/// retires nothing, and the collective engines report stuck rendezvous themselves (CC_PEER_STOPPED, CC_DEADLOCK).
+constexpr uint64_t kCollectiveTimeoutCycles = 100'000'000'000;
 
 /// Host memory the simulated HBM of all chips may take (the buffers are allocated on touch).
 constexpr uint64_t kMaxTouchedBytes = 8ull << 30;
@@ -230,7 +232,10 @@ int run_collective_workload(const CollectiveOptions& o,
                                    : isa::Opcode::kReduceScatter,
         type == mc::ElemType::kFp32 ? isa::DataType::kFp32 : isa::DataType::kBf16,
         algo == mc::Algorithm::kRhd ? isa::CcAlgorithm::kRhd : isa::CcAlgorithm::kRing, addr, count);
-    for (driver::Driver* d : chips) d->load_program(program);
+    for (driver::Driver* d : chips) {
+      d->load_program(program);
+      d->set_watchdog(0);
+    }
     system.hub().clear_completed();
     const std::vector<kernels::ChipRun> runs = kernels::run_on_chips(chips, kCollectiveTimeoutCycles);
     for (size_t r = 0; r < runs.size(); ++r) {
