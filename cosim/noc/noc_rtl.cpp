@@ -23,6 +23,9 @@
 #if TRNSIM_HAVE_NOC_ROUTER_D3V4G2
 #include "Vtrn_noc_router_d3v4g2.h"
 #endif
+#if TRNSIM_HAVE_NOC_ROUTER_D2V4B8
+#include "Vtrn_noc_router_d2v4b8.h"
+#endif
 
 namespace trnsim::cosim::noc {
 
@@ -186,6 +189,9 @@ const std::vector<std::pair<std::string, Factory>>& factories() {
 #endif
 #if TRNSIM_HAVE_NOC_ROUTER_D3V4G2
     TRNSIM_NOC_ROUTER(d3v4g2)
+#endif
+#if TRNSIM_HAVE_NOC_ROUTER_D2V4B8
+    TRNSIM_NOC_ROUTER(d2v4b8)
 #endif
 #undef TRNSIM_NOC_ROUTER
     return l;

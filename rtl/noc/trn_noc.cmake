@@ -8,6 +8,9 @@
 #   d2v4     2-D, 4 VCs (2 per dateline class: both stages of VC allocation choose), 4-flit buffers; it also has a
 #            different VC count from d2v2, for the link-mismatch test
 #   d3v4g2   3-D, 4 VCs in 2 message-class groups, 4-flit buffers: the 2x2x2 torus
+#   d2v4b8   2-D, 4 VCs, 8-flit buffers: BookSim2's default buffer (vc_buf_size 8) for the saturation comparison
+#            (docs/neuronlink.md, "BookSim2 conditions"); costs 3 s to verilate + 107 s CPU to compile (13 objects,
+#            about 1 minute at -j2), so it is built always, like the others
 set(TRN_NOC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_pkg.sv
   ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_fifo.sv
@@ -20,7 +23,7 @@ set(TRN_NOC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_sw_alloc.sv
   ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_router.sv
 )
-set(TRN_NOC_ROUTERS "d2v2:2:2:1:4" "d2v4:2:4:1:4" "d3v4g2:3:4:2:4")
+set(TRN_NOC_ROUTERS "d2v2:2:2:1:4" "d2v4:2:4:1:4" "d3v4g2:3:4:2:4" "d2v4b8:2:4:1:8")
 foreach(spec IN LISTS TRN_NOC_ROUTERS)
   string(REPLACE ":" ";" f ${spec})
   list(GET f 0 name)

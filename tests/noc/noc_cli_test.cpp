@@ -66,6 +66,10 @@ TEST(NocCli, RtlPicksTheBuildAndLockstepCompares) {
   r = run("noc --rtl --dims 2x2x2 --rate 0.3 --cycles 500");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("build d3v4g2"), std::string::npos) << r.out;
+  r = run("noc --lockstep --dims 4x4 --vcs 4 --buf-depth 8 --packet-flits 1 --rate 0.5 --cycles 500");  // 8 flits
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("RTL (d2v4b8) and TLM in lockstep"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("port values compared, all equal"), std::string::npos) << r.out;
   r = run("noc --lockstep --dims 4x4 --traffic hotspot --rate 0.3 --cycles 500");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("port values compared, all equal"), std::string::npos) << r.out;
@@ -89,6 +93,9 @@ TEST(NocCli, BadFlagsExitTwoWithTheReason) {
   expect_bad("--rtl --dims 2x2x2 --vcs 2", "no RTL router build for a 3-D torus with 2 VCs");
   expect_bad("--rtl --dims 4x4 --vcs 8", "built: d2v2 (2-D, 2 VCs, 1 group, depth 4)");
   expect_bad("--rtl --dims 4x4 --buf-depth 8", "and depth 8");
+  expect_bad("--rtl --dims 4x4 --vcs 4 --buf-depth 6", "with 4 VCs and depth 6; built: d2v2 (2-D, 2 VCs, 1 group, "
+             "depth 4), d2v4 (2-D, 4 VCs, 1 group, depth 4), d3v4g2 (3-D, 4 VCs, 2 groups, depth 4), d2v4b8 (2-D, "
+             "4 VCs, 1 group, depth 8)");
   expect_bad("--rtl --dims 8", "no RTL router build for a 1-D torus");
   expect_bad("--rtl --topology mesh", "the RTL router is built for tori only");
   expect_bad("--cycles 0", "--cycles 0: outside 1..1e9");

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "cosim/noc/noc_lockstep.h"
 #include "tests/noc/noc_test_util.h"
@@ -81,6 +82,31 @@ INSTANTIATE_TEST_SUITE_P(
                       LockCase{"t2x2x2_hotspot_sat_stall", "2x2x2", "d3v4g2", 0, Pattern::kHotspot, 0.4, 0.1},
                       LockCase{"t3x5_uniform_sat_lat3", "3x5", "d2v2", 3, Pattern::kUniform, 0.44, 0}),
     [](const auto& info) { return info.param.name; });
+
+// The 8-flit-buffer build (d2v4b8: BookSim2's default vc_buf_size, for the saturation comparison in
+// docs/neuronlink.md): the TLM takes DEPTH 8 from the routers and stays in lockstep, single-flit packets past the
+// 4x4 saturation point and 1-5-flit packets near it.
+TEST(NocLockstepDepth8, TheEightFlitBufferBuildMatchesTheModel) {
+  for (const auto& [min_len, max_len, rate] : {std::tuple{1, 1, 0.95}, std::tuple{1, 5, 0.80}}) {
+    std::ostringstream name;
+    name << "4x4 d2v4b8 uniform, " << min_len << "-" << max_len << "-flit packets, rate " << rate;
+    const std::string what = name.str();
+    LockstepNetwork net(torus("4x4", "d2v4b8"));
+    ASSERT_EQ(net.rtl().build(0).depth, 8) << net.rtl().build(0).str();
+    ASSERT_EQ(net.rtl().build(0).num_vc, 4) << net.rtl().build(0).str();
+    TrafficOptions t;
+    t.pattern = Pattern::kUniform;
+    t.rate = rate;
+    t.min_len = min_len;
+    t.max_len = max_len;
+    t.seed = test_seed();
+    const auto r = expect_clean_run(net, t, what);
+    std::cout << "[ lockstep ] " << what << ": " << net.comparisons() << " port values compared over " << net.cycle()
+              << " cycles, all equal\n";
+    EXPECT_GT(r.packets_delivered, 1000u) << what;
+    EXPECT_EQ(net.rtl().link_flits(), net.tlm().link_flits()) << what;
+  }
+}
 
 // Separate runs, same seed: the delivered packets and each one's latency are the same, packet by packet.
 TEST(NocLockstepRecords, SeparateRunsDeliverTheSamePacketsWithTheSameLatency) {

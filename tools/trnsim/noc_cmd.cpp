@@ -371,7 +371,7 @@ Action add_noc(CLI::App& app) {
                   "VCs per port, 2..8, a multiple of 2 x groups (default 2 for 1-D/2-D, 4 for 3-D); --rtl: a built "
                   "router's");
   sub->add_option("--vc-groups", f->vc_groups, "message-class VC groups, 1..4 (default 1; 2 for 3-D with 4 VCs)");
-  sub->add_option("--buf-depth", f->buf_depth, "flit slots per VC buffer (1..63; the RTL builds have 4)")
+  sub->add_option("--buf-depth", f->buf_depth, "flit slots per VC buffer (1..63; the RTL builds have 4, d2v4b8 8)")
       ->capture_default_str();
   sub->add_option("--link-latency", f->link_latency, "extra register stages per link, 0..32")->capture_default_str();
   sub->add_option("--packet-flits", f->packet_flits, "flits per packet: N or MIN-MAX, uniform (1..15)")
@@ -382,7 +382,8 @@ Action add_noc(CLI::App& app) {
       ->check(kNonNegative)
       ->capture_default_str();
   sub->add_option("--seed", f->seed, "traffic seed")->check(kNonNegative)->capture_default_str();
-  sub->add_flag("--rtl", f->rtl, "simulate the verilated routers (builds: d2v2, d2v4, d3v4g2); implied by --lockstep");
+  sub->add_flag("--rtl", f->rtl,
+                "simulate the verilated routers (builds: d2v2, d2v4, d3v4g2, d2v4b8); implied by --lockstep");
   sub->add_flag("--lockstep", f->lockstep,
                 "simulate RTL and TLM together, comparing every port every cycle (includes --rtl; both may be given)");
   sub->add_option("--wave", f->wave,
