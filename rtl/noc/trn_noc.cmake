@@ -9,8 +9,8 @@
 #            different VC count from d2v2, for the link-mismatch test
 #   d3v4g2   3-D, 4 VCs in 2 message-class groups, 4-flit buffers: the 2x2x2 torus
 #   d2v4b8   2-D, 4 VCs, 8-flit buffers: BookSim2's default buffer (vc_buf_size 8) for the saturation comparison
-#            (docs/neuronlink.md, "BookSim2 conditions"); costs 3 s to verilate + 107 s CPU to compile (13 objects,
-#            about 1 minute at -j2), so it is built always, like the others
+#            (docs/neuronlink.md, "BookSim2 conditions"); costs 1.8 s CPU to verilate + 44 s CPU to compile (13
+#            objects; about as much as d2v4, well under 2 minutes on 2 cores), so it is built always, like the others
 set(TRN_NOC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_pkg.sv
   ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_fifo.sv
