@@ -60,6 +60,17 @@ TEST(CollectiveCli, ZeroBytesIsANoOp) {
   EXPECT_NE(r.out.find("0 bytes: the all-gather is a no-op"), std::string::npos) << r.out;
 }
 
+TEST(CollectiveCli, ZeroBytesReportEndsWithThePassLine) {
+  const std::string report = scratch(".json");
+  const Result r = run("run --workload allreduce --config trn2-16 --bytes 0 --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t pass = r.out.rfind("\nPASS: 0 bytes: the all-reduce is a no-op");
+  ASSERT_NE(pass, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\n', pass + 1), r.out.size() - 1) << "PASS is the last line:\n" << r.out;
+  EXPECT_NE(r.out.find("  report            " + report), std::string::npos) << r.out;
+  EXPECT_TRUE(nlohmann::json::parse(slurp(report))["noop"].get<bool>());
+}
+
 TEST(CollectiveCli, BadFlagsExitTwoNamingTheProblem) {
   struct Bad {
     const char* args;
@@ -70,6 +81,11 @@ TEST(CollectiveCli, BadFlagsExitTwoNamingTheProblem) {
                        Bad{"--config trn2-16 --bytes 12X", "--bytes 12X: not a size"},
                        Bad{"--config trn2-16 --bytes -4", "--bytes -4: not a size"},
                        Bad{"--config trn2-16 --bytes 1T", "--bytes 1T: not a size"},
+                       Bad{"--config trn2-16 --bytes 4Kb", "--bytes 4Kb: not a size"},
+                       Bad{"--config trn2-16 --bytes 4kib", "--bytes 4kib: not a size"},
+                       Bad{"--config trn2-16 --bytes 4k", "--bytes 4k: not a size"},
+                       Bad{"--config trn2-16 --bytes 18446744073709551615", "--bytes 18446744073709551615: too large"},
+                       Bad{"--config trn2-16 --bytes 1048577G", "--bytes 1048577G: too large"},
                        Bad{"--config trn2-16 --algo tree", "--algo"},
                        Bad{"--config trn2-16 --dtype fp16", "--dtype fp16: collectives sum fp32 or bf16"},
                        Bad{"--config tiny --bytes 8", "trn2-16 or trn2-64"},
@@ -88,6 +104,10 @@ TEST(CollectiveCli, SizeSuffixesAreBinaryMultiples) {
   EXPECT_NE(r.out.find("1024 bytes per chip (256 fp32 elements)"), std::string::npos) << r.out;
   r = run("run --workload allreduce --config trn2-16 --bytes 2KiB --dtype bf16");
   EXPECT_NE(r.out.find("2048 bytes per chip (1024 bf16 elements)"), std::string::npos) << r.out;
+  r = run("run --workload allreduce --config trn2-16 --bytes 3KB --dtype bf16");
+  EXPECT_NE(r.out.find("3072 bytes per chip (1536 bf16 elements)"), std::string::npos) << r.out;
+  r = run("run --workload allreduce --config trn2-16 --bytes 8B --dtype fp32");
+  EXPECT_NE(r.out.find("8 bytes per chip (2 fp32 elements)"), std::string::npos) << r.out;
 }
 
 }  // namespace

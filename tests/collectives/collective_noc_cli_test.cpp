@@ -61,10 +61,16 @@ TEST(CollectiveNocCli, Trn2x64RunsOnThe3DRouterModelAndSaysTheZLinksAreNotModell
 }
 
 TEST(CollectiveNocCli, TheMessageFabricIsTheDefault) {
-  const Result r = run("run --workload allreduce --config trn2-16 --bytes 1K --dtype fp32");
+  const std::string report = scratch(".json");
+  const Result r = run("run --workload allreduce --config trn2-16 --bytes 1K --dtype fp32 --report " + report);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("fabric            message"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("network           "), std::string::npos) << r.out;
+  // The report's network_* figures belong to the router network (tlm, rtl, lockstep) only.
+  const auto j = nlohmann::json::parse(slurp(report));
+  EXPECT_EQ(j["fabric"], "message");
+  EXPECT_TRUE(j["pass"].get<bool>());
+  for (const auto& [key, value] : j.items()) EXPECT_NE(key.rfind("network_", 0), 0u) << key;
 }
 
 TEST(CollectiveNocCli, BadFabricFlagsExitTwoNamingTheFlag) {

@@ -14,6 +14,7 @@
 
 #include "cosim/collective/noc_transports.h"
 #include "cosim/device/sim_system.h"
+#include "cosim/wave_window.h"
 #include "firmware/driver/driver.h"
 #include "firmware/golden/collective_golden.h"
 #include "firmware/kernels/collective_kernel.h"
@@ -72,8 +73,9 @@ bool is_collective_workload(const std::string& name) {
 
 void add_collective_options(CLI::App& run, CollectiveOptions& o) {
   run.add_option("--bytes", o.bytes,
-                 "Collective workloads: each chip's buffer in bytes, K/M/G suffixes (x1024^n, as nccl-tests); a "
-                 "multiple of the --dtype size (fp32: 4, bf16: 2); 0 is a no-op")
+                 "Collective workloads: each chip's buffer in bytes, K/M/G suffixes (x1024^n, as nccl-tests), each "
+                 "with an optional B or iB (64M, 64MB, 64MiB); a multiple of the --dtype size (fp32: 4, bf16: 2); "
+                 "0 is a no-op")
       ->capture_default_str();
   run.add_option("--algo", o.algo,
                  "Collective workloads: ring (rings along every torus dimension, both directions) or rhd "
@@ -94,21 +96,28 @@ void add_collective_options(CLI::App& run, CollectiveOptions& o) {
 uint64_t parse_bytes(const std::string& text) {
   size_t i = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  std::string unit = text.substr(i);
-  for (char& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
-  if (unit.size() > 1 && (unit.substr(1) == "B" || unit.substr(1) == "IB")) unit = unit.substr(0, 1);
-  if (unit == "B") unit.clear();
-  const int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
-  if (i == 0 || i > 15 || shift < 0) {
-    throw BadInput(fmt::format("--bytes {}: not a size (digits with an optional K, M or G, e.g. 64M)", text));
+  // The suffixes of the help and docs/neuronlink.md, case as written there: K, M or G (x 2^10, 2^20, 2^30), each
+  // with an optional B or iB, or a plain B.
+  static const std::vector<std::pair<std::string, int>> kUnits = {
+      {"", 0},   {"B", 0},    {"K", 10},  {"KB", 10}, {"KiB", 10}, {"M", 20},
+      {"MB", 20}, {"MiB", 20}, {"G", 30}, {"GB", 30}, {"GiB", 30}};
+  const std::string unit = text.substr(i);
+  const auto u = std::find_if(kUnits.begin(), kUnits.end(), [&](const auto& e) { return e.first == unit; });
+  if (i == 0 || u == kUnits.end()) {
+    throw BadInput(fmt::format("--bytes {}: not a size (digits with an optional K, M or G, then an optional B or iB, "
+                               "e.g. 64M)", text));
   }
-  const uint64_t n = std::stoull(text.substr(0, i));
-  if (n > (uint64_t{1} << (50 - shift))) throw BadInput(fmt::format("--bytes {}: too large", text));
-  return n << shift;
+  const int shift = u->second;
+  // More than 15 digits is more than 2^50 bytes, whatever the suffix.
+  if (i > 15 || std::stoull(text.substr(0, i)) > (uint64_t{1} << (50 - shift))) {
+    throw BadInput(fmt::format("--bytes {}: too large (at most 2^50 bytes)", text));
+  }
+  return std::stoull(text.substr(0, i)) << shift;
 }
 
 int run_collective_workload(const CollectiveOptions& o,
                             const std::function<void(const nlohmann::json&)>& write_report) {
+  cosim::read_wave_env<BadInput>();  // TRNSIM_WAVE*: refused here, before a harness in a SystemC thread reads them
   model::ChipConfig cfg;
   try {
     cfg = model::chip_config(o.config);
@@ -198,8 +207,8 @@ int run_collective_workload(const CollectiveOptions& o,
                mc::CollectiveSystem::ring_slices());
   }
   if (count == 0) {
-    fmt::print("PASS: 0 bytes: the {} is a no-op (nothing sent, nothing changed)\n", mc::op_name(op));
     write_report({{"workload", o.workload}, {"config", cfg.name}, {"bytes", 0}, {"pass", true}, {"noop", true}});
+    fmt::print("PASS: 0 bytes: the {} is a no-op (nothing sent, nothing changed)\n", mc::op_name(op));  // last line
     return kExitOk;
   }
   std::fflush(stdout);
@@ -313,32 +322,35 @@ int run_collective_workload(const CollectiveOptions& o,
   fmt::print("  host wall time    {:.3f} s (collective {:.3f} s, fill {:.3f} s, golden {:.3f} s, compare {:.3f} s)\n",
              secs(t0, t4), secs(t1, t2), secs(t0, t1), secs(t2, t3), secs(t3, t4));
   fmt::print("  host peak memory  {:.2f} GiB\n", peak_rss_gib());
-  write_report({{"workload", o.workload},
-                {"config", cfg.name},
-                {"chips", n},
-                {"dtype", o.dtype},
-                {"algo", o.algo},
-                {"bytes", bytes},
-                {"seed", o.seed},
-                {"simulated_us", us},
-                {"collective_us", res.time_ns / 1000.0},
-                {"device_cycles", device_cycles},
-                {"algbw_gbps", algbw},
-                {"busbw_gbps", busbw},
-                {"link_peak_gbps", peak},
-                {"messages", res.messages},
-                {"fabric", o.fabric},
-                {"network_cycles", net.cycles},
-                {"network_packets", net.packets},
-                {"network_flits", net.flits},
-                {"network_link_flits", net.link_flits},
-                {"network_mean_latency_cycles", net.mean_latency_cycles},
-                {"network_max_latency_cycles", net.max_latency_cycles},
-                {"wall_s", secs(t0, t4)},
-                {"collective_wall_s", secs(t1, t2)},
-                {"peak_rss_gib", peak_rss_gib()},
-                {"mismatches", mismatches},
-                {"pass", mismatches == 0}});
+  nlohmann::json report = {{"workload", o.workload},
+                           {"config", cfg.name},
+                           {"chips", n},
+                           {"dtype", o.dtype},
+                           {"algo", o.algo},
+                           {"bytes", bytes},
+                           {"seed", o.seed},
+                           {"simulated_us", us},
+                           {"collective_us", res.time_ns / 1000.0},
+                           {"device_cycles", device_cycles},
+                           {"algbw_gbps", algbw},
+                           {"busbw_gbps", busbw},
+                           {"link_peak_gbps", peak},
+                           {"messages", res.messages},
+                           {"fabric", o.fabric},
+                           {"wall_s", secs(t0, t4)},
+                           {"collective_wall_s", secs(t1, t2)},
+                           {"peak_rss_gib", peak_rss_gib()},
+                           {"mismatches", mismatches},
+                           {"pass", mismatches == 0}};
+  if (fabric != cosim::collective::FabricKind::kMessage) {  // the router network's figures; none for message
+    report["network_cycles"] = net.cycles;
+    report["network_packets"] = net.packets;
+    report["network_flits"] = net.flits;
+    report["network_link_flits"] = net.link_flits;
+    report["network_mean_latency_cycles"] = net.mean_latency_cycles;
+    report["network_max_latency_cycles"] = net.max_latency_cycles;
+  }
+  write_report(report);
   if (mismatches) {
     fmt::print("FAIL: {} of {} elements differ from the golden {}\n", mismatches, checked, mc::op_name(op));
     return kExitFail;
