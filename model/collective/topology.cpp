@@ -52,7 +52,9 @@ std::vector<LinkId> Topology::route(int src, int dst) const {
   for (int d = 0; d < num_dims(); ++d) {
     const int k = dims_[size_t(d)];
     const int forward = ((coord(dst, d) - coord(at, d)) % k + k) % k;  // hops the positive way
-    const bool positive = forward <= k - forward;
+    // A tie (2 forward == k) goes + from an even coordinate in d, - from an odd one; `at` is where the packet
+    // enters this dimension's ring (trn_noc_input_port route(), TlmNetwork::eval_router).
+    const bool positive = 2 * forward == k ? coord(at, d) % 2 == 0 : 2 * forward < k;
     const int n = positive ? forward : k - forward;
     for (int h = 0; h < n; ++h) {
       hops.push_back({at, d, positive});

@@ -41,8 +41,11 @@ class Topology {
   /// Number of directed links (2 * chips * num_dims; links of size-1 dimensions exist but are never used).
   int num_links() const { return 2 * chips_ * num_dims(); }
   int link_index(const LinkId& l) const { return (l.chip * num_dims() + l.dim) * 2 + (l.positive ? 0 : 1); }
-  /// Dimension-order route from src to dst: x first, then y, then z; in each dimension the shorter way round, the
-  /// positive way when both are equally long (as the router RTL, docs/neuronlink.md "Routing"). Empty if src == dst.
+  /// Dimension-order route from src to dst: x first, then y, then z; in each dimension the shorter way round. A tie
+  /// (even ring of k chips, destination exactly k/2 away) goes + if the coordinate in that dimension of the chip where
+  /// the route enters the dimension's ring (src's coordinate there) is even, - if it is odd: the routers' rule
+  /// (rtl/noc/trn_noc_input_port.sv route(), model/noc/noc_tlm.cpp; docs/neuronlink.md "Routing"), so these are the
+  /// links a packet takes through the router network. One LinkId per hop, in order; empty if src == dst.
   std::vector<LinkId> route(int src, int dst) const;
   /// Sum of a chip's output link bandwidths (all dimensions of size > 1, both directions), GB/s: the most a chip
   /// can send per second, which bounds the bus bandwidth of any collective.

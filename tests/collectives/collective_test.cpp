@@ -43,9 +43,9 @@ TEST(CollectiveTopology, ConfigsAreTheBriefsTori) {
   EXPECT_EQ(Topology::from_config(chip_config("trn2")).chips(), 1);
 }
 
-TEST(CollectiveTopology, DimensionOrderRouteShorterWayPositiveOnTies) {
+TEST(CollectiveTopology, DimensionOrderRouteShorterWayTiesByCoordinateParity) {
   const Topology t = torus({4, 4});
-  // (0,0) -> (3,2): x the short way is -1 (one hop), y is 2 either way: positive.
+  // (0,0) -> (3,2): x the short way is -1 (one hop), y is 2 either way: from y = 0 (even), positive.
   const auto r = t.route(0, 3 + 4 * 2);
   ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(r[0].dim, 0);
@@ -54,6 +54,24 @@ TEST(CollectiveTopology, DimensionOrderRouteShorterWayPositiveOnTies) {
   EXPECT_EQ(r[1].dim, 1);
   EXPECT_TRUE(r[1].positive);
   EXPECT_EQ(r[2].chip, 3 + 4);
+  // (1,1) -> (3,3): x is 2 either way, from x = 1 (odd): negative, (1,1) -> (0,1) -> (3,1); then y from y = 1
+  // (odd): negative, (3,1) -> (3,0) -> (3,3).
+  const auto q = t.route(1 + 4 * 1, 3 + 4 * 3);
+  ASSERT_EQ(q.size(), 4u);
+  EXPECT_EQ(q[0].chip, 1 + 4);
+  EXPECT_EQ(q[1].chip, 0 + 4);
+  EXPECT_EQ(q[2].chip, 3 + 4);
+  EXPECT_EQ(q[3].chip, 3 + 0);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(q[size_t(i)].dim, i / 2);
+    EXPECT_FALSE(q[size_t(i)].positive);
+  }
+  // (2,1) -> (0,1): x tie from x = 2 (even): positive, (2,1) -> (3,1) -> (0,1).
+  const auto p = t.route(2 + 4, 0 + 4);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].chip, 2 + 4);
+  EXPECT_EQ(p[1].chip, 3 + 4);
+  EXPECT_TRUE(p[0].positive && p[1].positive);
   EXPECT_TRUE(t.route(5, 5).empty());
   EXPECT_EQ(t.with_coord(5, 1, -1), 1 + 4 * 3);
   EXPECT_THROW(Topology({4, 0}, {1, 1}, 1), std::invalid_argument);
