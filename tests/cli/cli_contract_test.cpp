@@ -224,4 +224,39 @@ TEST(CliContract, FpcheckSkipsBlankLines) {
   EXPECT_NE(r.err.find(bad + ":3: expected 4 fields"), std::string::npos) << r.err;
 }
 
+
+TEST(CliContract, EmptyFileNamesAreBadInputNamingTheFlag) {
+  struct Case {
+    const char* args;
+    const char* reason;
+  };
+  for (const Case& c : {Case{"run --te tlm --wave ''", "--wave: empty file name"},
+                        Case{"matmul --stationary s.npy --moving m.npy --dtype bf16 --out o.npy --wave ''",
+                             "--wave: empty file name"},
+                        Case{"noc --rtl --wave ''", "--wave: empty file name"},
+                        Case{"run --workload gemm --te tlm --report ''", "--report: empty file name"},
+                        Case{"run --workload gemm --te tlm --timeline ''", "--timeline: empty file name"},
+                        Case{"run --workload layernorm --outputs ''", "--outputs: empty directory name"},
+                        Case{"run --workload layernorm --inputs ''", "--inputs: empty directory name"},
+                        Case{"run --wave w.fst --wave-scope ''", "--wave-scope: empty hierarchy path"},
+                        Case{"run --program ''", "--program: empty file name"},
+                        Case{"asm '' -o x.bin", "file: empty file name"}}) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out << r.err;
+    EXPECT_EQ(r.err, std::string("trnsim: error: ") + c.reason + "\n") << c.args;
+    EXPECT_EQ(r.out, "") << c.args;
+  }
+}
+
+TEST(CliContract, ParserErrorsHaveTheSameFormAsTheOthers) {
+  // CLI11's own errors (a value not in a set, a missing required option) carry the "trnsim: error: " prefix too.
+  Result r = run("run --workload allreduce --config trn2-16 --algo tree");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.err.rfind("trnsim: error: --algo: tree not in {ring,rhd}", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+  r = run("matmul --stationary s.npy --moving m.npy --out o.npy");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.err.rfind("trnsim: error: --dtype is required", 0), 0u) << r.err;
+}
+
 }  // namespace

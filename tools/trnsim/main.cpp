@@ -2,12 +2,38 @@
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <set>
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include "tools/trnsim/commands.h"
+
+namespace {
+
+/// An option given an empty value ("--report ''") is bad input, checked here once for every command: CLI11 takes
+/// "" as a value, and the commands would read an empty name as "not given" and silently write nothing.
+void check_no_empty_values(const CLI::App& cmd) {
+  static const std::set<std::string> kFiles = {"--wave",   "--report", "--timeline",        "--program", "--vectors",
+                                               "--stationary", "--moving", "--accumulate-into", "--out",
+                                               "--output", "file"};
+  static const std::set<std::string> kDirectories = {"--inputs", "--outputs"};
+  for (const CLI::Option* opt : cmd.get_options()) {
+    if (opt->get_type_size() == 0 || opt->count() == 0) continue;  // flags take no value
+    for (const std::string& value : opt->results()) {
+      if (!value.empty()) continue;
+      const std::string name = opt->get_name();
+      const char* what = kFiles.count(name)         ? "file name"
+                         : kDirectories.count(name) ? "directory name"
+                         : name == "--wave-scope"   ? "hierarchy path"
+                                                    : "value";
+      throw trnsim::tool::BadInput(fmt::format("{}: empty {}", name, what));
+    }
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace trnsim::tool;
@@ -30,14 +56,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // One line naming the problem, then exit 2 (usage error).
-    fmt::print(stderr, "trnsim: {} (see 'trnsim --help')\n", e.what());
+    // One line naming the problem, then exit 2 (usage error), in the form of every other error.
+    fmt::print(stderr, "trnsim: error: {} (see 'trnsim --help')\n", e.what());
     return kExitBadInput;
   }
 
   try {
     for (const auto& [sub, action] : actions) {
-      if (sub->parsed()) return action();
+      if (!sub->parsed()) continue;
+      check_no_empty_values(*sub);
+      return action();
     }
   } catch (const BadInput& e) {
     fmt::print(stderr, "trnsim: error: {}\n", e.what());
