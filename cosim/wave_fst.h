@@ -1,14 +1,16 @@
 // The FST writer of the verilated harnesses (cosim/te/te_rtl.cpp, cosim/noc/noc_rtl.cpp): records only the clock
-// edges inside a window of cycles and only the scopes asked for, and after closing names the scopes that matched
-// no signal. Include it only where Verilator's headers are (targets linking trn_rtl, which builds with VM_TRACE=1).
+// edges inside a window of cycles and only the scopes asked for; refuses a scope that matches no signal and warns
+// about a window that starts after the run ended. Include it only where Verilator's headers are (targets linking trn_rtl, which builds with VM_TRACE=1).
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
 #include <verilated_fst_c.h>
 
 #include "cosim/wave_window.h"
@@ -20,7 +22,7 @@ class WindowedFst {
   /// `scopes`: hierarchy paths as Verilator names them ("TOP.trn_te.u_array.g_row[2]", "node_1_0.trn_noc_router"),
   /// each recorded with every level below it; empty = everything. `always`: signals recorded whenever `scopes` is
   /// not empty (a clock), because Verilator 5.006's FST writer crashes when the filter leaves no signal at all.
-  /// Attach the models to trace() (model->trace(&trace(), 99)), then open().
+  /// Attach the models to trace() (model->trace(&trace(), 99)), then open<Error>(what).
   WindowedFst(std::string path, WaveWindow window, std::vector<std::string> scopes,
               const std::vector<std::string>& always)
       : path_(std::move(path)), window_(window), scopes_(std::move(scopes)), trace_(std::make_unique<VerilatedFstC>()) {
@@ -31,14 +33,31 @@ class WindowedFst {
   }
   WindowedFst(const WindowedFst&) = delete;
   WindowedFst& operator=(const WindowedFst&) = delete;
-  ~WindowedFst() { close(); }
+  ~WindowedFst() {
+    if (trace_->isOpen()) trace_->close();
+  }
 
   VerilatedFstC& trace() { return *trace_; }
   const std::string& path() const { return path_; }
-  /// Opens the file; false if it cannot be written.
-  bool open() {
+  /// Opens the file. Throws Error "cannot open waveform file" if it cannot be written, and Error naming --wave-scope
+  /// and `what` (the design, e.g. "the 16x16 Tensor Engine") for a scope that matches no signal, before anything is
+  /// recorded and with no file left behind: the declarations are written once, read back and then written again.
+  template <class Error>
+  void open(const std::string& what) {
     trace_->open(path_.c_str());
-    return trace_->isOpen();
+    if (!trace_->isOpen()) throw Error(fmt::format("cannot open waveform file '{}'", path_));
+    if (scopes_.empty()) return;
+    trace_->close();
+    const std::vector<std::string> empty = empty_scopes();
+    if (!empty.empty()) {
+      std::remove(path_.c_str());
+      std::string names;
+      for (const std::string& s : empty) names += (names.empty() ? "" : ", ") + shown(s);
+      throw Error(fmt::format("--wave-scope {}: matched no signal of {} (scripts/wave FILE.fst of a recording "
+                              "without --wave-scope lists the hierarchy)", names, what));
+    }
+    trace_->open(path_.c_str());
+    if (!trace_->isOpen()) throw Error(fmt::format("cannot open waveform file '{}'", path_));
   }
   /// Whether `cycle` is inside the window.
   bool in_window(uint64_t cycle) const { return cycle >= window_.from && cycle <= window_.to; }
@@ -59,11 +78,16 @@ class WindowedFst {
     if (trace_->isOpen()) trace_->flush();
   }
 
-  /// Closes the file (once; later calls do nothing) and returns the scopes under which it declares no signal.
-  std::vector<std::string> close() {
-    if (!trace_->isOpen()) return {};
+  /// Closes the file (once; later calls do nothing). `last_cycle`: the last cycle the run simulated; a window that
+  /// starts after it recorded nothing, which a warning on stderr says.
+  void close(uint64_t last_cycle) {
+    if (!trace_->isOpen()) return;
     trace_->close();
-    return empty_scopes();
+    if (window_.from > last_cycle) {
+      std::fprintf(stderr, "trnsim: warning: --wave-from %llu is after the last cycle of the run (%llu): %s holds no "
+                   "window\n", static_cast<unsigned long long>(window_.from),
+                   static_cast<unsigned long long>(last_cycle), path_.c_str());
+    }
   }
 
  private:
@@ -99,6 +123,9 @@ class WindowedFst {
     }
     return empty;
   }
+
+  // A scope as the user wrote it: the TE's model is named TOP.
+  static std::string shown(const std::string& scope) { return scope.rfind("TOP.", 0) == 0 ? scope.substr(4) : scope; }
 
   const std::string path_;
   const WaveWindow window_;

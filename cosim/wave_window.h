@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 namespace trnsim::cosim {
 
@@ -66,15 +68,32 @@ inline std::string numbered_wave_path(const std::string& path) {
   return ext ? fmt::format("{}.{}{}", path.substr(0, dot), n, path.substr(dot)) : fmt::format("{}.{}", path, n);
 }
 
-/// Fills the waveform fields of `options` (wave_path, wave_from, wave_to, wave_scope: TeRtlOptions, NocOptions)
-/// from the environment when `options.wave_path` is empty, so that any test can be re-run with a waveform:
-/// TRNSIM_WAVE=FILE.fst, TRNSIM_WAVE_FROM=CYCLE, TRNSIM_WAVE_TO=CYCLE, TRNSIM_WAVE_SCOPE=PATH. The n-th harness of a
-/// process (n >= 1, counting every kind) that takes it writes FILE.n.fst instead, and each prints
-/// "[ wave     ] FILE" to stderr. Throws Error for a malformed cycle number (naming the variable) or window.
-template <class Error, class Options>
-Options& apply_wave_env(Options& options) {
+/// The TRNSIM_WAVE* variables, read and checked: `path` empty when TRNSIM_WAVE is unset or empty. Throws Error
+/// naming the variable for a name that does not end in .fst, a directory that does not exist or cannot be written,
+/// a malformed cycle number or a window whose start is after its end, so that a command can check them before it
+/// simulates anything (tools/trnsim/collective_cmd.cpp does).
+struct WaveEnv {
+  std::string path;
+  uint64_t from = 0;
+  uint64_t to = UINT64_MAX;
+  const char* scope = nullptr;
+};
+template <class Error>
+WaveEnv read_wave_env() {
+  WaveEnv env;
   const char* path = std::getenv("TRNSIM_WAVE");
-  if (!options.wave_path.empty() || path == nullptr || *path == '\0') return options;
+  if (path == nullptr || *path == '\0') return env;
+  env.path = path;
+  const size_t n = env.path.size();
+  if (n < 5 || env.path.compare(n - 4, 4, ".fst") != 0) {
+    throw Error(fmt::format("TRNSIM_WAVE={}: trnsim writes waveforms as FST, give a FILE.fst name", env.path));
+  }
+  const size_t slash = env.path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : env.path.substr(0, slash));
+  if (::access(dir.c_str(), W_OK) != 0) {
+    throw Error(fmt::format("TRNSIM_WAVE={}: cannot write in directory '{}' ({})", env.path, dir,
+                            std::strerror(errno)));
+  }
   const auto cycle_of = [](const char* name, uint64_t fallback) {
     const char* text = std::getenv(name);
     if (text == nullptr || *text == '\0') return fallback;
@@ -86,12 +105,30 @@ Options& apply_wave_env(Options& options) {
     }
     return static_cast<uint64_t>(v);
   };
-  const std::string file = numbered_wave_path(path);
+  env.from = cycle_of("TRNSIM_WAVE_FROM", 0);
+  env.to = cycle_of("TRNSIM_WAVE_TO", UINT64_MAX);
+  if (env.from > env.to) {
+    throw Error(fmt::format("TRNSIM_WAVE_FROM={} is after TRNSIM_WAVE_TO={}", env.from, env.to));
+  }
+  env.scope = std::getenv("TRNSIM_WAVE_SCOPE");
+  return env;
+}
+
+/// Fills the waveform fields of `options` (wave_path, wave_from, wave_to, wave_scope: TeRtlOptions, NocOptions)
+/// from the environment when `options.wave_path` is empty, so that any test can be re-run with a waveform:
+/// TRNSIM_WAVE=FILE.fst, TRNSIM_WAVE_FROM=CYCLE, TRNSIM_WAVE_TO=CYCLE, TRNSIM_WAVE_SCOPE=PATH. The n-th harness of a
+/// process (n >= 1, counting every kind) that takes it writes FILE.n.fst instead, and each prints
+/// "[ wave     ] FILE" to stderr. Throws Error as read_wave_env does.
+template <class Error, class Options>
+Options& apply_wave_env(Options& options) {
+  if (!options.wave_path.empty()) return options;
+  const WaveEnv env = read_wave_env<Error>();
+  if (env.path.empty()) return options;
+  const std::string file = numbered_wave_path(env.path);
   options.wave_path = file;
-  options.wave_from = cycle_of("TRNSIM_WAVE_FROM", 0);
-  options.wave_to = cycle_of("TRNSIM_WAVE_TO", UINT64_MAX);
-  if (const char* scope = std::getenv("TRNSIM_WAVE_SCOPE")) options.wave_scope = scope;
-  check_wave_window<Error>(options.wave_from, options.wave_to);
+  options.wave_from = env.from;
+  options.wave_to = env.to;
+  if (env.scope) options.wave_scope = env.scope;
   std::fprintf(stderr, "[ wave     ] %s\n", file.c_str());
   return options;
 }

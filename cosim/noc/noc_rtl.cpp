@@ -373,7 +373,7 @@ NocNetwork::NocNetwork(const NocOptions& options) : options_(options) {
     wave_ = std::make_unique<WindowedFst>(options_.wave_path, WaveWindow{options_.wave_from, options_.wave_to},
                                           std::move(scopes), clocks);
     for (auto& r : routers_) r->add_to_trace(&wave_->trace());
-    if (!wave_->open()) throw NocError(fmt::format("cannot open waveform file '{}'", options_.wave_path));
+    wave_->open<NocError>(fmt::format("the {} router network", dims_str(options_)));
   }
 #endif
 
@@ -391,7 +391,7 @@ NocNetwork::NocNetwork(const NocOptions& options) : options_(options) {
     }
   } catch (...) {
 #if VM_TRACE
-    if (wave_) wave_->close();
+    if (wave_) wave_->close(cycle_);
 #endif
     throw;
   }
@@ -401,12 +401,7 @@ NocNetwork::~NocNetwork() {
   for (auto& r : routers_) r->final();
   write_rtl_coverage(*context_, "noc");  // coverage builds only
 #if VM_TRACE
-  if (wave_) {
-    for (const std::string& scope : wave_->close()) {
-      std::fprintf(stderr, "trnsim: warning: --wave-scope %s matched no signal of the router network; %s holds only "
-                   "its router's clock for it\n", scope.c_str(), options_.wave_path.c_str());
-    }
-  }
+  if (wave_) wave_->close(cycle_);
 #endif
 }
 

@@ -116,7 +116,7 @@ class TeRtlImpl final : public TeRtl {
       wave_ = std::make_unique<WindowedFst>(options_.wave_path, WaveWindow{options_.wave_from, options_.wave_to},
                                             split_scopes(options_.wave_scope), std::vector<std::string>{"TOP.clk_i"});
       top_->trace(&wave_->trace(), 99);  // scope: rtl/te/trn_te_trace.vlt
-      if (!wave_->open()) throw TeRtlError(fmt::format("cannot open waveform file '{}'", options_.wave_path));
+      wave_->open<TeRtlError>(fmt::format("the {}x{} Tensor Engine", rows, cols));
     }
 #else
     if (!options_.wave_path.empty()) throw TeRtlError("this build has no waveform support (VM_TRACE=0)");
@@ -132,12 +132,7 @@ class TeRtlImpl final : public TeRtl {
     top_->final();
     write_rtl_coverage(*context_, "te");  // coverage builds only
 #if VM_TRACE
-    if (wave_) {
-      for (const std::string& scope : wave_->close()) {
-        std::fprintf(stderr, "trnsim: warning: --wave-scope %s matched no signal of the %dx%d Tensor Engine; %s "
-                     "holds only the clock for it\n", scope.c_str() + 4, rows_, cols_, options_.wave_path.c_str());
-      }
-    }
+    if (wave_) wave_->close(cycle_);
 #endif
   }
 

@@ -191,6 +191,12 @@ int usage(const char* why) {
   return 2;
 }
 
+// A file that cannot be read or written: the error alone (the usage line is for wrong arguments).
+int fail(const std::string& why) {
+  std::fprintf(stderr, "trnsim_wave_layout: %s\n", why.c_str());
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -204,10 +210,10 @@ int main(int argc, char** argv) {
   if (std::FILE* f = std::fopen(fst.c_str(), "rb")) {
     std::fclose(f);
   } else {
-    return usage(("cannot read " + fst).c_str());
+    return fail("cannot read " + fst);
   }
   std::vector<Signal> signals;
-  if (!read_signals(fst, signals)) return usage(("no signals in " + fst + " (is it an FST? is fst2vcd installed?)").c_str());
+  if (!read_signals(fst, signals)) return fail("no signals in " + fst + " (is it an FST? is fst2vcd installed?)");
 
   struct Item {
     Placement p;
@@ -236,7 +242,7 @@ int main(int argc, char** argv) {
   });
 
   std::ofstream out(gtkw);
-  if (!out) return usage(("cannot write " + gtkw).c_str());
+  if (!out) return fail("cannot write " + gtkw);
   out << "[*] trnsim waveform layout of " << fst << ", written by trnsim_wave_layout\n";
   out << "[dumpfile] \"" << fst << "\"\n[savefile] \"" << gtkw << "\"\n[timestart] 0\n[size] 1600 900\n";
   out << "[signals_width] 360\n[sst_expanded] 1\n";
@@ -271,7 +277,7 @@ int main(int argc, char** argv) {
     out << it.s.scope << "." << it.s.name << "\n";
   }
   close_to(0);
-  if (!out) return usage(("cannot write " + gtkw).c_str());
+  if (!out) return fail("cannot write " + gtkw);
   std::printf("%s: %zu signals in %zu groups\n", gtkw.c_str(), items.size(), groups_written);
   return 0;
 }

@@ -14,6 +14,7 @@
 
 #include "cosim/collective/noc_transports.h"
 #include "cosim/device/sim_system.h"
+#include "cosim/wave_window.h"
 #include "firmware/driver/driver.h"
 #include "firmware/golden/collective_golden.h"
 #include "firmware/kernels/collective_kernel.h"
@@ -116,6 +117,7 @@ uint64_t parse_bytes(const std::string& text) {
 
 int run_collective_workload(const CollectiveOptions& o,
                             const std::function<void(const nlohmann::json&)>& write_report) {
+  cosim::read_wave_env<BadInput>();  // TRNSIM_WAVE*: refused here, before a harness in a SystemC thread reads them
   model::ChipConfig cfg;
   try {
     cfg = model::chip_config(o.config);

@@ -76,6 +76,7 @@ DeviceSession open_device(const DeviceFlags& flags) {
   try {
     s.device = std::make_unique<cosim::SimDevice>(s.config, o);
   } catch (const cosim::TeRtlError& e) {
+    if (flags.wave.empty()) throw BadInput(e.what());  // from TRNSIM_WAVE*: the message names the variable
     throw BadInput(fmt::format("--wave {}: {}", flags.wave, e.what()));
   }
   s.driver = std::make_unique<driver::Driver>(*s.device);
