@@ -91,7 +91,8 @@ void NocTransport::start(int src, int dst, std::vector<uint8_t> payload, Deliver
   m.received.assign(payload.size(), 0);
   m.sent = std::move(payload);
   m.on_delivered = std::move(on_delivered);
-  // Link figures from the dimension-order route the routers take (Topology::route is the same routing function).
+  // Link figures from the dimension-order route the routers take (Topology::route is the same routing function, tie
+  // split included; CollectiveNoc.TopologyRouteIsTheLinksTheRouterModelUses checks it pair by pair).
   const uint64_t flits = (m.sent.size() + 7) / 8 + m.packets;
   for (const LinkId& l : topo_.route(src, dst)) {
     link_flits_[size_t(topo_.link_index(l))] += flits;
