@@ -462,8 +462,12 @@ CcFields parse_cc(const LineParser& p, const Args& args, Opcode op) {
   }
   c.count = p.unsigned_number("count", *args.get("count"), kU64);
   if (const auto t = args.get("dtype")) {
-    c.dtype = p.data_type("dtype", *t);
-    if (c.dtype != DataType::kFp32 && c.dtype != DataType::kBf16) {
+    // Only the collective data types, with their own hint (not data_type()'s list of every type).
+    if (*t == data_type_name(DataType::kFp32)) {
+      c.dtype = DataType::kFp32;
+    } else if (*t == data_type_name(DataType::kBf16)) {
+      c.dtype = DataType::kBf16;
+    } else {
       p.fail(*t, fmt::format("dtype: '{}' is not a collective data type (fp32, bf16)", *t));
     }
   }

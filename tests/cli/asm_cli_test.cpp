@@ -60,6 +60,26 @@ TEST(AsmCli, BadTextNamesFileLineAndColumn) {
   EXPECT_FALSE(std::ifstream(bin).good()) << "no output on error";
 }
 
+TEST(AsmCli, RunProgramNamesFileLineAndColumnAsAsmDoes) {
+  const std::string src = write_text(".s", ".queue te\nnop\nmultiply_moving sbuf=0 psum=0 k=16 n=600\n");
+  const Result a = run("asm " + src + " -o " + scratch(".bin"));
+  const Result r = run("run --te tlm --program " + src);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.err.rfind("trnsim: error: " + src + ":3:36: multiply_moving: field free_size: N 600", 0), 0u) << r.err;
+  EXPECT_EQ(r.err, a.err);  // the same line as `trnsim asm`
+}
+
+TEST(AsmCli, CollectiveDtypeHintListsOnlyTheCollectiveTypes) {
+  for (const char* dtype : {"fp32->fp32", "fp16", "int8"}) {
+    const std::string src =
+        write_text(".s", std::string(".queue cc\nall_reduce hbm=0 count=4 dtype=") + dtype + "\nhalt\n");
+    const Result r = run("asm " + src + " -o " + scratch(".bin"));
+    EXPECT_EQ(r.exit_code, 2) << dtype;
+    EXPECT_EQ(r.err, "trnsim: error: " + src + ":2:32: dtype: '" + dtype +
+                         "' is not a collective data type (fp32, bf16)\n");
+  }
+}
+
 TEST(AsmCli, CorruptedBinaryNamesInstructionIndexAndField) {
   const std::string src = write_text(".s", kProgram);
   const std::string bin = scratch(".bin");

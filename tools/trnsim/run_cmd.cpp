@@ -200,12 +200,13 @@ int run_program_file(const RunOptions& o) {
   if (!in) throw BadInput(fmt::format("--program {}: cannot open", o.program));
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   isa::Program program;
+  const bool binary = bytes.size() >= 4 && std::memcmp(bytes.data(), "TRNP", 4) == 0;
   try {
-    const bool binary = bytes.size() >= 4 && std::memcmp(bytes.data(), "TRNP", 4) == 0;
     program = binary ? isa::read_program_binary(bytes)
                      : isa::assemble(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   } catch (const isa::ProgramError& e) {
-    throw BadInput(fmt::format("{}: {}", o.program, e.what()));
+    // As `trnsim asm` and `disasm` say it: FILE:LINE:COL: reason for text, FILE: reason for a binary.
+    throw BadInput(fmt::format("{}:{}{}", o.program, binary ? " " : "", e.what()));
   }
   std::ofstream report = open_report(o.report);
   DeviceSession s = open_device(o.device);
