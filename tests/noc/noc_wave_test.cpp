@@ -106,11 +106,64 @@ TEST(NocWave, ScopesOutsideTheNetworkAreRefused) {
     }
     EXPECT_FALSE(fs::exists(fst)) << scope << ": a refused scope created " << fst;
   }
+  // A router that exists but a part of it that matches no signal: refused the same way, naming the scope.
+  for (const char* scope : {"node_1_0.trn_noc_router.nosuch", "node_1_1.trn_noc_router.g_in[7]", "node_1_1.bogus"}) {
+    NocOptions o = recorded(fst);
+    o.wave_scope = scope;
+    try {
+      NocNetwork net(o);
+      FAIL() << "--wave-scope " << scope << " was accepted";
+    } catch (const NocError& e) {
+      EXPECT_TRUE(contains(e.what(), std::string("--wave-scope ") + scope + ": matched no signal of the 2x2 router "
+                                     "network")) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(fst)) << scope << ": a refused scope left " << fst;
+  }
+}
+
+// A window that starts after the last simulated cycle records nothing: a warning names that cycle.
+TEST(NocWave, AWindowAfterTheRunWarnsNamingTheLastCycle) {
+  const fs::path fst = temp_dir() / "late.fst";
   NocOptions o = recorded(fst);
-  o.wave_scope = "node_1_0.trn_noc_router.nosuch";
-  run_2x2(o, 20);
-  const VcdDump v = read_fst(fst.string());
-  EXPECT_EQ(v.signals, std::set<std::string>{"node_1_0.clk_i"});
+  o.wave_from = 100000;
+  o.wave_to = 200000;
+  uint64_t last = 0;
+  ::testing::internal::CaptureStderr();
+  {
+    NocNetwork net(o);
+    TrafficOptions t;
+    t.rate = 0.3;
+    t.inject_cycles = 40;
+    test::expect_clean_run(net, t, "2x2 with a late window");
+    last = net.cycle();
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_GT(last, 40u);
+  EXPECT_TRUE(contains(err, "warning: --wave-from 100000 is after the last cycle of the run (" +
+                                std::to_string(last) + "): " + fst.string() + " holds no window")) << err;
+}
+
+// TRNSIM_WAVE is checked before anything runs: a name that is not .fst, or a directory that cannot be written, is
+// refused naming the variable and the path.
+TEST(NocWave, UnusableTrnsimWaveIsRefusedNamingIt) {
+  const struct {
+    std::string path, message;
+  } cases[] = {
+      {(temp_dir() / "x.vcd").string(), "trnsim writes waveforms as FST"},
+      {"/nonexistent/c.fst", "cannot write in directory '/nonexistent'"},
+  };
+  for (const auto& c : cases) {
+    fs::remove(c.path);
+    setenv("TRNSIM_WAVE", c.path.c_str(), 1);
+    try {
+      NocNetwork net(test::torus("2x2"));
+      ADD_FAILURE() << "TRNSIM_WAVE=" << c.path << " was accepted";
+    } catch (const NocError& e) {
+      EXPECT_TRUE(contains(e.what(), "TRNSIM_WAVE=" + c.path + ": " + c.message)) << e.what();
+    }
+    unsetenv("TRNSIM_WAVE");
+    EXPECT_FALSE(fs::exists(c.path));
+  }
 }
 
 TEST(NocWave, FailingRunLeavesAReadableFstAndNamesTheWindow) {

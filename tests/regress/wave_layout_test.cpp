@@ -135,6 +135,20 @@ TEST(WaveLayout, BadInputExitsTwoWithOneLine) {
   const Output bad = run(wave_script(te_fst(), "--frobnicate"));
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.text.find("unknown option --frobnicate"), std::string::npos) << bad.text;
+  // A file that is not an FST: the layout tool's error alone, no usage line after it.
+  const fs::path junk = temp_dir() / "junk.fst";
+  std::ofstream(junk) << "not a waveform\n";
+  const Output not_fst = run(wave_script(junk, "--layout-only"));
+  EXPECT_EQ(not_fst.status, 2);
+  EXPECT_NE(not_fst.text.find("no signals in " + junk.string()), std::string::npos) << not_fst.text;
+  EXPECT_EQ(not_fst.text.find("usage:"), std::string::npos) << not_fst.text;
+  // --png into a directory that does not exist: refused naming it, nothing written elsewhere.
+  fs::remove("/x-trnsim-wave-test.png");
+  const Output png = run(wave_script(te_fst(), "--png /nonexistent/x-trnsim-wave-test.png"));
+  EXPECT_EQ(png.status, 2) << png.text;
+  EXPECT_NE(png.text.find("--png /nonexistent/x-trnsim-wave-test.png: no directory /nonexistent"), std::string::npos)
+      << png.text;
+  EXPECT_FALSE(fs::exists("/x-trnsim-wave-test.png"));
 }
 
 // Reads a binary PPM (P6) as `convert FILE.png ppm:-` prints it.

@@ -80,9 +80,8 @@ TEST(TeWaveWindow, ScopeRecordsOnlyThatHierarchy) {
   EXPECT_FALSE(v.signals.count("TOP.trn_te.out_data_o"));
 }
 
-// A scope outside the engine's hierarchy, or with a wildcard, is refused up front; one inside it that names no
-// instance (a row past the array) leaves a readable file with only the clock (Verilator 5.006's FST writer crashed on
-// a filter that left no signal).
+// A scope outside the engine's hierarchy, or with a wildcard, is refused up front; so is one inside it that matches
+// no signal (a row past the array, a typo): refused naming the scope, before the run, with no file left behind.
 TEST(TeWaveWindow, ScopesOutsideTheHierarchyAreRefused) {
   const fs::path fst = temp_dir() / "bad_scope.fst";
   for (const char* scope : {"nosuch", "*", "trn_te.*", "trn_te, bogus"}) {
@@ -96,16 +95,53 @@ TEST(TeWaveWindow, ScopesOutsideTheHierarchyAreRefused) {
       EXPECT_NE(std::string(e.what()).find("--wave-scope '"), std::string::npos) << e.what();
     }
   }
+  for (const char* scope : {"trn_te.u_array.g_row[9]", "trn_te.bogus", "trn_te.u_array.g_row[1], trn_te.bogus"}) {
+    fs::remove(fst);
+    TeRtlOptions opts;
+    opts.wave_path = fst.string();
+    opts.wave_scope = scope;
+    try {
+      TeRtl::create(4, 4, opts);
+      FAIL() << "--wave-scope " << scope << " was accepted";
+    } catch (const TeRtlError& e) {
+      const std::string bad = std::string(scope).substr(std::string(scope).rfind(' ') + 1);
+      EXPECT_NE(std::string(e.what()).find("--wave-scope " + bad + ": matched no signal of the 4x4 Tensor Engine"),
+                std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(fst)) << scope << ": a refused scope left " << fst;
+  }
+}
+
+// A window that starts after the last simulated cycle records nothing: a warning names that cycle.
+TEST(TeWaveWindow, AWindowAfterTheRunWarnsNamingTheLastCycle) {
+  const fs::path fst = temp_dir() / "late.fst";
   fs::remove(fst);
+  uint64_t last = 0;
+  ::testing::internal::CaptureStderr();
   {
     TeRtlOptions opts;
     opts.wave_path = fst.string();
-    opts.wave_scope = "trn_te.u_array.g_row[9]";
+    opts.wave_from = 1000000;
+    opts.wave_to = 2000000;
+    auto te = TeRtl::create(4, 4, opts);
+    te->matmul(isa::Dtype::kBf16, 4, 4, 8, ones(16), ones(32));
+    last = te->cycle();
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_GT(last, 10u);
+  EXPECT_NE(err.find("warning: --wave-from 1000000 is after the last cycle of the run (" + std::to_string(last) +
+                     "): " + fst.string() + " holds no window"),
+            std::string::npos) << err;
+  ::testing::internal::CaptureStderr();
+  {
+    TeRtlOptions opts;
+    opts.wave_path = fst.string();
+    opts.wave_from = 2;
     auto te = TeRtl::create(4, 4, opts);
     te->matmul(isa::Dtype::kBf16, 4, 4, 8, ones(16), ones(32));
   }
-  const VcdDump v = read_fst(fst.string());
-  EXPECT_EQ(v.signals, std::set<std::string>{"TOP.clk_i"});
+  const std::string quiet = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(quiet.find("warning"), std::string::npos) << quiet;
 }
 
 TEST(TeWaveWindow, FailingRunLeavesAReadableFstAndNamesTheWindow) {
