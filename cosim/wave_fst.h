@@ -53,8 +53,8 @@ class WindowedFst {
       std::remove(path_.c_str());
       std::string names;
       for (const std::string& s : empty) names += (names.empty() ? "" : ", ") + shown(s);
-      throw Error(fmt::format("--wave-scope {}: matched no signal of {} (scripts/wave FILE.fst of a recording "
-                              "without --wave-scope lists the hierarchy)", names, what));
+      throw Error(fmt::format("--wave-scope {}: matched no signal of {} (a recording without "
+                              "--wave-scope shows the hierarchy)", names, what));
     }
     trace_->open(path_.c_str());
     if (!trace_->isOpen()) throw Error(fmt::format("cannot open waveform file '{}'", path_));

@@ -3,6 +3,8 @@
 // the flag (BRIEF section 4).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -157,6 +159,50 @@ TEST(RunCli, BadDtypeDimensionsAndDatapathAreUsageErrors) {
   r = run("run --te gpu");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--te gpu"), std::string::npos) << r.err;
+}
+
+// Waveform problems that only the run itself (or the environment) reveals: a window after the last cycle warns
+// naming it (exit 0); a --wave-scope that matches no signal is exit 2 with no file; a TRNSIM_WAVE that cannot be
+// written or is not .fst is one line naming it, exit 2, also for a collective over the verilated routers (whose
+// harnesses run in SystemC threads).
+TEST(RunCli, WaveWindowAfterTheRunWarnsAndAnEmptyScopeIsRefused) {
+  const std::string fst = scratch(".fst");
+  std::remove(fst.c_str());
+  const Result late = run("run --workload gemm -m 16 -k 16 -n 32 --wave " + fst + " --wave-from 1000000 --wave-to 2000000");
+  EXPECT_EQ(late.exit_code, 0) << late.err;
+  EXPECT_NE(late.err.find("warning: --wave-from 1000000 is after the last cycle of the run ("), std::string::npos)
+      << late.err;
+  EXPECT_NE(late.err.find("): " + fst + " holds no window"), std::string::npos) << late.err;
+  std::remove(fst.c_str());
+  const Result scope = run("run --workload gemm -m 16 -k 16 -n 32 --wave " + fst + " --wave-scope trn_te.bogus");
+  EXPECT_EQ(scope.exit_code, 2) << scope.out << scope.err;
+  EXPECT_NE(scope.err.find("--wave-scope trn_te.bogus: matched no signal of the 16x16 Tensor Engine"),
+            std::string::npos) << scope.err;
+  EXPECT_FALSE(std::ifstream(fst).good()) << "a refused scope left " << fst;
+}
+
+TEST(RunCli, UnusableTrnsimWaveIsOneLineNamingIt) {
+  const std::string vcd = scratch(".vcd");
+  std::remove(vcd.c_str());
+  const std::string collective = "run --workload allreduce --config trn2-16 --bytes 1K --dtype fp32 --fabric rtl";
+  const struct {
+    std::string env, args, reason;
+  } cases[] = {
+      {"TRNSIM_WAVE=/nonexistent/c.fst", collective,
+       "TRNSIM_WAVE=/nonexistent/c.fst: cannot write in directory '/nonexistent'"},
+      {"TRNSIM_WAVE=" + vcd, collective, "TRNSIM_WAVE=" + vcd + ": trnsim writes waveforms as FST"},
+      {"TRNSIM_WAVE=" + scratch(".fst") + " TRNSIM_WAVE_FROM=x", collective, "TRNSIM_WAVE_FROM='x' is not a cycle"},
+      {"TRNSIM_WAVE=/nonexistent/c.fst", "run --workload gemm -m 16 -k 16 -n 32",
+       "trnsim: error: TRNSIM_WAVE=/nonexistent/c.fst: cannot write in directory '/nonexistent'"},
+  };
+  for (const auto& c : cases) {
+    const Result r = run(c.args, c.env + " ");
+    EXPECT_EQ(r.exit_code, 2) << c.env << " " << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.reason), std::string::npos) << c.env << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.env << ": " << r.err;
+    EXPECT_EQ(r.err.find("E549"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::ifstream(vcd).good()) << "a refused TRNSIM_WAVE wrote " << vcd;
 }
 
 }  // namespace

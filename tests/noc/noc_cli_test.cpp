@@ -217,6 +217,31 @@ TEST(NocCli, WaveFlagsAreChecked) {
   }
 }
 
+// Waveform problems found when the network is built or has run: a scope inside a router that matches no signal and
+// an unusable TRNSIM_WAVE are exit 2 naming them with no file written; a window after the run warns naming its last
+// cycle (exit 0).
+TEST(NocCli, WaveScopeTyposTrnsimWaveAndLateWindowsAreReported) {
+  const std::string fst = scratch(".fst");
+  std::remove(fst.c_str());
+  expect_bad("--rtl --dims 2x2 --cycles 20 --wave " + fst + " --wave-scope node_1_1.bogus",
+             "--wave-scope node_1_1.bogus: matched no signal of the 2x2 router network");
+  expect_bad("--rtl --dims 2x2 --cycles 20 --wave " + fst + " --wave-scope 'node_1_1.trn_noc_router.g_in[7]'",
+             "--wave-scope node_1_1.trn_noc_router.g_in[7]: matched no signal");
+  EXPECT_FALSE(std::ifstream(fst).good()) << "a refused scope left " << fst;
+  const std::string vcd = scratch(".vcd");
+  std::remove(vcd.c_str());
+  const Result env = run("noc --rtl --dims 2x2 --cycles 20", "TRNSIM_WAVE=" + vcd + " ");
+  EXPECT_EQ(env.exit_code, 2) << env.out << env.err;
+  EXPECT_NE(env.err.find("TRNSIM_WAVE=" + vcd + ": trnsim writes waveforms as FST"), std::string::npos) << env.err;
+  EXPECT_FALSE(std::ifstream(vcd).good()) << "TRNSIM_WAVE wrote " << vcd;
+  const Result late = run("noc --rtl --dims 2x2 --rate 0.3 --cycles 100 --wave " + fst +
+                          " --wave-from 100000 --wave-to 200000");
+  EXPECT_EQ(late.exit_code, 0) << late.out << late.err;
+  EXPECT_NE(late.err.find("trnsim: warning: --wave-from 100000 is after the last cycle of the run ("),
+            std::string::npos) << late.err;
+  EXPECT_NE(late.err.find("): " + fst + " holds no window"), std::string::npos) << late.err;
+}
+
 // A recorded run: the window's cycles only, one router only, and the report names the file.
 TEST(NocCli, WaveRecordsTheWindowAndScopeAsked) {
   const std::string fst = scratch(".fst");
