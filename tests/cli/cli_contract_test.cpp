@@ -259,4 +259,20 @@ TEST(CliContract, ParserErrorsHaveTheSameFormAsTheOthers) {
   EXPECT_EQ(r.err.rfind("trnsim: error: --dtype is required", 0), 0u) << r.err;
 }
 
+TEST(CliContract, CountsOfOneAreSingular) {
+  Result r = run("run --workload gemm --te tlm -m 1 -k 1 -n 1");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(lines_of(r.out).back(), "PASS: 1 element bit-exact against the golden GEMM") << r.out;
+  r = run("noc --packet-flits 1 --cycles 50");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(", packets of 1 flit, 50 cycles"), std::string::npos) << r.out;
+  r = run("noc --packet-flits 2 --cycles 50");
+  EXPECT_NE(r.out.find(", packets of 2 flits, 50 cycles"), std::string::npos) << r.out;
+  r = run("run --workload reducescatter --config trn2-16 --bytes 4 --dtype fp32");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("4 bytes per chip (1 fp32 element),"), std::string::npos) << r.out;
+  EXPECT_EQ(lines_of(r.out).back(),
+            "PASS: 1 element on 16 chips bit-exact against the golden reduce-scatter (ring order)") << r.out;
+}
+
 }  // namespace

@@ -161,8 +161,8 @@ int run_collective_workload(const CollectiveOptions& o,
   }
   const mc::Topology& topo = sys.topology();
   const int n = sys.chips();
-  fmt::print("trnsim run: {}, {} bytes per chip ({} {} elements), {} algorithm, seed {}\n", mc::op_name(op), bytes,
-             count, o.dtype, mc::algorithm_name(algo), o.seed);
+  fmt::print("trnsim run: {}, {} bytes per chip ({}), {} algorithm, seed {}\n", mc::op_name(op), bytes,
+             counted(count, o.dtype + " element"), mc::algorithm_name(algo), o.seed);
   std::string links;
   for (int d = 0; d < topo.num_dims(); ++d) {
     links += fmt::format("{}{} {:.0f}", d ? ", " : "", "xyz"[d], topo.gbytes_per_s(d));
@@ -184,8 +184,8 @@ int run_collective_workload(const CollectiveOptions& o,
     sys.set_transport(cosim::collective::transport_factory(fabric, noc_options, [&o](mc::NocTransport& t) {
       t.on_progress(
           [&o](const mc::NetworkFigures& f, uint64_t outstanding) {
-            fmt::print(stderr, "trnsim run: {} network: cycle {}, {} flits delivered, packets outstanding: {}, "
-                       "{:.0f} cycles/s\n", o.fabric, f.cycles, f.flits, outstanding,
+            fmt::print(stderr, "trnsim run: {} network: cycle {}, {} delivered, packets outstanding: {}, "
+                       "{:.0f} cycles/s\n", o.fabric, f.cycles, counted(f.flits, "flit"), outstanding,
                        f.host_seconds > 0 ? double(f.cycles) / f.host_seconds : 0.0);
           },
           2.0);
@@ -309,9 +309,10 @@ int run_collective_workload(const CollectiveOptions& o,
              res.max_link_busy_ns / 1000.0);
   const mc::NetworkFigures& net = res.network;
   if (fabric != cosim::collective::FabricKind::kMessage) {
-    fmt::print("  network           {} cycles at {:.3f} ns, {} packets, {} flits delivered, {} flits over links; "
+    fmt::print("  network           {} cycles at {:.3f} ns, {}, {} delivered, {} over links; "
                "packet latency mean {:.1f}, max {} cycles (head injection to tail ejection); model {:.0f} "
-               "cycles/s\n", net.cycles, net.ns_per_cycle, net.packets, net.flits, net.link_flits,
+               "cycles/s\n", net.cycles, net.ns_per_cycle, counted(net.packets, "packet"),
+               counted(net.flits, "flit"), counted(net.link_flits, "flit"),
                net.mean_latency_cycles, net.max_latency_cycles,
                net.host_seconds > 0 ? double(net.cycles) / net.host_seconds : 0.0);
     fmt::print("  note              on the router network every link runs at {:.0f} GB/s{} and a chip injects "
@@ -355,7 +356,7 @@ int run_collective_workload(const CollectiveOptions& o,
     fmt::print("FAIL: {} of {} elements differ from the golden {}\n", mismatches, checked, mc::op_name(op));
     return kExitFail;
   }
-  fmt::print("PASS: {} elements on {} chips bit-exact against the golden {} ({} order)\n", checked, n,
+  fmt::print("PASS: {} on {} chips bit-exact against the golden {} ({} order)\n", counted(checked, "element"), n,
              mc::op_name(op), mc::algorithm_name(algo));
   return kExitOk;
 }

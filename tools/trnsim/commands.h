@@ -3,6 +3,7 @@
 // 0 success and golden match, 1 mismatch or failed check, 2 bad input or usage.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -22,6 +23,11 @@ class BadInput : public std::runtime_error {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFail = 1;
 inline constexpr int kExitBadInput = 2;
+
+/// "1 element", "2 elements": a count and its noun, singular for 1 (report and error lines).
+inline std::string counted(uint64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
 
 /// Check of the unsigned options (seeds, cycle counts): a negative value is bad input (CLI11 would wrap "-1" to
 /// 2^64 - 1). Error: "--seed: -1 is negative (an unsigned value)".

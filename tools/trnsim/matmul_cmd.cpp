@@ -87,14 +87,14 @@ int run_matmul(const MatmulOptions& o) {
         fmt::print("  MISMATCH O[{}][{}]: device 0x{:08X}, golden 0x{:08X}\n", i / n, i % n, r.out[i], want[i]);
       }
     }
-    fmt::print("  {} device cycles, {} instructions, {:.3f} s host time; wrote {}\n", r.run.cycles, r.instructions,
-               wall, o.out);
+    fmt::print("  {} device cycles, {}, {:.3f} s host time; wrote {}\n", r.run.cycles,
+               counted(r.instructions, "instruction"), wall, o.out);
     session.write_timeline();  // before the PASS/FAIL line
     if (bad) {
       fmt::print("FAIL: {} of {} elements differ from the golden GEMM\n", bad, want.size());
       return kExitFail;
     }
-    fmt::print("PASS: {} elements bit-exact against the golden GEMM\n", want.size());
+    fmt::print("PASS: {} bit-exact against the golden GEMM\n", counted(want.size(), "element"));
     return kExitOk;
   });
 }

@@ -300,9 +300,9 @@ int run_noc(const NocFlags& f) {
     };
   }
 
-  fmt::print("trnsim noc: {}; {}; {} traffic at {:.3f} flits/node/cycle, packets of {} flits, {} cycles, seed {}\n",
-             t.str(), what, f.traffic, f.rate, min_len == max_len ? std::to_string(min_len) :
-             fmt::format("{}-{}", min_len, max_len), f.cycles, f.seed);
+  fmt::print("trnsim noc: {}; {}; {} traffic at {:.3f} flits/node/cycle, packets of {}, {} cycles, seed {}\n",
+             t.str(), what, f.traffic, f.rate, min_len == max_len ? counted(min_len, "flit") :
+             fmt::format("{}-{} flits", min_len, max_len), f.cycles, f.seed);
   std::fflush(stdout);
   const cn::TrafficResult r = cn::run_traffic(*net, tr);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

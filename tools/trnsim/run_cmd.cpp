@@ -185,7 +185,7 @@ int run_gemm_workload(const RunOptions& o) {
       fmt::print("FAIL: {} of {} elements differ from the golden GEMM\n", mismatches, r.out.size());
       return kExitFail;
     }
-    fmt::print("PASS: {} elements bit-exact against the golden GEMM\n", r.out.size());
+    fmt::print("PASS: {} bit-exact against the golden GEMM\n", counted(r.out.size(), "element"));
     return kExitOk;
   });
 }

@@ -187,8 +187,8 @@ int run_instance(const WorkloadOptions& o, const ReportHooks& hooks, const Insta
   }
   std::size_t total_instr = 0;
   for (const auto& st : seq) for (const auto& q : st.program.queues) total_instr += q.size();
-  fmt::print("  {} programs, {} instructions, launched one after another (intermediates in HBM)\n", seq.size(),
-             total_instr);
+  fmt::print("  {}, {}, launched one after another (intermediates in HBM)\n", counted(seq.size(), "program"),
+             counted(total_instr, "instruction"));
   std::fflush(stdout);
 
   return run_on_device(s, [&] {
@@ -270,8 +270,8 @@ int run_instance(const WorkloadOptions& o, const ReportHooks& hooks, const Insta
       fmt::print("FAIL: {} of {} checked elements differ from the golden host kernels\n", mismatches, compared);
       return kExitFail;
     }
-    fmt::print("PASS: {} elements in {} tensors bit-exact against the golden host kernels\n", compared,
-               checks.size());
+    fmt::print("PASS: {} in {} bit-exact against the golden host kernels\n", counted(compared, "element"),
+               counted(checks.size(), "tensor"));
     return kExitOk;
   });
 }
