@@ -24,7 +24,7 @@ help:
 	@echo "  make regress    seeded regression, list smoke (LIST=full|long; REGRESS_ARGS=\"--seeds 20\"), docs/verification.md"
 	@echo "  make bench      simulation-speed and build-cost benchmarks (docs/performance.md)"
 	@echo "  make coverage   RTL line/toggle/functional coverage: build in $(BUILD_DIR)-cov, report in $(BUILD_DIR)/coverage (docs/verification.md)"
-	@echo "  make registers-doc  regenerate docs/registers.md from model/mmio/registers.json"
+	@echo "  make registers-doc  regenerate docs/registers.md from spec/registers.json"
 	@echo "  make deps       install missing Debian packages"
 	@echo "  make clean      remove $(BUILD_DIR)/"
 
@@ -83,10 +83,10 @@ lint: deps
 bench: deps
 	bash scripts/bench.sh $(BUILD_DIR)-bench
 
-# The register map is written once (model/mmio/registers.json); the C++ header is generated at build time, the
+# The register map is written once (spec/registers.json); the C++ header is generated at build time, the
 # Markdown reference here (the test registers_doc_up_to_date checks it is current).
 registers-doc:
-	cmake -DIN=model/mmio/registers.json -DDOC=docs/registers.md -P scripts/gen-registers.cmake
+	cmake -DIN=spec/registers.json -DDOC=docs/registers.md -P scripts/gen-registers.cmake
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -1,6 +1,5 @@
 #include "cosim/device/sim_device.h"
 
-#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -82,69 +81,15 @@ bool SimDevice::wait_interrupt(uint64_t max_cycles) {
   if (core_->control.irq()) return true;
   if (max_cycles == 0) return false;
   // Runs until the interrupt callback pauses the kernel, or the time is up. sc_start(0) would only run deltas,
-  // so a start pending from a register write runs first.
-  sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  if (!options_.progress) {
-    if (!core_->control.irq()) sc_core::sc_start(core_->control.cycle_time() * double(max_cycles));
-    return core_->control.irq();
-  }
-  // With progress reports: run in slices and report between them, at most every progress_interval_s.
-  using clock = std::chrono::steady_clock;
-  constexpr uint64_t kSliceCycles = 20000;
-  auto last = clock::now();
-  for (uint64_t left = max_cycles; left > 0 && !core_->control.irq();) {
-    const uint64_t slice = std::min(left, kSliceCycles);
-    sc_core::sc_start(core_->control.cycle_time() * double(slice));
-    left -= slice;
-    if (std::chrono::duration<double>(clock::now() - last).count() >= options_.progress_interval_s &&
-        !core_->control.irq()) {
-      options_.progress({core_->control.cycles(), te_busy_cycles(), te_macs()});
-      last = clock::now();
-    }
-  }
+  // so a start pending from a register write runs first (only when one is pending: SystemC warns, W571, of an
+  // sc_start(0) with nothing to do, which the driver's sliced waits would otherwise hit every slice).
+  if (sc_core::sc_pending_activity_at_current_time()) sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  if (!core_->control.irq()) sc_core::sc_start(core_->control.cycle_time() * double(max_cycles));
   return core_->control.irq();
 }
 
 std::string SimDevice::te_name() const { return core_->te.compute().name(); }
 std::string SimDevice::fault_detail() const { return core_->control.fault_detail(); }
-uint64_t SimDevice::te_busy_cycles() const { return core_->te.busy_cycles(); }
-uint64_t SimDevice::te_macs() const { return core_->te.macs(); }
-UsageReport SimDevice::usage() const {
-  const auto us = [](const sc_core::sc_time& t) { return t.to_seconds() * 1e6; };
-  UsageReport r;
-  r.elapsed_us = us(sc_core::sc_time_stamp());
-  r.te_cycle_us = us(core_->control.cycle_time());
-  const model::ChipConfig& c = core_->config();
-  const auto queue = [&](const model::QueueEngine& e, const char* title, uint32_t mhz) {
-    const auto& st = e.stats();
-    EngineUsage u;
-    u.name = std::string(isa::engine_name(e.engine()));
-    u.title = title;
-    u.clock_mhz = mhz;
-    u.busy_us = us(st.active - st.sem_wait - st.dma_wait);
-    u.sem_wait_us = us(st.sem_wait);
-    u.dma_wait_us = us(st.dma_wait);
-    u.count = st.retired;
-    r.queues.push_back(u);
-  };
-  queue(core_->te, "Tensor Engine", c.te_clock_mhz);
-  queue(core_->dma, "DMA queue", c.te_clock_mhz);
-  queue(core_->act, "Scalar engine", c.scalar_clock_mhz);
-  queue(core_->vec, "Vector engine", c.vector_clock_mhz);
-  queue(core_->cc, "Collective engine", c.te_clock_mhz);
-  const auto& busy = core_->dma.engine_busy();
-  for (size_t e = 0; e < busy.size(); ++e) {
-    EngineUsage u;
-    u.name = "dma" + std::to_string(e);
-    u.title = "DMA engine " + std::to_string(e);
-    u.clock_mhz = c.te_clock_mhz;
-    u.busy_us = us(busy[e]);
-    u.count = core_->dma.engine_copies()[e];
-    r.dma_engines.push_back(u);
-  }
-  return r;
-}
-
 uint64_t SimDevice::resident_bytes() const {
   return core_->hbm.resident_bytes() + core_->sbuf.resident_bytes() + core_->psum.resident_bytes();
 }

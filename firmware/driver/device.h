@@ -3,7 +3,7 @@
 // Every backend -- the in-process SystemC model, a model in another process, the RTL co-simulation, the unit-test
 // mock -- is an adapter behind this interface. The driver reaches the device only through it: 32-bit MMIO registers,
 // byte-addressed device memory and the interrupt line. Register offsets and device addresses are those of the
-// generated register map (model/mmio/trn_regs.h, docs/registers.md).
+// generated register map (spec/trn_regs.h, docs/registers.md).
 #pragma once
 
 #include <cstddef>

@@ -4,9 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
-#include "model/mmio/trn_regs.h"
+#include "spec/trn_regs.h"
 
 namespace trnsim::driver {
 namespace {
@@ -35,14 +36,15 @@ std::string queue_name(uint32_t queue) {
 // Errors
 
 DeviceFault::DeviceFault(uint32_t code, uint32_t queue, uint32_t index, uint32_t info, uint64_t cycles,
-                         std::string instruction)
+                         std::string instruction, std::string detail)
     : DriverError(describe(code, queue, index, info)),
       code_(code),
       queue_(queue),
       index_(index),
       info_(info),
       cycles_(cycles),
-      instruction_(std::move(instruction)) {}
+      instruction_(std::move(instruction)),
+      detail_(std::move(detail)) {}
 
 std::string DeviceFault::describe(uint32_t code, uint32_t queue, uint32_t index, uint32_t info) {
   std::string text = fmt::format("device error {} ({})", regs::err_code_name(code), regs::err_code_text(code));
@@ -117,6 +119,10 @@ Driver::Driver(Device& device) : device_(device) {
   info_.num_semaphores = device_.read_reg(regs::NUM_SEMAPHORES);
   info_.num_dma_engines = device_.read_reg(regs::NUM_DMA_ENGINES);
   info_.te_clock_mhz = device_.read_reg(regs::TE_CLOCK_MHZ);
+  info_.act_clock_mhz = device_.read_reg(regs::ACT_CLOCK_MHZ);
+  info_.vec_clock_mhz = device_.read_reg(regs::VEC_CLOCK_MHZ);
+  info_.config_name = read_ascii(regs::SIM_CONFIG_BASE, 4 * regs::SIM_CONFIG_COUNT);
+  info_.te_backend = std::string(regs::te_backend_name(device_.read_reg(regs::SIM_TE_BACKEND)));
 
   const std::pair<const char*, uint64_t> must_be_positive[] = {
       {"TE_DIM.ROWS", info_.te_rows},
@@ -129,6 +135,8 @@ Driver::Driver(Device& device) : device_(device) {
       {"HBM_BYTES", info_.hbm_bytes},
       {"NUM_DMA_ENGINES", info_.num_dma_engines},
       {"TE_CLOCK_MHZ", info_.te_clock_mhz},
+      {"ACT_CLOCK_MHZ", info_.act_clock_mhz},
+      {"VEC_CLOCK_MHZ", info_.vec_clock_mhz},
   };
   for (const auto& [name, value] : must_be_positive) {
     if (value == 0) throw DeviceMismatch(fmt::format("device configuration register {} reads 0", name));
@@ -136,6 +144,10 @@ Driver::Driver(Device& device) : device_(device) {
   if (info_.num_queues < static_cast<uint32_t>(isa::kNumQueues) || info_.num_queues > regs::QUEUE_SLOTS) {
     throw DeviceMismatch(fmt::format("device reports {} queues; this driver needs {} to {}", info_.num_queues,
                                      isa::kNumQueues, regs::QUEUE_SLOTS));
+  }
+  if (info_.num_dma_engines > regs::DMAE_SLOTS) {
+    throw DeviceMismatch(fmt::format("device reports {} DMA engines; the register map has counters for {}",
+                                     info_.num_dma_engines, regs::DMAE_SLOTS));
   }
   if (info_.num_semaphores < static_cast<uint32_t>(isa::kNumSemaphores)) {
     throw DeviceMismatch(fmt::format("device reports {} semaphores; the ISA names {}", info_.num_semaphores,
@@ -284,11 +296,82 @@ void Driver::start() {
   device_.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);  // self-clearing
   device_.write_reg(regs::INT_STATUS, kIrqBits);              // RW1C; soft reset cleared them already
   device_.write_reg(regs::INT_ENABLE, regs::INT_ENABLE_DONE_MASK | regs::INT_ENABLE_ERROR_MASK);
+  if (progress_) run_macs_origin_ = read_counter64(regs::TE_MACS_LO, regs::TE_MACS_HI);
   device_.write_reg(regs::DOORBELL, doorbell);
 }
 
+void Driver::set_progress(std::function<void(const RunProgress&)> callback, double interval_s) {
+  progress_ = std::move(callback);
+  progress_interval_s_ = interval_s;
+}
+
+void Driver::wait_with_progress(uint64_t timeout_cycles) {
+  // Slices of the wait, each short in host time; between them, a progress line when interval_s has passed.
+  using clock = std::chrono::steady_clock;
+  constexpr uint64_t kSliceCycles = 20000;
+  auto last = clock::now();
+  for (uint64_t left = timeout_cycles; left > 0;) {
+    const uint64_t slice = std::min(left, kSliceCycles);
+    if (device_.wait_interrupt(slice)) return;
+    left -= slice;
+    if (std::chrono::duration<double>(clock::now() - last).count() >= progress_interval_s_) {
+      RunProgress p;
+      p.cycles = read_counter64(regs::CYCLE_LO, regs::CYCLE_HI);
+      p.te_macs = read_counter64(regs::TE_MACS_LO, regs::TE_MACS_HI) - run_macs_origin_;
+      progress_(p);
+      last = clock::now();
+    }
+  }
+}
+
+DeviceCounters Driver::read_counters() const {
+  DeviceCounters c;
+  c.uptime = read_counter64(regs::UPTIME_LO, regs::UPTIME_HI);
+  c.te_macs = read_counter64(regs::TE_MACS_LO, regs::TE_MACS_HI);
+  c.te_busy = read_counter64(regs::TE_BUSY_LO, regs::TE_BUSY_HI);
+  for (uint32_t q = 0; q < info_.num_queues; ++q) {
+    const auto r = [&](uint32_t lo, uint32_t hi) { return read_counter64(regs::perf_reg(q, lo), regs::perf_reg(q, hi)); };
+    DeviceCounters::Queue u;
+    u.busy = r(regs::P_BUSY_LO, regs::P_BUSY_HI);
+    u.sem_wait = r(regs::P_SEM_WAIT_LO, regs::P_SEM_WAIT_HI);
+    u.dma_wait = r(regs::P_DMA_WAIT_LO, regs::P_DMA_WAIT_HI);
+    u.idle = r(regs::P_IDLE_LO, regs::P_IDLE_HI);
+    u.retired = r(regs::P_RETIRED_LO, regs::P_RETIRED_HI);
+    c.queues.push_back(u);
+  }
+  for (uint32_t e = 0; e < info_.num_dma_engines; ++e) {
+    const auto r = [&](uint32_t lo, uint32_t hi) { return read_counter64(regs::dmae_reg(e, lo), regs::dmae_reg(e, hi)); };
+    c.dma.push_back({r(regs::DE_BUSY_LO, regs::DE_BUSY_HI), r(regs::DE_COPIES_LO, regs::DE_COPIES_HI)});
+  }
+  return c;
+}
+
+void Driver::clear_counters() { device_.write_reg(regs::CTRL, regs::CTRL_PERF_CLEAR_MASK); }
+
+std::string Driver::read_ascii(uint32_t base, uint32_t max_bytes) const {
+  std::string text;
+  for (uint32_t w = 0; w * 4 < max_bytes; ++w) {
+    const uint32_t v = device_.read_reg(base + 4 * w);
+    for (uint32_t b = 0; b < 4 && w * 4 + b < max_bytes; ++b) {
+      const char ch = static_cast<char>((v >> (8 * b)) & 0xFF);
+      if (ch == '\0') return text;
+      text.push_back(ch);
+    }
+  }
+  return text;
+}
+
+std::string Driver::read_fault_detail() const {
+  const uint32_t len = std::min<uint32_t>(device_.read_reg(regs::ERR_DETAIL_LEN), 4 * regs::ERR_DETAIL_COUNT);
+  return read_ascii(regs::ERR_DETAIL_BASE, len);
+}
+
 RunResult Driver::wait(uint64_t timeout_cycles) {
-  device_.wait_interrupt(timeout_cycles);
+  if (progress_) {
+    wait_with_progress(timeout_cycles);
+  } else {
+    device_.wait_interrupt(timeout_cycles);
+  }
   // STATUS decides, not the return value: a backend may report the line late, and an error must win over done.
   const uint32_t status = device_.read_reg(regs::STATUS);
   const uint64_t cycles = read_counter64(regs::CYCLE_LO, regs::CYCLE_HI);
@@ -297,8 +380,9 @@ RunResult Driver::wait(uint64_t timeout_cycles) {
     const uint32_t queue = device_.read_reg(regs::ERR_QUEUE);
     const uint32_t index = device_.read_reg(regs::ERR_INDEX);
     const uint32_t info = device_.read_reg(regs::ERR_INFO);
+    std::string detail = read_fault_detail();
     device_.write_reg(regs::INT_STATUS, kIrqBits);
-    throw DeviceFault(code, queue, index, info, cycles, instruction_text(queue, index));
+    throw DeviceFault(code, queue, index, info, cycles, instruction_text(queue, index), std::move(detail));
   }
   if (!(status & regs::STATUS_DONE_MASK)) {
     std::vector<DriverTimeout::QueueSnapshot> queues;

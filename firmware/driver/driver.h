@@ -3,7 +3,7 @@
 //
 // The driver reaches the device only through the abstract Device interface (device.h; BRIEF section 7), so the same
 // driver code runs against the in-process SystemC model, an RTL co-simulation or the unit-test mock. Registers and
-// device addresses are those of the generated register map (model/mmio/trn_regs.h, docs/registers.md); the run
+// device addresses are those of the generated register map (spec/trn_regs.h, docs/registers.md); the run
 // protocol and the error texts are described in docs/driver.md.
 //
 // Units: addresses and sizes in bytes, times in TE clock cycles (TE_CLOCK_MHZ, 2.4 GHz for the named configs).
@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -37,9 +38,19 @@ struct DeviceInfo {
   uint32_t num_semaphores = 0;        ///< hardware semaphores
   uint32_t num_dma_engines = 0;       ///< DMA engines that execute copies concurrently
   uint32_t te_clock_mhz = 0;          ///< TE clock, MHz
+  uint32_t act_clock_mhz = 0;         ///< Scalar (activation) engine clock, MHz
+  uint32_t vec_clock_mhz = 0;         ///< Vector engine clock, MHz
+  std::string config_name;            ///< simulation only: SIM_CONFIG, the configuration's name ("tiny", "trn2")
+  std::string te_backend;             ///< simulation only: SIM_TE_BACKEND's name ("tlm", "rtl", "lockstep")
 
   /// Bytes of one PSUM bank in one partition (psum_partition_bytes / psum_banks).
   uint32_t psum_bank_bytes() const { return psum_banks == 0 ? 0 : psum_partition_bytes / psum_banks; }
+  /// Clock of queue `queue`'s engine in MHz: act and vec have their own, the others run at the TE clock.
+  uint32_t queue_clock_mhz(uint32_t queue) const {
+    if (queue == static_cast<uint32_t>(isa::Engine::kAct)) return act_clock_mhz;
+    if (queue == static_cast<uint32_t>(isa::Engine::kVec)) return vec_clock_mhz;
+    return te_clock_mhz;
+  }
   /// Microseconds that `cycles` TE cycles last at te_clock_mhz.
   double cycles_to_us(uint64_t cycles) const {
     return te_clock_mhz == 0 ? 0.0 : static_cast<double>(cycles) / te_clock_mhz;
@@ -82,7 +93,7 @@ class OutOfDeviceMemory : public DriverError {
 class DeviceFault : public DriverError {
  public:
   DeviceFault(uint32_t code, uint32_t queue, uint32_t index, uint32_t info, uint64_t cycles,
-              std::string instruction);
+              std::string instruction, std::string detail = {});
   uint32_t code() const { return code_; }    ///< ERR_CODE (a regs::ErrCode value)
   uint32_t queue() const { return queue_; }  ///< ERR_QUEUE: queue id (isa::Engine value)
   uint32_t index() const { return index_; }  ///< ERR_INDEX: instruction index within the queue
@@ -90,6 +101,8 @@ class DeviceFault : public DriverError {
   uint64_t cycles() const { return cycles_; }  ///< cycle counter when the error was read
   /// The failing instruction disassembled (isa::disassemble), when the driver loaded it; else empty.
   const std::string& instruction() const { return instruction_; }
+  /// The device's longer text of the fault (ERR_DETAIL: a lockstep mismatch, the RTL's message); often empty.
+  const std::string& detail() const { return detail_; }
   /// The one-line text what() returns, built from the error registers.
   static std::string describe(uint32_t code, uint32_t queue, uint32_t index, uint32_t info);
 
@@ -97,6 +110,7 @@ class DeviceFault : public DriverError {
   uint32_t code_, queue_, index_, info_;
   uint64_t cycles_;
   std::string instruction_;
+  std::string detail_;
 };
 
 /// The device neither finished nor failed within the cycles run() allowed. what() names the cycles waited and each
@@ -124,6 +138,39 @@ class DriverTimeout : public DriverError {
 struct RunResult {
   uint64_t cycles = 0;                                ///< TE cycles from the doorbell to the last halt (CYCLE)
   std::array<uint64_t, isa::kNumQueues> retired{};    ///< Q_RETIRED per queue id (0 for queues not loaded)
+};
+
+/// The device's performance counters (the PERF and DMAE blocks, UPTIME, TE_MACS; docs/registers.md), all in TE
+/// clock cycles except the counts, since the device was created or Driver::clear_counters(). Every backend reports
+/// them through its registers, so a report built from them is the same in process and over `--connect`.
+struct DeviceCounters {
+  struct Queue {
+    uint64_t busy = 0;      ///< executing instructions
+    uint64_t sem_wait = 0;  ///< blocked in sem_wait
+    uint64_t dma_wait = 0;  ///< DMA queue: waiting for copies or a free DMA engine
+    uint64_t idle = 0;      ///< the rest of uptime
+    uint64_t retired = 0;   ///< instructions retired over every launch
+  };
+  struct DmaEngine {
+    uint64_t busy = 0;    ///< executing copies
+    uint64_t copies = 0;  ///< copies completed
+  };
+  uint64_t uptime = 0;          ///< the window every counter counts in
+  uint64_t te_macs = 0;         ///< Tensor Engine multiply-accumulates (K x M x N per multiply_moving)
+  uint64_t te_busy = 0;         ///< TE cycles the PE array was streaming
+  std::vector<Queue> queues;    ///< per queue id (num_queues)
+  std::vector<DmaEngine> dma;   ///< per DMA engine (num_dma_engines)
+};
+
+/// What Driver::wait() reports while a run goes on (Driver::set_progress).
+struct RunProgress {
+  uint64_t cycles = 0;   ///< TE cycles since this run's doorbell (CYCLE)
+  uint64_t te_macs = 0;  ///< TE multiply-accumulates of this run so far
+  /// This run's TE utilization so far: te_macs / (cycles x rows x cols), in [0, 1].
+  double te_utilization(const DeviceInfo& info) const {
+    const double peak = double(cycles) * info.te_rows * info.te_cols;
+    return peak > 0 ? double(te_macs) / peak : 0.0;
+  }
 };
 
 /// Drives one device. Not copyable; holds a reference to the device, which must outlive it.
@@ -189,8 +236,22 @@ class Driver {
   /// The second half of run(): Device::wait_interrupt(timeout_cycles), then STATUS, exactly as run().
   RunResult wait(uint64_t timeout_cycles);
 
+  /// Reads every performance counter (HI, LO, HI for each 64-bit one).
+  DeviceCounters read_counters() const;
+  /// CTRL.PERF_CLEAR: every performance counter and UPTIME restart from 0.
+  void clear_counters();
+  /// While wait() runs, calls `callback` about every `interval_s` seconds of host time with the run's cycles and
+  /// MACs so far, read from CYCLE and TE_MACS. The device then runs in slices (wait_interrupt of a bounded number
+  /// of cycles each); the simulation is the same. An empty callback turns it off.
+  void set_progress(std::function<void(const RunProgress&)> callback, double interval_s = 2.0);
+
  private:
   uint64_t read_counter64(uint32_t lo, uint32_t hi) const;
+  void wait_with_progress(uint64_t timeout_cycles);
+  /// Up to `max_bytes` ASCII bytes of the registers from `base` up, 4 per register little-endian, to the first 0.
+  std::string read_ascii(uint32_t base, uint32_t max_bytes) const;
+  /// ERR_DETAIL as text (ERR_DETAIL_LEN bytes).
+  std::string read_fault_detail() const;
   void check_range(const char* what, uint64_t addr, uint64_t bytes, uint64_t limit) const;
   std::string instruction_text(uint32_t queue, uint32_t index) const;
 
@@ -201,6 +262,9 @@ class Driver {
   std::vector<uint64_t> queue_base_;  ///< per queue id: HBM address of its program
   std::vector<uint32_t> queue_len_;   ///< per queue id: instructions (0 = not loaded)
   isa::Program program_;              ///< the loaded program (for error messages)
+  std::function<void(const RunProgress&)> progress_;
+  double progress_interval_s_ = 2.0;
+  uint64_t run_macs_origin_ = 0;      ///< TE_MACS at the last start()
 };
 
 }  // namespace trnsim::driver

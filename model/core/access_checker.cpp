@@ -4,7 +4,7 @@
 
 #include <fmt/core.h>
 
-#include "model/mmio/trn_regs.h"
+#include "spec/trn_regs.h"
 
 namespace trnsim::model {
 

@@ -1,5 +1,6 @@
 #include "model/core/core_control.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "model/core/access_checker.h"
@@ -12,6 +13,12 @@ using namespace sc_core;
 namespace {
 // One TE clock period at the configured frequency, on SystemC's 1 ps time grid (2.4 GHz -> 417 ps).
 sc_time te_cycle(const ChipConfig& c) { return sc_time(1.0e6 / c.te_clock_mhz, SC_PS); }
+/// Bytes at..at+3 of `text` as a little-endian register word, zero past its end (ERR_DETAIL, SIM_CONFIG).
+uint32_t ascii_word(const std::string& text, size_t at) {
+  uint32_t v = 0;
+  for (size_t b = 0; b < 4 && at + b < text.size(); ++b) v |= uint32_t(uint8_t(text[at + b])) << (8 * b);
+  return v;
+}
 }  // namespace
 
 CoreControl::CoreControl(const sc_module_name& name, const ChipConfig& config)
@@ -32,8 +39,69 @@ uint64_t CoreControl::cycles() const {
   return static_cast<uint64_t>((sc_time_stamp() - cycle_origin_) / cycle_);
 }
 
+CoreControl::PerfCounters CoreControl::perf_now() const {
+  PerfCounters now = perf_source_ ? perf_source_() : PerfCounters{};
+  now.dma.resize(config_.num_dma_engines);
+  PerfCounters d = now;  // since the last PERF_CLEAR
+  for (size_t q = 0; q < d.queues.size(); ++q) {
+    const auto& o = perf_origin_.queues[q];
+    d.queues[q] = {now.queues[q].busy - o.busy, now.queues[q].sem_wait - o.sem_wait,
+                   now.queues[q].dma_wait - o.dma_wait, now.queues[q].retired - o.retired};
+  }
+  for (size_t e = 0; e < d.dma.size() && e < perf_origin_.dma.size(); ++e) {
+    d.dma[e] = {now.dma[e].busy - perf_origin_.dma[e].busy, now.dma[e].copies - perf_origin_.dma[e].copies};
+  }
+  d.te_macs = now.te_macs - perf_origin_.te_macs;
+  d.te_busy = now.te_busy - perf_origin_.te_busy;
+  return d;
+}
+
+std::optional<uint32_t> CoreControl::read_perf(uint32_t offset) const {
+  // Every 64-bit counter has its LO word at a multiple of 8 and its HI word 4 bytes above it.
+  const bool hi = offset & 4;
+  const auto half = [hi](uint64_t v) { return uint32_t(hi ? v >> 32 : v); };
+  const uint64_t uptime = to_cycles(sc_time_stamp() - uptime_origin_);
+  if (offset >= regs::PERF_BASE && offset < regs::PERF_BASE + isa::kNumQueues * regs::PERF_STRIDE) {
+    const uint32_t q = (offset - regs::PERF_BASE) / regs::PERF_STRIDE;
+    const uint32_t rel = (offset - regs::PERF_BASE) % regs::PERF_STRIDE;
+    const PerfCounters::Queue u = perf_now().queues[q];
+    const uint64_t used = u.busy + u.sem_wait + u.dma_wait;
+    switch (rel & ~4u) {
+      case regs::P_BUSY_LO: return half(u.busy);
+      case regs::P_SEM_WAIT_LO: return half(u.sem_wait);
+      case regs::P_DMA_WAIT_LO: return half(u.dma_wait);
+      case regs::P_IDLE_LO: return half(uptime > used ? uptime - used : 0);
+      case regs::P_RETIRED_LO: return half(u.retired);
+      default: return 0;
+    }
+  }
+  if (offset >= regs::DMAE_BASE && offset < regs::DMAE_BASE + config_.num_dma_engines * regs::DMAE_STRIDE) {
+    const uint32_t e = (offset - regs::DMAE_BASE) / regs::DMAE_STRIDE;
+    const uint32_t rel = (offset - regs::DMAE_BASE) % regs::DMAE_STRIDE;
+    const PerfCounters::DmaEngine u = perf_now().dma[e];
+    switch (rel & ~4u) {
+      case regs::DE_BUSY_LO: return half(u.busy);
+      case regs::DE_COPIES_LO: return half(u.copies);
+      default: return 0;
+    }
+  }
+  switch (offset) {
+    case regs::UPTIME_LO: case regs::UPTIME_HI: return half(uptime);
+    case regs::TE_MACS_LO: case regs::TE_MACS_HI: return half(perf_now().te_macs);
+    case regs::TE_BUSY_LO: case regs::TE_BUSY_HI: return half(perf_now().te_busy);
+    default: return std::nullopt;
+  }
+}
+
 uint32_t CoreControl::read_reg(uint32_t offset) const {
   const ChipConfig& c = config_;
+  if (auto v = read_perf(offset)) return *v;
+  if (offset >= regs::SIM_CONFIG_BASE && offset < regs::SIM_CONFIG_BASE + 4 * regs::SIM_CONFIG_COUNT) {
+    return ascii_word(c.name, offset - regs::SIM_CONFIG_BASE);
+  }
+  if (offset >= regs::ERR_DETAIL_BASE && offset < regs::ERR_DETAIL_BASE + 4 * regs::ERR_DETAIL_COUNT) {
+    return ascii_word(fault_detail_, offset - regs::ERR_DETAIL_BASE);
+  }
   if (offset >= regs::QUEUE_BASE && offset < regs::QUEUE_BASE + isa::kNumQueues * regs::QUEUE_STRIDE) {
     const Queue& q = queues_[(offset - regs::QUEUE_BASE) / regs::QUEUE_STRIDE];
     switch ((offset - regs::QUEUE_BASE) % regs::QUEUE_STRIDE) {
@@ -65,6 +133,10 @@ uint32_t CoreControl::read_reg(uint32_t offset) const {
     case regs::NUM_SEMAPHORES: return isa::kNumSemaphores;
     case regs::NUM_DMA_ENGINES: return uint32_t(c.num_dma_engines);
     case regs::TE_CLOCK_MHZ: return c.te_clock_mhz;
+    case regs::ACT_CLOCK_MHZ: return c.scalar_clock_mhz;
+    case regs::VEC_CLOCK_MHZ: return c.vector_clock_mhz;
+    case regs::SIM_TE_BACKEND: return te_backend_;
+    case regs::ERR_DETAIL_LEN: return uint32_t(std::min<size_t>(fault_detail_.size(), 4 * regs::ERR_DETAIL_COUNT));
     case regs::STATUS: return status_;
     case regs::ERR_CODE: return err_code_;
     case regs::ERR_QUEUE: return err_queue_;
@@ -93,6 +165,10 @@ void CoreControl::write_reg(uint32_t offset, uint32_t value) {
   switch (offset) {
     case regs::CTRL:
       if (value & regs::CTRL_SOFT_RESET_MASK) soft_reset();
+      if (value & regs::CTRL_PERF_CLEAR_MASK) {
+        perf_origin_ = perf_source_ ? perf_source_() : PerfCounters{};
+        uptime_origin_ = sc_time_stamp();
+      }
       break;
     case regs::DOORBELL: doorbell(value); break;
     case regs::WATCHDOG_CYCLES: watchdog_cycles_ = value; break;

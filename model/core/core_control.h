@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -15,7 +17,7 @@
 
 #include "firmware/isa/isa.h"
 #include "model/config/chip_config.h"
-#include "model/mmio/trn_regs.h"
+#include "spec/trn_regs.h"
 
 namespace trnsim::model {
 
@@ -94,6 +96,25 @@ class CoreControl : public sc_core::sc_module {
   /// Creates the checker (hazards and/or uninitialised reads); call before the first doorbell.
   void enable_checks(bool hazards, bool uninit);
 
+  // --- Performance counters (registers UPTIME, TE_MACS, TE_BUSY, the PERF and DMAE blocks; docs/registers.md) ---
+  /// The engines' statistics since creation, in TE cycles; the top (NeuronCore) wires the source in.
+  struct PerfCounters {
+    struct Queue {
+      uint64_t busy = 0, sem_wait = 0, dma_wait = 0, retired = 0;
+    };
+    struct DmaEngine {
+      uint64_t busy = 0, copies = 0;
+    };
+    std::array<Queue, isa::kNumQueues> queues{};
+    std::vector<DmaEngine> dma;
+    uint64_t te_macs = 0, te_busy = 0;
+  };
+  void set_perf_source(std::function<PerfCounters()> source) { perf_source_ = std::move(source); }
+  /// SIM_TE_BACKEND: which datapath the Tensor Engine computes with (a regs::TeBackend value), set by the top.
+  void set_te_backend(uint32_t backend) { te_backend_ = backend; }
+  /// Whole TE cycles in `t` (every engine's time is a whole number of TE cycles).
+  uint64_t to_cycles(const sc_core::sc_time& t) const { return static_cast<uint64_t>(t / cycle_ + 0.5); }
+
   // --- Interrupt line ---
   bool irq() const { return (int_status_ & int_enable_) != 0; }
   /// Called (inside the simulation) when the interrupt line goes high; the in-process device adapter uses it
@@ -109,6 +130,9 @@ class CoreControl : public sc_core::sc_module {
   void set_int(uint32_t bits);
   void check_done_or_deadlock();
   void watchdog_thread();
+  /// The value of a performance counter register, or nullopt for any other offset.
+  std::optional<uint32_t> read_perf(uint32_t offset) const;
+  PerfCounters perf_now() const;
 
   const ChipConfig config_;
   const sc_core::sc_time cycle_;
@@ -126,6 +150,10 @@ class CoreControl : public sc_core::sc_module {
   std::function<void()> irq_callback_;
   EngineObserver* observer_ = nullptr;
   std::unique_ptr<AccessChecker> checker_;
+  std::function<PerfCounters()> perf_source_;
+  PerfCounters perf_origin_;                          ///< the counters at the last PERF_CLEAR
+  sc_core::sc_time uptime_origin_ = sc_core::SC_ZERO_TIME;
+  uint32_t te_backend_ = regs::TE_BACKEND_TLM;
 };
 
 }  // namespace trnsim::model

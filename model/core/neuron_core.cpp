@@ -1,5 +1,6 @@
 #include "model/core/neuron_core.h"
 
+#include <initializer_list>
 #include <stdexcept>
 
 #include <fmt/core.h>
@@ -47,6 +48,25 @@ NeuronCore::NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& co
   act.bus.bind(bus.target_socket);
   vec.bus.bind(bus.target_socket);
   cc.bus.bind(bus.target_socket);
+  const std::string backend = te.compute().name();
+  control.set_te_backend(backend == "rtl"        ? regs::TE_BACKEND_RTL
+                         : backend == "lockstep" ? regs::TE_BACKEND_LOCKSTEP
+                                                 : regs::TE_BACKEND_TLM);
+  // The performance counter registers read the engines' statistics.
+  control.set_perf_source([this] {
+    CoreControl::PerfCounters p;
+    for (const QueueEngine* e : std::initializer_list<const QueueEngine*>{&te, &dma, &act, &vec, &cc}) {
+      const auto& st = e->stats();
+      p.queues[size_t(e->engine())] = {control.to_cycles(st.active - st.sem_wait - st.dma_wait),
+                                       control.to_cycles(st.sem_wait), control.to_cycles(st.dma_wait), st.retired};
+    }
+    for (size_t i = 0; i < dma.engine_busy().size(); ++i) {
+      p.dma.push_back({control.to_cycles(dma.engine_busy()[i]), dma.engine_copies()[i]});
+    }
+    p.te_macs = te.macs();
+    p.te_busy = te.busy_cycles();
+    return p;
+  });
 }
 
 }  // namespace trnsim::model

@@ -19,7 +19,7 @@
 #include "firmware/kernels/collective_kernel.h"
 #include "model/collective/collective_hub.h"
 #include "model/config/chip_config.h"
-#include "model/mmio/trn_regs.h"
+#include "spec/trn_regs.h"
 
 #ifndef TRNSIM_TEST_CHIPS
 #define TRNSIM_TEST_CHIPS 2

@@ -8,7 +8,7 @@
 
 #include "firmware/driver/driver.h"
 #include "firmware/isa/isa.h"
-#include "model/mmio/trn_regs.h"
+#include "spec/trn_regs.h"
 #include "tests/driver/mock_device.h"
 
 namespace trnsim::driver {

@@ -18,7 +18,7 @@
 
 #include "firmware/driver/device.h"
 #include "firmware/driver/driver.h"
-#include "model/mmio/trn_regs.h"
+#include "spec/trn_regs.h"
 
 namespace trnsim::test {
 
@@ -37,6 +37,10 @@ inline driver::DeviceInfo mock_tiny_info() {
   i.num_semaphores = 32;
   i.num_dma_engines = 16;
   i.te_clock_mhz = 2400;
+  i.act_clock_mhz = 1200;
+  i.vec_clock_mhz = 960;
+  i.config_name = "tiny";
+  i.te_backend = "tlm";
   return i;
 }
 
@@ -73,6 +77,15 @@ class MockDevice final : public driver::Device {
     regs_[regs::NUM_SEMAPHORES] = info.num_semaphores;
     regs_[regs::NUM_DMA_ENGINES] = info.num_dma_engines;
     regs_[regs::TE_CLOCK_MHZ] = info.te_clock_mhz;
+    regs_[regs::ACT_CLOCK_MHZ] = info.act_clock_mhz;
+    regs_[regs::VEC_CLOCK_MHZ] = info.vec_clock_mhz;
+    for (uint32_t w = 0; w < regs::SIM_CONFIG_COUNT; ++w) {  // the name, 4 ASCII bytes per register
+      uint32_t v = 0;
+      for (uint32_t b = 0; b < 4 && 4 * w + b < info.config_name.size(); ++b) {
+        v |= uint32_t(uint8_t(info.config_name[4 * w + b])) << (8 * b);
+      }
+      regs_[regs::sim_config_reg(w)] = v;
+    }
     regs_[regs::WATCHDOG_CYCLES] = regs::WATCHDOG_CYCLES_RESET;
   }
 
@@ -185,7 +198,8 @@ class MockDevice final : public driver::Device {
   }
 
   static bool is_read_only(uint32_t offset) {
-    if (offset < regs::CTRL) return true;  // ID .. TE_CLOCK_MHZ
+    if (offset < regs::CTRL) return true;  // ID .. VEC_CLOCK_MHZ
+    if (offset >= regs::UPTIME_LO && offset < regs::QUEUE_BASE) return true;  // counters, ERR_DETAIL_LEN, SIM_*
     switch (offset) {
       case regs::STATUS: case regs::ERR_CODE: case regs::ERR_QUEUE: case regs::ERR_INDEX: case regs::ERR_INFO:
       case regs::CYCLE_LO: case regs::CYCLE_HI:

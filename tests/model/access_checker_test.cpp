@@ -7,7 +7,7 @@
 
 #include "model/config/chip_config.h"
 #include "model/core/access_checker.h"
-#include "model/mmio/trn_regs.h"
+#include "spec/trn_regs.h"
 
 namespace trnsim::model {
 namespace {

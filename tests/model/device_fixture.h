@@ -12,7 +12,7 @@
 #include "firmware/driver/driver.h"
 #include "firmware/isa/isa.h"
 #include "model/config/chip_config.h"
-#include "model/mmio/trn_regs.h"
+#include "spec/trn_regs.h"
 
 namespace trnsim::test {
 

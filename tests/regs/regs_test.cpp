@@ -1,6 +1,6 @@
-// The generated register header (model/mmio/trn_regs.h, from model/mmio/registers.json) against values written
+// The generated register header (spec/trn_regs.h, from spec/registers.json) against values written
 // here by hand from the register specification: a typo in the json or a generator bug shows up as a mismatch.
-#include "model/mmio/trn_regs.h"
+#include "spec/trn_regs.h"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +15,9 @@ namespace {
 // Compile-time use: the constants and helpers are constexpr.
 static_assert(r::queue_reg(1, r::Q_PC) == 0x12C);
 static_assert(r::sem_reg(31) == 0x27C);
+static_assert(r::perf_reg(4, r::P_IDLE_LO) == 0x518);
+static_assert(r::dmae_reg(2, r::DE_COPIES_HI) == 0x82C);
+static_assert(r::err_detail_reg(63) == 0xCFC);
 static_assert(r::err_code_name(r::ERR_DEADLOCK) == "deadlock");
 
 TEST(Regs, IdentificationAndVersion) {
@@ -48,11 +51,17 @@ TEST(Regs, ConfigurationOffsets) {
   EXPECT_EQ(r::NUM_SEMAPHORES, 0x02Cu);
   EXPECT_EQ(r::NUM_DMA_ENGINES, 0x030u);
   EXPECT_EQ(r::TE_CLOCK_MHZ, 0x034u);
+  EXPECT_EQ(r::ACT_CLOCK_MHZ, 0x038u);
+  EXPECT_EQ(r::VEC_CLOCK_MHZ, 0x03Cu);
 }
 
 TEST(Regs, ControlAndStatus) {
   EXPECT_EQ(r::CTRL, 0x040u);
   EXPECT_EQ(r::CTRL_SOFT_RESET_MASK, 0x1u);
+  EXPECT_EQ(r::CTRL_SOFT_RESET_SHIFT, 0u);
+  EXPECT_EQ(r::CTRL_PERF_CLEAR_MASK, 0x2u);
+  EXPECT_EQ(r::CTRL_PERF_CLEAR_SHIFT, 1u);
+  EXPECT_EQ(r::CTRL_RESET, 0u);
   EXPECT_EQ(r::DOORBELL, 0x044u);
   EXPECT_EQ(r::DOORBELL_QUEUES_MASK, 0xFFu);
   EXPECT_EQ(r::STATUS, 0x048u);
@@ -100,6 +109,74 @@ TEST(Regs, QueueBlocksAndSemaphores) {
   EXPECT_LE(r::queue_reg(r::QUEUE_SLOTS, 0), r::SEM_BASE);
 }
 
+TEST(Regs, PerformanceCounters) {
+  EXPECT_EQ(r::UPTIME_LO, 0x078u);
+  EXPECT_EQ(r::UPTIME_HI, 0x07Cu);
+  EXPECT_EQ(r::UPTIME_LO_RESET, 0u);
+  EXPECT_EQ(r::UPTIME_HI_RESET, 0u);
+  EXPECT_EQ(r::TE_MACS_LO, 0x080u);
+  EXPECT_EQ(r::TE_MACS_HI, 0x084u);
+  EXPECT_EQ(r::TE_BUSY_LO, 0x088u);
+  EXPECT_EQ(r::TE_BUSY_HI, 0x08Cu);
+  EXPECT_EQ(r::TE_MACS_LO_RESET, 0u);
+  EXPECT_EQ(r::TE_BUSY_HI_RESET, 0u);
+
+  // One PERF block per queue, same queue ids (and number of slots) as the queue blocks.
+  EXPECT_EQ(r::PERF_BASE, 0x400u);
+  EXPECT_EQ(r::PERF_STRIDE, 0x40u);
+  EXPECT_EQ(r::PERF_SLOTS, 8u);
+  EXPECT_EQ(r::PERF_SLOTS, r::QUEUE_SLOTS);
+  EXPECT_EQ(r::P_BUSY_LO, 0x00u);
+  EXPECT_EQ(r::P_BUSY_HI, 0x04u);
+  EXPECT_EQ(r::P_SEM_WAIT_LO, 0x08u);
+  EXPECT_EQ(r::P_SEM_WAIT_HI, 0x0Cu);
+  EXPECT_EQ(r::P_DMA_WAIT_LO, 0x10u);
+  EXPECT_EQ(r::P_DMA_WAIT_HI, 0x14u);
+  EXPECT_EQ(r::P_IDLE_LO, 0x18u);
+  EXPECT_EQ(r::P_IDLE_HI, 0x1Cu);
+  EXPECT_EQ(r::P_RETIRED_LO, 0x20u);
+  EXPECT_EQ(r::P_RETIRED_HI, 0x24u);
+  EXPECT_EQ(r::P_BUSY_LO_RESET, 0u);
+  EXPECT_EQ(r::P_RETIRED_HI_RESET, 0u);
+  EXPECT_EQ(r::perf_reg(0, r::P_BUSY_LO), 0x400u);
+  EXPECT_EQ(r::perf_reg(1, r::P_SEM_WAIT_HI), 0x44Cu);
+  EXPECT_EQ(r::perf_reg(4, r::P_IDLE_LO), 0x518u);
+  EXPECT_EQ(r::perf_reg(7, r::P_RETIRED_HI), 0x5E4u);
+
+  // One DMAE block per DMA engine.
+  EXPECT_EQ(r::DMAE_BASE, 0x800u);
+  EXPECT_EQ(r::DMAE_STRIDE, 0x10u);
+  EXPECT_EQ(r::DMAE_SLOTS, 32u);
+  EXPECT_EQ(r::DE_BUSY_LO, 0x0u);
+  EXPECT_EQ(r::DE_BUSY_HI, 0x4u);
+  EXPECT_EQ(r::DE_COPIES_LO, 0x8u);
+  EXPECT_EQ(r::DE_COPIES_HI, 0xCu);
+  EXPECT_EQ(r::DE_BUSY_LO_RESET, 0u);
+  EXPECT_EQ(r::DE_COPIES_HI_RESET, 0u);
+  EXPECT_EQ(r::dmae_reg(0, r::DE_BUSY_LO), 0x800u);
+  EXPECT_EQ(r::dmae_reg(3, r::DE_COPIES_LO), 0x838u);
+  EXPECT_EQ(r::dmae_reg(31, r::DE_COPIES_HI), 0x9FCu);
+
+  // The blocks do not run into each other or into the error detail text.
+  EXPECT_LE(r::sem_reg(r::SEM_COUNT), r::PERF_BASE);
+  EXPECT_LE(r::perf_reg(r::PERF_SLOTS, 0), r::DMAE_BASE);
+  EXPECT_LE(r::dmae_reg(r::DMAE_SLOTS, 0), r::ERR_DETAIL_BASE);
+}
+
+TEST(Regs, ErrorDetail) {
+  EXPECT_EQ(r::ERR_DETAIL_LEN, 0x098u);
+  EXPECT_EQ(r::ERR_DETAIL_LEN_RESET, 0u);
+  EXPECT_EQ(r::ERR_DETAIL_BASE, 0xC00u);
+  EXPECT_EQ(r::ERR_DETAIL_STRIDE, 4u);
+  EXPECT_EQ(r::ERR_DETAIL_COUNT, 64u);
+  EXPECT_EQ(r::ERR_DETAIL_RESET, 0u);
+  EXPECT_EQ(r::err_detail_reg(0), 0xC00u);
+  EXPECT_EQ(r::err_detail_reg(1), 0xC04u);
+  EXPECT_EQ(r::err_detail_reg(63), 0xCFCu);
+  // 64 registers of 4 bytes hold the 256 bytes ERR_DETAIL_LEN can announce.
+  EXPECT_EQ(r::ERR_DETAIL_COUNT * r::kRegBytes, 256u);
+}
+
 TEST(Regs, AddressMap) {
   EXPECT_EQ(r::MMIO_BASE, 0x0ull);
   EXPECT_EQ(r::MMIO_SIZE, 64ull * 1024);
@@ -107,6 +184,7 @@ TEST(Regs, AddressMap) {
   EXPECT_EQ(r::PSUM_BASE, 0x2'0000'0000ull);
   EXPECT_EQ(r::HBM_BASE, 0x100'0000'0000ull);
   EXPECT_LE(r::sem_reg(r::SEM_COUNT), r::MMIO_SIZE);
+  EXPECT_LE(r::err_detail_reg(r::ERR_DETAIL_COUNT), r::MMIO_SIZE);
 }
 
 TEST(Regs, ErrorCodes) {

@@ -7,28 +7,77 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include "cosim/device/sim_device.h"
 #include "cosim/te/te_rtl.h"
-#include "model/mmio/trn_regs.h"
+#include "firmware/driver/remote_device.h"
+#include "model/config/chip_config.h"
+#include "spec/trn_regs.h"
 #include "tools/trnsim/commands.h"
 
 namespace trnsim::tool {
 
-DeviceSession open_device(const DeviceFlags& flags) {
+namespace {
+
+/// Progress lines while the driver waits: this program's cycles and TE utilization so far (never above 100 %: both
+/// count from the same doorbell).
+void print_progress(driver::Driver& drv) {
+  const driver::DeviceInfo info = drv.info();
+  drv.set_progress([info](const driver::RunProgress& p) {
+    fmt::print(stderr, "  ... {} cycles into this program, {:.3f} G MACs, its TE utilization {:.1f}%\n", p.cycles,
+               double(p.te_macs) / 1e9, 100.0 * p.te_utilization(info));
+  });
+}
+
+DeviceSession connect_device(const DeviceFlags& flags) {
   DeviceSession s;
+  s.connect = flags.connect;
   try {
-    s.config = model::chip_config(flags.config);
+    s.device = std::make_unique<driver::RemoteDevice>(flags.connect);
+  } catch (const wire::WireError& e) {
+    throw BadInput(fmt::format("--connect {}: {}", flags.connect, e.what()));
+  }
+  s.driver = std::make_unique<driver::Driver>(*s.device);
+  print_progress(*s.driver);
+  return s;
+}
+
+}  // namespace
+
+void add_connect_flag(CLI::App& cmd, DeviceFlags& flags) {
+  cmd.add_option("--connect", flags.connect,
+                 "Run on the device that `trnsim serve --socket PATH` serves, instead of one in this process");
+}
+
+void check_connect_flags(const CLI::App& cmd, const DeviceFlags& flags) {
+  if (flags.connect.empty()) return;
+  for (const char* opt : {"--config", "--te", "--wave", "--wave-from", "--wave-to", "--wave-scope", "--timeline",
+                          "--check-hazards", "--check-uninit"}) {
+    if (cmd.get_option_no_throw(opt) != nullptr && cmd.count(opt) > 0) {
+      throw BadInput(fmt::format("{} configures the device, and with --connect the server does: give it to "
+                                 "`trnsim serve`",
+                                 opt));
+    }
+  }
+}
+
+DeviceSession open_device(const DeviceFlags& flags) {
+  if (!flags.connect.empty()) return connect_device(flags);
+  DeviceSession s;
+  model::ChipConfig config;
+  try {
+    config = model::chip_config(flags.config);
   } catch (const std::invalid_argument& e) {
     throw BadInput(fmt::format("--config: {}", e.what()));
   }
-  if (s.config.chips > 1) {
+  if (config.chips > 1) {
     throw BadInput(fmt::format("--config {}: a multi-chip system ({} chips) runs only the collective workloads "
                                "(allreduce, allgather, reducescatter); use tiny or trn2 for this one",
-                               flags.config, s.config.chips));
+                               flags.config, config.chips));
   }
   const auto mode = cosim::parse_te_mode(flags.te);
   if (!mode) throw BadInput(fmt::format("--te {}: unknown (rtl, tlm, lockstep)", flags.te));
   if (*mode != cosim::TeMode::kTlm) {
-    const std::string size = fmt::format("{}x{}", s.config.te_rows, s.config.te_cols);
+    const std::string size = fmt::format("{}x{}", config.te_rows, config.te_cols);
     const auto built = cosim::TeRtl::built_sizes();
     if (std::find(built.begin(), built.end(), size) == built.end()) {
       throw BadInput(fmt::format("--config {} needs a {} RTL Tensor Engine, which this build does not have (built: "
@@ -61,25 +110,20 @@ DeviceSession open_device(const DeviceFlags& flags) {
   if (!flags.timeline.empty()) {
     std::ofstream probe(flags.timeline, std::ios::app);
     if (!probe) throw BadInput(fmt::format("--timeline {}: cannot open for writing", flags.timeline));
-    s.timeline = std::make_unique<TimelineRecorder>(s.config);
+    s.timeline = std::make_unique<TimelineRecorder>(config);
     s.timeline_path = flags.timeline;
     o.observer = s.timeline.get();
   }
   o.check_hazards = flags.check_hazards;
   o.check_uninit = flags.check_uninit;
-  const auto rows = s.config.te_rows, cols = s.config.te_cols;
-  o.progress = [rows, cols](const cosim::SimProgress& p) {
-    const double util = p.cycles ? double(p.te_macs) / (double(p.cycles) * rows * cols) : 0.0;
-    fmt::print(stderr, "  ... {} cycles simulated, {:.2f} G MACs, TE utilization so far {:.1f}%\n", p.cycles,
-               double(p.te_macs) / 1e9, 100.0 * util);
-  };
   try {
-    s.device = std::make_unique<cosim::SimDevice>(s.config, o);
+    s.device = std::make_unique<cosim::SimDevice>(config, o);
   } catch (const cosim::TeRtlError& e) {
     if (flags.wave.empty()) throw BadInput(e.what());  // from TRNSIM_WAVE*: the message names the variable
     throw BadInput(fmt::format("--wave {}: {}", flags.wave, e.what()));
   }
   s.driver = std::make_unique<driver::Driver>(*s.device);
+  print_progress(*s.driver);
   return s;
 }
 
@@ -126,7 +170,7 @@ int run_on_device(DeviceSession& session, const std::function<int()>& body) {
     return rc;
   } catch (const driver::DeviceFault& e) {
     session.write_timeline(", up to the device error");
-    const std::string detail = session.device->fault_detail();
+    const std::string& detail = e.detail();
     if (e.code() == regs::ERR_ENGINE_FAULT) {
       fmt::print("FAIL: {}{}{}\n", e.what(), detail.empty() ? "" : ": ", detail);
       return kExitFail;
@@ -135,6 +179,8 @@ int run_on_device(DeviceSession& session, const std::function<int()>& body) {
   } catch (const driver::DriverTimeout& e) {
     session.write_timeline(", up to the timeout");
     throw BadInput(e.what());
+  } catch (const wire::WireError& e) {  // the server died or broke the protocol mid-run
+    throw BadInput(fmt::format("--connect {}: {}", session.connect, e.what()));
   }
 }
 

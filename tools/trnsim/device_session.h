@@ -1,5 +1,7 @@
-// What `trnsim run` and `trnsim matmul` share: choosing and opening the simulated device (--config, --te, --wave),
-// progress lines while it runs, and turning device errors into exit codes and one-line reasons.
+// What `trnsim run` and `trnsim matmul` share: choosing and opening the device (in process: --config, --te, --wave;
+// or served by another process: --connect PATH), progress lines while it runs, and turning device errors into exit
+// codes and one-line reasons. Everything after opening goes through driver::Driver, so a report is the same on every
+// backend.
 #pragma once
 
 #include <functional>
@@ -8,9 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cosim/device/sim_device.h"
+#include "firmware/driver/device.h"
 #include "firmware/driver/driver.h"
-#include "model/config/chip_config.h"
 #include "tools/trnsim/timeline.h"
 
 namespace trnsim::tool {
@@ -27,7 +28,15 @@ struct DeviceFlags {
   std::string timeline;        ///< --timeline FILE.json: Chrome/Perfetto trace of every instruction (empty: off)
   bool check_hazards = false;  ///< --check-hazards: stop with HAZARD on unordered SBUF/PSUM accesses
   bool check_uninit = false;   ///< --check-uninit: fresh SBUF/PSUM is NaN; stop with UNINIT_READ on reading it
+  std::string connect;         ///< --connect PATH: the device `trnsim serve --socket PATH` serves (empty: in process)
 };
+
+/// Adds --connect PATH to a device command.
+void add_connect_flag(CLI::App& cmd, DeviceFlags& flags);
+
+/// With --connect, the options that build the device belong to the server: BadInput naming the first one given
+/// (--config, --te, --wave*, --timeline, --check-hazards, --check-uninit).
+void check_connect_flags(const CLI::App& cmd, const DeviceFlags& flags);
 
 /// Adds --timeline, --check-hazards and --check-uninit to a device command.
 void add_trace_flags(CLI::App& cmd, DeviceFlags& flags);
@@ -35,14 +44,17 @@ void add_trace_flags(CLI::App& cmd, DeviceFlags& flags);
 /// Adds --wave-from, --wave-to and --wave-scope (the window and hierarchy of --wave) to a device command.
 void add_wave_window_flags(CLI::App& cmd, DeviceFlags& flags);
 
-/// An open in-process device and its driver.
+/// An open device (in process, or a driver::RemoteDevice) and its driver.
 struct DeviceSession {
-  model::ChipConfig config;
   std::unique_ptr<TimelineRecorder> timeline;  ///< --timeline (declared before the device: it outlives it)
   std::string timeline_path;
-  std::unique_ptr<cosim::SimDevice> device;
+  std::unique_ptr<driver::Device> device;
   std::unique_ptr<driver::Driver> driver;
+  std::string connect;  ///< the socket of a served device, empty in process
   mutable bool timeline_written = false;
+
+  /// What the device's registers say it is (config name, TE size and backend, clocks, ...).
+  const driver::DeviceInfo& info() const { return driver->info(); }
 
   /// Writes the --timeline file (once; later calls do nothing) and prints its line of the report. The engine report
   /// (engine_report.h) calls it, and run_on_device() does when the device stops with an error. BadInput when the
@@ -51,7 +63,8 @@ struct DeviceSession {
 };
 
 /// Checks the flags (BadInput naming the flag: unknown config, multi-chip config, unknown --te, RTL size not
-/// built, --wave not .fst or with --te tlm) and opens the device, printing progress lines to stderr while it runs.
+/// built, --wave not .fst or with --te tlm; a --connect socket nobody serves) and opens the device, printing progress
+/// lines to stderr while it runs.
 DeviceSession open_device(const DeviceFlags& flags);
 
 /// Runs `body` and maps device failures to exit codes (BRIEF section 4): a lockstep mismatch or an engine fault

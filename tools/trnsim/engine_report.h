@@ -9,9 +9,10 @@
 
 namespace trnsim::tool {
 
-/// Prints the table for everything the session's device ran so far (all launches since it was opened) to stdout,
+/// Prints the table for everything the session's device ran so far (all launches since it was opened; the device's
+/// performance counter registers, read through the driver) to stdout,
 /// indented like the rest of the run report, and stores the same figures in the report JSON: `j["engines"]`, an
-/// object keyed by queue name (te, act, vec, dma), each {title, clock_mhz, instructions, busy_cycles (own clock),
+/// object keyed by queue name (te, dma, act, vec, cc), each {title, clock_mhz, instructions, busy_cycles (own clock),
 /// busy_us, utilization, sem_wait_us, dma_wait_us, idle_us, te_cycles {busy, sem_wait, dma_wait, idle}};
 /// `j["dma_engines"]`, an array of {engine, copies, busy_us, utilization}; `j["engine_window_us"]`, the simulated
 /// time the fractions refer to. Then writes the --timeline file, if asked (DeviceSession::write_timeline).

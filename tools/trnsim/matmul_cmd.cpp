@@ -71,7 +71,7 @@ int run_matmul(const MatmulOptions& o) {
   ops.moving = round_to(*dt, m.bits);
   ops.accumulate_into = o.accumulate_into.empty() ? nullptr : &p.bits;
   fmt::print("trnsim matmul: O[M={}, N={}] = S[K={}, M]^T @ M[K, N]{}, dtype {}, config {} ({} datapath)\n", mm, n,
-             k, ops.accumulate_into ? " + P" : "", o.dtype, session.config.name, session.device->te_name());
+             k, ops.accumulate_into ? " + P" : "", o.dtype, session.info().config_name, session.info().te_backend);
   std::fflush(stdout);
 
   return run_on_device(session, [&] {
@@ -79,7 +79,7 @@ int run_matmul(const MatmulOptions& o) {
     const kernels::GemmDeviceRun r = kernels::run_gemm(*session.driver, ops, o.device.timeout_cycles);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     save_f32_matrix(o.out, "--out", {mm, n, r.out});
-    const auto want = golden::gemm({*dt, k, mm, n, ops.stationary, ops.moving}, session.config.te_rows,
+    const auto want = golden::gemm({*dt, k, mm, n, ops.stationary, ops.moving}, session.info().te_rows,
                                    ops.accumulate_into);
     size_t bad = 0;
     for (size_t i = 0; i < want.size(); ++i) {
@@ -119,7 +119,11 @@ Action add_matmul(CLI::App& app) {
   cmd->add_option("--wave", o->device.wave, "Write an FST waveform of the RTL Tensor Engine");
   add_wave_window_flags(*cmd, o->device);
   add_trace_flags(*cmd, o->device);
-  return [o] { return run_matmul(*o); };
+  add_connect_flag(*cmd, o->device);
+  return [o, cmd] {
+    check_connect_flags(*cmd, o->device);
+    return run_matmul(*o);
+  };
 }
 
 }  // namespace trnsim::tool

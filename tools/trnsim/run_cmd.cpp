@@ -100,13 +100,13 @@ void write_report(std::ofstream& report, const std::string& path, const nlohmann
 }
 
 void print_figures(const DeviceSession& s, uint64_t cycles, uint64_t macs, double wall, nlohmann::json& j) {
-  const int pes = s.config.te_rows * s.config.te_cols;
+  const int pes = s.info().te_rows * s.info().te_cols;
   const double util = cycles ? double(macs) / (double(cycles) * pes) : 0.0;
-  const double sim_us = double(cycles) / s.config.te_clock_mhz;
+  const double sim_us = double(cycles) / s.info().te_clock_mhz;
   fmt::print("  device cycles     {} (TE clock)\n", cycles);
   fmt::print("  MACs              {}\n", macs);
   fmt::print("  TE utilization    {:.1f}% (MACs / (cycles x {} PEs))\n", 100.0 * util, pes);
-  fmt::print("  simulated time    {:.3f} us at {:.1f} GHz\n", sim_us, s.config.te_clock_mhz / 1000.0);
+  fmt::print("  simulated time    {:.3f} us at {:.1f} GHz\n", sim_us, s.info().te_clock_mhz / 1000.0);
   fmt::print("  host wall time    {:.3f} s ({:.3g} simulated MACs/s, {:.0f} cycles/s)\n", wall, macs / wall,
              cycles / wall);
   fmt::print("  host peak memory  {:.2f} GiB\n", peak_rss_gib());
@@ -133,8 +133,8 @@ int run_gemm_workload(const RunOptions& o) {
   fmt::print("trnsim run: {}\n", w.title);
   fmt::print("  out[M={}, N={}] = stationary[K={}, M]^T @ moving[K, N], dtype {}, seed {}\n", w.m, w.n, w.k,
              isa::dtype_name(w.dtype), o.seed);
-  fmt::print("  config {} ({}x{} Tensor Engine, {} datapath)\n", s.config.name, s.config.te_rows, s.config.te_cols,
-             s.device->te_name());
+  fmt::print("  config {} ({}x{} Tensor Engine, {} datapath)\n", s.info().config_name, s.info().te_rows, s.info().te_cols,
+             s.info().te_backend);
   std::fflush(stdout);  // the header before the progress lines (stderr)
   std::mt19937_64 rng(o.seed);
   kernels::GemmHostOperands ops;
@@ -150,7 +150,7 @@ int run_gemm_workload(const RunOptions& o) {
     const kernels::GemmDeviceRun r = kernels::run_gemm(*s.driver, ops, o.device.timeout_cycles);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::vector<uint32_t> want =
-        golden::gemm({w.dtype, w.k, w.m, w.n, ops.stationary, ops.moving}, s.config.te_rows);
+        golden::gemm({w.dtype, w.k, w.m, w.n, ops.stationary, ops.moving}, s.info().te_rows);
     size_t mismatches = 0;
     for (size_t i = 0; i < r.out.size(); ++i) {
       if (r.out[i] != want[i]) {
@@ -164,8 +164,8 @@ int run_gemm_workload(const RunOptions& o) {
     fmt::print("  program           {} instructions (te {}, dma {})\n", r.instructions,
                r.run.retired[size_t(isa::Engine::kTe)], r.run.retired[size_t(isa::Engine::kDma)]);
     nlohmann::json j = {{"workload", o.workload},
-                        {"config", s.config.name},
-                        {"te", s.device->te_name()},
+                        {"config", s.info().config_name},
+                        {"te", s.info().te_backend},
                         {"dtype", isa::dtype_name(w.dtype)},
                         {"m", w.m},
                         {"k", w.k},
@@ -177,7 +177,7 @@ int run_gemm_workload(const RunOptions& o) {
     print_figures(s, r.run.cycles, uint64_t(w.k) * w.m * w.n, wall, j);
     if (!o.device.wave.empty()) {
       const std::string gtkw = std::filesystem::path(o.device.wave).replace_extension(".gtkw").string();
-      cosim::write_te_gtkw(gtkw, o.device.wave, s.config.te_rows, s.config.te_cols);
+      cosim::write_te_gtkw(gtkw, o.device.wave, s.info().te_rows, s.info().te_cols);
       fmt::print("  waveform          {} (layout {}; open with: gtkwave {})\n", o.device.wave, gtkw, gtkw);
     }
     write_report(report, o.report, j);
@@ -211,20 +211,21 @@ int run_program_file(const RunOptions& o) {
   std::ofstream report = open_report(o.report);
   DeviceSession s = open_device(o.device);
   fmt::print("trnsim run: program {}\n", o.program);
-  fmt::print("  config {} ({}x{} Tensor Engine, {} datapath)\n", s.config.name, s.config.te_rows, s.config.te_cols,
-             s.device->te_name());
+  fmt::print("  config {} ({}x{} Tensor Engine, {} datapath)\n", s.info().config_name, s.info().te_rows, s.info().te_cols,
+             s.info().te_backend);
   std::fflush(stdout);
   return run_on_device(s, [&] {
     const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t macs0 = s.driver->read_counters().te_macs;
     s.driver->load_program(program);
     const driver::RunResult r = s.driver->run(o.device.timeout_cycles);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fmt::print("  retired           te {}, dma {}, act {}, vec {}\n", r.retired[size_t(isa::Engine::kTe)],
                r.retired[size_t(isa::Engine::kDma)], r.retired[size_t(isa::Engine::kAct)],
                r.retired[size_t(isa::Engine::kVec)]);
-    nlohmann::json j = {{"program", o.program}, {"config", s.config.name}, {"te", s.device->te_name()},
+    nlohmann::json j = {{"program", o.program}, {"config", s.info().config_name}, {"te", s.info().te_backend},
                         {"pass", true}};
-    print_figures(s, r.cycles, s.device->te_macs(), wall, j);
+    print_figures(s, r.cycles, s.driver->read_counters().te_macs - macs0, wall, j);
     write_report(report, o.report, j);
     fmt::print("PASS: the program ran to its halts (no golden result for a program file)\n");
     return kExitOk;
@@ -234,11 +235,11 @@ int run_program_file(const RunOptions& o) {
 // The options only some workloads use, and which ones each workload uses (the rest: --config, --report). Giving an
 // option the chosen workload does not use is bad input, not silently ignored.
 const std::vector<std::string> kDeviceOptions = {"--te", "--timeout-cycles", "--wave", "--timeline", "--check-hazards",
-                                                 "--check-uninit"};
+                                                 "--check-uninit", "--connect"};
 const std::vector<std::string> kSelectiveOptions = {
     "--dtype", "-m", "-k", "-n", "--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
     "--outputs", "--bytes", "--algo", "--fabric", "--te", "--timeout-cycles", "--wave", "--timeline",
-    "--check-hazards", "--check-uninit"};
+    "--check-hazards", "--check-uninit", "--connect"};
 
 std::vector<std::string> options_used_by(const RunOptions& o) {
   const auto with_device = [](std::vector<std::string> v) {
@@ -321,9 +322,11 @@ Action add_run(CLI::App& app) {
   add_wave_window_flags(*cmd, opts->device);
   cmd->add_option("--report", opts->report, "Write the figures as JSON");
   add_trace_flags(*cmd, opts->device);
+  add_connect_flag(*cmd, opts->device);
   add_collective_options(*cmd, opts->collective);
   return [opts, cmd] {
     check_options_apply(*cmd, *opts);
+    check_connect_flags(*cmd, opts->device);
     if (!opts->program.empty()) return run_program_file(*opts);
     if (is_collective_workload(opts->workload)) {
       CollectiveOptions c = opts->collective;

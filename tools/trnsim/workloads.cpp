@@ -158,8 +158,8 @@ int run_instance(const WorkloadOptions& o, const ReportHooks& hooks, const Insta
   }
   DeviceSession s = open_device(o.device);
   fmt::print("trnsim run: {}\n", w.title);
-  fmt::print("  config {} ({}x{} Tensor Engine, {} datapath), seed {}\n", s.config.name, s.config.te_rows,
-             s.config.te_cols, s.device->te_name(), o.seed);
+  fmt::print("  config {} ({}x{} Tensor Engine, {} datapath), seed {}\n", s.info().config_name, s.info().te_rows,
+             s.info().te_cols, s.info().te_backend, o.seed);
   for (const InputSpec& in : w.inputs) {
     const bool file = std::find(from_files.begin(), from_files.end(), in.name) != from_files.end();
     fmt::print("  input {:<8} {} {} {}{}\n", in.name, shape_text(in.shape), isa::data_type_name(in.type),
@@ -204,7 +204,7 @@ int run_instance(const WorkloadOptions& o, const ReportHooks& hooks, const Insta
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     Tensors got;
     for (const auto& out : outputs) got[out.name] = read_tensor(drv, out);
-    const Tensors want = w.golden(inputs, int(s.config.te_rows));
+    const Tensors want = w.golden(inputs, int(s.info().te_rows));
 
     // Per-step figures, grouped ("head * scores" sums the heads).
     std::vector<std::pair<std::string, std::pair<int, uint64_t>>> groups;
@@ -249,7 +249,7 @@ int run_instance(const WorkloadOptions& o, const ReportHooks& hooks, const Insta
       mismatches += bad;
       compared += g.size();
     }
-    nlohmann::json j = {{"workload", o.name},   {"config", s.config.name},     {"te", s.device->te_name()},
+    nlohmann::json j = {{"workload", o.name},   {"config", s.info().config_name},     {"te", s.info().te_backend},
                         {"seed", o.seed},       {"seq", o.seq},                {"d_model", o.d_model},
                         {"heads", o.heads},     {"d_ff", o.d_ff},              {"programs", seq.size()},
                         {"instructions", r.instructions}, {"checks", checks}, {"mismatches", mismatches},

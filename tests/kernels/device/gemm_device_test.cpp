@@ -86,9 +86,9 @@ TEST_P(GemmOnModel, MatchesGoldenBitForBit) {
   const isa::Program prog = make_gemm_program(info, l);
   const test::TimingEstimate est = test::estimate_timing(info, prog);
   drv_->load_program(prog);
-  const uint64_t busy0 = dev_->te_busy_cycles();
+  const uint64_t busy0 = drv_->read_counters().te_busy;
   const driver::RunResult r = drv_->run(4 * est.cycles + 1'000'000);
-  const uint64_t busy = dev_->te_busy_cycles() - busy0;
+  const uint64_t busy = drv_->read_counters().te_busy - busy0;
 
   std::vector<uint32_t> got(p_init.size());
   drv_->read_hbm(l.out_hbm, got.data(), got.size() * 4);

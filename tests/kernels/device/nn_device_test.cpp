@@ -16,7 +16,7 @@
 #include "firmware/golden/nn_golden.h"
 #include "firmware/kernels/nn_launch.h"
 #include "model/config/chip_config.h"
-#include "model/mmio/trn_regs.h"
+#include "spec/trn_regs.h"
 #include "tests/kernels/nn_test_util.h"
 #include "tests/kernels/program_sim.h"
 #include "tests/support/test_seed.h"
@@ -50,18 +50,19 @@ class CheckedDeviceTest : public ::testing::Test {
     dev_ = &checked_device();
     dev_->write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
     drv_ = std::make_unique<driver::Driver>(*dev_);
-    before_ = dev_->usage();
+    before_ = drv_->read_counters();
   }
   /// Prints cycles, instructions per queue and each engine's busy share of the run; the cycles must agree with
   /// program_sim's estimate of a program of the same shape (the cost figures of docs/isa.md) within 1 %.
   void report(const std::string& what, const KernelRun& r, const isa::Program& same_shape) const {
     const test::TimingEstimate est = test::estimate_timing(drv_->info(), same_shape);
-    const cosim::UsageReport after = dev_->usage();
-    const double elapsed = after.elapsed_us - before_.elapsed_us;
+    const driver::DeviceCounters after = drv_->read_counters();
+    const uint64_t elapsed = after.uptime - before_.uptime;
     std::string busy;
     for (std::size_t q = 0; q < after.queues.size() && q < before_.queues.size(); ++q) {
-      busy += fmt::format(" {} {:.0f}%", after.queues[q].name,
-                          elapsed > 0 ? 100.0 * (after.queues[q].busy_us - before_.queues[q].busy_us) / elapsed : 0.0);
+      busy += fmt::format(" {} {:.0f}%", isa::engine_name(static_cast<isa::Engine>(q)),
+                          elapsed > 0 ? 100.0 * double(after.queues[q].busy - before_.queues[q].busy) / double(elapsed)
+                                      : 0.0);
     }
     std::cout << fmt::format(
         "[ model    ] {}: {} cycles ({:.1f} us), {} instructions (te {}, dma {}, act {}, vec {}); "
@@ -73,7 +74,7 @@ class CheckedDeviceTest : public ::testing::Test {
   }
   cosim::SimDevice* dev_ = nullptr;
   std::unique_ptr<driver::Driver> drv_;
-  cosim::UsageReport before_;
+  driver::DeviceCounters before_;
 };
 
 struct Case {

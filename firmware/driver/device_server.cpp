@@ -1,0 +1,382 @@
+#include "firmware/driver/device_server.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/core.h>
+
+#include "spec/trn_regs.h"
+
+namespace trnsim::wire {
+
+namespace {
+
+constexpr uint64_t kAttachWindowBytes = 1ull << 20;
+
+sockaddr_un unix_addr(const std::string& path) {
+  sockaddr_un a{};
+  if (path.empty() || path.size() >= sizeof(a.sun_path)) {
+    throw WireError(fmt::format("socket path '{}': must be 1 to {} bytes", path, sizeof(a.sun_path) - 1));
+  }
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+  return a;
+}
+
+/// True when a server accepts connections on `path`.
+bool someone_listens(const sockaddr_un& a) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+/// One client connection and its shared window.
+struct DeviceServer::Conn {
+  uint32_t id = 0;
+  std::unique_ptr<Channel> ch;
+  bool hello = false;
+  Role role = Role::kAttach;
+  int memfd = -1;
+  uint8_t* window = nullptr;
+  uint64_t window_bytes = 0;
+  bool closed = false;
+  ~Conn() {
+    if (window != nullptr) ::munmap(window, window_bytes);
+    if (memfd >= 0) ::close(memfd);
+  }
+  bool owner() const { return hello && role == Role::kOwner; }
+  std::string name() const {
+    return fmt::format("client {}{}", id, !hello ? "" : role == Role::kOwner ? " (owner)" : " (attach)");
+  }
+};
+
+DeviceServer::DeviceServer(driver::Device& device, std::string socket_path, Options options)
+    : device_(device), path_(std::move(socket_path)), options_(std::move(options)) {
+  const sockaddr_un a = unix_addr(path_);
+  struct stat st {};
+  if (::lstat(path_.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      throw WireError(fmt::format("socket path {}: a file that is not a socket is there; remove it or pick another",
+                                  path_));
+    }
+    if (someone_listens(a)) throw WireError(fmt::format("socket path {}: a server is listening there already", path_));
+    ::unlink(path_.c_str());  // stale: its server died
+  }
+  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) throw WireError(fmt::format("socket(): {}", std::strerror(errno)));
+  if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) != 0 || ::listen(listen_fd_, 8) != 0) {
+    const int e = errno;
+    ::close(listen_fd_);
+    throw WireError(fmt::format("socket path {}: cannot listen: {}", path_, std::strerror(e)));
+  }
+  if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
+    ::close(listen_fd_);
+    ::unlink(path_.c_str());
+    throw WireError(fmt::format("pipe(): {}", std::strerror(errno)));
+  }
+}
+
+DeviceServer::~DeviceServer() {
+  conns_.clear();
+  if (listen_fd_ >= 0) {
+    ::close(listen_fd_);
+    ::unlink(path_.c_str());
+  }
+  for (int fd : wake_) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+void DeviceServer::stop() {
+  stop_ = true;
+  const char b = 1;
+  [[maybe_unused]] const ssize_t n = ::write(wake_[1], &b, 1);  // async-signal-safe
+}
+
+void DeviceServer::say(const std::string& line) const {
+  if (options_.log) options_.log(line);
+}
+
+void DeviceServer::reset_device() {
+  // The reset every owner starts from: no program, no interrupt, counters from zero (docs/driver.md).
+  device_.write_reg(regs::INT_ENABLE, 0);
+  device_.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK | regs::CTRL_PERF_CLEAR_MASK);
+  device_.write_reg(regs::INT_STATUS, regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK);
+  device_.write_reg(regs::WATCHDOG_CYCLES, regs::WATCHDOG_CYCLES_RESET);
+  const uint32_t queues = std::min<uint32_t>(device_.read_reg(regs::NUM_QUEUES), regs::QUEUE_SLOTS);
+  for (uint32_t q = 0; q < queues; ++q) {
+    device_.write_reg(regs::queue_reg(q, regs::Q_LEN), 0);
+    device_.write_reg(regs::queue_reg(q, regs::Q_BASE_LO), 0);
+    device_.write_reg(regs::queue_reg(q, regs::Q_BASE_HI), 0);
+  }
+}
+
+void DeviceServer::accept_one() {
+  const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return;  // the peer went away between poll and accept
+  auto c = std::make_unique<Conn>();
+  c->id = next_id_++;
+  c->ch = std::make_unique<Channel>(fd, fmt::format("client {}", c->id));
+  say(fmt::format("{} connected", c->name()));
+  conns_.push_back(std::move(c));
+}
+
+void DeviceServer::close_conn(Conn& c, const std::string& why) {
+  if (c.closed) return;
+  c.closed = true;
+  say(fmt::format("{} closed: {}", c.name(), why));
+  if (c.owner()) {
+    owner_left_ = true;
+    try {
+      reset_device();  // a driver that died mid-run leaves nothing running for the next one
+    } catch (const std::exception& e) {
+      say(fmt::format("device reset after {} left failed: {}", c.name(), e.what()));
+    }
+  }
+  c.ch.reset();
+}
+
+bool DeviceServer::handle(Conn& c) {
+  Frame req;
+  try {
+    req = c.ch->recv(kDefaultTimeoutMs);
+  } catch (const WireError& e) {
+    close_conn(c, e.what());
+    return false;
+  }
+  try {
+    return answer(c, req);
+  } catch (const WireError& e) {  // a malformed request
+    try {
+      c.ch->send(error_frame(req, e.status(), e.what()));
+    } catch (const WireError&) {
+    }
+    close_conn(c, fmt::format("{} ({})", e.what(), status_name(uint16_t(e.status()))));
+    return false;
+  } catch (const std::out_of_range& e) {
+    try {
+      c.ch->send(error_frame(req, Status::kAddress, e.what()));
+    } catch (const WireError&) {
+    }
+    close_conn(c, fmt::format("{}: {}", msg_type_name(req.type), e.what()));
+    return false;
+  } catch (const std::exception& e) {
+    try {
+      c.ch->send(error_frame(req, Status::kDevice, e.what()));
+    } catch (const WireError&) {
+    }
+    close_conn(c, fmt::format("device error on {}: {}", msg_type_name(req.type), e.what()));
+    return false;
+  }
+}
+
+bool DeviceServer::answer(Conn& c, const Frame& req) {
+  Frame ans;
+  ans.type = req.type;
+  ans.seq = req.seq;
+  PayloadReader r(req);
+  const auto type = static_cast<MsgType>(req.type);
+  if (!c.hello && type != MsgType::kHello) {
+    throw WireError(fmt::format("{} before hello", msg_type_name(req.type)));
+  }
+  const auto owner_only = [&] {
+    if (!c.owner()) throw WireError(fmt::format("{} is for the owner; an attach client may not", msg_type_name(req.type)));
+  };
+  const auto window_range = [&](uint64_t bytes, uint64_t offset) {
+    if (offset > c.window_bytes || bytes > c.window_bytes - offset) {
+      throw WireError(fmt::format("{}: {} bytes at window offset {} do not fit the {}-byte window",
+                                  msg_type_name(req.type), bytes, offset, c.window_bytes));
+    }
+  };
+  switch (type) {
+    case MsgType::kHello: {
+      if (c.hello) throw WireError("a second hello");
+      const uint32_t version = r.u32("version");
+      const uint32_t role = r.u32("role");
+      r.done();
+      if (version != kVersion) {
+        throw WireError(fmt::format("protocol version {} asked; this server speaks version {}", version, kVersion),
+                        Status::kVersion);
+      }
+      if (role > uint32_t(Role::kAttach)) throw WireError(fmt::format("hello: unknown role {}", role));
+      c.role = static_cast<Role>(role);
+      if (c.role == Role::kOwner) {
+        for (const auto& o : conns_) {
+          if (o.get() != &c && o->owner() && !o->closed) {
+            throw WireError(fmt::format("device busy: {} is its owner; use `trnsim attach` to look beside it",
+                                        o->name()),
+                            Status::kBusy);
+          }
+        }
+      }
+      c.window_bytes = c.role == Role::kOwner ? options_.window_bytes : kAttachWindowBytes;
+      c.memfd = ::memfd_create("trnsim-window", MFD_CLOEXEC);
+      if (c.memfd < 0 || ::ftruncate(c.memfd, static_cast<off_t>(c.window_bytes)) != 0) {
+        throw std::runtime_error(fmt::format("cannot create the shared window: {}", std::strerror(errno)));
+      }
+      void* p = ::mmap(nullptr, c.window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, c.memfd, 0);
+      if (p == MAP_FAILED) throw std::runtime_error(fmt::format("cannot map the window: {}", std::strerror(errno)));
+      c.window = static_cast<uint8_t*>(p);
+      c.hello = true;
+      if (c.role == Role::kOwner) reset_device();
+      ans.payload = PayloadWriter().u32(kVersion).u32(0).u64(c.window_bytes).take();
+      c.ch->send(ans, c.memfd);
+      say(fmt::format("{} said hello", c.name()));
+      return true;
+    }
+    case MsgType::kReadReg: {
+      const uint32_t off = r.u32("offset");
+      r.done();
+      ans.payload = PayloadWriter().u32(device_.read_reg(off)).take();
+      break;
+    }
+    case MsgType::kWriteReg: {
+      const uint32_t off = r.u32("offset");
+      const uint32_t value = r.u32("value");
+      r.done();
+      device_.write_reg(off, value);
+      break;
+    }
+    case MsgType::kReadMem:
+    case MsgType::kWriteMem: {
+      const uint64_t addr = r.u64("device_addr");
+      const uint64_t bytes = r.u64("bytes");
+      const uint64_t offset = r.u64("window_offset");
+      r.done();
+      window_range(bytes, offset);
+      if (type == MsgType::kReadMem) {
+        device_.read_mem(addr, c.window + offset, bytes);
+      } else {
+        device_.write_mem(addr, c.window + offset, bytes);
+      }
+      break;
+    }
+    case MsgType::kWaitIrq:
+      owner_only();
+      wait_irq(c, req);
+      return !c.closed;
+    case MsgType::kReset:
+      owner_only();
+      r.done();
+      reset_device();
+      break;
+    case MsgType::kBye:
+      r.done();
+      c.ch->send(ans);
+      close_conn(c, "bye");
+      return false;
+    default:
+      throw WireError(fmt::format("unknown message type {}", req.type));
+  }
+  c.ch->send(ans);
+  return true;
+}
+
+void DeviceServer::wait_irq(Conn& c, const Frame& req) {
+  PayloadReader r(req);
+  const uint64_t max_cycles = r.u64("max_cycles");
+  r.done();
+  using clock = std::chrono::steady_clock;
+  // Slices of about 20-80 ms of host time: short enough for keepalives and attach clients, long enough that the
+  // slicing costs nothing measurable. The simulation is the same however it is sliced.
+  uint64_t slice = 1024;
+  auto last_keepalive = clock::now();
+  bool irq = device_.wait_interrupt(0);
+  for (uint64_t left = max_cycles; !irq && left > 0 && !stop_;) {
+    const uint64_t n = std::min(left, slice);
+    const auto t0 = clock::now();
+    irq = device_.wait_interrupt(n);
+    left -= n;
+    const auto ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    if (ms < 20 && slice < (1ull << 26)) slice *= 2;
+    if (ms > 80 && slice > 64) slice /= 2;
+    if (irq || left == 0) break;
+    if (c.ch->readable()) {  // the owner speaks during its own wait: it died (EOF) or broke the protocol
+      try {
+        const Frame extra = c.ch->recv(kDefaultTimeoutMs);
+        throw WireError(fmt::format("{} while wait_irq runs", msg_type_name(extra.type)));
+      } catch (const WireError& e) {
+        close_conn(c, e.what());
+        return;
+      }
+    }
+    service_others(c);
+    if (clock::now() - last_keepalive >= std::chrono::milliseconds(kKeepaliveMs)) {
+      Frame k;
+      k.type = static_cast<uint16_t>(MsgType::kKeepalive);
+      k.seq = req.seq;
+      try {
+        c.ch->send(k);
+      } catch (const WireError& e) {
+        close_conn(c, e.what());
+        return;
+      }
+      last_keepalive = clock::now();
+    }
+  }
+  Frame ans;
+  ans.type = req.type;
+  ans.seq = req.seq;
+  ans.payload = PayloadWriter().u32(irq ? 1 : 0).take();
+  c.ch->send(ans);
+}
+
+void DeviceServer::service_others(const Conn& busy_owner) {
+  std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
+  for (const auto& o : conns_) {
+    if (o.get() != &busy_owner && !o->closed) fds.push_back({o->ch->fd(), POLLIN, 0});
+  }
+  if (::poll(fds.data(), fds.size(), 0) <= 0) return;
+  if (fds[0].revents & POLLIN) accept_one();
+  for (std::size_t i = 1; i < fds.size(); ++i) {
+    if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    for (auto& o : conns_) {
+      if (!o->closed && o->ch->fd() == fds[i].fd) {
+        handle(*o);
+        break;
+      }
+    }
+  }
+}
+
+void DeviceServer::serve() {
+  while (!stop_ && !(options_.once && owner_left_)) {
+    conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](const auto& c) { return c->closed; }),
+                 conns_.end());
+    std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    for (const auto& c : conns_) fds.push_back({c->ch->fd(), POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      throw WireError(fmt::format("poll(): {}", std::strerror(errno)));
+    }
+    if (fds[1].revents & POLLIN) break;
+    if (fds[0].revents & POLLIN) accept_one();
+    // conns_ may grow inside handle() (accepts during a wait): walk the fds polled, by fd.
+    for (std::size_t i = 2; i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      for (auto& c : conns_) {
+        if (!c->closed && c->ch->fd() == fds[i].fd) {
+          handle(*c);
+          break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace trnsim::wire

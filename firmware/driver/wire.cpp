@@ -1,0 +1,220 @@
+#include "firmware/driver/wire.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include <fmt/core.h>
+
+namespace trnsim::wire {
+
+const char* msg_type_name(uint16_t type) {
+  switch (static_cast<MsgType>(type)) {
+    case MsgType::kHello: return "hello";
+    case MsgType::kReadReg: return "read_reg";
+    case MsgType::kWriteReg: return "write_reg";
+    case MsgType::kReadMem: return "read_mem";
+    case MsgType::kWriteMem: return "write_mem";
+    case MsgType::kWaitIrq: return "wait_irq";
+    case MsgType::kReset: return "reset";
+    case MsgType::kBye: return "bye";
+    case MsgType::kKeepalive: return "keepalive";
+  }
+  return "unknown";
+}
+
+const char* status_name(uint16_t status) {
+  switch (static_cast<Status>(status)) {
+    case Status::kOk: return "ok";
+    case Status::kBadMessage: return "bad_message";
+    case Status::kVersion: return "version";
+    case Status::kAddress: return "address";
+    case Status::kDevice: return "device";
+    case Status::kBusy: return "busy";
+  }
+  return "unknown";
+}
+
+namespace {
+void put_le(std::vector<uint8_t>& b, uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+uint64_t get_le(const uint8_t* p, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v |= uint64_t(p[i]) << (8 * i);
+  return v;
+}
+}  // namespace
+
+PayloadWriter& PayloadWriter::u32(uint32_t v) {
+  put_le(buf_, v, 4);
+  return *this;
+}
+PayloadWriter& PayloadWriter::u64(uint64_t v) {
+  put_le(buf_, v, 8);
+  return *this;
+}
+PayloadWriter& PayloadWriter::bytes(const void* data, std::size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  buf_.insert(buf_.end(), p, p + n);
+  return *this;
+}
+
+void PayloadReader::need(std::size_t n, const char* field) const {
+  if (pos_ + n > f_.payload.size()) {
+    throw WireError(fmt::format("{} message: payload of {} bytes ends before field {}", msg_type_name(f_.type),
+                                f_.payload.size(), field));
+  }
+}
+uint32_t PayloadReader::u32(const char* field) {
+  need(4, field);
+  const auto v = static_cast<uint32_t>(get_le(f_.payload.data() + pos_, 4));
+  pos_ += 4;
+  return v;
+}
+uint64_t PayloadReader::u64(const char* field) {
+  need(8, field);
+  const uint64_t v = get_le(f_.payload.data() + pos_, 8);
+  pos_ += 8;
+  return v;
+}
+void PayloadReader::done() const {
+  if (pos_ != f_.payload.size()) {
+    throw WireError(fmt::format("{} message: payload of {} bytes, expected {}", msg_type_name(f_.type),
+                                f_.payload.size(), pos_));
+  }
+}
+
+Channel::~Channel() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Channel::send(const Frame& f, int pass_fd) {
+  std::vector<uint8_t> b;
+  b.reserve(kHeaderBytes + f.payload.size());
+  put_le(b, kMagic, 4);
+  put_le(b, f.type, 2);
+  put_le(b, f.status, 2);
+  put_le(b, f.seq, 4);
+  put_le(b, f.payload.size(), 4);
+  b.insert(b.end(), f.payload.begin(), f.payload.end());
+  std::size_t sent = 0;
+  while (sent < b.size()) {
+    iovec iov{b.data() + sent, b.size() - sent};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    if (pass_fd >= 0 && sent == 0) {
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof(control);
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+    }
+    const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw WireError(fmt::format("{}: connection lost while sending {} ({})", peer_, msg_type_name(f.type),
+                                  std::strerror(errno)));
+    }
+    sent += static_cast<std::size_t>(n);
+  }
+}
+
+bool Channel::readable() const {
+  pollfd p{fd_, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+void Channel::read_exact(void* data, std::size_t n, int timeout_ms, int* received_fd) {
+  auto* p = static_cast<uint8_t*>(data);
+  std::size_t got = 0;
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+  while (got < n) {
+    int wait_ms = -1;
+    if (timeout_ms >= 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+      wait_ms = left < 0 ? 0 : static_cast<int>(left);
+    }
+    pollfd pfd{fd_, POLLIN, 0};
+    const int r = ::poll(&pfd, 1, wait_ms);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw WireError(fmt::format("{}: poll failed ({})", peer_, std::strerror(errno)));
+    }
+    if (r == 0) {
+      throw WireError(fmt::format("{}: no answer for {} ms (is it stopped or hung?)", peer_, timeout_ms));
+    }
+    iovec iov{p + got, n - got};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    const ssize_t k = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
+    if (k < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      throw WireError(fmt::format("{}: connection lost ({})", peer_, std::strerror(errno)));
+    }
+    if (k == 0) throw WireError(fmt::format("{} closed the connection", peer_));
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        int fd = -1;
+        std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        if (received_fd != nullptr && *received_fd < 0) {
+          *received_fd = fd;
+        } else {
+          ::close(fd);  // not expected here: never leak it
+        }
+      }
+    }
+    got += static_cast<std::size_t>(k);
+  }
+}
+
+Frame Channel::recv(int timeout_ms, int* received_fd) {
+  if (received_fd != nullptr) *received_fd = -1;
+  uint8_t h[kHeaderBytes];
+  // The first byte may take as long as the peer likes (or timeout_ms); the rest of a frame must follow promptly.
+  read_exact(h, 1, timeout_ms, received_fd);
+  const int rest_ms = timeout_ms < 0 ? kDefaultTimeoutMs : timeout_ms;
+  read_exact(h + 1, kHeaderBytes - 1, rest_ms, received_fd);
+  const auto magic = static_cast<uint32_t>(get_le(h, 4));
+  Frame f;
+  f.type = static_cast<uint16_t>(get_le(h + 4, 2));
+  f.status = static_cast<uint16_t>(get_le(h + 6, 2));
+  f.seq = static_cast<uint32_t>(get_le(h + 8, 4));
+  const auto length = static_cast<uint32_t>(get_le(h + 12, 4));
+  if (magic != kMagic) {
+    throw WireError(fmt::format("{}: not a trnsim wire frame (magic 0x{:08X}, expected 0x{:08X})", peer_, magic,
+                                kMagic));
+  }
+  if (length > kMaxPayload) {
+    throw WireError(fmt::format("{}: {} message with a payload of {} bytes (at most {})", peer_,
+                                msg_type_name(f.type), length, kMaxPayload));
+  }
+  f.payload.resize(length);
+  if (length > 0) read_exact(f.payload.data(), length, rest_ms, received_fd);
+  return f;
+}
+
+Frame error_frame(const Frame& req, Status status, const std::string& text) {
+  Frame f;
+  f.type = req.type;
+  f.status = static_cast<uint16_t>(status);
+  f.seq = req.seq;
+  const std::string cut = text.substr(0, kMaxPayload);
+  f.payload.assign(cut.begin(), cut.end());
+  return f;
+}
+
+}  // namespace trnsim::wire
