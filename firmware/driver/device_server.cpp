@@ -250,7 +250,7 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
       const uint32_t value = r.u32("value");
       r.done();
       device_.write_reg(off, value);
-      break;
+      return true;  // posted: no answer
     }
     case MsgType::kReadMem:
     case MsgType::kWriteMem: {

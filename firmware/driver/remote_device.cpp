@@ -86,6 +86,13 @@ Frame RemoteDevice::call(MsgType type, std::vector<uint8_t> payload, int* receiv
     for (;;) {
       Frame ans = ch_->recv(timeout_ms_, received_fd);
       if (ans.type == static_cast<uint16_t>(MsgType::kKeepalive) && ans.seq == req.seq) continue;
+      if (ans.status != 0 && ans.seq < req.seq && ans.type == static_cast<uint16_t>(MsgType::kWriteReg)) {
+        // An earlier posted write failed; the server closed the connection after saying so.
+        dead_ = true;
+        throw WireError(fmt::format("{}: an earlier write_reg (#{}) was refused ({}): {}", ch_->peer(), ans.seq,
+                                    wire::status_name(ans.status), std::string(ans.payload.begin(), ans.payload.end())),
+                        static_cast<wire::Status>(ans.status));
+      }
       if (ans.seq != req.seq || ans.type != req.type) {
         throw WireError(fmt::format("{}: answer {} #{} to request {} #{}", ch_->peer(), wire::msg_type_name(ans.type),
                                     ans.seq, wire::msg_type_name(req.type), req.seq));
@@ -115,7 +122,18 @@ uint32_t RemoteDevice::read_reg(uint32_t offset) {
 }
 
 void RemoteDevice::write_reg(uint32_t offset, uint32_t value) {
-  call(MsgType::kWriteReg, wire::PayloadWriter().u32(offset).u32(value).take());
+  // Posted: no answer to wait for (a failure comes back as the answer to the next request).
+  if (dead_) throw WireError(fmt::format("{}: the connection was closed after an earlier error", ch_->peer()));
+  wire::Frame req;
+  req.type = static_cast<uint16_t>(MsgType::kWriteReg);
+  req.seq = ++seq_;
+  req.payload = wire::PayloadWriter().u32(offset).u32(value).take();
+  try {
+    ch_->send(req);
+  } catch (const WireError&) {
+    dead_ = true;
+    throw;
+  }
 }
 
 void RemoteDevice::write_mem(uint64_t device_addr, const void* data, std::size_t bytes) {

@@ -139,20 +139,6 @@ void Channel::read_exact(void* data, std::size_t n, int timeout_ms, int* receive
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
   while (got < n) {
-    int wait_ms = -1;
-    if (timeout_ms >= 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
-      wait_ms = left < 0 ? 0 : static_cast<int>(left);
-    }
-    pollfd pfd{fd_, POLLIN, 0};
-    const int r = ::poll(&pfd, 1, wait_ms);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      throw WireError(fmt::format("{}: poll failed ({})", peer_, std::strerror(errno)));
-    }
-    if (r == 0) {
-      throw WireError(fmt::format("{}: no answer for {} ms (is it stopped or hung?)", peer_, timeout_ms));
-    }
     iovec iov{p + got, n - got};
     msghdr msg{};
     msg.msg_iov = &iov;
@@ -160,10 +146,23 @@ void Channel::read_exact(void* data, std::size_t n, int timeout_ms, int* receive
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
     msg.msg_control = control;
     msg.msg_controllen = sizeof(control);
-    const ssize_t k = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
+    // Try first, poll only when nothing is there: a register round trip then costs no poll at all.
+    const ssize_t k = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     if (k < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      throw WireError(fmt::format("{}: connection lost ({})", peer_, std::strerror(errno)));
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        throw WireError(fmt::format("{}: connection lost ({})", peer_, std::strerror(errno)));
+      }
+      int wait_ms = -1;
+      if (timeout_ms >= 0) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+        wait_ms = left < 0 ? 0 : static_cast<int>(left);
+      }
+      pollfd pfd{fd_, POLLIN, 0};
+      const int r = ::poll(&pfd, 1, wait_ms);
+      if (r < 0 && errno != EINTR) throw WireError(fmt::format("{}: poll failed ({})", peer_, std::strerror(errno)));
+      if (r == 0) throw WireError(fmt::format("{}: no answer for {} ms (is it stopped or hung?)", peer_, timeout_ms));
+      continue;
     }
     if (k == 0) throw WireError(fmt::format("{} closed the connection", peer_));
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
@@ -184,10 +183,9 @@ void Channel::read_exact(void* data, std::size_t n, int timeout_ms, int* receive
 Frame Channel::recv(int timeout_ms, int* received_fd) {
   if (received_fd != nullptr) *received_fd = -1;
   uint8_t h[kHeaderBytes];
-  // The first byte may take as long as the peer likes (or timeout_ms); the rest of a frame must follow promptly.
-  read_exact(h, 1, timeout_ms, received_fd);
+  // The header may take as long as the peer likes (or timeout_ms); the payload must follow promptly.
+  read_exact(h, kHeaderBytes, timeout_ms, received_fd);
   const int rest_ms = timeout_ms < 0 ? kDefaultTimeoutMs : timeout_ms;
-  read_exact(h + 1, kHeaderBytes - 1, rest_ms, received_fd);
   const auto magic = static_cast<uint32_t>(get_le(h, 4));
   Frame f;
   f.type = static_cast<uint16_t>(get_le(h + 4, 2));

@@ -27,12 +27,13 @@ inline constexpr uint64_t kDefaultWindowBytes = 64ull << 20;  ///< shared memory
 inline constexpr int kKeepaliveMs = 250;         ///< server: a KEEPALIVE at least this often during WAIT_IRQ
 inline constexpr int kDefaultTimeoutMs = 10000;  ///< client: silence (no answer, no keepalive) before giving up
 
-/// Message types. Requests go client -> server and get exactly one answer of the same type (or an error);
+/// Message types. Requests go client -> server and get exactly one answer of the same type (or an error), except
+/// WRITE_REG, which is posted: it gets an answer only when it failed (an error answer, then the server closes).
 /// KEEPALIVE goes server -> client only, while a WAIT_IRQ runs.
 enum class MsgType : uint16_t {
   kHello = 1,      ///< req: u32 version, u32 role (Role)      ans: u32 version, u32 reserved, u64 window_bytes + memfd
   kReadReg = 2,    ///< req: u32 offset                        ans: u32 value
-  kWriteReg = 3,   ///< req: u32 offset, u32 value             ans: -
+  kWriteReg = 3,   ///< req: u32 offset, u32 value             ans: none on success (posted, as a PCIe MMIO write)
   kReadMem = 4,    ///< req: u64 device_addr, u64 bytes, u64 window_offset   ans: - (the bytes are in the window)
   kWriteMem = 5,   ///< req: u64 device_addr, u64 bytes, u64 window_offset   ans: -
   kWaitIrq = 6,    ///< req: u64 max_cycles                    ans: u32 irq (1 = interrupt line high)
@@ -128,8 +129,8 @@ class Channel {
 
   /// Sends one frame, with `pass_fd` (>= 0) attached as SCM_RIGHTS. WireError when the peer is gone.
   void send(const Frame& f, int pass_fd = -1);
-  /// Receives one frame. `timeout_ms` bounds the wait for its first byte (-1: no bound) and, separately, the rest
-  /// of the frame once it began (a peer that stops mid-frame). `received_fd`, when given, gets a passed fd (or -1).
+  /// Receives one frame. `timeout_ms` bounds the wait for its header (-1: no bound) and, separately, its payload
+  /// (a peer that stops mid-frame: timeout_ms, or kDefaultTimeoutMs when unbounded). `received_fd`, when given, gets a passed fd (or -1).
   /// WireError: the peer closed the connection, the timeout passed, a bad magic or a payload over kMaxPayload.
   Frame recv(int timeout_ms, int* received_fd = nullptr);
   /// True when a byte (or EOF) is ready to read now.

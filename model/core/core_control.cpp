@@ -65,11 +65,12 @@ std::optional<uint32_t> CoreControl::read_perf(uint32_t offset) const {
     const uint32_t q = (offset - regs::PERF_BASE) / regs::PERF_STRIDE;
     const uint32_t rel = (offset - regs::PERF_BASE) % regs::PERF_STRIDE;
     const PerfCounters::Queue u = perf_now().queues[q];
-    const uint64_t used = u.busy + u.sem_wait + u.dma_wait;
+    const uint64_t busy = to_cycles(u.busy), sem = to_cycles(u.sem_wait), dma = to_cycles(u.dma_wait);
+    const uint64_t used = busy + sem + dma;
     switch (rel & ~4u) {
-      case regs::P_BUSY_LO: return half(u.busy);
-      case regs::P_SEM_WAIT_LO: return half(u.sem_wait);
-      case regs::P_DMA_WAIT_LO: return half(u.dma_wait);
+      case regs::P_BUSY_LO: return half(busy);
+      case regs::P_SEM_WAIT_LO: return half(sem);
+      case regs::P_DMA_WAIT_LO: return half(dma);
       case regs::P_IDLE_LO: return half(uptime > used ? uptime - used : 0);
       case regs::P_RETIRED_LO: return half(u.retired);
       default: return 0;
@@ -80,7 +81,7 @@ std::optional<uint32_t> CoreControl::read_perf(uint32_t offset) const {
     const uint32_t rel = (offset - regs::DMAE_BASE) % regs::DMAE_STRIDE;
     const PerfCounters::DmaEngine u = perf_now().dma[e];
     switch (rel & ~4u) {
-      case regs::DE_BUSY_LO: return half(u.busy);
+      case regs::DE_BUSY_LO: return half(to_cycles(u.busy));
       case regs::DE_COPIES_LO: return half(u.copies);
       default: return 0;
     }

@@ -97,13 +97,16 @@ class CoreControl : public sc_core::sc_module {
   void enable_checks(bool hazards, bool uninit);
 
   // --- Performance counters (registers UPTIME, TE_MACS, TE_BUSY, the PERF and DMAE blocks; docs/registers.md) ---
-  /// The engines' statistics since creation, in TE cycles; the top (NeuronCore) wires the source in.
+  /// The engines' statistics since creation; the top (NeuronCore) wires the source in. Times stay sc_time until
+  /// a register read converts the difference since PERF_CLEAR to TE cycles (rounding once, not twice).
   struct PerfCounters {
     struct Queue {
-      uint64_t busy = 0, sem_wait = 0, dma_wait = 0, retired = 0;
+      sc_core::sc_time busy, sem_wait, dma_wait;
+      uint64_t retired = 0;
     };
     struct DmaEngine {
-      uint64_t busy = 0, copies = 0;
+      sc_core::sc_time busy;
+      uint64_t copies = 0;
     };
     std::array<Queue, isa::kNumQueues> queues{};
     std::vector<DmaEngine> dma;
@@ -112,7 +115,7 @@ class CoreControl : public sc_core::sc_module {
   void set_perf_source(std::function<PerfCounters()> source) { perf_source_ = std::move(source); }
   /// SIM_TE_BACKEND: which datapath the Tensor Engine computes with (a regs::TeBackend value), set by the top.
   void set_te_backend(uint32_t backend) { te_backend_ = backend; }
-  /// Whole TE cycles in `t` (every engine's time is a whole number of TE cycles).
+  /// TE cycles in `t`, rounded to nearest.
   uint64_t to_cycles(const sc_core::sc_time& t) const { return static_cast<uint64_t>(t / cycle_ + 0.5); }
 
   // --- Interrupt line ---

@@ -57,11 +57,10 @@ NeuronCore::NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& co
     CoreControl::PerfCounters p;
     for (const QueueEngine* e : std::initializer_list<const QueueEngine*>{&te, &dma, &act, &vec, &cc}) {
       const auto& st = e->stats();
-      p.queues[size_t(e->engine())] = {control.to_cycles(st.active - st.sem_wait - st.dma_wait),
-                                       control.to_cycles(st.sem_wait), control.to_cycles(st.dma_wait), st.retired};
+      p.queues[size_t(e->engine())] = {st.active - st.sem_wait - st.dma_wait, st.sem_wait, st.dma_wait, st.retired};
     }
     for (size_t i = 0; i < dma.engine_busy().size(); ++i) {
-      p.dma.push_back({control.to_cycles(dma.engine_busy()[i]), dma.engine_copies()[i]});
+      p.dma.push_back({dma.engine_busy()[i], dma.engine_copies()[i]});
     }
     p.te_macs = te.macs();
     p.te_busy = te.busy_cycles();

@@ -53,6 +53,12 @@ Action add_asm(CLI::App& app);
 /// `trnsim disasm FILE.bin [-o FILE.s]`: binary program file to canonical program text.
 Action add_disasm(CLI::App& app);
 
+/// `trnsim serve --socket PATH`: one simulated device served over a UNIX-domain socket.
+Action add_serve(CLI::App& app);
+
+/// `trnsim attach PATH`: status, registers by name and memory dumps of a served device, beside its driver.
+Action add_attach(CLI::App& app);
+
 /// `trnsim noc`: synthetic traffic on a NeuronLink network (TLM, --rtl or --lockstep); exit 1 if packets are lost.
 Action add_noc(CLI::App& app);
 

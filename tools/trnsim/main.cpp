@@ -17,7 +17,7 @@ namespace {
 void check_no_empty_values(const CLI::App& cmd) {
   static const std::set<std::string> kFiles = {"--wave",   "--report", "--timeline",        "--program", "--vectors",
                                                "--stationary", "--moving", "--accumulate-into", "--out",
-                                               "--output", "file"};
+                                               "--output", "file", "--socket", "--connect", "socket"};
   static const std::set<std::string> kDirectories = {"--inputs", "--outputs"};
   for (const CLI::Option* opt : cmd.get_options()) {
     if (opt->get_type_size() == 0 || opt->count() == 0) continue;  // flags take no value
@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "trnsim 0.1.0");
 
   std::map<const CLI::App*, Action> actions;
-  for (const auto& add : {add_fpcheck, add_run, add_matmul, add_asm, add_disasm, add_noc}) {
+  for (const auto& add : {add_fpcheck, add_run, add_matmul, add_asm, add_disasm, add_noc, add_serve, add_attach}) {
     Action action = add(app);
     actions[app.get_subcommands({}).back()] = std::move(action);
   }
