@@ -140,14 +140,9 @@ void DeviceServer::close_conn(Conn& c, const std::string& why) {
   if (c.closed) return;
   c.closed = true;
   say(fmt::format("{} closed: {}", c.name(), why));
-  if (c.owner()) {
-    owner_left_ = true;
-    try {
-      reset_device();  // a driver that died mid-run leaves nothing running for the next one
-    } catch (const std::exception& e) {
-      say(fmt::format("device reset after {} left failed: {}", c.name(), e.what()));
-    }
-  }
+  // The device stays as the owner left it, for `trnsim attach` to look at (a post-mortem); the next owner's hello
+  // resets it, and nothing runs meanwhile: simulated time passes only inside an owner's WAIT_IRQ.
+  if (c.owner()) owner_left_ = true;
   c.ch.reset();
 }
 
@@ -156,6 +151,10 @@ bool DeviceServer::handle(Conn& c) {
   try {
     req = c.ch->recv(kDefaultTimeoutMs);
   } catch (const WireError& e) {
+    try {  // a malformed header gets its answer too (seq 0: there was no readable request); a dead peer none
+      c.ch->send(error_frame(Frame{}, Status::kBadMessage, e.what()));
+    } catch (const WireError&) {
+    }
     close_conn(c, e.what());
     return false;
   }
@@ -274,6 +273,9 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
       owner_only();
       r.done();
       reset_device();
+      break;
+    case MsgType::kPing:
+      r.done();
       break;
     case MsgType::kBye:
       r.done();

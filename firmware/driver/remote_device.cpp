@@ -168,4 +168,6 @@ bool RemoteDevice::wait_interrupt(uint64_t max_cycles) {
 
 void RemoteDevice::reset() { call(MsgType::kReset, {}); }
 
+void RemoteDevice::ping() { call(MsgType::kPing, {}); }
+
 }  // namespace trnsim::driver

@@ -36,6 +36,8 @@ class RemoteDevice final : public Device {
 
   /// Asks the server to reset the device (soft reset, performance counters cleared, queues unloaded).
   void reset();
+  /// One protocol round trip that touches no device; returns when every earlier (posted) write was applied.
+  void ping();
   /// Bytes of the shared window (the largest chunk of one memory request).
   uint64_t window_bytes() const { return window_bytes_; }
   const std::string& socket_path() const { return path_; }

@@ -23,6 +23,7 @@ const char* msg_type_name(uint16_t type) {
     case MsgType::kReset: return "reset";
     case MsgType::kBye: return "bye";
     case MsgType::kKeepalive: return "keepalive";
+    case MsgType::kPing: return "ping";
   }
   return "unknown";
 }

@@ -24,7 +24,9 @@ inline constexpr uint32_t kVersion = 1;          ///< protocol version HELLO che
 inline constexpr uint32_t kHeaderBytes = 16;
 inline constexpr uint32_t kMaxPayload = 4096;    ///< largest payload of any message (error texts are cut to fit)
 inline constexpr uint64_t kDefaultWindowBytes = 64ull << 20;  ///< shared memory window: 64 MiB
-inline constexpr int kKeepaliveMs = 250;         ///< server: a KEEPALIVE at least this often during WAIT_IRQ
+/// Server: a KEEPALIVE during WAIT_IRQ when this long passed since the last one, checked between simulation
+/// slices of at most about 80 ms: so a client sees one at least every ~200 ms, and a client timeout must be longer.
+inline constexpr int kKeepaliveMs = 100;
 inline constexpr int kDefaultTimeoutMs = 10000;  ///< client: silence (no answer, no keepalive) before giving up
 
 /// Message types. Requests go client -> server and get exactly one answer of the same type (or an error), except
@@ -40,6 +42,8 @@ enum class MsgType : uint16_t {
   kReset = 7,      ///< req: -                                 ans: -   (device reset: docs/driver.md)
   kBye = 8,        ///< req: -                                 ans: -   then the server closes the connection
   kKeepalive = 9,  ///< server -> client during WAIT_IRQ, seq of the WAIT_IRQ, no payload
+  kPing = 10,      ///< req: -                                 ans: -   (touches no device: a protocol round trip,
+                   ///<   and a barrier after posted writes)
 };
 /// "hello", "read_reg", ... ("unknown" for any other value).
 const char* msg_type_name(uint16_t type);

@@ -9,12 +9,25 @@
 #include "firmware/driver/driver.h"
 #include "firmware/isa/isa.h"
 #include "spec/trn_regs.h"
+#include "tests/driver/backends.h"
 #include "tests/driver/mock_device.h"
 
 namespace trnsim::driver {
 namespace {
 
+using test::Backend;
+using test::BackendDevice;
+using test::backend_name;
 using test::MockDevice;
+
+// Every suite below but the discovery-failure and error-text ones runs on both backends: the mock itself, and the
+// mock served over the wire protocol (tests/driver/backends.h).
+class DriverAlloc : public ::testing::TestWithParam<Backend> {};
+class DriverFaultDetail : public ::testing::TestWithParam<Backend> {};
+class DriverInfo : public ::testing::TestWithParam<Backend> {};
+class DriverMemory : public ::testing::TestWithParam<Backend> {};
+class DriverProgram : public ::testing::TestWithParam<Backend> {};
+class DriverRun : public ::testing::TestWithParam<Backend> {};
 
 isa::Instruction sem_signal(uint8_t sem, uint32_t value) {
   isa::Instruction i;
@@ -75,7 +88,7 @@ isa::Program two_queue_program() {
 
 // ---- discovery
 
-TEST(DriverInfo, DecodesEveryConfigurationRegister) {
+TEST_P(DriverInfo, DecodesEveryConfigurationRegister) {
   DeviceInfo in = test::mock_tiny_info();
   in.te_rows = 8;  // rows != cols: the two TE_DIM fields must not be swapped
   in.te_cols = 4;
@@ -90,7 +103,8 @@ TEST(DriverInfo, DecodesEveryConfigurationRegister) {
   in.num_dma_engines = 7;
   in.te_clock_mhz = 1200;
   MockDevice dev(in);
-  const Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  const Driver drv(backend.device());
   const DeviceInfo& got = drv.info();
   EXPECT_EQ(got.te_rows, 8u);
   EXPECT_EQ(got.te_cols, 4u);
@@ -108,9 +122,10 @@ TEST(DriverInfo, DecodesEveryConfigurationRegister) {
   EXPECT_DOUBLE_EQ(got.cycles_to_us(2400), 2.0);
 }
 
-TEST(DriverInfo, DiscoveryOnlyReads) {
+TEST_P(DriverInfo, DiscoveryOnlyReads) {
   MockDevice dev;
-  const Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  const Driver drv(backend.device());
   for (const auto& a : dev.log) EXPECT_EQ(a.kind, MockDevice::Access::kReadReg) << "register " << a.addr;
   ASSERT_FALSE(dev.log.empty());
   EXPECT_EQ(dev.log.front().addr, regs::ID);
@@ -165,9 +180,10 @@ TEST(DriverErrors, AllDeriveFromDriverError) {
 
 // ---- allocation
 
-TEST(DriverAlloc, RespectsAlignmentAndDoesNotOverlap) {
+TEST_P(DriverAlloc, RespectsAlignmentAndDoesNotOverlap) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   uint64_t prev_end = 0;
   for (uint64_t align : {1ull, 2ull, 64ull, 4096ull, 8ull, 1ull << 20, 64ull}) {
     for (uint64_t bytes : {1ull, 3ull, 100ull}) {
@@ -181,11 +197,12 @@ TEST(DriverAlloc, RespectsAlignmentAndDoesNotOverlap) {
   EXPECT_EQ(drv.alloc(10) % 64, 0u);  // default alignment 64
 }
 
-TEST(DriverAlloc, ExhaustionAndFreeAll) {
+TEST_P(DriverAlloc, ExhaustionAndFreeAll) {
   DeviceInfo in = test::mock_tiny_info();
   in.hbm_bytes = 1 << 20;
   MockDevice dev(in);
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   EXPECT_EQ(drv.alloc(1000), 0u);
   const uint64_t b = drv.alloc((1 << 20) - 1024);
   EXPECT_EQ(b, 1024u);
@@ -207,19 +224,21 @@ TEST(DriverAlloc, ExhaustionAndFreeAll) {
   EXPECT_THROW(drv.alloc(64, 1ull << 63), OutOfDeviceMemory);
 }
 
-TEST(DriverAlloc, RejectsZeroSizeAndBadAlignment) {
+TEST_P(DriverAlloc, RejectsZeroSizeAndBadAlignment) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   EXPECT_THROW(drv.alloc(0), DriverError);
   EXPECT_THROW(drv.alloc(8, 0), DriverError);
   EXPECT_THROW(drv.alloc(8, 48), DriverError);
 }
 
-TEST(DriverAlloc, ProgramAreaAndAllocationsDoNotOverlap) {
+TEST_P(DriverAlloc, ProgramAreaAndAllocationsDoNotOverlap) {
   DeviceInfo in = test::mock_tiny_info();
   in.hbm_bytes = 64 * 1024;
   MockDevice dev(in);
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   drv.load_program(two_queue_program());  // two queues, 4 KiB each, at the top
   EXPECT_EQ(drv.program_base(0), 64u * 1024 - 8192);
   EXPECT_EQ(drv.program_base(1), 64u * 1024 - 4096);
@@ -235,9 +254,10 @@ TEST(DriverAlloc, ProgramAreaAndAllocationsDoNotOverlap) {
 
 // ---- memory access
 
-TEST(DriverMemory, HbmRoundTripAtDeviceAddress) {
+TEST_P(DriverMemory, HbmRoundTripAtDeviceAddress) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   const uint64_t a = drv.alloc(256);
   std::vector<uint8_t> data(256);
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7 + 1);
@@ -250,9 +270,10 @@ TEST(DriverMemory, HbmRoundTripAtDeviceAddress) {
   EXPECT_EQ(back, data);
 }
 
-TEST(DriverMemory, SbufAndPsumDeviceAddresses) {
+TEST_P(DriverMemory, SbufAndPsumDeviceAddresses) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   uint32_t v = 0;
   drv.read_sbuf(3, 100, &v, 4);
   EXPECT_EQ(dev.log.back().addr, regs::SBUF_BASE + 3ull * 192 * 1024 + 100);
@@ -260,9 +281,10 @@ TEST(DriverMemory, SbufAndPsumDeviceAddresses) {
   EXPECT_EQ(dev.log.back().addr, regs::PSUM_BASE + 15ull * 16 * 1024 + 16 * 1024 - 4);
 }
 
-TEST(DriverMemory, OutOfRangeIsAddressError) {
+TEST_P(DriverMemory, OutOfRangeIsAddressError) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   uint8_t buf[8] = {};
   EXPECT_THROW(drv.read_hbm((1ull << 30) - 4, buf, 8), AddressError);
   EXPECT_THROW(drv.write_hbm(~0ull - 2, buf, 8), AddressError);
@@ -280,9 +302,10 @@ TEST(DriverMemory, OutOfRangeIsAddressError) {
 
 // ---- programs
 
-TEST(DriverProgram, WritesTheEncodedBytesAndProgramsTheQueues) {
+TEST_P(DriverProgram, WritesTheEncodedBytesAndProgramsTheQueues) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   const isa::Program p = two_queue_program();
   drv.load_program(p);
   for (uint32_t q = 0; q < 2; ++q) {
@@ -304,11 +327,12 @@ TEST(DriverProgram, WritesTheEncodedBytesAndProgramsTheQueues) {
   EXPECT_LE(drv.program_base(1) + p.queues[1].size() * isa::kInstrBytes, uint64_t(1) << 30);
 }
 
-TEST(DriverProgram, QueuesNotInTheProgramGetLengthZero) {
+TEST_P(DriverProgram, QueuesNotInTheProgramGetLengthZero) {
   DeviceInfo in = test::mock_tiny_info();
   in.num_queues = 5;
   MockDevice dev(in);
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   drv.load_program(two_queue_program());
   isa::Program te_only;
   te_only.queue(isa::Engine::kTe) = {isa::Instruction::nop(), isa::Instruction::halt()};
@@ -318,17 +342,19 @@ TEST(DriverProgram, QueuesNotInTheProgramGetLengthZero) {
   EXPECT_EQ(drv.program_base(1), 0u);
 }
 
-TEST(DriverProgram, EmptyProgramIsAnError) {
+TEST_P(DriverProgram, EmptyProgramIsAnError) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   EXPECT_THROW(drv.load_program(isa::Program{}), DriverError);
 }
 
 // ---- run
 
-TEST(DriverRun, ProtocolAndResult) {
+TEST_P(DriverRun, ProtocolAndResult) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   drv.load_program(two_queue_program());
   dev.outcome.cycles = 123456789012ull;  // needs CYCLE_HI
   dev.log.clear();
@@ -348,22 +374,31 @@ TEST(DriverRun, ProtocolAndResult) {
   };
   EXPECT_EQ(dev.reg_writes(), expected);
   EXPECT_EQ(dev.peek(regs::INT_STATUS), 0u);
-  // The wait got the caller's limit.
-  bool waited = false;
+  // The wait got the caller's limit: in one call, or (the server runs a wait in slices) in slices that end when the
+  // run does, long before the limit.
+  uint64_t waited = 0;
+  int waits = 0;
   for (const auto& a : dev.log) {
     if (a.kind == MockDevice::Access::kWait) {
-      EXPECT_EQ(a.value, 1ull << 40);
-      waited = true;
+      waited += a.value;
+      ++waits;
     }
   }
-  EXPECT_TRUE(waited);
+  if (GetParam() == Backend::kMock) {
+    EXPECT_EQ(waits, 1);
+    EXPECT_EQ(waited, 1ull << 40);
+  } else {
+    EXPECT_GE(waited, 123456789012ull);
+    EXPECT_LE(waited, 1ull << 40);
+  }
   // A second run works the same (soft reset clears the previous status).
   EXPECT_EQ(drv.run(1ull << 40).cycles, 123456789012ull);
 }
 
-TEST(DriverRun, DoorbellOnlyForLoadedQueues) {
+TEST_P(DriverRun, DoorbellOnlyForLoadedQueues) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   isa::Program dma_only;
   dma_only.queue(isa::Engine::kDma) = {isa::Instruction::halt()};
   drv.load_program(dma_only);
@@ -377,16 +412,18 @@ TEST(DriverRun, DoorbellOnlyForLoadedQueues) {
   }
 }
 
-TEST(DriverRun, WithoutProgramIsAnError) {
+TEST_P(DriverRun, WithoutProgramIsAnError) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   EXPECT_THROW(drv.run(100), DriverError);
   EXPECT_EQ(dev.doorbells(), 0);
 }
 
-TEST(DriverRun, CycleCounterReadRetriesWhenTheHighWordMoves) {
+TEST_P(DriverRun, CycleCounterReadRetriesWhenTheHighWordMoves) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   drv.load_program(two_queue_program());
   dev.outcome.cycles = 0x1FFFFFFFFull;
   int hi_reads = 0;
@@ -398,9 +435,10 @@ TEST(DriverRun, CycleCounterReadRetriesWhenTheHighWordMoves) {
   EXPECT_GE(hi_reads, 3);
 }
 
-TEST(DriverRun, SetWatchdogWritesTheRegister) {
+TEST_P(DriverRun, SetWatchdogWritesTheRegister) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   drv.set_watchdog(5000);
   EXPECT_EQ(dev.peek(regs::WATCHDOG_CYCLES), 5000u);
 }
@@ -491,9 +529,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "device error bad_field (a field holds an illegal value): queue 5, instruction 1, field id 200"},
         FaultCase{99, 0, 1, 0, "device error 99 (unknown error code): queue te, instruction 1"}));
 
-TEST(DriverFaultDetail, CarriesTheFailingInstruction) {
+TEST_P(DriverFaultDetail, CarriesTheFailingInstruction) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   const isa::Program p = two_queue_program();
   drv.load_program(p);
   dev.outcome.kind = MockDevice::Outcome::kError;
@@ -534,9 +573,10 @@ TEST(DriverFaultDetail, CollectiveEngineErrors) {
 
 // ---- timeout
 
-TEST(DriverRun, TimeoutNamesCyclesAndQueueStates) {
+TEST_P(DriverRun, TimeoutNamesCyclesAndQueueStates) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   drv.load_program(two_queue_program());
   dev.outcome.kind = MockDevice::Outcome::kHang;
   dev.outcome.pc = {{0, 0}, {1, 2}};
@@ -556,15 +596,23 @@ TEST(DriverRun, TimeoutNamesCyclesAndQueueStates) {
   }
 }
 
-TEST(DriverRun, DoneAfterTheLimitIsATimeout) {
+TEST_P(DriverRun, DoneAfterTheLimitIsATimeout) {
   MockDevice dev;
-  Driver drv(dev);
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
   drv.load_program(two_queue_program());
   dev.outcome.cycles = 10001;
   EXPECT_THROW(drv.run(10000), DriverTimeout);
   dev.outcome.cycles = 10000;
   EXPECT_EQ(drv.run(10000).cycles, 10000u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, DriverAlloc, ::testing::Values(Backend::kMock, Backend::kRemote), backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DriverFaultDetail, ::testing::Values(Backend::kMock, Backend::kRemote), backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DriverInfo, ::testing::Values(Backend::kMock, Backend::kRemote), backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DriverMemory, ::testing::Values(Backend::kMock, Backend::kRemote), backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DriverProgram, ::testing::Values(Backend::kMock, Backend::kRemote), backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DriverRun, ::testing::Values(Backend::kMock, Backend::kRemote), backend_name);
 
 }  // namespace
 }  // namespace trnsim::driver

@@ -1,0 +1,252 @@
+// `trnsim serve`, `trnsim run|matmul --connect` and `trnsim attach` as a user runs them (BRIEF section 4): the
+// served device gives the same report as the one in process, attach looks beside the driver, and every failure
+// (nothing listening, a server that dies mid-run, flags the server owns, bad names) is one line and exit 2.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_runner.h"
+#include "tests/cli/npy_files.h"
+
+namespace trnsim::test {
+namespace {
+
+using json = nlohmann::json;
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+/// A child process running `sh -c cmd` with stdout/stderr to files; killed (SIGKILL) if still running at the end.
+class Proc {
+ public:
+  Proc(const std::string& cmd, const std::string& out, const std::string& err) : out_(out), err_(err) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(o, 1);
+      ::dup2(e, 2);
+      ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+  }
+  ~Proc() {
+    if (pid_ > 0 && !done_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  void signal(int sig) { ::kill(pid_, sig); }
+  /// Exit code, or -1 when it did not end within `seconds` (or died of a signal).
+  int wait(double seconds) {
+    const auto t0 = clock_type::now();
+    while (seconds_since(t0) < seconds) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        done_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+  std::string out() const { return slurp(out_); }
+  std::string err() const { return slurp(err_); }
+
+ private:
+  pid_t pid_ = -1;
+  bool done_ = false;
+  std::string out_, err_;
+};
+
+/// A socket directory short enough for sun_path (the build tree may not be).
+class SocketDir {
+ public:
+  SocketDir() {
+    char t[] = "/tmp/trnsim-serve-XXXXXX";
+    path_ = ::mkdtemp(t);
+  }
+  ~SocketDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  std::string sock(const std::string& name = "dev.sock") const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+/// `trnsim serve --socket PATH ARGS` in the background, up once it printed its "listening on PATH" line.
+class Server {
+ public:
+  explicit Server(const std::string& path, const std::string& args = "--te tlm")
+      : path_(path),
+        proc_(std::string("'") + TRNSIM_BIN + "' serve --socket " + path + " " + args, next_scratch(".serve.out"),
+              next_scratch(".serve.err")) {
+    const auto t0 = clock_type::now();
+    while (proc_.out().find("listening on " + path) == std::string::npos) {
+      if (seconds_since(t0) > 60) {
+        ADD_FAILURE() << "trnsim serve did not come up:\n" << proc_.out() << proc_.err();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  Proc& proc() { return proc_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  Proc proc_;
+};
+
+/// The report without the figures of the host (wall time, memory): what must be equal across backends.
+json device_figures(const std::string& path) {
+  json j = json::parse(slurp(path));
+  for (const char* host : {"wall_s", "macs_per_host_s", "peak_rss_gib"}) j.erase(host);
+  return j;
+}
+
+std::string without_host_lines(const std::string& text) {
+  std::string kept;
+  for (const std::string& l : lines_of(text)) {
+    if (l.find("host wall time") == std::string::npos && l.find("host peak memory") == std::string::npos &&
+        l.find("  report ") != 0) {
+      kept += l + "\n";
+    }
+  }
+  return kept;
+}
+
+TEST(ServeCli, ConnectPrintsTheSameReportAsInProcess) {
+  SocketDir dir;
+  Server server(dir.sock());
+  for (const std::string workload : {"gemm -m 40 -k 50 -n 70 --dtype fp8e4m3", "layernorm --seq 24 --d-model 40"}) {
+    const std::string a = next_scratch(".json"), b = next_scratch(".json");
+    const Result local = run("run --te tlm --workload " + workload + " --report " + a);
+    const Result remote = run("run --connect " + server.path() + " --workload " + workload + " --report " + b);
+    ASSERT_EQ(local.exit_code, 0) << local.out << local.err;
+    ASSERT_EQ(remote.exit_code, 0) << remote.out << remote.err;
+    EXPECT_EQ(last_line(remote.out).rfind("PASS", 0), 0u) << remote.out;
+    EXPECT_EQ(device_figures(a), device_figures(b)) << workload;
+    EXPECT_EQ(without_host_lines(local.out), without_host_lines(remote.out)) << workload;
+  }
+  // A second client of the same server: the device is reset on connect, so the figures repeat to the cycle.
+  const std::string c = next_scratch(".json"), d = next_scratch(".json");
+  ASSERT_EQ(run("run --connect " + server.path() + " --workload layernorm --seq 24 --d-model 40 --report " + c).exit_code, 0);
+  ASSERT_EQ(run("run --connect " + server.path() + " --workload layernorm --seq 24 --d-model 40 --report " + d).exit_code, 0);
+  EXPECT_EQ(device_figures(c), device_figures(d));
+}
+
+TEST(ServeCli, MatmulOverConnectWritesTheSameBits) {
+  SocketDir dir;
+  Server server(dir.sock());
+  std::vector<uint32_t> s(20 * 12), m(20 * 9);
+  for (size_t i = 0; i < s.size(); ++i) s[i] = 0x3F800000u + uint32_t(i * 0x1357);  // 1.0 and a spread above it
+  for (size_t i = 0; i < m.size(); ++i) m[i] = 0xBF000000u + uint32_t(i * 0x2468);
+  const std::string sp = write_npy(s, 20, 12), mp = write_npy(m, 20, 9);
+  const std::string o1 = next_scratch(".npy"), o2 = next_scratch(".npy");
+  const std::string args = "matmul --stationary " + sp + " --moving " + mp + " --dtype bf16 --out ";
+  const Result local = run(args + o1 + " --te tlm");
+  const Result remote = run(args + o2 + " --connect " + server.path());
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  ASSERT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_EQ(read_npy_f32(o1, 12 * 9), read_npy_f32(o2, 12 * 9));
+}
+
+TEST(ServeCli, AttachShowsStateReadsWritesAndDumpsBesideTheDriver) {
+  SocketDir dir;
+  Server server(dir.sock());
+  // memset 2.5 into 16 partitions x 8 FP32 at SBUF offset 0x40 (docs/isa.md: memset out = value).
+  const std::string prog = next_scratch(".s");
+  std::ofstream(prog) << ".queue vec\nmemset value=2.5 partitions=16 free=[8] out=sbuf:0:0x40\nhalt\n";
+  ASSERT_EQ(run("run --program " + prog + " --connect " + server.path()).exit_code, 0);
+  const std::string npy = next_scratch(".npy");
+  const Result dump = run("attach " + server.path() + " --dump sbuf:5:0x40 --count 8 --dtype fp32 --out " + npy);
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  EXPECT_EQ(read_npy_f32(npy, 8), std::vector<uint32_t>(8, 0x40200000u));  // 2.5f
+  // The run left the queues halted, vec having retired 2 instructions.
+  const Result status = run("attach " + server.path());
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("STATUS            0x00000002 (done)"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("vec           2        2 halted            2"), std::string::npos) << status.out;
+  const Result rw = run("attach " + server.path() + " --write WATCHDOG_CYCLES=0x1234 --read watchdog_cycles "
+                        "--read Q_RETIRED[vec] --read P_RETIRED_LO[3]");
+  ASSERT_EQ(rw.exit_code, 0) << rw.err;
+  EXPECT_NE(rw.out.find("WATCHDOG_CYCLES        0x00001234 = 4660"), std::string::npos) << rw.out;
+  EXPECT_NE(rw.out.find("Q_RETIRED[3]           0x00000002 = 2"), std::string::npos) << rw.out;
+  EXPECT_NE(rw.out.find("P_RETIRED_LO[3]        0x00000002 = 2"), std::string::npos) << rw.out;
+}
+
+TEST(ServeCli, BadInputIsOneLineAndExitTwo) {
+  SocketDir dir;
+  Server server(dir.sock());
+  struct Case {
+    std::string args, reason;
+  };
+  const std::string s = server.path();
+  const Case cases[] = {
+      {"run --workload gemm --connect " + dir.sock("none.sock"), "is `trnsim serve --socket` running?"},
+      {"run --workload gemm --te rtl --connect " + s, "--te configures the device"},
+      {"run --workload gemm --config trn2 --connect " + s, "--config configures the device"},
+      {"run --workload allreduce --connect " + s, "--connect does not apply to --workload allreduce"},
+      {"attach " + s + " --read NO_SUCH_REG", "no register named NO_SUCH_REG"},
+      {"attach " + s + " --read Q_PC[9]", "the index must be 0 .. 7"},
+      {"attach " + s + " --write STATUS=1", "STATUS: the register is read-only"},
+      {"attach " + s + " --dump hbm:0x1000 --count 4", "--dump needs --out"},
+      {"attach " + s + " --dump sbuf:99:0 --count 4 --out x.npy", "partition 99 of 16"},
+      {"attach " + dir.sock("none.sock"), "cannot connect"},
+      {"serve --socket " + s, "a server is listening there already"},
+      {"serve --socket " + dir.sock() + "/../dev.sock --config trn2-16", "serves one chip"},
+  };
+  for (const Case& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(c.reason), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << c.args << "\n" << r.err;
+  }
+  // The server survived all of it.
+  EXPECT_EQ(run("run --workload gemm -m 16 -k 16 -n 16 --connect " + s).exit_code, 0);
+}
+
+TEST(ServeCli, AServerThatDiesMidRunFailsTheClientWithinASecond) {
+  SocketDir dir;
+  Server server(dir.sock());
+  Proc client(std::string("'") + TRNSIM_BIN + "' run --connect " + server.path(), next_scratch(".client.out"),
+              next_scratch(".client.err"));
+  // Wait until the transformer block is running (its first progress line would take 2 s; the input table is
+  // printed before the first program starts).
+  const auto t0 = clock_type::now();
+  while (client.out().find("launched one after another") == std::string::npos && seconds_since(t0) < 30) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  server.proc().signal(SIGKILL);
+  const auto killed = clock_type::now();
+  const int rc = client.wait(5);
+  EXPECT_LT(seconds_since(killed), 1.0);
+  EXPECT_EQ(rc, 2) << client.out() << client.err();
+  EXPECT_NE(client.err().find(server.path()), std::string::npos) << client.err();
+  EXPECT_EQ(lines_of(client.err()).size(), 1u) << client.err();
+}
+
+TEST(ServeCli, OnceServesOneDriverThenExitsAndRemovesTheSocket) {
+  SocketDir dir;
+  Server server(dir.sock(), "--te tlm --once");
+  EXPECT_EQ(run("attach " + server.path()).exit_code, 0);  // an attach client does not end it
+  EXPECT_EQ(run("run --workload gemm -m 16 -k 16 -n 16 --connect " + server.path()).exit_code, 0);
+  EXPECT_EQ(server.proc().wait(10), 0) << server.proc().err();
+  EXPECT_NE(::access(server.path().c_str(), F_OK), 0);  // the socket file is gone
+}
+
+}  // namespace
+}  // namespace trnsim::test
