@@ -20,7 +20,7 @@
 #include "firmware/kernels/mlp_kernel.h"
 #include "firmware/kernels/transformer_kernel.h"
 #include "tests/kernels/program_sim.h"
-#include "tests/model/device_fixture.h"
+#include "tests/kernels/device/kernel_device.h"
 #include "tests/support/test_seed.h"
 
 namespace trnsim::kernels {
@@ -30,16 +30,7 @@ using golden::Patterns;
 using isa::DataType;
 
 /// The process's device (tiny, TLM datapath) with the hazard and uninitialised-read checkers on.
-cosim::SimDevice& checked_device() {
-  static const std::unique_ptr<cosim::SimDevice> dev = [] {
-    cosim::SimDeviceOptions o;
-    o.te = cosim::TeMode::kTlm;
-    o.check_hazards = true;
-    o.check_uninit = true;
-    return std::make_unique<cosim::SimDevice>(model::chip_config("tiny"), o);
-  }();
-  return *dev;
-}
+driver::Device& checked_device() { return test::kernel_device({"tiny", /*checks=*/true}); }
 
 class CompositeOnModel : public ::testing::Test {
  protected:
@@ -108,7 +99,7 @@ class CompositeOnModel : public ::testing::Test {
   }
 
   int te_rows() const { return int(drv_->info().te_rows); }
-  cosim::SimDevice* dev_ = nullptr;
+  driver::Device* dev_ = nullptr;
   std::unique_ptr<driver::Driver> drv_;
   std::mt19937_64 rng_;
 };

@@ -1,4 +1,5 @@
-// The GEMM kernel end to end: driver -> in-process SystemC model (tiny config, TLM TE datapath) -> HBM result,
+// The GEMM kernel end to end: driver -> SystemC model (tiny config, TLM TE datapath; in process, or served by
+// `trnsim serve` in the *_served build: kernel_device.h) -> HBM result,
 // compared bit for bit with the golden GEMM; the measured cycles are compared with the kernel's timing estimate.
 #include <gtest/gtest.h>
 
@@ -13,7 +14,7 @@
 #include "firmware/golden/gemm_golden.h"
 #include "firmware/kernels/gemm_kernel.h"
 #include "tests/kernels/program_sim.h"
-#include "tests/model/device_fixture.h"
+#include "tests/kernels/device/kernel_device.h"
 #include "tests/support/test_seed.h"
 
 namespace trnsim::kernels {
@@ -38,7 +39,7 @@ std::vector<uint8_t> narrow_bytes(const std::vector<uint16_t>& v, unsigned es) {
   return out;
 }
 
-class GemmOnModel : public test::DeviceTest, public ::testing::WithParamInterface<Shape> {};
+class GemmOnModel : public test::KernelDeviceTest, public ::testing::WithParamInterface<Shape> {};
 
 TEST_P(GemmOnModel, MatchesGoldenBitForBit) {
   const Shape s = GetParam();

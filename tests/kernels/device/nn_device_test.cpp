@@ -12,11 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "cosim/device/sim_device.h"
 #include "firmware/golden/nn_golden.h"
 #include "firmware/kernels/nn_launch.h"
-#include "model/config/chip_config.h"
 #include "spec/trn_regs.h"
+#include "tests/kernels/device/kernel_device.h"
 #include "tests/kernels/nn_test_util.h"
 #include "tests/kernels/program_sim.h"
 #include "tests/support/test_seed.h"
@@ -30,18 +29,11 @@ constexpr uint64_t kTimeout = 50'000'000;
 
 /// The process's device (configuration NN_TEST_CONFIG, a compile definition, default tiny; TLM datapath) with the
 /// hazard and uninitialised-read checkers on.
-cosim::SimDevice& checked_device() {
+driver::Device& checked_device() {
 #ifndef NN_TEST_CONFIG
 #define NN_TEST_CONFIG "tiny"
 #endif
-  static const std::unique_ptr<cosim::SimDevice> dev = [] {
-    cosim::SimDeviceOptions o;
-    o.te = cosim::TeMode::kTlm;
-    o.check_hazards = true;
-    o.check_uninit = true;
-    return std::make_unique<cosim::SimDevice>(model::chip_config(NN_TEST_CONFIG), o);
-  }();
-  return *dev;
+  return test::kernel_device({NN_TEST_CONFIG, /*checks=*/true});
 }
 
 class CheckedDeviceTest : public ::testing::Test {
@@ -72,7 +64,7 @@ class CheckedDeviceTest : public ::testing::Test {
         100.0 * (double(est.cycles) - double(r.run.cycles)) / double(r.run.cycles));
     EXPECT_NEAR(double(est.cycles), double(r.run.cycles), 0.01 * double(r.run.cycles) + 100.0) << what;
   }
-  cosim::SimDevice* dev_ = nullptr;
+  driver::Device* dev_ = nullptr;
   std::unique_ptr<driver::Driver> drv_;
   driver::DeviceCounters before_;
 };
