@@ -19,6 +19,8 @@
 #        the GPT-2 transformer block at trn2 --te tlm (cycles, TE utilization, wall time)
 #   coll. collectives: `trnsim run --workload allreduce --bytes 64M --dtype fp32` on trn2-16 and trn2-64: busbw
 #        against the link peak (goal on trn2-16: >= 90 %), host wall time and peak memory (docs/neuronlink.md)
+#   remote. the served device (`trnsim serve`): register round trip, bulk write/read bandwidth through the shared
+#        window, the default transformer block --te tlm over --connect against in process (bench/remote_bench)
 #   5. summary
 #
 # Environment knobs (defaults in brackets):
@@ -33,7 +35,8 @@
 #   BENCH_ICARUS_64 [auto]      on / off / auto (auto: only when the 64x64 Verilator figure exists, for the ratio)
 #   BENCH_ICARUS_WINDOW [24]    steady-state cycles timed in the 64x64 Icarus run (after ~195 warm-up cycles)
 #   BENCH_BUILD_COST_SIZES ["16x16 128x128"]  sizes for step 4 (empty: skip step 4)
-#   BENCH_STEPS ["1 2 3 4 tlm coll"] steps to run (the summary always prints); without 1, BUILD_DIR must be built already
+#   BENCH_REMOTE_ROUNDS [7]     rounds of each remote figure (medians reported)
+#   BENCH_STEPS ["1 2 3 4 tlm coll remote"] steps to run (the summary always prints); without 1, BUILD_DIR must be built already
 #   BENCH_TLM_ROUNDS [7]        alternating TLM / sgemm rounds in te_tlm_bench (medians reported)
 #   JOBS [nproc]                parallel jobs for builds
 set -uo pipefail
@@ -53,7 +56,8 @@ ICARUS_NCMD=${BENCH_ICARUS_NCMD:-1}
 ICARUS_64=${BENCH_ICARUS_64:-auto}
 ICARUS_WINDOW=${BENCH_ICARUS_WINDOW:-24}
 BUILD_COST_SIZES=${BENCH_BUILD_COST_SIZES-16x16 128x128}
-STEPS=" ${BENCH_STEPS:-1 2 3 4 tlm coll} "
+STEPS=" ${BENCH_STEPS:-1 2 3 4 tlm coll remote} "
+REMOTE_ROUNDS=${BENCH_REMOTE_ROUNDS:-7}
 step() { [[ "$STEPS" == *" $1 "* ]]; }
 
 OUT="$BUILD_DIR/bench-results"
@@ -584,6 +588,24 @@ else
 fi
 fi
 
+# ---- remote. the served device: register round trip, bulk bandwidth, the default workload over --connect -------------
+if step remote; then
+section "remote: trnsim serve / --connect (register round trip, bulk bandwidth, transformer block ratio)"
+if capped cmake --build "$BUILD_DIR" -j "$JOBS" --target trnsim remote_bench > "$OUT/build-remote.log" 2>&1; then
+  log "remote_bench ($REMOTE_ROUNDS rounds, load $(loadavg)) ..."
+  if "$BUILD_DIR/bin/remote_bench" "$BUILD_DIR/bin/trnsim" "$REMOTE_ROUNDS" > "$OUT/remote.log" 2>&1; then
+    for k in round_trip_us ping_us bulk_write_gbps bulk_read_gbps block_local_s block_remote_s block_ratio; do
+      R[remote_$k]=$(awk -F= -v k="$k" '$1 == k { print $2 }' "$OUT/remote.log")
+    done
+    grep -v '=' "$OUT/remote.log" | sed 's/^/  /'
+  else
+    log "  failed; see $OUT/remote.log"; tail -3 "$OUT/remote.log" | sed 's/^/    /'
+  fi
+else
+  log "build failed; see $OUT/build-remote.log"
+fi
+fi
+
 # ---- 5. summary ------------------------------------------------------------------------------------------------------
 section "5/5 summary"
 T_TOTAL=$(( $(date +%s) - T_START ))
@@ -675,5 +697,17 @@ status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then 
           "${R[coll_${c}_peak]}" "${R[coll_${c}_wall]}" "${R[coll_${c}_cpu]}" "$((R[coll_${c}_rss_kb] / 1024))")" \
       "$([[ $c == 16 ]] && echo '>= 90%')" "$([[ $c == 16 ]] && status "${R[coll_16_pct]}" 90)"
   done
+  if [[ -n "${R[remote_round_trip_us]:-}" ]]; then
+    le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }' && echo met || echo "NOT met"; }
+    printf '%-40s %-40s %-10s %s\n' "served device: register round trip" \
+      "$(printf '%.1f us (ping %.1f us)' "${R[remote_round_trip_us]}" "${R[remote_ping_us]}")" "<= 20 us" \
+      "$(le "${R[remote_round_trip_us]}" 20)"
+    printf '%-40s %-40s %-10s %s\n' "served device: bulk write 64 MiB" \
+      "$(printf '%.2f GB/s (read %.2f GB/s)' "${R[remote_bulk_write_gbps]}" "${R[remote_bulk_read_gbps]}")" ">= 2 GB/s" \
+      "$(status "${R[remote_bulk_write_gbps]}" 2)"
+    printf '%-40s %-40s %-10s %s\n' "transformer-block tlm, --connect / local" \
+      "$(printf '%.3f (%.3f s / %.3f s)' "${R[remote_block_ratio]}" "${R[remote_block_remote_s]}" "${R[remote_block_local_s]}")" \
+      "<= 1.10" "$(le "${R[remote_block_ratio]}" 1.10)"
+  fi
   printf '%s\n' "bench wall time: ${T_TOTAL} s"
 } | tee "$OUT/summary.txt"

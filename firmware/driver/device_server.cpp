@@ -295,8 +295,9 @@ void DeviceServer::wait_irq(Conn& c, const Frame& req) {
   r.done();
   using clock = std::chrono::steady_clock;
   // Slices of about 20-80 ms of host time: short enough for keepalives and attach clients, long enough that the
-  // slicing costs nothing measurable. The simulation is the same however it is sliced.
-  uint64_t slice = 1024;
+  // slicing costs nothing measurable (the size carries over from one WAIT_IRQ to the next: a driver that waits in
+  // short steps gets one slice per step). The simulation is the same however it is sliced.
+  uint64_t& slice = slice_cycles_;
   auto last_keepalive = clock::now();
   bool irq = device_.wait_interrupt(0);
   for (uint64_t left = max_cycles; !irq && left > 0 && !stop_;) {
@@ -368,12 +369,14 @@ void DeviceServer::serve() {
     }
     if (fds[1].revents & POLLIN) break;
     if (fds[0].revents & POLLIN) accept_one();
-    // conns_ may grow inside handle() (accepts during a wait): walk the fds polled, by fd.
+    // conns_ may grow inside handle() (accepts during a wait): walk the fds polled, by fd. After an answer, the
+    // same client's next request usually follows at once: wait for it spinning (kServerSpinUs) before polling.
     for (std::size_t i = 2; i < fds.size(); ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       for (auto& c : conns_) {
         if (!c->closed && c->ch->fd() == fds[i].fd) {
-          handle(*c);
+          while (handle(*c) && !stop_ && c->ch->spin_until_readable(kServerSpinUs)) {
+          }
           break;
         }
       }

@@ -64,6 +64,7 @@ class DeviceServer {
   std::vector<std::unique_ptr<Conn>> conns_;
   uint32_t next_id_ = 1;
   bool owner_left_ = false;
+  uint64_t slice_cycles_ = 1024;  ///< WAIT_IRQ slice, adapted to take 20-80 ms of host time
 };
 
 }  // namespace trnsim::wire

@@ -84,7 +84,7 @@ Frame RemoteDevice::call(MsgType type, std::vector<uint8_t> payload, int* receiv
   try {
     ch_->send(req);
     for (;;) {
-      Frame ans = ch_->recv(timeout_ms_, received_fd);
+      Frame ans = ch_->recv(timeout_ms_, received_fd, type != MsgType::kWaitIrq);
       if (ans.type == static_cast<uint16_t>(MsgType::kKeepalive) && ans.seq == req.seq) continue;
       if (ans.status != 0 && ans.seq < req.seq && ans.type == static_cast<uint16_t>(MsgType::kWriteReg)) {
         // An earlier posted write failed; the server closed the connection after saying so.

@@ -129,12 +129,20 @@ void Channel::send(const Frame& f, int pass_fd) {
   }
 }
 
+bool Channel::spin_until_readable(int us) const {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  do {
+    if (readable()) return true;
+  } while (std::chrono::steady_clock::now() < until);
+  return false;
+}
+
 bool Channel::readable() const {
   pollfd p{fd_, POLLIN, 0};
   return ::poll(&p, 1, 0) > 0;
 }
 
-void Channel::read_exact(void* data, std::size_t n, int timeout_ms, int* received_fd) {
+void Channel::read_exact(void* data, std::size_t n, int timeout_ms, int* received_fd, bool spin) {
   auto* p = static_cast<uint8_t*>(data);
   std::size_t got = 0;
   using clock = std::chrono::steady_clock;
@@ -154,6 +162,9 @@ void Channel::read_exact(void* data, std::size_t n, int timeout_ms, int* receive
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
         throw WireError(fmt::format("{}: connection lost ({})", peer_, std::strerror(errno)));
       }
+      // Nothing yet: spin briefly first (an answer to a register access usually comes within microseconds, and a
+      // blocking poll costs a sleep and a wake-up, tens of microseconds on a virtual machine), then block.
+      if (spin && spin_until_readable()) continue;
       int wait_ms = -1;
       if (timeout_ms >= 0) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
@@ -181,11 +192,11 @@ void Channel::read_exact(void* data, std::size_t n, int timeout_ms, int* receive
   }
 }
 
-Frame Channel::recv(int timeout_ms, int* received_fd) {
+Frame Channel::recv(int timeout_ms, int* received_fd, bool spin) {
   if (received_fd != nullptr) *received_fd = -1;
   uint8_t h[kHeaderBytes];
   // The header may take as long as the peer likes (or timeout_ms); the payload must follow promptly.
-  read_exact(h, kHeaderBytes, timeout_ms, received_fd);
+  read_exact(h, kHeaderBytes, timeout_ms, received_fd, spin);
   const int rest_ms = timeout_ms < 0 ? kDefaultTimeoutMs : timeout_ms;
   const auto magic = static_cast<uint32_t>(get_le(h, 4));
   Frame f;
@@ -202,7 +213,7 @@ Frame Channel::recv(int timeout_ms, int* received_fd) {
                                 msg_type_name(f.type), length, kMaxPayload));
   }
   f.payload.resize(length);
-  if (length > 0) read_exact(f.payload.data(), length, rest_ms, received_fd);
+  if (length > 0) read_exact(f.payload.data(), length, rest_ms, received_fd, true);
   return f;
 }
 

@@ -27,7 +27,14 @@ inline constexpr uint64_t kDefaultWindowBytes = 64ull << 20;  ///< shared memory
 /// Server: a KEEPALIVE during WAIT_IRQ when this long passed since the last one, checked between simulation
 /// slices of at most about 80 ms: so a client sees one at least every ~200 ms, and a client timeout must be longer.
 inline constexpr int kKeepaliveMs = 100;
-inline constexpr int kDefaultTimeoutMs = 10000;  ///< client: silence (no answer, no keepalive) before giving up
+inline constexpr int kDefaultTimeoutMs = 10000;
+/// How long a client waiting for an answer spins (non-blocking checks) before it blocks in poll(): a blocked
+/// reader's wake-up costs tens of microseconds on a virtual machine, more than a whole register round trip.
+inline constexpr int kSpinUs = 200;
+/// How long the server, after an answer, spins for the same client's next request (drivers access registers in
+/// bursts: HI, LO, HI of a counter); short, so that it takes little CPU from a client that computes between
+/// requests (docs/performance.md, "Served device").
+inline constexpr int kServerSpinUs = 30;  ///< client: silence (no answer, no keepalive) before giving up
 
 /// Message types. Requests go client -> server and get exactly one answer of the same type (or an error), except
 /// WRITE_REG, which is posted: it gets an answer only when it failed (an error answer, then the server closes).
@@ -136,12 +143,16 @@ class Channel {
   /// Receives one frame. `timeout_ms` bounds the wait for its header (-1: no bound) and, separately, its payload
   /// (a peer that stops mid-frame: timeout_ms, or kDefaultTimeoutMs when unbounded). `received_fd`, when given, gets a passed fd (or -1).
   /// WireError: the peer closed the connection, the timeout passed, a bad magic or a payload over kMaxPayload.
-  Frame recv(int timeout_ms, int* received_fd = nullptr);
+  /// `spin`: spin (kSpinUs) before blocking; off where the answer is known to take long (a WAIT_IRQ), so that the
+  /// spinning reader does not take CPU from the simulation it waits for.
+  Frame recv(int timeout_ms, int* received_fd = nullptr, bool spin = true);
   /// True when a byte (or EOF) is ready to read now.
   bool readable() const;
+  /// Polls readable() for up to `us` microseconds; true as soon as it is.
+  bool spin_until_readable(int us = kSpinUs) const;
 
  private:
-  void read_exact(void* data, std::size_t n, int timeout_ms, int* received_fd);
+  void read_exact(void* data, std::size_t n, int timeout_ms, int* received_fd, bool spin);
   int fd_;
   std::string peer_;
 };
