@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/core.h>
@@ -75,6 +76,32 @@ RemoteDevice::~RemoteDevice() {
   if (window_ != nullptr) ::munmap(window_, window_bytes_);
 }
 
+void RemoteDevice::send(const Frame& req) {
+  try {
+    ch_->send(req);
+  } catch (const WireError&) {
+    // The server may have closed the connection after an error answer to an earlier posted write: that answer is
+    // the real reason, and it still waits in the receive buffer.
+    std::optional<Frame> pending;
+    try {
+      pending = ch_->recv(100);
+    } catch (const WireError&) {
+    }
+    dead_ = true;
+    if (pending && pending->status != 0 && pending->type == static_cast<uint16_t>(MsgType::kWriteReg)) {
+      throw posted_write_error(*pending);
+    }
+    throw;  // the send error stands
+  }
+}
+
+WireError RemoteDevice::posted_write_error(const Frame& ans) {
+  dead_ = true;
+  return WireError(fmt::format("{}: an earlier write_reg (#{}) was refused ({}): {}", ch_->peer(), ans.seq,
+                               wire::status_name(ans.status), std::string(ans.payload.begin(), ans.payload.end())),
+                   static_cast<wire::Status>(ans.status));
+}
+
 Frame RemoteDevice::call(MsgType type, std::vector<uint8_t> payload, int* received_fd) {
   if (dead_) throw WireError(fmt::format("{}: the connection was closed after an earlier error", ch_->peer()));
   Frame req;
@@ -82,16 +109,12 @@ Frame RemoteDevice::call(MsgType type, std::vector<uint8_t> payload, int* receiv
   req.seq = ++seq_;
   req.payload = std::move(payload);
   try {
-    ch_->send(req);
+    send(req);
     for (;;) {
       Frame ans = ch_->recv(timeout_ms_, received_fd, type != MsgType::kWaitIrq);
       if (ans.type == static_cast<uint16_t>(MsgType::kKeepalive) && ans.seq == req.seq) continue;
       if (ans.status != 0 && ans.seq < req.seq && ans.type == static_cast<uint16_t>(MsgType::kWriteReg)) {
-        // An earlier posted write failed; the server closed the connection after saying so.
-        dead_ = true;
-        throw WireError(fmt::format("{}: an earlier write_reg (#{}) was refused ({}): {}", ch_->peer(), ans.seq,
-                                    wire::status_name(ans.status), std::string(ans.payload.begin(), ans.payload.end())),
-                        static_cast<wire::Status>(ans.status));
+        throw posted_write_error(ans);  // the server closed the connection after saying so
       }
       if (ans.seq != req.seq || ans.type != req.type) {
         throw WireError(fmt::format("{}: answer {} #{} to request {} #{}", ch_->peer(), wire::msg_type_name(ans.type),
@@ -128,12 +151,7 @@ void RemoteDevice::write_reg(uint32_t offset, uint32_t value) {
   req.type = static_cast<uint16_t>(MsgType::kWriteReg);
   req.seq = ++seq_;
   req.payload = wire::PayloadWriter().u32(offset).u32(value).take();
-  try {
-    ch_->send(req);
-  } catch (const WireError&) {
-    dead_ = true;
-    throw;
-  }
+  send(req);
 }
 
 void RemoteDevice::write_mem(uint64_t device_addr, const void* data, std::size_t bytes) {

@@ -46,6 +46,10 @@ class RemoteDevice final : public Device {
   /// Sends a request and returns its answer's payload; throws for an error answer (std::out_of_range for kAddress,
   /// wire::WireError otherwise) and marks the connection dead.
   wire::Frame call(wire::MsgType type, std::vector<uint8_t> payload, int* received_fd = nullptr);
+  /// Sends `req`; when the connection is gone, throws the error answer of a failed posted write if one is waiting.
+  void send(const wire::Frame& req);
+  /// The error of a failed posted write (its error answer `ans`); marks the connection dead.
+  wire::WireError posted_write_error(const wire::Frame& ans);
 
   std::string path_;
   int timeout_ms_;
