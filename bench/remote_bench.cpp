@@ -19,12 +19,11 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "firmware/driver/remote_device.h"
 #include "spec/trn_regs.h"
@@ -107,8 +106,8 @@ int main(int argc, char** argv) {
       dev.read_mem(trnsim::regs::HBM_BASE, buf.data(), buf.size());
       read_gbps.push_back(double(buf.size()) / std::chrono::duration<double>(clk::now() - a).count() / 1e9);
     }
-    std::printf("register round trip (read_reg): %.1f us median of %d x %d (ping: %.1f us)\n", median(reg_us),
-                rounds, kOps, median(ping_us));
+    std::printf("register round trip (read_reg): %.1f us median of %d x %d (ping: %.1f us)\n", median(reg_us), rounds,
+                kOps, median(ping_us));
     std::printf("bulk write_mem 64 MiB: %.2f GB/s, read_mem: %.2f GB/s (median of %d)\n", median(write_gbps),
                 median(read_gbps), rounds);
     std::printf("round_trip_us=%.2f\nping_us=%.2f\nbulk_write_gbps=%.3f\nbulk_read_gbps=%.3f\n", median(reg_us),

@@ -1,6 +1,7 @@
 #include "firmware/driver/device_server.h"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -13,8 +14,6 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
-
-#include <fmt/core.h>
 
 #include "spec/trn_regs.h"
 
@@ -71,8 +70,8 @@ DeviceServer::DeviceServer(driver::Device& device, std::string socket_path, Opti
   struct stat st {};
   if (::lstat(path_.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {
-      throw WireError(fmt::format("socket path {}: a file that is not a socket is there; remove it or pick another",
-                                  path_));
+      throw WireError(
+          fmt::format("socket path {}: a file that is not a socket is there; remove it or pick another", path_));
     }
     if (someone_listens(a)) throw WireError(fmt::format("socket path {}: a server is listening there already", path_));
     ::unlink(path_.c_str());  // stale: its server died
@@ -194,7 +193,8 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
     throw WireError(fmt::format("{} before hello", msg_type_name(req.type)));
   }
   const auto owner_only = [&] {
-    if (!c.owner()) throw WireError(fmt::format("{} is for the owner; an attach client may not", msg_type_name(req.type)));
+    if (!c.owner())
+      throw WireError(fmt::format("{} is for the owner; an attach client may not", msg_type_name(req.type)));
   };
   const auto window_range = [&](uint64_t bytes, uint64_t offset) {
     if (offset > c.window_bytes || bytes > c.window_bytes - offset) {
@@ -217,9 +217,9 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
       if (c.role == Role::kOwner) {
         for (const auto& o : conns_) {
           if (o.get() != &c && o->owner() && !o->closed) {
-            throw WireError(fmt::format("device busy: {} is its owner; use `trnsim attach` to look beside it",
-                                        o->name()),
-                            Status::kBusy);
+            throw WireError(
+                fmt::format("device busy: {} is its owner; use `trnsim attach` to look beside it", o->name()),
+                Status::kBusy);
           }
         }
       }
@@ -359,8 +359,7 @@ void DeviceServer::service_others(const Conn& busy_owner) {
 
 void DeviceServer::serve() {
   while (!stop_ && !(options_.once && owner_left_)) {
-    conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](const auto& c) { return c->closed; }),
-                 conns_.end());
+    conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](const auto& c) { return c->closed; }), conns_.end());
     std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
     for (const auto& c : conns_) fds.push_back({c->ch->fd(), POLLIN, 0});
     if (::poll(fds.data(), fds.size(), -1) < 0) {

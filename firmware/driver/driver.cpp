@@ -306,14 +306,20 @@ void Driver::set_progress(std::function<void(const RunProgress&)> callback, doub
 }
 
 void Driver::wait_with_progress(uint64_t timeout_cycles) {
-  // Slices of the wait, each short in host time; between them, a progress line when interval_s has passed.
+  // Slices of the wait, each short in host time (a quarter of the interval at most: the slice doubles while one
+  // takes less than a sixteenth of it, halves when one takes more than a quarter; the size carries over to the next
+  // run, so a served device gets about one wait request per short program); between them, a progress line when
+  // interval_s has passed.
   using clock = std::chrono::steady_clock;
-  constexpr uint64_t kSliceCycles = 20000;
   auto last = clock::now();
   for (uint64_t left = timeout_cycles; left > 0;) {
-    const uint64_t slice = std::min(left, kSliceCycles);
+    const uint64_t slice = std::min(left, progress_slice_);
+    const auto t0 = clock::now();
     if (device_.wait_interrupt(slice)) return;
     left -= slice;
+    const double took = std::chrono::duration<double>(clock::now() - t0).count();
+    if (took < progress_interval_s_ / 16 && progress_slice_ < (uint64_t{1} << 32)) progress_slice_ *= 2;
+    if (took > progress_interval_s_ / 4 && progress_slice_ > 1024) progress_slice_ /= 2;
     if (std::chrono::duration<double>(clock::now() - last).count() >= progress_interval_s_) {
       RunProgress p;
       p.cycles = read_counter64(regs::CYCLE_LO, regs::CYCLE_HI);
@@ -330,7 +336,9 @@ DeviceCounters Driver::read_counters() const {
   c.te_macs = read_counter64(regs::TE_MACS_LO, regs::TE_MACS_HI);
   c.te_busy = read_counter64(regs::TE_BUSY_LO, regs::TE_BUSY_HI);
   for (uint32_t q = 0; q < info_.num_queues; ++q) {
-    const auto r = [&](uint32_t lo, uint32_t hi) { return read_counter64(regs::perf_reg(q, lo), regs::perf_reg(q, hi)); };
+    const auto r = [&](uint32_t lo, uint32_t hi) {
+      return read_counter64(regs::perf_reg(q, lo), regs::perf_reg(q, hi));
+    };
     DeviceCounters::Queue u;
     u.busy = r(regs::P_BUSY_LO, regs::P_BUSY_HI);
     u.sem_wait = r(regs::P_SEM_WAIT_LO, regs::P_SEM_WAIT_HI);
@@ -340,7 +348,9 @@ DeviceCounters Driver::read_counters() const {
     c.queues.push_back(u);
   }
   for (uint32_t e = 0; e < info_.num_dma_engines; ++e) {
-    const auto r = [&](uint32_t lo, uint32_t hi) { return read_counter64(regs::dmae_reg(e, lo), regs::dmae_reg(e, hi)); };
+    const auto r = [&](uint32_t lo, uint32_t hi) {
+      return read_counter64(regs::dmae_reg(e, lo), regs::dmae_reg(e, hi));
+    };
     c.dma.push_back({r(regs::DE_BUSY_LO, regs::DE_BUSY_HI), r(regs::DE_COPIES_LO, regs::DE_COPIES_HI)});
   }
   return c;

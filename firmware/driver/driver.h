@@ -242,7 +242,8 @@ class Driver {
   void clear_counters();
   /// While wait() runs, calls `callback` about every `interval_s` seconds of host time with the run's cycles and
   /// MACs so far, read from CYCLE and TE_MACS. The device then runs in slices (wait_interrupt of a bounded number
-  /// of cycles each); the simulation is the same. An empty callback turns it off.
+  /// of cycles each, adapted to a fraction of the interval in host time); the simulation is the same. An empty
+  /// callback turns it off.
   void set_progress(std::function<void(const RunProgress&)> callback, double interval_s = 2.0);
 
  private:
@@ -265,6 +266,7 @@ class Driver {
   std::function<void(const RunProgress&)> progress_;
   double progress_interval_s_ = 2.0;
   uint64_t run_macs_origin_ = 0;      ///< TE_MACS at the last start()
+  uint64_t progress_slice_ = 20000;   ///< cycles of one wait_interrupt() while progress is on (adapted)
 };
 
 }  // namespace trnsim::driver

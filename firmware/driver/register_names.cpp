@@ -1,9 +1,9 @@
 #include "firmware/driver/register_names.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cctype>
-
-#include <fmt/core.h>
 
 #include "firmware/isa/isa.h"
 #include "spec/trn_regs.h"
@@ -26,7 +26,8 @@ uint32_t parse_index(std::string_view text, uint32_t count, bool queues, std::st
     }
   }
   uint64_t v = 0;
-  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(),
+                                                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
   if (digits && text.size() <= 9) {
     for (char c : text) v = v * 10 + uint64_t(c - '0');
   }
@@ -70,9 +71,10 @@ RegisterRef find_register(std::string_view name) {
     const uint32_t i = parse_index(index, a.count, false, a.name);
     return {fmt::format("{}[{}]", a.name, i), a.base + i * a.stride, std::string(a.access)};
   }
-  throw std::invalid_argument(fmt::format("no register named {} in the register map (docs/registers.md); e.g. "
-                                          "STATUS, Q_PC[te], SEM[0], P_BUSY_LO[dma], DE_COPIES_LO[0]",
-                                          name));
+  throw std::invalid_argument(
+      fmt::format("no register named {} in the register map (docs/registers.md); e.g. "
+                  "STATUS, Q_PC[te], SEM[0], P_BUSY_LO[dma], DE_COPIES_LO[0]",
+                  name));
 }
 
 std::string register_name(uint32_t offset) {

@@ -1,5 +1,6 @@
 #include "firmware/driver/remote_device.h"
 
+#include <fmt/core.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -11,8 +12,6 @@
 #include <optional>
 #include <stdexcept>
 
-#include <fmt/core.h>
-
 namespace trnsim::driver {
 
 using wire::Frame;
@@ -23,8 +22,8 @@ namespace {
 int connect_unix(const std::string& path) {
   sockaddr_un addr{};
   if (path.size() >= sizeof(addr.sun_path)) {
-    throw WireError(fmt::format("socket path {} is too long ({} bytes; at most {})", path, path.size(),
-                                sizeof(addr.sun_path) - 1));
+    throw WireError(
+        fmt::format("socket path {} is too long ({} bytes; at most {})", path, path.size(), sizeof(addr.sun_path) - 1));
   }
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw WireError(fmt::format("socket(): {}", std::strerror(errno)));
@@ -44,8 +43,8 @@ RemoteDevice::RemoteDevice(const std::string& socket_path, wire::Role role, int 
     : path_(socket_path), timeout_ms_(timeout_ms) {
   ch_ = std::make_unique<wire::Channel>(connect_unix(path_), "trnsim server at " + path_);
   int fd = -1;
-  const Frame ans = call(MsgType::kHello,
-                         wire::PayloadWriter().u32(wire::kVersion).u32(static_cast<uint32_t>(role)).take(), &fd);
+  const Frame ans =
+      call(MsgType::kHello, wire::PayloadWriter().u32(wire::kVersion).u32(static_cast<uint32_t>(role)).take(), &fd);
   wire::PayloadReader r(ans);
   const uint32_t version = r.u32("version");
   r.u32("reserved");
@@ -59,8 +58,8 @@ RemoteDevice::RemoteDevice(const std::string& socket_path, wire::Role role, int 
   void* p = ::mmap(nullptr, window_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) {
-    throw WireError(fmt::format("{}: cannot map the {}-byte shared window: {}", ch_->peer(), window_bytes_,
-                                std::strerror(errno)));
+    throw WireError(
+        fmt::format("{}: cannot map the {}-byte shared window: {}", ch_->peer(), window_bytes_, std::strerror(errno)));
   }
   window_ = static_cast<uint8_t*>(p);
 }

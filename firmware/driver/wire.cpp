@@ -1,5 +1,6 @@
 #include "firmware/driver/wire.h"
 
+#include <fmt/core.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,34 +9,48 @@
 #include <chrono>
 #include <cstring>
 
-#include <fmt/core.h>
-
 namespace trnsim::wire {
 
 const char* msg_type_name(uint16_t type) {
   switch (static_cast<MsgType>(type)) {
-    case MsgType::kHello: return "hello";
-    case MsgType::kReadReg: return "read_reg";
-    case MsgType::kWriteReg: return "write_reg";
-    case MsgType::kReadMem: return "read_mem";
-    case MsgType::kWriteMem: return "write_mem";
-    case MsgType::kWaitIrq: return "wait_irq";
-    case MsgType::kReset: return "reset";
-    case MsgType::kBye: return "bye";
-    case MsgType::kKeepalive: return "keepalive";
-    case MsgType::kPing: return "ping";
+    case MsgType::kHello:
+      return "hello";
+    case MsgType::kReadReg:
+      return "read_reg";
+    case MsgType::kWriteReg:
+      return "write_reg";
+    case MsgType::kReadMem:
+      return "read_mem";
+    case MsgType::kWriteMem:
+      return "write_mem";
+    case MsgType::kWaitIrq:
+      return "wait_irq";
+    case MsgType::kReset:
+      return "reset";
+    case MsgType::kBye:
+      return "bye";
+    case MsgType::kKeepalive:
+      return "keepalive";
+    case MsgType::kPing:
+      return "ping";
   }
   return "unknown";
 }
 
 const char* status_name(uint16_t status) {
   switch (static_cast<Status>(status)) {
-    case Status::kOk: return "ok";
-    case Status::kBadMessage: return "bad_message";
-    case Status::kVersion: return "version";
-    case Status::kAddress: return "address";
-    case Status::kDevice: return "device";
-    case Status::kBusy: return "busy";
+    case Status::kOk:
+      return "ok";
+    case Status::kBadMessage:
+      return "bad_message";
+    case Status::kVersion:
+      return "version";
+    case Status::kAddress:
+      return "address";
+    case Status::kDevice:
+      return "device";
+    case Status::kBusy:
+      return "busy";
   }
   return "unknown";
 }
@@ -85,8 +100,8 @@ uint64_t PayloadReader::u64(const char* field) {
 }
 void PayloadReader::done() const {
   if (pos_ != f_.payload.size()) {
-    throw WireError(fmt::format("{} message: payload of {} bytes, expected {}", msg_type_name(f_.type),
-                                f_.payload.size(), pos_));
+    throw WireError(
+        fmt::format("{} message: payload of {} bytes, expected {}", msg_type_name(f_.type), f_.payload.size(), pos_));
   }
 }
 
@@ -122,8 +137,8 @@ void Channel::send(const Frame& f, int pass_fd) {
     const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw WireError(fmt::format("{}: connection lost while sending {} ({})", peer_, msg_type_name(f.type),
-                                  std::strerror(errno)));
+      throw WireError(
+          fmt::format("{}: connection lost while sending {} ({})", peer_, msg_type_name(f.type), std::strerror(errno)));
     }
     sent += static_cast<std::size_t>(n);
   }
@@ -205,12 +220,12 @@ Frame Channel::recv(int timeout_ms, int* received_fd, bool spin) {
   f.seq = static_cast<uint32_t>(get_le(h + 8, 4));
   const auto length = static_cast<uint32_t>(get_le(h + 12, 4));
   if (magic != kMagic) {
-    throw WireError(fmt::format("{}: not a trnsim wire frame (magic 0x{:08X}, expected 0x{:08X})", peer_, magic,
-                                kMagic));
+    throw WireError(
+        fmt::format("{}: not a trnsim wire frame (magic 0x{:08X}, expected 0x{:08X})", peer_, magic, kMagic));
   }
   if (length > kMaxPayload) {
-    throw WireError(fmt::format("{}: {} message with a payload of {} bytes (at most {})", peer_,
-                                msg_type_name(f.type), length, kMaxPayload));
+    throw WireError(fmt::format("{}: {} message with a payload of {} bytes (at most {})", peer_, msg_type_name(f.type),
+                                length, kMaxPayload));
   }
   f.payload.resize(length);
   if (length > 0) read_exact(f.payload.data(), length, rest_ms, received_fd, true);

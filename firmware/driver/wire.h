@@ -19,10 +19,10 @@
 
 namespace trnsim::wire {
 
-inline constexpr uint32_t kMagic = 0x574E5254;   ///< "TRNW" as bytes on the wire
-inline constexpr uint32_t kVersion = 1;          ///< protocol version HELLO checks (exact match)
+inline constexpr uint32_t kMagic = 0x574E5254;  ///< "TRNW" as bytes on the wire
+inline constexpr uint32_t kVersion = 1;         ///< protocol version HELLO checks (exact match)
 inline constexpr uint32_t kHeaderBytes = 16;
-inline constexpr uint32_t kMaxPayload = 4096;    ///< largest payload of any message (error texts are cut to fit)
+inline constexpr uint32_t kMaxPayload = 4096;  ///< largest payload of any message (error texts are cut to fit)
 inline constexpr uint64_t kDefaultWindowBytes = 64ull << 20;  ///< shared memory window: 64 MiB
 /// Server: a KEEPALIVE during WAIT_IRQ when this long passed since the last one, checked between simulation
 /// slices of at most about 80 ms: so a client sees one at least every ~200 ms, and a client timeout must be longer.
@@ -57,8 +57,8 @@ const char* msg_type_name(uint16_t type);
 
 /// Who a client is (HELLO's role field).
 enum class Role : uint32_t {
-  kOwner = 0,  ///< the driver: one at a time; connecting resets the device; may do everything
-  kAttach = 1, ///< a debug client beside the owner (`trnsim attach`): registers and memory only, no reset, no wait
+  kOwner = 0,   ///< the driver: one at a time; connecting resets the device; may do everything
+  kAttach = 1,  ///< a debug client beside the owner (`trnsim attach`): registers and memory only, no reset, no wait
 };
 
 /// Answer status. Every status but kOk is followed by the server closing the connection; the payload is one line of
@@ -141,10 +141,10 @@ class Channel {
   /// Sends one frame, with `pass_fd` (>= 0) attached as SCM_RIGHTS. WireError when the peer is gone.
   void send(const Frame& f, int pass_fd = -1);
   /// Receives one frame. `timeout_ms` bounds the wait for its header (-1: no bound) and, separately, its payload
-  /// (a peer that stops mid-frame: timeout_ms, or kDefaultTimeoutMs when unbounded). `received_fd`, when given, gets a passed fd (or -1).
-  /// WireError: the peer closed the connection, the timeout passed, a bad magic or a payload over kMaxPayload.
-  /// `spin`: spin (kSpinUs) before blocking; off where the answer is known to take long (a WAIT_IRQ), so that the
-  /// spinning reader does not take CPU from the simulation it waits for.
+  /// (a peer that stops mid-frame: timeout_ms, or kDefaultTimeoutMs when unbounded). `received_fd`, when given, gets a
+  /// passed fd (or -1). WireError: the peer closed the connection, the timeout passed, a bad magic or a payload over
+  /// kMaxPayload. `spin`: spin (kSpinUs) before blocking; off where the answer is known to take long (a WAIT_IRQ), so
+  /// that the spinning reader does not take CPU from the simulation it waits for.
   Frame recv(int timeout_ms, int* received_fd = nullptr, bool spin = true);
   /// True when a byte (or EOF) is ready to read now.
   bool readable() const;

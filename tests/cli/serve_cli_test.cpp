@@ -1,9 +1,8 @@
 // `trnsim serve`, `trnsim run|matmul --connect` and `trnsim attach` as a user runs them (BRIEF section 4): the
 // served device gives the same report as the one in process, attach looks beside the driver, and every failure
 // (nothing listening, a server that dies mid-run, flags the server owns, bad names) is one line and exit 2.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -11,10 +10,9 @@
 
 #include <chrono>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/cli/cli_runner.h"
 #include "tests/cli/npy_files.h"
@@ -143,8 +141,10 @@ TEST(ServeCli, ConnectPrintsTheSameReportAsInProcess) {
   }
   // A second client of the same server: the device is reset on connect, so the figures repeat to the cycle.
   const std::string c = next_scratch(".json"), d = next_scratch(".json");
-  ASSERT_EQ(run("run --connect " + server.path() + " --workload layernorm --seq 24 --d-model 40 --report " + c).exit_code, 0);
-  ASSERT_EQ(run("run --connect " + server.path() + " --workload layernorm --seq 24 --d-model 40 --report " + d).exit_code, 0);
+  ASSERT_EQ(
+      run("run --connect " + server.path() + " --workload layernorm --seq 24 --d-model 40 --report " + c).exit_code, 0);
+  ASSERT_EQ(
+      run("run --connect " + server.path() + " --workload layernorm --seq 24 --d-model 40 --report " + d).exit_code, 0);
   EXPECT_EQ(device_figures(c), device_figures(d));
 }
 
@@ -180,7 +180,8 @@ TEST(ServeCli, AttachShowsStateReadsWritesAndDumpsBesideTheDriver) {
   ASSERT_EQ(status.exit_code, 0) << status.err;
   EXPECT_NE(status.out.find("STATUS            0x00000002 (done)"), std::string::npos) << status.out;
   EXPECT_NE(status.out.find("vec           2        2 halted            2"), std::string::npos) << status.out;
-  const Result rw = run("attach " + server.path() + " --write WATCHDOG_CYCLES=0x1234 --read watchdog_cycles "
+  const Result rw = run("attach " + server.path() +
+                        " --write WATCHDOG_CYCLES=0x1234 --read watchdog_cycles "
                         "--read Q_RETIRED[vec] --read P_RETIRED_LO[3]");
   ASSERT_EQ(rw.exit_code, 0) << rw.err;
   EXPECT_NE(rw.out.find("WATCHDOG_CYCLES        0x00001234 = 4660"), std::string::npos) << rw.out;

@@ -3,14 +3,13 @@
 // remote backend changes nothing the driver can see.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <memory>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "firmware/driver/device_server.h"
 #include "firmware/driver/remote_device.h"

@@ -22,6 +22,7 @@ using test::MockDevice;
 
 // Every suite below but the discovery-failure and error-text ones runs on both backends: the mock itself, and the
 // mock served over the wire protocol (tests/driver/backends.h).
+const auto kBothBackends = ::testing::Values(Backend::kMock, Backend::kRemote);
 class DriverAlloc : public ::testing::TestWithParam<Backend> {};
 class DriverFaultDetail : public ::testing::TestWithParam<Backend> {};
 class DriverInfo : public ::testing::TestWithParam<Backend> {};
@@ -607,12 +608,12 @@ TEST_P(DriverRun, DoneAfterTheLimitIsATimeout) {
   EXPECT_EQ(drv.run(10000).cycles, 10000u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, DriverAlloc, ::testing::Values(Backend::kMock, Backend::kRemote), backend_name);
-INSTANTIATE_TEST_SUITE_P(Backends, DriverFaultDetail, ::testing::Values(Backend::kMock, Backend::kRemote), backend_name);
-INSTANTIATE_TEST_SUITE_P(Backends, DriverInfo, ::testing::Values(Backend::kMock, Backend::kRemote), backend_name);
-INSTANTIATE_TEST_SUITE_P(Backends, DriverMemory, ::testing::Values(Backend::kMock, Backend::kRemote), backend_name);
-INSTANTIATE_TEST_SUITE_P(Backends, DriverProgram, ::testing::Values(Backend::kMock, Backend::kRemote), backend_name);
-INSTANTIATE_TEST_SUITE_P(Backends, DriverRun, ::testing::Values(Backend::kMock, Backend::kRemote), backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DriverAlloc, kBothBackends, backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DriverFaultDetail, kBothBackends, backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DriverInfo, kBothBackends, backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DriverMemory, kBothBackends, backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DriverProgram, kBothBackends, backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DriverRun, kBothBackends, backend_name);
 
 }  // namespace
 }  // namespace trnsim::driver

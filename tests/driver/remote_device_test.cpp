@@ -1,8 +1,9 @@
 // The wire protocol (firmware/driver/wire.h, docs/driver.md "Wire protocol"): driver::RemoteDevice against a
 // wire::DeviceServer serving the mock device, and raw frames that break the protocol on purpose. The server must
 // answer every bad frame with an error and close that connection, and go on serving the next client.
-#include <gtest/gtest.h>
+#include "firmware/driver/remote_device.h"
 
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -15,7 +16,6 @@
 
 #include "firmware/driver/device_server.h"
 #include "firmware/driver/driver.h"
-#include "firmware/driver/remote_device.h"
 #include "firmware/driver/wire.h"
 #include "spec/trn_regs.h"
 #include "tests/driver/backends.h"
@@ -156,8 +156,9 @@ TEST(RemoteDevice, MalformedFramesGetAnErrorAndTheServerGoesOn) {
     ch->recv(2000, &fd);
     ::close(fd);
     // 16 bytes at the end of the 1 MiB window: past it.
-    expect_refused(*ch, frame(MsgType::kWriteMem, wire::PayloadWriter().u64(regs::HBM_BASE).u64(16).u64((1 << 20) - 8).take()),
-                   Status::kBadMessage, "do not fit the 1048576-byte window");
+    expect_refused(
+        *ch, frame(MsgType::kWriteMem, wire::PayloadWriter().u64(regs::HBM_BASE).u64(16).u64((1 << 20) - 8).take()),
+        Status::kBadMessage, "do not fit the 1048576-byte window");
   }
   {
     auto ch = raw_connect(s.path());
@@ -186,7 +187,7 @@ TEST(RemoteDevice, ASecondOwnerIsBusyAnAttachClientIsWelcome) {
   owner.write_reg(regs::WATCHDOG_CYCLES, 99);
   driver::RemoteDevice attach(s.path(), wire::Role::kAttach);
   EXPECT_EQ(attach.read_reg(regs::WATCHDOG_CYCLES), 99u);  // no reset for an attach client
-  EXPECT_THROW(attach.wait_interrupt(10), WireError);       // waiting is the owner's
+  EXPECT_THROW(attach.wait_interrupt(10), WireError);      // waiting is the owner's
   EXPECT_EQ(owner.read_reg(regs::WATCHDOG_CYCLES), 99u);
 }
 

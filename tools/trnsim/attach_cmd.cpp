@@ -1,12 +1,12 @@
 // `trnsim attach PATH`: a debug client beside the driver of a served device (`trnsim serve --socket PATH`), as a
 // driver developer uses debugfs or JTAG: the device's state at a glance, registers read and written by name (the
 // generated register map), memory dumped to .npy. It never resets the device and never waits for it.
+#include <fmt/core.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/core.h>
 
 #include "firmware/driver/register_names.h"
 #include "firmware/driver/remote_device.h"
@@ -22,8 +22,8 @@ namespace {
 struct AttachOptions {
   std::string socket;
   std::vector<std::string> reads, writes;
-  std::string dump;           ///< hbm:ADDR | sbuf:P:OFF | psum:P:OFF
-  uint64_t count = 0;         ///< elements to dump
+  std::string dump;    ///< hbm:ADDR | sbuf:P:OFF | psum:P:OFF
+  uint64_t count = 0;  ///< elements to dump
   std::string dtype = "fp32";
   std::string out;
 };
@@ -48,7 +48,8 @@ uint64_t read64(driver::Device& d, uint32_t lo, uint32_t hi) {
 void print_status(driver::Device& d) {
   const uint32_t status = d.read_reg(regs::STATUS);
   std::string flags;
-  for (const auto& [mask, name] : {std::pair{regs::STATUS_BUSY_MASK, "busy"}, {regs::STATUS_DONE_MASK, "done"},
+  for (const auto& [mask, name] : {std::pair{regs::STATUS_BUSY_MASK, "busy"},
+                                   {regs::STATUS_DONE_MASK, "done"},
                                    {regs::STATUS_ERROR_MASK, "error"}}) {
     if (status & mask) flags += flags.empty() ? name : std::string(", ") + name;
   }
@@ -64,8 +65,8 @@ void print_status(driver::Device& d) {
   fmt::print("  {:<6} {:>8} {:>8} {:<8} {:>10}\n", "queue", "Q_PC", "Q_LEN", "Q_STATE", "Q_RETIRED");
   const uint32_t queues = std::min<uint32_t>(d.read_reg(regs::NUM_QUEUES), regs::QUEUE_SLOTS);
   for (uint32_t q = 0; q < queues; ++q) {
-    const std::string name = q < uint32_t(isa::kNumQueues) ? std::string(isa::engine_name(isa::Engine(q)))
-                                                           : std::to_string(q);
+    const std::string name =
+        q < uint32_t(isa::kNumQueues) ? std::string(isa::engine_name(isa::Engine(q))) : std::to_string(q);
     fmt::print("  {:<6} {:>8} {:>8} {:<8} {:>10}\n", name, d.read_reg(regs::queue_reg(q, regs::Q_PC)),
                d.read_reg(regs::queue_reg(q, regs::Q_LEN)),
                regs::queue_state_name(d.read_reg(regs::queue_reg(q, regs::Q_STATE))),
@@ -85,7 +86,8 @@ uint64_t dump_address(driver::Device& d, const std::string& spec, uint64_t bytes
   const auto parts = [&] {
     std::vector<std::string> v;
     size_t at = 0;
-    for (size_t colon; (colon = spec.find(':', at)) != std::string::npos; at = colon + 1) v.push_back(spec.substr(at, colon - at));
+    for (size_t colon; (colon = spec.find(':', at)) != std::string::npos; at = colon + 1)
+      v.push_back(spec.substr(at, colon - at));
     v.push_back(spec.substr(at));
     return v;
   }();
@@ -191,8 +193,10 @@ Action add_attach(CLI::App& app) {
   cmd->add_option("--write", o->writes, "Write a register: NAME=VALUE (decimal or 0x hex), before the reads");
   cmd->add_option("--dump", o->dump, "Dump memory: hbm:ADDR, sbuf:PARTITION:OFFSET or psum:PARTITION:OFFSET");
   cmd->add_option("--count", o->count, "Elements to dump")->check(kNonNegative);
-  cmd->add_option("--dtype", o->dtype, "Element type in memory: fp32, bf16, fp16, fp8e4m3, fp8e5m2 (widened to "
-                                       "float32 in the file)")->capture_default_str();
+  cmd->add_option("--dtype", o->dtype,
+                  "Element type in memory: fp32, bf16, fp16, fp8e4m3, fp8e5m2 (widened to "
+                  "float32 in the file)")
+      ->capture_default_str();
   cmd->add_option("--out", o->out, "The .npy file of --dump");
   return [o] { return attach(*o); };
 }

@@ -1,9 +1,9 @@
 #include "tools/trnsim/engine_report.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/core.h>
 
 namespace trnsim::tool {
 
@@ -38,17 +38,17 @@ void print_engine_report(const DeviceSession& s, nlohmann::json& j) {
     fmt::print("    {:<26} {:>5.2f} GHz {:>8} {:>13} {:>11.3f} {:>6.1f}% {:>8.1f}% {:>8.1f}% {:>6.1f}%\n",
                name + " (" + queue_title(q) + ")", mhz / 1000.0, u.retired, cycles, info.cycles_to_us(u.busy),
                pct(u.busy), pct(u.sem_wait), pct(u.dma_wait), pct(u.idle));
-    engines[name] = {{"title", queue_title(q)},
-                     {"clock_mhz", mhz},
-                     {"instructions", u.retired},
-                     {"busy_cycles", cycles},
-                     {"busy_us", info.cycles_to_us(u.busy)},
-                     {"utilization", pct(u.busy) / 100.0},
-                     {"sem_wait_us", info.cycles_to_us(u.sem_wait)},
-                     {"dma_wait_us", info.cycles_to_us(u.dma_wait)},
-                     {"idle_us", info.cycles_to_us(u.idle)},
-                     {"te_cycles", {{"busy", u.busy}, {"sem_wait", u.sem_wait}, {"dma_wait", u.dma_wait},
-                                    {"idle", u.idle}}}};
+    engines[name] = {
+        {"title", queue_title(q)},
+        {"clock_mhz", mhz},
+        {"instructions", u.retired},
+        {"busy_cycles", cycles},
+        {"busy_us", info.cycles_to_us(u.busy)},
+        {"utilization", pct(u.busy) / 100.0},
+        {"sem_wait_us", info.cycles_to_us(u.sem_wait)},
+        {"dma_wait_us", info.cycles_to_us(u.dma_wait)},
+        {"idle_us", info.cycles_to_us(u.idle)},
+        {"te_cycles", {{"busy", u.busy}, {"sem_wait", u.sem_wait}, {"dma_wait", u.dma_wait}, {"idle", u.idle}}}};
   }
   nlohmann::json dma = nlohmann::json::array();
   uint64_t busy_sum = 0, copies = 0;
@@ -65,11 +65,12 @@ void print_engine_report(const DeviceSession& s, nlohmann::json& j) {
   if (!c.dma.empty()) {
     const size_t n = c.dma.size();
     const double mean = pct(busy_sum) / double(n);
-    fmt::print("    {:<26} {:>5.2f} GHz {:>8} {:>13} {:>11.3f} {:>6.1f}% {:>9} {:>9} {:>6.1f}%   (mean of {}; busiest "
-               "dma{} {:.1f}%)\n",
-               fmt::format("dma engines ({} copies)", copies), info.te_clock_mhz / 1000.0, "-",
-               own_cycles(busy_sum, info.te_clock_mhz), info.cycles_to_us(busy_sum), mean, "-", "-", 100.0 - mean, n,
-               busiest, pct(c.dma[busiest].busy));
+    fmt::print(
+        "    {:<26} {:>5.2f} GHz {:>8} {:>13} {:>11.3f} {:>6.1f}% {:>9} {:>9} {:>6.1f}%   (mean of {}; busiest "
+        "dma{} {:.1f}%)\n",
+        fmt::format("dma engines ({} copies)", copies), info.te_clock_mhz / 1000.0, "-",
+        own_cycles(busy_sum, info.te_clock_mhz), info.cycles_to_us(busy_sum), mean, "-", "-", 100.0 - mean, n, busiest,
+        pct(c.dma[busiest].busy));
   }
   j["engine_window_us"] = window;
   j["engines"] = std::move(engines);

@@ -1,12 +1,12 @@
 // `trnsim serve`: one simulated device in this process, served over a UNIX-domain socket (wire::DeviceServer,
 // docs/driver.md "Wire protocol") to drivers in other processes (`trnsim run|matmul --connect PATH`) and debug
 // clients (`trnsim attach PATH`).
+#include <fmt/core.h>
+
 #include <csignal>
 #include <cstdio>
 #include <memory>
 #include <string>
-
-#include <fmt/core.h>
 
 #include "firmware/driver/device_server.h"
 #include "model/config/chip_config.h"
@@ -36,9 +36,10 @@ int serve(const ServeOptions& o) {
   }
   try {
     if (model::chip_config(o.device.config).chips > 1) {
-      throw BadInput(fmt::format("--config {}: `trnsim serve` serves one chip; multi-chip systems are not served yet "
-                                 "(docs/driver.md)",
-                                 o.device.config));
+      throw BadInput(
+          fmt::format("--config {}: `trnsim serve` serves one chip; multi-chip systems are not served yet "
+                      "(docs/driver.md)",
+                      o.device.config));
     }
   } catch (const std::invalid_argument& e) {
     throw BadInput(fmt::format("--config: {}", e.what()));
@@ -75,8 +76,8 @@ int serve(const ServeOptions& o) {
 
 Action add_serve(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "serve", "Serve a simulated device over a UNIX-domain socket (for --connect and attach)");
+  CLI::App* cmd =
+      app.add_subcommand("serve", "Serve a simulated device over a UNIX-domain socket (for --connect and attach)");
   cmd->add_option("--socket", o->socket, "Socket path to listen on (a stale socket file there is replaced)")
       ->required();
   cmd->add_option("--config", o->device.config, "Machine configuration: tiny or trn2")->capture_default_str();

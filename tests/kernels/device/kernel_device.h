@@ -5,6 +5,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -17,8 +18,6 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "firmware/driver/driver.h"
 #include "spec/trn_regs.h"
