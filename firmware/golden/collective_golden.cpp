@@ -5,6 +5,7 @@
 #include <string>
 
 #include "firmware/golden/fp_golden.h"
+#include "firmware/isa/ring_plan.h"
 
 namespace trnsim::golden {
 namespace {
@@ -77,28 +78,13 @@ std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, Collec
     flows.push_back({+1, {}});
     weights = {1};
   } else {
-    std::vector<size_t> used;
-    for (size_t d = 0; d < algo.dims.size(); ++d) {
-      if (algo.dims[d] > 1) used.push_back(d);
+    for (const isa::RingFlow& f : isa::ring_flows(algo.dims, algo.link_gbytes_per_s, algo.slices)) {
+      flows.push_back({f.direction, std::vector<size_t>(f.dims.begin(), f.dims.end())});
+      weights.push_back(f.weight);
     }
-    for (size_t first = 0; first < used.size(); ++first) {
-      std::vector<size_t> order;
-      order.push_back(used[first]);  // the first dimension, then the others in ascending order
-      for (size_t i = 0; i < used.size(); ++i) {
-        if (i != first) order.push_back(used[i]);
-      }
-      for (int dir : {+1, -1}) {
-        for (int i = 0; i < std::max(algo.slices, 1); ++i) flows.push_back({dir, order});
-      }
-    }
-    weights = algo.flow_weights;
     if (flows.empty()) {  // one chip: nothing to reduce
       flows.push_back({+1, {}});
       weights = {1};
-    }
-    if (weights.size() != flows.size()) {
-      throw std::invalid_argument("collective golden: " + std::to_string(flows.size()) + " ring flows but " +
-                                  std::to_string(weights.size()) + " weights");
     }
   }
   uint64_t total_w = 0;

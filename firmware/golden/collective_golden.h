@@ -15,19 +15,17 @@ namespace trnsim::golden {
 
 enum class CollectiveDtype { kFp32, kBf16 };
 
-/// The algorithm as the golden needs it.
-///   ring: dims = torus sizes (x fastest: rank = x + X * (y + Y * z)); `slices` flows per dimension of size > 1
-///         and direction, in the order (d0, +) x slices, (d0, -) x slices, (d1, +) x slices, ... over those
-///         dimensions ascending; a flow's phases take its first dimension, then the others ascending (trn2-64:
-///         xyz, yxz, zxy); flow_weights gives their shares (same length; the system chooses them from link
-///         bandwidths). Slices of one (dimension, direction) sum in the same order.
-///   rhd:  recursive halving-doubling over the ranks' bits; dims only give the chip count (a power of two);
-///         flow_weights is ignored (one flow).
+/// The algorithm as the golden needs it: the machine (torus sizes, link bandwidths) and the algorithm's name.
+///   ring: dims = torus sizes (x fastest: rank = x + X * (y + Y * z)), link_gbytes_per_s = each dimension's link
+///         bandwidth; the flows, their phase orders and shares are isa::ring_flows(dims, link_gbytes_per_s, slices)
+///         (firmware/isa/ring_plan.h: the documented plan, computed here as in the model, never asked of it).
+///         Slices of one (dimension, direction) sum in the same order.
+///   rhd:  recursive halving-doubling over the ranks' bits; dims only give the chip count (a power of two).
 struct CollectiveAlgorithm {
   bool rhd = false;
   std::vector<int> dims;
-  std::vector<uint64_t> flow_weights;
-  int slices = 1;
+  std::vector<double> link_gbytes_per_s;
+  int slices = 4;  ///< isa::kRingSlices
 };
 
 /// Element bits: FP32 patterns, or BF16 patterns in the low 16 bits.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "firmware/isa/ring_plan.h"
 #include "model/collective/fabric.h"
 #include "model/collective/topology.h"
 #include "model/collective/transport.h"
@@ -58,13 +59,8 @@ struct Result {
   NetworkFigures network;    ///< the router network's figures (flit-level transports only; zeros on the fabric)
 };
 
-/// One ring flow of the ring algorithm: the rings of dims[0] first, then dims[1], ..., all in one direction.
-struct RingFlow {
-  int direction = +1;         ///< +1: each chip sends to coordinate + 1; -1: to coordinate - 1
-  std::vector<int> dims;      ///< dimension order of the reduce-scatter phases (all-gather: reversed)
-  uint64_t weight = 1;        ///< share of every block this flow carries: weight / sum of weights
-  int slice = 0;              ///< which of the ring_slices() flows with the same dims and direction this is
-};
+/// One ring flow of the ring algorithm (firmware/isa/ring_plan.h: the plan the golden collective follows too).
+using RingFlow = isa::RingFlow;
 
 class CollectiveSystem {
  public:
@@ -81,13 +77,11 @@ class CollectiveSystem {
   int chips() const { return topo_.chips(); }
   Memory& hbm(int chip) { return *hbm_.at(size_t(chip)); }
 
-  /// The ring algorithm's flows on this torus: for every dimension of size > 1 (ascending) a + and a - flow, whose
-  /// phases start in that dimension and continue with the others in ascending order, each as ring_slices() flows of equal weight (slices
-  /// keep a link busy while another slice of the same flow waits for its data: latency and contention overlap).
-  /// Weights as documented in docs/neuronlink.md "Weights".
+  /// The ring algorithm's flows on this torus: isa::ring_flows of its sizes and link bandwidths (docs/neuronlink.md
+  /// "Weights").
   std::vector<RingFlow> ring_flows() const;
-  /// Flows per (first dimension, direction) of the ring algorithm: 4.
-  static constexpr int ring_slices() { return 4; }
+  /// Flows per (first dimension, direction) of the ring algorithm: isa::kRingSlices.
+  static constexpr int ring_slices() { return isa::kRingSlices; }
 
   /// Runs `call` on every chip from simulated time 0. Throws CollectiveError: --algo rhd on a chip count that is
   /// not a power of two; a buffer past the end of HBM. count 0 is a no-op (time 0, no message).

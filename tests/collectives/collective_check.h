@@ -22,9 +22,9 @@ inline golden::CollectiveDtype gold_dtype(ElemType t) {
 inline golden::CollectiveAlgorithm gold_algo(const CollectiveSystem& sys, Algorithm a) {
   golden::CollectiveAlgorithm g;
   g.rhd = a == Algorithm::kRhd;
+  // The machine as configured (sizes, link bandwidths); the golden plans the flows itself (isa::ring_flows).
   g.dims = sys.topology().dims();
-  for (const RingFlow& f : sys.ring_flows()) g.flow_weights.push_back(f.weight);
-  g.slices = CollectiveSystem::ring_slices();
+  for (int d = 0; d < sys.topology().num_dims(); ++d) g.link_gbytes_per_s.push_back(sys.topology().gbytes_per_s(d));
   return g;
 }
 

@@ -84,9 +84,8 @@ class CollectiveDeviceTest : public ::testing::Test {
     auto& sys = sys_->hub().system();
     golden::CollectiveAlgorithm g;
     g.rhd = a == CcAlgorithm::kRhd;
-    g.dims = sys.topology().dims();
-    for (const auto& f : sys.ring_flows()) g.flow_weights.push_back(f.weight);
-    g.slices = model::collective::CollectiveSystem::ring_slices();
+    g.dims = sys.topology().dims();  // the machine; the golden plans the flows itself (isa::ring_flows)
+    for (int d = 0; d < sys.topology().num_dims(); ++d) g.link_gbytes_per_s.push_back(sys.topology().gbytes_per_s(d));
     return g;
   }
 

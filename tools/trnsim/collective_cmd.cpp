@@ -193,11 +193,9 @@ int run_collective_workload(const CollectiveOptions& o,
   } else {
     fmt::print("  fabric            message: message-level link model (link bandwidths and hop latency above)\n");
   }
-  std::vector<uint64_t> weights;
   if (algo == mc::Algorithm::kRing) {
     std::vector<std::string> flows;
     for (const mc::RingFlow& f : sys.ring_flows()) {
-      weights.push_back(f.weight);
       if (f.slice) continue;
       std::string order;
       for (int d : f.dims) order += "xyz"[d];
@@ -263,8 +261,9 @@ int run_collective_workload(const CollectiveOptions& o,
   }
   const auto t2 = std::chrono::steady_clock::now();
 
-  golden::CollectiveAlgorithm galgo{algo == mc::Algorithm::kRhd, topo.dims(), weights,
-                                    mc::CollectiveSystem::ring_slices()};
+  // The machine (sizes, link bandwidths) and the algorithm's name: the golden plans the flows itself.
+  golden::CollectiveAlgorithm galgo{algo == mc::Algorithm::kRhd, topo.dims(), {}, isa::kRingSlices};
+  for (int d = 0; d < topo.num_dims(); ++d) galgo.link_gbytes_per_s.push_back(topo.gbytes_per_s(d));
   const std::vector<uint32_t> want = op == mc::Op::kAllGather ? golden::collective_gathered(n, count, input)
                                                               : golden::collective_reduced(galgo, gtype, count, input);
   const auto t3 = std::chrono::steady_clock::now();
