@@ -202,6 +202,12 @@ class Driver {
   void write_hbm(uint64_t hbm_addr, const void* data, std::size_t bytes);
   /// Reads `bytes` bytes at HBM address `hbm_addr` into `data`.
   void read_hbm(uint64_t hbm_addr, void* data, std::size_t bytes) const;
+  /// Writes `elements.size()` elements of type `type` to HBM at `hbm_addr`: element patterns in the low bits of each
+  /// uint32 (BF16/FP16 16 bits, FP8 8 bits), stored little-endian, isa::data_type_bytes(type) bytes each, densely.
+  /// The one host-side tensor packing; AddressError like write_hbm.
+  void write_tensor(uint64_t hbm_addr, const std::vector<uint32_t>& elements, isa::DataType type);
+  /// Reads `count` elements of `type` at HBM `hbm_addr` (the layout of write_tensor).
+  std::vector<uint32_t> read_tensor(uint64_t hbm_addr, std::size_t count, isa::DataType type) const;
   /// Reads `bytes` bytes of SBUF partition `partition` from byte `offset` (debug and tests).
   void read_sbuf(uint32_t partition, uint32_t offset, void* data, std::size_t bytes) const;
   /// Reads `bytes` bytes of PSUM partition `partition` from byte `offset` (debug and tests).

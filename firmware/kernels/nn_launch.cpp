@@ -3,29 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace trnsim::kernels {
 namespace {
-
-/// Element patterns as little-endian device bytes of `type`.
-std::vector<uint8_t> pack(const std::vector<uint32_t>& v, isa::DataType type) {
-  const unsigned es = isa::data_type_bytes(type);
-  std::vector<uint8_t> out(v.size() * es);
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    for (unsigned b = 0; b < es; ++b) out[i * es + b] = static_cast<uint8_t>(v[i] >> (8 * b));
-  }
-  return out;
-}
-
-std::vector<uint32_t> unpack(const std::vector<uint8_t>& bytes, isa::DataType type) {
-  const unsigned es = isa::data_type_bytes(type);
-  std::vector<uint32_t> out(bytes.size() / es, 0);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    for (unsigned b = 0; b < es; ++b) out[i] |= uint32_t(bytes[i * es + b]) << (8 * b);
-  }
-  return out;
-}
 
 void check_size(const char* kernel, const char* what, std::size_t have, uint64_t want) {
   if (have != want) {
@@ -35,9 +17,8 @@ void check_size(const char* kernel, const char* what, std::size_t have, uint64_t
 
 /// Allocates and writes one input tensor; returns its HBM address.
 uint64_t put(driver::Driver& drv, const std::vector<uint32_t>& v, isa::DataType type) {
-  const std::vector<uint8_t> bytes = pack(v, type);
-  const uint64_t addr = drv.alloc(bytes.size());
-  drv.write_hbm(addr, bytes.data(), bytes.size());
+  const uint64_t addr = drv.alloc(v.size() * isa::data_type_bytes(type));
+  drv.write_tensor(addr, v, type);
   return addr;
 }
 
@@ -47,9 +28,7 @@ KernelRun launch(driver::Driver& drv, const isa::Program& program, uint64_t out_
   KernelRun r;
   for (const auto& q : program.queues) r.instructions += q.size();
   r.run = drv.run(timeout_cycles);
-  std::vector<uint8_t> bytes(out_elems * isa::data_type_bytes(out_type));
-  drv.read_hbm(out_hbm, bytes.data(), bytes.size());
-  r.out = unpack(bytes, out_type);
+  r.out = drv.read_tensor(out_hbm, out_elems, out_type);
   return r;
 }
 

@@ -38,43 +38,9 @@ struct RunOptions {
   int m = 128, k = 128, n = 128;
   uint64_t seed = 1;
   std::string report;
-  WorkloadOptions composite;  ///< shape, --inputs, --outputs of the composite workloads (workloads.h)
+  WorkloadOptions composite;  ///< shape, --inputs, --outputs of the library's workloads (workloads.h)
   CollectiveOptions collective;  ///< --bytes, --algo of the collective workloads (collective_cmd.h)
 };
-
-/// A named GEMM workload: out[M, N] = stationary[K, M]^T @ moving[K, N].
-struct GemmWorkload {
-  std::string title;
-  isa::Dtype dtype;
-  int k, m, n;
-  float stationary_sigma, moving_sigma;  ///< standard deviations of the random operands
-};
-
-// GPT-2 small MLP up-projection (Radford et al. 2019, d_model 768, d_ff 3072) for 128 tokens: y[128, 3072] =
-// x[128, 768] @ W[768, 3072], as stationary = x^T [K=768, M=128 tokens] and moving = W [K=768, N=3072], so the
-// result comes out as y itself. Weights drawn like GPT-2's initialisation (sigma 0.02), activations N(0, 1).
-GemmWorkload workload(const RunOptions& o) {
-  if (o.workload == "gpt2-mlp-up") {
-    return {"GPT-2 small MLP up-projection, 128 tokens x 768 -> 3072", isa::Dtype::kBf16, 768, 128, 3072, 1.0f,
-            0.02f};
-  }
-  const auto dt = isa::parse_dtype(o.dtype);
-  if (!dt) throw BadInput(fmt::format("--dtype {}: unknown (bf16, fp16, fp8e4m3, fp8e5m2)", o.dtype));
-  return {"random GEMM", *dt, o.k, o.m, o.n, 1.0f, 1.0f};
-}
-
-// Random operands, rounded to the dtype by the golden conversion (float32 -> dtype, RNE, saturating).
-std::vector<uint16_t> random_operand(isa::Dtype dt, size_t count, float sigma, std::mt19937_64& rng) {
-  std::normal_distribution<float> dist(0.0f, sigma);
-  std::vector<uint16_t> v(count);
-  for (uint16_t& x : v) {
-    const float f = dist(rng);
-    uint32_t bits;
-    std::memcpy(&bits, &f, sizeof bits);
-    x = golden::narrow_from_f32(dt, bits, /*saturate=*/true);
-  }
-  return v;
-}
 
 double peak_rss_gib() {
   rusage ru{};
@@ -118,76 +84,6 @@ void print_figures(const DeviceSession& s, uint64_t cycles, uint64_t macs, doubl
   j["macs_per_host_s"] = macs / wall;
   j["peak_rss_gib"] = peak_rss_gib();
   print_engine_report(s, j);  // per-engine utilization; writes --timeline
-}
-
-int run_gemm_workload(const RunOptions& o) {
-  const GemmWorkload w = workload(o);
-  const uint64_t elements = uint64_t(w.k) * w.m + uint64_t(w.k) * w.n + uint64_t(w.m) * w.n;
-  if (elements > (uint64_t{1} << 28)) {
-    throw BadInput(fmt::format("-m {} -k {} -n {}: {} operand and result elements, more than this command holds "
-                               "in memory (2^28)", w.m, w.k, w.n, elements));
-  }
-  std::ofstream report = open_report(o.report);
-  DeviceSession s = open_device(o.device);
-
-  fmt::print("trnsim run: {}\n", w.title);
-  fmt::print("  out[M={}, N={}] = stationary[K={}, M]^T @ moving[K, N], dtype {}, seed {}\n", w.m, w.n, w.k,
-             isa::dtype_name(w.dtype), o.seed);
-  fmt::print("  config {} ({}x{} Tensor Engine, {} datapath)\n", s.info().config_name, s.info().te_rows, s.info().te_cols,
-             s.info().te_backend);
-  std::fflush(stdout);  // the header before the progress lines (stderr)
-  std::mt19937_64 rng(o.seed);
-  kernels::GemmHostOperands ops;
-  ops.dtype = w.dtype;
-  ops.k = w.k;
-  ops.m = w.m;
-  ops.n = w.n;
-  ops.stationary = random_operand(w.dtype, size_t(w.k) * w.m, w.stationary_sigma, rng);
-  ops.moving = random_operand(w.dtype, size_t(w.k) * w.n, w.moving_sigma, rng);
-
-  return run_on_device(s, [&] {
-    const auto t0 = std::chrono::steady_clock::now();
-    const kernels::GemmDeviceRun r = kernels::run_gemm(*s.driver, ops, o.device.timeout_cycles);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const std::vector<uint32_t> want =
-        golden::gemm({w.dtype, w.k, w.m, w.n, ops.stationary, ops.moving}, s.info().te_rows);
-    size_t mismatches = 0;
-    for (size_t i = 0; i < r.out.size(); ++i) {
-      if (r.out[i] != want[i]) {
-        if (mismatches < 5) {
-          fmt::print("  MISMATCH out[{}][{}]: got 0x{:08X}, golden 0x{:08X}\n", i / w.n, i % w.n, r.out[i],
-                     want[i]);
-        }
-        ++mismatches;
-      }
-    }
-    fmt::print("  program           {} instructions (te {}, dma {})\n", r.instructions,
-               r.run.retired[size_t(isa::Engine::kTe)], r.run.retired[size_t(isa::Engine::kDma)]);
-    nlohmann::json j = {{"workload", o.workload},
-                        {"config", s.info().config_name},
-                        {"te", s.info().te_backend},
-                        {"dtype", isa::dtype_name(w.dtype)},
-                        {"m", w.m},
-                        {"k", w.k},
-                        {"n", w.n},
-                        {"seed", o.seed},
-                        {"instructions", r.instructions},
-                        {"mismatches", mismatches},
-                        {"pass", mismatches == 0}};
-    print_figures(s, r.run.cycles, uint64_t(w.k) * w.m * w.n, wall, j);
-    if (!o.device.wave.empty()) {
-      const std::string gtkw = std::filesystem::path(o.device.wave).replace_extension(".gtkw").string();
-      cosim::write_te_gtkw(gtkw, o.device.wave, s.info().te_rows, s.info().te_cols);
-      fmt::print("  waveform          {} (layout {}; open with: gtkwave {})\n", o.device.wave, gtkw, gtkw);
-    }
-    write_report(report, o.report, j);
-    if (mismatches) {
-      fmt::print("FAIL: {} of {} elements differ from the golden GEMM\n", mismatches, r.out.size());
-      return kExitFail;
-    }
-    fmt::print("PASS: {} bit-exact against the golden GEMM\n", counted(r.out.size(), "element"));
-    return kExitOk;
-  });
 }
 
 // --program FILE: a binary (.bin, "TRNP") or text program; it runs to its halts, there is no golden result.
@@ -269,13 +165,10 @@ Action add_run(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "run", "Run a workload on the simulated device through the driver and check it against the golden host kernels");
-  // The workload table: the GEMM workloads here, the composite ones from workloads.h.
-  std::vector<std::string> names = {"gpt2-mlp-up", "gemm"};
-  std::string workload_help =
-      "Workload (the first line of the report names its shape):\n"
-      "  gpt2-mlp-up        GPT-2 small MLP up-projection, one BF16 GEMM 128x768 -> 3072\n"
-      "  gemm               random GEMM, shape from -m -k -n --dtype";
-  for (const WorkloadEntry& w : composite_workloads()) {
+  // The workload table: the library's registry (firmware/workloads), then the collective workloads.
+  std::vector<std::string> names;
+  std::string workload_help = "Workload (the first line of the report names its shape):";
+  for (const workloads::Entry& w : workloads::registry()) {
     names.push_back(w.name);
     workload_help += fmt::format("\n  {:<18} {}", w.name, w.summary);
   }
@@ -301,14 +194,14 @@ Action add_run(CLI::App& app) {
   cmd->add_option("-k,--k", opts->k, "GEMM K (contraction, partitions)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd->add_option("-n,--n", opts->n, "GEMM N (moving free size)")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd->add_option("--seed", opts->seed, "Seed of the random operands")->check(kNonNegative)->capture_default_str();
-  cmd->add_option("--seq", opts->composite.seq, "Tokens of the composite workloads (softmax .. transformer-block)")
+  cmd->add_option("--seq", opts->composite.params.seq, "Tokens of the composite workloads (softmax .. transformer-block)")
       ->check(CLI::Range(1, 4096))->capture_default_str();
-  cmd->add_option("--d-model", opts->composite.d_model, "Model width of the composite workloads")
+  cmd->add_option("--d-model", opts->composite.params.d_model, "Model width of the composite workloads")
       ->check(CLI::Range(1, 16384))->capture_default_str();
-  cmd->add_option("--heads", opts->composite.heads, "Attention heads (d_model / heads each)")
+  cmd->add_option("--heads", opts->composite.params.heads, "Attention heads (d_model / heads each)")
       ->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--d-ff", opts->composite.d_ff, "MLP hidden width")->check(CLI::Range(1, 65535))->capture_default_str();
-  cmd->add_flag("--dma-transpose", opts->composite.dma_transpose,
+  cmd->add_option("--d-ff", opts->composite.params.d_ff, "MLP hidden width")->check(CLI::Range(1, 65535))->capture_default_str();
+  cmd->add_flag("--dma-transpose", opts->composite.params.dma_transpose,
                 "Transpose activations by strided DMA copies instead of on the Tensor Engine (identity matmul)");
   cmd->add_option("--inputs", opts->composite.inputs,
                   "Directory of input tensors NAME.npy (float32; the report lists the names and shapes); missing "
@@ -337,17 +230,17 @@ Action add_run(CLI::App& app) {
       std::ofstream report = open_report(opts->report);
       return run_collective_workload(c, [&](const nlohmann::json& j) { write_report(report, opts->report, j); });
     }
-    for (const WorkloadEntry& w : composite_workloads()) {
-      if (w.name != opts->workload) continue;
-      WorkloadOptions o = opts->composite;
-      o.name = opts->workload;
-      o.device = opts->device;
-      o.seed = opts->seed;
-      std::ofstream report = open_report(opts->report);
-      const ReportHooks hooks{print_figures, [&](const nlohmann::json& j) { write_report(report, opts->report, j); }};
-      return w.run(o, hooks);
-    }
-    return run_gemm_workload(*opts);
+    WorkloadOptions o = opts->composite;
+    o.name = opts->workload;
+    o.device = opts->device;
+    o.seed = opts->seed;
+    o.params.m = opts->m, o.params.k = opts->k, o.params.n = opts->n;
+    const auto dt = isa::parse_dtype(opts->dtype);
+    if (!dt) throw BadInput(fmt::format("--dtype {}: unknown (bf16, fp16, fp8e4m3, fp8e5m2)", opts->dtype));
+    o.params.dtype = *dt;
+    std::ofstream report = open_report(opts->report);
+    const ReportHooks hooks{print_figures, [&](const nlohmann::json& j) { write_report(report, opts->report, j); }};
+    return run_workload(o, hooks);
   };
 }
 

@@ -1,28 +1,27 @@
-// The composite workloads of `trnsim run` (softmax, layernorm, rmsnorm, mlp, attention, transformer-block): their
-// tensors, the programs they launch one after another through the driver, and their golden check. run_cmd.cpp
-// dispatches here; the GEMM workloads (gemm, gpt2-mlp-up) stay in run_cmd.cpp.
+// `trnsim run --workload NAME` for the workload library's workloads (firmware/workloads/workloads.h): reads the
+// --inputs files, runs workloads::run_and_check on the device of the session and prints its report. The collective
+// workloads are collective_cmd.h's.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "firmware/workloads/workloads.h"
 #include "tools/trnsim/device_session.h"
 
 namespace trnsim::tool {
 
-/// Options of one composite workload run.
+/// Options of one workload run.
 struct WorkloadOptions {
   std::string name;
   DeviceFlags device;
   uint64_t seed = 1;
   std::string inputs;   ///< directory of NAME.npy inputs (missing ones are generated from the seed); empty: none
   std::string outputs;  ///< directory the outputs and named intermediates are written to as NAME.npy; empty: none
-  int seq = 128, d_model = 768, heads = 12, d_ff = 3072;  ///< GPT-2 small, 128 tokens
-  bool dma_transpose = false;  ///< transposes by strided DMA copies instead of the TE (identity matmul)
+  workloads::Params params;
 };
 
 /// How the caller reports: print the common figures (cycles, MACs, utilization, wall time) into the text report and
@@ -32,14 +31,8 @@ struct ReportHooks {
   std::function<void(const nlohmann::json&)> write;
 };
 
-/// One entry of the workload table: name, one line for --help, and the run.
-struct WorkloadEntry {
-  std::string name;
-  std::string summary;
-  std::function<int(const WorkloadOptions&, const ReportHooks&)> run;
-};
-
-/// The composite workloads, in --help order.
-const std::vector<WorkloadEntry>& composite_workloads();
+/// Runs the registry's workload `o.name` and prints its report, ending with PASS or FAIL; returns the exit code.
+/// BadInput for a shape the workload cannot run, an --inputs file of the wrong shape, tensors that do not fit.
+int run_workload(const WorkloadOptions& o, const ReportHooks& hooks);
 
 }  // namespace trnsim::tool
