@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/wave/vcd_declarations.h"
+
 namespace trnsim::test {
 
 /// Runs a shell command and returns its standard output (empty if it cannot start).
@@ -29,29 +31,14 @@ struct VcdDump {
   std::string text;               ///< what fst2vcd printed (for failure messages)
 };
 
-/// Parses VCD text: $scope/$var declarations into dotted names, then the timestamps (lines "#T").
+/// Parses VCD text: the declarations (tools/wave/vcd_declarations.h) as dotted names, then the timestamps (lines
+/// "#T").
 inline VcdDump parse_vcd(const std::string& text) {
   VcdDump v;
   v.text = text;
-  std::vector<std::string> scope;
+  for (const wave::VcdSignal& sig : wave::parse_vcd_declarations(text)) v.signals.insert(sig.full_name());
   std::istringstream in(text);
-  std::string tok;
-  while (in >> tok) {
-    if (tok == "$scope") {
-      std::string kind, name;
-      in >> kind >> name;
-      scope.push_back(name);
-    } else if (tok == "$upscope") {
-      if (!scope.empty()) scope.pop_back();
-    } else if (tok == "$var") {
-      std::string kind, width, id, name;
-      in >> kind >> width >> id >> name;
-      std::string full;
-      for (const std::string& s : scope) full += s + ".";
-      v.signals.insert(full + name);
-    } else if (tok == "$enddefinitions") {
-      break;
-    }
+  for (std::string tok; in >> tok && tok != "$enddefinitions";) {
   }
   // A timestamp is a line "#T"; a vector change "b0101 #8" (signal id "#8", common with many signals) is not one.
   for (std::string line; std::getline(in, line);) {

@@ -17,6 +17,7 @@
 #include "cosim/te/te_rtl.h"
 #include "firmware/golden/gemm_golden.h"
 #include "tests/te/te_test_util.h"
+#include "tools/wave/vcd_declarations.h"
 
 namespace trnsim {
 namespace {
@@ -81,35 +82,10 @@ INSTANTIATE_TEST_SUITE_P(Sizes, TeLarge, ::testing::Combine(::testing::ValuesIn(
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TeLarge);
 
-// Full dotted names of the variables in the header of `fst2vcd FILE` (the value changes are not read).
+// Full dotted names of the variables the FST declares (tools/wave/vcd_declarations.h).
 std::set<std::string> fst_signals(const std::string& fst) {
   std::set<std::string> names;
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(("fst2vcd '" + fst + "' 2>/dev/null").c_str(), "r"), pclose);
-  if (!pipe) return names;
-  std::string header;
-  char buf[4096];
-  while (fgets(buf, sizeof buf, pipe.get()) != nullptr) {
-    header += buf;
-    if (header.find("$enddefinitions") != std::string::npos) break;
-  }
-  std::vector<std::string> scope;
-  std::istringstream in(header);
-  std::string tok;
-  while (in >> tok) {
-    if (tok == "$scope") {
-      std::string kind, name;
-      in >> kind >> name;
-      scope.push_back(name);
-    } else if (tok == "$upscope") {
-      if (!scope.empty()) scope.pop_back();
-    } else if (tok == "$var") {
-      std::string kind, width, id, name;
-      in >> kind >> width >> id >> name;
-      std::string full;
-      for (const std::string& s : scope) full += s + ".";
-      names.insert(full + name);
-    }
-  }
+  for (const wave::VcdSignal& s : wave::read_fst_declarations(fst)) names.insert(s.full_name());
   return names;
 }
 

@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/wave/vcd_declarations.h"
+
 namespace {
 
 struct Signal {
@@ -32,49 +34,17 @@ struct Signal {
   int width = 1;
 };
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (const char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using trnsim::wave::shell_quote;
 
-// The declarations of an FST, through `fst2vcd` (stops reading at $enddefinitions).
+// The declarations of an FST (tools/wave/vcd_declarations.h), each name with its range as GTKWave shows it.
 bool read_signals(const std::string& fst, std::vector<Signal>& out) {
-  const std::string cmd = "fst2vcd " + shell_quote(fst) + " 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) return false;
-  std::string text;
-  char buf[8192];
-  while (fgets(buf, sizeof buf, pipe.get())) {
-    text += buf;
-    if (text.find("$enddefinitions") != std::string::npos) break;
-  }
-  std::vector<std::string> scope;
-  std::istringstream in(text);
-  std::string tok;
-  while (in >> tok) {
-    if (tok == "$scope") {
-      std::string kind, name;
-      in >> kind >> name;
-      scope.push_back(name);
-    } else if (tok == "$upscope") {
-      if (!scope.empty()) scope.pop_back();
-    } else if (tok == "$var") {
-      std::string kind, width, id, name, range, t;
-      in >> kind >> width >> id >> name;
-      while (in >> t && t != "$end") range = t;
-      Signal s;
-      for (size_t i = 0; i < scope.size(); ++i) s.scope += (i ? "." : "") + scope[i];
-      s.width = std::atoi(width.c_str());
-      s.name = name;
-      if (name.find('[') == std::string::npos) {
-        if (!range.empty() && range[0] == '[') s.name += range;
-        else if (s.width > 1) s.name += "[" + std::to_string(s.width - 1) + ":0]";
-      }
-      out.push_back(s);
-    } else if (tok == "$enddefinitions") {
-      break;
+  for (const trnsim::wave::VcdSignal& v : trnsim::wave::read_fst_declarations(fst)) {
+    Signal s{v.scope, v.name, v.width};
+    if (v.name.find('[') == std::string::npos) {
+      if (!v.range.empty() && v.range[0] == '[') s.name += v.range;
+      else if (s.width > 1) s.name += "[" + std::to_string(s.width - 1) + ":0]";
     }
+    out.push_back(s);
   }
   return !out.empty();
 }
