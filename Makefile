@@ -11,7 +11,7 @@ LIST        ?= smoke
 REGRESS_ARGS ?=
 COVERAGE_ARGS ?=
 
-.PHONY: all deps configure build test test-long run lint bench coverage clean help registers-doc
+.PHONY: all deps configure build test test-long run lint bench coverage clean help registers-doc isa-gen
 
 all: build
 
@@ -25,6 +25,7 @@ help:
 	@echo "  make bench      simulation-speed and build-cost benchmarks (docs/performance.md)"
 	@echo "  make coverage   RTL line/toggle/functional coverage: build in $(BUILD_DIR)-cov, report in $(BUILD_DIR)/coverage (docs/verification.md)"
 	@echo "  make registers-doc  regenerate docs/registers.md from spec/registers.json"
+	@echo "  make isa-gen    regenerate the RTL packages' ISA regions (dtype codes, NMAX) from spec/isa.json"
 	@echo "  make deps       install missing Debian packages"
 	@echo "  make clean      remove $(BUILD_DIR)/"
 
@@ -87,6 +88,11 @@ bench: deps
 # Markdown reference here (the test registers_doc_up_to_date checks it is current).
 registers-doc:
 	cmake -DIN=spec/registers.json -DDOC=docs/registers.md -P scripts/gen-registers.cmake
+
+# The ISA facts (dtype codes, limits) are written once (spec/isa.json): the C++ header is generated at build time, the
+# marked regions of rtl/fp/trn_fp_pkg.sv and rtl/te/trn_te_pkg.sv here (the test isa_spec_up_to_date checks them).
+isa-gen:
+	cmake -DIN=spec/isa.json -DSV_ROOT=. -P scripts/gen-isa.cmake
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -11,6 +11,8 @@
 
 #include <fmt/core.h>
 #include <verilated.h>
+
+#include "spec/isa_spec.h"
 #if VM_TRACE
 #include "cosim/wave_fst.h"
 #endif
@@ -42,7 +44,7 @@
 namespace trnsim::cosim {
 namespace {
 
-constexpr int kNMax = 512;  // rtl/te/trn_te_pkg.sv NMAX
+constexpr int kNMax = isa::kMaxMovingN;  // = rtl/te/trn_te_pkg.sv NMAX: both from spec/isa.json
 
 // ---- Port access: Verilator maps a packed port to CData/SData/IData/QData or VlWide<N> by width. -------------
 // Fields are 16 or 32 bits at multiples of their width, so a field never straddles a 32-bit word.

@@ -11,9 +11,12 @@
 #include <functional>
 #include <vector>
 
+#include "firmware/isa/isa.h"
+
 namespace trnsim::golden {
 
-enum class CollectiveDtype { kFp32, kBf16 };
+/// kFp32 or kBf16: the ISA's one data-type enum (spec/isa.json).
+using CollectiveDtype = isa::DataType;
 
 /// The algorithm as the golden needs it: the machine (torus sizes, link bandwidths) and the algorithm's name.
 ///   ring: dims = torus sizes (x fastest: rank = x + X * (y + Y * z)), link_gbytes_per_s = each dimension's link

@@ -31,6 +31,8 @@ Format format_of(isa::Dtype dt) {
     case isa::Dtype::kFp16: return {5, 10, 15, true, 0x7BFF};
     case isa::Dtype::kFp8E4M3: return {4, 3, 7, false, 0x7E};
     case isa::Dtype::kFp8E5M2: return {5, 2, 15, true, 0x7B};
+    case isa::Dtype::kFp32:  // not a narrow (TE operand) type
+      break;
   }
   throw std::invalid_argument("golden: unknown dtype");
 }
@@ -72,6 +74,8 @@ const ValueTable& table_of(isa::Dtype dt) {
     case isa::Dtype::kFp16: return fp16;
     case isa::Dtype::kFp8E4M3: return e4m3;
     case isa::Dtype::kFp8E5M2: return e5m2;
+    case isa::Dtype::kFp32:  // not a narrow (TE operand) type
+      break;
   }
   throw std::invalid_argument("golden: unknown dtype");
 }
@@ -88,6 +92,8 @@ uint16_t overflow_result(isa::Dtype dt, const Format& f, bool negative, bool sat
     case isa::Dtype::kFp8E4M3: return saturate ? static_cast<uint16_t>(sign | f.max_finite) : kE4M3CanonicalNan;
     case isa::Dtype::kFp8E5M2:
       return static_cast<uint16_t>(sign | (saturate ? f.max_finite : inf));
+    case isa::Dtype::kFp32:  // not a narrow (TE operand) type
+      break;
   }
   throw std::invalid_argument("golden: unknown dtype");
 }
@@ -100,6 +106,8 @@ uint16_t canonical_nan(isa::Dtype dt) {
     case isa::Dtype::kFp16: return kFp16CanonicalNan;
     case isa::Dtype::kFp8E4M3: return kE4M3CanonicalNan;
     case isa::Dtype::kFp8E5M2: return kE5M2CanonicalNan;
+    case isa::Dtype::kFp32:  // not a narrow (TE operand) type
+      break;
   }
   throw std::invalid_argument("golden: unknown dtype");
 }

@@ -759,17 +759,6 @@ std::string_view mem_space_name(MemSpace space) {
   return "?";
 }
 
-std::string_view data_type_name(DataType type) {
-  switch (type) {
-    case DataType::kBf16: return "bf16";
-    case DataType::kFp16: return "fp16";
-    case DataType::kFp8E4M3: return "fp8e4m3";
-    case DataType::kFp8E5M2: return "fp8e5m2";
-    case DataType::kFp32: return "fp32";
-  }
-  return "?";
-}
-
 }  // namespace trnsim::isa
 
 namespace trnsim::isa {

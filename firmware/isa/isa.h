@@ -28,17 +28,12 @@
 #include <vector>
 
 #include "firmware/isa/dtype.h"
+#include "spec/isa_spec.h"
 
 namespace trnsim::isa {
 
-/// Size of every encoded instruction, in bytes.
-inline constexpr std::size_t kInstrBytes = 64;
-/// Largest moving free size N of one MultiplyMoving (one PSUM bank of FP32, BRIEF section 2).
-inline constexpr int kMaxMovingN = 512;
-/// Largest side of a Vector-engine transpose (partitions and free size): 32 x 32.
-inline constexpr int kMaxTranspose = 32;
-/// Number of hardware semaphores shared by all engines.
-inline constexpr int kNumSemaphores = 32;
+// kInstrBytes, kMaxMovingN, kMaxTranspose, kNumSemaphores, kNumQueues, DataType and its names and sizes come from
+// spec/isa.json (spec/isa_spec.h, generated; the RTL packages carry the same values).
 
 enum class Opcode : uint8_t {
   kNop = 0x00,             ///< does nothing (one engine cycle)
@@ -74,18 +69,11 @@ enum class Engine : uint8_t {
              ///< transpose
   kCc = 4,   ///< Collective engine (NeuronLink): all_reduce, all_gather, reduce_scatter, send, recv
 };
-inline constexpr int kNumQueues = 5;
+static_assert(kNumQueues == int(Engine::kCc) + 1, "spec/isa.json kNumQueues: one queue per isa::Engine");
 
 /// Memory spaces an access pattern can name.
 enum class MemSpace : uint8_t { kHbm = 0, kSbuf = 1, kPsum = 2 };
 
-/// Element types of copies: the four narrow types (same codes as Dtype) plus FP32.
-enum class DataType : uint8_t { kBf16 = 0, kFp16 = 1, kFp8E4M3 = 2, kFp8E5M2 = 3, kFp32 = 4 };
-
-/// Bytes of one element of `t` (1, 2 or 4).
-constexpr unsigned data_type_bytes(DataType t) {
-  return t == DataType::kFp32 ? 4 : (t == DataType::kBf16 || t == DataType::kFp16) ? 2 : 1;
-}
 
 /// Number of dimensions of an access pattern; dimension 0 is the innermost.
 inline constexpr int kApDims = 4;
@@ -348,7 +336,6 @@ std::optional<std::string_view> opcode_name(Opcode op);
 /// Name of an engine/queue ("te", "dma", "act", "vec", "cc").
 std::string_view engine_name(Engine engine);
 std::string_view mem_space_name(MemSpace space);
-std::string_view data_type_name(DataType type);  ///< bf16, fp16, fp8e4m3, fp8e5m2, fp32
 std::string_view alu_op_name(AluOp op);          ///< none, add, subtract, ... ("?" for a bad code)
 std::string_view act_func_name(ActFunc func);    ///< identity, relu, gelu_tanh, gelu, ... ("?" for a bad code)
 /// True for the tensor-op formats of the Vector and Scalar engines (opcodes 0x40..0x47, 0x50).

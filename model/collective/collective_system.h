@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "firmware/isa/ring_plan.h"
+#include "spec/isa_spec.h"
 #include "model/collective/fabric.h"
 #include "model/collective/topology.h"
 #include "model/collective/transport.h"
@@ -22,7 +23,8 @@ namespace trnsim::model::collective {
 
 enum class Op { kAllReduce, kAllGather, kReduceScatter };
 enum class Algorithm { kRing, kRhd };
-enum class ElemType { kFp32, kBf16 };
+/// Element types a collective sums: kFp32 or kBf16 of the ISA's one data-type enum (spec/isa.json).
+using ElemType = isa::DataType;
 
 const char* op_name(Op op);
 const char* algorithm_name(Algorithm a);

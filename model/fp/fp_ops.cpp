@@ -28,6 +28,8 @@ constexpr Layout layout(isa::Dtype dt) {
     case isa::Dtype::kFp16: return {5, 10, 15, true, 0x7BFF};
     case isa::Dtype::kFp8E4M3: return {4, 3, 7, false, 0x7E};
     case isa::Dtype::kFp8E5M2: return {5, 2, 15, true, 0x7B};
+    case isa::Dtype::kFp32:  // not a narrow (TE operand) type
+      break;
   }
   return {8, 7, 127, true, 0x7F7F};
 }

@@ -59,6 +59,8 @@ WidenSource widen_source(isa::Dtype dt) {
     case isa::Dtype::kFp16: return {widen_table<isa::Dtype::kFp16, 65536>(), 0xFFFF};
     case isa::Dtype::kFp8E4M3: return {widen_table<isa::Dtype::kFp8E4M3, 256>(), 0xFF};
     case isa::Dtype::kFp8E5M2: return {widen_table<isa::Dtype::kFp8E5M2, 256>(), 0xFF};
+    case isa::Dtype::kFp32:  // not a narrow (TE operand) type
+      break;
   }
   return {nullptr, 0xFFFF};
 }

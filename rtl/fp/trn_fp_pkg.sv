@@ -1,14 +1,18 @@
 // trnsim floating-point package: data-type codes and format constants shared by the FP units and the
-// Tensor Engine. The dtype codes are part of the ISA (firmware/isa/dtype.h); keep the two in step.
+// Tensor Engine. The dtype codes are part of the ISA: the region marked GENERATED comes from spec/isa.json, like the
+// C++ isa::DataType (spec/isa_spec.h).
 package trn_fp_pkg;
 
-  // 3-bit dtype field; codes 4..7 are illegal and flagged by the units that decode them.
+  // ---- GENERATED from spec/isa.json by scripts/gen-isa.cmake (make isa-gen): do not edit this region
+  // 3-bit dtype field (the TE operand types); codes above 3 are illegal and flagged by the units
+  // that decode them.
   typedef enum logic [2:0] {
-    DT_BF16    = 3'd0,  // 1-8-7, bias 127
-    DT_FP16    = 3'd1,  // 1-5-10, bias 15
-    DT_FP8E4M3 = 3'd2,  // OCP OFP8 E4M3: 1-4-3, bias 7, no Inf, NaN = S.1111.111
-    DT_FP8E5M2 = 3'd3   // OCP OFP8 E5M2: 1-5-2, bias 15, IEEE-style Inf/NaN
+    DT_BF16 = 3'd0,  // bfloat16: 1-8-7, bias 127
+    DT_FP16 = 3'd1,  // IEEE 754 binary16: 1-5-10, bias 15
+    DT_FP8E4M3 = 3'd2,  // OCP OFP8 E4M3: 1-4-3, bias 7, no Inf, NaN = S.1111.111, max 448
+    DT_FP8E5M2 = 3'd3   // OCP OFP8 E5M2: 1-5-2, bias 15, IEEE-style Inf/NaN, max 57344
   } dtype_e;
+  // ---- END GENERATED
 
   // Canonical quiet NaN written for every NaN result (numerics contract, rule 5).
   localparam logic [31:0] F32_QNAN = 32'h7FC0_0000;

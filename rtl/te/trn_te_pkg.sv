@@ -7,8 +7,10 @@ package trn_te_pkg;
     OP_MULTIPLY_MOVING = 1'b1   // stream N moving columns through the array, one result column each
   } te_op_e;
 
-  // Largest moving free size N of one MultiplyMoving: one PSUM bank of FP32 (BRIEF section 2).
+  // ---- GENERATED from spec/isa.json by scripts/gen-isa.cmake (make isa-gen): do not edit this region
+  // Largest moving free size N of one MultiplyMoving: one PSUM bank of FP32 (BRIEF section 2) (C++ isa::kMaxMovingN).
   localparam int unsigned NMAX = 512;
+  // ---- END GENERATED
   localparam int unsigned N_W  = $clog2(NMAX + 1);  // width of the N field (1..512)
 
 endpackage

@@ -62,6 +62,8 @@ Limits limits_of(Dtype dt) {
     case Dtype::kFp16: return {0x7BFF, 65536.0, -24, 15};
     case Dtype::kFp8E4M3: return {0x7E, 480.0, -9, 8};
     case Dtype::kFp8E5M2: return {0x7B, 65536.0, -16, 15};
+    case Dtype::kFp32:  // not a narrow (TE operand) type
+      break;
   }
   return {0, 0, 0, 0};
 }

@@ -55,6 +55,8 @@ uint16_t one(Dtype dt) {
     case Dtype::kFp16: return 0x3C00;
     case Dtype::kFp8E4M3: return 0x38;
     case Dtype::kFp8E5M2: return 0x3C;
+    case Dtype::kFp32:  // not a narrow (TE operand) type
+      break;
   }
   return 0;
 }
@@ -73,6 +75,8 @@ std::vector<uint16_t> specials(Dtype dt) {
       return {0x00, 0x80, 0x01, 0x81, 0x07, 0x08, 0x88, 0x7E, 0xFE, 0x7F, 0xFF, 0x38, 0xB8};
     case Dtype::kFp8E5M2:
       return {0x00, 0x80, 0x01, 0x81, 0x03, 0x04, 0x84, 0x7B, 0xFB, 0x7C, 0xFC, 0x7E, 0xFE, 0x7D, 0xFF, 0x3C, 0xBC};
+    case Dtype::kFp32:  // not a narrow (TE operand) type
+      break;
   }
   return {};
 }
@@ -109,6 +113,8 @@ uint16_t draw(Dtype dt, std::mt19937_64& rng, int special_percent) {
         const uint32_t e = wide ? x % 31u : 13u + x % 5u;
         return uint16_t((sign << 7) | (e << 2) | ((x >> 8) & 3u));
       }
+      case Dtype::kFp32:  // not a narrow (TE operand) type
+        break;
     }
   }
 }

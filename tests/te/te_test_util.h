@@ -46,6 +46,8 @@ inline uint16_t random_finite(isa::Dtype dt, std::mt19937_64& rng) {
         bits = static_cast<uint16_t>(((r >> 31) << 7) | (exp << 2) | (r & 0x3u));
         break;
       }
+      case isa::Dtype::kFp32:  // not a narrow (TE operand) type
+        break;
     }
     return bits;
   }
@@ -68,6 +70,8 @@ inline std::vector<uint16_t> special_values(isa::Dtype dt) {
       return {0x00, 0x80, 0x01, 0x81, 0x7E, 0xFE, 0x7F, 0x38};
     case isa::Dtype::kFp8E5M2:  // max 57344 = 0x7B; Inf = 0x7C
       return {0x00, 0x80, 0x01, 0x81, 0x7B, 0xFB, 0x7C, 0xFC, 0x7E, 0x3C};
+    case isa::Dtype::kFp32:  // not a narrow (TE operand) type
+      break;
   }
   return {};
 }
