@@ -136,15 +136,7 @@ function(splice out path region)
   set(${out} "${head}${region}${tail}" PARENT_SCOPE)
 endfunction()
 
-function(write_if_changed path content)
-  if(EXISTS "${path}")
-    file(READ "${path}" old)
-    if(old STREQUAL content)
-      return()
-    endif()
-  endif()
-  file(WRITE "${path}" "${content}")
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/gen-common.cmake")  # write_if_changed
 
 if(DEFINED HEADER)
   write_if_changed("${HEADER}" "${H}")

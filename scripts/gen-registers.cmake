@@ -794,15 +794,7 @@ string(REGEX REPLACE "\n+$" "\n" D "${D}")
 # ---------------------------------------------------------------------------------------------------------------
 # Outputs (written only when the content changes, so dependents do not rebuild for nothing)
 
-function(write_if_changed path content)
-  if(EXISTS "${path}")
-    file(READ "${path}" old)
-    if(old STREQUAL content)
-      return()
-    endif()
-  endif()
-  file(WRITE "${path}" "${content}")
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/gen-common.cmake")  # write_if_changed
 
 if(DEFINED HEADER)
   write_if_changed("${HEADER}" "${H}")

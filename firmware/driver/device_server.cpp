@@ -157,29 +157,23 @@ bool DeviceServer::handle(Conn& c) {
     close_conn(c, e.what());
     return false;
   }
+  // Every refusal: an error answer naming what was wrong, then the connection closed.
+  const auto refuse = [&](Status status, const std::string& text, const std::string& why) {
+    try {
+      c.ch->send(error_frame(req, status, text));
+    } catch (const WireError&) {  // the client is gone already
+    }
+    close_conn(c, why);
+    return false;
+  };
   try {
     return answer(c, req);
   } catch (const WireError& e) {  // a malformed request
-    try {
-      c.ch->send(error_frame(req, e.status(), e.what()));
-    } catch (const WireError&) {
-    }
-    close_conn(c, fmt::format("{} ({})", e.what(), status_name(uint16_t(e.status()))));
-    return false;
+    return refuse(e.status(), e.what(), fmt::format("{} ({})", e.what(), status_name(uint16_t(e.status()))));
   } catch (const std::out_of_range& e) {
-    try {
-      c.ch->send(error_frame(req, Status::kAddress, e.what()));
-    } catch (const WireError&) {
-    }
-    close_conn(c, fmt::format("{}: {}", msg_type_name(req.type), e.what()));
-    return false;
+    return refuse(Status::kAddress, e.what(), fmt::format("{}: {}", msg_type_name(req.type), e.what()));
   } catch (const std::exception& e) {
-    try {
-      c.ch->send(error_frame(req, Status::kDevice, e.what()));
-    } catch (const WireError&) {
-    }
-    close_conn(c, fmt::format("device error on {}: {}", msg_type_name(req.type), e.what()));
-    return false;
+    return refuse(Status::kDevice, e.what(), fmt::format("device error on {}: {}", msg_type_name(req.type), e.what()));
   }
 }
 
