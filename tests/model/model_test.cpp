@@ -298,6 +298,12 @@ TEST_P(DeviceErrorTest, StopsWithErrorRegistersNamingQueueIndexAndField) {
   }
   EXPECT_EQ(dev_->read_reg(regs::queue_reg(c.queue, regs::Q_STATE)), regs::QSTATE_ERROR);
   EXPECT_FALSE(dev_->fault_detail().empty());
+  // The same text through the registers (ERR_DETAIL_LEN bytes of ERR_DETAIL, 4 per register, at most 256).
+  const uint32_t len = dev_->read_reg(regs::ERR_DETAIL_LEN);
+  EXPECT_EQ(len, std::min<size_t>(dev_->fault_detail().size(), 4 * regs::ERR_DETAIL_COUNT));
+  std::string text;
+  for (uint32_t i = 0; i < len; ++i) text.push_back(char(dev_->read_reg(regs::err_detail_reg(i / 4)) >> (8 * (i % 4))));
+  EXPECT_EQ(text, dev_->fault_detail().substr(0, len));
 }
 
 INSTANTIATE_TEST_SUITE_P(Malformed, DeviceErrorTest, ::testing::ValuesIn(error_cases()),
@@ -313,6 +319,45 @@ TEST_F(ModelTest, WatchdogStopsAQueueThatMakesNoProgress) {
   EXPECT_EQ(dev_->read_reg(regs::ERR_QUEUE), 1u);
   EXPECT_EQ(dev_->read_reg(regs::ERR_INDEX), 1u);
   dev_->write_reg(regs::WATCHDOG_CYCLES, regs::WATCHDOG_CYCLES_RESET);
+}
+
+TEST_F(ModelTest, PerfCountersCountTheDocumentedCostsAndPerfClearRestartsThem) {
+  // docs/isa.md costs: memset of 1000 elements per partition = 1 + 1000 x 2.5 = 2501 TE cycles, halt 1; a
+  // load_stationary / multiply_moving pair of K = 16, M = 16, N = 32 does K x M x N = 8192 MACs.
+  drv_->clear_counters();
+  const driver::DeviceCounters zero = drv_->read_counters();
+  EXPECT_EQ(zero.uptime, 0u);
+  EXPECT_EQ(zero.queues.at(3).retired, 0u);
+  drv_->load_program(isa::assemble(
+      ".queue vec\n"
+      "memset value=1 partitions=16 free=[1000] out=sbuf:0:0x0\n"
+      "halt\n"
+      ".queue te\n"
+      "load_stationary dtype=bf16 sbuf=0x8000 k=16 m=16\n"
+      "multiply_moving dtype=bf16 sbuf=0x8000 psum=0x0 k=16 n=32\n"
+      "halt\n"));
+  const driver::RunResult r = drv_->run(1'000'000);
+  const driver::DeviceCounters c = drv_->read_counters();
+  EXPECT_EQ(c.queues.at(3).busy, 2502u);
+  EXPECT_EQ(c.queues.at(3).retired, 2u);
+  EXPECT_EQ(c.queues.at(3).sem_wait, 0u);
+  EXPECT_EQ(c.queues.at(3).busy + c.queues.at(3).idle, c.uptime);
+  EXPECT_GE(c.uptime, r.cycles);
+  EXPECT_EQ(c.te_macs, 16u * 16 * 32);
+  EXPECT_EQ(c.queues.at(0).retired, 3u);
+  EXPECT_GT(c.te_busy, 0u);
+  EXPECT_EQ(c.queues.at(2).busy, 0u);  // act ran nothing
+  EXPECT_EQ(c.queues.at(2).idle, c.uptime);
+  // A soft reset (every run starts with one) leaves them; PERF_CLEAR restarts them.
+  dev_->write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
+  EXPECT_EQ(drv_->read_counters().te_macs, 16u * 16 * 32);
+  drv_->clear_counters();
+  const driver::DeviceCounters cleared = drv_->read_counters();
+  EXPECT_EQ(cleared.uptime, 0u);
+  EXPECT_EQ(cleared.te_macs, 0u);
+  EXPECT_EQ(cleared.queues.at(3).busy, 0u);
+  EXPECT_EQ(cleared.queues.at(3).retired, 0u);
+  for (const auto& e : cleared.dma) EXPECT_EQ(e.busy + e.copies, 0u);
 }
 
 TEST_F(ModelTest, DriverTurnsADeadlockIntoADeviceFaultNamingTheInstruction) {
