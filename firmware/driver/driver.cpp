@@ -121,6 +121,8 @@ Driver::Driver(Device& device) : device_(device) {
   info_.te_clock_mhz = device_.read_reg(regs::TE_CLOCK_MHZ);
   info_.act_clock_mhz = device_.read_reg(regs::ACT_CLOCK_MHZ);
   info_.vec_clock_mhz = device_.read_reg(regs::VEC_CLOCK_MHZ);
+  info_.dma_latency_ns = device_.read_reg(regs::DMA_LATENCY_NS);
+  info_.dma_bytes_per_ns = device_.read_reg(regs::DMA_BW_MBPS) / 1000.0;
   info_.config_name = read_ascii(regs::SIM_CONFIG_BASE, 4 * regs::SIM_CONFIG_COUNT);
   info_.te_backend = std::string(regs::te_backend_name(device_.read_reg(regs::SIM_TE_BACKEND)));
 
@@ -137,6 +139,7 @@ Driver::Driver(Device& device) : device_(device) {
       {"TE_CLOCK_MHZ", info_.te_clock_mhz},
       {"ACT_CLOCK_MHZ", info_.act_clock_mhz},
       {"VEC_CLOCK_MHZ", info_.vec_clock_mhz},
+      {"DMA_BW_MBPS", uint64_t(info_.dma_bytes_per_ns * 1000.0)},
   };
   for (const auto& [name, value] : must_be_positive) {
     if (value == 0) throw DeviceMismatch(fmt::format("device configuration register {} reads 0", name));

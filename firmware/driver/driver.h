@@ -40,6 +40,8 @@ struct DeviceInfo {
   uint32_t te_clock_mhz = 0;          ///< TE clock, MHz
   uint32_t act_clock_mhz = 0;         ///< Scalar (activation) engine clock, MHz
   uint32_t vec_clock_mhz = 0;         ///< Vector engine clock, MHz
+  double dma_latency_ns = 0;          ///< start latency of one DMA copy, ns (DMA_LATENCY_NS)
+  double dma_bytes_per_ns = 0;        ///< one DMA engine's bandwidth, bytes/ns (DMA_BW_MBPS / 1000)
   std::string config_name;            ///< simulation only: SIM_CONFIG, the configuration's name ("tiny", "trn2")
   std::string te_backend;             ///< simulation only: SIM_TE_BACKEND's name ("tlm", "rtl", "lockstep")
 

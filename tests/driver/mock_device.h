@@ -38,6 +38,8 @@ inline driver::DeviceInfo mock_tiny_info() {
   i.num_dma_engines = 16;
   i.te_clock_mhz = 2400;
   i.act_clock_mhz = 1200;
+  i.dma_latency_ns = 1300;
+  i.dma_bytes_per_ns = 23.0;
   i.vec_clock_mhz = 960;
   i.config_name = "tiny";
   i.te_backend = "tlm";
@@ -79,6 +81,8 @@ class MockDevice final : public driver::Device {
     regs_[regs::TE_CLOCK_MHZ] = info.te_clock_mhz;
     regs_[regs::ACT_CLOCK_MHZ] = info.act_clock_mhz;
     regs_[regs::VEC_CLOCK_MHZ] = info.vec_clock_mhz;
+    regs_[regs::DMA_LATENCY_NS] = uint32_t(info.dma_latency_ns);
+    regs_[regs::DMA_BW_MBPS] = uint32_t(info.dma_bytes_per_ns * 1000.0 + 0.5);
     for (uint32_t w = 0; w < regs::SIM_CONFIG_COUNT; ++w) {  // the name, 4 ASCII bytes per register
       uint32_t v = 0;
       for (uint32_t b = 0; b < 4 && 4 * w + b < info.config_name.size(); ++b) {

@@ -215,11 +215,11 @@ class SlowDevice final : public driver::Device {
 };
 
 TEST(RemoteDevice, KeepalivesCarryALongWaitPastTheClientTimeout) {
-  SlowDevice slow(40 * 1024);  // about 40 slices of 30 ms: 1.2 s, three times the client's 400 ms timeout
+  SlowDevice slow(80 * 1024);  // about 80 slices of 30 ms: 2.4 s, three times the client's 800 ms timeout
   Served s(slow);
-  driver::RemoteDevice dev(s.path(), wire::Role::kOwner, /*timeout_ms=*/400);
+  driver::RemoteDevice dev(s.path(), wire::Role::kOwner, /*timeout_ms=*/800);
   EXPECT_TRUE(dev.wait_interrupt(1'000'000));
-  EXPECT_GE(slow.waits.load(), 20);
+  EXPECT_GE(slow.waits.load(), 40);
 }
 
 TEST(RemoteDevice, AnOwnerThatDiesMidWaitLeavesTheServerReady) {

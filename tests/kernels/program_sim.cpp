@@ -690,8 +690,8 @@ RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& prog
 TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Program& program, const CostModel& cost) {
   TimingEstimate est;
   const double mhz = info.te_clock_mhz;
-  const double latency = cost.dma_latency_ns * mhz / 1000.0;
-  const double bytes_per_cycle = cost.dma_bytes_per_ns * 1000.0 / mhz;
+  const double latency = info.dma_latency_ns * mhz / 1000.0;
+  const double bytes_per_cycle = info.dma_bytes_per_ns * 1000.0 / mhz;
   const double issue = static_cast<double>(cost.issue_cycles);
 
   std::array<double, kQueues> t{};
@@ -768,7 +768,7 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
           case Opcode::kActivation: {
             // docs/isa.md "Costs": max(64, n) (+ 64 with sum) Scalar cycles at 1.2 GHz = x 2 TE cycles.
             const double n = std::max(64.0, double(in.act.free[0]) * in.act.free[1]) + (in.act.reduce ? 64.0 : 0.0);
-            t[q] += std::ceil(n * info.te_clock_mhz / 1200.0);
+            t[q] += std::ceil(n * info.te_clock_mhz / double(info.act_clock_mhz));
             break;
           }
           default:
@@ -779,7 +779,7 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
               // max(64, n) Vector cycles at 0.96 GHz (n = P for transpose).
               const double n = in.op == Opcode::kTranspose ? double(in.vec.partitions)
                                                            : double(in.vec.free[0]) * in.vec.free[1];
-              t[q] += std::ceil(std::max(64.0, n) * info.te_clock_mhz / 960.0);
+              t[q] += std::ceil(std::max(64.0, n) * info.te_clock_mhz / double(info.vec_clock_mhz));
             }
             break;
         }

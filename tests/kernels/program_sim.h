@@ -67,10 +67,8 @@ struct RefMemory {
 /// Throws std::runtime_error on a deadlock or an access outside the memories.
 RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& program, std::vector<uint8_t> hbm);
 
-/// DMA and TE cost figures for the timing estimate (BRIEF section 2).
+/// Cost figures of the timing estimate beyond the device's own (DeviceInfo: clocks, DMA latency and bandwidth).
 struct CostModel {
-  double dma_latency_ns = 1300.0;  ///< start latency of one copy
-  double dma_bytes_per_ns = 23.0;  ///< one engine's bandwidth (bytes read)
   uint64_t issue_cycles = 1;       ///< every instruction, before it executes (a copy: before it is handed over)
 };
 
