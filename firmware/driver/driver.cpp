@@ -203,24 +203,33 @@ void Driver::read_hbm(uint64_t hbm_addr, void* data, std::size_t bytes) const {
   if (bytes != 0) device_.read_mem(regs::HBM_BASE + hbm_addr, data, bytes);
 }
 
-void Driver::write_tensor(uint64_t hbm_addr, const std::vector<uint32_t>& elements, isa::DataType type) {
+std::vector<uint8_t> pack_elements(const std::vector<uint32_t>& elements, isa::DataType type) {
   const unsigned es = isa::data_type_bytes(type);
   std::vector<uint8_t> bytes(elements.size() * es);
   for (std::size_t i = 0; i < elements.size(); ++i) {
     for (unsigned b = 0; b < es; ++b) bytes[i * es + b] = static_cast<uint8_t>(elements[i] >> (8 * b));
   }
+  return bytes;
+}
+
+std::vector<uint32_t> unpack_elements(const std::vector<uint8_t>& bytes, isa::DataType type) {
+  const unsigned es = isa::data_type_bytes(type);
+  std::vector<uint32_t> elements(es == 0 ? 0 : bytes.size() / es);
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    for (unsigned b = 0; b < es; ++b) elements[i] |= uint32_t(bytes[i * es + b]) << (8 * b);
+  }
+  return elements;
+}
+
+void Driver::write_tensor(uint64_t hbm_addr, const std::vector<uint32_t>& elements, isa::DataType type) {
+  const std::vector<uint8_t> bytes = pack_elements(elements, type);
   write_hbm(hbm_addr, bytes.data(), bytes.size());
 }
 
 std::vector<uint32_t> Driver::read_tensor(uint64_t hbm_addr, std::size_t count, isa::DataType type) const {
-  const unsigned es = isa::data_type_bytes(type);
-  std::vector<uint8_t> bytes(count * es);
+  std::vector<uint8_t> bytes(count * isa::data_type_bytes(type));
   read_hbm(hbm_addr, bytes.data(), bytes.size());
-  std::vector<uint32_t> elements(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    for (unsigned b = 0; b < es; ++b) elements[i] |= uint32_t(bytes[i * es + b]) << (8 * b);
-  }
-  return elements;
+  return unpack_elements(bytes, type);
 }
 
 void Driver::read_sbuf(uint32_t partition, uint32_t offset, void* data, std::size_t bytes) const {

@@ -175,6 +175,11 @@ struct RunProgress {
   }
 };
 
+/// Element patterns (narrow types in the low bits) as device bytes of `type`: little-endian,
+/// isa::data_type_bytes(type) bytes each, densely; and back. The one host-side tensor packing.
+std::vector<uint8_t> pack_elements(const std::vector<uint32_t>& elements, isa::DataType type);
+std::vector<uint32_t> unpack_elements(const std::vector<uint8_t>& bytes, isa::DataType type);
+
 /// Drives one device. Not copyable; holds a reference to the device, which must outlive it.
 class Driver {
  public:
@@ -205,8 +210,7 @@ class Driver {
   /// Reads `bytes` bytes at HBM address `hbm_addr` into `data`.
   void read_hbm(uint64_t hbm_addr, void* data, std::size_t bytes) const;
   /// Writes `elements.size()` elements of type `type` to HBM at `hbm_addr`: element patterns in the low bits of each
-  /// uint32 (BF16/FP16 16 bits, FP8 8 bits), stored little-endian, isa::data_type_bytes(type) bytes each, densely.
-  /// The one host-side tensor packing; AddressError like write_hbm.
+  /// uint32 (BF16/FP16 16 bits, FP8 8 bits), stored as pack_elements() lays them out; AddressError like write_hbm.
   void write_tensor(uint64_t hbm_addr, const std::vector<uint32_t>& elements, isa::DataType type);
   /// Reads `count` elements of `type` at HBM `hbm_addr` (the layout of write_tensor).
   std::vector<uint32_t> read_tensor(uint64_t hbm_addr, std::size_t count, isa::DataType type) const;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "firmware/driver/driver.h"
 #include "firmware/driver/register_names.h"
 #include "firmware/driver/remote_device.h"
 #include "firmware/golden/engine_golden.h"
@@ -164,11 +165,8 @@ int attach(const AttachOptions& o) {
       dev->read_mem(addr, bytes.data(), bytes.size());
       F32Tensor t;
       t.shape = {int64_t(o.count)};
-      t.bits.resize(o.count);
-      for (uint64_t i = 0; i < o.count; ++i) {
-        uint32_t pattern = 0;
-        for (unsigned b = 0; b < es; ++b) pattern |= uint32_t(bytes[i * es + b]) << (8 * b);
-        t.bits[i] = golden::element_to_f32(type, pattern);  // exact widening (BRIEF section 3, rule 1)
+      for (const uint32_t pattern : driver::unpack_elements(bytes, type)) {
+        t.bits.push_back(golden::element_to_f32(type, pattern));  // exact widening (BRIEF section 3, rule 1)
       }
       save_f32_tensor(o.out, "--out", t);
       fmt::print("  dumped {} {} elements from {} to {} (float32 [{}])\n", o.count, o.dtype, o.dump, o.out, o.count);

@@ -54,27 +54,15 @@ class CompositeOnModel : public ::testing::Test {
     return v;
   }
 
-  /// Allocates `n` elements of `t` in HBM and writes `v` (if given).
+  /// Allocates `v.size()` elements of `t` in HBM and writes `v` (Driver::write_tensor).
   uint64_t put(const Patterns& v, DataType t) {
-    const unsigned es = isa::data_type_bytes(t);
-    const uint64_t a = drv_->alloc(v.size() * es);
-    std::vector<uint8_t> bytes(v.size() * es);
-    for (size_t i = 0; i < v.size(); ++i)
-      for (unsigned b = 0; b < es; ++b) bytes[i * es + b] = uint8_t(v[i] >> (8 * b));
-    drv_->write_hbm(a, bytes.data(), bytes.size());
+    const uint64_t a = drv_->alloc(v.size() * isa::data_type_bytes(t));
+    drv_->write_tensor(a, v, t);
     return a;
   }
   uint64_t scratch(size_t n, DataType t) { return drv_->alloc(n * isa::data_type_bytes(t)); }
 
-  Patterns get(uint64_t a, size_t n, DataType t) {
-    const unsigned es = isa::data_type_bytes(t);
-    std::vector<uint8_t> bytes(n * es);
-    drv_->read_hbm(a, bytes.data(), bytes.size());
-    Patterns v(n);
-    for (size_t i = 0; i < n; ++i)
-      for (unsigned b = 0; b < es; ++b) v[i] |= uint32_t(bytes[i * es + b]) << (8 * b);
-    return v;
-  }
+  Patterns get(uint64_t a, size_t n, DataType t) { return drv_->read_tensor(a, n, t); }
 
   SequenceRun run(const KernelSequence& seq) {
     for (const KernelStep& step : seq) {
