@@ -13,7 +13,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "spec/trn_regs.h"
 
@@ -22,6 +24,9 @@ namespace trnsim::wire {
 namespace {
 
 constexpr uint64_t kAttachWindowBytes = 1ull << 20;
+constexpr int kBurst = 64;            ///< requests of one client per turn
+constexpr int kIdleMs = 10000;        ///< a hello, or a frame once begun, must come within this
+constexpr int kSendTimeoutMs = 2000;  ///< a client that does not read its answers is dropped after this
 
 sockaddr_un unix_addr(const std::string& path) {
   sockaddr_un a{};
@@ -54,6 +59,7 @@ struct DeviceServer::Conn {
   uint8_t* window = nullptr;
   uint64_t window_bytes = 0;
   bool closed = false;
+  std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();  ///< connected / partial frame
   ~Conn() {
     if (window != nullptr) ::munmap(window, window_bytes);
     if (memfd >= 0) ::close(memfd);
@@ -83,6 +89,11 @@ DeviceServer::DeviceServer(driver::Device& device, std::string socket_path, Opti
     ::close(listen_fd_);
     throw WireError(fmt::format("socket path {}: cannot listen: {}", path_, std::strerror(e)));
   }
+  struct stat mine {};
+  if (::stat(path_.c_str(), &mine) == 0) {
+    socket_dev_ = mine.st_dev;
+    socket_ino_ = mine.st_ino;
+  }
   if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
     ::close(listen_fd_);
     ::unlink(path_.c_str());
@@ -94,7 +105,11 @@ DeviceServer::~DeviceServer() {
   conns_.clear();
   if (listen_fd_ >= 0) {
     ::close(listen_fd_);
-    ::unlink(path_.c_str());
+    // Only our own socket file: another server may have taken the path since (ours was removed by hand).
+    struct stat now {};
+    if (::stat(path_.c_str(), &now) == 0 && now.st_dev == socket_dev_ && now.st_ino == socket_ino_) {
+      ::unlink(path_.c_str());
+    }
   }
   for (int fd : wake_) {
     if (fd >= 0) ::close(fd);
@@ -127,7 +142,13 @@ void DeviceServer::reset_device() {
 
 void DeviceServer::accept_one() {
   const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd < 0) return;  // the peer went away between poll and accept
+  if (fd < 0) {
+    if (errno == EMFILE || errno == ENFILE) {  // out of descriptors: back off instead of spinning on the backlog
+      say(fmt::format("cannot accept a connection: {}; {} open", std::strerror(errno), conns_.size()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return;  // or the peer went away between poll and accept
+  }
   auto c = std::make_unique<Conn>();
   c->id = next_id_++;
   c->ch = std::make_unique<Channel>(fd, fmt::format("client {}", c->id));
@@ -146,21 +167,27 @@ void DeviceServer::close_conn(Conn& c, const std::string& why) {
 }
 
 bool DeviceServer::handle(Conn& c) {
-  Frame req;
+  std::optional<Frame> next;
   try {
-    req = c.ch->recv(kDefaultTimeoutMs);
+    next = c.ch->try_recv();
   } catch (const WireError& e) {
     try {  // a malformed header gets its answer too (seq 0: there was no readable request); a dead peer none
-      c.ch->send(error_frame(Frame{}, Status::kBadMessage, e.what()));
+      c.ch->send(error_frame(Frame{}, Status::kBadMessage, e.what()), -1, kSendTimeoutMs);
     } catch (const WireError&) {
     }
     close_conn(c, e.what());
     return false;
   }
+  if (!next) {  // part of a frame, or nothing: the rest comes later, and nobody waits for it meanwhile
+    if (!c.ch->partial() && c.hello) c.since = std::chrono::steady_clock::now();
+    return true;
+  }
+  const Frame& req = *next;
+  c.since = std::chrono::steady_clock::now();
   // Every refusal: an error answer naming what was wrong, then the connection closed.
   const auto refuse = [&](Status status, const std::string& text, const std::string& why) {
     try {
-      c.ch->send(error_frame(req, status, text));
+      c.ch->send(error_frame(req, status, text), -1, kSendTimeoutMs);
     } catch (const WireError&) {  // the client is gone already
     }
     close_conn(c, why);
@@ -174,6 +201,30 @@ bool DeviceServer::handle(Conn& c) {
     return refuse(Status::kAddress, e.what(), fmt::format("{}: {}", msg_type_name(req.type), e.what()));
   } catch (const std::exception& e) {
     return refuse(Status::kDevice, e.what(), fmt::format("device error on {}: {}", msg_type_name(req.type), e.what()));
+  }
+}
+
+bool DeviceServer::turn(Conn& c) {
+  // A few requests per turn (a client may pipeline), then the others' turn. The owner's next request usually
+  // follows its answer at once: wait for it spinning (kServerSpinUs) rather than in poll().
+  for (int i = 0; i < kBurst; ++i) {
+    if (!handle(c) || stop_) return false;
+    if (c.ch->partial()) continue;  // more of a frame may be there already
+    if (!(c.owner() && c.ch->spin_until_readable(kServerSpinUs))) break;
+  }
+  return !c.closed;
+}
+
+void DeviceServer::expire_idle() {
+  // Bounds on what a client may leave half done: the hello within kIdleMs of connecting, a frame within kIdleMs
+  // of its first byte. An owner or attach client idle between requests may stay as long as it likes.
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& c : conns_) {
+    if (c->closed) continue;
+    const bool stalled = !c->hello || c->ch->partial();
+    if (stalled && now - c->since > std::chrono::milliseconds(kIdleMs)) {
+      close_conn(*c, c->hello ? "a frame begun and not finished for 10 s" : "no hello within 10 s");
+    }
   }
 }
 
@@ -218,8 +269,10 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
         }
       }
       c.window_bytes = c.role == Role::kOwner ? options_.window_bytes : kAttachWindowBytes;
-      c.memfd = ::memfd_create("trnsim-window", MFD_CLOEXEC);
-      if (c.memfd < 0 || ::ftruncate(c.memfd, static_cast<off_t>(c.window_bytes)) != 0) {
+      c.memfd = ::memfd_create("trnsim-window", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+      // Sealed at its size: a client that shrank it could make the server's copies fault (SIGBUS).
+      if (c.memfd < 0 || ::ftruncate(c.memfd, static_cast<off_t>(c.window_bytes)) != 0 ||
+          ::fcntl(c.memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
         throw std::runtime_error(fmt::format("cannot create the shared window: {}", std::strerror(errno)));
       }
       void* p = ::mmap(nullptr, c.window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, c.memfd, 0);
@@ -228,7 +281,7 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
       c.hello = true;
       if (c.role == Role::kOwner) reset_device();
       ans.payload = PayloadWriter().u32(kVersion).u32(0).u64(c.window_bytes).take();
-      c.ch->send(ans, c.memfd);
+      c.ch->send(ans, c.memfd, kSendTimeoutMs);
       say(fmt::format("{} said hello", c.name()));
       return true;
     }
@@ -273,13 +326,13 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
       break;
     case MsgType::kBye:
       r.done();
-      c.ch->send(ans);
+      c.ch->send(ans, -1, kSendTimeoutMs);
       close_conn(c, "bye");
       return false;
     default:
       throw WireError(fmt::format("unknown message type {}", req.type));
   }
-  c.ch->send(ans);
+  c.ch->send(ans, -1, kSendTimeoutMs);
   return true;
 }
 
@@ -305,8 +358,9 @@ void DeviceServer::wait_irq(Conn& c, const Frame& req) {
     if (irq || left == 0) break;
     if (c.ch->readable()) {  // the owner speaks during its own wait: it died (EOF) or broke the protocol
       try {
-        const Frame extra = c.ch->recv(kDefaultTimeoutMs);
-        throw WireError(fmt::format("{} while wait_irq runs", msg_type_name(extra.type)));
+        if (const auto extra = c.ch->try_recv()) {
+          throw WireError(fmt::format("{} while wait_irq runs", msg_type_name(extra->type)));
+        }
       } catch (const WireError& e) {
         close_conn(c, e.what());
         return;
@@ -318,7 +372,7 @@ void DeviceServer::wait_irq(Conn& c, const Frame& req) {
       k.type = static_cast<uint16_t>(MsgType::kKeepalive);
       k.seq = req.seq;
       try {
-        c.ch->send(k);
+        c.ch->try_send(k);  // an owner that does not read gets none (and no server blocks on it)
       } catch (const WireError& e) {
         close_conn(c, e.what());
         return;
@@ -330,7 +384,25 @@ void DeviceServer::wait_irq(Conn& c, const Frame& req) {
   ans.type = req.type;
   ans.seq = req.seq;
   ans.payload = PayloadWriter().u32(irq ? 1 : 0).take();
-  c.ch->send(ans);
+  c.ch->send(ans, -1, kSendTimeoutMs);
+}
+
+/// The connections whose fds `fds[first..]` polled readable, as stable pointers (conns_ may grow while they are
+/// served: accepts during a wait; the Conn objects themselves never move).
+std::vector<DeviceServer::Conn*> DeviceServer::ready(const std::vector<pollfd>& fds, std::size_t first) {
+  std::vector<Conn*> out;
+  for (std::size_t i = first; i < fds.size(); ++i) {
+    for (const auto& c : conns_) {
+      if (c->closed || c->ch->fd() != fds[i].fd) continue;
+      // Readable, or with whole requests already buffered (a pipelining client's rest after its turn ended).
+      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) || c->ch->has_frame()) out.push_back(c.get());
+    }
+  }
+  return out;
+}
+
+bool DeviceServer::any_buffered() const {
+  return std::any_of(conns_.begin(), conns_.end(), [](const auto& c) { return !c->closed && c->ch->has_frame(); });
 }
 
 void DeviceServer::service_others(const Conn& busy_owner) {
@@ -338,16 +410,12 @@ void DeviceServer::service_others(const Conn& busy_owner) {
   for (const auto& o : conns_) {
     if (o.get() != &busy_owner && !o->closed) fds.push_back({o->ch->fd(), POLLIN, 0});
   }
-  if (::poll(fds.data(), fds.size(), 0) <= 0) return;
+  expire_idle();
+  if (::poll(fds.data(), fds.size(), 0) <= 0 && !any_buffered()) return;
+  const std::vector<Conn*> todo = ready(fds, 1);
   if (fds[0].revents & POLLIN) accept_one();
-  for (std::size_t i = 1; i < fds.size(); ++i) {
-    if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-    for (auto& o : conns_) {
-      if (!o->closed && o->ch->fd() == fds[i].fd) {
-        handle(*o);
-        break;
-      }
-    }
+  for (Conn* c : todo) {
+    if (!c->closed) turn(*c);
   }
 }
 
@@ -356,24 +424,18 @@ void DeviceServer::serve() {
     conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](const auto& c) { return c->closed; }), conns_.end());
     std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
     for (const auto& c : conns_) fds.push_back({c->ch->fd(), POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    // A bounded poll: half-done hellos and frames expire (expire_idle) even when nothing else happens.
+    if (::poll(fds.data(), fds.size(), any_buffered() ? 0 : 500) < 0) {
       if (errno == EINTR) continue;
       throw WireError(fmt::format("poll(): {}", std::strerror(errno)));
     }
     if (fds[1].revents & POLLIN) break;
+    const std::vector<Conn*> todo = ready(fds, 2);
     if (fds[0].revents & POLLIN) accept_one();
-    // conns_ may grow inside handle() (accepts during a wait): walk the fds polled, by fd. After an answer, the
-    // same client's next request usually follows at once: wait for it spinning (kServerSpinUs) before polling.
-    for (std::size_t i = 2; i < fds.size(); ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      for (auto& c : conns_) {
-        if (!c->closed && c->ch->fd() == fds[i].fd) {
-          while (handle(*c) && !stop_ && c->ch->spin_until_readable(kServerSpinUs)) {
-          }
-          break;
-        }
-      }
+    for (Conn* c : todo) {
+      if (!c->closed && !stop_) turn(*c);
     }
+    expire_idle();
   }
 }
 

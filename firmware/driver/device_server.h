@@ -8,6 +8,8 @@
 // error answer closes its connection; the server itself never stops for a client's fault.
 #pragma once
 
+#include <poll.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -46,8 +48,14 @@ class DeviceServer {
  private:
   struct Conn;
   void accept_one();
-  /// Reads and answers one request of `c`; returns false when the connection is to be closed.
+  /// Reads what `c` sent and answers a request if one is complete; returns false when the connection is closed.
   bool handle(Conn& c);
+  /// `c`'s turn: up to kBurst requests (the owner's follow-ups awaited by spinning briefly).
+  bool turn(Conn& c);
+  /// Closes connections that left a hello or a frame half done for too long.
+  void expire_idle();
+  bool any_buffered() const;
+  std::vector<Conn*> ready(const std::vector<pollfd>& fds, std::size_t first);
   bool answer(Conn& c, const Frame& req);
   void wait_irq(Conn& c, const Frame& req);
   void service_others(const Conn& busy_owner);
@@ -64,7 +72,8 @@ class DeviceServer {
   std::vector<std::unique_ptr<Conn>> conns_;
   uint32_t next_id_ = 1;
   bool owner_left_ = false;
-  uint64_t slice_cycles_ = 1024;  ///< WAIT_IRQ slice, adapted to take 20-80 ms of host time
+  uint64_t slice_cycles_ = 1024;                   ///< WAIT_IRQ slice, adapted to take 20-80 ms of host time
+  unsigned long socket_dev_ = 0, socket_ino_ = 0;  ///< our socket file, so that we remove only it
 };
 
 }  // namespace trnsim::wire

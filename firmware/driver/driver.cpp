@@ -14,6 +14,8 @@ namespace {
 
 /// ISA version this driver encodes (VERSION.ISA of a device it can drive).
 constexpr uint32_t kIsaVersion = 0;
+/// Oldest register map (VERSION.MODEL) with every register this driver reads.
+constexpr uint32_t kRegisterMapVersion = 2;
 /// The interrupt bits run() enables and clears.
 constexpr uint32_t kIrqBits = regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK;
 /// Alignment of each queue's program in the program area.
@@ -102,6 +104,12 @@ Driver::Driver(Device& device) : device_(device) {
   }
   const uint32_t version = device_.read_reg(regs::VERSION);
   const uint32_t isa_version = field(version, regs::VERSION_ISA_MASK, regs::VERSION_ISA_SHIFT);
+  const uint32_t map_version = field(version, regs::VERSION_MODEL_MASK, regs::VERSION_MODEL_SHIFT);
+  if (map_version < kRegisterMapVersion) {
+    throw DeviceMismatch(fmt::format("device register map version {}, this driver needs {} or later (a server "
+                                     "built from older sources?)",
+                                     map_version, kRegisterMapVersion));
+  }
   if (isa_version != kIsaVersion) {
     throw DeviceMismatch(
         fmt::format("device decodes ISA version {}, this driver encodes version {}", isa_version, kIsaVersion));

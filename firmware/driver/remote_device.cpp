@@ -1,16 +1,20 @@
 #include "firmware/driver/remote_device.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 namespace trnsim::driver {
 
@@ -19,17 +23,32 @@ using wire::MsgType;
 using wire::WireError;
 
 namespace {
-int connect_unix(const std::string& path) {
+int connect_unix(const std::string& path, int timeout_ms) {
   sockaddr_un addr{};
   if (path.size() >= sizeof(addr.sun_path)) {
     throw WireError(
         fmt::format("socket path {} is too long ({} bytes; at most {})", path, path.size(), sizeof(addr.sun_path) - 1));
   }
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // Non-blocking, so that a server which does not accept (stopped, its backlog full) cannot hold us for ever.
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) throw WireError(fmt::format("socket(): {}", std::strerror(errno)));
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
+  while (rc != 0 && errno == EAGAIN && std::chrono::steady_clock::now() < deadline) {  // backlog full: retry
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
+  }
+  if (rc != 0 && errno == EAGAIN) {
+    ::close(fd);
+    throw WireError(
+        fmt::format("cannot connect to a trnsim server at {}: it accepts no connection ({} ms; is it "
+                    "stopped or overloaded?)",
+                    path, timeout_ms));
+  }
+  if (rc == 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  if (rc != 0) {
     const int e = errno;
     ::close(fd);
     throw WireError(fmt::format("cannot connect to a trnsim server at {}: {}{}", path, std::strerror(e),
@@ -41,7 +60,7 @@ int connect_unix(const std::string& path) {
 
 RemoteDevice::RemoteDevice(const std::string& socket_path, wire::Role role, int timeout_ms)
     : path_(socket_path), timeout_ms_(timeout_ms) {
-  ch_ = std::make_unique<wire::Channel>(connect_unix(path_), "trnsim server at " + path_);
+  ch_ = std::make_unique<wire::Channel>(connect_unix(path_, timeout_ms_), "trnsim server at " + path_);
   int fd = -1;
   const Frame ans =
       call(MsgType::kHello, wire::PayloadWriter().u32(wire::kVersion).u32(static_cast<uint32_t>(role)).take(), &fd);
@@ -50,7 +69,9 @@ RemoteDevice::RemoteDevice(const std::string& socket_path, wire::Role role, int 
   r.u32("reserved");
   window_bytes_ = r.u64("window_bytes");
   r.done();
-  if (version != wire::kVersion || fd < 0 || window_bytes_ == 0) {
+  struct stat st {};
+  if (version != wire::kVersion || fd < 0 || window_bytes_ == 0 || ::fstat(fd, &st) != 0 ||
+      uint64_t(st.st_size) < window_bytes_) {  // a window smaller than announced would fault (SIGBUS) on use
     if (fd >= 0) ::close(fd);
     throw WireError(fmt::format("{}: bad hello answer (version {}, window {} bytes, {})", ch_->peer(), version,
                                 window_bytes_, fd < 0 ? "no memfd" : "memfd"));

@@ -109,7 +109,8 @@ Channel::~Channel() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void Channel::send(const Frame& f, int pass_fd) {
+namespace {
+std::vector<uint8_t> serialize(const Frame& f) {
   std::vector<uint8_t> b;
   b.reserve(kHeaderBytes + f.payload.size());
   put_le(b, kMagic, 4);
@@ -118,9 +119,15 @@ void Channel::send(const Frame& f, int pass_fd) {
   put_le(b, f.seq, 4);
   put_le(b, f.payload.size(), 4);
   b.insert(b.end(), f.payload.begin(), f.payload.end());
+  return b;
+}
+}  // namespace
+
+bool Channel::send_bytes(const std::vector<uint8_t>& b, uint16_t type, int pass_fd, int timeout_ms, bool may_skip) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   std::size_t sent = 0;
   while (sent < b.size()) {
-    iovec iov{b.data() + sent, b.size() - sent};
+    iovec iov{const_cast<uint8_t*>(b.data()) + sent, b.size() - sent};
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
@@ -134,14 +141,77 @@ void Channel::send(const Frame& f, int pass_fd) {
       c->cmsg_len = CMSG_LEN(sizeof(int));
       std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
     }
-    const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw WireError(
-          fmt::format("{}: connection lost while sending {} ({})", peer_, msg_type_name(f.type), std::strerror(errno)));
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        throw WireError(
+            fmt::format("{}: connection lost while sending {} ({})", peer_, msg_type_name(type), std::strerror(errno)));
+      }
+      if (sent == 0 && may_skip) return false;  // nothing of it went out: the frame can be left unsent
+      // The peer does not read: wait for room, but not for ever.
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      pollfd p{fd_, POLLOUT, 0};
+      if (left <= 0 || ::poll(&p, 1, int(left)) == 0) {
+        throw WireError(
+            fmt::format("{} does not read: gave up sending {} after {} ms", peer_, msg_type_name(type), timeout_ms));
+      }
+      continue;
     }
     sent += static_cast<std::size_t>(n);
   }
+  return true;
+}
+
+void Channel::send(const Frame& f, int pass_fd, int timeout_ms) {
+  send_bytes(serialize(f), f.type, pass_fd, timeout_ms, false);
+}
+
+bool Channel::try_send(const Frame& f) { return send_bytes(serialize(f), f.type, -1, kDefaultTimeoutMs, true); }
+
+std::optional<Frame> Channel::parse_buffered() {
+  if (inbuf_.size() < kHeaderBytes) return std::nullopt;
+  const auto magic = static_cast<uint32_t>(get_le(inbuf_.data(), 4));
+  const auto type = static_cast<uint16_t>(get_le(inbuf_.data() + 4, 2));
+  const auto length = static_cast<uint32_t>(get_le(inbuf_.data() + 12, 4));
+  if (magic != kMagic) {
+    throw WireError(
+        fmt::format("{}: not a trnsim wire frame (magic 0x{:08X}, expected 0x{:08X})", peer_, magic, kMagic));
+  }
+  if (length > kMaxPayload) {
+    throw WireError(fmt::format("{}: {} message with a payload of {} bytes (at most {})", peer_, msg_type_name(type),
+                                length, kMaxPayload));
+  }
+  if (inbuf_.size() < kHeaderBytes + length) return std::nullopt;
+  Frame f;
+  f.type = type;
+  f.status = static_cast<uint16_t>(get_le(inbuf_.data() + 6, 2));
+  f.seq = static_cast<uint32_t>(get_le(inbuf_.data() + 8, 4));
+  f.payload.assign(inbuf_.begin() + kHeaderBytes, inbuf_.begin() + kHeaderBytes + length);
+  inbuf_.erase(inbuf_.begin(), inbuf_.begin() + kHeaderBytes + length);
+  return f;
+}
+
+bool Channel::has_frame() const {
+  return inbuf_.size() >= kHeaderBytes &&
+         inbuf_.size() >= kHeaderBytes + std::min<uint64_t>(get_le(inbuf_.data() + 12, 4), kMaxPayload + 1);
+}
+
+std::optional<Frame> Channel::try_recv() {
+  if (auto f = parse_buffered()) return f;  // a client may send several requests at once
+  uint8_t buf[8192];
+  while (inbuf_.size() < kHeaderBytes + kMaxPayload) {  // at most one whole frame at a time
+    const ssize_t k = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      throw WireError(fmt::format("{}: connection lost ({})", peer_, std::strerror(errno)));
+    }
+    if (k == 0) throw WireError(fmt::format("{} closed the connection", peer_));
+    inbuf_.insert(inbuf_.end(), buf, buf + k);
+  }
+  return parse_buffered();
 }
 
 bool Channel::spin_until_readable(int us) const {

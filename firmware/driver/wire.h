@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -138,8 +139,18 @@ class Channel {
   int fd() const { return fd_; }
   const std::string& peer() const { return peer_; }
 
-  /// Sends one frame, with `pass_fd` (>= 0) attached as SCM_RIGHTS. WireError when the peer is gone.
-  void send(const Frame& f, int pass_fd = -1);
+  /// Sends one frame, with `pass_fd` (>= 0) attached as SCM_RIGHTS. A peer that does not read is waited for at most
+  /// `timeout_ms`. WireError when the peer is gone or the time is up.
+  void send(const Frame& f, int pass_fd = -1, int timeout_ms = kDefaultTimeoutMs);
+  /// Sends `f` only if the socket takes it at once (a keepalive: never worth blocking for); false if not sent.
+  bool try_send(const Frame& f);
+  /// The server's non-blocking read: takes whatever bytes are there into this channel's buffer and returns a frame
+  /// once one is complete (nullopt: not yet). WireError: the peer closed the connection, a bad magic, a payload over
+  /// kMaxPayload. partial() tells whether part of a frame is waiting.
+  std::optional<Frame> try_recv();
+  bool partial() const { return !inbuf_.empty(); }
+  /// True when a whole frame waits in the buffer (try_recv() returns it without reading the socket).
+  bool has_frame() const;
   /// Receives one frame. `timeout_ms` bounds the wait for its header (-1: no bound) and, separately, its payload
   /// (a peer that stops mid-frame: timeout_ms, or kDefaultTimeoutMs when unbounded). `received_fd`, when given, gets a
   /// passed fd (or -1). WireError: the peer closed the connection, the timeout passed, a bad magic or a payload over
@@ -153,8 +164,12 @@ class Channel {
 
  private:
   void read_exact(void* data, std::size_t n, int timeout_ms, int* received_fd, bool spin);
+  std::optional<Frame> parse_buffered();
+  /// Sends `b`; with `may_skip`, returns false instead of waiting when not one byte of it fits now.
+  bool send_bytes(const std::vector<uint8_t>& b, uint16_t type, int pass_fd, int timeout_ms, bool may_skip);
   int fd_;
   std::string peer_;
+  std::vector<uint8_t> inbuf_;  ///< try_recv(): bytes of frames not complete yet
 };
 
 /// An error answer to request `req`: status and one line of text.

@@ -19,7 +19,12 @@ DmaEngine::DmaEngine(const sc_module_name& name, CoreControl& control)
       engine_busy_(engine_free_at_.size(), SC_ZERO_TIME),
       engine_copies_(engine_free_at_.size(), 0) {}
 
-void DmaEngine::on_start() { std::fill(engine_free_at_.begin(), engine_free_at_.end(), sc_time_stamp()); }
+void DmaEngine::on_start() {
+  // Copies of an abandoned program (a soft reset mid-run) still sleep until their end time; they neither land nor
+  // hold an engine or the new program's drain.
+  std::fill(engine_free_at_.begin(), engine_free_at_.end(), sc_time_stamp());
+  outstanding_ = 0;
+}
 
 uint64_t DmaEngine::space_base(isa::MemSpace s) const {
   return s == isa::MemSpace::kHbm ? regs::HBM_BASE : s == isa::MemSpace::kSbuf ? regs::SBUF_BASE : regs::PSUM_BASE;
@@ -57,6 +62,7 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
   if (*it > sc_time_stamp()) {
     const sc_time stall = *it - sc_time_stamp();
     wait(stall);
+    if (control_.epoch() != run_epoch()) return std::nullopt;  // abandoned while waiting: not this program's time
     note_dma_wait(stall);
   }
   const int engine = int(it - engine_free_at_.begin());
@@ -65,7 +71,7 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
   const sc_time duration = sc_time(cfg.dma_latency_ns + double(bytes) / cfg.dma_bytes_per_ns, SC_NS);
   *it = sc_time_stamp() + duration;
   ++outstanding_;
-  const uint64_t epoch = control_.epoch();
+  const uint64_t epoch = run_epoch();  // the program's, never a later one's
   // The checker's view of this copy: its own agent (the DMA engine) with the clock it starts from.
   std::shared_ptr<AccessChecker::Actor> who;
   std::shared_ptr<AccessChecker::Clock> clock;
@@ -81,14 +87,13 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
   sc_spawn([this, c, duration, bytes, epoch, engine, index, who, clock, copy]() {
     const sc_time start = sc_time_stamp();
     wait(duration);
-    if (control_.epoch() == epoch) {
-      perform(c, who.get());
-      bytes_moved_ += bytes;
-      engine_busy_[size_t(engine)] += duration;
-      ++engine_copies_[size_t(engine)];
-      if (EngineObserver* obs = control_.observer(); obs && copy) {
-        obs->on_dma_copy({engine, index, copy.get(), bytes, start, sc_time_stamp()});
-      }
+    if (control_.epoch() != epoch) return;  // abandoned: on_start() of the next program forgot it
+    perform(c, who.get());
+    bytes_moved_ += bytes;
+    engine_busy_[size_t(engine)] += duration;
+    ++engine_copies_[size_t(engine)];
+    if (EngineObserver* obs = control_.observer(); obs && copy) {
+      obs->on_dma_copy({engine, index, copy.get(), bytes, start, sc_time_stamp()});
     }
     --outstanding_;
     copy_done_.notify(SC_ZERO_TIME);
@@ -97,7 +102,7 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
 }
 
 void DmaEngine::drain() {
-  const uint64_t epoch = control_.epoch();
+  const uint64_t epoch = run_epoch();
   while (outstanding_ > 0 && control_.epoch() == epoch && !control_.stopped()) {
     wait(copy_done_ | control_.stop_event());
   }

@@ -57,7 +57,9 @@ NeuronCore::NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& co
     CoreControl::PerfCounters p;
     for (const QueueEngine* e : std::initializer_list<const QueueEngine*>{&te, &dma, &act, &vec, &cc}) {
       const auto& st = e->stats();
-      p.queues[size_t(e->engine())] = {st.active - st.sem_wait - st.dma_wait, st.sem_wait, st.dma_wait, st.retired};
+      const sc_core::sc_time waits = st.sem_wait + st.dma_wait;  // parts of active time (never more than it)
+      p.queues[size_t(e->engine())] = {st.active > waits ? st.active - waits : sc_core::SC_ZERO_TIME, st.sem_wait,
+                                       st.dma_wait, st.retired};
     }
     for (size_t i = 0; i < dma.engine_busy().size(); ++i) {
       p.dma.push_back({dma.engine_busy()[i], dma.engine_copies()[i]});

@@ -77,6 +77,7 @@ void QueueEngine::run_thread() {
 }
 
 void QueueEngine::run_program(uint64_t epoch) {
+  run_epoch_ = epoch;
   const CoreControl::Queue& qs = control_.queue(q_);
   on_start();
   const uint64_t hbm = control_.config().hbm_bytes;
@@ -120,6 +121,9 @@ void QueueEngine::run_program(uint64_t epoch) {
     cur_index_ = index;
     cur_op_ = instr.op;
     busy(1);  // issue
+    // A soft reset during any wait abandons the program: nothing after it may touch the next program's state
+    // (semaphores, memory, the DMA engines), here and in every engine's execute() (run_epoch()).
+    if (control_.stopped() || control_.epoch() != epoch) return;
     const auto fault = step(instr, index, epoch);
     if (fault) control_.raise_error(q_, index, *fault);
     if (control_.stopped() || control_.epoch() != epoch) {
@@ -151,6 +155,7 @@ std::optional<Fault> QueueEngine::step(const isa::Instruction& instr, uint32_t i
     case isa::Opcode::kHalt: timed_drain(); return std::nullopt;
     case isa::Opcode::kSemSignal:
       timed_drain();
+      if (control_.stopped() || control_.epoch() != epoch) return std::nullopt;  // abandoned while draining
       if (AccessChecker* checker = control_.checker()) checker->on_signal(q_, instr.sem.sem);
       control_.sem_add(instr.sem.sem, instr.sem.value);
       return std::nullopt;
@@ -176,7 +181,8 @@ std::optional<Fault> QueueEngine::step(const isa::Instruction& instr, uint32_t i
 void QueueEngine::timed_drain() {
   const sc_time t0 = sc_time_stamp();
   drain();
-  if (sc_time_stamp() != t0) note_dma_wait(sc_time_stamp() - t0);
+  // An abandoned program's waits count for nobody: they would land in the statistics of the program after it.
+  if (sc_time_stamp() != t0 && control_.epoch() == run_epoch_) note_dma_wait(sc_time_stamp() - t0);
 }
 
 std::optional<ByteRange> pattern_range(uint64_t addr, const std::array<uint16_t, isa::kApDims>& count,

@@ -27,6 +27,9 @@ class QueueEngine : public sc_core::sc_module {
   SC_HAS_PROCESS(QueueEngine);
 
   isa::Engine engine() const { return engine_; }
+  /// The epoch (CoreControl::epoch) of the program this engine runs: an engine compares it with the current one
+  /// after every wait, and drops an abandoned instruction's effects.
+  uint64_t run_epoch() const { return run_epoch_; }
   /// Cycles this engine spent executing its own instructions (TE: busy cycles for utilization).
   uint64_t busy_cycles() const { return busy_cycles_; }
 
@@ -100,6 +103,7 @@ class QueueEngine : public sc_core::sc_module {
   const isa::Engine engine_;
   const int q_;
   uint64_t busy_cycles_ = 0;
+  uint64_t run_epoch_ = 0;
   Stats stats_;
   sc_core::sc_time waited_;         ///< waiting part of the current instruction
   uint32_t cur_index_ = 0;          ///< the current instruction (for the checker)

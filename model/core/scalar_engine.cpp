@@ -20,7 +20,7 @@ std::optional<Fault> ScalarEngine::execute(const isa::Instruction& instr, uint32
     if (auto f = check(a.sum, P, 1, 1, "sum")) return f;
   }
 
-  const uint64_t epoch = control_.epoch();
+  const uint64_t epoch = run_epoch();  // the program's (a later one's would let an abandoned op write)
   const Tile in = read(a.in0, P, n0, n1);
   Tile bias;
   if (a.bias_tensor) bias = read(a.bias_ap, P, 1, 1);

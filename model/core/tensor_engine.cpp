@@ -91,7 +91,11 @@ std::optional<Fault> TensorEngine::multiply_moving(const isa::TeFields& f, uint3
   } catch (const std::exception& e) {
     return Fault{regs::ERR_ENGINE_FAULT, 0, fmt::format("cycle {}: {}", control_.cycles(), e.what())};
   }
+  const uint64_t epoch = run_epoch();
   busy(cycles);
+  // A soft reset while the array streamed abandons the instruction: its results must not land in the next run's
+  // PSUM (the Vector, Scalar and DMA engines drop theirs the same way).
+  if (control_.epoch() != epoch) return std::nullopt;
   macs_ += uint64_t(f.k) * m * n;
   // PSUM adder: write the column sums, or add them to what the bank holds (rule 4), in the mode the results carry.
   std::vector<uint32_t> row(n);

@@ -41,7 +41,7 @@ std::optional<Fault> VectorEngine::execute(const isa::Instruction& instr, uint32
     if (auto f = check(v.in2, P, n0, n1, "in2")) return f;
   }
 
-  const uint64_t epoch = control_.epoch();
+  const uint64_t epoch = run_epoch();  // the program's (a later one's would let an abandoned op write)
   Tile a, b, c;
   if (has_in0) a = read(v.in0, P, n0, n1);
   if (has_in1) b = read(v.in1, P, n0, n1);

@@ -245,6 +245,20 @@ TEST(ServeCli, AServerThatDiesMidRunFailsTheClientWithinASecond) {
   EXPECT_EQ(lines_of(client.err()).size(), 1u) << client.err();
 }
 
+TEST(ServeCli, ARunCutShortLeavesNothingForTheNextOwner) {
+  // A run that times out leaves copies and a TE instruction in flight; the next owner's run must not see them land:
+  // the same bits and the same cycles as in process.
+  SocketDir dir;
+  Server server(dir.sock());
+  const std::string gemm = "run --workload gemm -m 40 -k 50 -n 70 --report ";
+  EXPECT_EQ(run("run --workload gemm -m 40 -k 50 -n 70 --timeout-cycles 100 --connect " + server.path()).exit_code, 2);
+  const std::string a = next_scratch(".json"), b = next_scratch(".json");
+  const Result remote = run(gemm + b + " --connect " + server.path());
+  EXPECT_EQ(remote.exit_code, 0) << remote.out << remote.err;
+  ASSERT_EQ(run(gemm + a + " --te tlm").exit_code, 0);
+  EXPECT_EQ(device_figures(a), device_figures(b));
+}
+
 TEST(ServeCli, OnceServesOneDriverThenExitsAndRemovesTheSocket) {
   SocketDir dir;
   Server server(dir.sock(), "--te tlm --once");

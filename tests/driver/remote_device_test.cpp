@@ -240,6 +240,46 @@ TEST(RemoteDevice, AnOwnerThatDiesMidWaitLeavesTheServerReady) {
   EXPECT_EQ(next.read_reg(regs::ID), regs::kIdValue);
 }
 
+TEST(RemoteDevice, ClientsConnectingDuringAnOwnersWaitAreServed) {
+  // Accepting while an owner's WAIT_IRQ runs adds connections under the serve loop's feet (a crash once).
+  SlowDevice slow(30 * 1024);
+  Served s(slow);
+  driver::RemoteDevice owner(s.path());
+  std::thread waiter([&] { EXPECT_TRUE(owner.wait_interrupt(1'000'000)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 20; ++i) {
+    driver::RemoteDevice attach(s.path(), wire::Role::kAttach);
+    EXPECT_EQ(attach.read_reg(regs::ID), regs::kIdValue);
+  }
+  waiter.join();
+}
+
+TEST(RemoteDevice, AHalfSentFrameHoldsUpNobodyElse) {
+  MockDevice mock;
+  Served s(mock);
+  auto slow = raw_connect(s.path());
+  const uint8_t five[5] = {0x54, 0x52, 0x4E, 0x57, 0x01};  // the start of a header, then nothing
+  ASSERT_EQ(::send(slow->fd(), five, sizeof five, MSG_NOSIGNAL), 5);
+  const auto t0 = std::chrono::steady_clock::now();
+  driver::RemoteDevice dev(s.path());
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(dev.read_reg(regs::ID), regs::kIdValue);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+}
+
+TEST(RemoteDevice, TheWindowCannotBeShrunkUnderTheServer) {
+  MockDevice mock;
+  Served s(mock);
+  auto ch = raw_connect(s.path());
+  ch->send(hello(wire::kVersion, wire::Role::kAttach));
+  int fd = -1;
+  ASSERT_EQ(ch->recv(2000, &fd).status, 0);
+  ASSERT_GE(fd, 0);
+  EXPECT_NE(::ftruncate(fd, 0), 0);  // sealed: F_SEAL_SHRINK
+  ::close(fd);
+  ch->send(frame(MsgType::kReadMem, wire::PayloadWriter().u64(regs::HBM_BASE).u64(4096).u64(0).take(), 2));
+  EXPECT_EQ(ch->recv(2000).status, 0);  // and the server is still there to answer
+}
+
 TEST(RemoteDevice, AServerThatDiesFailsTheClientWithinASecondNamingTheSocket) {
   MockDevice mock;
   auto s = std::make_unique<Served>(mock);

@@ -32,7 +32,9 @@ struct AttachOptions {
 uint64_t parse_number(const std::string& text, const std::string& what) {
   try {
     size_t used = 0;
-    const uint64_t v = std::stoull(text, &used, 0);
+    const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    const uint64_t v = std::stoull(hex ? text.substr(2) : text, &used, hex ? 16 : 10);  // never octal
+    if (hex) used += 2;
     if (used == text.size() && !text.empty() && text[0] != '-') return v;
   } catch (const std::exception&) {
   }
@@ -133,6 +135,19 @@ int attach(const AttachOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw BadInput(e.what());
   }
+  isa::DataType dump_type = isa::DataType::kFp32;
+  if (!o.dump.empty()) {
+    bool known = false;
+    for (auto t : {isa::DataType::kFp32, isa::DataType::kBf16, isa::DataType::kFp16, isa::DataType::kFp8E4M3,
+                   isa::DataType::kFp8E5M2}) {
+      if (isa::data_type_name(t) == o.dtype) dump_type = t, known = true;
+    }
+    if (!known) throw BadInput(fmt::format("--dtype {}: unknown (fp32, bf16, fp16, fp8e4m3, fp8e5m2)", o.dtype));
+    if (o.count == 0 || o.count > (1ull << 28)) throw BadInput("--count: 1 .. 2^28 elements");
+    if (o.out.empty()) throw BadInput("--dump needs --out FILE.npy");
+  } else if (o.count != 0 || o.dtype != "fp32" || !o.out.empty()) {
+    throw BadInput("--count, --dtype and --out go with --dump");
+  }
   std::unique_ptr<driver::RemoteDevice> dev;
   try {
     dev = std::make_unique<driver::RemoteDevice>(o.socket, wire::Role::kAttach);
@@ -141,6 +156,9 @@ int attach(const AttachOptions& o) {
   }
   fmt::print("trnsim attach: {}\n", o.socket);
   try {
+    // The dump's place is checked against the device (reads only) before any write is made.
+    const uint64_t dump_addr =
+        o.dump.empty() ? 0 : dump_address(*dev, o.dump, o.count * isa::data_type_bytes(dump_type));
     for (const auto& [r, v] : writes) {
       dev->write_reg(r.offset, v);
       fmt::print("  wrote {:<16} 0x{:08X} (offset 0x{:03X})\n", r.name, v, r.offset);
@@ -150,23 +168,13 @@ int attach(const AttachOptions& o) {
       fmt::print("  {:<22} 0x{:08X} = {} (offset 0x{:03X}, {})\n", r.name, v, v, r.offset, r.access);
     }
     if (!o.dump.empty()) {
-      isa::DataType type = isa::DataType::kFp32;
-      bool known = false;
-      for (auto t : {isa::DataType::kFp32, isa::DataType::kBf16, isa::DataType::kFp16, isa::DataType::kFp8E4M3,
-                     isa::DataType::kFp8E5M2}) {
-        if (isa::data_type_name(t) == o.dtype) type = t, known = true;
-      }
-      if (!known) throw BadInput(fmt::format("--dtype {}: unknown (fp32, bf16, fp16, fp8e4m3, fp8e5m2)", o.dtype));
-      if (o.count == 0 || o.count > (1ull << 28)) throw BadInput("--count: 1 .. 2^28 elements");
-      if (o.out.empty()) throw BadInput("--dump needs --out FILE.npy");
-      const unsigned es = isa::data_type_bytes(type);
-      const uint64_t addr = dump_address(*dev, o.dump, o.count * es);
+      const unsigned es = isa::data_type_bytes(dump_type);
       std::vector<uint8_t> bytes(o.count * es);
-      dev->read_mem(addr, bytes.data(), bytes.size());
+      dev->read_mem(dump_addr, bytes.data(), bytes.size());
       F32Tensor t;
       t.shape = {int64_t(o.count)};
-      for (const uint32_t pattern : driver::unpack_elements(bytes, type)) {
-        t.bits.push_back(golden::element_to_f32(type, pattern));  // exact widening (BRIEF section 3, rule 1)
+      for (const uint32_t pattern : driver::unpack_elements(bytes, dump_type)) {
+        t.bits.push_back(golden::element_to_f32(dump_type, pattern));  // exact widening (BRIEF section 3, rule 1)
       }
       save_f32_tensor(o.out, "--out", t);
       fmt::print("  dumped {} {} elements from {} to {} (float32 [{}])\n", o.count, o.dtype, o.dump, o.out, o.count);
