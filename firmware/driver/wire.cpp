@@ -210,6 +210,7 @@ std::optional<Frame> Channel::try_recv() {
     }
     if (k == 0) throw WireError(fmt::format("{} closed the connection", peer_));
     inbuf_.insert(inbuf_.end(), buf, buf + k);
+    if (has_frame()) break;  // one request is here: answer it before reading on (one recv per request)
   }
   return parse_buffered();
 }
