@@ -70,6 +70,8 @@ uint16_t random_pattern(trnsim::isa::Dtype dt, uint32_t x) {
     case trnsim::isa::Dtype::kFp16: return uint16_t((sign << 15) | ((11u + ((x >> 10) & 7u)) << 10) | (x & 0x3FFu));
     case trnsim::isa::Dtype::kFp8E4M3: return uint16_t((sign << 7) | ((4u + ((x >> 3) & 7u)) << 3) | (x & 7u));
     case trnsim::isa::Dtype::kFp8E5M2: return uint16_t((sign << 7) | ((12u + ((x >> 2) & 7u)) << 2) | (x & 3u));
+    case trnsim::isa::Dtype::kFp32:  // not a narrow (TE operand) type
+      break;
   }
   return 0;
 }
