@@ -16,15 +16,8 @@ endif()
 file(READ "${IN}" J)
 set(SRC_NAME "spec/isa.json")
 
-function(fail msg)
-  message(FATAL_ERROR "gen-isa: ${SRC_NAME}: ${msg}")
-endfunction()
-macro(jget out)
-  string(JSON ${out} ERROR_VARIABLE _jerr GET "${J}" ${ARGN})
-  if(_jerr)
-    fail("missing ${ARGN}: ${_jerr}")
-  endif()
-endmacro()
+set(GEN_TOOL "gen-isa")
+include("${CMAKE_CURRENT_LIST_DIR}/gen-common.cmake")  # fail, jget, write_if_changed
 
 jget(FIELD_BITS dtype_field_bits)
 math(EXPR MAX_CODE "(1 << ${FIELD_BITS}) - 1")
@@ -136,7 +129,6 @@ function(splice out path region)
   set(${out} "${head}${region}${tail}" PARENT_SCOPE)
 endfunction()
 
-include("${CMAKE_CURRENT_LIST_DIR}/gen-common.cmake")  # write_if_changed
 
 if(DEFINED HEADER)
   write_if_changed("${HEADER}" "${H}")

@@ -33,17 +33,8 @@ set(GEN_NAME "scripts/gen-registers.cmake")
 # ---------------------------------------------------------------------------------------------------------------
 # Helpers
 
-function(fail msg)
-  message(FATAL_ERROR "gen-registers: ${SRC_NAME}: ${msg}")
-endfunction()
-
-# out = the json value at the given path (error if missing).
-macro(jget out)
-  string(JSON ${out} ERROR_VARIABLE _jerr GET "${J}" ${ARGN})
-  if(_jerr)
-    fail("missing ${ARGN}: ${_jerr}")
-  endif()
-endmacro()
+set(GEN_TOOL "gen-registers")
+include("${CMAKE_CURRENT_LIST_DIR}/gen-common.cmake")  # fail, jget, write_if_changed
 
 # out = the json value at the path, or the default when it is missing.
 macro(jopt out default)
@@ -794,7 +785,6 @@ string(REGEX REPLACE "\n+$" "\n" D "${D}")
 # ---------------------------------------------------------------------------------------------------------------
 # Outputs (written only when the content changes, so dependents do not rebuild for nothing)
 
-include("${CMAKE_CURRENT_LIST_DIR}/gen-common.cmake")  # write_if_changed
 
 if(DEFINED HEADER)
   write_if_changed("${HEADER}" "${H}")
