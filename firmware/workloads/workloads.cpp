@@ -399,7 +399,7 @@ Tensors make_inputs(const std::vector<InputSpec>& specs, uint64_t seed, const Te
 }
 
 Report run_and_check(driver::Driver& drv, const Workload& w, const Tensors& inputs, uint64_t timeout_cycles,
-                     const OnBuilt& on_built, std::string* failed_step) {
+                     const OnBuilt& on_built, std::string* failed_step, const OnStep& on_step) {
   Report rep;
   rep.workload = w.name;
   rep.title = w.title;
@@ -425,7 +425,14 @@ Report run_and_check(driver::Driver& drv, const Workload& w, const Tensors& inpu
   std::size_t failed = 0;
   kernels::SequenceRun r;
   try {
-    r = kernels::run_sequence(drv, seq, timeout_cycles, {}, &failed);
+    if (on_step && !seq.empty()) on_step(0, seq.front().name);
+    std::size_t done = 0;
+    r = kernels::run_sequence(
+        drv, seq, timeout_cycles,
+        [&](const kernels::StepRun&) {
+          if (on_step && ++done < seq.size()) on_step(done, seq[done].name);
+        },
+        &failed);
   } catch (const driver::DriverError&) {
     if (failed_step) *failed_step = fmt::format("program {} of {} (\"{}\")", failed + 1, seq.size(), seq[failed].name);
     throw;

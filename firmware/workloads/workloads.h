@@ -127,6 +127,8 @@ struct Report {
 
 /// Called once the inputs are in HBM and the programs built, before the first runs: (programs, instructions).
 using OnBuilt = std::function<void(std::size_t programs, std::size_t instructions)>;
+/// Called before each program runs: its index (from 0) and name ("qkv gemm", "head 3 scores").
+using OnStep = std::function<void(std::size_t index, const std::string& name)>;
 
 /// Runs `w` on `drv`: frees every earlier allocation, writes `inputs` (make_inputs), builds, runs the programs one
 /// after another (timeout each), reads every output back and compares the ones the golden names. Throws
@@ -134,6 +136,6 @@ using OnBuilt = std::function<void(std::size_t programs, std::size_t instruction
 /// driver's errors (DeviceFault, DriverTimeout, ...) as they come; `failed_step` (if given) then holds the name and
 /// number of the program that failed ("program 3 of 62 (\"qkv gemm\")").
 Report run_and_check(driver::Driver& drv, const Workload& w, const Tensors& inputs, uint64_t timeout_cycles,
-                     const OnBuilt& on_built = {}, std::string* failed_step = nullptr);
+                     const OnBuilt& on_built = {}, std::string* failed_step = nullptr, const OnStep& on_step = {});
 
 }  // namespace trnsim::workloads

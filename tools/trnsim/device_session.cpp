@@ -20,11 +20,12 @@ namespace {
 
 /// Progress lines while the driver waits: this program's cycles and TE utilization so far (never above 100 %: both
 /// count from the same doorbell).
-void print_progress(driver::Driver& drv) {
+void print_progress(driver::Driver& drv, std::shared_ptr<const std::string> running) {
   const driver::DeviceInfo info = drv.info();
-  drv.set_progress([info](const driver::RunProgress& p) {
-    fmt::print(stderr, "  ... {} cycles into this program, {:.3f} G MACs, its TE utilization {:.1f}%\n", p.cycles,
-               double(p.te_macs) / 1e9, 100.0 * p.te_utilization(info));
+  drv.set_progress([info, running](const driver::RunProgress& p) {
+    fmt::print(stderr, "  ... {} cycles into {}, {:.3f} G MACs, its TE utilization {:.1f}%\n", p.cycles,
+               running->empty() ? "this program" : *running, double(p.te_macs) / 1e9,
+               100.0 * p.te_utilization(info));
   });
 }
 
@@ -37,7 +38,7 @@ DeviceSession connect_device(const DeviceFlags& flags) {
     throw BadInput(fmt::format("--connect {}: {}", flags.connect, e.what()));
   }
   s.driver = std::make_unique<driver::Driver>(*s.device);
-  print_progress(*s.driver);
+  print_progress(*s.driver, s.running);
   return s;
 }
 
@@ -123,7 +124,7 @@ DeviceSession open_device(const DeviceFlags& flags) {
     throw BadInput(fmt::format("--wave {}: {}", flags.wave, e.what()));
   }
   s.driver = std::make_unique<driver::Driver>(*s.device);
-  print_progress(*s.driver);
+  print_progress(*s.driver, s.running);
   return s;
 }
 

@@ -51,6 +51,8 @@ struct DeviceSession {
   std::unique_ptr<driver::Device> device;
   std::unique_ptr<driver::Driver> driver;
   std::string connect;  ///< the socket of a served device, empty in process
+  /// What the progress lines name as running ("program 3 of 62 (qkv gemm)"); empty: "this program".
+  std::shared_ptr<std::string> running = std::make_shared<std::string>();
   mutable bool timeline_written = false;
 
   /// What the device's registers say it is (config name, TE size and backend, clocks, ...).

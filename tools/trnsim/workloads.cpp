@@ -81,15 +81,20 @@ int run_workload(const WorkloadOptions& o, const ReportHooks& hooks) {
   return run_on_device(s, [&] {
     workloads::Report r;
     std::string failed;
+    std::size_t total = 0;  // programs, once built
     try {
       r = workloads::run_and_check(
           *s.driver, w, inputs, o.device.timeout_cycles,
-          [](std::size_t programs, std::size_t instructions) {
+          [&total](std::size_t programs, std::size_t instructions) {
+            total = programs;
             fmt::print("  {}, {}{}\n", counted(programs, "program"), counted(instructions, "instruction"),
                        programs > 1 ? ", launched one after another (intermediates in HBM)" : "");
             std::fflush(stdout);
           },
-          &failed);
+          &failed,
+          [&](std::size_t index, const std::string& name) {
+            *s.running = fmt::format("program {} of {} ({})", index + 1, total, name);
+          });
     } catch (const std::invalid_argument& e) {
       throw BadInput(e.what());
     } catch (const driver::DriverError&) {
