@@ -209,7 +209,7 @@ bool DeviceServer::turn(Conn& c) {
   // follows its answer at once: wait for it spinning (kServerSpinUs) rather than in poll().
   for (int i = 0; i < kBurst; ++i) {
     if (!handle(c) || stop_) return false;
-    if (c.ch->partial()) continue;  // more of a frame may be there already
+    if (c.ch->has_frame()) continue;  // a pipelined request is buffered already
     if (!(c.owner() && c.ch->spin_until_readable(kServerSpinUs))) break;
   }
   return !c.closed;
