@@ -39,7 +39,8 @@ class SimSystem::ChipDevice : public driver::Device {
 
 SimSystem::SimSystem(const model::ChipConfig& config) : SimSystem(config, model::collective::Topology::from_config(config)) {}
 
-SimSystem::SimSystem(const model::ChipConfig& config, const model::collective::Topology& topology) {
+SimSystem::SimSystem(const model::ChipConfig& config, const model::collective::Topology& topology,
+                     model::collective::TransportFactory transport) {
   claim_elaboration("SimSystem");
   std::vector<model::CoreControl*> controls;
   std::vector<model::Memory*> hbms;
@@ -52,6 +53,7 @@ SimSystem::SimSystem(const model::ChipConfig& config, const model::collective::T
     hbms.push_back(&cores_.back()->hbm);
   }
   hub_ = std::make_unique<model::collective::CollectiveHub>("hub", topology, controls, hbms);
+  if (transport) hub_->system().set_transport(std::move(transport));
   for (int c = 0; c < topology.chips(); ++c) {
     cores_[size_t(c)]->cc.attach(hub_.get(), c);
     devices_.push_back(std::make_unique<ChipDevice>(*this, c));

@@ -13,6 +13,7 @@
 
 #include "firmware/driver/device.h"
 #include "model/collective/topology.h"
+#include "model/collective/transport.h"
 #include "model/config/chip_config.h"
 
 namespace trnsim::model {
@@ -28,8 +29,10 @@ class SimSystem {
  public:
   /// The system of `config`: Topology::from_config (chips and torus_dims of trn2-16, trn2-64), every chip `config`.
   explicit SimSystem(const model::ChipConfig& config);
-  /// Chips of `config` connected as `topology` (e.g. a 2- or 4-chip ring of tiny chips in tests).
-  SimSystem(const model::ChipConfig& config, const model::collective::Topology& topology);
+  /// Chips of `config` connected as `topology` (e.g. a 2- or 4-chip ring of tiny chips in tests); their collectives
+  /// move data over the network `transport` makes (empty: the message-level link model; transport.h).
+  SimSystem(const model::ChipConfig& config, const model::collective::Topology& topology,
+            model::collective::TransportFactory transport = {});
   ~SimSystem();
   SimSystem(const SimSystem&) = delete;
   SimSystem& operator=(const SimSystem&) = delete;

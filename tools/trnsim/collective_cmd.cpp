@@ -17,6 +17,7 @@
 #include "cosim/wave_window.h"
 #include "firmware/driver/driver.h"
 #include "firmware/golden/collective_golden.h"
+#include "firmware/isa/ring_plan.h"
 #include "firmware/kernels/collective_kernel.h"
 #include "model/collective/collective_hub.h"
 #include "model/collective/collective_system.h"
@@ -149,18 +150,9 @@ int run_collective_workload(const CollectiveOptions& o,
   }
 
   const auto t0 = std::chrono::steady_clock::now();
-  // The system as SystemC chips (cosim/device/sim_system.h): one driver per chip loads the cc program and moves the
-  // data through the registers; the chips' collective engines meet in the hub, which runs its CollectiveSystem.
-  cosim::SimSystem system(cfg);
-  mc::CollectiveSystem& sys = system.hub().system();
-  std::vector<std::unique_ptr<driver::Driver>> drivers;
-  std::vector<driver::Driver*> chips;
-  for (int r = 0; r < system.chips(); ++r) {
-    drivers.push_back(std::make_unique<driver::Driver>(system.device(r)));
-    chips.push_back(drivers.back().get());
-  }
-  const mc::Topology& topo = sys.topology();
-  const int n = sys.chips();
+  // The machine as configured (its torus and links); the system is built from it below, with the chosen transport.
+  const mc::Topology topo = mc::Topology::from_config(cfg);
+  const int n = topo.chips();
   fmt::print("trnsim run: {}, {} bytes per chip ({}), {} algorithm, seed {}\n", mc::op_name(op), bytes,
              counted(count, o.dtype + " element"), mc::algorithm_name(algo), o.seed);
   std::string links;
@@ -171,6 +163,7 @@ int run_collective_workload(const CollectiveOptions& o,
              dims_text(topo.dims()), links, topo.hop_latency_ns() / 1000.0);
   const auto fabric = cosim::collective::fabric_kind(o.fabric);
   const mc::NocTransportOptions noc_options;
+  mc::TransportFactory transport;  // empty: the message-level link model
   if (fabric != cosim::collective::FabricKind::kMessage) {
     const char* what = fabric == cosim::collective::FabricKind::kTlm ? "the C++ router model"
                        : fabric == cosim::collective::FabricKind::kRtl
@@ -181,7 +174,7 @@ int run_collective_workload(const CollectiveOptions& o,
                o.fabric, what, dims_text(topo.dims()), topo.num_dims() == 3 ? "d3v4g2" : "d2v2",
                noc_options.max_packet_words, noc_options.flit_bytes, noc_options.link_gbytes_per_s,
                noc_options.flit_bytes / noc_options.link_gbytes_per_s);
-    sys.set_transport(cosim::collective::transport_factory(fabric, noc_options, [&o](mc::NocTransport& t) {
+    transport = cosim::collective::transport_factory(fabric, noc_options, [&o](mc::NocTransport& t) {
       t.on_progress(
           [&o](const mc::NetworkFigures& f, uint64_t outstanding) {
             fmt::print(stderr, "trnsim run: {} network: cycle {}, {} delivered, packets outstanding: {}, "
@@ -189,20 +182,22 @@ int run_collective_workload(const CollectiveOptions& o,
                        f.host_seconds > 0 ? double(f.cycles) / f.host_seconds : 0.0);
           },
           2.0);
-    }));
+    });
   } else {
     fmt::print("  fabric            message: message-level link model (link bandwidths and hop latency above)\n");
   }
   if (algo == mc::Algorithm::kRing) {
     std::vector<std::string> flows;
-    for (const mc::RingFlow& f : sys.ring_flows()) {
+    std::vector<double> gbps;
+    for (int d = 0; d < topo.num_dims(); ++d) gbps.push_back(topo.gbytes_per_s(d));
+    for (const isa::RingFlow& f : isa::ring_flows(topo.dims(), gbps)) {  // the documented plan the engines follow
       if (f.slice) continue;
       std::string order;
       for (int d : f.dims) order += "xyz"[d];
       flows.push_back(fmt::format("{}{} x{}", order, f.direction > 0 ? "+" : "-", f.weight));
     }
     fmt::print("  ring flows        {} (phase order, direction, share; {} slices each)\n", fmt::join(flows, ", "),
-               mc::CollectiveSystem::ring_slices());
+               isa::kRingSlices);
   }
   if (count == 0) {
     write_report({{"workload", o.workload}, {"config", cfg.name}, {"bytes", 0}, {"pass", true}, {"noop", true}});
@@ -210,6 +205,16 @@ int run_collective_workload(const CollectiveOptions& o,
     return kExitOk;
   }
   std::fflush(stdout);
+
+  // The system as SystemC chips (cosim/device/sim_system.h): one driver per chip loads the cc program and moves the
+  // data through the registers; the chips' collective engines meet in the hub, which runs its CollectiveSystem.
+  cosim::SimSystem system(cfg, topo, transport);
+  std::vector<std::unique_ptr<driver::Driver>> drivers;
+  std::vector<driver::Driver*> chips;
+  for (int r = 0; r < system.chips(); ++r) {
+    drivers.push_back(std::make_unique<driver::Driver>(system.device(r)));
+    chips.push_back(drivers.back().get());
+  }
 
   // Chip r's buffer: collective_test_value(seed, r, j) for every element j (all-gather uses block r of it).
   const auto input = [&](int r, uint64_t j) { return golden::collective_test_value(gtype, o.seed, r, j); };
