@@ -411,7 +411,7 @@ std::string Driver::read_ascii(uint32_t base, uint32_t max_bytes) const {
   return text;
 }
 
-std::string Driver::read_fault_detail() const {
+std::string Driver::read_err_detail() const {
   const uint32_t len = std::min<uint32_t>(device_.read_reg(regs::ERR_DETAIL_LEN), 4 * regs::ERR_DETAIL_COUNT);
   return read_ascii(regs::ERR_DETAIL_BASE, len);
 }
@@ -430,7 +430,7 @@ RunResult Driver::wait(uint64_t timeout_cycles) {
     const uint32_t queue = device_.read_reg(regs::ERR_QUEUE);
     const uint32_t index = device_.read_reg(regs::ERR_INDEX);
     const uint32_t info = device_.read_reg(regs::ERR_INFO);
-    std::string detail = read_fault_detail();
+    std::string detail = read_err_detail();
     device_.write_reg(regs::INT_STATUS, kIrqBits);
     throw DeviceFault(code, queue, index, info, cycles, instruction_text(queue, index), std::move(detail));
   }

@@ -264,7 +264,7 @@ class Driver {
   /// Up to `max_bytes` ASCII bytes of the registers from `base` up, 4 per register little-endian, to the first 0.
   std::string read_ascii(uint32_t base, uint32_t max_bytes) const;
   /// ERR_DETAIL as text (ERR_DETAIL_LEN bytes).
-  std::string read_fault_detail() const;
+  std::string read_err_detail() const;
   void check_range(const char* what, uint64_t addr, uint64_t bytes, uint64_t limit) const;
   std::string instruction_text(uint32_t queue, uint32_t index) const;
 

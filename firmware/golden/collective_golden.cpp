@@ -78,7 +78,7 @@ std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, Collec
     flows.push_back({+1, {}});
     weights = {1};
   } else {
-    for (const isa::RingFlow& f : isa::ring_flows(algo.dims, algo.link_gbytes_per_s, algo.slices)) {
+    for (const isa::RingFlow& f : isa::ring_plan(algo.dims, algo.link_gbytes_per_s, algo.slices)) {
       flows.push_back({f.direction, std::vector<size_t>(f.dims.begin(), f.dims.end())});
       weights.push_back(f.weight);
     }

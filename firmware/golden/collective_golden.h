@@ -20,7 +20,7 @@ using CollectiveDtype = isa::DataType;
 
 /// The algorithm as the golden needs it: the machine (torus sizes, link bandwidths) and the algorithm's name.
 ///   ring: dims = torus sizes (x fastest: rank = x + X * (y + Y * z)), link_gbytes_per_s = each dimension's link
-///         bandwidth; the flows, their phase orders and shares are isa::ring_flows(dims, link_gbytes_per_s, slices)
+///         bandwidth; the flows, their phase orders and shares are isa::ring_plan(dims, link_gbytes_per_s, slices)
 ///         (firmware/isa/ring_plan.h: the documented plan, computed here as in the model, never asked of it).
 ///         Slices of one (dimension, direction) sum in the same order.
 ///   rhd:  recursive halving-doubling over the ranks' bits; dims only give the chip count (a power of two).

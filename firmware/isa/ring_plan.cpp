@@ -8,16 +8,16 @@
 
 namespace trnsim::isa {
 
-std::vector<RingFlow> ring_flows(const std::vector<int>& dims, const std::vector<double>& link_gbytes_per_s,
+std::vector<RingFlow> ring_plan(const std::vector<int>& dims, const std::vector<double>& link_gbytes_per_s,
                                  int slices) {
   if (dims.size() != link_gbytes_per_s.size()) {
-    throw std::invalid_argument("ring_flows: " + std::to_string(dims.size()) + " dimensions but " +
+    throw std::invalid_argument("ring_plan: " + std::to_string(dims.size()) + " dimensions but " +
                                 std::to_string(link_gbytes_per_s.size()) + " link bandwidths");
   }
   std::vector<int> used;
   for (size_t d = 0; d < dims.size(); ++d) {
     if (dims[d] < 1 || !(link_gbytes_per_s[d] > 0)) {
-      throw std::invalid_argument("ring_flows: dimension " + std::to_string(d) + " has size " +
+      throw std::invalid_argument("ring_plan: dimension " + std::to_string(d) + " has size " +
                                   std::to_string(dims[d]) + " and bandwidth " + std::to_string(link_gbytes_per_s[d]));
     }
     if (dims[d] > 1) used.push_back(int(d));

@@ -29,7 +29,7 @@ inline constexpr int kRingSlices = 4;
 /// reduced by their gcd) minimise the larger of the busiest dimension's link time and the longest flow's chain of
 /// phases; ties go to the first split in enumeration order. Empty when no dimension has size > 1. Throws
 /// std::invalid_argument when the lengths differ, a size is < 1 or a bandwidth <= 0.
-std::vector<RingFlow> ring_flows(const std::vector<int>& dims, const std::vector<double>& link_gbytes_per_s,
+std::vector<RingFlow> ring_plan(const std::vector<int>& dims, const std::vector<double>& link_gbytes_per_s,
                                  int slices = kRingSlices);
 
 }  // namespace trnsim::isa

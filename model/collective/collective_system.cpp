@@ -68,7 +68,7 @@ CollectiveSystem::~CollectiveSystem() = default;
 std::vector<RingFlow> CollectiveSystem::ring_flows() const {
   std::vector<double> gbps;
   for (int d = 0; d < topo_.num_dims(); ++d) gbps.push_back(topo_.gbytes_per_s(d));
-  return isa::ring_flows(topo_.dims(), gbps, ring_slices());
+  return isa::ring_plan(topo_.dims(), gbps, ring_slices());
 }
 
 CollectiveSystem::Plan CollectiveSystem::plan(const Call& call) const {

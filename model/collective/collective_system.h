@@ -79,7 +79,7 @@ class CollectiveSystem {
   int chips() const { return topo_.chips(); }
   Memory& hbm(int chip) { return *hbm_.at(size_t(chip)); }
 
-  /// The ring algorithm's flows on this torus: isa::ring_flows of its sizes and link bandwidths (docs/neuronlink.md
+  /// The ring algorithm's flows on this torus: isa::ring_plan of its sizes and link bandwidths (docs/neuronlink.md
   /// "Weights").
   std::vector<RingFlow> ring_flows() const;
   /// Flows per (first dimension, direction) of the ring algorithm: isa::kRingSlices.

@@ -22,7 +22,7 @@ inline golden::CollectiveDtype gold_dtype(ElemType t) {
 inline golden::CollectiveAlgorithm gold_algo(const CollectiveSystem& sys, Algorithm a) {
   golden::CollectiveAlgorithm g;
   g.rhd = a == Algorithm::kRhd;
-  // The machine as configured (sizes, link bandwidths); the golden plans the flows itself (isa::ring_flows).
+  // The machine as configured (sizes, link bandwidths); the golden plans the flows itself (isa::ring_plan).
   g.dims = sys.topology().dims();
   for (int d = 0; d < sys.topology().num_dims(); ++d) g.link_gbytes_per_s.push_back(sys.topology().gbytes_per_s(d));
   return g;

@@ -84,7 +84,7 @@ class CollectiveDeviceTest : public ::testing::Test {
     auto& sys = sys_->hub().system();
     golden::CollectiveAlgorithm g;
     g.rhd = a == CcAlgorithm::kRhd;
-    g.dims = sys.topology().dims();  // the machine; the golden plans the flows itself (isa::ring_flows)
+    g.dims = sys.topology().dims();  // the machine; the golden plans the flows itself (isa::ring_plan)
     for (int d = 0; d < sys.topology().num_dims(); ++d) g.link_gbytes_per_s.push_back(sys.topology().gbytes_per_s(d));
     return g;
   }

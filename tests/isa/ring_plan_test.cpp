@@ -14,7 +14,7 @@ namespace {
 constexpr double kXy = 160.0, kZ = 64.0;
 
 TEST(RingPlan, Trn2_16HasFourEqualFlowsOfFourSlices) {
-  const auto flows = ring_flows({4, 4}, {kXy, kXy});
+  const auto flows = ring_plan({4, 4}, {kXy, kXy});
   ASSERT_EQ(flows.size(), 16u);  // (x, +), (x, -), (y, +), (y, -), 4 slices each
   for (size_t i = 0; i < flows.size(); ++i) {
     const RingFlow& f = flows[i];
@@ -26,7 +26,7 @@ TEST(RingPlan, Trn2_16HasFourEqualFlowsOfFourSlices) {
 }
 
 TEST(RingPlan, Trn2_64GivesTheSlowZFirstFlowsLess) {
-  const auto flows = ring_flows({4, 4, 4}, {kXy, kXy, kZ});
+  const auto flows = ring_plan({4, 4, 4}, {kXy, kXy, kZ});
   ASSERT_EQ(flows.size(), 24u);
   // xyz 41, yxz 41, zxy 18 (docs/neuronlink.md "Weights").
   const std::vector<std::vector<int>> orders = {{0, 1, 2}, {1, 0, 2}, {2, 0, 1}};
@@ -38,13 +38,13 @@ TEST(RingPlan, Trn2_64GivesTheSlowZFirstFlowsLess) {
 }
 
 TEST(RingPlan, SizeOneDimensionsCarryNoFlowAndBadInputThrows) {
-  EXPECT_TRUE(ring_flows({1}, {kXy}).empty());
-  const auto ring = ring_flows({8, 1}, {kXy, kXy}, 1);
+  EXPECT_TRUE(ring_plan({1}, {kXy}).empty());
+  const auto ring = ring_plan({8, 1}, {kXy, kXy}, 1);
   ASSERT_EQ(ring.size(), 2u);
   EXPECT_EQ(ring[0].dims, std::vector<int>({0}));
-  EXPECT_THROW(ring_flows({4, 4}, {kXy}), std::invalid_argument);
-  EXPECT_THROW(ring_flows({0, 4}, {kXy, kXy}), std::invalid_argument);
-  EXPECT_THROW(ring_flows({4, 4}, {kXy, 0.0}), std::invalid_argument);
+  EXPECT_THROW(ring_plan({4, 4}, {kXy}), std::invalid_argument);
+  EXPECT_THROW(ring_plan({0, 4}, {kXy, kXy}), std::invalid_argument);
+  EXPECT_THROW(ring_plan({4, 4}, {kXy, 0.0}), std::invalid_argument);
 }
 
 }  // namespace

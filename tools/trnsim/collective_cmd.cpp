@@ -190,7 +190,7 @@ int run_collective_workload(const CollectiveOptions& o,
     std::vector<std::string> flows;
     std::vector<double> gbps;
     for (int d = 0; d < topo.num_dims(); ++d) gbps.push_back(topo.gbytes_per_s(d));
-    for (const isa::RingFlow& f : isa::ring_flows(topo.dims(), gbps)) {  // the documented plan the engines follow
+    for (const isa::RingFlow& f : isa::ring_plan(topo.dims(), gbps)) {  // the documented plan the engines follow
       if (f.slice) continue;
       std::string order;
       for (int d : f.dims) order += "xyz"[d];
