@@ -122,7 +122,7 @@ Driver::Driver(Device& device) : device_(device) {
   info_.psum_partitions = device_.read_reg(regs::PSUM_PARTITIONS);
   info_.psum_partition_bytes = device_.read_reg(regs::PSUM_PARTITION_BYTES);
   info_.psum_banks = device_.read_reg(regs::PSUM_BANKS);
-  info_.hbm_bytes = read_counter64(regs::HBM_BYTES_LO, regs::HBM_BYTES_HI);
+  info_.hbm_bytes = read_reg64(regs::HBM_BYTES_LO, regs::HBM_BYTES_HI);
   info_.num_queues = device_.read_reg(regs::NUM_QUEUES);
   info_.num_semaphores = device_.read_reg(regs::NUM_SEMAPHORES);
   info_.num_dma_engines = device_.read_reg(regs::NUM_DMA_ENGINES);
@@ -169,7 +169,7 @@ Driver::Driver(Device& device) : device_(device) {
   queue_len_.assign(info_.num_queues, 0);
 }
 
-uint64_t Driver::read_counter64(uint32_t lo, uint32_t hi) const {
+uint64_t Driver::read_reg64(uint32_t lo, uint32_t hi) const {
   // HI, LO, HI again: retry when the low word wrapped between the reads (docs/registers.md, "Running a program").
   for (;;) {
     const uint32_t h1 = device_.read_reg(hi);
@@ -336,7 +336,7 @@ void Driver::start() {
   device_.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);  // self-clearing
   device_.write_reg(regs::INT_STATUS, kIrqBits);              // RW1C; soft reset cleared them already
   device_.write_reg(regs::INT_ENABLE, regs::INT_ENABLE_DONE_MASK | regs::INT_ENABLE_ERROR_MASK);
-  if (progress_) run_macs_origin_ = read_counter64(regs::TE_MACS_LO, regs::TE_MACS_HI);
+  if (progress_) run_macs_origin_ = read_reg64(regs::TE_MACS_LO, regs::TE_MACS_HI);
   device_.write_reg(regs::DOORBELL, doorbell);
 }
 
@@ -362,8 +362,8 @@ void Driver::wait_with_progress(uint64_t timeout_cycles) {
     if (took > progress_interval_s_ / 4 && progress_slice_ > 1024) progress_slice_ /= 2;
     if (std::chrono::duration<double>(clock::now() - last).count() >= progress_interval_s_) {
       RunProgress p;
-      p.cycles = read_counter64(regs::CYCLE_LO, regs::CYCLE_HI);
-      p.te_macs = read_counter64(regs::TE_MACS_LO, regs::TE_MACS_HI) - run_macs_origin_;
+      p.cycles = read_reg64(regs::CYCLE_LO, regs::CYCLE_HI);
+      p.te_macs = read_reg64(regs::TE_MACS_LO, regs::TE_MACS_HI) - run_macs_origin_;
       progress_(p);
       last = clock::now();
     }
@@ -372,12 +372,12 @@ void Driver::wait_with_progress(uint64_t timeout_cycles) {
 
 DeviceCounters Driver::read_counters() const {
   DeviceCounters c;
-  c.uptime = read_counter64(regs::UPTIME_LO, regs::UPTIME_HI);
-  c.te_macs = read_counter64(regs::TE_MACS_LO, regs::TE_MACS_HI);
-  c.te_busy = read_counter64(regs::TE_BUSY_LO, regs::TE_BUSY_HI);
+  c.uptime = read_reg64(regs::UPTIME_LO, regs::UPTIME_HI);
+  c.te_macs = read_reg64(regs::TE_MACS_LO, regs::TE_MACS_HI);
+  c.te_busy = read_reg64(regs::TE_BUSY_LO, regs::TE_BUSY_HI);
   for (uint32_t q = 0; q < info_.num_queues; ++q) {
     const auto r = [&](uint32_t lo, uint32_t hi) {
-      return read_counter64(regs::perf_reg(q, lo), regs::perf_reg(q, hi));
+      return read_reg64(regs::perf_reg(q, lo), regs::perf_reg(q, hi));
     };
     DeviceCounters::Queue u;
     u.busy = r(regs::P_BUSY_LO, regs::P_BUSY_HI);
@@ -389,7 +389,7 @@ DeviceCounters Driver::read_counters() const {
   }
   for (uint32_t e = 0; e < info_.num_dma_engines; ++e) {
     const auto r = [&](uint32_t lo, uint32_t hi) {
-      return read_counter64(regs::dmae_reg(e, lo), regs::dmae_reg(e, hi));
+      return read_reg64(regs::dmae_reg(e, lo), regs::dmae_reg(e, hi));
     };
     c.dma.push_back({r(regs::DE_BUSY_LO, regs::DE_BUSY_HI), r(regs::DE_COPIES_LO, regs::DE_COPIES_HI)});
   }
@@ -424,7 +424,7 @@ RunResult Driver::wait(uint64_t timeout_cycles) {
   }
   // STATUS decides, not the return value: a backend may report the line late, and an error must win over done.
   const uint32_t status = device_.read_reg(regs::STATUS);
-  const uint64_t cycles = read_counter64(regs::CYCLE_LO, regs::CYCLE_HI);
+  const uint64_t cycles = read_reg64(regs::CYCLE_LO, regs::CYCLE_HI);
   if (status & regs::STATUS_ERROR_MASK) {
     const uint32_t code = device_.read_reg(regs::ERR_CODE);
     const uint32_t queue = device_.read_reg(regs::ERR_QUEUE);

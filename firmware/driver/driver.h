@@ -248,6 +248,9 @@ class Driver {
   /// The second half of run(): Device::wait_interrupt(timeout_cycles), then STATUS, exactly as run().
   RunResult wait(uint64_t timeout_cycles);
 
+  /// A 64-bit register pair (`lo`, `hi` offsets): HI, LO, HI again, retried when the low word wrapped in between
+  /// (docs/registers.md, "Running a program").
+  uint64_t read_reg64(uint32_t lo, uint32_t hi) const;
   /// Reads every performance counter (HI, LO, HI for each 64-bit one).
   DeviceCounters read_counters() const;
   /// CTRL.PERF_CLEAR: every performance counter and UPTIME restart from 0.
@@ -259,7 +262,6 @@ class Driver {
   void set_progress(std::function<void(const RunProgress&)> callback, double interval_s = 2.0);
 
  private:
-  uint64_t read_counter64(uint32_t lo, uint32_t hi) const;
   void wait_with_progress(uint64_t timeout_cycles);
   /// Up to `max_bytes` ASCII bytes of the registers from `base` up, 4 per register little-endian, to the first 0.
   std::string read_ascii(uint32_t base, uint32_t max_bytes) const;

@@ -41,14 +41,8 @@ uint64_t parse_number(const std::string& text, const std::string& what) {
   throw BadInput(fmt::format("{}: '{}' is not a number (decimal or 0x hex)", what, text));
 }
 
-uint64_t read64(driver::Device& d, uint32_t lo, uint32_t hi) {
-  for (;;) {
-    const uint32_t h1 = d.read_reg(hi), l = d.read_reg(lo), h2 = d.read_reg(hi);
-    if (h1 == h2) return (uint64_t(h1) << 32) | l;
-  }
-}
-
-void print_status(driver::Device& d) {
+void print_status(const driver::Driver& drv) {
+  driver::Device& d = drv.device();
   const uint32_t status = d.read_reg(regs::STATUS);
   std::string flags;
   for (const auto& [mask, name] : {std::pair{regs::STATUS_BUSY_MASK, "busy"},
@@ -57,8 +51,8 @@ void print_status(driver::Device& d) {
     if (status & mask) flags += flags.empty() ? name : std::string(", ") + name;
   }
   fmt::print("  STATUS            0x{:08X} ({})\n", status, flags.empty() ? "idle" : flags);
-  fmt::print("  CYCLE             {} (this launch), UPTIME {}\n", read64(d, regs::CYCLE_LO, regs::CYCLE_HI),
-             read64(d, regs::UPTIME_LO, regs::UPTIME_HI));
+  fmt::print("  CYCLE             {} (this launch), UPTIME {}\n", drv.read_reg64(regs::CYCLE_LO, regs::CYCLE_HI),
+             drv.read_reg64(regs::UPTIME_LO, regs::UPTIME_HI));
   if (status & regs::STATUS_ERROR_MASK) {
     const uint32_t code = d.read_reg(regs::ERR_CODE);
     fmt::print("  ERR               {} ({}): queue {}, instruction {}, info {}\n", regs::err_code_name(code),
@@ -66,7 +60,7 @@ void print_status(driver::Device& d) {
                d.read_reg(regs::ERR_INFO));
   }
   fmt::print("  {:<6} {:>8} {:>8} {:<8} {:>10}\n", "queue", "Q_PC", "Q_LEN", "Q_STATE", "Q_RETIRED");
-  const uint32_t queues = std::min<uint32_t>(d.read_reg(regs::NUM_QUEUES), regs::QUEUE_SLOTS);
+  const uint32_t queues = drv.info().num_queues;
   for (uint32_t q = 0; q < queues; ++q) {
     const std::string name =
         q < uint32_t(isa::kNumQueues) ? std::string(isa::engine_name(isa::Engine(q))) : std::to_string(q);
@@ -76,7 +70,7 @@ void print_status(driver::Device& d) {
                d.read_reg(regs::queue_reg(q, regs::Q_RETIRED)));
   }
   std::string sems;
-  const uint32_t nsem = std::min<uint32_t>(d.read_reg(regs::NUM_SEMAPHORES), regs::SEM_COUNT);
+  const uint32_t nsem = std::min<uint32_t>(drv.info().num_semaphores, regs::SEM_COUNT);
   for (uint32_t s = 0; s < nsem; ++s) {
     const uint32_t v = d.read_reg(regs::sem_reg(s));
     if (v != 0) sems += fmt::format(" SEM[{}]={}", s, v);
@@ -85,7 +79,7 @@ void print_status(driver::Device& d) {
 }
 
 /// hbm:ADDR, sbuf:P:OFF or psum:P:OFF -> a device address; checks that `bytes` fit.
-uint64_t dump_address(driver::Device& d, const std::string& spec, uint64_t bytes) {
+uint64_t dump_address(const driver::DeviceInfo& info, const std::string& spec, uint64_t bytes) {
   const auto parts = [&] {
     std::vector<std::string> v;
     size_t at = 0;
@@ -98,15 +92,15 @@ uint64_t dump_address(driver::Device& d, const std::string& spec, uint64_t bytes
     return BadInput(fmt::format("--dump {}: {} (hbm:ADDR, sbuf:PARTITION:OFFSET or psum:PARTITION:OFFSET)", spec, why));
   };
   if (parts[0] == "hbm" && parts.size() == 2) {
-    const uint64_t hbm = read64(d, regs::HBM_BYTES_LO, regs::HBM_BYTES_HI);
+    const uint64_t hbm = info.hbm_bytes;
     const uint64_t addr = parse_number(parts[1], "--dump address");
     if (addr > hbm || bytes > hbm - addr) throw bad(fmt::format("{} bytes do not fit in the {}-byte HBM", bytes, hbm));
     return regs::HBM_BASE + addr;
   }
   if ((parts[0] == "sbuf" || parts[0] == "psum") && parts.size() == 3) {
     const bool sbuf = parts[0] == "sbuf";
-    const uint32_t partitions = d.read_reg(sbuf ? regs::SBUF_PARTITIONS : regs::PSUM_PARTITIONS);
-    const uint32_t pbytes = d.read_reg(sbuf ? regs::SBUF_PARTITION_BYTES : regs::PSUM_PARTITION_BYTES);
+    const uint32_t partitions = sbuf ? info.sbuf_partitions : info.psum_partitions;
+    const uint32_t pbytes = sbuf ? info.sbuf_partition_bytes : info.psum_partition_bytes;
     const uint64_t p = parse_number(parts[1], "--dump partition"), off = parse_number(parts[2], "--dump offset");
     if (p >= partitions) throw bad(fmt::format("partition {} of {}", p, partitions));
     if (off > pbytes || bytes > pbytes - off) {
@@ -156,9 +150,10 @@ int attach(const AttachOptions& o) {
   }
   fmt::print("trnsim attach: {}\n", o.socket);
   try {
+    const driver::Driver drv(*dev);  // discovery reads only: what the device is, for the status and the dump
     // The dump's place is checked against the device (reads only) before any write is made.
     const uint64_t dump_addr =
-        o.dump.empty() ? 0 : dump_address(*dev, o.dump, o.count * isa::data_type_bytes(dump_type));
+        o.dump.empty() ? 0 : dump_address(drv.info(), o.dump, o.count * isa::data_type_bytes(dump_type));
     for (const auto& [r, v] : writes) {
       dev->write_reg(r.offset, v);
       fmt::print("  wrote {:<16} 0x{:08X} (offset 0x{:03X})\n", r.name, v, r.offset);
@@ -179,7 +174,7 @@ int attach(const AttachOptions& o) {
       save_f32_tensor(o.out, "--out", t);
       fmt::print("  dumped {} {} elements from {} to {} (float32 [{}])\n", o.count, o.dtype, o.dump, o.out, o.count);
     }
-    if (writes.empty() && reads.empty() && o.dump.empty()) print_status(*dev);
+    if (writes.empty() && reads.empty() && o.dump.empty()) print_status(drv);
   } catch (const wire::WireError& e) {
     throw BadInput(e.what());
   } catch (const std::out_of_range& e) {
