@@ -17,59 +17,13 @@
 
 #include "tests/cli/cli_runner.h"
 #include "tests/cli/npy_files.h"
+#include "tests/support/child_process.h"
 
 namespace trnsim::test {
 namespace {
 
 using json = nlohmann::json;
 using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
-/// A child process running `sh -c cmd` with stdout/stderr to files; killed (SIGKILL) if still running at the end.
-class Proc {
- public:
-  Proc(const std::string& cmd, const std::string& out, const std::string& err) : out_(out), err_(err) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(o, 1);
-      ::dup2(e, 2);
-      ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-  }
-  ~Proc() {
-    if (pid_ > 0 && !done_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  void signal(int sig) { ::kill(pid_, sig); }
-  /// Exit code, or -1 when it did not end within `seconds` (or died of a signal).
-  int wait(double seconds) {
-    const auto t0 = clock_type::now();
-    while (seconds_since(t0) < seconds) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        done_ = true;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return -1;
-  }
-  std::string out() const { return slurp(out_); }
-  std::string err() const { return slurp(err_); }
-
- private:
-  pid_t pid_ = -1;
-  bool done_ = false;
-  std::string out_, err_;
-};
 
 /// A socket directory short enough for sun_path (the build tree may not be).
 class SocketDir {
@@ -85,28 +39,11 @@ class SocketDir {
   std::string path_;
 };
 
-/// `trnsim serve --socket PATH ARGS` in the background, up once it printed its "listening on PATH" line.
-class Server {
+/// `trnsim serve --socket PATH ARGS` in the background (tests/support/child_process.h).
+class Server : public ServeProcess {
  public:
   explicit Server(const std::string& path, const std::string& args = "--te tlm")
-      : path_(path),
-        proc_(std::string("'") + TRNSIM_BIN + "' serve --socket " + path + " " + args, next_scratch(".serve.out"),
-              next_scratch(".serve.err")) {
-    const auto t0 = clock_type::now();
-    while (proc_.out().find("listening on " + path) == std::string::npos) {
-      if (seconds_since(t0) > 60) {
-        ADD_FAILURE() << "trnsim serve did not come up:\n" << proc_.out() << proc_.err();
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-  Proc& proc() { return proc_; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  Proc proc_;
+      : ServeProcess(TRNSIM_BIN, path, args, next_scratch(".serve.out"), next_scratch(".serve.err")) {}
 };
 
 /// The report without the figures of the host (wall time, memory): what must be equal across backends.

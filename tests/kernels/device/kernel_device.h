@@ -4,26 +4,20 @@
 // fresh Driver and a soft-reset device.
 #pragma once
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "firmware/driver/driver.h"
 #include "spec/trn_regs.h"
 
 #if TRNSIM_TEST_SERVED
 #include "firmware/driver/remote_device.h"
+#include "tests/support/child_process.h"
 #else
 #include "cosim/device/sim_device.h"
 #include "model/config/chip_config.h"
@@ -40,53 +34,30 @@ struct KernelDeviceSpec {
 /// `trnsim serve --once` in a child process, and the client connected to it.
 class ServedDevice {
  public:
-  explicit ServedDevice(const KernelDeviceSpec& spec) {
-    char tmpl[] = "/tmp/trnsim-kdev-XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-    dir_ = tmpl;
-    const std::string sock = dir_ + "/dev.sock", out = dir_ + "/serve.out";
-    std::string cmd = std::string("exec '") + TRNSIM_BIN + "' serve --once --quiet --te tlm --socket " + sock +
-                      " --config " + spec.config + (spec.checks ? " --check-hazards --check-uninit" : "");
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, 1);
-      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    for (;;) {
-      std::ifstream in(out);
-      std::stringstream s;
-      s << in.rdbuf();
-      if (s.str().find("listening on " + sock) != std::string::npos) break;
-      if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(60)) {
-        throw std::runtime_error("trnsim serve did not come up: " + cmd);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    remote_ = std::make_unique<driver::RemoteDevice>(sock);
+  explicit ServedDevice(const KernelDeviceSpec& spec) : dir_(make_dir()) {
+    server_ = std::make_unique<ServeProcess>(
+        TRNSIM_BIN, dir_ + "/dev.sock",
+        std::string("--once --quiet --te tlm --config ") + spec.config +
+            (spec.checks ? " --check-hazards --check-uninit" : ""),
+        dir_ + "/serve.out", dir_ + "/serve.err");
+    remote_ = std::make_unique<driver::RemoteDevice>(server_->path());
   }
   ~ServedDevice() {
-    remote_.reset();  // bye: the --once server exits
-    for (int i = 0; i < 500; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
+    remote_.reset();           // bye: the --once server exits
+    server_->proc().wait(5);   // (killed by its destructor if it did not)
+    server_.reset();
     std::system(("rm -rf '" + dir_ + "'").c_str());
   }
   driver::Device& device() { return *remote_; }
 
  private:
+  static std::string make_dir() {
+    char tmpl[] = "/tmp/trnsim-kdev-XXXXXX";  // short enough for a socket path
+    if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+    return tmpl;
+  }
   std::string dir_;
-  pid_t pid_ = -1;
+  std::unique_ptr<ServeProcess> server_;
   std::unique_ptr<driver::RemoteDevice> remote_;
 };
 
