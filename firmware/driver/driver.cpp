@@ -15,7 +15,7 @@ namespace {
 /// ISA version this driver encodes (VERSION.ISA of a device it can drive).
 constexpr uint32_t kIsaVersion = 0;
 /// Oldest register map (VERSION.MODEL) with every register this driver reads.
-constexpr uint32_t kRegisterMapVersion = 2;
+constexpr uint32_t kRegisterMapVersion = 3;
 /// The interrupt bits run() enables and clears.
 constexpr uint32_t kIrqBits = regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK;
 /// Alignment of each queue's program in the program area.
@@ -133,6 +133,24 @@ Driver::Driver(Device& device) : device_(device) {
   info_.dma_bytes_per_ns = device_.read_reg(regs::DMA_BW_MBPS) / 1000.0;
   info_.config_name = read_ascii(regs::SIM_CONFIG_BASE, 4 * regs::SIM_CONFIG_COUNT);
   info_.te_backend = std::string(regs::te_backend_name(device_.read_reg(regs::SIM_TE_BACKEND)));
+  info_.chip_id = device_.read_reg(regs::CHIP_ID);
+  const uint32_t torus = device_.read_reg(regs::TORUS);
+  const uint32_t sizes[] = {field(torus, regs::TORUS_X_MASK, regs::TORUS_X_SHIFT),
+                            field(torus, regs::TORUS_Y_MASK, regs::TORUS_Y_SHIFT),
+                            field(torus, regs::TORUS_Z_MASK, regs::TORUS_Z_SHIFT)};
+  info_.torus.clear();
+  for (uint32_t d = 0; d < 3 && sizes[d] != 0; ++d) {
+    info_.torus.push_back(int(sizes[d]));
+    info_.link_gbytes_per_s.push_back(device_.read_reg(regs::link_bw_mbps_reg(d)) / 1000.0);
+  }
+  if (info_.torus.empty() || (sizes[1] == 0 && sizes[2] != 0)) {
+    throw DeviceMismatch(fmt::format("TORUS reads {:#010x}: X must be at least 1, and Z 0 when Y is 0", torus));
+  }
+  if (info_.chip_id >= uint32_t(info_.system_chips())) {
+    throw DeviceMismatch(fmt::format("CHIP_ID {} is not a chip of the {}-chip system TORUS names", info_.chip_id,
+                                     info_.system_chips()));
+  }
+  info_.hop_latency_ns = device_.read_reg(regs::HOP_LATENCY_NS);
 
   const std::pair<const char*, uint64_t> must_be_positive[] = {
       {"TE_DIM.ROWS", info_.te_rows},
@@ -392,6 +410,26 @@ DeviceCounters Driver::read_counters() const {
       return read_reg64(regs::dmae_reg(e, lo), regs::dmae_reg(e, hi));
     };
     c.dma.push_back({r(regs::DE_BUSY_LO, regs::DE_BUSY_HI), r(regs::DE_COPIES_LO, regs::DE_COPIES_HI)});
+  }
+  return c;
+}
+
+CollectiveCounters Driver::read_collective_counters() const {
+  CollectiveCounters c;
+  c.ops = read_reg64(regs::CC_OPS_LO, regs::CC_OPS_HI);
+  c.cycles = read_reg64(regs::CC_CYCLES_LO, regs::CC_CYCLES_HI);
+  c.messages = read_reg64(regs::CC_MESSAGES_LO, regs::CC_MESSAGES_HI);
+  c.bytes = read_reg64(regs::CC_BYTES_LO, regs::CC_BYTES_HI);
+  c.last_steps = device_.read_reg(regs::CC_LAST_STEPS);
+  c.net_cycles = read_reg64(regs::NET_CYCLES_LO, regs::NET_CYCLES_HI);
+  c.net_packets = read_reg64(regs::NET_PACKETS_LO, regs::NET_PACKETS_HI);
+  c.net_flits = read_reg64(regs::NET_FLITS_LO, regs::NET_FLITS_HI);
+  c.net_latency_sum = read_reg64(regs::NET_LATENCY_SUM_LO, regs::NET_LATENCY_SUM_HI);
+  c.net_latency_max = device_.read_reg(regs::NET_LATENCY_MAX);
+  for (uint32_t l = 0; l < 2 * info_.torus.size(); ++l) {
+    const auto r = [&](uint32_t lo, uint32_t hi) { return read_reg64(regs::link_reg(l, lo), regs::link_reg(l, hi)); };
+    c.links.push_back({r(regs::L_BUSY_LO, regs::L_BUSY_HI), r(regs::L_BYTES_LO, regs::L_BYTES_HI),
+                       r(regs::L_FLITS_LO, regs::L_FLITS_HI)});
   }
   return c;
 }

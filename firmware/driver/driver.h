@@ -44,6 +44,10 @@ struct DeviceInfo {
   double dma_bytes_per_ns = 0;        ///< one DMA engine's bandwidth, bytes/ns (DMA_BW_MBPS / 1000)
   std::string config_name;            ///< simulation only: SIM_CONFIG, the configuration's name ("tiny", "trn2")
   std::string te_backend;             ///< simulation only: SIM_TE_BACKEND's name ("tlm", "rtl", "lockstep")
+  uint32_t chip_id = 0;               ///< CHIP_ID: rank in the system, x + X * (y + Y * z)
+  std::vector<int> torus{1};          ///< TORUS: chips per dimension (x first), {1} for a chip on its own
+  std::vector<double> link_gbytes_per_s;  ///< LINK_BW_MBPS / 1000: per dimension of `torus`, GB/s per direction
+  double hop_latency_ns = 0;          ///< HOP_LATENCY_NS
 
   /// Bytes of one PSUM bank in one partition (psum_partition_bytes / psum_banks).
   uint32_t psum_bank_bytes() const { return psum_banks == 0 ? 0 : psum_partition_bytes / psum_banks; }
@@ -52,6 +56,12 @@ struct DeviceInfo {
     if (queue == static_cast<uint32_t>(isa::Engine::kAct)) return act_clock_mhz;
     if (queue == static_cast<uint32_t>(isa::Engine::kVec)) return vec_clock_mhz;
     return te_clock_mhz;
+  }
+  /// Chips in the system: the product of `torus`.
+  int system_chips() const {
+    int n = 1;
+    for (int d : torus) n *= d;
+    return n;
   }
   /// Microseconds that `cycles` TE cycles last at te_clock_mhz.
   double cycles_to_us(uint64_t cycles) const {
@@ -164,6 +174,26 @@ struct DeviceCounters {
   std::vector<DmaEngine> dma;   ///< per DMA engine (num_dma_engines)
 };
 
+/// The collective engine's and output links' counters (CC_*, NET_*, the LINK block; docs/registers.md "Collective
+/// counters"), since the device was created or Driver::clear_counters(). Times in TE cycles, NET_ figures in router
+/// cycles (router network only; 0 on the message-level link model).
+struct CollectiveCounters {
+  struct Link {
+    uint64_t busy = 0;   ///< TE cycles reserved or carrying flits
+    uint64_t bytes = 0;  ///< payload bytes carried
+    uint64_t flits = 0;  ///< router network flits carried
+  };
+  uint64_t ops = 0;       ///< collectives, sends and recvs completed
+  uint64_t cycles = 0;    ///< their rendezvous-to-completion TE cycles, summed
+  uint64_t messages = 0;  ///< messages this chip sent
+  uint64_t bytes = 0;     ///< their payload bytes
+  uint32_t last_steps = 0;  ///< the last collective's longest step chain of this chip's flows
+  uint64_t net_cycles = 0, net_packets = 0, net_flits = 0, net_latency_sum = 0;
+  uint32_t net_latency_max = 0;
+  /// Per output link l = 2 * dimension + (0 towards +1, 1 towards -1), for the dimensions of DeviceInfo::torus.
+  std::vector<Link> links;
+};
+
 /// What Driver::wait() reports while a run goes on (Driver::set_progress).
 struct RunProgress {
   uint64_t cycles = 0;   ///< TE cycles since this run's doorbell (CYCLE)
@@ -253,7 +283,9 @@ class Driver {
   uint64_t read_reg64(uint32_t lo, uint32_t hi) const;
   /// Reads every performance counter (HI, LO, HI for each 64-bit one).
   DeviceCounters read_counters() const;
-  /// CTRL.PERF_CLEAR: every performance counter and UPTIME restart from 0.
+  /// Reads the collective counters (HI, LO, HI for each 64-bit one).
+  CollectiveCounters read_collective_counters() const;
+  /// CTRL.PERF_CLEAR: every performance counter (the collective ones too) and UPTIME restart from 0.
   void clear_counters();
   /// While wait() runs, calls `callback` about every `interval_s` seconds of host time with the run's cycles and
   /// MACs so far, read from CYCLE and TE_MACS. The device then runs in slices (wait_interrupt of a bounded number

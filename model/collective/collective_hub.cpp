@@ -43,7 +43,49 @@ struct CollectiveHub::Slot {
   bool finished = false;
   sc_time end;
   sc_event done;
+  Result result;  ///< the completed call's figures (every participant takes its share)
+  sc_time start;  ///< when the last participant arrived
 };
+
+namespace {
+
+/// Chip `chip`'s part of a completed call's figures (the CC_, NET_ and LINK registers it adds to).
+CcCounters share_of(const Result& r, const Topology& topo, int chip, sc_time duration) {
+  CcCounters s;
+  s.ops = 1;
+  s.time = duration;
+  if (size_t(chip) < r.chips.size()) {
+    const ChipTraffic& c = r.chips[size_t(chip)];
+    s.messages = c.messages;
+    s.bytes = c.bytes;
+    s.net_packets = c.packets;
+    s.net_flits = c.flits;
+    s.net_latency_sum = c.latency_sum_cycles;
+    s.net_latency_max = c.latency_max_cycles;
+  }
+  if (size_t(chip) < r.chip_steps.size()) s.last_steps = uint32_t(r.chip_steps[size_t(chip)]);
+  s.net_cycles = r.network.cycles;
+  return s;
+}
+
+/// What chip `chip`'s output links carried in a completed call; false if nothing.
+bool links_of(const Result& r, const Topology& topo, int chip, CcLinks* out) {
+  bool any = false;
+  for (int d = 0; d < topo.num_dims(); ++d) {
+    for (const bool positive : {true, false}) {
+      const size_t li = size_t(topo.link_index({chip, d, positive}));
+      if (li >= r.links.size()) continue;
+      CcLinkCounters& l = (*out)[size_t(2 * d + (positive ? 0 : 1))];
+      l.busy = sc_time(r.links[li].busy_ns, SC_NS);
+      l.bytes = r.links[li].bytes;
+      l.flits = r.links[li].flits;
+      any = any || l.bytes || l.flits || l.busy > SC_ZERO_TIME;
+    }
+  }
+  return any;
+}
+
+}  // namespace
 
 CollectiveHub::CollectiveHub(const sc_module_name& name, const Topology& topology, std::vector<CoreControl*> controls,
                              std::vector<Memory*> hbms)
@@ -53,6 +95,21 @@ CollectiveHub::CollectiveHub(const sc_module_name& name, const Topology& topolog
                                             system_.chips()));
   }
   next_k_.assign(controls_.size(), 0);
+  if (topology.num_dims() > 3) throw std::invalid_argument("CollectiveHub: a torus of more than 3 dimensions");
+  for (int r = 0; r < topology.chips(); ++r) {  // CHIP_ID, TORUS, HOP_LATENCY_NS, LINK_BW_MBPS
+    SystemPlace p;
+    p.chip = uint32_t(r);
+    p.torus = {0, 0, 0};
+    for (int d = 0; d < topology.num_dims(); ++d) {
+      p.torus[size_t(d)] = uint32_t(topology.dim(d));
+      p.link_mbps[size_t(d)] = uint32_t(std::llround(topology.gbytes_per_s(d) * 1000.0));
+    }
+    p.hop_latency_ns = uint32_t(std::llround(topology.hop_latency_ns()));
+    controls_[size_t(r)]->set_system_place(p);
+  }
+  SC_METHOD(apply_link_traffic);
+  sensitive << links_due_;
+  dont_initialize();
   SC_METHOD(stop_watch);
   for (CoreControl* c : controls_) sensitive << c->stop_event();
   sensitive << changed_;
@@ -66,6 +123,25 @@ void CollectiveHub::on_start(int chip) { next_k_.at(size_t(chip)) = 0; }
 void CollectiveHub::on_halt(int /*chip*/) { changed_.notify(SC_ZERO_TIME); }
 
 void CollectiveHub::stop_watch() { reevaluate(); }
+
+void CollectiveHub::schedule_link_traffic(const Result& r, sc_time delay) {
+  for (int c = 0; c < chips(); ++c) {
+    CcLinks links{};
+    if (links_of(r, topology(), c, &links)) pending_links_.push_back({sc_time_stamp() + delay, c, links});
+  }
+  links_due_.notify(delay);
+}
+
+void CollectiveHub::apply_link_traffic() {
+  for (auto it = pending_links_.begin(); it != pending_links_.end();) {
+    if (it->due > sc_time_stamp()) {
+      ++it;
+      continue;
+    }
+    controls_[size_t(it->chip)]->add_link_traffic(it->links);
+    it = pending_links_.erase(it);
+  }
+}
 
 bool CollectiveHub::can_join(int chip) const {
   const CoreControl& c = *controls_[size_t(chip)];
@@ -146,7 +222,9 @@ std::optional<Fault> CollectiveHub::execute(int chip, uint32_t index, const isa:
     }
   }
   for (const Waiter& w : slot->waiters) {
-    if (w.chip == chip) return w.fault;
+    if (w.chip != chip) continue;
+    if (!w.fault) ctl.add_cc(share_of(slot->result, topology(), chip, slot->end - slot->start));
+    return w.fault;
   }
   return std::nullopt;
 }
@@ -209,6 +287,9 @@ void CollectiveHub::try_match_collective(uint64_t k) {
   call.hbm_addr = ref.instr.cc.hbm_addr;
   const Result r = system_.run(call);  // the checks above leave no CollectiveError
   const sc_time delay = whole_cycles(r.time_ns);
+  slot->result = r;
+  slot->start = sc_time_stamp();
+  schedule_link_traffic(r, delay);
   completed_.push_back({ref.instr.op, call.count * elem_bytes(call.type), sc_time_stamp(), sc_time_stamp() + delay, r});
   finish(slot, std::nullopt, delay);
 }
@@ -236,6 +317,11 @@ void CollectiveHub::try_match_p2p(int src, int dst) {
       delay = whole_cycles(res.time_ns);
     }
     completed_.push_back({isa::Opcode::kSend, ws.instr.cc.count, sc_time_stamp(), sc_time_stamp() + delay, res});
+    for (const auto& slot : {s, r}) {
+      slot->result = res;
+      slot->start = sc_time_stamp();
+    }
+    schedule_link_traffic(res, delay);
     finish(s, std::nullopt, delay);
     finish(r, std::nullopt, delay);
   }

@@ -9,6 +9,9 @@
 // k-th recv on b from a, both complete together; their byte counts must agree (CC_MISMATCH, field bytes).
 // Timing: when the last participant arrives at SystemC time T the data moves (in the HBMs) and every participant
 // completes at T + the collective's time (CollectiveSystem::Result::time_ns) rounded up to whole TE cycles.
+// Counters (docs/registers.md "Collective counters"): at completion every participant adds its share (CC_, NET_:
+// what it sent and its router ejected) and every chip whose output links carried the call's messages, participant
+// or not, adds their traffic to its LINK block.
 // Errors never hang: a participant whose peer's cc queue halted, faulted or never started gets CC_PEER_STOPPED;
 // when every chip's cc queue waits in the hub with no rendezvous able to complete, every waiter gets CC_DEADLOCK.
 #pragma once
@@ -78,6 +81,9 @@ class CollectiveHub : public sc_core::sc_module {
   void try_match_collective(uint64_t k);
   void try_match_p2p(int src, int dst);
   void stop_watch();
+  /// Every chip's output links' share of `r` goes into its LINK counters `delay` from now (when the call completes).
+  void schedule_link_traffic(const Result& r, sc_core::sc_time delay);
+  void apply_link_traffic();  ///< SC_METHOD on links_due_
   /// `ns` rounded up to whole TE cycles.
   sc_core::sc_time whole_cycles(double ns) const;
 
@@ -89,6 +95,13 @@ class CollectiveHub : public sc_core::sc_module {
   std::vector<std::shared_ptr<Slot>> waiting_;                  ///< every slot with a waiter, for reevaluate()
   std::vector<Completed> completed_;
   sc_core::sc_event changed_;  ///< notified by on_halt(); the stop-watch reevaluates
+  struct PendingLinks {
+    sc_core::sc_time due;
+    int chip = 0;
+    CcLinks links{};
+  };
+  std::vector<PendingLinks> pending_links_;
+  sc_core::sc_event_queue links_due_;
 };
 
 }  // namespace trnsim::model::collective

@@ -293,6 +293,14 @@ Result CollectiveSystem::execute(const Call& call, const Plan& plan) {
   res.link_bytes = ts.link_bytes;
   res.max_link_busy_ns = ts.max_link_busy_ns;
   res.network = ts.network;
+  res.chips = ts.chips;
+  res.links = ts.links;
+  res.chip_steps.assign(size_t(n), 0);
+  for (size_t f = 0; f < nf; ++f) {
+    for (int r = 0; r < n; ++r) {
+      res.chip_steps[size_t(r)] = std::max(res.chip_steps[size_t(r)], int(plan.steps[f][size_t(r)].size()));
+    }
+  }
   return res;
 }
 
@@ -335,6 +343,10 @@ Result CollectiveSystem::send_recv(int src, uint64_t src_addr, int dst, uint64_t
   res.link_bytes = ts.link_bytes;
   res.max_link_busy_ns = ts.max_link_busy_ns;
   res.network = ts.network;
+  res.chips = ts.chips;
+  res.links = ts.links;
+  res.chip_steps.assign(size_t(n), 0);
+  res.chip_steps[size_t(src)] = res.chip_steps[size_t(dst)] = 1;
   return res;
 }
 

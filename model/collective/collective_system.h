@@ -59,6 +59,9 @@ struct Result {
   double max_link_busy_ns = 0;  ///< the busiest directed link's reserved time
   int steps = 0;             ///< the longest chain of send/receive steps of one chip and flow
   NetworkFigures network;    ///< the router network's figures (flit-level transports only; zeros on the fabric)
+  std::vector<ChipTraffic> chips;  ///< per chip: what it sent (and its router ejected)
+  std::vector<LinkTraffic> links;  ///< per directed link (Topology::link_index)
+  std::vector<int> chip_steps;     ///< per chip: the longest chain of steps of one of its flows
 };
 
 /// One ring flow of the ring algorithm (firmware/isa/ring_plan.h: the plan the golden collective follows too).

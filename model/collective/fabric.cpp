@@ -8,7 +8,8 @@
 namespace trnsim::model::collective {
 
 Fabric::Fabric(const Topology& topology)
-    : topo_(topology), free_at_(size_t(topology.num_links()), 0.0), stats_(size_t(topology.num_links())) {}
+    : topo_(topology), free_at_(size_t(topology.num_links()), 0.0), stats_(size_t(topology.num_links())),
+      chips_(size_t(topology.chips())) {}
 
 void Fabric::at(double t_ns, std::function<void()> fn) {
   events_.push({std::max(t_ns, now_), seq_++, std::move(fn)});
@@ -20,6 +21,8 @@ void Fabric::send(int src, int dst, uint64_t bytes, double t_ns, std::function<v
                             " (" + std::to_string(topo_.chips()) + " chips)");
   }
   ++messages_;
+  chips_[size_t(src)].messages += 1;
+  chips_[size_t(src)].bytes += bytes;
   auto m = std::make_shared<Message>(Message{topo_.route(src, dst), bytes, std::move(on_delivered)});
   if (m->route.empty()) {
     at(t_ns, [m, this] { m->on_delivered(now_); });
@@ -41,7 +44,9 @@ TransportStats Fabric::stats() const {
   for (const LinkStats& l : stats_) {
     s.link_bytes += l.bytes;
     s.max_link_busy_ns = std::max(s.max_link_busy_ns, l.busy_ns);
+    s.links.push_back({l.bytes, l.busy_ns, 0});
   }
+  s.chips = chips_;
   return s;
 }
 

@@ -70,6 +70,7 @@ class Fabric final : public Transport {
   const Topology& topo_;
   std::vector<double> free_at_;  ///< per directed link: when its current reservation ends
   std::vector<LinkStats> stats_;
+  std::vector<ChipTraffic> chips_;  ///< what each chip sent
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   uint64_t seq_ = 0;
   uint64_t messages_ = 0;

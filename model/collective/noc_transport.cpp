@@ -47,7 +47,8 @@ NocTransport::NocTransport(const Topology& topology, std::unique_ptr<noc::NocPor
     : topo_(topology), o_(options), net_(std::move(network)), endpoints_(*net_),
       ns_per_cycle_(options.flit_bytes / options.link_gbytes_per_s),
       host0_(net_->step_seconds()), link_flits0_(net_->link_flits()), active_(size_t(topology.chips())),
-      in_network_(size_t(topology.chips()), 0), link_flits_(size_t(topology.num_links()), 0) {
+      in_network_(size_t(topology.chips()), 0), link_flits_(size_t(topology.num_links()), 0),
+      per_link_bytes_(size_t(topology.num_links()), 0), chips_(size_t(topology.chips())) {
   const NocShape s = noc_shape(topology);
   for (int d = 0; d < noc::kMaxDim; ++d) {
     if (net_->size(d) != s.size[size_t(d)] || (d >= s.ndim) != (d >= net_->ndim())) {
@@ -96,9 +97,12 @@ void NocTransport::start(int src, int dst, std::vector<uint8_t> payload, Deliver
   const uint64_t flits = (m.sent.size() + 7) / 8 + m.packets;
   for (const LinkId& l : topo_.route(src, dst)) {
     link_flits_[size_t(topo_.link_index(l))] += flits;
+    per_link_bytes_[size_t(topo_.link_index(l))] += m.sent.size();
     link_bytes_ += m.sent.size();
   }
   ++messages_sent_;
+  chips_[size_t(src)].messages += 1;
+  chips_[size_t(src)].bytes += m.sent.size();
   const uint64_t id = next_message_++;
   messages_.emplace(id, std::move(m));
   active_[size_t(src)].push(id);
@@ -152,6 +156,11 @@ void NocTransport::arrive(const noc::NocMessage& nm) {
   const uint64_t latency = nm.delivered - nm.injected;
   latency_sum_ += latency;
   fig_.max_latency_cycles = std::max(fig_.max_latency_cycles, latency);
+  ChipTraffic& at_dst = chips_[size_t(m.dst)];
+  ++at_dst.packets;
+  at_dst.flits += words.size() + 1;
+  at_dst.latency_sum_cycles += latency;
+  at_dst.latency_max_cycles = std::max(at_dst.latency_max_cycles, latency);
   last_delivery_ = cycle_;
   if (++m.arrived < m.packets) return;
   auto data = std::make_shared<std::vector<uint8_t>>(std::move(m.received));
@@ -215,6 +224,10 @@ TransportStats NocTransport::stats() const {
   s.link_bytes = link_bytes_;
   s.max_link_busy_ns = double(*std::max_element(link_flits_.begin(), link_flits_.end())) * ns_per_cycle_;
   s.network = figures();
+  for (size_t l = 0; l < link_flits_.size(); ++l) {
+    s.links.push_back({per_link_bytes_[l], double(link_flits_[l]) * ns_per_cycle_, link_flits_[l]});
+  }
+  s.chips = chips_;
   return s;
 }
 

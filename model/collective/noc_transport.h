@@ -126,6 +126,8 @@ class NocTransport final : public Transport {
   std::vector<int> in_network_;                                        ///< per source: packets handed, not arrived
   std::vector<noc::NocMessage> arrived_;
   std::vector<uint64_t> link_flits_;                                   ///< per Topology link index
+  std::vector<uint64_t> per_link_bytes_;                               ///< per Topology link index
+  std::vector<ChipTraffic> chips_;                                     ///< per chip: sent, ejected
   uint64_t messages_sent_ = 0, link_bytes_ = 0, packets_out_ = 0;
   NetworkFigures fig_;
   uint64_t latency_sum_ = 0;

@@ -27,12 +27,31 @@ struct NetworkFigures {
   double host_seconds = 0;          ///< CPU seconds inside the network model's step()
 };
 
+/// What one chip sent, and (router network only) what its router ejected.
+struct ChipTraffic {
+  uint64_t messages = 0;            ///< messages the chip sent
+  uint64_t bytes = 0;               ///< their payload bytes
+  uint64_t packets = 0;             ///< packets ejected at the chip (router network)
+  uint64_t flits = 0;               ///< their flits, head flits included
+  uint64_t latency_sum_cycles = 0;  ///< their head-injection-to-tail-ejection latencies, summed
+  uint64_t latency_max_cycles = 0;
+};
+
+/// What one directed link carried.
+struct LinkTraffic {
+  uint64_t bytes = 0;   ///< payload bytes
+  double busy_ns = 0;   ///< reserved (message fabric) or carrying flits (router network)
+  uint64_t flits = 0;   ///< router network flits (0 on the message fabric)
+};
+
 /// What a transport carried.
 struct TransportStats {
   uint64_t messages = 0;        ///< messages sent
   uint64_t link_bytes = 0;      ///< payload bytes summed over links (a 2-hop message counts twice)
   double max_link_busy_ns = 0;  ///< the busiest directed link's busy time
   NetworkFigures network;
+  std::vector<ChipTraffic> chips;  ///< per chip (rank)
+  std::vector<LinkTraffic> links;  ///< per directed link, Topology::link_index order
 };
 
 class Transport {

@@ -86,7 +86,26 @@ std::optional<uint32_t> CoreControl::read_perf(uint32_t offset) const {
       default: return 0;
     }
   }
+  if (offset >= regs::LINK_BASE && offset < regs::LINK_BASE + kLinksPerChip * regs::LINK_STRIDE) {
+    const CcLinkCounters& l = links_[(offset - regs::LINK_BASE) / regs::LINK_STRIDE];
+    switch ((offset - regs::LINK_BASE) % regs::LINK_STRIDE & ~4u) {
+      case regs::L_BUSY_LO: return half(to_cycles(l.busy));
+      case regs::L_BYTES_LO: return half(l.bytes);
+      case regs::L_FLITS_LO: return half(l.flits);
+      default: return 0;
+    }
+  }
   switch (offset) {
+    case regs::CC_OPS_LO: case regs::CC_OPS_HI: return half(cc_.ops);
+    case regs::CC_CYCLES_LO: case regs::CC_CYCLES_HI: return half(to_cycles(cc_.time));
+    case regs::CC_MESSAGES_LO: case regs::CC_MESSAGES_HI: return half(cc_.messages);
+    case regs::CC_BYTES_LO: case regs::CC_BYTES_HI: return half(cc_.bytes);
+    case regs::CC_LAST_STEPS: return cc_.last_steps;
+    case regs::NET_CYCLES_LO: case regs::NET_CYCLES_HI: return half(cc_.net_cycles);
+    case regs::NET_PACKETS_LO: case regs::NET_PACKETS_HI: return half(cc_.net_packets);
+    case regs::NET_FLITS_LO: case regs::NET_FLITS_HI: return half(cc_.net_flits);
+    case regs::NET_LATENCY_SUM_LO: case regs::NET_LATENCY_SUM_HI: return half(cc_.net_latency_sum);
+    case regs::NET_LATENCY_MAX: return uint32_t(std::min<uint64_t>(cc_.net_latency_max, UINT32_MAX));
     case regs::UPTIME_LO: case regs::UPTIME_HI: return half(uptime);
     case regs::TE_MACS_LO: case regs::TE_MACS_HI: return half(perf_now().te_macs);
     case regs::TE_BUSY_LO: case regs::TE_BUSY_HI: return half(perf_now().te_busy);
@@ -99,6 +118,9 @@ uint32_t CoreControl::read_reg(uint32_t offset) const {
   if (auto v = read_perf(offset)) return *v;
   if (offset >= regs::SIM_CONFIG_BASE && offset < regs::SIM_CONFIG_BASE + 4 * regs::SIM_CONFIG_COUNT) {
     return ascii_word(c.name, offset - regs::SIM_CONFIG_BASE);
+  }
+  if (offset >= regs::LINK_BW_MBPS_BASE && offset < regs::LINK_BW_MBPS_BASE + 4 * regs::LINK_BW_MBPS_COUNT) {
+    return place_.link_mbps[(offset - regs::LINK_BW_MBPS_BASE) / 4];
   }
   if (offset >= regs::ERR_DETAIL_BASE && offset < regs::ERR_DETAIL_BASE + 4 * regs::ERR_DETAIL_COUNT) {
     return ascii_word(fault_detail_, offset - regs::ERR_DETAIL_BASE);
@@ -137,6 +159,11 @@ uint32_t CoreControl::read_reg(uint32_t offset) const {
     case regs::ACT_CLOCK_MHZ: return c.scalar_clock_mhz;
     case regs::VEC_CLOCK_MHZ: return c.vector_clock_mhz;
     case regs::SIM_TE_BACKEND: return te_backend_;
+    case regs::CHIP_ID: return place_.chip;
+    case regs::TORUS:
+      return (place_.torus[0] << regs::TORUS_X_SHIFT) | (place_.torus[1] << regs::TORUS_Y_SHIFT) |
+             (place_.torus[2] << regs::TORUS_Z_SHIFT);
+    case regs::HOP_LATENCY_NS: return place_.hop_latency_ns;
     case regs::DMA_LATENCY_NS: return uint32_t(c.dma_latency_ns + 0.5);
     case regs::DMA_BW_MBPS: return uint32_t(c.dma_bytes_per_ns * 1000.0 + 0.5);
     case regs::ERR_DETAIL_LEN: return uint32_t(std::min<size_t>(fault_detail_.size(), 4 * regs::ERR_DETAIL_COUNT));
@@ -170,6 +197,8 @@ void CoreControl::write_reg(uint32_t offset, uint32_t value) {
       if (value & regs::CTRL_SOFT_RESET_MASK) soft_reset();
       if (value & regs::CTRL_PERF_CLEAR_MASK) {
         perf_origin_ = perf_source_ ? perf_source_() : PerfCounters{};
+        cc_ = {};
+        links_ = {};
         uptime_origin_ = sc_time_stamp();
       }
       break;

@@ -17,6 +17,7 @@
 
 #include "firmware/isa/isa.h"
 #include "model/config/chip_config.h"
+#include "model/core/cc_counters.h"
 #include "spec/trn_regs.h"
 
 namespace trnsim::model {
@@ -113,6 +114,12 @@ class CoreControl : public sc_core::sc_module {
     uint64_t te_macs = 0, te_busy = 0;
   };
   void set_perf_source(std::function<PerfCounters()> source) { perf_source_ = std::move(source); }
+  /// CHIP_ID, TORUS, HOP_LATENCY_NS, LINK_BW_MBPS: set by whatever joins the chips into a system (the hub).
+  void set_system_place(const SystemPlace& place) { place_ = place; }
+  /// The collective engine completed a collective (or send/recv): `share` is this chip's part of its figures.
+  void add_cc(const CcCounters& share) { cc_.add(share); }
+  /// This chip's output links carried `traffic` (for any chips' collective: a message may cross this chip).
+  void add_link_traffic(const CcLinks& traffic) { add_links(links_, traffic); }
   /// SIM_TE_BACKEND: which datapath the Tensor Engine computes with (a regs::TeBackend value), set by the top.
   void set_te_backend(uint32_t backend) { te_backend_ = backend; }
   /// TE cycles in `t`, rounded to nearest.
@@ -157,6 +164,9 @@ class CoreControl : public sc_core::sc_module {
   PerfCounters perf_origin_;                          ///< the counters at the last PERF_CLEAR
   sc_core::sc_time uptime_origin_ = sc_core::SC_ZERO_TIME;
   uint32_t te_backend_ = regs::TE_BACKEND_TLM;
+  SystemPlace place_;
+  CcCounters cc_;  ///< since creation or the last PERF_CLEAR
+  CcLinks links_{};
 };
 
 }  // namespace trnsim::model

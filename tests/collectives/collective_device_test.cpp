@@ -7,6 +7,8 @@
 // One system per process (SystemC elaborates once): this file is built once per chip count (CMake).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -257,6 +259,67 @@ TEST_F(CollectiveDeviceTest, SendRecvAroundTheRing) {
     const int prev = (r + kChips - 1) % kChips;
     for (uint64_t i = 0; i < bytes; ++i) ASSERT_EQ(got[i], uint8_t(prev * 37 + i)) << "chip " << r << " byte " << i;
   }
+}
+
+TEST_F(CollectiveDeviceTest, TheRegistersSayWhereEachChipSitsAndWhatItsLinksCarried) {
+  // The place registers against the system's configuration (trn2's links: 160 GB/s in x and y, 64 in z, 1.5 us a
+  // hop; BRIEF section 2), then one send of B bytes from every chip r to r + 1 (mod chips).
+  const Topology topo = topology();
+  for (int r = 0; r < kChips; ++r) {
+    const driver::DeviceInfo& info = drivers_[size_t(r)]->info();
+    EXPECT_EQ(info.chip_id, uint32_t(r));
+    EXPECT_EQ(info.torus, topo.dims());
+    EXPECT_EQ(info.system_chips(), kChips);
+    EXPECT_EQ(info.hop_latency_ns, 1500.0);
+    ASSERT_EQ(info.link_gbytes_per_s.size(), topo.dims().size());
+    for (size_t d = 0; d < info.link_gbytes_per_s.size(); ++d) EXPECT_EQ(info.link_gbytes_per_s[d], d < 2 ? 160.0 : 64.0);
+    drivers_[size_t(r)]->clear_counters();
+  }
+  const uint64_t src = 0x1000, dst = 0x4000, bytes = 4000;
+  std::vector<isa::Program> programs;
+  for (int r = 0; r < kChips; ++r) {
+    const uint32_t next = uint32_t((r + 1) % kChips), prev = uint32_t((r + kChips - 1) % kChips);
+    const Instruction s = kernels::cc_send(next, src, bytes), v = kernels::cc_recv(prev, dst, bytes);
+    programs.push_back(r % 2 == 0 ? cc_program({s, v, halt()}) : cc_program({v, s, halt()}));
+  }
+  if (kChips % 2 == 1) programs[size_t(kChips - 1)] = cc_program({kernels::cc_recv(uint32_t(kChips - 2), dst, bytes),
+                                                                  kernels::cc_send(0, src, bytes), halt()});
+  expect_all_done(run(programs));
+  uint64_t link_bytes = 0;
+  for (int r = 0; r < kChips; ++r) {
+    const driver::CollectiveCounters c = drivers_[size_t(r)]->read_collective_counters();
+    EXPECT_EQ(c.ops, 2u) << "chip " << r;  // its send and its recv
+    EXPECT_EQ(c.messages, 1u) << "chip " << r;
+    EXPECT_EQ(c.bytes, bytes) << "chip " << r;
+    EXPECT_EQ(c.last_steps, 1u) << "chip " << r;
+    EXPECT_EQ(c.net_packets + c.net_flits + c.net_cycles, 0u) << "the message-level link model has no router";
+    ASSERT_EQ(c.links.size(), 2 * topo.dims().size());
+    for (const auto& l : c.links) link_bytes += l.bytes;
+    if (kChips > 4) continue;
+    // A ring: r + 1 is one hop away, along x+ (on two chips the tie rule sends odd chips along x-). The link model
+    // (docs/neuronlink.md "Link model"): the link is reserved for B / 160 GB/s = 25 ns, the message arrives a hop
+    // latency later; each send/recv completes at whole TE cycles of 417 ps (2.4 GHz on SystemC's 1 ps grid).
+    const size_t used = kChips == 2 && r % 2 == 1 ? 1 : 0;
+    EXPECT_EQ(c.links[used].bytes, bytes) << "chip " << r;
+    EXPECT_EQ(c.links[used].busy, uint64_t(std::llround(25.0 / 0.417))) << "chip " << r;
+    EXPECT_EQ(c.links[1 - used].bytes, 0u) << "chip " << r;
+    EXPECT_EQ(c.cycles, 2 * uint64_t(std::ceil((25.0 + 1500.0) / 0.417))) << "chip " << r;
+  }
+  // Every hop of every message counts once on the link it crossed: dimension-order hops from r to r + 1.
+  uint64_t hops = 0;
+  for (int r = 0; r < kChips; ++r) {
+    int a = r, b = (r + 1) % kChips;
+    for (int dim : topo.dims()) {
+      const int d = std::abs(a % dim - b % dim);
+      hops += uint64_t(std::min(d, dim - d));
+      a /= dim;
+      b /= dim;
+    }
+  }
+  EXPECT_EQ(link_bytes, hops * bytes);
+  drivers_.front()->clear_counters();
+  const driver::CollectiveCounters cleared = drivers_.front()->read_collective_counters();
+  EXPECT_EQ(cleared.ops + cleared.cycles + cleared.messages + cleared.bytes + cleared.links[0].busy, 0u);
 }
 
 TEST_F(CollectiveDeviceTest, MismatchedCallsFaultEveryChip) {

@@ -91,6 +91,7 @@ class MockDevice final : public driver::Device {
       regs_[regs::sim_config_reg(w)] = v;
     }
     regs_[regs::WATCHDOG_CYCLES] = regs::WATCHDOG_CYCLES_RESET;
+    regs_[regs::TORUS] = 1u << regs::TORUS_X_SHIFT;  // a chip on its own
   }
 
   // ---- scripting and inspection
