@@ -49,9 +49,17 @@ bool someone_listens(const sockaddr_un& a) {
 
 }  // namespace
 
+/// One listening socket.
+struct DeviceServer::Listener {
+  int fd = -1;
+  unsigned long dev = 0, ino = 0;  ///< our socket file, so that we remove only it
+};
+
 /// One client connection and its shared window.
 struct DeviceServer::Conn {
   uint32_t id = 0;
+  std::size_t ep = 0;  ///< the endpoint it connected to
+  int chip = -1;       ///< for log lines: the endpoint's index when the server has several
   std::unique_ptr<Channel> ch;
   bool hello = false;
   Role role = Role::kAttach;
@@ -60,60 +68,90 @@ struct DeviceServer::Conn {
   uint64_t window_bytes = 0;
   bool closed = false;
   std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();  ///< connected / partial frame
+  /// An owner's WAIT_IRQ in progress.
+  struct Wait {
+    uint64_t seq = 0;
+    uint64_t left = 0;  ///< cycles of its budget not yet run
+    std::chrono::steady_clock::time_point keepalive;
+  };
+  std::optional<Wait> wait;
   ~Conn() {
     if (window != nullptr) ::munmap(window, window_bytes);
     if (memfd >= 0) ::close(memfd);
   }
   bool owner() const { return hello && role == Role::kOwner; }
   std::string name() const {
-    return fmt::format("client {}{}", id, !hello ? "" : role == Role::kOwner ? " (owner)" : " (attach)");
+    return fmt::format("client {}{}{}", id, !hello ? "" : role == Role::kOwner ? " (owner" : " (attach",
+                       !hello ? "" : chip < 0 ? ")" : fmt::format(", chip {})", chip));
   }
 };
 
 DeviceServer::DeviceServer(driver::Device& device, std::string socket_path, Options options)
-    : device_(device), path_(std::move(socket_path)), options_(std::move(options)) {
-  const sockaddr_un a = unix_addr(path_);
+    : DeviceServer(std::vector<Endpoint>{{&device, std::move(socket_path)}}, std::move(options)) {}
+
+DeviceServer::DeviceServer(std::vector<Endpoint> endpoints, Options options)
+    : eps_(std::move(endpoints)), options_(std::move(options)) {
+  try {
+    if (eps_.empty()) throw WireError("a device server needs at least one endpoint");
+    for (const Endpoint& e : eps_) {
+      if (e.device == nullptr) throw WireError(fmt::format("socket path {}: no device", e.path));
+      listen_on(e);
+    }
+    if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) throw WireError(fmt::format("pipe(): {}", std::strerror(errno)));
+  } catch (...) {
+    close_listeners();
+    throw;
+  }
+}
+
+void DeviceServer::listen_on(const Endpoint& e) {
+  const std::string& path = e.path;
+  const sockaddr_un a = unix_addr(path);
   struct stat st {};
-  if (::lstat(path_.c_str(), &st) == 0) {
+  if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {
       throw WireError(
-          fmt::format("socket path {}: a file that is not a socket is there; remove it or pick another", path_));
+          fmt::format("socket path {}: a file that is not a socket is there; remove it or pick another", path));
     }
-    if (someone_listens(a)) throw WireError(fmt::format("socket path {}: a server is listening there already", path_));
-    ::unlink(path_.c_str());  // stale: its server died
+    if (someone_listens(a)) throw WireError(fmt::format("socket path {}: a server is listening there already", path));
+    ::unlink(path.c_str());  // stale: its server died
   }
-  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) throw WireError(fmt::format("socket(): {}", std::strerror(errno)));
-  if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) != 0 || ::listen(listen_fd_, 8) != 0) {
-    const int e = errno;
-    ::close(listen_fd_);
-    throw WireError(fmt::format("socket path {}: cannot listen: {}", path_, std::strerror(e)));
+  Listener l;
+  l.fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (l.fd < 0) throw WireError(fmt::format("socket(): {}", std::strerror(errno)));
+  if (::bind(l.fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) != 0 || ::listen(l.fd, 8) != 0) {
+    const int err = errno;
+    ::close(l.fd);
+    throw WireError(fmt::format("socket path {}: cannot listen: {}", path, std::strerror(err)));
   }
   struct stat mine {};
-  if (::stat(path_.c_str(), &mine) == 0) {
-    socket_dev_ = mine.st_dev;
-    socket_ino_ = mine.st_ino;
+  if (::stat(path.c_str(), &mine) == 0) {
+    l.dev = mine.st_dev;
+    l.ino = mine.st_ino;
   }
-  if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
-    ::close(listen_fd_);
-    ::unlink(path_.c_str());
-    throw WireError(fmt::format("pipe(): {}", std::strerror(errno)));
+  listeners_.push_back(l);
+}
+
+void DeviceServer::close_listeners() {
+  for (std::size_t i = 0; i < listeners_.size(); ++i) {
+    ::close(listeners_[i].fd);
+    // Only our own socket file: another server may have taken the path since (ours was removed by hand).
+    struct stat now {};
+    const std::string& path = eps_[i].path;
+    if (::stat(path.c_str(), &now) == 0 && now.st_dev == listeners_[i].dev && now.st_ino == listeners_[i].ino) {
+      ::unlink(path.c_str());
+    }
+  }
+  listeners_.clear();
+  for (int& fd : wake_) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
   }
 }
 
 DeviceServer::~DeviceServer() {
   conns_.clear();
-  if (listen_fd_ >= 0) {
-    ::close(listen_fd_);
-    // Only our own socket file: another server may have taken the path since (ours was removed by hand).
-    struct stat now {};
-    if (::stat(path_.c_str(), &now) == 0 && now.st_dev == socket_dev_ && now.st_ino == socket_ino_) {
-      ::unlink(path_.c_str());
-    }
-  }
-  for (int fd : wake_) {
-    if (fd >= 0) ::close(fd);
-  }
+  close_listeners();
 }
 
 void DeviceServer::stop() {
@@ -126,22 +164,28 @@ void DeviceServer::say(const std::string& line) const {
   if (options_.log) options_.log(line);
 }
 
-void DeviceServer::reset_device() {
+driver::Device& DeviceServer::device_of(const Conn& c) const { return *eps_[c.ep].device; }
+
+bool DeviceServer::any_owner() const {
+  return std::any_of(conns_.begin(), conns_.end(), [](const auto& c) { return !c->closed && c->owner(); });
+}
+
+void DeviceServer::reset_device(driver::Device& device) {
   // The reset every owner starts from: no program, no interrupt, counters from zero (docs/driver.md).
-  device_.write_reg(regs::INT_ENABLE, 0);
-  device_.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK | regs::CTRL_PERF_CLEAR_MASK);
-  device_.write_reg(regs::INT_STATUS, regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK);
-  device_.write_reg(regs::WATCHDOG_CYCLES, regs::WATCHDOG_CYCLES_RESET);
-  const uint32_t queues = std::min<uint32_t>(device_.read_reg(regs::NUM_QUEUES), regs::QUEUE_SLOTS);
+  device.write_reg(regs::INT_ENABLE, 0);
+  device.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK | regs::CTRL_PERF_CLEAR_MASK);
+  device.write_reg(regs::INT_STATUS, regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK);
+  device.write_reg(regs::WATCHDOG_CYCLES, regs::WATCHDOG_CYCLES_RESET);
+  const uint32_t queues = std::min<uint32_t>(device.read_reg(regs::NUM_QUEUES), regs::QUEUE_SLOTS);
   for (uint32_t q = 0; q < queues; ++q) {
-    device_.write_reg(regs::queue_reg(q, regs::Q_LEN), 0);
-    device_.write_reg(regs::queue_reg(q, regs::Q_BASE_LO), 0);
-    device_.write_reg(regs::queue_reg(q, regs::Q_BASE_HI), 0);
+    device.write_reg(regs::queue_reg(q, regs::Q_LEN), 0);
+    device.write_reg(regs::queue_reg(q, regs::Q_BASE_LO), 0);
+    device.write_reg(regs::queue_reg(q, regs::Q_BASE_HI), 0);
   }
 }
 
-void DeviceServer::accept_one() {
-  const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+void DeviceServer::accept_one(std::size_t endpoint) {
+  const int fd = ::accept4(listeners_[endpoint].fd, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) {
     if (errno == EMFILE || errno == ENFILE) {  // out of descriptors: back off instead of spinning on the backlog
       say(fmt::format("cannot accept a connection: {}; {} open", std::strerror(errno), conns_.size()));
@@ -151,6 +195,8 @@ void DeviceServer::accept_one() {
   }
   auto c = std::make_unique<Conn>();
   c->id = next_id_++;
+  c->ep = endpoint;
+  c->chip = eps_.size() > 1 ? int(endpoint) : -1;
   c->ch = std::make_unique<Channel>(fd, fmt::format("client {}", c->id));
   say(fmt::format("{} connected", c->name()));
   conns_.push_back(std::move(c));
@@ -209,6 +255,7 @@ bool DeviceServer::turn(Conn& c) {
   // follows its answer at once: wait for it spinning (kServerSpinUs) rather than in poll().
   for (int i = 0; i < kBurst; ++i) {
     if (!handle(c) || stop_) return false;
+    if (c.wait) break;                // its WAIT_IRQ is pending: nothing more until it is answered
     if (c.ch->has_frame()) continue;  // a pipelined request is buffered already
     if (!(c.owner() && c.ch->spin_until_readable(kServerSpinUs))) break;
   }
@@ -261,7 +308,7 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
       c.role = static_cast<Role>(role);
       if (c.role == Role::kOwner) {
         for (const auto& o : conns_) {
-          if (o.get() != &c && o->owner() && !o->closed) {
+          if (o.get() != &c && o->ep == c.ep && o->owner() && !o->closed) {
             throw WireError(
                 fmt::format("device busy: {} is its owner; use `trnsim attach` to look beside it", o->name()),
                 Status::kBusy);
@@ -279,7 +326,7 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
       if (p == MAP_FAILED) throw std::runtime_error(fmt::format("cannot map the window: {}", std::strerror(errno)));
       c.window = static_cast<uint8_t*>(p);
       c.hello = true;
-      if (c.role == Role::kOwner) reset_device();
+      if (c.role == Role::kOwner) reset_device(device_of(c));
       ans.payload = PayloadWriter().u32(kVersion).u32(0).u64(c.window_bytes).take();
       c.ch->send(ans, c.memfd, kSendTimeoutMs);
       say(fmt::format("{} said hello", c.name()));
@@ -288,14 +335,14 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
     case MsgType::kReadReg: {
       const uint32_t off = r.u32("offset");
       r.done();
-      ans.payload = PayloadWriter().u32(device_.read_reg(off)).take();
+      ans.payload = PayloadWriter().u32(device_of(c).read_reg(off)).take();
       break;
     }
     case MsgType::kWriteReg: {
       const uint32_t off = r.u32("offset");
       const uint32_t value = r.u32("value");
       r.done();
-      device_.write_reg(off, value);
+      device_of(c).write_reg(off, value);
       return true;  // posted: no answer
     }
     case MsgType::kReadMem:
@@ -306,9 +353,9 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
       r.done();
       window_range(bytes, offset);
       if (type == MsgType::kReadMem) {
-        device_.read_mem(addr, c.window + offset, bytes);
+        device_of(c).read_mem(addr, c.window + offset, bytes);
       } else {
-        device_.write_mem(addr, c.window + offset, bytes);
+        device_of(c).write_mem(addr, c.window + offset, bytes);
       }
       break;
     }
@@ -319,7 +366,7 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
     case MsgType::kReset:
       owner_only();
       r.done();
-      reset_device();
+      reset_device(device_of(c));
       break;
     case MsgType::kPing:
       r.done();
@@ -340,51 +387,74 @@ void DeviceServer::wait_irq(Conn& c, const Frame& req) {
   PayloadReader r(req);
   const uint64_t max_cycles = r.u64("max_cycles");
   r.done();
-  using clock = std::chrono::steady_clock;
-  // Slices of about 20-80 ms of host time: short enough for keepalives and attach clients, long enough that the
-  // slicing costs nothing measurable (the size carries over from one WAIT_IRQ to the next: a driver that waits in
-  // short steps gets one slice per step). The simulation is the same however it is sliced.
-  uint64_t& slice = slice_cycles_;
-  auto last_keepalive = clock::now();
-  bool irq = device_.wait_interrupt(0);
-  for (uint64_t left = max_cycles; !irq && left > 0 && !stop_;) {
-    const uint64_t n = std::min(left, slice);
-    const auto t0 = clock::now();
-    irq = device_.wait_interrupt(n);
-    left -= n;
-    const auto ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-    if (ms < 20 && slice < (1ull << 26)) slice *= 2;
-    if (ms > 80 && slice > 64) slice /= 2;
-    if (irq || left == 0) break;
-    if (c.ch->readable()) {  // the owner speaks during its own wait: it died (EOF) or broke the protocol
-      try {
-        if (const auto extra = c.ch->try_recv()) {
-          throw WireError(fmt::format("{} while wait_irq runs", msg_type_name(extra->type)));
-        }
-      } catch (const WireError& e) {
-        close_conn(c, e.what());
-        return;
-      }
+  c.wait = Conn::Wait{req.seq, max_cycles, std::chrono::steady_clock::now()};
+  const bool irq = device_of(c).wait_interrupt(0);
+  if (irq || max_cycles == 0) answer_wait(c, irq);
+}
+
+void DeviceServer::answer_wait(Conn& c, bool irq) {
+  Frame ans;
+  ans.type = static_cast<uint16_t>(MsgType::kWaitIrq);
+  ans.seq = c.wait->seq;
+  ans.payload = PayloadWriter().u32(irq ? 1 : 0).take();
+  c.wait.reset();
+  try {
+    c.ch->send(ans, -1, kSendTimeoutMs);
+  } catch (const WireError& e) {
+    close_conn(c, e.what());
+  }
+}
+
+void DeviceServer::check_waiting(Conn& c) {
+  try {
+    if (const auto extra = c.ch->try_recv()) {
+      throw WireError(fmt::format("{} while wait_irq runs", msg_type_name(extra->type)));
     }
-    service_others(c);
-    if (clock::now() - last_keepalive >= std::chrono::milliseconds(kKeepaliveMs)) {
-      Frame k;
-      k.type = static_cast<uint16_t>(MsgType::kKeepalive);
-      k.seq = req.seq;
-      try {
-        c.ch->try_send(k);  // an owner that does not read gets none (and no server blocks on it)
-      } catch (const WireError& e) {
-        close_conn(c, e.what());
-        return;
-      }
-      last_keepalive = clock::now();
+  } catch (const WireError& e) {
+    close_conn(c, e.what());
+  }
+}
+
+void DeviceServer::run_slice() {
+  using clock = std::chrono::steady_clock;
+  Conn* lead = nullptr;
+  for (const auto& c : conns_) {
+    if (!c->closed && c->wait) {
+      lead = c.get();
+      break;
     }
   }
-  Frame ans;
-  ans.type = req.type;
-  ans.seq = req.seq;
-  ans.payload = PayloadWriter().u32(irq ? 1 : 0).take();
-  c.ch->send(ans, -1, kSendTimeoutMs);
+  if (lead == nullptr) return;
+  // Slices of about 20-80 ms of host time: short enough for keepalives and the other clients, long enough that the
+  // slicing costs nothing measurable (the size carries over from one WAIT_IRQ to the next: a driver that waits in
+  // short steps gets one slice per step). The simulation is the same however it is sliced.
+  const uint64_t n = std::min(lead->wait->left, slice_cycles_);
+  const auto t0 = clock::now();
+  const bool lead_irq = device_of(*lead).wait_interrupt(n);
+  const auto ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  if (ms < 20 && slice_cycles_ < (1ull << 26)) slice_cycles_ *= 2;
+  if (ms > 80 && slice_cycles_ > 64) slice_cycles_ /= 2;
+  for (const auto& c : conns_) {
+    if (c->closed || !c->wait) continue;
+    const bool irq = c.get() == lead ? lead_irq : device_of(*c).wait_interrupt(0);
+    c->wait->left -= std::min(c->wait->left, n);
+    if (irq || c->wait->left == 0) {
+      answer_wait(*c, irq);
+      continue;
+    }
+    if (clock::now() - c->wait->keepalive >= std::chrono::milliseconds(kKeepaliveMs)) {
+      Frame k;
+      k.type = static_cast<uint16_t>(MsgType::kKeepalive);
+      k.seq = c->wait->seq;
+      try {
+        c->ch->try_send(k);  // an owner that does not read gets none (and no server blocks on it)
+      } catch (const WireError& e) {
+        close_conn(*c, e.what());
+        continue;
+      }
+      c->wait->keepalive = clock::now();
+    }
+  }
 }
 
 /// The connections whose fds `fds[first..]` polled readable, as stable pointers (conns_ may grow while they are
@@ -405,37 +475,35 @@ bool DeviceServer::any_buffered() const {
   return std::any_of(conns_.begin(), conns_.end(), [](const auto& c) { return !c->closed && c->ch->has_frame(); });
 }
 
-void DeviceServer::service_others(const Conn& busy_owner) {
-  std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
-  for (const auto& o : conns_) {
-    if (o.get() != &busy_owner && !o->closed) fds.push_back({o->ch->fd(), POLLIN, 0});
-  }
-  expire_idle();
-  if (::poll(fds.data(), fds.size(), 0) <= 0 && !any_buffered()) return;
-  const std::vector<Conn*> todo = ready(fds, 1);
-  if (fds[0].revents & POLLIN) accept_one();
-  for (Conn* c : todo) {
-    if (!c->closed) turn(*c);
-  }
-}
-
 void DeviceServer::serve() {
-  while (!stop_ && !(options_.once && owner_left_)) {
+  while (!stop_ && !(options_.once && owner_left_ && !any_owner())) {
     conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](const auto& c) { return c->closed; }), conns_.end());
-    std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    std::vector<pollfd> fds{{wake_[0], POLLIN, 0}};
+    for (const Listener& l : listeners_) fds.push_back({l.fd, POLLIN, 0});
+    const std::size_t first = fds.size();
     for (const auto& c : conns_) fds.push_back({c->ch->fd(), POLLIN, 0});
-    // A bounded poll: half-done hellos and frames expire (expire_idle) even when nothing else happens.
-    if (::poll(fds.data(), fds.size(), any_buffered() ? 0 : 500) < 0) {
+    const bool waiting = std::any_of(conns_.begin(), conns_.end(), [](const auto& c) { return bool(c->wait); });
+    // A bounded poll: half-done hellos and frames expire (expire_idle) even when nothing else happens; no wait at
+    // all while a WAIT_IRQ is pending (the slices below are the pace then).
+    if (::poll(fds.data(), fds.size(), any_buffered() || waiting ? 0 : 500) < 0) {
       if (errno == EINTR) continue;
       throw WireError(fmt::format("poll(): {}", std::strerror(errno)));
     }
-    if (fds[1].revents & POLLIN) break;
-    const std::vector<Conn*> todo = ready(fds, 2);
-    if (fds[0].revents & POLLIN) accept_one();
+    if (fds[0].revents & POLLIN) break;
+    const std::vector<Conn*> todo = ready(fds, first);
+    for (std::size_t e = 0; e < listeners_.size(); ++e) {
+      if (fds[1 + e].revents & POLLIN) accept_one(e);
+    }
     for (Conn* c : todo) {
-      if (!c->closed && !stop_) turn(*c);
+      if (c->closed || stop_) continue;
+      if (c->wait) {
+        check_waiting(*c);
+      } else {
+        turn(*c);
+      }
     }
     expire_idle();
+    if (!stop_) run_slice();
   }
 }
 

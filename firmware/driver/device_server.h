@@ -1,11 +1,17 @@
-// wire::DeviceServer: serves one driver::Device (any backend: the SystemC model, the mock) over the wire protocol
-// (wire.h, docs/driver.md "Wire protocol") on a UNIX-domain socket; `trnsim serve` is a thin shell around it.
+// wire::DeviceServer: serves driver::Devices (any backend: the SystemC model, the mock) over the wire protocol
+// (wire.h, docs/driver.md "Wire protocol"), each on its own UNIX-domain socket (an endpoint: one chip of a
+// multi-chip system each); `trnsim serve` is a thin shell around it.
 //
-// One thread. It accepts any number of connections: at most one owner (the driver; its HELLO resets the device) and
-// any number of attach clients (debug reads and writes beside the owner). A WAIT_IRQ runs the device in slices of a
-// few tens of milliseconds of host time; between slices the server answers attach clients, refuses would-be owners
-// (BUSY), sends the owner a KEEPALIVE at least every wire::kKeepaliveMs, and notices an owner that died. Every
-// error answer closes its connection; the server itself never stops for a client's fault.
+// One thread. Each endpoint accepts any number of connections: at most one owner (the driver; its HELLO resets
+// that device) and any number of attach clients (debug reads and writes beside the owner). Owners' WAIT_IRQs are
+// pending waits: while any is pending the server runs the devices in slices of a few tens of milliseconds of host
+// time (one waiting device's wait_interrupt; on a multi-chip system that runs every chip); after each slice it
+// answers the waits whose interrupt line is high or whose cycle budget is spent, answers every other request,
+// refuses would-be owners (BUSY), sends each waiting owner a KEEPALIVE at least every wire::kKeepaliveMs, and
+// notices an owner that died. With one waiting owner its budget is exact; when several wait at once, the others'
+// budgets are counted in whole slices (a slice may end early when the slice's own device interrupts), so their
+// timeouts may come up to one slice early. Every error answer closes its connection; the server itself never stops
+// for a client's fault.
 #pragma once
 
 #include <poll.h>
@@ -26,15 +32,24 @@ class DeviceServer {
  public:
   struct Options {
     uint64_t window_bytes = kDefaultWindowBytes;  ///< each owner's shared window (attach clients get 1 MiB)
-    bool once = false;                            ///< serve() returns when the first owner disconnects
+    /// serve() returns when an owner disconnects and no endpoint has an owner left.
+    bool once = false;
     /// One line per connection event ("client 1 (owner) connected", "client 1 closed: ..."); empty: silent.
     std::function<void(const std::string&)> log;
   };
 
-  /// Binds and listens on `socket_path`. A stale socket file (nothing answers on it) is replaced; a path where a
-  /// server answers, or any other file, is refused: WireError naming the path.
+  /// One device on one socket.
+  struct Endpoint {
+    driver::Device* device = nullptr;  ///< not owned; outlives the server
+    std::string path;
+  };
+
+  /// Binds and listens on every endpoint's path. A stale socket file (nothing answers on it) is replaced; a path
+  /// where a server answers, or any other file, is refused: WireError naming the path (nothing stays bound).
+  DeviceServer(std::vector<Endpoint> endpoints, Options options);
+  /// One device on `socket_path`.
   DeviceServer(driver::Device& device, std::string socket_path, Options options);
-  /// Closes every connection and removes the socket file.
+  /// Closes every connection and removes the socket files.
   ~DeviceServer();
   DeviceServer(const DeviceServer&) = delete;
   DeviceServer& operator=(const DeviceServer&) = delete;
@@ -43,11 +58,15 @@ class DeviceServer {
   void serve();
   /// Makes serve() return soon; safe from a signal handler and from another thread.
   void stop();
-  const std::string& socket_path() const { return path_; }
+  const std::string& socket_path(std::size_t endpoint = 0) const { return eps_.at(endpoint).path; }
 
  private:
   struct Conn;
-  void accept_one();
+  struct Listener;
+  void listen_on(const Endpoint& e);
+  void close_listeners();
+  bool any_owner() const;
+  void accept_one(std::size_t endpoint);
   /// Reads what `c` sent and answers a request if one is complete; returns false when the connection is closed.
   bool handle(Conn& c);
   /// `c`'s turn: up to kBurst requests (the owner's follow-ups awaited by spinning briefly).
@@ -57,23 +76,27 @@ class DeviceServer {
   bool any_buffered() const;
   std::vector<Conn*> ready(const std::vector<pollfd>& fds, std::size_t first);
   bool answer(Conn& c, const Frame& req);
+  /// Starts `c`'s WAIT_IRQ: answered at once when the line is high or the budget 0, else pending.
   void wait_irq(Conn& c, const Frame& req);
-  void service_others(const Conn& busy_owner);
+  /// The owner of a pending wait spoke: it died (EOF) or broke the protocol (a request during its own wait).
+  void check_waiting(Conn& c);
+  /// Runs one slice for the pending waits and answers the ones that ended.
+  void run_slice();
+  void answer_wait(Conn& c, bool irq);
   void close_conn(Conn& c, const std::string& why);
-  void reset_device();
+  void reset_device(driver::Device& device);
   void say(const std::string& line) const;
+  driver::Device& device_of(const Conn& c) const;
 
-  driver::Device& device_;
-  std::string path_;
+  std::vector<Endpoint> eps_;
   Options options_;
-  int listen_fd_ = -1;
+  std::vector<Listener> listeners_;  ///< per endpoint
   int wake_[2] = {-1, -1};  ///< self-pipe: stop() writes, serve()'s poll wakes
   std::atomic<bool> stop_{false};
   std::vector<std::unique_ptr<Conn>> conns_;
   uint32_t next_id_ = 1;
   bool owner_left_ = false;
-  uint64_t slice_cycles_ = 1024;                   ///< WAIT_IRQ slice, adapted to take 20-80 ms of host time
-  unsigned long socket_dev_ = 0, socket_ino_ = 0;  ///< our socket file, so that we remove only it
+  uint64_t slice_cycles_ = 1024;  ///< WAIT_IRQ slice, adapted to take 20-80 ms of host time
 };
 
 }  // namespace trnsim::wire
