@@ -6,7 +6,8 @@
 // that device) and any number of attach clients (debug reads and writes beside the owner). Owners' WAIT_IRQs are
 // pending waits: while any is pending the server runs the devices in slices of a few tens of milliseconds of host
 // time (one waiting device's wait_interrupt; on a multi-chip system that runs every chip); after each slice it
-// answers the waits whose interrupt line is high or whose cycle budget is spent, answers every other request,
+// answers the waits whose interrupt line is high or whose cycle budget is spent, answers every other request
+// (a slice runs only once every request that has arrived is answered, so simulated time stands still meanwhile),
 // refuses would-be owners (BUSY), sends each waiting owner a KEEPALIVE at least every wire::kKeepaliveMs, and
 // notices an owner that died. With one waiting owner its budget is exact; when several wait at once, the others'
 // budgets are counted in whole slices (a slice may end early when the slice's own device interrupts), so their
@@ -97,6 +98,7 @@ class DeviceServer {
   uint32_t next_id_ = 1;
   bool owner_left_ = false;
   uint64_t slice_cycles_ = 1024;  ///< WAIT_IRQ slice, adapted to take 20-80 ms of host time
+  int deferred_slices_ = 0;       ///< serve-loop rounds since the last slice that had requests to answer
 };
 
 }  // namespace trnsim::wire

@@ -49,7 +49,7 @@ class Server : public ServeProcess {
 /// The report without the figures of the host (wall time, memory): what must be equal across backends.
 json device_figures(const std::string& path) {
   json j = json::parse(slurp(path));
-  for (const char* host : {"wall_s", "macs_per_host_s", "peak_rss_gib"}) j.erase(host);
+  for (const char* host : {"wall_s", "macs_per_host_s", "peak_rss_gib", "collective_wall_s"}) j.erase(host);
   return j;
 }
 
@@ -84,6 +84,32 @@ TEST(ServeCli, ConnectPrintsTheSameReportAsInProcess) {
   ASSERT_EQ(
       run("run --connect " + server.path() + " --workload layernorm --seq 24 --d-model 40 --report " + d).exit_code, 0);
   EXPECT_EQ(device_figures(c), device_figures(d));
+}
+
+TEST(ServeCli, AMultiChipSystemIsServedOneSocketPerChipWithTheSameCollectiveReport) {
+  SocketDir dir;
+  Server server(dir.sock("sys"), "--config trn2-16");
+  const std::string out = server.proc().out();
+  EXPECT_NE(out.find("listening on " + server.path() + ".0 .. " + server.path() + ".15 (16 chips"), std::string::npos)
+      << out;
+  for (const std::string workload : {"allreduce --bytes 96K", "reducescatter --bytes 32K --dtype fp32 --algo rhd"}) {
+    const std::string a = next_scratch(".json"), b = next_scratch(".json");
+    const Result local = run("run --config trn2-16 --workload " + workload + " --report " + a);
+    const Result remote = run("run --connect " + server.path() + " --workload " + workload + " --report " + b);
+    ASSERT_EQ(local.exit_code, 0) << local.out << local.err;
+    ASSERT_EQ(remote.exit_code, 0) << remote.out << remote.err;
+    EXPECT_EQ(last_line(remote.out).rfind("PASS", 0), 0u) << remote.out;
+    json fa = device_figures(a), fb = device_figures(b);
+    EXPECT_EQ(fa["fabric"], "message");
+    EXPECT_EQ(fb["fabric"], "served");
+    fa.erase("fabric");
+    fb.erase("fabric");
+    EXPECT_EQ(fa, fb) << workload;
+    EXPECT_EQ(without_host_lines(local.out), without_host_lines(remote.out)) << workload;
+  }
+  // A chip's own socket is a device like any other: a single-chip workload runs on chip 3 alone.
+  const Result one = run("run --connect " + server.path() + ".3 --workload gemm -m 16 -k 16 -n 16");
+  EXPECT_EQ(one.exit_code, 0) << one.out << one.err;
 }
 
 TEST(ServeCli, MatmulOverConnectWritesTheSameBits) {
@@ -138,7 +164,6 @@ TEST(ServeCli, BadInputIsOneLineAndExitTwo) {
       {"run --workload gemm --connect " + dir.sock("none.sock"), "is `trnsim serve --socket` running?"},
       {"run --workload gemm --te rtl --connect " + s, "--te configures the device"},
       {"run --workload gemm --config trn2 --connect " + s, "--config configures the device"},
-      {"run --workload allreduce --connect " + s, "--connect does not apply to --workload allreduce"},
       {"attach " + s + " --read NO_SUCH_REG", "no register named NO_SUCH_REG"},
       {"attach " + s + " --read Q_PC[9]", "the index must be 0 .. 7"},
       {"attach " + s + " --write STATUS=1", "STATUS: the register is read-only"},
@@ -146,7 +171,10 @@ TEST(ServeCli, BadInputIsOneLineAndExitTwo) {
       {"attach " + s + " --dump sbuf:99:0 --count 4 --out x.npy", "partition 99 of 16"},
       {"attach " + dir.sock("none.sock"), "cannot connect"},
       {"serve --socket " + s, "a server is listening there already"},
-      {"serve --socket " + dir.sock() + "/../dev.sock --config trn2-16", "serves one chip"},
+      {"serve --socket " + dir.sock("sys") + " --config trn2-16 --te rtl", "TLM datapath only"},
+      {"serve --socket " + dir.sock("sys") + " --config trn2-16 --timeline t.json", "applies to a single-chip"},
+      {"run --workload allreduce --connect " + s + " --bytes 4K", "a chip on its own"},
+      {"run --workload allreduce --connect " + s + " --bytes 4K --fabric tlm", "with --connect the server's"},
   };
   for (const Case& c : cases) {
     const Result r = run(c.args);

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -16,11 +17,12 @@
 #include "cosim/device/sim_system.h"
 #include "cosim/wave_window.h"
 #include "firmware/driver/driver.h"
-#include "firmware/golden/collective_golden.h"
+#include "firmware/driver/remote_device.h"
+#include "firmware/driver/wire.h"
 #include "firmware/isa/ring_plan.h"
-#include "firmware/kernels/collective_kernel.h"
-#include "model/collective/collective_hub.h"
-#include "model/collective/collective_system.h"
+#include "firmware/workloads/collectives.h"
+#include "model/collective/noc_transport.h"
+#include "model/noc/noc_flit.h"
 #include "tools/trnsim/commands.h"
 
 namespace trnsim::tool {
@@ -36,15 +38,11 @@ constexpr uint64_t kCollectiveTimeoutCycles = 100'000'000'000;
 /// Host memory the simulated HBM of all chips may take (the buffers are allocated on touch).
 constexpr uint64_t kMaxTouchedBytes = 8ull << 30;
 
-mc::Op op_of(const std::string& w) {
-  return w == "allreduce" ? mc::Op::kAllReduce : w == "allgather" ? mc::Op::kAllGather : mc::Op::kReduceScatter;
-}
-
 /// nccl-tests' bus bandwidth factor (doc/PERFORMANCE.md): 2(n-1)/n for all-reduce, (n-1)/n for all-gather and
 /// reduce-scatter.
-double bus_factor(mc::Op op, int n) {
+double bus_factor(isa::Opcode op, int n) {
   const double f = double(n - 1) / n;
-  return op == mc::Op::kAllReduce ? 2 * f : f;
+  return op == isa::Opcode::kAllReduce ? 2 * f : f;
 }
 
 std::string dims_text(const std::vector<int>& dims) {
@@ -59,18 +57,7 @@ double peak_rss_gib() {
 
 }  // namespace
 
-const std::vector<std::pair<std::string, std::string>>& collective_workloads() {
-  static const std::vector<std::pair<std::string, std::string>> w = {
-      {"allreduce", "all-reduce of --bytes per chip over --config trn2-16|trn2-64 (--dtype fp32|bf16, --algo)"},
-      {"allgather", "all-gather: --bytes is the gathered buffer, each chip contributes its block"},
-      {"reducescatter", "reduce-scatter: --bytes is each chip's input, chip r keeps the sum of block r"}};
-  return w;
-}
-
-bool is_collective_workload(const std::string& name) {
-  const auto& w = collective_workloads();
-  return std::any_of(w.begin(), w.end(), [&](const auto& e) { return e.first == name; });
-}
+bool is_collective_workload(const std::string& name) { return workloads::find_collective(name) != nullptr; }
 
 void add_collective_options(CLI::App& run, CollectiveOptions& o) {
   run.add_option("--bytes", o.bytes,
@@ -116,54 +103,140 @@ uint64_t parse_bytes(const std::string& text) {
   return std::stoull(text.substr(0, i)) << shift;
 }
 
+namespace {
+
+/// The inputs, results and golden of `chips` buffers of `bytes` are held on this host (and, in process, the HBMs).
+void check_host_memory(const std::string& text, uint64_t bytes, int chips) {
+  if (bytes * uint64_t(chips) > kMaxTouchedBytes) {
+    throw BadInput(fmt::format("--bytes {}: {} chips x {:.2f} GiB of HBM is more host memory than this command "
+                               "uses ({} GiB)", text, chips, double(bytes) / (1 << 30), kMaxTouchedBytes >> 30));
+  }
+}
+
+/// The served system's chips: PATH.0, PATH.1, ... (`trnsim serve --config trn2-16 --socket PATH`), as many as chip
+/// 0's TORUS says. BadInput naming the socket when one is missing or is not the chip its name says.
+std::vector<std::unique_ptr<driver::Device>> connect_chips(const std::string& base) {
+  std::vector<std::unique_ptr<driver::Device>> devices;
+  const auto open = [&](int r) {
+    const std::string path = fmt::format("{}.{}", base, r);
+    try {
+      devices.push_back(std::make_unique<driver::RemoteDevice>(path));
+    } catch (const wire::WireError& e) {
+      throw BadInput(fmt::format("--connect {}: {}{}", base, e.what(),
+                                 r == 0 ? " (a multi-chip system is served as PATH.0, PATH.1, ...: `trnsim serve "
+                                          "--config trn2-16 --socket PATH`)"
+                                        : ""));
+    }
+  };
+  struct stat st {};
+  if (::stat((base + ".0").c_str(), &st) != 0 && ::stat(base.c_str(), &st) == 0) {  // a single device's socket?
+    std::unique_ptr<driver::Device> one;
+    try {
+      one = std::make_unique<driver::RemoteDevice>(base);
+    } catch (const wire::WireError& e) {
+      throw BadInput(fmt::format("--connect {}: {}", base, e.what()));
+    }
+    const driver::DeviceInfo info = driver::Driver(*one).info();
+    throw BadInput(info.system_chips() < 2
+                       ? fmt::format("--connect {}: a chip on its own; collectives need a multi-chip system (`trnsim "
+                                     "serve --config trn2-16 --socket PATH` serves chip r at PATH.r)", base)
+                       : fmt::format("--connect {}: chip {} of a {}-chip system; give the system's path (without "
+                                     "the .{})", base, info.chip_id, info.system_chips(), info.chip_id));
+  }
+  open(0);
+  const int n = driver::Driver(*devices.front()).info().system_chips();
+  if (n < 2) {
+    throw BadInput(fmt::format("--connect {}: {}.0 is a chip on its own; collectives need a multi-chip system",
+                               base, base));
+  }
+  for (int r = 1; r < n; ++r) open(r);
+  return devices;
+}
+
+}  // namespace
+
 int run_collective_workload(const CollectiveOptions& o,
                             const std::function<void(const nlohmann::json&)>& write_report) {
-  cosim::read_wave_env<BadInput>();  // TRNSIM_WAVE*: refused here, before a harness in a SystemC thread reads them
-  model::ChipConfig cfg;
-  try {
-    cfg = model::chip_config(o.config);
-  } catch (const std::invalid_argument& e) {
-    throw BadInput(fmt::format("--config: {}", e.what()));
-  }
-  if (cfg.chips < 2) {
-    throw BadInput(fmt::format("--workload {} runs on a multi-chip system: --config trn2-16 or trn2-64 (not {})",
-                               o.workload, o.config));
-  }
+  const workloads::CollectiveEntry* entry = workloads::find_collective(o.workload);
+  if (entry == nullptr) throw BadInput(fmt::format("--workload {}: not a collective workload", o.workload));
+  workloads::CollectiveParams p;
+  p.op = entry->op;
   if (o.dtype != "fp32" && o.dtype != "bf16") {
     throw BadInput(fmt::format("--dtype {}: collectives sum fp32 or bf16", o.dtype));
   }
-  const mc::ElemType type = o.dtype == "fp32" ? mc::ElemType::kFp32 : mc::ElemType::kBf16;
-  const golden::CollectiveDtype gtype =
-      type == mc::ElemType::kFp32 ? golden::CollectiveDtype::kFp32 : golden::CollectiveDtype::kBf16;
-  const uint64_t es = mc::elem_bytes(type);
-  const uint64_t bytes = parse_bytes(o.bytes);
-  if (bytes % es) {
+  p.dtype = o.dtype == "fp32" ? isa::DataType::kFp32 : isa::DataType::kBf16;
+  p.algorithm = o.algo == "rhd" ? isa::CcAlgorithm::kRhd : isa::CcAlgorithm::kRing;
+  p.bytes = parse_bytes(o.bytes);
+  p.seed = o.seed;
+  const uint64_t es = isa::data_type_bytes(p.dtype);
+  if (p.bytes % es) {
     throw BadInput(fmt::format("--bytes {} ({} bytes) is not a multiple of the {} element size ({} bytes)", o.bytes,
-                               bytes, o.dtype, es));
+                               p.bytes, o.dtype, es));
   }
-  const mc::Algorithm algo = o.algo == "rhd" ? mc::Algorithm::kRhd : mc::Algorithm::kRing;
-  const mc::Op op = op_of(o.workload);
-  const uint64_t count = bytes / es;
-  if (bytes * uint64_t(cfg.chips) > kMaxTouchedBytes) {
-    throw BadInput(fmt::format("--bytes {}: {} chips x {:.2f} GiB of HBM is more host memory than this command "
-                               "uses ({} GiB)", o.bytes, cfg.chips, double(bytes) / (1 << 30), kMaxTouchedBytes >> 30));
-  }
-
-  const auto t0 = std::chrono::steady_clock::now();
-  // The machine as configured (its torus and links); the system is built from it below, with the chosen transport.
-  const mc::Topology topo = mc::Topology::from_config(cfg);
-  const int n = topo.chips();
-  fmt::print("trnsim run: {}, {} bytes per chip ({}), {} algorithm, seed {}\n", mc::op_name(op), bytes,
-             counted(count, o.dtype + " element"), mc::algorithm_name(algo), o.seed);
-  std::string links;
-  for (int d = 0; d < topo.num_dims(); ++d) {
-    links += fmt::format("{}{} {:.0f}", d ? ", " : "", "xyz"[d], topo.gbytes_per_s(d));
-  }
-  fmt::print("  system {}: {} chips, {} torus, link GB/s per direction ({}), hop latency {:.2f} us\n", cfg.name, n,
-             dims_text(topo.dims()), links, topo.hop_latency_ns() / 1000.0);
   const auto fabric = cosim::collective::fabric_kind(o.fabric);
   const mc::NocTransportOptions noc_options;
-  mc::TransportFactory transport;  // empty: the message-level link model
+  const auto t0 = std::chrono::steady_clock::now();
+
+  // The system: in process (cosim::SimSystem, its chips' collective engines joined by one hub), or served by
+  // `trnsim serve` as one socket per chip. Everything after this goes through one driver per chip.
+  std::unique_ptr<cosim::SimSystem> system;
+  std::vector<std::unique_ptr<driver::Device>> served;
+  std::vector<driver::Device*> devices;
+  std::string system_name;
+  if (!o.connect.empty()) {
+    if (fabric != cosim::collective::FabricKind::kMessage) {
+      throw BadInput("--fabric chooses the network of a system in this process; with --connect the server's is used");
+    }
+    served = connect_chips(o.connect);
+    check_host_memory(o.bytes, p.bytes, int(served.size()));
+    for (auto& d : served) devices.push_back(d.get());
+  } else {
+    cosim::read_wave_env<BadInput>();  // TRNSIM_WAVE*: refused here, before a harness in a SystemC thread reads them
+    model::ChipConfig cfg;
+    try {
+      cfg = model::chip_config(o.config);
+    } catch (const std::invalid_argument& e) {
+      throw BadInput(fmt::format("--config: {}", e.what()));
+    }
+    if (cfg.chips < 2) {
+      throw BadInput(fmt::format("--workload {} runs on a multi-chip system: --config trn2-16 or trn2-64 (not {})",
+                                 o.workload, o.config));
+    }
+    check_host_memory(o.bytes, p.bytes, cfg.chips);
+    mc::TransportFactory transport;  // empty: the message-level link model
+    if (fabric != cosim::collective::FabricKind::kMessage) {
+      transport = cosim::collective::transport_factory(fabric, noc_options, [&o](mc::NocTransport& t) {
+        t.on_progress(
+            [&o](const mc::NetworkFigures& f, uint64_t outstanding) {
+              fmt::print(stderr, "trnsim run: {} network: cycle {}, {} delivered, packets outstanding: {}, "
+                         "{:.0f} cycles/s\n", o.fabric, f.cycles, counted(f.flits, "flit"), outstanding,
+                         f.host_seconds > 0 ? double(f.cycles) / f.host_seconds : 0.0);
+            },
+            2.0);
+      });
+    }
+    system = std::make_unique<cosim::SimSystem>(cfg, mc::Topology::from_config(cfg), transport);
+    for (int r = 0; r < system->chips(); ++r) devices.push_back(&system->device(r));
+  }
+  std::vector<std::unique_ptr<driver::Driver>> drivers;
+  std::vector<driver::Driver*> chips;
+  for (driver::Device* d : devices) {
+    drivers.push_back(std::make_unique<driver::Driver>(*d));
+    chips.push_back(drivers.back().get());
+  }
+  const driver::DeviceInfo& info = chips.front()->info();
+  const int n = info.system_chips();
+  system_name = info.config_name;
+  const std::string& op_name = entry->title;
+  const std::string& algo_name = o.algo;
+  fmt::print("trnsim run: {}, {} bytes per chip ({}), {} algorithm, seed {}\n", op_name, p.bytes,
+             counted(p.bytes / es, o.dtype + " element"), algo_name, o.seed);
+  std::string links;
+  for (size_t d = 0; d < info.torus.size(); ++d) {
+    links += fmt::format("{}{} {:.0f}", d ? ", " : "", "xyz"[d], info.link_gbytes_per_s[d]);
+  }
+  fmt::print("  system {}: {} chips, {} torus, link GB/s per direction ({}), hop latency {:.2f} us\n", system_name, n,
+             dims_text(info.torus), links, info.hop_latency_ns / 1000.0);
   if (fabric != cosim::collective::FabricKind::kMessage) {
     const char* what = fabric == cosim::collective::FabricKind::kTlm ? "the C++ router model"
                        : fabric == cosim::collective::FabricKind::kRtl
@@ -171,26 +244,15 @@ int run_collective_workload(const CollectiveOptions& o,
                            : "the verilated routers and the C++ router model in lockstep";
     fmt::print("  fabric            {}: packets through {} ({}, build {}), at most {} payload flits each; {} bytes "
                "per flit and cycle = {:.0f} GB/s per link on every link, {:.3f} ns per cycle\n",
-               o.fabric, what, dims_text(topo.dims()), topo.num_dims() == 3 ? "d3v4g2" : "d2v2",
+               o.fabric, what, dims_text(info.torus), info.torus.size() == 3 ? "d3v4g2" : "d2v2",
                noc_options.max_packet_words, noc_options.flit_bytes, noc_options.link_gbytes_per_s,
                noc_options.flit_bytes / noc_options.link_gbytes_per_s);
-    transport = cosim::collective::transport_factory(fabric, noc_options, [&o](mc::NocTransport& t) {
-      t.on_progress(
-          [&o](const mc::NetworkFigures& f, uint64_t outstanding) {
-            fmt::print(stderr, "trnsim run: {} network: cycle {}, {} delivered, packets outstanding: {}, "
-                       "{:.0f} cycles/s\n", o.fabric, f.cycles, counted(f.flits, "flit"), outstanding,
-                       f.host_seconds > 0 ? double(f.cycles) / f.host_seconds : 0.0);
-          },
-          2.0);
-    });
-  } else {
+  } else {  // `trnsim serve` serves a system on this one
     fmt::print("  fabric            message: message-level link model (link bandwidths and hop latency above)\n");
   }
-  if (algo == mc::Algorithm::kRing) {
+  if (p.algorithm == isa::CcAlgorithm::kRing) {
     std::vector<std::string> flows;
-    std::vector<double> gbps;
-    for (int d = 0; d < topo.num_dims(); ++d) gbps.push_back(topo.gbytes_per_s(d));
-    for (const isa::RingFlow& f : isa::ring_plan(topo.dims(), gbps)) {  // the documented plan the engines follow
+    for (const isa::RingFlow& f : isa::ring_plan(info.torus, info.link_gbytes_per_s)) {  // the documented plan
       if (f.slice) continue;
       std::string order;
       for (int d : f.dims) order += "xyz"[d];
@@ -199,169 +261,111 @@ int run_collective_workload(const CollectiveOptions& o,
     fmt::print("  ring flows        {} (phase order, direction, share; {} slices each)\n", fmt::join(flows, ", "),
                isa::kRingSlices);
   }
-  if (count == 0) {
-    write_report({{"workload", o.workload}, {"config", cfg.name}, {"bytes", 0}, {"pass", true}, {"noop", true}});
-    fmt::print("PASS: 0 bytes: the {} is a no-op (nothing sent, nothing changed)\n", mc::op_name(op));  // last line
+  if (p.bytes == 0) {
+    write_report({{"workload", o.workload}, {"config", info.config_name}, {"bytes", 0}, {"pass", true},
+                  {"noop", true}});
+    fmt::print("PASS: 0 bytes: the {} is a no-op (nothing sent, nothing changed)\n", op_name);  // last line
     return kExitOk;
   }
   std::fflush(stdout);
 
-  // The system as SystemC chips (cosim/device/sim_system.h): one driver per chip loads the cc program and moves the
-  // data through the registers; the chips' collective engines meet in the hub, which runs its CollectiveSystem.
-  cosim::SimSystem system(cfg, topo, transport);
-  std::vector<std::unique_ptr<driver::Driver>> drivers;
-  std::vector<driver::Driver*> chips;
-  for (int r = 0; r < system.chips(); ++r) {
-    drivers.push_back(std::make_unique<driver::Driver>(system.device(r)));
-    chips.push_back(drivers.back().get());
-  }
-
-  // Chip r's buffer: collective_test_value(seed, r, j) for every element j (all-gather uses block r of it).
-  const auto input = [&](int r, uint64_t j) { return golden::collective_test_value(gtype, o.seed, r, j); };
-  const uint64_t addr = chips.front()->alloc(bytes);
-  for (driver::Driver* d : chips) d->alloc(bytes);  // the same address on every chip (each allocator starts at 0)
-  {
-    std::vector<uint8_t> buf(bytes);
-    for (int r = 0; r < n; ++r) {
-      for (uint64_t j = 0; j < count; ++j) {
-        const uint32_t v = input(r, j);
-        std::memcpy(&buf[j * es], &v, es);
-      }
-      chips[size_t(r)]->write_hbm(addr, buf.data(), bytes);
-    }
-  }
-  const auto t1 = std::chrono::steady_clock::now();
-  mc::Result res;
-  uint64_t device_cycles = 0;  // doorbell to the last chip's halt (the instruction path)
+  workloads::CollectiveReport rep;
   try {
-    if (algo == mc::Algorithm::kRhd && (n & (n - 1)) != 0) {
-      throw mc::CollectiveError("algorithm rhd (recursive halving-doubling) needs a power-of-two chip count, this "
-                                "system has " + std::to_string(n) + " chips; use ring");
-    }
-    const isa::Program program = kernels::make_collective_program(
-        op == mc::Op::kAllReduce ? isa::Opcode::kAllReduce
-        : op == mc::Op::kAllGather ? isa::Opcode::kAllGather
-                                   : isa::Opcode::kReduceScatter,
-        type == mc::ElemType::kFp32 ? isa::DataType::kFp32 : isa::DataType::kBf16,
-        algo == mc::Algorithm::kRhd ? isa::CcAlgorithm::kRhd : isa::CcAlgorithm::kRing, addr, count);
-    for (driver::Driver* d : chips) {
-      d->load_program(program);
-      d->set_watchdog(0);
-    }
-    system.hub().clear_completed();
-    const std::vector<kernels::ChipRun> runs = kernels::run_on_chips(chips, kCollectiveTimeoutCycles);
-    for (size_t r = 0; r < runs.size(); ++r) {
-      if (!runs[r].result) {
-        fmt::print("FAIL: chip {}: {}\n", r, runs[r].error);
-        return kExitFail;
-      }
-      device_cycles = std::max(device_cycles, runs[r].result->cycles);
-    }
-    res = system.hub().completed().at(0).result;
-  } catch (const mc::CollectiveError& e) {
-    throw BadInput(fmt::format("--algo {} on --config {}: {}", o.algo, o.config, e.what()));
+    rep = workloads::run_collective(chips, p, kCollectiveTimeoutCycles);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(fmt::format("--workload {} on {}: {}", o.workload, system_name, e.what()));
   } catch (const model::noc::NocError& e) {
     fmt::print("FAIL: the router network (--fabric {}) stopped: {}\n", o.fabric, e.what());
     return kExitFail;
   }
-  const auto t2 = std::chrono::steady_clock::now();
-
-  // The machine (sizes, link bandwidths) and the algorithm's name: the golden plans the flows itself.
-  golden::CollectiveAlgorithm galgo{algo == mc::Algorithm::kRhd, topo.dims(), {}, isa::kRingSlices};
-  for (int d = 0; d < topo.num_dims(); ++d) galgo.link_gbytes_per_s.push_back(topo.gbytes_per_s(d));
-  const std::vector<uint32_t> want = op == mc::Op::kAllGather ? golden::collective_gathered(n, count, input)
-                                                              : golden::collective_reduced(galgo, gtype, count, input);
-  const auto t3 = std::chrono::steady_clock::now();
-  uint64_t mismatches = 0, checked = 0;
-  {
-    std::vector<uint8_t> buf(bytes);
-    for (int r = 0; r < n; ++r) {
-      chips[size_t(r)]->read_hbm(addr, buf.data(), bytes);
-      const uint64_t lo = op == mc::Op::kReduceScatter ? golden::collective_block_begin(count, n, r) : 0;
-      const uint64_t hi = op == mc::Op::kReduceScatter ? golden::collective_block_begin(count, n, r + 1) : count;
-      for (uint64_t j = lo; j < hi; ++j) {
-        uint32_t got = 0;
-        std::memcpy(&got, &buf[j * es], es);
-        ++checked;
-        if (got != want[j] && mismatches++ < 5) {
-          fmt::print("  MISMATCH chip {} element {}: got 0x{:0{}X}, golden 0x{:0{}X}\n", r, j, got, es * 2, want[j],
-                     es * 2);
-        }
-      }
-    }
+  if (!rep.failed.empty()) {
+    fmt::print("FAIL: {}\n", rep.failed);
+    return kExitFail;
   }
   const auto t4 = std::chrono::steady_clock::now();
-  const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  for (const workloads::CollectiveMismatch& m : rep.first) {
+    fmt::print("  MISMATCH chip {} element {}: got 0x{:0{}X}, golden 0x{:0{}X}\n", m.chip, m.element, m.got, es * 2,
+               m.want, es * 2);
+  }
 
   // The time of the instruction path: the devices' cycle counters (doorbell to the last halt), which add the cc
-  // queue's issue cycles to the collective's own (link-model) time. A TE cycle is the model's: 1e6 / MHz ps
-  // rounded to SystemC's 1 ps grid (417 ps at 2.4 GHz).
-  const double device_ns = double(device_cycles) * double(std::llround(1e6 / cfg.te_clock_mhz)) / 1000.0;
+  // queue's issue cycles to the collective's own time. A TE cycle is the model's: 1e6 / MHz ps rounded to
+  // SystemC's 1 ps grid (417 ps at 2.4 GHz).
+  const double ns_per_cycle = double(std::llround(1e6 / info.te_clock_mhz)) / 1000.0;
+  const double device_ns = double(rep.device_cycles) * ns_per_cycle;
   const double us = device_ns / 1000.0;
-  const double algbw = double(bytes) / device_ns;  // bytes per ns = GB/s
-  const double busbw = algbw * bus_factor(op, n);
-  const double peak = topo.chip_egress_gbytes_per_s();
+  const double collective_us = double(rep.collective_cycles) * ns_per_cycle / 1000.0;
+  const double algbw = double(p.bytes) / device_ns;  // bytes per ns = GB/s
+  const double busbw = algbw * bus_factor(p.op, n);
+  double peak = 0;  // the sum of a chip's output links (dimensions of size > 1, both directions)
+  for (size_t d = 0; d < info.torus.size(); ++d) peak += info.torus[d] > 1 ? 2 * info.link_gbytes_per_s[d] : 0.0;
+  const double busiest_us = double(rep.busiest_link_cycles) * ns_per_cycle / 1000.0;
   fmt::print("  simulated time    {:.3f} us on the devices ({} TE cycles from the doorbells to the last halt; the "
-             "collective itself {:.3f} us, {} steps per chip and flow, {} messages)\n", us, device_cycles,
-             res.time_ns / 1000.0, res.steps, res.messages);
+             "collective itself {:.3f} us, {} steps per chip and flow, {} messages)\n", us, rep.device_cycles,
+             collective_us, rep.steps, rep.messages);
   fmt::print("  algbw             {:.2f} GB/s (bytes / simulated time)\n", algbw);
   fmt::print("  busbw             {:.2f} GB/s (algbw x {}, nccl-tests doc/PERFORMANCE.md)\n", busbw,
-             op == mc::Op::kAllReduce ? "2(n-1)/n" : "(n-1)/n");
+             p.op == isa::Opcode::kAllReduce ? "2(n-1)/n" : "(n-1)/n");
   fmt::print("  link peak         {:.0f} GB/s per chip (sum of its output links); busbw is {:.1f}% of it\n", peak,
              100.0 * busbw / peak);
-  fmt::print("  busiest link      {:.1f}% busy ({:.3f} us reserved)\n", 100.0 * res.max_link_busy_ns / device_ns,
-             res.max_link_busy_ns / 1000.0);
-  const mc::NetworkFigures& net = res.network;
+  fmt::print("  busiest link      {:.1f}% busy ({:.3f} us reserved)\n", 100.0 * busiest_us / us, busiest_us);
+  const double run_s = rep.run_s > 0 ? rep.run_s : 1e-9;
+  if (rep.net_cycles > 0) {
+    fmt::print("  network           {} router cycles, {}, {} delivered, {} over links; packet latency mean {:.1f}, "
+               "max {} cycles (head injection to tail ejection); {:.0f} router cycles per host second\n",
+               rep.net_cycles, counted(rep.net_packets, "packet"), counted(rep.net_flits, "flit"),
+               counted(rep.net_link_flits, "flit"), rep.net_mean_latency_cycles, rep.net_max_latency_cycles,
+               double(rep.net_cycles) / run_s);
+  }
   if (fabric != cosim::collective::FabricKind::kMessage) {
-    fmt::print("  network           {} cycles at {:.3f} ns, {}, {} delivered, {} over links; "
-               "packet latency mean {:.1f}, max {} cycles (head injection to tail ejection); model {:.0f} "
-               "cycles/s\n", net.cycles, net.ns_per_cycle, counted(net.packets, "packet"),
-               counted(net.flits, "flit"), counted(net.link_flits, "flit"),
-               net.mean_latency_cycles, net.max_latency_cycles,
-               net.host_seconds > 0 ? double(net.cycles) / net.host_seconds : 0.0);
     fmt::print("  note              on the router network every link runs at {:.0f} GB/s{} and a chip injects "
                "and ejects one flit per cycle through its router's local port ({:.0f} GB/s), which bounds busbw; "
                "no 1.5 us hop latency\n", noc_options.link_gbytes_per_s,
-               topo.num_dims() == 3 ? " (the 64 GB/s Z links are not modelled)" : "", noc_options.link_gbytes_per_s);
+               info.torus.size() == 3 ? " (the 64 GB/s Z links are not modelled)" : "",
+               noc_options.link_gbytes_per_s);
   }
+  const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
   fmt::print("  host wall time    {:.3f} s (collective {:.3f} s, fill {:.3f} s, golden {:.3f} s, compare {:.3f} s)\n",
-             secs(t0, t4), secs(t1, t2), secs(t0, t1), secs(t2, t3), secs(t3, t4));
+             secs(t0, t4), rep.run_s, rep.fill_s, rep.golden_s, rep.compare_s);
   fmt::print("  host peak memory  {:.2f} GiB\n", peak_rss_gib());
   nlohmann::json report = {{"workload", o.workload},
-                           {"config", cfg.name},
+                           {"config", info.config_name},
                            {"chips", n},
                            {"dtype", o.dtype},
                            {"algo", o.algo},
-                           {"bytes", bytes},
+                           {"bytes", p.bytes},
                            {"seed", o.seed},
                            {"simulated_us", us},
-                           {"collective_us", res.time_ns / 1000.0},
-                           {"device_cycles", device_cycles},
+                           {"collective_us", collective_us},
+                           {"device_cycles", rep.device_cycles},
+                           {"collective_cycles", rep.collective_cycles},
                            {"algbw_gbps", algbw},
                            {"busbw_gbps", busbw},
                            {"link_peak_gbps", peak},
-                           {"messages", res.messages},
-                           {"fabric", o.fabric},
+                           {"messages", rep.messages},
+                           {"link_bytes", rep.link_bytes},
+                           {"busiest_link_cycles", rep.busiest_link_cycles},
+                           {"fabric", o.connect.empty() ? o.fabric : "served"},
                            {"wall_s", secs(t0, t4)},
-                           {"collective_wall_s", secs(t1, t2)},
+                           {"collective_wall_s", rep.run_s},
                            {"peak_rss_gib", peak_rss_gib()},
-                           {"mismatches", mismatches},
-                           {"pass", mismatches == 0}};
-  if (fabric != cosim::collective::FabricKind::kMessage) {  // the router network's figures; none for message
-    report["network_cycles"] = net.cycles;
-    report["network_packets"] = net.packets;
-    report["network_flits"] = net.flits;
-    report["network_link_flits"] = net.link_flits;
-    report["network_mean_latency_cycles"] = net.mean_latency_cycles;
-    report["network_max_latency_cycles"] = net.max_latency_cycles;
+                           {"mismatches", rep.mismatches},
+                           {"pass", rep.pass}};
+  if (rep.net_cycles > 0) {  // the router network's figures; none on the message-level link model
+    report["network_cycles"] = rep.net_cycles;
+    report["network_packets"] = rep.net_packets;
+    report["network_flits"] = rep.net_flits;
+    report["network_link_flits"] = rep.net_link_flits;
+    report["network_mean_latency_cycles"] = rep.net_mean_latency_cycles;
+    report["network_max_latency_cycles"] = rep.net_max_latency_cycles;
   }
   write_report(report);
-  if (mismatches) {
-    fmt::print("FAIL: {} of {} elements differ from the golden {}\n", mismatches, checked, mc::op_name(op));
+  if (!rep.pass) {
+    fmt::print("FAIL: {} of {} elements differ from the golden {}\n", rep.mismatches, rep.checked, op_name);
     return kExitFail;
   }
-  fmt::print("PASS: {} on {} chips bit-exact against the golden {} ({} order)\n", counted(checked, "element"), n,
-             mc::op_name(op), mc::algorithm_name(algo));
+  fmt::print("PASS: {} on {} chips bit-exact against the golden {} ({} order)\n", counted(rep.checked, "element"), n,
+             op_name, algo_name);
   return kExitOk;
 }
 

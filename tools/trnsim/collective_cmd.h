@@ -1,6 +1,7 @@
 // The collective workloads of `trnsim run` (allreduce, allgather, reducescatter) on the multi-chip systems trn2-16
-// and trn2-64: run on the model's collective engines and link fabric (model/collective/), checked bit for bit
-// against the golden host collectives, reported with nccl-tests' algbw and busbw. run_cmd.cpp dispatches here.
+// and trn2-64, in this process or served by `trnsim serve` (one socket per chip): run through one driver per chip
+// by the workload library (firmware/workloads/collectives.h), checked bit for bit against the golden host
+// collectives there, reported with nccl-tests' algbw and busbw. run_cmd.cpp dispatches here.
 #pragma once
 
 #include <cstdint>
@@ -22,10 +23,10 @@ struct CollectiveOptions {
   std::string algo = "ring";  ///< --algo ring|rhd
   std::string fabric = "message";  ///< --fabric message|tlm|rtl|lockstep (cosim/collective/noc_transports.h)
   uint64_t seed = 1;
+  std::string connect;  ///< --connect PATH: the system `trnsim serve --socket PATH` serves as PATH.0, PATH.1, ...
 };
 
-/// One line of --help per collective workload: (name, summary).
-const std::vector<std::pair<std::string, std::string>>& collective_workloads();
+/// A workload of the collective registry (firmware/workloads/collectives.h).
 bool is_collective_workload(const std::string& name);
 
 /// Adds --bytes, --algo and --fabric to `trnsim run`.

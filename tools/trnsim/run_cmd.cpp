@@ -26,6 +26,7 @@
 #include "tools/trnsim/device_session.h"
 #include "tools/trnsim/engine_report.h"
 #include "tools/trnsim/workloads.h"
+#include "firmware/workloads/collectives.h"
 
 namespace trnsim::tool {
 namespace {
@@ -143,7 +144,7 @@ std::vector<std::string> options_used_by(const RunOptions& o) {
     return v;
   };
   if (!o.program.empty()) return kDeviceOptions;
-  if (is_collective_workload(o.workload)) return {"--dtype", "--seed", "--bytes", "--algo", "--fabric"};
+  if (is_collective_workload(o.workload)) return {"--dtype", "--seed", "--bytes", "--algo", "--fabric", "--connect"};
   if (o.workload == "gemm") return with_device({"--dtype", "-m", "-k", "-n", "--seed"});
   if (o.workload == "gpt2-mlp-up") return with_device({"--seed"});
   return with_device({"--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
@@ -172,9 +173,9 @@ Action add_run(CLI::App& app) {
     names.push_back(w.name);
     workload_help += fmt::format("\n  {:<18} {}", w.name, w.summary);
   }
-  for (const auto& [name, summary] : collective_workloads()) {
-    names.push_back(name);
-    workload_help += fmt::format("\n  {:<18} {}", name, summary);
+  for (const workloads::CollectiveEntry& w : workloads::collective_registry()) {
+    names.push_back(w.name);
+    workload_help += fmt::format("\n  {:<18} {}", w.name, w.summary);
   }
   auto* workload = cmd->add_option("--workload", opts->workload, workload_help)
                        ->check(CLI::IsMember(names))
@@ -227,6 +228,7 @@ Action add_run(CLI::App& app) {
       c.config = opts->device.config;
       c.dtype = opts->dtype;
       c.seed = opts->seed;
+      c.connect = opts->device.connect;
       std::ofstream report = open_report(opts->report);
       return run_collective_workload(c, [&](const nlohmann::json& j) { write_report(report, opts->report, j); });
     }

@@ -1,13 +1,16 @@
 // `trnsim serve`: one simulated device in this process, served over a UNIX-domain socket (wire::DeviceServer,
 // docs/driver.md "Wire protocol") to drivers in other processes (`trnsim run|matmul --connect PATH`) and debug
-// clients (`trnsim attach PATH`).
+// clients (`trnsim attach PATH`); or a multi-chip system, chip r on socket PATH.r.
 #include <fmt/core.h>
 
 #include <csignal>
+#include <functional>
+#include <vector>
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "cosim/device/sim_system.h"
 #include "firmware/driver/device_server.h"
 #include "model/config/chip_config.h"
 #include "tools/trnsim/commands.h"
@@ -30,28 +33,20 @@ extern "C" void on_stop_signal(int) {
   if (g_server != nullptr) g_server->stop();
 }
 
-int serve(const ServeOptions& o) {
-  if (o.window_mib < 1 || o.window_mib > 4096) {
-    throw BadInput(fmt::format("--window-mib {}: must be 1 .. 4096", o.window_mib));
-  }
-  try {
-    if (model::chip_config(o.device.config).chips > 1) {
-      throw BadInput(
-          fmt::format("--config {}: `trnsim serve` serves one chip; multi-chip systems are not served yet "
-                      "(docs/driver.md)",
-                      o.device.config));
-    }
-  } catch (const std::invalid_argument& e) {
-    throw BadInput(fmt::format("--config: {}", e.what()));
-  }
-  DeviceSession s = open_device(o.device);
+wire::DeviceServer::Options server_options(const ServeOptions& o) {
   wire::DeviceServer::Options so;
   so.window_bytes = o.window_mib << 20;
   so.once = o.once;
   if (!o.quiet) so.log = [](const std::string& line) { fmt::print(stderr, "trnsim serve: {}\n", line); };
+  return so;
+}
+
+/// Serves until SIGINT/SIGTERM (or --once); `ready` prints what is served once every socket listens.
+void run_server(std::vector<wire::DeviceServer::Endpoint> endpoints, const ServeOptions& o,
+                const std::function<void()>& ready) {
   std::unique_ptr<wire::DeviceServer> server;
   try {
-    server = std::make_unique<wire::DeviceServer>(*s.device, o.socket, so);
+    server = std::make_unique<wire::DeviceServer>(std::move(endpoints), server_options(o));
   } catch (const wire::WireError& e) {
     throw BadInput(fmt::format("--socket {}", e.what()));
   }
@@ -59,14 +54,57 @@ int serve(const ServeOptions& o) {
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
   std::signal(SIGPIPE, SIG_IGN);
-  fmt::print("listening on {}\n", o.socket);
-  fmt::print("  device {} ({}x{} Tensor Engine, {} datapath), shared window {} MiB{}\n", s.info().config_name,
-             s.info().te_rows, s.info().te_cols, s.info().te_backend, o.window_mib,
-             o.once ? ", one client (--once)" : "");
+  ready();
   std::fflush(stdout);
   server->serve();
   g_server = nullptr;
-  server.reset();  // removes the socket file
+}
+
+/// A multi-chip system: chip r on PATH.r, the TLM datapath, the message-level link model (docs/driver.md).
+int serve_system(const model::ChipConfig& cfg, const ServeOptions& o, const CLI::App& cmd) {
+  for (const char* opt : {"--wave", "--wave-from", "--wave-to", "--wave-scope", "--timeline", "--check-hazards",
+                          "--check-uninit"}) {
+    if (cmd.count(opt) > 0) {
+      throw BadInput(fmt::format("{} applies to a single-chip device; --config {} is a {}-chip system", opt,
+                                 cfg.name, cfg.chips));
+    }
+  }
+  if (cmd.count("--te") > 0 && o.device.te != "tlm") {
+    throw BadInput(fmt::format("--te {}: a multi-chip system (--config {}) is served with the TLM datapath only "
+                               "(--te tlm)", o.device.te, cfg.name));
+  }
+  cosim::SimSystem system(cfg);
+  std::vector<wire::DeviceServer::Endpoint> endpoints;
+  for (int r = 0; r < system.chips(); ++r) endpoints.push_back({&system.device(r), fmt::format("{}.{}", o.socket, r)});
+  run_server(endpoints, o, [&] {
+    fmt::print("listening on {}.0 .. {}.{} ({} chips of {}, chip r on {}.r)\n", o.socket, o.socket,
+               system.chips() - 1, system.chips(), cfg.name, o.socket);
+    fmt::print("  system {}: {} chips ({}x{} Tensor Engine each, tlm datapath, message-level link model), shared "
+               "window {} MiB per owner{}\n", cfg.name, system.chips(), cfg.te_rows, cfg.te_cols, o.window_mib,
+               o.once ? ", until the last owner leaves (--once)" : "");
+  });
+  fmt::print("trnsim serve: stopped\n");
+  return kExitOk;
+}
+
+int serve(const ServeOptions& o, const CLI::App& cmd) {
+  if (o.window_mib < 1 || o.window_mib > 4096) {
+    throw BadInput(fmt::format("--window-mib {}: must be 1 .. 4096", o.window_mib));
+  }
+  model::ChipConfig cfg;
+  try {
+    cfg = model::chip_config(o.device.config);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(fmt::format("--config: {}", e.what()));
+  }
+  if (cfg.chips > 1) return serve_system(cfg, o, cmd);
+  DeviceSession s = open_device(o.device);
+  run_server({{s.device.get(), o.socket}}, o, [&] {
+    fmt::print("listening on {}\n", o.socket);
+    fmt::print("  device {} ({}x{} Tensor Engine, {} datapath), shared window {} MiB{}\n", s.info().config_name,
+               s.info().te_rows, s.info().te_cols, s.info().te_backend, o.window_mib,
+               o.once ? ", one client (--once)" : "");
+  });
   s.write_timeline();
   fmt::print("trnsim serve: stopped\n");
   return kExitOk;
@@ -80,7 +118,10 @@ Action add_serve(CLI::App& app) {
       app.add_subcommand("serve", "Serve a simulated device over a UNIX-domain socket (for --connect and attach)");
   cmd->add_option("--socket", o->socket, "Socket path to listen on (a stale socket file there is replaced)")
       ->required();
-  cmd->add_option("--config", o->device.config, "Machine configuration: tiny or trn2")->capture_default_str();
+  cmd->add_option("--config", o->device.config,
+                  "Machine configuration: tiny or trn2 (one socket), or a multi-chip system trn2-16 or trn2-64 "
+                  "(one socket per chip: PATH.0, PATH.1, ...; TLM datapath)")
+      ->capture_default_str();
   cmd->add_option("--te", o->device.te, "Tensor Engine datapath: rtl, tlm or lockstep")->capture_default_str();
   cmd->add_option("--wave", o->device.wave, "Write an FST waveform of the RTL Tensor Engine (when the server stops)");
   add_wave_window_flags(*cmd, o->device);
@@ -90,7 +131,7 @@ Action add_serve(CLI::App& app) {
   cmd->add_option("--window-mib", o->window_mib, "Shared memory window per driver connection, MiB")
       ->check(kNonNegative)
       ->capture_default_str();
-  return [o] { return serve(*o); };
+  return [o, cmd] { return serve(*o, *cmd); };
 }
 
 }  // namespace trnsim::tool
