@@ -107,6 +107,10 @@ TEST(ServeCli, AMultiChipSystemIsServedOneSocketPerChipWithTheSameCollectiveRepo
     EXPECT_EQ(fa, fb) << workload;
     EXPECT_EQ(without_host_lines(local.out), without_host_lines(remote.out)) << workload;
   }
+  // attach beside a chip names it and counts what its collective engine did (one collective per run above).
+  const Result seen = run("attach " + server.path() + ".5");
+  EXPECT_EQ(seen.exit_code, 0) << seen.err;
+  EXPECT_NE(seen.out.find("CHIP_ID           5 of 16 (4x4 torus), 1 collectives"), std::string::npos) << seen.out;
   // A chip's own socket is a device like any other: a single-chip workload runs on chip 3 alone.
   const Result one = run("run --connect " + server.path() + ".3 --workload gemm -m 16 -k 16 -n 16");
   EXPECT_EQ(one.exit_code, 0) << one.out << one.err;

@@ -2,6 +2,7 @@
 // driver developer uses debugfs or JTAG: the device's state at a glance, registers read and written by name (the
 // generated register map), memory dumped to .npy. It never resets the device and never waits for it.
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
@@ -49,6 +50,12 @@ void print_status(const driver::Driver& drv) {
                                    {regs::STATUS_DONE_MASK, "done"},
                                    {regs::STATUS_ERROR_MASK, "error"}}) {
     if (status & mask) flags += flags.empty() ? name : std::string(", ") + name;
+  }
+  const driver::DeviceInfo& info = drv.info();
+  if (info.system_chips() > 1) {
+    const driver::CollectiveCounters cc = drv.read_collective_counters();
+    fmt::print("  CHIP_ID           {} of {} ({} torus), {} collectives and sends/recvs completed\n", info.chip_id,
+               info.system_chips(), fmt::join(info.torus, "x"), cc.ops);
   }
   fmt::print("  STATUS            0x{:08X} ({})\n", status, flags.empty() ? "idle" : flags);
   fmt::print("  CYCLE             {} (this launch), UPTIME {}\n", drv.read_reg64(regs::CYCLE_LO, regs::CYCLE_HI),
