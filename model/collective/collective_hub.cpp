@@ -49,8 +49,8 @@ struct CollectiveHub::Slot {
 
 namespace {
 
-/// Chip `chip`'s part of a completed call's figures (the CC_, NET_ and LINK registers it adds to).
-CcCounters share_of(const Result& r, const Topology& topo, int chip, sc_time duration) {
+/// Chip `chip`'s part of a completed call's figures (the CC_ and NET_ registers it adds to).
+CcCounters share_of(const Result& r, int chip, sc_time duration) {
   CcCounters s;
   s.ops = 1;
   s.time = duration;
@@ -223,7 +223,7 @@ std::optional<Fault> CollectiveHub::execute(int chip, uint32_t index, const isa:
   }
   for (const Waiter& w : slot->waiters) {
     if (w.chip != chip) continue;
-    if (!w.fault) ctl.add_cc(share_of(slot->result, topology(), chip, slot->end - slot->start));
+    if (!w.fault) ctl.add_cc(share_of(slot->result, chip, slot->end - slot->start));
     return w.fault;
   }
   return std::nullopt;
