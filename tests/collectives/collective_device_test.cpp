@@ -272,7 +272,9 @@ TEST_F(CollectiveDeviceTest, TheRegistersSayWhereEachChipSitsAndWhatItsLinksCarr
     EXPECT_EQ(info.system_chips(), kChips);
     EXPECT_EQ(info.hop_latency_ns, 1500.0);
     ASSERT_EQ(info.link_gbytes_per_s.size(), topo.dims().size());
-    for (size_t d = 0; d < info.link_gbytes_per_s.size(); ++d) EXPECT_EQ(info.link_gbytes_per_s[d], d < 2 ? 160.0 : 64.0);
+    for (size_t d = 0; d < info.link_gbytes_per_s.size(); ++d) {
+      EXPECT_EQ(info.link_gbytes_per_s[d], d < 2 ? 160.0 : 64.0);
+    }
     drivers_[size_t(r)]->clear_counters();
   }
   const uint64_t src = 0x1000, dst = 0x4000, bytes = 4000;

@@ -182,7 +182,6 @@ int run_collective_workload(const CollectiveOptions& o,
   std::unique_ptr<cosim::SimSystem> system;
   std::vector<std::unique_ptr<driver::Device>> served;
   std::vector<driver::Device*> devices;
-  std::string system_name;
   if (!o.connect.empty()) {
     if (fabric != cosim::collective::FabricKind::kMessage) {
       throw BadInput("--fabric chooses the network of a system in this process; with --connect the server's is used");
@@ -226,7 +225,6 @@ int run_collective_workload(const CollectiveOptions& o,
   }
   const driver::DeviceInfo& info = chips.front()->info();
   const int n = info.system_chips();
-  system_name = info.config_name;
   const std::string& op_name = entry->title;
   const std::string& algo_name = o.algo;
   fmt::print("trnsim run: {}, {} bytes per chip ({}), {} algorithm, seed {}\n", op_name, p.bytes,
@@ -235,8 +233,8 @@ int run_collective_workload(const CollectiveOptions& o,
   for (size_t d = 0; d < info.torus.size(); ++d) {
     links += fmt::format("{}{} {:.0f}", d ? ", " : "", "xyz"[d], info.link_gbytes_per_s[d]);
   }
-  fmt::print("  system {}: {} chips, {} torus, link GB/s per direction ({}), hop latency {:.2f} us\n", system_name, n,
-             dims_text(info.torus), links, info.hop_latency_ns / 1000.0);
+  fmt::print("  system {}: {} chips, {} torus, link GB/s per direction ({}), hop latency {:.2f} us\n",
+             info.config_name, n,             dims_text(info.torus), links, info.hop_latency_ns / 1000.0);
   if (fabric != cosim::collective::FabricKind::kMessage) {
     const char* what = fabric == cosim::collective::FabricKind::kTlm ? "the C++ router model"
                        : fabric == cosim::collective::FabricKind::kRtl
@@ -273,7 +271,7 @@ int run_collective_workload(const CollectiveOptions& o,
   try {
     rep = workloads::run_collective(chips, p, kCollectiveTimeoutCycles);
   } catch (const std::invalid_argument& e) {
-    throw BadInput(fmt::format("--workload {} on {}: {}", o.workload, system_name, e.what()));
+    throw BadInput(fmt::format("--workload {} on {}: {}", o.workload, info.config_name, e.what()));
   } catch (const model::noc::NocError& e) {
     fmt::print("FAIL: the router network (--fabric {}) stopped: {}\n", o.fabric, e.what());
     return kExitFail;
