@@ -234,7 +234,7 @@ int run_collective_workload(const CollectiveOptions& o,
     links += fmt::format("{}{} {:.0f}", d ? ", " : "", "xyz"[d], info.link_gbytes_per_s[d]);
   }
   fmt::print("  system {}: {} chips, {} torus, link GB/s per direction ({}), hop latency {:.2f} us\n",
-             info.config_name, n,             dims_text(info.torus), links, info.hop_latency_ns / 1000.0);
+             info.config_name, n, dims_text(info.torus), links, info.hop_latency_ns / 1000.0);
   if (fabric != cosim::collective::FabricKind::kMessage) {
     const char* what = fabric == cosim::collective::FabricKind::kTlm ? "the C++ router model"
                        : fabric == cosim::collective::FabricKind::kRtl
