@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "firmware/kernels/dma_copies.h"
 #include "firmware/kernels/softmax_kernel.h"
 #include "firmware/kernels/transpose_kernel.h"
 
@@ -58,11 +59,10 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   } else {
     std::vector<isa::CopyFields> copies;
     for (int h = 0; h < l.heads; ++h) {
-      auto c = transpose_copies(l.probs_hbm + h * tt * 2, isa::DataType::kBf16, l.probsT_hbm + h * tt * 2,
-                                isa::DataType::kBf16, l.seq, l.seq, std::max(1, 16 / l.heads));
-      copies.insert(copies.end(), c.begin(), c.end());
+      copies.push_back(transpose_copy(l.probs_hbm + h * tt * 2, isa::DataType::kBf16, l.probsT_hbm + h * tt * 2,
+                                      isa::DataType::kBf16, l.seq, l.seq));
     }
-    seq.push_back({"probs transpose", dma_program(copies), 0});
+    seq.push_back({"probs transpose", dma_program(info, copies), 0});
   }
   for (int h = 0; h < l.heads; ++h) {
     seq.push_back(gemm_step(info, fmt::format("head {} pv", h), l.seq, l.head_dim, l.seq, l.v_hbm + h * T * d * 2,

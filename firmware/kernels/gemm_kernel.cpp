@@ -9,14 +9,14 @@
 #include <stdexcept>
 #include <vector>
 
+#include "firmware/kernels/dma_copies.h"
+
 namespace trnsim::kernels {
 namespace {
 
 // The DMA cost figures the tiling is sized for come from the device (DeviceInfo::dma_latency_ns, dma_bytes_per_ns:
 // each copy pays a start latency, then moves bytes at one engine's bandwidth). They only steer the choice of batch
 // size; correctness never depends on them.
-/// Pieces smaller than this are not worth another DMA engine (the start latency dominates).
-constexpr uint64_t kMinPieceBytes = 8 * 1024;
 /// SBUF batch buffers wanted (1 being filled, 1 being read, 1 spare to absorb a slow wave).
 constexpr int kWantedSbufBuffers = 3;
 /// TE time of a batch should exceed this many times the estimated DMA time of its wave.
@@ -39,47 +39,11 @@ int32_t stride(uint64_t bytes, const char* what) {
 
 bool fits_stride(uint64_t bytes) { return bytes <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()); }
 
-uint64_t copy_bytes(const isa::CopyFields& c) { return c.elements() * isa::data_type_bytes(c.src_type); }
-
-/// Splits a copy into `parts` copies of whole rows/tiles, as equal as the shape allows (fewer when it has fewer
-/// rows); never splits dimension 0, the contiguous run.
-void split_copy(const isa::CopyFields& c, uint64_t parts, std::vector<isa::CopyFields>* out) {
-  int d = isa::kApDims - 1;
-  while (d > 0 && c.count[d] == 1) --d;
-  if (parts <= 1 || d == 0) {
-    out->push_back(c);
-    return;
-  }
-  const uint64_t n = c.count[d];
-  const uint64_t chunks = std::min<uint64_t>(parts, n);
-  for (uint64_t i = 0; i < chunks; ++i) {
-    const uint64_t a = n * i / chunks;
-    const uint64_t b = n * (i + 1) / chunks;
-    isa::CopyFields piece = c;
-    piece.count[d] = static_cast<uint16_t>(b - a);
-    piece.src_addr = c.src_addr + static_cast<uint64_t>(static_cast<int64_t>(a) * c.src_stride[d]);
-    piece.dst_addr = c.dst_addr + static_cast<uint64_t>(static_cast<int64_t>(a) * c.dst_stride[d]);
-    if (piece.count[d] == 1) {
-      piece.src_stride[d] = 0;
-      piece.dst_stride[d] = 0;
-    }
-    // The pieces of this chunk: its share of `parts` (they add up to `parts`).
-    split_copy(piece, parts * (i + 1) / chunks - parts * i / chunks, out);
-  }
-}
-
 isa::Instruction sem(isa::Opcode op, uint8_t id, uint32_t value) {
   isa::Instruction i;
   i.op = op;
   i.sem.sem = id;
   i.sem.value = value;
-  return i;
-}
-
-isa::Instruction copy_instr(const isa::CopyFields& c) {
-  isa::Instruction i;
-  i.op = isa::Opcode::kDmaCopy;
-  i.copy = c;
   return i;
 }
 
@@ -272,20 +236,10 @@ class GemmBuilder {
     if (full * plan_.n_tile < b.cols) out->push_back(make(full * plan_.n_tile, b.cols - full * plan_.n_tile, 1));
   }
 
-  /// Emits a wave's copies, split so that the wave spreads over the DMA engines: each copy gets a share of the
-  /// engines proportional to its bytes (at least one, and no piece below kMinPieceBytes).
+  /// Emits a wave's copies spread over the DMA engines (dma_copies.h).
   void emit_wave(const std::vector<isa::CopyFields>& copies, std::vector<isa::Instruction>* dma) const {
-    uint64_t total = 0;
-    for (const auto& c : copies) total += copy_bytes(c);
-    const uint64_t engines = std::max<uint32_t>(1, info_.num_dma_engines);
-    for (const auto& c : copies) {
-      const uint64_t bytes = copy_bytes(c);
-      const uint64_t share = std::max<uint64_t>(1, bytes * engines / std::max<uint64_t>(1, total));
-      const uint64_t parts = std::min(share, ceil_div(bytes, kMinPieceBytes));
-      std::vector<isa::CopyFields> pieces;
-      split_copy(c, parts, &pieces);
-      for (const auto& piece : pieces) dma->push_back(copy_instr(piece));
-    }
+    const auto pieces = spread_copies(copies, info_.num_dma_engines);
+    dma->insert(dma->end(), pieces.begin(), pieces.end());
   }
 
   void build_dma(std::vector<isa::Instruction>* dma) const {

@@ -1,8 +1,8 @@
 // Workloads as sequences of programs: each step is one complete program (its engines run in parallel, ordered by
 // semaphores, every queue ending in halt) that reads its inputs from HBM and leaves its outputs in HBM; the steps
 // are launched one after another through the driver (load_program, run), so every intermediate tensor of a
-// workload lives in HBM between two steps. Also the DMA-only steps workloads need between kernels: transposes,
-// casts and re-layouts of HBM tensors by strided copies.
+// workload lives in HBM between two steps. The DMA-only steps workloads need between kernels (transposes, casts and
+// re-layouts of HBM tensors by strided copies) are dma_program()s of the copies of dma_copies.h.
 #pragma once
 
 #include <array>
@@ -56,19 +56,5 @@ SequenceRun run_sequence(driver::Driver& drv, const KernelSequence& seq, uint64_
 /// MACs K * M * N. Throws like make_gemm_program.
 KernelStep gemm_step(const driver::DeviceInfo& info, std::string name, int k, int m, int n, uint64_t stationary_hbm,
                      uint64_t moving_hbm, uint64_t out_hbm);
-
-/// A DMA-only program: the copies on the dma queue (spread over the DMA engines by the device), then halt (which
-/// waits for all of them).
-isa::Program dma_program(const std::vector<isa::CopyFields>& copies);
-
-/// The copy out[c, r] = cast(in[r, c]) of a row-major [rows, cols] HBM tensor into its row-major [cols, rows]
-/// transpose (element types `in_type` -> `out_type`, one RNE cast, FP8 saturating), split into row bands so that the
-/// DMA engines share the work. Throws std::invalid_argument for sizes beyond the ISA's 16-bit counts / 32-bit strides.
-std::vector<isa::CopyFields> transpose_copies(uint64_t in_hbm, isa::DataType in_type, uint64_t out_hbm,
-                                              isa::DataType out_type, int rows, int cols, int pieces = 16);
-
-/// A dense copy with cast of `elements` consecutive elements (HBM -> HBM), split into up to `pieces` copies.
-std::vector<isa::CopyFields> cast_copies(uint64_t in_hbm, isa::DataType in_type, uint64_t out_hbm,
-                                         isa::DataType out_type, uint64_t elements, int pieces = 16);
 
 }  // namespace trnsim::kernels

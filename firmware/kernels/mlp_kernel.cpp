@@ -79,11 +79,7 @@ class TileStream {
     auto dma = [&](const Copies& f, std::size_t j) {
       std::vector<isa::CopyFields> copies;
       f(tiles_[j], buffer(int(j % kBuffers)), &copies);
-      std::vector<isa::Instruction> instrs;
-      for (const auto& c : copies) {
-        for (auto& i : dma_pieces(c, info_.num_dma_engines)) instrs.push_back(i);
-      }
-      return instrs;
+      return spread_copies(copies, info_.num_dma_engines);
     };
     for (std::size_t j = 0; j < n; ++j) {
       std::vector<Pipeline::OpId> reuse;

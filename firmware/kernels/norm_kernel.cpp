@@ -68,16 +68,14 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
 
   Pipeline pipe(info);
   // gamma / beta [cols] -> every partition (source rows 0 bytes apart: a broadcast read).
-  std::vector<isa::Instruction> params;
+  std::vector<isa::CopyFields> params;
   for (const auto& [hbm, off, wanted] :
        {std::tuple{n.gamma_hbm, gamma, true}, std::tuple{n.beta_hbm, beta, n.layernorm}}) {
     if (!wanted) continue;
-    const isa::CopyFields c = copy_rows(MemSpace::kHbm, hbm, DataType::kFp32, 0, MemSpace::kSbuf, off, DataType::kFp32,
-                                        int64_t(pb), pt, n.cols);
-    const auto pieces = dma_pieces(c, info.num_dma_engines);
-    params.insert(params.end(), pieces.begin(), pieces.end());
+    params.push_back(copy_rows(MemSpace::kHbm, hbm, DataType::kFp32, 0, MemSpace::kSbuf, off, DataType::kFp32,
+                               int64_t(pb), pt, n.cols));
   }
-  const Pipeline::OpId params_op = pipe.add(Engine::kDma, std::move(params));
+  const Pipeline::OpId params_op = pipe.add(Engine::kDma, spread_copies(params, info.num_dma_engines));
 
   std::vector<Pipeline::OpId> store(static_cast<std::size_t>(ngroups), -1);
   for (int j = 0; j < ngroups; ++j) {

@@ -18,7 +18,6 @@ constexpr int kDma = static_cast<int>(isa::Engine::kDma);
 // The minimum initiation interval of the Vector and Scalar engines (docs/isa.md "Costs"); the clocks and the DMA
 // copy figures come from the device (DeviceInfo: TE_CLOCK_MHZ, ACT/VEC_CLOCK_MHZ, DMA_LATENCY_NS, DMA_BW_MBPS).
 constexpr double kMinII = 64.0;
-constexpr uint64_t kMinPieceBytes = 8 * 1024;
 
 isa::Instruction sem(isa::Opcode op, uint8_t id, uint32_t value) {
   isa::Instruction i;
@@ -28,9 +27,6 @@ isa::Instruction sem(isa::Opcode op, uint8_t id, uint32_t value) {
   return i;
 }
 
-uint64_t copy_bytes(const isa::CopyFields& c) {
-  return c.elements() * std::max(isa::data_type_bytes(c.src_type), isa::data_type_bytes(c.dst_type));
-}
 
 }  // namespace
 
@@ -382,53 +378,6 @@ isa::Instruction activation(isa::ActFunc func, int partitions, int n0, const isa
     a.sum.stride = {0, 0};
   }
   return i;
-}
-
-isa::CopyFields copy_rows(isa::MemSpace src_space, uint64_t src_addr, isa::DataType src_type, int64_t src_row_stride,
-                          isa::MemSpace dst_space, uint64_t dst_addr, isa::DataType dst_type, int64_t dst_row_stride,
-                          int rows, int n) {
-  auto stride32 = [](int64_t s) {
-    if (s > std::numeric_limits<int32_t>::max() || s < std::numeric_limits<int32_t>::min()) {
-      throw std::invalid_argument(fmt::format("a row stride of {} bytes does not fit the ISA's 32-bit strides", s));
-    }
-    return static_cast<int32_t>(s);
-  };
-  if (n > 0xFFFF || rows > 0xFFFF) throw std::invalid_argument("a copy of more than 65535 rows or columns");
-  isa::CopyFields c;
-  c.src_space = src_space;
-  c.dst_space = dst_space;
-  c.src_type = src_type;
-  c.dst_type = dst_type;
-  c.src_addr = src_addr;
-  c.dst_addr = dst_addr;
-  c.count = {static_cast<uint16_t>(n), static_cast<uint16_t>(rows), 1, 1};
-  c.src_stride = {n > 1 ? int32_t(isa::data_type_bytes(src_type)) : 0, rows > 1 ? stride32(src_row_stride) : 0, 0, 0};
-  c.dst_stride = {n > 1 ? int32_t(isa::data_type_bytes(dst_type)) : 0, rows > 1 ? stride32(dst_row_stride) : 0, 0, 0};
-  return c;
-}
-
-std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint32_t parts) {
-  int d = isa::kApDims - 1;
-  while (d > 0 && c.count[std::size_t(d)] == 1) --d;
-  const uint64_t by_size = std::max<uint64_t>(1, copy_bytes(c) / kMinPieceBytes);
-  const uint64_t pieces =
-      d == 0 ? 1 : std::min<uint64_t>({std::max<uint32_t>(parts, 1), by_size, c.count[std::size_t(d)]});
-  std::vector<isa::Instruction> out;
-  const uint64_t total = d == 0 ? 1 : c.count[std::size_t(d)];
-  for (uint64_t i = 0; i < pieces; ++i) {
-    const uint64_t a = total * i / pieces, b = total * (i + 1) / pieces;
-    isa::Instruction in;
-    in.op = isa::Opcode::kDmaCopy;
-    in.copy = c;
-    if (d > 0) {
-      in.copy.count[std::size_t(d)] = static_cast<uint16_t>(b - a);
-      in.copy.src_addr = uint64_t(int64_t(c.src_addr) + int64_t(a) * c.src_stride[std::size_t(d)]);
-      in.copy.dst_addr = uint64_t(int64_t(c.dst_addr) + int64_t(a) * c.dst_stride[std::size_t(d)]);
-      if (b - a == 1) in.copy.src_stride[std::size_t(d)] = in.copy.dst_stride[std::size_t(d)] = 0;
-    }
-    out.push_back(in);
-  }
-  return out;
 }
 
 namespace {

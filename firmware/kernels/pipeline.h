@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "firmware/driver/driver.h"
+#include "firmware/kernels/dma_copies.h"
 #include "firmware/isa/isa.h"
 
 namespace trnsim::kernels {
@@ -124,15 +125,6 @@ isa::Instruction tensor_reduce_rows(isa::AluOp op, int partitions, int n0, int n
 /// free-axis sum written to `sum_column` when given.
 isa::Instruction activation(isa::ActFunc func, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0,
                             float scale, float bias, const isa::Operand* bias_column, const isa::Operand* sum_column);
-
-/// A copy of `rows` rows of `n` elements: source rows `src_row_stride` bytes apart, destination rows
-/// `dst_row_stride` bytes apart (one SBUF/PSUM partition per row: the partition bytes), elements dense.
-isa::CopyFields copy_rows(isa::MemSpace src_space, uint64_t src_addr, isa::DataType src_type, int64_t src_row_stride,
-                          isa::MemSpace dst_space, uint64_t dst_addr, isa::DataType dst_type, int64_t dst_row_stride,
-                          int rows, int n);
-/// `c` as dma_copy instructions, cut along its outermost dimension into at most `parts` pieces of at least 8 KiB
-/// (a copy's start latency dominates smaller ones), so that a large transfer spreads over the DMA engines.
-std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint32_t parts);
 
 /// Adds a dma op copying the rows of `group` of a row-major [*, cols] HBM tensor of `type` into SBUF partitions
 /// 0..p-1 at `sbuf_offset` (tile t at + t * cols * 4) as FP32 (exact widening), after `after`; spread over the DMA

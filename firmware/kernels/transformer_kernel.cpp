@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "firmware/kernels/attention_kernel.h"
+#include "firmware/kernels/dma_copies.h"
 #include "firmware/kernels/mlp_kernel.h"
 #include "firmware/kernels/norm_kernel.h"
 #include "firmware/kernels/transpose_kernel.h"
@@ -34,7 +35,8 @@ KernelStep transpose_step(const driver::DeviceInfo& info, const std::string& nam
     t.out_type = isa::DataType::kBf16;
     return {name, make_transpose_program(info, t), 0};
   }
-  return {name, dma_program(transpose_copies(in, isa::DataType::kBf16, out, isa::DataType::kBf16, rows, cols)), 0};
+  return {name, dma_program(info, {transpose_copy(in, isa::DataType::kBf16, out, isa::DataType::kBf16, rows, cols)}),
+          0};
 }
 
 KernelStep layernorm_step(const driver::DeviceInfo& info, const std::string& name, const TransformerShape& s,
@@ -108,11 +110,10 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   // V^T (rows 2D.. of qkvT) -> V_h [T, d] per head: one transposing copy per head.
   std::vector<isa::CopyFields> vcopies;
   for (int h = 0; h < s.heads; ++h) {
-    auto c = transpose_copies(b.qkvT + (2 * D + h * d) * T * 2, isa::DataType::kBf16, b.v + h * T * d * 2,
-                              isa::DataType::kBf16, static_cast<int>(d), s.seq, 1);
-    vcopies.insert(vcopies.end(), c.begin(), c.end());
+    vcopies.push_back(transpose_copy(b.qkvT + (2 * D + h * d) * T * 2, isa::DataType::kBf16, b.v + h * T * d * 2,
+                                     isa::DataType::kBf16, static_cast<int>(d), s.seq));
   }
-  seq.push_back({"v heads", dma_program(vcopies), 0});
+  seq.push_back({"v heads", dma_program(info, vcopies), 0});
 
   AttentionLayout at;
   at.seq = s.seq;
@@ -129,8 +130,8 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   at.outT_hbm = b.attnT32;
   append(&seq, make_attention_programs(info, at));
 
-  seq.push_back({"attn cast", dma_program(cast_copies(b.attnT32, isa::DataType::kFp32, b.attnT,
-                                                      isa::DataType::kBf16, D * T)), 0});
+  seq.push_back({"attn cast", dma_program(info, dense_copies(b.attnT32, isa::DataType::kFp32, b.attnT,
+                                                            isa::DataType::kBf16, D * T)), 0});
   seq.push_back(gemm_step(info, "proj gemm", s.d_model, s.seq, s.d_model, b.attnT, in.w_o, b.proj));
 
   ColBiasAddLayout pb;

@@ -19,6 +19,7 @@
 #include "firmware/golden/nn_golden.h"
 #include "firmware/golden/transformer_golden.h"
 #include "firmware/kernels/attention_kernel.h"
+#include "firmware/kernels/dma_copies.h"
 #include "firmware/kernels/gemm_kernel.h"
 #include "firmware/kernels/mlp_kernel.h"
 #include "firmware/kernels/norm_kernel.h"
@@ -153,8 +154,8 @@ Workload mlp_instance(const Params& o) {
     l.gT_hbm = alloc(drv, {F, T}, DataType::kBf16);
     l.y_hbm = alloc(drv, {T, D}, DataType::kFp32);
     l.out_hbm = alloc(drv, {T, D}, DataType::kFp32);
-    seq->push_back({"x transpose", kernels::dma_program(kernels::transpose_copies(
-                                       in.at("x"), DataType::kFp32, l.xT_hbm, DataType::kBf16, T, D)), 0});
+    seq->push_back({"x transpose", kernels::dma_program(drv.info(), {kernels::transpose_copy(
+                                       in.at("x"), DataType::kFp32, l.xT_hbm, DataType::kBf16, T, D)}), 0});
     kernels::append(seq, kernels::make_mlp_programs(drv.info(), l));
     *outs = {{"out", {T, D}, DataType::kFp32, l.out_hbm},
              {"xT", {D, T}, DataType::kBf16, l.xT_hbm},
@@ -190,10 +191,9 @@ Workload attention_instance(const Params& o) {
     l.probsT_hbm = alloc(drv, {H, T, T}, DataType::kBf16);
     l.outT_hbm = alloc(drv, {D, T}, DataType::kFp32);
     const uint64_t out = alloc(drv, {T, D}, DataType::kFp32);
-    std::vector<isa::CopyFields> prep =
-        kernels::transpose_copies(in.at("q"), DataType::kFp32, l.qT_hbm, DataType::kBf16, T, D, 8);
-    auto kt = kernels::transpose_copies(in.at("k"), DataType::kFp32, l.kT_hbm, DataType::kBf16, T, D, 8);
-    prep.insert(prep.end(), kt.begin(), kt.end());
+    std::vector<isa::CopyFields> prep = {
+        kernels::transpose_copy(in.at("q"), DataType::kFp32, l.qT_hbm, DataType::kBf16, T, D),
+        kernels::transpose_copy(in.at("k"), DataType::kFp32, l.kT_hbm, DataType::kBf16, T, D)};
     for (int h = 0; h < H; ++h) {  // v[:, h*d ..] -> V_h [T, d] BF16
       isa::CopyFields c;
       c.src_type = DataType::kFp32, c.dst_type = DataType::kBf16;
@@ -205,10 +205,10 @@ Workload attention_instance(const Params& o) {
       c.dst_stride = {2, int32_t(d) * 2, 0, 0};
       prep.push_back(c);
     }
-    seq->push_back({"q k v layout", kernels::dma_program(prep), 0});
+    seq->push_back({"q k v layout", kernels::dma_program(drv.info(), prep), 0});
     kernels::append(seq, kernels::make_attention_programs(drv.info(), l));
-    seq->push_back({"out transpose", kernels::dma_program(kernels::transpose_copies(
-                                         l.outT_hbm, DataType::kFp32, out, DataType::kFp32, D, T)), 0});
+    seq->push_back({"out transpose", kernels::dma_program(drv.info(), {kernels::transpose_copy(
+                                         l.outT_hbm, DataType::kFp32, out, DataType::kFp32, D, T)}), 0});
     *outs = {{"out", {T, D}, DataType::kFp32, out},
              {"scores", {H, T, T}, DataType::kFp32, l.scores_hbm},
              {"probs", {H, T, T}, DataType::kBf16, l.probs_hbm}};

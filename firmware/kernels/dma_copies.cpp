@@ -1,0 +1,152 @@
+// DMA copies for the kernels (dma_copies.h).
+#include "firmware/kernels/dma_copies.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace trnsim::kernels {
+namespace {
+
+constexpr uint64_t kMaxCount = 0xFFFF;  // the ISA's 16-bit counts
+
+int32_t stride32(int64_t bytes, const char* what) {
+  if (bytes > std::numeric_limits<int32_t>::max() || bytes < std::numeric_limits<int32_t>::min()) {
+    throw std::invalid_argument(fmt::format("a {} stride of {} bytes does not fit the ISA's 32-bit strides", what,
+                                            bytes));
+  }
+  return static_cast<int32_t>(bytes);
+}
+
+isa::Instruction copy_instr(const isa::CopyFields& c) {
+  isa::Instruction i;
+  i.op = isa::Opcode::kDmaCopy;
+  i.copy = c;
+  return i;
+}
+
+/// Cuts `c` into `parts` pieces along its outermost dimension with more than one entry, recursing into the next
+/// one when that dimension has fewer entries than `parts`.
+void cut(const isa::CopyFields& c, uint64_t parts, std::vector<isa::Instruction>* out) {
+  int d = isa::kApDims - 1;
+  while (d > 0 && c.count[std::size_t(d)] == 1) --d;
+  if (parts <= 1 || d == 0) {
+    out->push_back(copy_instr(c));
+    return;
+  }
+  const std::size_t ds = std::size_t(d);
+  const uint64_t n = c.count[ds], chunks = std::min<uint64_t>(parts, n);
+  for (uint64_t i = 0; i < chunks; ++i) {
+    const uint64_t a = n * i / chunks, b = n * (i + 1) / chunks;
+    isa::CopyFields piece = c;
+    piece.count[ds] = static_cast<uint16_t>(b - a);
+    piece.src_addr = uint64_t(int64_t(c.src_addr) + int64_t(a) * c.src_stride[ds]);
+    piece.dst_addr = uint64_t(int64_t(c.dst_addr) + int64_t(a) * c.dst_stride[ds]);
+    if (b - a == 1) piece.src_stride[ds] = piece.dst_stride[ds] = 0;
+    cut(piece, parts * (i + 1) / chunks - parts * i / chunks, out);  // this run's share of the pieces
+  }
+}
+
+}  // namespace
+
+uint64_t copy_bytes(const isa::CopyFields& c) {
+  return c.elements() * std::max(isa::data_type_bytes(c.src_type), isa::data_type_bytes(c.dst_type));
+}
+
+std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint64_t parts) {
+  std::vector<isa::Instruction> out;
+  cut(c, std::min<uint64_t>(std::max<uint64_t>(parts, 1), std::max<uint64_t>(1, copy_bytes(c) / kMinPieceBytes)),
+      &out);
+  return out;
+}
+
+std::vector<isa::Instruction> spread_copies(const std::vector<isa::CopyFields>& copies, uint32_t engines) {
+  uint64_t total = 0;
+  for (const auto& c : copies) total += copy_bytes(c);
+  const uint64_t e = std::max<uint32_t>(1, engines);
+  std::vector<isa::Instruction> out;
+  for (const auto& c : copies) {
+    const auto pieces = dma_pieces(c, std::max<uint64_t>(1, copy_bytes(c) * e / std::max<uint64_t>(1, total)));
+    out.insert(out.end(), pieces.begin(), pieces.end());
+  }
+  return out;
+}
+
+isa::Program dma_program(const driver::DeviceInfo& info, const std::vector<isa::CopyFields>& copies) {
+  isa::Program p;
+  auto& dma = p.queue(isa::Engine::kDma);
+  dma = spread_copies(copies, info.num_dma_engines);
+  dma.push_back(isa::Instruction::halt());
+  return p;
+}
+
+isa::CopyFields copy_rows(isa::MemSpace src_space, uint64_t src_addr, isa::DataType src_type, int64_t src_row_stride,
+                          isa::MemSpace dst_space, uint64_t dst_addr, isa::DataType dst_type, int64_t dst_row_stride,
+                          int rows, int n) {
+  if (n < 1 || rows < 1 || uint64_t(n) > kMaxCount || uint64_t(rows) > kMaxCount) {
+    throw std::invalid_argument(
+        fmt::format("a copy of {} rows of {} elements: each must be 1..{} (the ISA's 16-bit counts)", rows, n,
+                    kMaxCount));
+  }
+  isa::CopyFields c;
+  c.src_space = src_space;
+  c.dst_space = dst_space;
+  c.src_type = src_type;
+  c.dst_type = dst_type;
+  c.src_addr = src_addr;
+  c.dst_addr = dst_addr;
+  c.count = {static_cast<uint16_t>(n), static_cast<uint16_t>(rows), 1, 1};
+  c.src_stride = {n > 1 ? int32_t(isa::data_type_bytes(src_type)) : 0,
+                  rows > 1 ? stride32(src_row_stride, "source row") : 0, 0, 0};
+  c.dst_stride = {n > 1 ? int32_t(isa::data_type_bytes(dst_type)) : 0,
+                  rows > 1 ? stride32(dst_row_stride, "destination row") : 0, 0, 0};
+  return c;
+}
+
+isa::CopyFields transpose_copy(uint64_t in_hbm, isa::DataType in_type, uint64_t out_hbm, isa::DataType out_type,
+                               int rows, int cols) {
+  if (rows < 1 || cols < 1 || uint64_t(rows) > kMaxCount || uint64_t(cols) > kMaxCount) {
+    throw std::invalid_argument(
+        fmt::format("transpose of [{}, {}]: each dimension must be 1..{} (the ISA's 16-bit counts)", rows, cols,
+                    kMaxCount));
+  }
+  const int64_t ies = isa::data_type_bytes(in_type), oes = isa::data_type_bytes(out_type);
+  isa::CopyFields c;
+  c.src_type = in_type;
+  c.dst_type = out_type;
+  c.src_space = c.dst_space = isa::MemSpace::kHbm;
+  c.src_addr = in_hbm;
+  c.dst_addr = out_hbm;
+  c.count = {static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), 1, 1};
+  // Rows of at most 65535 elements of at most 4 bytes: every stride fits the ISA's 32 bits.
+  c.src_stride = {rows > 1 ? int32_t(cols * ies) : 0, cols > 1 ? int32_t(ies) : 0, 0, 0};
+  c.dst_stride = {rows > 1 ? int32_t(oes) : 0, cols > 1 ? int32_t(rows * oes) : 0, 0, 0};
+  return c;
+}
+
+std::vector<isa::CopyFields> dense_copies(uint64_t in_hbm, isa::DataType in_type, uint64_t out_hbm,
+                                          isa::DataType out_type, uint64_t elements) {
+  const uint64_t ies = isa::data_type_bytes(in_type), oes = isa::data_type_bytes(out_type);
+  constexpr uint64_t kRow = 8192;  // elements per row of the 2-D copies
+  std::vector<isa::CopyFields> out;
+  auto add = [&](uint64_t first, uint64_t row, uint64_t nrows) {
+    isa::CopyFields c;
+    c.src_type = in_type;
+    c.dst_type = out_type;
+    c.src_space = c.dst_space = isa::MemSpace::kHbm;
+    c.src_addr = in_hbm + first * ies;
+    c.dst_addr = out_hbm + first * oes;
+    c.count = {static_cast<uint16_t>(row), static_cast<uint16_t>(nrows), 1, 1};
+    c.src_stride = {row > 1 ? int32_t(ies) : 0, nrows > 1 ? int32_t(row * ies) : 0, 0, 0};
+    c.dst_stride = {row > 1 ? int32_t(oes) : 0, nrows > 1 ? int32_t(row * oes) : 0, 0, 0};
+    out.push_back(c);
+  };
+  const uint64_t full = elements / kRow;
+  for (uint64_t r0 = 0; r0 < full; r0 += kMaxCount) add(r0 * kRow, kRow, std::min(full - r0, kMaxCount));
+  if (elements % kRow) add(full * kRow, elements % kRow, 1);
+  return out;
+}
+
+}  // namespace trnsim::kernels
