@@ -47,17 +47,13 @@ isa::Program make_collective_program(isa::Opcode op, isa::DataType dtype, isa::C
 
 isa::Program make_gemm_allreduce_program(const driver::DeviceInfo& info, const GemmLayout& layout,
                                          isa::CcAlgorithm algorithm) {
-  isa::Program p = make_gemm_program(info, layout);
-  const GemmPlan plan = plan_gemm(info, layout);
-  isa::Instruction wait;
-  wait.op = isa::Opcode::kSemWait;
-  wait.sem.sem = kSemDrained;
-  wait.sem.value = uint32_t(plan.blocks);
-  p.queue(isa::Engine::kCc) = {wait,
-                               cc_collective(isa::Opcode::kAllReduce, isa::DataType::kFp32, algorithm,
-                                             layout.out_hbm, uint64_t(layout.m) * uint64_t(layout.n)),
-                               isa::Instruction::halt()};
-  return p;
+  Pipeline pipe(info);
+  const std::vector<Pipeline::OpId> drains = add_gemm(pipe, info, layout);
+  pipe.add(isa::Engine::kCc,
+           {cc_collective(isa::Opcode::kAllReduce, isa::DataType::kFp32, algorithm, layout.out_hbm,
+                          uint64_t(layout.m) * uint64_t(layout.n))},
+           drains);
+  return pipe.build();
 }
 
 std::vector<ChipRun> run_on_chips(const std::vector<driver::Driver*>& drivers, uint64_t timeout_cycles) {

@@ -32,8 +32,8 @@ isa::Instruction cc_recv(uint32_t peer, uint64_t hbm_addr, uint64_t bytes);
 isa::Program make_collective_program(isa::Opcode op, isa::DataType dtype, isa::CcAlgorithm algorithm,
                                      uint64_t hbm_addr, uint64_t count);
 
-/// make_gemm_program(info, layout) plus queue cc: sem_wait until the GEMM drained every block to HBM
-/// (kSemDrained >= plan.blocks), all_reduce of the FP32 output [M, N] at layout.out_hbm, halt. Throws like
+/// The GEMM's ops (add_gemm) and, on queue cc after all of its drains (the Pipeline's semaphore wait), the
+/// all_reduce of the FP32 output [M, N] at layout.out_hbm; every queue ends with halt. Throws like
 /// make_gemm_program().
 isa::Program make_gemm_allreduce_program(const driver::DeviceInfo& info, const GemmLayout& layout,
                                          isa::CcAlgorithm algorithm);

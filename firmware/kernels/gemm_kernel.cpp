@@ -39,14 +39,6 @@ int32_t stride(uint64_t bytes, const char* what) {
 
 bool fits_stride(uint64_t bytes) { return bytes <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()); }
 
-isa::Instruction sem(isa::Opcode op, uint8_t id, uint32_t value) {
-  isa::Instruction i;
-  i.op = op;
-  i.sem.sem = id;
-  i.sem.value = value;
-  return i;
-}
-
 /// One output block: an M tile x a group of N tiles, accumulated in one PSUM buffer.
 struct Block {
   int m0 = 0, rows = 0;        ///< output rows [m0, m0 + rows)
@@ -97,11 +89,62 @@ class GemmBuilder {
     }
   }
 
-  isa::Program build() {
-    isa::Program prog;
-    build_te(&prog.queue(isa::Engine::kTe));
-    build_dma(&prog.queue(isa::Engine::kDma));
-    return prog;
+  /// The GEMM's ops (file comment of gemm_kernel.h); returns the ops that drain the blocks.
+  std::vector<Pipeline::OpId> add_to(Pipeline& pipe) const {
+    const GemmPlan& p = plan_;
+    const std::size_t nbatches = batches_.size(), nbuf = std::size_t(p.sbuf_buffers);
+    std::vector<Pipeline::OpId> load(nbatches), compute(nbatches), drain(blocks_.size(), -1);
+    auto drain_op = [&](std::size_t bi, const std::vector<Pipeline::OpId>& after) {
+      std::vector<isa::CopyFields> out;
+      psum_block_copies(blocks_[bi], /*drain=*/true, &out);
+      drain[bi] = pipe.add(isa::Engine::kDma, spread_copies(out, info_.num_dma_engines), after);
+    };
+    for (std::size_t j = 0; j < nbatches; ++j) {
+      const Batch& batch = batches_[j];
+      const std::size_t bi = std::size_t(batch.block);
+      const Block& b = blocks_[bi];
+      const bool first = int(j) == b.first_batch;
+      // The block that used this PSUM buffer before (its drain must be complete before the buffer is rewritten).
+      const int reuse = first && batch.block >= p.psum_buffers ? batch.block - p.psum_buffers : -1;
+      // The batch that freed this SBUF buffer may have completed a block: its drain joins this wave (one spread
+      // over the engines: one start latency per engine, not two)...
+      int carry = -1;
+      if (j >= nbuf) {
+        const int done = batches_[j - nbuf].block;
+        if (blocks_[std::size_t(done)].last_batch == int(j - nbuf) && drain[std::size_t(done)] < 0) carry = done;
+      }
+      // ... unless this batch rewrites a PSUM buffer whose drain is not yet an op: then that drain is an op of its
+      // own now (the TE must wait for it, and with accumulate_into this wave's P copy must follow it).
+      if (reuse >= 0 && drain[std::size_t(reuse)] < 0 && (reuse != carry || l_.accumulate_into)) {
+        drain_op(std::size_t(reuse), {compute[std::size_t(blocks_[std::size_t(reuse)].last_batch)]});
+        if (carry == reuse) carry = -1;
+      }
+      std::vector<isa::CopyFields> wave;
+      std::vector<Pipeline::OpId> load_after;
+      if (j >= nbuf) load_after.push_back(compute[j - nbuf]);
+      if (carry >= 0) psum_block_copies(blocks_[std::size_t(carry)], /*drain=*/true, &wave);
+      if (l_.accumulate_into && first) {
+        if (reuse >= 0) load_after.push_back(drain[std::size_t(reuse)]);  // P -> PSUM overwrites that buffer
+        psum_block_copies(b, /*drain=*/false, &wave);
+      }
+      tile_stack_copies(l_.moving_hbm, l_.n, b.n0, b.cols, batch.kt0, batch.nkt, moving_addr(batch.buffer, 0),
+                        p.moving_row_bytes, &wave);
+      tile_stack_copies(l_.stationary_hbm, l_.m, b.m0, b.rows, batch.kt0, batch.nkt,
+                        stationary_addr(batch.buffer, 0), p.stationary_row_bytes, &wave);
+      load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, info_.num_dma_engines), load_after,
+                         Pipeline::Publish::kAtOnce);
+      if (carry >= 0) drain[std::size_t(carry)] = load[j];
+      // The TE takes the batches in order: a block's K tiles accumulate into PSUM in increasing K (rule 4).
+      std::vector<Pipeline::OpId> compute_after{load[j]};
+      if (j > 0) compute_after.push_back(compute[j - 1]);
+      if (reuse >= 0) compute_after.push_back(drain[std::size_t(reuse)]);
+      compute[j] = pipe.add(isa::Engine::kTe, te_batch(batch), compute_after);
+    }
+    // The blocks no later wave carried.
+    for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
+      if (drain[bi] < 0) drain_op(bi, {compute[std::size_t(blocks_[bi].last_batch)]});
+    }
+    return drain;
   }
 
  private:
@@ -117,44 +160,38 @@ class GemmBuilder {
   }
   int tile_rows(int kt) const { return std::min(plan_.k_tile, l_.k - kt * plan_.k_tile); }
 
-  // ---- TE queue
-  void build_te(std::vector<isa::Instruction>* te) const {
+  // ---- TE ops
+
+  /// One batch on the TE: per K tile one load_stationary, then one multiply_moving per bank of the block.
+  std::vector<isa::Instruction> te_batch(const Batch& batch) const {
     const GemmPlan& p = plan_;
-    for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
-      const Block& b = blocks_[bi];
-      const int reuse = static_cast<int>(bi) - p.psum_buffers;  // block that used this PSUM buffer before
-      if (reuse >= 0) te->push_back(sem(isa::Opcode::kSemWait, kSemDrained, static_cast<uint32_t>(reuse + 1)));
-      for (int j = b.first_batch; j <= b.last_batch; ++j) {
-        const Batch& batch = batches_[static_cast<std::size_t>(j)];
-        te->push_back(sem(isa::Opcode::kSemWait, kSemLoaded, static_cast<uint32_t>(j + 1)));
-        for (int t = 0; t < batch.nkt; ++t) {
-          const int kt = batch.kt0 + t;
-          isa::Instruction ls;
-          ls.op = isa::Opcode::kLoadStationary;
-          ls.te.dtype = l_.dtype;
-          ls.te.sbuf_addr = stationary_addr(batch.buffer, t);
-          ls.te.k = static_cast<uint16_t>(tile_rows(kt));
-          ls.te.free_size = static_cast<uint16_t>(b.rows);
-          te->push_back(ls);
-          for (int g = 0; g < b.ntiles; ++g) {
-            isa::Instruction mm;
-            mm.op = isa::Opcode::kMultiplyMoving;
-            mm.te.dtype = l_.dtype;
-            mm.te.accumulate = l_.accumulate_into || kt > 0;
-            mm.te.sbuf_addr = moving_addr(batch.buffer, t) + uint64_t(g) * p.n_tile * es_;
-            mm.te.psum_addr = psum_addr(b.psum_buffer, g);
-            mm.te.k = static_cast<uint16_t>(tile_rows(kt));
-            mm.te.free_size = static_cast<uint16_t>(std::min(p.n_tile, b.cols - g * p.n_tile));
-            te->push_back(mm);
-          }
-        }
-        te->push_back(sem(isa::Opcode::kSemSignal, kSemConsumed, 1));
+    const Block& b = blocks_[std::size_t(batch.block)];
+    std::vector<isa::Instruction> te;
+    for (int t = 0; t < batch.nkt; ++t) {
+      const int kt = batch.kt0 + t;
+      isa::Instruction ls;
+      ls.op = isa::Opcode::kLoadStationary;
+      ls.te.dtype = l_.dtype;
+      ls.te.sbuf_addr = stationary_addr(batch.buffer, t);
+      ls.te.k = static_cast<uint16_t>(tile_rows(kt));
+      ls.te.free_size = static_cast<uint16_t>(b.rows);
+      te.push_back(ls);
+      for (int g = 0; g < b.ntiles; ++g) {
+        isa::Instruction mm;
+        mm.op = isa::Opcode::kMultiplyMoving;
+        mm.te.dtype = l_.dtype;
+        mm.te.accumulate = l_.accumulate_into || kt > 0;
+        mm.te.sbuf_addr = moving_addr(batch.buffer, t) + uint64_t(g) * p.n_tile * es_;
+        mm.te.psum_addr = psum_addr(b.psum_buffer, g);
+        mm.te.k = static_cast<uint16_t>(tile_rows(kt));
+        mm.te.free_size = static_cast<uint16_t>(std::min(p.n_tile, b.cols - g * p.n_tile));
+        te.push_back(mm);
       }
     }
-    te->push_back(isa::Instruction::halt());
+    return te;
   }
 
-  // ---- DMA queue
+  // ---- DMA copies
 
   /// Copies of one [rows, cols] tile stack: K tiles [kt0, kt0 + nkt) of a row-major [K, width] HBM tensor,
   /// columns [c0, c0 + cols), into SBUF at `dst` (partition 0) with `row_bytes` between K tiles.
@@ -234,92 +271,6 @@ class GemmBuilder {
     const int full = b.cols / plan_.n_tile;
     if (full > 0) out->push_back(make(0, plan_.n_tile, full));
     if (full * plan_.n_tile < b.cols) out->push_back(make(full * plan_.n_tile, b.cols - full * plan_.n_tile, 1));
-  }
-
-  /// Emits a wave's copies spread over the DMA engines (dma_copies.h).
-  void emit_wave(const std::vector<isa::CopyFields>& copies, std::vector<isa::Instruction>* dma) const {
-    const auto pieces = spread_copies(copies, info_.num_dma_engines);
-    dma->insert(dma->end(), pieces.begin(), pieces.end());
-  }
-
-  void build_dma(std::vector<isa::Instruction>* dma) const {
-    const GemmPlan& p = plan_;
-    const int nblocks = static_cast<int>(blocks_.size());
-    const int nbatches = static_cast<int>(batches_.size());
-    int next_drain = 0;        // next block to queue for draining
-    int drains_emitted = 0;    // blocks whose drain copies are in the instruction stream
-    int drains_signalled = 0;  // blocks whose drain a kSemDrained signal has published
-    std::vector<isa::CopyFields> wave;
-
-    auto flush_wave = [&] {
-      emit_wave(wave, dma);
-      wave.clear();
-      drains_emitted = next_drain;
-    };
-    // Publishes the drains emitted since the last signal (a DMA-queue signal waits for every earlier copy).
-    auto flush_drains = [&] {
-      if (drains_emitted > drains_signalled) {
-        dma->push_back(
-            sem(isa::Opcode::kSemSignal, kSemDrained, static_cast<uint32_t>(drains_emitted - drains_signalled)));
-        drains_signalled = drains_emitted;
-      }
-    };
-    // Waits until the TE consumed `batches_done` batches. The TE needs the drains of the blocks whose PSUM buffers
-    // those batches reuse: publish them first (a signal costs a barrier, so only when needed).
-    auto wait_consumed = [&](int batches_done) {
-      if (!wave.empty()) throw std::logic_error("gemm kernel: wait inside a wave");
-      const int needed = batches_[static_cast<std::size_t>(batches_done - 1)].block - p.psum_buffers + 1;
-      if (drains_signalled < needed) {
-        if (drains_emitted < needed) throw std::logic_error("gemm kernel: a needed drain was not issued");
-        flush_drains();
-      }
-      dma->push_back(sem(isa::Opcode::kSemWait, kSemConsumed, static_cast<uint32_t>(batches_done)));
-    };
-    // Queues the drain of the next block (its TE work must be known complete).
-    auto drain_next = [&] {
-      psum_block_copies(blocks_[static_cast<std::size_t>(next_drain)], /*drain=*/true, &wave);
-      ++next_drain;
-    };
-
-    for (int j = 0; j < nbatches; ++j) {
-      const Batch& batch = batches_[static_cast<std::size_t>(j)];
-      const Block& b = blocks_[static_cast<std::size_t>(batch.block)];
-      // The SBUF buffer is free once the TE consumed the batch that used it before (nbuf batches ago); that also
-      // completes every block whose last batch came before it, which can be drained now.
-      if (j >= p.sbuf_buffers) {
-        const int done = j - p.sbuf_buffers + 1;
-        wait_consumed(done);
-        while (next_drain < nblocks && blocks_[static_cast<std::size_t>(next_drain)].last_batch < done) drain_next();
-      }
-      if (l_.accumulate_into && j == b.first_batch) {
-        // P -> PSUM overwrites the buffer of block (this - psum_buffers): that drain must have completed.
-        const int reuse = batch.block - p.psum_buffers;
-        if (reuse >= 0 && drains_signalled <= reuse) {
-          while (next_drain <= reuse) {
-            flush_wave();
-            wait_consumed(blocks_[static_cast<std::size_t>(next_drain)].last_batch + 1);
-            drain_next();
-          }
-          flush_wave();
-          flush_drains();
-        }
-        psum_block_copies(b, /*drain=*/false, &wave);
-      }
-      tile_stack_copies(l_.moving_hbm, l_.n, b.n0, b.cols, batch.kt0, batch.nkt, moving_addr(batch.buffer, 0),
-                        p.moving_row_bytes, &wave);
-      tile_stack_copies(l_.stationary_hbm, l_.m, b.m0, b.rows, batch.kt0, batch.nkt,
-                        stationary_addr(batch.buffer, 0), p.stationary_row_bytes, &wave);
-      flush_wave();
-      dma->push_back(sem(isa::Opcode::kSemSignal, kSemLoaded, 1));
-      flush_drains();
-    }
-    while (next_drain < nblocks) {
-      wait_consumed(blocks_[static_cast<std::size_t>(next_drain)].last_batch + 1);
-      drain_next();
-      flush_wave();
-    }
-    flush_drains();
-    dma->push_back(isa::Instruction::halt());
   }
 
   const driver::DeviceInfo& info_;
@@ -411,8 +362,14 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
   return p;
 }
 
+std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& layout) {
+  return GemmBuilder(info, layout).add_to(pipe);
+}
+
 isa::Program make_gemm_program(const driver::DeviceInfo& info, const GemmLayout& layout) {
-  return GemmBuilder(info, layout).build();
+  Pipeline pipe(info);
+  add_gemm(pipe, info, layout);
+  return pipe.build();
 }
 
 }  // namespace trnsim::kernels

@@ -1,11 +1,11 @@
-// The tiled GEMM kernel: out[M, N] (+)= stationary[K, M]^T @ moving[K, N] for any K, M, N >= 1, as a two-queue
-// program (te + dma) for the trnsim ISA.
+// The tiled GEMM kernel: out[M, N] (+)= stationary[K, M]^T @ moving[K, N] for any K, M, N >= 1, as ops of a
+// Pipeline (pipeline.h) on the te and dma queues of a trnsim ISA program.
 //
 // Numerics (BRIEF section 3 rule 4; the same as golden::gemm(ops, tile_rows = te_rows, accumulate_into)): K is cut
 // into tiles of te_rows partitions that are accumulated into PSUM in increasing order; the first tile writes PSUM
 // unless `accumulate_into`, in which case the old output P is first copied HBM -> PSUM and every tile adds to it.
 //
-// Tiling and the semaphore protocol are described in docs/driver.md ("The GEMM kernel"). In short:
+// Tiling and ops are described in docs/driver.md ("The GEMM kernel"). In short:
 //   - a *block* is one M tile (<= te_cols rows, PSUM partitions) x one group of G N tiles (<= 512 FP32 columns
 //     each, one PSUM bank each); the stationary tile stays loaded while the TE sweeps the block's G banks;
 //   - the blocks alternate between PSUM buffers (psum_banks / G of them) so that the DMA drains one block to HBM
@@ -13,14 +13,18 @@
 //   - each block's K tiles arrive in *batches* of P K tiles (moving [P*K_tile, block columns] and stationary
 //     [P*K_tile, M tile]) in one of nbuf SBUF buffers, each batch loaded by a few large 4-D copies spread over
 //     the DMA engines, so that DMA and TE overlap.
-// The program names every cross-queue dependency with the three semaphores below; it is free of races under any
-// timing (tests/kernels check this by a happens-before analysis).
+// Per batch j three kinds of op: load j (dma, after compute j - nbuf: its SBUF buffer is free; published at once),
+// compute j (te, after load j and compute j - 1; a block's first batch also after the drain of the block that used
+// its PSUM buffer before) and, after a block's last batch, drain (dma). The Pipeline turns these dependencies into
+// semaphores; the program is free of races under any timing (tests/kernels check this by a happens-before
+// analysis).
 #pragma once
 
 #include <cstdint>
 
 #include "firmware/driver/driver.h"
 #include "firmware/isa/isa.h"
+#include "firmware/kernels/pipeline.h"
 
 namespace trnsim::kernels {
 
@@ -36,11 +40,6 @@ struct GemmLayout {
   /// out_hbm already holds P[M, N] (FP32); the result is P + S^T @ M, accumulated in PSUM starting from P.
   bool accumulate_into = false;
 };
-
-/// Semaphores the GEMM program uses (counters, each signalled by one queue only).
-inline constexpr uint8_t kSemLoaded = 0;    ///< dma -> te: +1 per batch landed in SBUF (wave j ready: >= j + 1)
-inline constexpr uint8_t kSemConsumed = 1;  ///< te -> dma: +1 per batch the TE finished (SBUF buffer free, PSUM done)
-inline constexpr uint8_t kSemDrained = 2;   ///< dma -> te: +1 per block copied PSUM -> HBM (PSUM buffer free)
 
 /// The tiling make_gemm_program() chose (all sizes in elements unless named _bytes).
 struct GemmPlan {
@@ -66,10 +65,15 @@ struct GemmPlan {
 /// TE rows, a PSUM bank smaller than one FP32, SBUF partitions too small for one buffer).
 GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& layout);
 
-/// The GEMM as a program: queue te (load_stationary, multiply_moving, semaphores) and queue dma (dma_copy,
-/// semaphores), each ending with halt. Uses SBUF from offset 0 of partitions 0..k_tile-1 (plan.sbuf_buffers *
-/// plan.sbuf_buffer_bytes bytes each), PSUM partitions 0..m_tile-1 and semaphores 0..2, which must start at 0
-/// (Driver::run soft-resets them). Touches HBM only inside the three tensors. Throws like plan_gemm().
+/// Adds the GEMM's ops to `pipe` (built on `info`'s device) and returns its drains: when all of them have completed,
+/// out[M, N] is in HBM. Uses SBUF from offset 0 of partitions 0..k_tile-1 (plan.sbuf_buffers *
+/// plan.sbuf_buffer_bytes bytes each) and PSUM partitions 0..m_tile-1 from offset 0 (plan.psum_buffers * G banks),
+/// so other ops of `pipe` must not touch those while the GEMM runs. Touches HBM only inside the three tensors.
+/// Throws like plan_gemm().
+std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& layout);
+
+/// The GEMM as a program of its own (a Pipeline with first semaphore 0): queues te and dma, each ending with halt;
+/// the semaphores 0..kNumQueues-1 must start at 0 (Driver::run soft-resets them). Throws like plan_gemm().
 isa::Program make_gemm_program(const driver::DeviceInfo& info, const GemmLayout& layout);
 
 }  // namespace trnsim::kernels

@@ -34,9 +34,10 @@ Pipeline::Pipeline(const driver::DeviceInfo& info, uint8_t first_sem) : info_(in
   if (int(first_sem) + kQueues > isa::kNumSemaphores) throw std::invalid_argument("pipeline: semaphores past 31");
 }
 
-Pipeline::OpId Pipeline::add(isa::Engine engine, std::vector<isa::Instruction> instrs, const std::vector<OpId>& after) {
+Pipeline::OpId Pipeline::add(isa::Engine engine, std::vector<isa::Instruction> instrs, const std::vector<OpId>& after,
+                             Publish publish) {
   const OpId id = static_cast<OpId>(ops_.size());
-  Op op{engine, std::move(instrs), {}, false};
+  Op op{engine, std::move(instrs), {}, false, publish};
   for (const OpId d : after) {
     if (d < 0) continue;
     if (d >= id) throw std::logic_error("pipeline: dependency on an op not added before");
@@ -129,6 +130,8 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
           break;
       }
     }
+    // A signal right after the op: the queue waits for every copy issued so far.
+    if (q == kDma && op.publish == Publish::kAtOnce && op.cross_users) now = std::max(now, outstanding) + 1.0;
     t[std::size_t(q)] = now;
     finish[std::size_t(id)] = q == kDma ? done : now;
     for (const OpId u : users[std::size_t(id)]) {
@@ -149,13 +152,13 @@ double Pipeline::estimated_cycles() const {
 isa::Program Pipeline::build() const {
   const std::vector<OpId> order = schedule(nullptr);
   const std::size_t n = ops_.size();
-  // Pass 1: the synchronisation of every op, in the global order. te/act/vec publish an op by a signal right after
+  // Pass 1: the synchronisation of every op, in the global order. te/act/vec/cc publish an op by a signal right after
   // it. The dma queue defers its signals: consecutive copies are issued back to back and one signal (a barrier)
   // publishes them all, just before the queue's next wait (so a wait never depends on an unpublished copy), before a
-  // copy that must follow an earlier one (buffer reuse), and at the end.
+  // copy that must follow an earlier one (buffer reuse), right after a kAtOnce op, and at the end.
   struct Sync {
     bool signal_before = false;                   // dma: flush / barrier signal in front of the op
-    bool signal_after = false;                    // te/act/vec: publish the op
+    bool signal_after = false;                    // te/act/vec/cc, or dma with kAtOnce: publish the op
     std::vector<std::pair<int, uint32_t>> waits;  // (producer queue, count)
   };
   std::vector<Sync> sync(n);
@@ -193,6 +196,10 @@ isa::Program Pipeline::build() const {
       }
       issued_at[std::size_t(id)] = count[kDma];
       if (op.cross_users) pending.push_back(id);
+      if (op.cross_users && op.publish == Publish::kAtOnce) {
+        sy.signal_after = true;
+        flush();
+      }
     } else if (op.cross_users) {
       sy.signal_after = true;
       published[std::size_t(id)] = ++count[std::size_t(q)];

@@ -10,7 +10,8 @@
 //     consumer waits for the producer's count (waits already implied by an earlier wait are left out). On the dma
 //     queue a signal also waits for all earlier copies (it means "these copies are done"), so the dma queue defers
 //     its signals: copies are issued back to back and one signal publishes them all, placed just before the
-//     queue's next wait (a wait never depends on an unpublished copy), before a barrier, or at the end;
+//     queue's next wait (a wait never depends on an unpublished copy), before a barrier, right after an op added
+//     with Publish::kAtOnce, or at the end;
 //   - on the te, act and vec queues an instruction completes before the next starts, so dependencies inside these
 //     queues need nothing; a dma op that depends on an earlier dma op (a buffer reused after its store) gets a
 //     signal (a barrier) in front of it unless one came since;
@@ -34,9 +35,19 @@ class Pipeline {
   /// `first_sem`: the semaphores first_sem .. first_sem + 3 (one per queue) belong to the program.
   explicit Pipeline(const driver::DeviceInfo& info, uint8_t first_sem = 0);
 
+  /// When the completion of a dma op another queue depends on is signalled (te, act, vec and cc ops are always
+  /// signalled right after them):
+  ///   kDeferred: with the next signal the dma queue needs (file comment), so that the copies of consecutive dma ops
+  ///              are issued back to back;
+  ///   kAtOnce:   by a signal right after the op: its consumers may start as soon as its copies are done, at the
+  ///              cost of a barrier (the queue issues nothing more until they are). For a wave a consumer is
+  ///              waiting for, e.g. the next batch of a GEMM.
+  enum class Publish { kDeferred, kAtOnce };
+
   /// Adds an op of `instrs` (no semaphores, no halt) on `engine`'s queue that may start only when every op in
   /// `after` (ids returned earlier; negative ids are ignored) has completed. Returns its id.
-  OpId add(isa::Engine engine, std::vector<isa::Instruction> instrs, const std::vector<OpId>& after = {});
+  OpId add(isa::Engine engine, std::vector<isa::Instruction> instrs, const std::vector<OpId>& after = {},
+           Publish publish = Publish::kDeferred);
 
   /// The program (see the file comment). Throws std::logic_error for a dependency on an op not added before.
   isa::Program build() const;
@@ -52,6 +63,7 @@ class Pipeline {
     std::vector<isa::Instruction> instrs;
     std::vector<OpId> deps;
     bool cross_users = false;  ///< another queue depends on it: signal after it
+    Publish publish = Publish::kDeferred;
   };
   /// The global order of the list schedule, and its estimated length.
   std::vector<OpId> schedule(double* cycles) const;

@@ -269,22 +269,46 @@ TEST(GemmPlan, RejectsBadInput) {
   EXPECT_THROW(make_gemm_program(tiny_info(), l), std::invalid_argument);
 }
 
-TEST(GemmProtocol, UsesOnlyItsSemaphoresAndEndsBalanced) {
+TEST(GemmProtocol, TheTeQueueIsThePlanAndEachQueueSignalsItsOwnSemaphore) {
+  // The Pipeline's scheme (first semaphore 0): queue q signals semaphore q; te and dma are the GEMM's queues.
   GemmLayout l = place(Shape{300, 40, 2100, isa::Dtype::kBf16, true});
   const GemmPlan p = plan_gemm(tiny_info(), l);
   const isa::Program prog = make_gemm_program(tiny_info(), l);
-  std::array<uint64_t, isa::kNumSemaphores> total{};
-  for (const auto& q : prog.queues) {
-    for (const auto& in : q) {
-      if (in.op == isa::Opcode::kSemSignal || in.op == isa::Opcode::kSemWait) {
-        EXPECT_TRUE(in.sem.sem == kSemLoaded || in.sem.sem == kSemConsumed || in.sem.sem == kSemDrained);
+  const auto te = std::size_t(isa::Engine::kTe), dma = std::size_t(isa::Engine::kDma);
+  std::array<uint64_t, isa::kNumQueues> signals{}, waits{}, loads{}, multiplies{};
+  std::array<uint32_t, isa::kNumQueues> last_wait{};
+  for (std::size_t q = 0; q < prog.queues.size(); ++q) {
+    if (q != te && q != dma) EXPECT_TRUE(prog.queues[q].empty()) << "queue " << q;
+    for (const auto& in : prog.queues[q]) {
+      if (in.op == isa::Opcode::kSemSignal) {
+        EXPECT_EQ(in.sem.sem, q) << "queue " << q << " signals another queue's semaphore";
+        EXPECT_EQ(in.sem.value, 1u);
+        ++signals[q];
       }
-      if (in.op == isa::Opcode::kSemSignal) total[in.sem.sem] += in.sem.value;
+      if (in.op == isa::Opcode::kSemWait) {
+        EXPECT_EQ(in.sem.sem, q == te ? dma : te) << "queue " << q << " waits for a semaphore nobody signals";
+        EXPECT_GT(in.sem.value, last_wait[q]) << "queue " << q << ": a wait an earlier one implies";
+        last_wait[q] = in.sem.value;
+        ++waits[q];
+      }
+      loads[q] += in.op == isa::Opcode::kLoadStationary;
+      multiplies[q] += in.op == isa::Opcode::kMultiplyMoving;
     }
   }
-  EXPECT_EQ(total[kSemLoaded], uint64_t(p.batches));
-  EXPECT_EQ(total[kSemConsumed], uint64_t(p.batches));
-  EXPECT_EQ(total[kSemDrained], uint64_t(p.blocks));
+  EXPECT_EQ(loads[te], uint64_t(p.m_tiles) * p.n_groups * p.k_tiles);
+  EXPECT_EQ(multiplies[te], uint64_t(p.m_tiles) * p.n_tiles * p.k_tiles);
+  // te: one signal per batch another op waits for: the load nbuf batches later, or the drain of its block.
+  uint64_t consumed = 0;
+  for (int j = 0; j < p.batches; ++j) consumed += j + p.sbuf_buffers < p.batches || (j + 1) % p.batches_per_block == 0;
+  EXPECT_EQ(signals[te], consumed);
+  EXPECT_LE(waits[te], uint64_t(p.batches));  // at most one wait per batch (its load and the drains before it)
+  // dma: one signal right after every load (the TE is waiting for it), the drains ride on them; barriers before a
+  // P -> PSUM copy whose buffer's drain is not yet published, and one at the end for the last drains.
+  EXPECT_GE(signals[dma], uint64_t(p.batches));
+  EXPECT_LE(signals[dma], uint64_t(p.batches) + p.blocks + 1);
+  // dma: a wait before each load that reuses a buffer and each drain, unless an earlier wait implies it.
+  EXPECT_LE(waits[dma], uint64_t(p.batches - p.sbuf_buffers) + p.blocks);
+  EXPECT_GE(waits[dma], 1u);
 }
 
 TEST(GemmProtocol, HugeRowsFallBackToPerTileCopies) {
@@ -333,7 +357,7 @@ TEST(ProgramChecker, CatchesAMissingWait) {
   // Drop the TE's wait for the second batch: it would read SBUF while the DMA may still be writing it.
   int waits = 0;
   for (auto it = te.begin(); it != te.end(); ++it) {
-    if (it->op == isa::Opcode::kSemWait && it->sem.sem == kSemLoaded && ++waits == 2) {
+    if (it->op == isa::Opcode::kSemWait && ++waits == 2) {
       te.erase(it);
       break;
     }
@@ -399,10 +423,11 @@ TEST(GemmTiming, DefaultWorkloadKeepsTheTensorEngineBusy) {
   const GemmPlan p = plan_gemm(info, l);
   std::cout << fmt::format(
       "[ estimate ] tiny K768 M128 N3072 bf16: {} cycles ({:.1f} us), TE busy {:.1f}%, MAC utilization {:.1f}%, "
-      "TE stalled {} cycles; {} copies, {:.1f} MiB; P={} nbuf={} G={} psum buffers={}\n",
+      "TE stalled {} cycles; {} copies, {:.1f} MiB; P={} nbuf={} G={} psum buffers={}; {} te and {} dma "
+      "instructions\n",
       t.cycles, info.cycles_to_us(t.cycles), 100 * t.te_utilization(), 100 * t.mac_utilization(info), t.te_stall,
       t.dma_copies, t.dma_bytes / 1048576.0, p.ktiles_per_batch, p.sbuf_buffers, p.banks_per_block,
-      p.psum_buffers);
+      p.psum_buffers, prog.queue(isa::Engine::kTe).size(), prog.queue(isa::Engine::kDma).size());
   EXPECT_EQ(t.macs, 768ull * 128 * 3072);
   EXPECT_GE(t.te_utilization(), 0.95);
 }
