@@ -20,6 +20,19 @@ int32_t stride32(int64_t bytes, const char* what) {
   return static_cast<int32_t>(bytes);
 }
 
+/// A copy between two spaces: where and what; counts and strides are the caller's.
+isa::CopyFields endpoints(isa::MemSpace src_space, uint64_t src_addr, isa::DataType src_type, isa::MemSpace dst_space,
+                          uint64_t dst_addr, isa::DataType dst_type) {
+  isa::CopyFields c;
+  c.src_space = src_space;
+  c.dst_space = dst_space;
+  c.src_type = src_type;
+  c.dst_type = dst_type;
+  c.src_addr = src_addr;
+  c.dst_addr = dst_addr;
+  return c;
+}
+
 isa::Instruction copy_instr(const isa::CopyFields& c) {
   isa::Instruction i;
   i.op = isa::Opcode::kDmaCopy;
@@ -90,13 +103,7 @@ isa::CopyFields copy_rows(isa::MemSpace src_space, uint64_t src_addr, isa::DataT
         fmt::format("a copy of {} rows of {} elements: each must be 1..{} (the ISA's 16-bit counts)", rows, n,
                     kMaxCount));
   }
-  isa::CopyFields c;
-  c.src_space = src_space;
-  c.dst_space = dst_space;
-  c.src_type = src_type;
-  c.dst_type = dst_type;
-  c.src_addr = src_addr;
-  c.dst_addr = dst_addr;
+  isa::CopyFields c = endpoints(src_space, src_addr, src_type, dst_space, dst_addr, dst_type);
   c.count = {static_cast<uint16_t>(n), static_cast<uint16_t>(rows), 1, 1};
   c.src_stride = {n > 1 ? int32_t(isa::data_type_bytes(src_type)) : 0,
                   rows > 1 ? stride32(src_row_stride, "source row") : 0, 0, 0};
@@ -113,12 +120,7 @@ isa::CopyFields transpose_copy(uint64_t in_hbm, isa::DataType in_type, uint64_t 
                     kMaxCount));
   }
   const int64_t ies = isa::data_type_bytes(in_type), oes = isa::data_type_bytes(out_type);
-  isa::CopyFields c;
-  c.src_type = in_type;
-  c.dst_type = out_type;
-  c.src_space = c.dst_space = isa::MemSpace::kHbm;
-  c.src_addr = in_hbm;
-  c.dst_addr = out_hbm;
+  isa::CopyFields c = endpoints(isa::MemSpace::kHbm, in_hbm, in_type, isa::MemSpace::kHbm, out_hbm, out_type);
   c.count = {static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), 1, 1};
   // Rows of at most 65535 elements of at most 4 bytes: every stride fits the ISA's 32 bits.
   c.src_stride = {rows > 1 ? int32_t(cols * ies) : 0, cols > 1 ? int32_t(ies) : 0, 0, 0};
@@ -132,12 +134,8 @@ std::vector<isa::CopyFields> dense_copies(uint64_t in_hbm, isa::DataType in_type
   constexpr uint64_t kRow = 8192;  // elements per row of the 2-D copies
   std::vector<isa::CopyFields> out;
   auto add = [&](uint64_t first, uint64_t row, uint64_t nrows) {
-    isa::CopyFields c;
-    c.src_type = in_type;
-    c.dst_type = out_type;
-    c.src_space = c.dst_space = isa::MemSpace::kHbm;
-    c.src_addr = in_hbm + first * ies;
-    c.dst_addr = out_hbm + first * oes;
+    isa::CopyFields c = endpoints(isa::MemSpace::kHbm, in_hbm + first * ies, in_type, isa::MemSpace::kHbm,
+                                  out_hbm + first * oes, out_type);
     c.count = {static_cast<uint16_t>(row), static_cast<uint16_t>(nrows), 1, 1};
     c.src_stride = {row > 1 ? int32_t(ies) : 0, nrows > 1 ? int32_t(row * ies) : 0, 0, 0};
     c.dst_stride = {row > 1 ? int32_t(oes) : 0, nrows > 1 ? int32_t(row * oes) : 0, 0, 0};
