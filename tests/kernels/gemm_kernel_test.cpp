@@ -278,7 +278,9 @@ TEST(GemmProtocol, TheTeQueueIsThePlanAndEachQueueSignalsItsOwnSemaphore) {
   std::array<uint64_t, isa::kNumQueues> signals{}, waits{}, loads{}, multiplies{};
   std::array<uint32_t, isa::kNumQueues> last_wait{};
   for (std::size_t q = 0; q < prog.queues.size(); ++q) {
-    if (q != te && q != dma) EXPECT_TRUE(prog.queues[q].empty()) << "queue " << q;
+    if (q != te && q != dma) {
+      EXPECT_TRUE(prog.queues[q].empty()) << "queue " << q;
+    }
     for (const auto& in : prog.queues[q]) {
       if (in.op == isa::Opcode::kSemSignal) {
         EXPECT_EQ(in.sem.sem, q) << "queue " << q << " signals another queue's semaphore";
