@@ -5,8 +5,6 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,32 +27,7 @@ constexpr int kIdleMs = 10000;        ///< a hello, or a frame once begun, must 
 constexpr int kSendTimeoutMs = 2000;  ///< a client that does not read its answers is dropped after this
 constexpr int kMaxDeferredSlices = 16;  ///< serve-loop rounds with requests before a pending wait's slice runs anyway
 
-sockaddr_un unix_addr(const std::string& path) {
-  sockaddr_un a{};
-  if (path.empty() || path.size() >= sizeof(a.sun_path)) {
-    throw WireError(fmt::format("socket path '{}': must be 1 to {} bytes", path, sizeof(a.sun_path) - 1));
-  }
-  a.sun_family = AF_UNIX;
-  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
-  return a;
-}
-
-/// True when a server accepts connections on `path`.
-bool someone_listens(const sockaddr_un& a) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) == 0;
-  ::close(fd);
-  return ok;
-}
-
 }  // namespace
-
-/// One listening socket.
-struct DeviceServer::Listener {
-  int fd = -1;
-  unsigned long dev = 0, ino = 0;  ///< our socket file, so that we remove only it
-};
 
 /// One client connection and its shared window.
 struct DeviceServer::Conn {
@@ -105,45 +78,10 @@ DeviceServer::DeviceServer(std::vector<Endpoint> endpoints, Options options)
   }
 }
 
-void DeviceServer::listen_on(const Endpoint& e) {
-  const std::string& path = e.path;
-  const sockaddr_un a = unix_addr(path);
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) {
-      throw WireError(
-          fmt::format("socket path {}: a file that is not a socket is there; remove it or pick another", path));
-    }
-    if (someone_listens(a)) throw WireError(fmt::format("socket path {}: a server is listening there already", path));
-    ::unlink(path.c_str());  // stale: its server died
-  }
-  Listener l;
-  l.fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (l.fd < 0) throw WireError(fmt::format("socket(): {}", std::strerror(errno)));
-  if (::bind(l.fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) != 0 || ::listen(l.fd, 8) != 0) {
-    const int err = errno;
-    ::close(l.fd);
-    throw WireError(fmt::format("socket path {}: cannot listen: {}", path, std::strerror(err)));
-  }
-  struct stat mine {};
-  if (::stat(path.c_str(), &mine) == 0) {
-    l.dev = mine.st_dev;
-    l.ino = mine.st_ino;
-  }
-  listeners_.push_back(l);
-}
+void DeviceServer::listen_on(const Endpoint& e) { listeners_.emplace_back(e.path); }
 
 void DeviceServer::close_listeners() {
-  for (std::size_t i = 0; i < listeners_.size(); ++i) {
-    ::close(listeners_[i].fd);
-    // Only our own socket file: another server may have taken the path since (ours was removed by hand).
-    struct stat now {};
-    const std::string& path = eps_[i].path;
-    if (::stat(path.c_str(), &now) == 0 && now.st_dev == listeners_[i].dev && now.st_ino == listeners_[i].ino) {
-      ::unlink(path.c_str());
-    }
-  }
-  listeners_.clear();
+  listeners_.clear();  // each closes its socket and removes its file if it is still its own
   for (int& fd : wake_) {
     if (fd >= 0) ::close(fd);
     fd = -1;
@@ -186,7 +124,7 @@ void DeviceServer::reset_device(driver::Device& device) {
 }
 
 void DeviceServer::accept_one(std::size_t endpoint) {
-  const int fd = ::accept4(listeners_[endpoint].fd, nullptr, nullptr, SOCK_CLOEXEC);
+  const int fd = listeners_[endpoint].accept();
   if (fd < 0) {
     if (errno == EMFILE || errno == ENFILE) {  // out of descriptors: back off instead of spinning on the backlog
       say(fmt::format("cannot accept a connection: {}; {} open", std::strerror(errno), conns_.size()));
@@ -480,7 +418,7 @@ void DeviceServer::serve() {
   while (!stop_ && !(options_.once && owner_left_ && !any_owner())) {
     conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](const auto& c) { return c->closed; }), conns_.end());
     std::vector<pollfd> fds{{wake_[0], POLLIN, 0}};
-    for (const Listener& l : listeners_) fds.push_back({l.fd, POLLIN, 0});
+    for (const ListeningSocket& l : listeners_) fds.push_back({l.fd(), POLLIN, 0});
     const std::size_t first = fds.size();
     for (const auto& c : conns_) fds.push_back({c->ch->fd(), POLLIN, 0});
     const bool waiting = std::any_of(conns_.begin(), conns_.end(), [](const auto& c) { return bool(c->wait); });

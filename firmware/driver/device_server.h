@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "firmware/driver/device.h"
+#include "firmware/driver/unix_socket.h"
 #include "firmware/driver/wire.h"
 
 namespace trnsim::wire {
@@ -63,7 +64,6 @@ class DeviceServer {
 
  private:
   struct Conn;
-  struct Listener;
   void listen_on(const Endpoint& e);
   void close_listeners();
   bool any_owner() const;
@@ -91,7 +91,7 @@ class DeviceServer {
 
   std::vector<Endpoint> eps_;
   Options options_;
-  std::vector<Listener> listeners_;  ///< per endpoint
+  std::vector<ListeningSocket> listeners_;  ///< per endpoint
   int wake_[2] = {-1, -1};  ///< self-pipe: stop() writes, serve()'s poll wakes
   std::atomic<bool> stop_{false};
   std::vector<std::unique_ptr<Conn>> conns_;

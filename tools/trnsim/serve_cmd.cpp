@@ -11,8 +11,10 @@
 #include <string>
 
 #include "cosim/device/sim_system.h"
+#include "cosim/pcie/qemu_server.h"
 #include "firmware/driver/device_server.h"
 #include "model/config/chip_config.h"
+#include "spec/trn_regs.h"
 #include "tools/trnsim/commands.h"
 #include "tools/trnsim/device_session.h"
 
@@ -22,15 +24,18 @@ namespace {
 struct ServeOptions {
   DeviceFlags device;
   std::string socket;
+  std::string qemu;  ///< --qemu: the QEMU multi-process socket instead of the wire protocol
   bool once = false;
   bool quiet = false;
   uint64_t window_mib = wire::kDefaultWindowBytes >> 20;
 };
 
 wire::DeviceServer* g_server = nullptr;  // the signal handler's target (one server per process)
+pcie::QemuServer* g_qemu = nullptr;
 
 extern "C" void on_stop_signal(int) {
   if (g_server != nullptr) g_server->stop();
+  if (g_qemu != nullptr) g_qemu->stop();
 }
 
 wire::DeviceServer::Options server_options(const ServeOptions& o) {
@@ -87,7 +92,38 @@ int serve_system(const model::ChipConfig& cfg, const ServeOptions& o, const CLI:
   return kExitOk;
 }
 
+/// One device as the PCI function of a QEMU guest (docs/linux-driver.md).
+int serve_qemu(const ServeOptions& o) {
+  DeviceSession s = open_device(o.device);
+  pcie::QemuServer::Options qo;
+  qo.once = o.once;
+  if (!o.quiet) qo.log = [](const std::string& line) { fmt::print(stderr, "trnsim serve: {}\n", line); };
+  std::unique_ptr<pcie::QemuServer> server;
+  try {
+    server = std::make_unique<pcie::QemuServer>(*s.device, o.qemu, qo);
+  } catch (const wire::WireError& e) {
+    throw BadInput(fmt::format("--qemu {}", e.what()));
+  }
+  g_qemu = server.get();
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  std::signal(SIGPIPE, SIG_IGN);
+  fmt::print("listening on {} (QEMU x-pci-proxy-dev)\n", o.qemu);
+  fmt::print("  device {} ({}x{} Tensor Engine, {} datapath) as PCI function {:04x}:{:04x}{}\n", s.info().config_name,
+             s.info().te_rows, s.info().te_cols, s.info().te_backend, regs::PCI_VENDOR_ID, regs::PCI_DEVICE_ID,
+             o.once ? ", one guest (--once)" : "");
+  std::fflush(stdout);
+  server->serve();
+  g_qemu = nullptr;
+  s.write_timeline();
+  fmt::print("trnsim serve: stopped\n");
+  return kExitOk;
+}
+
 int serve(const ServeOptions& o, const CLI::App& cmd) {
+  if (o.socket.empty() == o.qemu.empty()) {
+    throw BadInput("give one of --socket PATH (the trnsim wire protocol) and --qemu PATH (a QEMU guest's PCI function)");
+  }
   if (o.window_mib < 1 || o.window_mib > 4096) {
     throw BadInput(fmt::format("--window-mib {}: must be 1 .. 4096", o.window_mib));
   }
@@ -97,7 +133,14 @@ int serve(const ServeOptions& o, const CLI::App& cmd) {
   } catch (const std::invalid_argument& e) {
     throw BadInput(fmt::format("--config: {}", e.what()));
   }
-  if (cfg.chips > 1) return serve_system(cfg, o, cmd);
+  if (cfg.chips > 1) {
+    if (!o.qemu.empty()) {
+      throw BadInput(fmt::format("--qemu serves one chip as one PCI function; --config {} is a {}-chip system",
+                                 cfg.name, cfg.chips));
+    }
+    return serve_system(cfg, o, cmd);
+  }
+  if (!o.qemu.empty()) return serve_qemu(o);
   DeviceSession s = open_device(o.device);
   run_server({{s.device.get(), o.socket}}, o, [&] {
     fmt::print("listening on {}\n", o.socket);
@@ -115,9 +158,13 @@ int serve(const ServeOptions& o, const CLI::App& cmd) {
 Action add_serve(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* cmd =
-      app.add_subcommand("serve", "Serve a simulated device over a UNIX-domain socket (for --connect and attach)");
-  cmd->add_option("--socket", o->socket, "Socket path to listen on (a stale socket file there is replaced)")
-      ->required();
+      app.add_subcommand("serve", "Serve a simulated device over a UNIX-domain socket (for --connect and attach, or a "
+                                  "QEMU guest with --qemu)");
+  cmd->add_option("--socket", o->socket,
+                  "Socket path to listen on for drivers (--connect) and attach (a stale socket file there is replaced)");
+  cmd->add_option("--qemu", o->qemu,
+                  "Instead: serve the device as the PCI function of a QEMU guest on this socket (QEMU's multi-process "
+                  "protocol, -device x-pci-proxy-dev; docs/linux-driver.md)");
   cmd->add_option("--config", o->device.config,
                   "Machine configuration: tiny or trn2 (one socket), or a multi-chip system trn2-16 or trn2-64 "
                   "(one socket per chip: PATH.0, PATH.1, ...; TLM datapath)")
@@ -126,7 +173,7 @@ Action add_serve(CLI::App& app) {
   cmd->add_option("--wave", o->device.wave, "Write an FST waveform of the RTL Tensor Engine (when the server stops)");
   add_wave_window_flags(*cmd, o->device);
   add_trace_flags(*cmd, o->device);
-  cmd->add_flag("--once", o->once, "Stop when the first driver (owner) disconnects");
+  cmd->add_flag("--once", o->once, "Stop when the first driver (owner), or with --qemu the QEMU, disconnects");
   cmd->add_flag("--quiet", o->quiet, "No connection log on stderr");
   cmd->add_option("--window-mib", o->window_mib, "Shared memory window per driver connection, MiB")
       ->check(kNonNegative)
