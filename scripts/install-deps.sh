@@ -14,6 +14,9 @@ packages=(
   libsystemc-dev libfmt-dev googletest libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libxtensor-dev xtl-dev libopenblas-dev
   # benchmarks (build time / peak memory; gnuplot draws the NeuronLink latency-throughput plot of scripts/noc-sweep)
   time gnuplot-nox
+  # the QEMU guest of the PCI function (docs/linux-driver.md): the emulator, Debian's kernel and its headers (the
+  # module is built against them), busybox and cpio for the initramfs
+  qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static cpio
 )
 
 missing=()

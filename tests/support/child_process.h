@@ -82,9 +82,10 @@ class Proc {
 /// killed at the end if still running. Throws std::runtime_error when it does not come up within 60 s.
 class ServeProcess {
  public:
+  /// `listen_flag`: --socket (the wire protocol) or --qemu (a QEMU guest's PCI function).
   ServeProcess(const std::string& trnsim_bin, const std::string& socket, const std::string& args,
-               const std::string& out, const std::string& err)
-      : socket_(socket), proc_("'" + trnsim_bin + "' serve --socket " + socket + " " + args, out, err) {
+               const std::string& out, const std::string& err, const std::string& listen_flag = "--socket")
+      : socket_(socket), proc_("'" + trnsim_bin + "' serve " + listen_flag + " " + socket + " " + args, out, err) {
     const auto t0 = std::chrono::steady_clock::now();
     while (proc_.out().find("listening on " + socket) == std::string::npos) {
       if (seconds_since(t0) > 60 || proc_.exited()) {

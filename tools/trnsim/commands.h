@@ -59,6 +59,9 @@ Action add_serve(CLI::App& app);
 /// `trnsim attach PATH`: status, registers by name and memory dumps of a served device, beside its driver.
 Action add_attach(CLI::App& app);
 
+/// `trnsim qemu --socket PATH --initrd FILE`: a QEMU guest whose PCI function is the device `serve --qemu` serves.
+Action add_qemu(CLI::App& app);
+
 /// `trnsim noc`: synthetic traffic on a NeuronLink network (TLM, --rtl or --lockstep); exit 1 if packets are lost.
 Action add_noc(CLI::App& app);
 

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "trnsim 0.1.0");
 
   std::map<const CLI::App*, Action> actions;
-  for (const auto& add : {add_fpcheck, add_run, add_matmul, add_asm, add_disasm, add_noc, add_serve, add_attach}) {
+  for (const auto& add : {add_fpcheck, add_run, add_matmul, add_asm, add_disasm, add_noc, add_serve, add_attach, add_qemu}) {
     Action action = add(app);
     actions[app.get_subcommands({}).back()] = std::move(action);
   }
