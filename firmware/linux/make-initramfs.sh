@@ -14,7 +14,8 @@ busybox=/bin/busybox
 for tool in cpio gzip; do
   command -v "$tool" > /dev/null || { echo "make-initramfs: $tool is missing (make deps)" >&2; exit 2; }
 done
-[ -x "$busybox" ] && "$busybox" --list | grep -qx devmem || {
+# (grep without -q reads the whole list: with -q it may exit first and, under pipefail, busybox's SIGPIPE fails this)
+[ -x "$busybox" ] && "$busybox" --list | grep -x devmem > /dev/null || {
   echo "make-initramfs: $busybox (Debian's busybox-static, with devmem) is missing (make deps)" >&2
   exit 2
 }
