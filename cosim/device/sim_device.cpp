@@ -88,6 +88,8 @@ bool SimDevice::wait_interrupt(uint64_t max_cycles) {
   return core_->control.irq();
 }
 
+void SimDevice::attach_host_memory(model::HostMemory* memory) { core_->host_port.attach(memory); }
+
 std::string SimDevice::te_name() const { return core_->te.compute().name(); }
 std::string SimDevice::fault_detail() const { return core_->control.fault_detail(); }
 uint64_t SimDevice::resident_bytes() const {

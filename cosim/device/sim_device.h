@@ -14,6 +14,7 @@
 
 #include "firmware/driver/device.h"
 #include "model/config/chip_config.h"
+#include "model/core/host_memory.h"
 #include "model/te/te_compute.h"
 
 namespace trnsim::model {
@@ -63,6 +64,9 @@ class SimDevice : public driver::Device {
   bool wait_interrupt(uint64_t max_cycles) override;
 
   model::NeuronCore& core() { return *core_; }
+  /// Host memory for the DMA's space host (bus mastering; not owned, must outlive the device or be detached with
+  /// nullptr). Without it, a copy of space host stops the device with HOST_ACCESS.
+  void attach_host_memory(model::HostMemory* memory);
   /// The datapath's name: tlm, rtl or lockstep.
   std::string te_name() const;
   /// Longer text of the latched device fault (a lockstep mismatch, the RTL's message); empty if none. For model

@@ -55,6 +55,31 @@ uint8_t* GuestMemory::find(uint64_t gpa, uint64_t bytes) const {
   return nullptr;
 }
 
+uint8_t* BusMaster::reach(uint64_t addr, uint64_t bytes, std::string* why) const {
+  if (!function_.bus_master()) {
+    *why = "the PCI function's Bus Master Enable (Command bit 2) is off";
+    return nullptr;
+  }
+  uint8_t* p = ram_.find(addr, bytes);
+  if (p == nullptr) {
+    *why = fmt::format("the guest maps no RAM at bus addresses [{:#x}, +{} bytes) ({} region{} mapped)", addr, bytes,
+                       ram_.regions().size(), ram_.regions().size() == 1 ? "" : "s");
+  }
+  return p;
+}
+
+bool BusMaster::read(uint64_t addr, void* data, uint64_t bytes, std::string* why) {
+  const uint8_t* p = reach(addr, bytes, why);
+  if (p != nullptr) std::memcpy(data, p, bytes);
+  return p != nullptr;
+}
+
+bool BusMaster::write(uint64_t addr, const void* data, uint64_t bytes, std::string* why) {
+  uint8_t* p = reach(addr, bytes, why);
+  if (p != nullptr) std::memcpy(p, data, bytes);
+  return p != nullptr;
+}
+
 QemuServer::QemuServer(driver::Device& device, std::string socket_path, Options options)
     : device_(device), function_(device), options_(std::move(options)), listener_(std::move(socket_path)) {
   int p[2];

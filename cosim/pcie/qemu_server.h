@@ -24,6 +24,7 @@
 #include "cosim/pcie/pcie_function.h"
 #include "firmware/driver/device.h"
 #include "firmware/driver/unix_socket.h"
+#include "model/core/host_memory.h"
 
 namespace trnsim::pcie {
 
@@ -50,6 +51,20 @@ class GuestMemory {
   std::vector<Region> regions_;
 };
 
+/// The device's bus-master view of guest RAM (model::HostMemory): GuestMemory, gated by the function's Bus Master
+/// Enable (Command bit 2), as a PCI function's DMA is.
+class BusMaster final : public model::HostMemory {
+ public:
+  BusMaster(const GuestMemory& ram, const PcieFunction& function) : ram_(ram), function_(function) {}
+  bool read(uint64_t addr, void* data, uint64_t bytes, std::string* why) override;
+  bool write(uint64_t addr, const void* data, uint64_t bytes, std::string* why) override;
+
+ private:
+  uint8_t* reach(uint64_t addr, uint64_t bytes, std::string* why) const;
+  const GuestMemory& ram_;
+  const PcieFunction& function_;
+};
+
 class QemuServer {
  public:
   struct Options {
@@ -73,6 +88,8 @@ class QemuServer {
   const std::string& socket_path() const { return listener_.path(); }
   PcieFunction& function() { return function_; }
   const GuestMemory& host_memory() const { return guest_; }
+  /// What the device's DMA reaches host memory through (attach it to the model: SimDevice::attach_host_memory).
+  model::HostMemory& bus_master() { return bus_master_; }
 
  private:
   void accept_one();
@@ -91,6 +108,7 @@ class QemuServer {
   mpqemu::Fd wake_read_, wake_write_;
   std::atomic<bool> stop_{false};
   GuestMemory guest_;
+  BusMaster bus_master_{guest_, function_};
   bool irq_signalled_ = false;  ///< the level was written to the irqfd and no resample came since
   bool served_one_ = false;
   uint64_t slice_cycles_ = 1024;

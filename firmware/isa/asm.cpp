@@ -17,7 +17,7 @@ namespace {
 
 constexpr DataType kAllDataTypes[] = {DataType::kBf16, DataType::kFp16, DataType::kFp8E4M3, DataType::kFp8E5M2,
                                       DataType::kFp32};
-constexpr MemSpace kAllSpaces[] = {MemSpace::kHbm, MemSpace::kSbuf, MemSpace::kPsum};
+constexpr MemSpace kAllSpaces[] = {MemSpace::kHbm, MemSpace::kSbuf, MemSpace::kPsum, MemSpace::kHost};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
@@ -225,7 +225,7 @@ class LineParser {
         return {m, unsigned_number(field, s.substr(colon + 1), std::numeric_limits<uint64_t>::max())};
       }
     }
-    fail(s, fmt::format("{}: '{}' is not a memory space (hbm, sbuf, psum)", field, space));
+    fail(s, fmt::format("{}: '{}' is not a memory space (hbm, sbuf, psum, host)", field, space));
   }
 
   /// A tensor operand's location "space:partition:offset", e.g. "sbuf:32:0x200".

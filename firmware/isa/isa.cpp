@@ -144,13 +144,13 @@ bool is_opcode(uint8_t byte) {
   return false;
 }
 
-bool valid_space(MemSpace s) { return static_cast<uint8_t>(s) <= static_cast<uint8_t>(MemSpace::kPsum); }
+bool valid_space(MemSpace s) { return static_cast<uint8_t>(s) <= static_cast<uint8_t>(MemSpace::kHost); }
 bool valid_type(DataType t) { return static_cast<uint8_t>(t) <= static_cast<uint8_t>(DataType::kFp32); }
 bool valid_dtype(Dtype t) { return static_cast<uint8_t>(t) <= static_cast<uint8_t>(Dtype::kFp8E5M2); }
 
 std::optional<IsaError> check_space(std::string_view field, MemSpace s) {
   if (valid_space(s)) return std::nullopt;
-  return bad(field, fmt::format("value {} is not a memory space (0 hbm, 1 sbuf, 2 psum)", static_cast<int>(s)));
+  return bad(field, fmt::format("value {} is not a memory space (0 hbm, 1 sbuf, 2 psum, 3 host)", static_cast<int>(s)));
 }
 
 std::optional<IsaError> check_type(std::string_view field, DataType t) {
@@ -248,8 +248,9 @@ std::string field(std::string_view prefix, std::string_view name) {
 
 /// Checks one operand's space, type and offset alignment; `name` is its field prefix (out, in0, bias, ...).
 std::optional<IsaError> check_operand(std::string_view name, const Operand& o) {
-  if (o.space == MemSpace::kHbm) {
-    return bad(field(name, "space"), "hbm: Vector and Scalar engine operands are in sbuf or psum");
+  if (o.space == MemSpace::kHbm || o.space == MemSpace::kHost) {
+    return bad(field(name, "space"), fmt::format("{}: Vector and Scalar engine operands are in sbuf or psum",
+                                                 mem_space_name(o.space)));
   }
   if (auto err = check_space(field(name, "space"), o.space)) return err;
   if (auto err = check_type(field(name, "type"), o.type)) return err;
@@ -755,6 +756,7 @@ std::string_view mem_space_name(MemSpace space) {
     case MemSpace::kHbm: return "hbm";
     case MemSpace::kSbuf: return "sbuf";
     case MemSpace::kPsum: return "psum";
+    case MemSpace::kHost: return "host";
   }
   return "?";
 }

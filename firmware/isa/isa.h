@@ -71,8 +71,10 @@ enum class Engine : uint8_t {
 };
 static_assert(kNumQueues == int(Engine::kCc) + 1, "spec/isa.json kNumQueues: one queue per isa::Engine");
 
-/// Memory spaces an access pattern can name.
-enum class MemSpace : uint8_t { kHbm = 0, kSbuf = 1, kPsum = 2 };
+/// Memory spaces an access pattern can name. kHost (dma_copy only): host memory by bus mastering, the address a host
+/// bus address (a guest-physical address under QEMU; docs/linux-driver.md); reachable only where the PCI function
+/// attaches host memory, else the copy stops the device with HOST_ACCESS.
+enum class MemSpace : uint8_t { kHbm = 0, kSbuf = 1, kPsum = 2, kHost = 3 };
 
 
 /// Number of dimensions of an access pattern; dimension 0 is the innermost.

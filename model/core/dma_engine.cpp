@@ -27,12 +27,24 @@ void DmaEngine::on_start() {
 }
 
 uint64_t DmaEngine::space_base(isa::MemSpace s) const {
-  return s == isa::MemSpace::kHbm ? regs::HBM_BASE : s == isa::MemSpace::kSbuf ? regs::SBUF_BASE : regs::PSUM_BASE;
+  switch (s) {
+    case isa::MemSpace::kHbm: return regs::HBM_BASE;
+    case isa::MemSpace::kSbuf: return regs::SBUF_BASE;
+    case isa::MemSpace::kPsum: return regs::PSUM_BASE;
+    case isa::MemSpace::kHost: return regs::HOST_BASE;
+  }
+  return regs::HBM_BASE;
 }
 
 uint64_t DmaEngine::space_size(isa::MemSpace s) const {
   const ChipConfig& c = control_.config();
-  return s == isa::MemSpace::kHbm ? c.hbm_bytes : s == isa::MemSpace::kSbuf ? c.sbuf_bytes() : c.psum_bytes();
+  switch (s) {
+    case isa::MemSpace::kHbm: return c.hbm_bytes;
+    case isa::MemSpace::kSbuf: return c.sbuf_bytes();
+    case isa::MemSpace::kPsum: return c.psum_bytes();
+    case isa::MemSpace::kHost: return regs::HOST_SIZE;  // what the host maps is known only when the copy runs
+  }
+  return 0;
 }
 
 std::optional<Fault> DmaEngine::check_side(isa::MemSpace space, uint64_t addr,
@@ -43,7 +55,8 @@ std::optional<Fault> DmaEngine::check_side(isa::MemSpace space, uint64_t addr,
   if (range && range->last < size) return std::nullopt;
   const uint32_t code = space == isa::MemSpace::kHbm    ? regs::ERR_HBM_RANGE
                         : space == isa::MemSpace::kSbuf ? regs::ERR_SBUF_RANGE
-                                                        : regs::ERR_PSUM_RANGE;
+                        : space == isa::MemSpace::kPsum ? regs::ERR_PSUM_RANGE
+                                                        : regs::ERR_HOST_ACCESS;
   const char* field = is_src ? "src_addr" : "dst_addr";
   return Fault{code, uint32_t(isa::field_id(field)),
                range ? fmt::format("{} pattern touches bytes 0x{:x}..0x{:x}, outside {} ({} bytes)", field,
@@ -88,7 +101,12 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
     const sc_time start = sc_time_stamp();
     wait(duration);
     if (control_.epoch() != epoch) return;  // abandoned: on_start() of the next program forgot it
-    perform(c, who.get());
+    if (auto fault = perform(c, who.get())) {
+      control_.raise_error(static_cast<int>(isa::Engine::kDma), index, *fault);
+      --outstanding_;
+      copy_done_.notify(SC_ZERO_TIME);
+      return;
+    }
     bytes_moved_ += bytes;
     engine_busy_[size_t(engine)] += duration;
     ++engine_copies_[size_t(engine)];
@@ -109,7 +127,7 @@ void DmaEngine::drain() {
   if (AccessChecker* checker = control_.checker(); checker && outstanding_ == 0) checker->on_dma_drain();
 }
 
-void DmaEngine::perform(const isa::CopyFields& c, const AccessChecker::Actor* who) {
+std::optional<Fault> DmaEngine::perform(const isa::CopyFields& c, const AccessChecker::Actor* who) {
   const CheckScope scope(*this, who != nullptr, who);  // the bus accesses below are the copy's exact bytes
   const unsigned sbytes = isa::data_type_bytes(c.src_type), dbytes = isa::data_type_bytes(c.dst_type);
   const bool same = c.src_type == c.dst_type;  // a plain copy keeps the bits (no NaN canonicalisation)
@@ -125,13 +143,15 @@ void DmaEngine::perform(const isa::CopyFields& c, const AccessChecker::Actor* wh
         const int64_t dof = int64_t(i3) * c.dst_stride[3] + int64_t(i2) * c.dst_stride[2] +
                             int64_t(i1) * c.dst_stride[1];
         // Gather the innermost run (one transaction when contiguous).
+        bool ok = true;
         if (src_run) {
-          bus_read(sbase + so, in.data(), in.size());
+          ok = bus_read(sbase + so, in.data(), in.size());
         } else {
-          for (int i0 = 0; i0 < n0; ++i0) {
-            bus_read(sbase + so + int64_t(i0) * c.src_stride[0], &in[size_t(i0) * sbytes], sbytes);
+          for (int i0 = 0; i0 < n0 && ok; ++i0) {
+            ok = bus_read(sbase + so + int64_t(i0) * c.src_stride[0], &in[size_t(i0) * sbytes], sbytes);
           }
         }
+        if (!ok) return bus_fault(c, true, sbase + so);
         if (same) {
           out = in;
         } else {
@@ -155,15 +175,28 @@ void DmaEngine::perform(const isa::CopyFields& c, const AccessChecker::Actor* wh
           }
         }
         if (dst_run) {
-          bus_write(dbase + dof, out.data(), out.size());
+          ok = bus_write(dbase + dof, out.data(), out.size());
         } else {
-          for (int i0 = 0; i0 < n0; ++i0) {
-            bus_write(dbase + dof + int64_t(i0) * c.dst_stride[0], &out[size_t(i0) * dbytes], dbytes);
+          for (int i0 = 0; i0 < n0 && ok; ++i0) {
+            ok = bus_write(dbase + dof + int64_t(i0) * c.dst_stride[0], &out[size_t(i0) * dbytes], dbytes);
           }
         }
+        if (!ok) return bus_fault(c, false, dbase + dof);
       }
     }
   }
+  return std::nullopt;
+}
+
+Fault DmaEngine::bus_fault(const isa::CopyFields& c, bool is_src, uint64_t device_addr) const {
+  const isa::MemSpace space = is_src ? c.src_space : c.dst_space;
+  const char* field = is_src ? "src_addr" : "dst_addr";
+  const uint64_t at = device_addr - space_base(space);
+  const std::string why = space == isa::MemSpace::kHost && host_port_ != nullptr ? host_port_->last_error()
+                                                                                 : "the bus answered an error";
+  const uint32_t code = space == isa::MemSpace::kHost ? regs::ERR_HOST_ACCESS : regs::ERR_HBM_RANGE;
+  return Fault{code, uint32_t(isa::field_id(field)),
+               fmt::format("{} {}:0x{:x}: {}", field, isa::mem_space_name(space), at, why)};
 }
 
 }  // namespace trnsim::model

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "model/core/host_port.h"
 #include "model/core/queue_engine.h"
 
 namespace trnsim::model {
@@ -20,6 +21,8 @@ class DmaEngine : public QueueEngine {
   const std::vector<sc_core::sc_time>& engine_busy() const { return engine_busy_; }
   /// Per DMA engine: copies completed.
   const std::vector<uint64_t>& engine_copies() const { return engine_copies_; }
+  /// The port copies of space host go through (for the reason of a failed access); set by the NeuronCore.
+  void use_host_port(const HostPort* port) { host_port_ = port; }
 
  protected:
   std::optional<Fault> execute(const isa::Instruction& instr, uint32_t index) override;
@@ -30,7 +33,10 @@ class DmaEngine : public QueueEngine {
   std::optional<Fault> check_side(isa::MemSpace space, uint64_t addr, const std::array<int32_t, isa::kApDims>& stride,
                                   const isa::CopyFields& c, unsigned elem_bytes, bool is_src) const;
   /// Moves the data of one copy (runs at its completion time); `who` names it to the checker (null: no checker).
-  void perform(const isa::CopyFields& c, const AccessChecker::Actor* who);
+  /// A bus access that fails (host memory that cannot be reached) ends the copy with its fault.
+  std::optional<Fault> perform(const isa::CopyFields& c, const AccessChecker::Actor* who);
+  /// The fault of a failed bus access of copy `c` at `device_addr` (its source side when `is_src`).
+  Fault bus_fault(const isa::CopyFields& c, bool is_src, uint64_t device_addr) const;
   uint64_t space_base(isa::MemSpace s) const;
   uint64_t space_size(isa::MemSpace s) const;
 
@@ -40,6 +46,7 @@ class DmaEngine : public QueueEngine {
   uint64_t bytes_moved_ = 0;
   std::vector<sc_core::sc_time> engine_busy_;
   std::vector<uint64_t> engine_copies_;
+  const HostPort* host_port_ = nullptr;
 };
 
 }  // namespace trnsim::model

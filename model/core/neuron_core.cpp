@@ -27,6 +27,7 @@ NeuronCore::NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& co
       psum("psum", config.psum_bytes()),
       bus("bus"),
       host("host"),
+      host_port("host_port"),
       te("te", control, checked(std::move(te_datapath), config)),
       dma("dma", control),
       act("act", control),
@@ -41,6 +42,9 @@ NeuronCore::NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& co
   bus.initiator_socket.bind(psum.socket);
   bus.map("hbm", regs::HBM_BASE, config.hbm_bytes);
   bus.initiator_socket.bind(hbm.socket);
+  bus.map("host", regs::HOST_BASE, regs::HOST_SIZE);
+  bus.initiator_socket.bind(host_port.socket);
+  dma.use_host_port(&host_port);
   // Initiators.
   host.socket.bind(bus.target_socket);
   te.bus.bind(bus.target_socket);

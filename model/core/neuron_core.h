@@ -1,5 +1,5 @@
 // One NeuronCore: the top that only wires. Memories (HBM, SBUF, PSUM), the MMIO register block, the interconnect,
-// the host bridge and the engines' queues (TE, DMA, Scalar/act, Vector, collective), bound on the device address map
+// the host bridge, the bus-master port into host memory and the engines' queues (TE, DMA, Scalar/act, Vector, collective), bound on the device address map
 // (docs/registers.md).
 #pragma once
 
@@ -13,6 +13,7 @@
 #include "model/core/core_control.h"
 #include "model/core/dma_engine.h"
 #include "model/core/host_bridge.h"
+#include "model/core/host_port.h"
 #include "model/core/scalar_engine.h"
 #include "model/core/tensor_engine.h"
 #include "model/core/vector_engine.h"
@@ -31,6 +32,7 @@ class NeuronCore : public sc_core::sc_module {
   Memory hbm, sbuf, psum;
   Interconnect bus;
   HostBridge host;
+  HostPort host_port;  ///< bus-master DMA into host memory (space host), once the host side attach()es some
   TensorEngine te;
   DmaEngine dma;
   ScalarEngine act;

@@ -89,6 +89,16 @@ TEST(RunCli, OutOfRangePsumAndHbmCopiesAreBadInputNamingTheField) {
   EXPECT_NE(r.err.find("src_addr"), std::string::npos) << r.err;
 }
 
+TEST(RunCli, AHostCopyInProcessStopsWithHostAccessNamingTheField) {
+  // Space host is bus-master DMA into host memory: only the PCI function (serve --qemu) attaches any.
+  const Result r = run("run --te tlm --program " +
+                       write_file(".queue dma\ndma_copy src=hbm:0x0 dst=host:0x1000 count=[16] type=fp32\nhalt\n"));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("host_access"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("dst_addr"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no host memory is attached"), std::string::npos) << r.err;
+}
+
 TEST(RunCli, CorruptedBinaryProgramIsBadInputNamingInstructionAndField) {
   const std::string text = write_file(".queue te\nnop\nhalt\n");
   const std::string bin = scratch(".bin");

@@ -176,8 +176,8 @@ Instruction random_instruction(std::mt19937_64& rng, Engine engine) {
   CopyFields& c = i.copy;
   c.src_type = static_cast<DataType>(pick(5));
   c.dst_type = static_cast<DataType>(pick(5));
-  c.src_space = static_cast<MemSpace>(pick(3));
-  c.dst_space = static_cast<MemSpace>(pick(3));
+  c.src_space = static_cast<MemSpace>(pick(4));  // hbm, sbuf, psum, host
+  c.dst_space = static_cast<MemSpace>(pick(4));
   if (i.op == Opcode::kPsumCopy) {
     c.src_space = MemSpace::kPsum;
     c.dst_space = MemSpace::kSbuf;

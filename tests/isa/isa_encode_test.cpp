@@ -331,7 +331,7 @@ TEST(IsaDecode, CopyEnumFieldsOutOfRange) {
   const std::pair<std::size_t, std::string> fields[] = {
       {2, "src_type"}, {3, "dst_type"}, {4, "src_space"}, {5, "dst_space"}};
   for (const auto& [at, name] : fields) {
-    const unsigned first = name.find("type") != std::string::npos ? 5 : 3;
+    const unsigned first = name.find("type") != std::string::npos ? 5 : 4;  // spaces: 0 hbm .. 3 host
     for (unsigned v = first; v < 256; ++v) {
       Bytes b = encode(base);
       b[at] = static_cast<uint8_t>(v);
@@ -427,8 +427,10 @@ TEST(IsaValidate, HandBuiltInstructionsOutOfEnum) {
   ASSERT_TRUE(validate(i));
   EXPECT_EQ(validate(i)->field, "dst_type");
   i = test::one_of_each()[4];
-  i.copy.src_space = static_cast<MemSpace>(3);
+  i.copy.src_space = static_cast<MemSpace>(4);
   EXPECT_EQ(validate(i)->field, "src_space");
+  i.copy.src_space = MemSpace::kHost;  // bus-master DMA: legal in a dma_copy
+  EXPECT_FALSE(validate(i));
   i = te_instr(Opcode::kLoadStationary, static_cast<Dtype>(4), 0, 0, 1, 1, false);
   EXPECT_EQ(validate(i)->field, "dtype");
   i = te_instr(Opcode::kLoadStationary, Dtype::kBf16, 0, 0, 1, 1, true);

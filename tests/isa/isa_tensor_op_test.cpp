@@ -448,7 +448,9 @@ TEST(IsaTensorOpDecode, OperandSpaceTypeAndOffset) {
       Bytes b = encode(i);
       b[s.at] = 0;  // hbm
       expect_error(b, IsaError::Code::kBadField, name + "_space", "hbm: Vector and Scalar engine operands");
-      for (unsigned v = 3; v < 256; v += 17) {
+      b[s.at] = 3;  // host: a dma_copy's space only
+      expect_error(b, IsaError::Code::kBadField, name + "_space", "host: Vector and Scalar engine operands");
+      for (unsigned v = 4; v < 256; v += 17) {
         b = encode(i);
         b[s.at] = static_cast<uint8_t>(v);
         expect_error(b, IsaError::Code::kBadField, name + "_space", "is not a memory space");

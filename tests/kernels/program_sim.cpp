@@ -41,6 +41,7 @@ const char* space_name(MemSpace s) {
     case MemSpace::kHbm: return "HBM";
     case MemSpace::kSbuf: return "SBUF";
     case MemSpace::kPsum: return "PSUM";
+    case MemSpace::kHost: return "host memory";
   }
   return "?";
 }

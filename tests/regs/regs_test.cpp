@@ -215,19 +215,21 @@ TEST(Regs, ErrorCodes) {
   EXPECT_EQ(r::err_code_name(21), "cc_deadlock");
   EXPECT_EQ(r::ERR_CC_UNSUPPORTED, 22u);
   EXPECT_EQ(r::err_code_name(22), "cc_unsupported");
-  EXPECT_EQ(r::err_code_name(23), "unknown");
+  EXPECT_EQ(r::ERR_HOST_ACCESS, 23u);
+  EXPECT_EQ(r::err_code_name(23), "host_access");
+  EXPECT_EQ(r::err_code_name(24), "unknown");
   EXPECT_EQ(r::err_code_name(0xFFFFFFFFu), "unknown");
   EXPECT_EQ(r::err_code_text(9), "multiply_moving before any load_stationary");
   EXPECT_EQ(r::err_code_text(99), "unknown");
-  // Every code 0..22 has its own name and a description.
+  // Every code 0..23 has its own name and a description.
   std::set<std::string_view> names;
-  for (uint32_t c = 0; c <= 22; ++c) {
+  for (uint32_t c = 0; c <= 23; ++c) {
     EXPECT_NE(r::err_code_name(c), "unknown") << c;
     EXPECT_NE(r::err_code_text(c), "unknown") << c;
     EXPECT_FALSE(r::err_code_text(c).empty()) << c;
     names.insert(r::err_code_name(c));
   }
-  EXPECT_EQ(names.size(), 23u);
+  EXPECT_EQ(names.size(), 24u);
 }
 
 TEST(Regs, QueueStates) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "cosim/device/sim_device.h"
 #include "cosim/device/sim_system.h"
 #include "cosim/pcie/qemu_server.h"
 #include "firmware/driver/device_server.h"
@@ -104,6 +105,10 @@ int serve_qemu(const ServeOptions& o) {
   } catch (const wire::WireError& e) {
     throw BadInput(fmt::format("--qemu {}", e.what()));
   }
+  // Bus mastering: the model's DMA reaches the guest's RAM (space host) through the function.
+  auto* sim = dynamic_cast<cosim::SimDevice*>(s.device.get());
+  if (sim == nullptr) throw std::logic_error("serve --qemu: the device is not the in-process model");
+  sim->attach_host_memory(&server->bus_master());
   g_qemu = server.get();
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
@@ -115,6 +120,7 @@ int serve_qemu(const ServeOptions& o) {
   std::fflush(stdout);
   server->serve();
   g_qemu = nullptr;
+  sim->attach_host_memory(nullptr);
   s.write_timeline();
   fmt::print("trnsim serve: stopped\n");
   return kExitOk;
