@@ -130,12 +130,17 @@ isa::CopyFields transpose_copy(uint64_t in_hbm, isa::DataType in_type, uint64_t 
 
 std::vector<isa::CopyFields> dense_copies(uint64_t in_hbm, isa::DataType in_type, uint64_t out_hbm,
                                           isa::DataType out_type, uint64_t elements) {
+  return dense_copies(isa::MemSpace::kHbm, in_hbm, in_type, isa::MemSpace::kHbm, out_hbm, out_type, elements);
+}
+
+std::vector<isa::CopyFields> dense_copies(isa::MemSpace src_space, uint64_t src, isa::DataType in_type,
+                                          isa::MemSpace dst_space, uint64_t dst, isa::DataType out_type,
+                                          uint64_t elements) {
   const uint64_t ies = isa::data_type_bytes(in_type), oes = isa::data_type_bytes(out_type);
   constexpr uint64_t kRow = 8192;  // elements per row of the 2-D copies
   std::vector<isa::CopyFields> out;
   auto add = [&](uint64_t first, uint64_t row, uint64_t nrows) {
-    isa::CopyFields c = endpoints(isa::MemSpace::kHbm, in_hbm + first * ies, in_type, isa::MemSpace::kHbm,
-                                  out_hbm + first * oes, out_type);
+    isa::CopyFields c = endpoints(src_space, src + first * ies, in_type, dst_space, dst + first * oes, out_type);
     c.count = {static_cast<uint16_t>(row), static_cast<uint16_t>(nrows), 1, 1};
     c.src_stride = {row > 1 ? int32_t(ies) : 0, nrows > 1 ? int32_t(row * ies) : 0, 0, 0};
     c.dst_stride = {row > 1 ? int32_t(oes) : 0, nrows > 1 ? int32_t(row * oes) : 0, 0, 0};

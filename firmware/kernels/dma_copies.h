@@ -51,8 +51,13 @@ isa::CopyFields copy_rows(isa::MemSpace src_space, uint64_t src_addr, isa::DataT
 isa::CopyFields transpose_copy(uint64_t in_hbm, isa::DataType in_type, uint64_t out_hbm, isa::DataType out_type,
                                int rows, int cols);
 
-/// `elements` consecutive elements HBM -> HBM with a cast (`in_type` -> `out_type`), as the fewest 2-D copies the
-/// ISA's 16-bit counts allow (rows of 8192 elements, at most 65535 rows each, and the remainder).
+/// `elements` consecutive elements from `src_space`:`src` to `dst_space`:`dst` with a cast (`in_type` ->
+/// `out_type`), as the fewest 2-D copies the ISA's 16-bit counts allow (rows of 8192 elements, at most 65535 rows
+/// each, and the remainder). E.g. a tensor staged from a DMA buffer in host RAM (space host) into HBM.
+std::vector<isa::CopyFields> dense_copies(isa::MemSpace src_space, uint64_t src, isa::DataType in_type,
+                                          isa::MemSpace dst_space, uint64_t dst, isa::DataType out_type,
+                                          uint64_t elements);
+/// The same HBM -> HBM.
 std::vector<isa::CopyFields> dense_copies(uint64_t in_hbm, isa::DataType in_type, uint64_t out_hbm,
                                           isa::DataType out_type, uint64_t elements);
 

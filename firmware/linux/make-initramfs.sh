@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds a guest initramfs (gzip'ed newc cpio) around Debian's static busybox: make-initramfs.sh OUT.gz INIT [FILE...]
-# INIT becomes /init (run by the kernel as PID 1); every FILE is copied to / under its base name. Needs busybox-static,
-# cpio and gzip (scripts/install-deps.sh installs them).
+# INIT becomes /init (run by the kernel as PID 1); every FILE is copied to / under its base name, a dynamically linked
+# program with the shared libraries ldd names (at their paths). Needs busybox-static, cpio and gzip
+# (scripts/install-deps.sh installs them).
 set -euo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: $0 OUT.gz INIT [FILE...]" >&2
@@ -29,5 +30,12 @@ chmod 755 "$root"/init
 for f in "$@"; do
   [ -r "$f" ] || { echo "make-initramfs: FILE $f is not readable" >&2; exit 2; }
   cp "$f" "$root/$(basename "$f")"
+  # A dynamically linked program brings its shared libraries (the host's Debian userland), at the same paths.
+  if [ -x "$f" ] && ldd "$f" > /dev/null 2>&1; then
+    for lib in $(ldd "$f" | grep -o '/[^ ]*'); do
+      mkdir -p "$root$(dirname "$lib")"
+      cp -L "$lib" "$root$lib"
+    done
+  fi
 done
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) | gzip -9 > "$out"

@@ -1,0 +1,112 @@
+// The Linux driver end to end (label qemu): a QEMU guest (Debian's kernel, TCG) loads this project's module
+// (firmware/linux/trn/trn.ko), and trn_guest_gemm runs a BF16 GEMM through /dev/trn0 with the project's Driver and
+// GEMM kernel, its operands staged in and the result out of guest RAM by the device's bus-master DMA, on the device
+// `trnsim serve --qemu` simulates; then a malformed program must fault with HBM_RANGE at its instruction 1. The host
+// compares the printed result with the golden GEMM, bit for bit.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "firmware/golden/fp_golden.h"
+#include "firmware/golden/gemm_golden.h"
+#include "tests/driver/backends.h"
+#include "tests/support/child_process.h"
+#include "tests/support/test_seed.h"
+
+namespace trnsim::test {
+namespace {
+
+std::vector<uint16_t> random_bf16(std::size_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) {
+    const float f = u(rng);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    x = golden::narrow_from_f32(isa::Dtype::kBf16, bits, true);
+  }
+  return v;
+}
+
+void write_bf16(const std::string& path, const std::vector<uint16_t>& v) {
+  std::ofstream f(path, std::ios::binary);
+  for (const uint16_t x : v) {
+    const char b[2] = {char(x & 0xFF), char(x >> 8)};
+    f.write(b, 2);
+  }
+}
+
+void run_guest(const std::string& te, int k, int m, int n) {
+  if (std::string(TRNSIM_LINUX_MODULE).empty() || std::system("command -v qemu-system-x86_64 > /dev/null") != 0 ||
+      ::access("/bin/busybox", X_OK) != 0) {
+    GTEST_SKIP() << "needs the Linux module (linux-headers-amd64), qemu-system-x86 and busybox-static: make deps";
+  }
+  TempDir dir;
+  std::mt19937_64 rng(test_seed());
+  golden::GemmOperands ops;
+  ops.dtype = isa::Dtype::kBf16;
+  ops.k = k, ops.m = m, ops.n = n;
+  ops.stationary = random_bf16(std::size_t(k) * m, rng);
+  ops.moving = random_bf16(std::size_t(k) * n, rng);
+  write_bf16(dir.path() + "/stationary.bin", ops.stationary);
+  write_bf16(dir.path() + "/moving.bin", ops.moving);
+  std::ofstream(dir.path() + "/gemm.args") << k << " " << m << " " << n << "\n";
+  const std::string initrd = dir.path() + "/initrd.gz";
+  const std::string mk = fmt::format(
+      "'{0}/firmware/linux/make-initramfs.sh' '{1}' '{0}/firmware/linux/guest/init' '{2}' '{3}' "
+      "'{4}/stationary.bin' '{4}/moving.bin' '{4}/gemm.args'",
+      TRNSIM_SOURCE_DIR, initrd, TRNSIM_LINUX_MODULE, TRNSIM_GUEST_BIN, dir.path());
+  ASSERT_EQ(std::system(mk.c_str()), 0) << mk;
+
+  const std::string sock = dir.path() + "/trn.sock";
+  ServeProcess serve(TRNSIM_BIN, sock, "--config tiny --te " + te + " --once", dir.path() + "/serve.out",
+                     dir.path() + "/serve.err", "--qemu");
+  Proc guest(fmt::format("'{}' qemu --socket '{}' --initrd '{}' --kernel /boot/vmlinuz-{} --timeout-s 400",
+                         TRNSIM_BIN, sock, initrd, TRNSIM_GUEST_KERNEL_VERSION),
+             dir.path() + "/guest.out", dir.path() + "/guest.err");
+  const int code = guest.wait(450);
+  const std::string console = guest.out();
+  std::istringstream lines(console);
+  std::vector<uint32_t> got;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("guest: out ", 0) == 0) {
+      std::istringstream words(line.substr(11));
+      int row = -1;
+      words >> row;
+      EXPECT_EQ(row, int(got.size() / std::size_t(n))) << line;
+      for (std::string hex; words >> hex;) got.push_back(uint32_t(std::stoul(hex, nullptr, 16)));
+    } else if (line.rfind("guest:", 0) == 0) {
+      std::cout << line << "\n";
+    }
+  }
+  EXPECT_EQ(code, 0) << guest.err();
+  EXPECT_NE(console.find("guest: module loaded: trnsim device"), std::string::npos) << console;
+  EXPECT_NE(console.find("guest: fault hbm_range at queue dma, instruction 1"), std::string::npos) << console;
+  EXPECT_NE(console.find("guest: PASS"), std::string::npos) << console;
+  const std::vector<uint32_t> want = golden::gemm(ops, 16);
+  ASSERT_EQ(got.size(), want.size()) << console;
+  int shown = 0;
+  for (std::size_t i = 0; i < want.size() && shown < 5; ++i) {
+    if (got[i] != want[i]) {
+      ADD_FAILURE() << fmt::format("out[{}][{}] = {:#010x}, golden {:#010x}", i / n, i % n, got[i], want[i]);
+      ++shown;
+    }
+  }
+  EXPECT_EQ(serve.proc().wait(30), 0) << serve.proc().err();
+  EXPECT_NE(serve.proc().err().find("0 unsupported requests"), std::string::npos) << serve.proc().err();
+}
+
+TEST(QemuLinux, TheModuleRunsAGemmOnTheTlmDatapathBitExact) { run_guest("tlm", 40, 24, 72); }
+
+TEST(QemuLinux, TheModuleRunsAGemmOnTheVerilatedTensorEngineBitExact) { run_guest("rtl", 33, 17, 40); }
+
+}  // namespace
+}  // namespace trnsim::test
