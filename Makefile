@@ -11,7 +11,7 @@ LIST        ?= smoke
 REGRESS_ARGS ?=
 COVERAGE_ARGS ?=
 
-.PHONY: all deps configure build test test-long run lint bench coverage clean help registers-doc isa-gen
+.PHONY: all deps configure build test test-long qemu-test run lint bench coverage clean help registers-doc isa-gen
 
 all: build
 
@@ -20,6 +20,7 @@ help:
 	@echo "  make run        build trnsim and run the default workload, a GPT-2 transformer block (ends PASS/FAIL)"
 	@echo "  make test       install deps, build, run the CTest suite (no 'long' tests)"
 	@echo "  make test-long  the 'long' tests only (e.g. the 64x64 and 128x128 Tensor Engines), in $(BUILD_DIR)-long"
+	@echo "  make qemu-test  the QEMU guest tests (label qemu: the PCI function, the Linux module, a GEMM via /dev/trn0)"
 	@echo "  make lint       verilator --lint-only -Wall over rtl/"
 	@echo "  make regress    seeded regression, list smoke (LIST=full|long; REGRESS_ARGS=\"--seeds 20\"), docs/verification.md"
 	@echo "  make bench      simulation-speed and build-cost benchmarks (docs/performance.md)"
@@ -43,6 +44,11 @@ build: deps $(BUILD_DIR)/build.ninja
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -LE long -j $(JOBS) $(CTEST_ARGS)
+
+# The QEMU guests of docs/linux-driver.md (also part of `make test`): each boots Debian's kernel under TCG against
+# `trnsim serve --qemu` and shows the guest console (--verbose).
+qemu-test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure --verbose -L qemu $(CTEST_ARGS)
 
 # In a build directory of its own, so that $(BUILD_DIR) keeps the default configuration. -DTRNSIM_LARGE_TE=ON adds
 # the 64x64 and 128x128 Tensor Engines, verilated hierarchically during the build (rtl/CMakeLists.txt).

@@ -245,6 +245,11 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
       }
       if (role > uint32_t(Role::kAttach)) throw WireError(fmt::format("hello: unknown role {}", role));
       c.role = static_cast<Role>(role);
+      if (c.role == Role::kOwner && !options_.owned_by.empty()) {
+        throw WireError(fmt::format("device busy: {} owns it; this socket serves `trnsim attach` only",
+                                    options_.owned_by),
+                        Status::kBusy);
+      }
       if (c.role == Role::kOwner) {
         for (const auto& o : conns_) {
           if (o.get() != &c && o->ep == c.ep && o->owner() && !o->closed) {

@@ -36,6 +36,9 @@ class DeviceServer {
     uint64_t window_bytes = kDefaultWindowBytes;  ///< each owner's shared window (attach clients get 1 MiB)
     /// serve() returns when an owner disconnects and no endpoint has an owner left.
     bool once = false;
+    /// Not empty: the device has an owner outside this server (e.g. "a QEMU guest"): every would-be owner is
+    /// refused (BUSY, naming it); attach clients are served.
+    std::string owned_by;
     /// One line per connection event ("client 1 (owner) connected", "client 1 closed: ..."); empty: silent.
     std::function<void(const std::string&)> log;
   };

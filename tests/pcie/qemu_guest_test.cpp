@@ -2,8 +2,10 @@
 // them, Debian's kernel, an initramfs of busybox (firmware/linux/make-initramfs.sh) whose /init
 // (firmware/linux/smoke/init) finds the PCI function, checks ID through BAR0, writes a DMA program and its input into
 // HBM through the BAR2 window, starts it, polls STATUS and compares the device's copy with the input. The
-// register offsets the guest uses come from spec/trn_regs.h (written into /trn.env here).
+// register offsets the guest uses come from spec/trn_regs.h (written into /trn.env here). Beside the guest, the
+// server's second socket serves `trnsim attach` (and refuses a driver: the guest owns the device).
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -81,9 +83,9 @@ TEST(QemuGuest, ABusyboxGuestRunsADmaProgramThroughTheBars) {
                   TRNSIM_SOURCE_DIR, initrd, dir.path());
   ASSERT_EQ(std::system(mk.c_str()), 0) << mk;
 
-  const std::string sock = dir.path() + "/trn.sock";
-  ServeProcess serve(TRNSIM_BIN, sock, "--config tiny --te tlm --once", dir.path() + "/serve.out",
-                     dir.path() + "/serve.err", "--qemu");
+  const std::string sock = dir.path() + "/trn.sock", attach_sock = dir.path() + "/attach.sock";
+  ServeProcess serve(TRNSIM_BIN, sock, "--config tiny --te tlm --socket '" + attach_sock + "'",
+                     dir.path() + "/serve.out", dir.path() + "/serve.err", "--qemu");
   Proc guest(fmt::format("'{}' qemu --socket '{}' --initrd '{}' --timeout-s 240", TRNSIM_BIN, sock, initrd),
              dir.path() + "/guest.out", dir.path() + "/guest.err");
   const int code = guest.wait(300);
@@ -95,7 +97,22 @@ TEST(QemuGuest, ABusyboxGuestRunsADmaProgramThroughTheBars) {
   EXPECT_NE(console.find(fmt::format("ID 0x{:08X}", regs::kIdValue)), std::string::npos);
   EXPECT_NE(console.find("guest: program done after"), std::string::npos);
   EXPECT_NE(console.find("guest: PASS: the device copied 1024 bytes in HBM"), std::string::npos);
-  EXPECT_EQ(serve.proc().wait(30), 0) << serve.proc().err();  // --once: the server ends with the guest
+  // Beside the guest: `trnsim attach` on the second socket sees what the guest's program left; a driver is refused.
+  Proc look(fmt::format("'{}' attach '{}' --read STATUS --read 'Q_RETIRED[dma]'", TRNSIM_BIN,
+                        attach_sock),
+            dir.path() + "/attach.out", dir.path() + "/attach.err");
+  EXPECT_EQ(look.wait(60), 0) << look.out() << look.err();
+  // dma_copy and halt retired; STATUS.DONE
+  EXPECT_NE(look.out().find(fmt::format("Q_RETIRED[{}]           0x00000002", dma)), std::string::npos) << look.out();
+  EXPECT_NE(look.out().find(fmt::format("STATUS                 0x{:08x}", regs::STATUS_DONE_MASK)),
+            std::string::npos)
+      << look.out();
+  Proc driver(fmt::format("'{}' run --connect '{}' --workload gpt2-mlp-up", TRNSIM_BIN, attach_sock),
+              dir.path() + "/run.out", dir.path() + "/run.err");
+  EXPECT_EQ(driver.wait(60), 2) << driver.out() << driver.err();
+  EXPECT_NE(driver.err().find("device busy: a QEMU guest"), std::string::npos) << driver.err();
+  serve.proc().signal(SIGTERM);
+  EXPECT_EQ(serve.proc().wait(30), 0) << serve.proc().err();
   EXPECT_NE(serve.proc().err().find("QEMU connected"), std::string::npos) << serve.proc().err();
   EXPECT_NE(serve.proc().err().find("0 unsupported requests"), std::string::npos) << serve.proc().err();
 }

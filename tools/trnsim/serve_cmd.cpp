@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "cosim/device/sim_device.h"
 #include "cosim/device/sim_system.h"
 #include "cosim/pcie/qemu_server.h"
 #include "firmware/driver/device_server.h"
+#include "firmware/driver/serialized_device.h"
 #include "model/config/chip_config.h"
 #include "spec/trn_regs.h"
 #include "tools/trnsim/commands.h"
@@ -93,33 +95,55 @@ int serve_system(const model::ChipConfig& cfg, const ServeOptions& o, const CLI:
   return kExitOk;
 }
 
-/// One device as the PCI function of a QEMU guest (docs/linux-driver.md).
+/// One device as the PCI function of a QEMU guest (docs/linux-driver.md); with --socket too, `trnsim attach` beside
+/// the guest on that socket (a second thread; the device serialized between the two).
 int serve_qemu(const ServeOptions& o) {
   DeviceSession s = open_device(o.device);
+  driver::SerializedDevice shared(*s.device);
   pcie::QemuServer::Options qo;
   qo.once = o.once;
   if (!o.quiet) qo.log = [](const std::string& line) { fmt::print(stderr, "trnsim serve: {}\n", line); };
   std::unique_ptr<pcie::QemuServer> server;
+  std::unique_ptr<wire::DeviceServer> attach;
   try {
-    server = std::make_unique<pcie::QemuServer>(*s.device, o.qemu, qo);
+    server = std::make_unique<pcie::QemuServer>(shared, o.qemu, qo);
   } catch (const wire::WireError& e) {
     throw BadInput(fmt::format("--qemu {}", e.what()));
+  }
+  if (!o.socket.empty()) {
+    wire::DeviceServer::Options ao = server_options(o);
+    ao.once = false;
+    ao.owned_by = fmt::format("a QEMU guest (trnsim serve --qemu {})", o.qemu);
+    try {
+      attach = std::make_unique<wire::DeviceServer>(shared, o.socket, ao);
+    } catch (const wire::WireError& e) {
+      throw BadInput(fmt::format("--socket {}", e.what()));
+    }
   }
   // Bus mastering: the model's DMA reaches the guest's RAM (space host) through the function.
   auto* sim = dynamic_cast<cosim::SimDevice*>(s.device.get());
   if (sim == nullptr) throw std::logic_error("serve --qemu: the device is not the in-process model");
   sim->attach_host_memory(&server->bus_master());
   g_qemu = server.get();
+  g_server = attach.get();
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
   std::signal(SIGPIPE, SIG_IGN);
+  std::thread attach_thread;
+  if (attach) attach_thread = std::thread([&] { attach->serve(); });
   fmt::print("listening on {} (QEMU x-pci-proxy-dev)\n", o.qemu);
+  if (attach) fmt::print("listening on {} (trnsim attach beside the guest)\n", o.socket);
   fmt::print("  device {} ({}x{} Tensor Engine, {} datapath) as PCI function {:04x}:{:04x}{}\n", s.info().config_name,
              s.info().te_rows, s.info().te_cols, s.info().te_backend, regs::PCI_VENDOR_ID, regs::PCI_DEVICE_ID,
              o.once ? ", one guest (--once)" : "");
   std::fflush(stdout);
   server->serve();
+  if (attach) {
+    attach->stop();
+    attach_thread.join();
+  }
   g_qemu = nullptr;
+  g_server = nullptr;
   sim->attach_host_memory(nullptr);
   s.write_timeline();
   fmt::print("trnsim serve: stopped\n");
@@ -127,8 +151,9 @@ int serve_qemu(const ServeOptions& o) {
 }
 
 int serve(const ServeOptions& o, const CLI::App& cmd) {
-  if (o.socket.empty() == o.qemu.empty()) {
-    throw BadInput("give one of --socket PATH (the trnsim wire protocol) and --qemu PATH (a QEMU guest's PCI function)");
+  if (o.socket.empty() && o.qemu.empty()) {
+    throw BadInput("give --socket PATH (the trnsim wire protocol) or --qemu PATH (a QEMU guest's PCI function; "
+                   "with --socket too for `trnsim attach` beside the guest)");
   }
   if (o.window_mib < 1 || o.window_mib > 4096) {
     throw BadInput(fmt::format("--window-mib {}: must be 1 .. 4096", o.window_mib));
@@ -169,8 +194,9 @@ Action add_serve(CLI::App& app) {
   cmd->add_option("--socket", o->socket,
                   "Socket path to listen on for drivers (--connect) and attach (a stale socket file there is replaced)");
   cmd->add_option("--qemu", o->qemu,
-                  "Instead: serve the device as the PCI function of a QEMU guest on this socket (QEMU's multi-process "
-                  "protocol, -device x-pci-proxy-dev; docs/linux-driver.md)");
+                  "Serve the device as the PCI function of a QEMU guest on this socket (QEMU's multi-process "
+                  "protocol, -device x-pci-proxy-dev; docs/linux-driver.md); with --socket too, that socket serves "
+                  "`trnsim attach` beside the guest");
   cmd->add_option("--config", o->device.config,
                   "Machine configuration: tiny or trn2 (one socket), or a multi-chip system trn2-16 or trn2-64 "
                   "(one socket per chip: PATH.0, PATH.1, ...; TLM datapath)")
