@@ -192,7 +192,8 @@ Action add_serve(CLI::App& app) {
       app.add_subcommand("serve", "Serve a simulated device over a UNIX-domain socket (for --connect and attach, or a "
                                   "QEMU guest with --qemu)");
   cmd->add_option("--socket", o->socket,
-                  "Socket path to listen on for drivers (--connect) and attach (a stale socket file there is replaced)");
+                  "Socket path to listen on for drivers (--connect) and attach (a stale socket file there is "
+                  "replaced)");
   cmd->add_option("--qemu", o->qemu,
                   "Serve the device as the PCI function of a QEMU guest on this socket (QEMU's multi-process "
                   "protocol, -device x-pci-proxy-dev; docs/linux-driver.md); with --socket too, that socket serves "

@@ -40,6 +40,8 @@ class LinuxDevice final : public Device {
 
   /// A DMA-coherent buffer of `bytes` (the module's TRN_IOC_DMA_ALLOC, mmap()ed); freed with the device.
   DmaBuffer dma_alloc(uint64_t bytes);
+  /// The open /dev/trn0, for the module's other ioctls (trn_ioctl.h).
+  int fd() const { return fd_; }
 
  private:
   int fd_ = -1;

@@ -7,10 +7,13 @@
 // DMA-only program stages them into HBM by bus mastering (space host), the GEMM kernel computes out[M, N] =
 // S^T @ M, a second DMA program stages out back into a guest buffer, whose FP32 bits are printed ("guest: out ROW
 // HEX..."), for the host to compare with the golden GEMM. Then a malformed program (a copy past the end of HBM at
-// instruction 1) must fail with HBM_RANGE at queue dma, instruction 1. Console lines start with "guest:"; the last
+// instruction 1), loaded and run with the module's ioctls, must fail with EIO and HBM_RANGE at queue dma,
+// instruction 1, field dst_addr. Console lines start with "guest:"; the last
 // is "guest: PASS ..." or "guest: FAIL ...". Exit code 0 / 1 (2: bad arguments).
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +27,7 @@
 #include "firmware/kernels/dma_copies.h"
 #include "firmware/kernels/gemm_kernel.h"
 #include "firmware/linux/guest/linux_device.h"
+#include "firmware/linux/trn/trn_ioctl.h"
 #include "spec/trn_regs.h"
 
 namespace {
@@ -93,8 +97,8 @@ int run(int k, int m, int n, const std::vector<uint8_t>& s_bytes, const std::vec
   }
   std::fflush(stdout);
 
-  // A malformed program: its second instruction copies past the end of HBM.
-  isa::Program bad;
+  // A malformed program, through the module's own C interface (TRN_IOC_LOAD_PROGRAM, TRN_IOC_RUN): its second
+  // instruction copies past the end of HBM, so RUN must fail with EIO and the fault's registers.
   isa::Instruction nop;
   nop.op = isa::Opcode::kNop;
   isa::Instruction copy;
@@ -105,19 +109,29 @@ int run(int k, int m, int n, const std::vector<uint8_t>& s_bytes, const std::vec
   copy.copy.dst_addr = info.hbm_bytes - 8;
   copy.copy.count = {16, 1, 1, 1};
   copy.copy.src_stride = copy.copy.dst_stride = {4, 0, 0, 0};
-  bad.queue(isa::Engine::kDma) = {nop, copy, isa::Instruction::halt()};
-  drv.load_program(bad);
-  try {
-    drv.run(kTimeoutCycles);
-    fmt::print("guest: FAIL: the malformed program ran to its end\n");
+  std::vector<uint8_t> bad;
+  for (const isa::Instruction& in : {nop, copy, isa::Instruction::halt()}) {
+    const auto b = isa::encode(in);
+    bad.insert(bad.end(), b.begin(), b.end());
+  }
+  const uint32_t dma = uint32_t(isa::Engine::kDma);
+  for (uint32_t q = 0; q < info.num_queues; ++q) dev.write_reg(regs::queue_reg(q, regs::Q_LEN), 0);
+  dev.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
+  trn_program prog{dma, 3, drv.alloc(bad.size()), reinterpret_cast<uint64_t>(bad.data())};
+  if (::ioctl(dev.fd(), TRN_IOC_LOAD_PROGRAM, &prog) != 0) {
+    fmt::print("guest: FAIL: TRN_IOC_LOAD_PROGRAM: {}\n", std::strerror(errno));
     return 1;
-  } catch (const driver::DeviceFault& f) {
-    fmt::print("guest: fault {} at queue {}, instruction {}: {}\n", regs::err_code_name(f.code()),
-               isa::engine_name(static_cast<isa::Engine>(f.queue())), f.index(), f.what());
-    if (f.code() != regs::ERR_HBM_RANGE || f.queue() != uint32_t(isa::Engine::kDma) || f.index() != 1) {
-      fmt::print("guest: FAIL: expected hbm_range at queue dma, instruction 1\n");
-      return 1;
-    }
+  }
+  trn_run run{1u << dma, 10000, 0, 0, 0, 0, 0, {}};
+  const int rc = ::ioctl(dev.fd(), TRN_IOC_RUN, &run);
+  const int err = errno;
+  fmt::print("guest: fault {} at queue {}, instruction {} (errno {}): {}\n", regs::err_code_name(run.err_code),
+             isa::engine_name(static_cast<isa::Engine>(run.err_queue)), run.err_index,
+             rc == 0 ? "none" : std::strerror(err), run.detail);
+  if (rc == 0 || err != EIO || run.err_code != regs::ERR_HBM_RANGE || run.err_queue != dma || run.err_index != 1 ||
+      run.err_info != uint32_t(isa::field_id("dst_addr"))) {
+    fmt::print("guest: FAIL: expected EIO, hbm_range at queue dma, instruction 1, field dst_addr\n");
+    return 1;
   }
   fmt::print("guest: PASS: a {}x{}x{} BF16 GEMM through /dev/trn0 and the malformed program's fault\n", k, m, n);
   return 0;

@@ -5,8 +5,9 @@
  * Probe: enables the function, maps BAR0 (the registers) and BAR2 (the device memory window), checks ID, turns on
  * bus mastering with a 48-bit DMA mask, and registers /dev/trn0 (a misc device). The interface is trn_ioctl.h:
  * registers, device memory through the window, DMA-coherent buffers in host RAM for the device's space host
- * (mmap()ed by the program), and RUN: doorbell, then a bounded wait for DONE or ERROR, the error registers turned
- * into -EIO plus the fault's code, queue, index, field and text.
+ * (mmap()ed by the program), LOAD_PROGRAM (a queue's instructions into HBM and its Q_ registers), and RUN: doorbell,
+ * then a bounded wait for DONE or ERROR, the error registers turned into -EIO plus the fault's code, queue, index,
+ * field and text.
  *
  * Waiting polls STATUS: QEMU 7.2's proxy delivers INTx only through KVM's irqchip, which the test machines cannot
  * run (docs/linux-driver.md), so the module does not depend on the interrupt.
@@ -117,6 +118,27 @@ static long trn_mem(struct trn_dev *td, struct trn_mem *m, bool write)
 	mutex_unlock(&td->lock);
 	kfree(bounce);
 	return ret;
+}
+
+static long trn_load_program(struct trn_dev *td, struct trn_program *p)
+{
+	const u64 hbm = ((u64)trn_rd(td, TRN_HBM_BYTES_HI) << 32) | trn_rd(td, TRN_HBM_BYTES_LO);
+	const u64 bytes = (u64)p->count * 64;
+	struct trn_mem m = {
+		.device_addr = TRN_HBM_BASE + p->hbm_addr, .user_ptr = p->user_ptr, .bytes = bytes,
+	};
+	long ret;
+
+	if (p->queue >= trn_rd(td, TRN_NUM_QUEUES) || p->count == 0 || p->count > (1u << 20) ||
+	    p->hbm_addr > hbm || bytes > hbm - p->hbm_addr)
+		return -EINVAL;
+	ret = trn_mem(td, &m, true);
+	if (ret)
+		return ret;
+	trn_wr(td, TRN_QUEUE_REG(p->queue, TRN_Q_BASE_LO), lower_32_bits(p->hbm_addr));
+	trn_wr(td, TRN_QUEUE_REG(p->queue, TRN_Q_BASE_HI), upper_32_bits(p->hbm_addr));
+	trn_wr(td, TRN_QUEUE_REG(p->queue, TRN_Q_LEN), p->count);
+	return 0;
 }
 
 static void trn_fault(struct trn_dev *td, struct trn_run *r)
@@ -281,6 +303,13 @@ static long trn_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (ret == 0 && copy_to_user(up, &d, sizeof(d)))
 			ret = -EFAULT;
 		return ret;
+	}
+	case TRN_IOC_LOAD_PROGRAM: {
+		struct trn_program p;
+
+		if (copy_from_user(&p, up, sizeof(p)))
+			return -EFAULT;
+		return trn_load_program(td, &p);
 	}
 	case TRN_IOC_RUN: {
 		struct trn_run *r = kzalloc(sizeof(*r), GFP_KERNEL);

@@ -50,6 +50,16 @@ struct trn_dma_buf {
   __u64 mmap_offset; /* out */
 };
 
+/* TRN_IOC_LOAD_PROGRAM: `count` 64-byte instructions (docs/isa.md) from `user_ptr` into HBM at byte `hbm_addr`
+ * (through the window), then Q_BASE_LO/HI = hbm_addr and Q_LEN = count of queue `queue`. -EINVAL for a queue past
+ * NUM_QUEUES, count 0 or > 1M, or a program not inside HBM; -EFAULT for a bad buffer. */
+struct trn_program {
+  __u32 queue;
+  __u32 count;
+  __u64 hbm_addr;
+  __u64 user_ptr;
+};
+
 /* TRN_IOC_RUN: rings DOORBELL with `queues` (one bit per queue; the caller has set Q_BASE/Q_LEN) and waits, at most
  * `timeout_ms`, for STATUS.DONE or STATUS.ERROR. 0 on DONE (cycles filled in); -EIO when the device stopped with an
  * error (err_* filled in, detail = ERR_DETAIL's text); -ETIMEDOUT when neither came (the device is left running);
@@ -71,5 +81,6 @@ struct trn_run {
 #define TRN_IOC_DMA_ALLOC _IOWR(TRN_IOC_MAGIC, 6, struct trn_dma_buf)
 #define TRN_IOC_DMA_FREE _IOW(TRN_IOC_MAGIC, 7, struct trn_dma_buf)
 #define TRN_IOC_RUN _IOWR(TRN_IOC_MAGIC, 8, struct trn_run)
+#define TRN_IOC_LOAD_PROGRAM _IOW(TRN_IOC_MAGIC, 9, struct trn_program)
 
 #endif /* TRN_IOCTL_H */
