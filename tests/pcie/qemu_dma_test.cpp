@@ -20,6 +20,7 @@
 #include "cosim/device/sim_device.h"
 #include "cosim/pcie/mpqemu.h"
 #include "cosim/pcie/qemu_server.h"
+#include "tests/pcie/fake_qemu.h"
 #include "firmware/isa/isa.h"
 #include "model/config/chip_config.h"
 #include "spec/trn_regs.h"
@@ -30,7 +31,7 @@ namespace trnsim::pcie {
 namespace {
 
 using mpqemu::Cmd;
-constexpr uint64_t kBar0 = 0xFE000000, kBar2 = 0xF8000000;
+constexpr uint64_t kBar0 = test::kBar0At, kBar2 = test::kBar2At;
 constexpr uint64_t kRamBytes = 2 << 20;
 
 /// The model and its QemuServer, both made and run in one thread (the SystemC kernel stays on it).
@@ -59,47 +60,25 @@ class ServedModel {
   std::string path() const { return dir_.path() + "/q.sock"; }
 
  private:
-  test::TempDir dir_;
+  trnsim::test::TempDir dir_;
   std::mutex m_;
   std::condition_variable ready_;
   QemuServer* server_ = nullptr;
   std::thread thread_;
 };
 
-class Proxy {
+/// The fake QEMU plus the register and memory steps of a driver on top of it.
+class Proxy : public test::FakeQemu {
  public:
-  explicit Proxy(const std::string& path) {
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) throw std::runtime_error("connect");
-  }
-  ~Proxy() { ::close(fd_); }
-  int fd() const { return fd_; }
-  uint64_t ask(Cmd cmd, const std::vector<uint8_t>& data) {
-    mpqemu::send(fd_, int32_t(cmd), data);
-    mpqemu::Message r;
-    if (!mpqemu::receive(fd_, &r, 10000)) throw std::runtime_error("the server closed the connection");
-    uint64_t v = 0;
-    std::memcpy(&v, r.data.data(), std::min<std::size_t>(8, r.data.size()));
-    return v;
-  }
-  void cfg_write(uint32_t addr, uint32_t val, int len) {
-    ask(Cmd::kPciCfgWrite, mpqemu::encode(mpqemu::PciConf{addr, val, len}));
-  }
-  uint32_t reg(uint32_t offset) {
-    return uint32_t(ask(Cmd::kBarRead, mpqemu::encode(mpqemu::BarAccess{kBar0 + offset, 0, 4, true})));
-  }
-  void set_reg(uint32_t offset, uint32_t v) {
-    ask(Cmd::kBarWrite, mpqemu::encode(mpqemu::BarAccess{kBar0 + offset, v, 4, true}));
-  }
+  using FakeQemu::FakeQemu;
+  uint32_t reg(uint32_t offset) { return uint32_t(bar_read(kBar0 + offset, 4)); }
+  void set_reg(uint32_t offset, uint32_t v) { bar_write(kBar0 + offset, v, 4); }
   /// `bytes` into HBM at `hbm` through the window (8 bytes per access).
   void write_hbm(uint64_t hbm, const std::vector<uint8_t>& bytes) {
     for (std::size_t i = 0; i < bytes.size(); i += 8) {
       uint64_t v = 0;
       std::memcpy(&v, bytes.data() + i, std::min<std::size_t>(8, bytes.size() - i));
-      ask(Cmd::kBarWrite, mpqemu::encode(mpqemu::BarAccess{kBar2 + hbm + i, v, 8, true}));
+      bar_write(kBar2 + hbm + i, v, 8);
     }
   }
   /// Writes the dma queue's program at HBM 0, runs it, and waits (bounded) for DONE or ERROR; returns STATUS.
@@ -133,9 +112,6 @@ class Proxy {
     }
     return s;
   }
-
- private:
-  int fd_ = -1;
 };
 
 isa::Instruction copy(isa::MemSpace src, uint64_t src_addr, isa::MemSpace dst, uint64_t dst_addr, uint16_t words) {
@@ -162,9 +138,7 @@ isa::Instruction barrier() {
 TEST(QemuDma, TheModelsDmaReachesGuestRamOnlyWithBusMasteringAndWhereRamIs) {
   ServedModel served;
   Proxy q(served.path());
-  q.cfg_write(0x10, uint32_t(kBar0), 4);
-  q.cfg_write(0x18, uint32_t(kBar2), 4);
-  q.cfg_write(0x04, 0x0006, 2);  // memory space + bus master
+  q.bring_up();  // BARs placed, memory space and bus master on
   using isa::MemSpace;
 
   // No RAM announced yet: the copy from the host stops the device.
@@ -180,7 +154,7 @@ TEST(QemuDma, TheModelsDmaReachesGuestRamOnlyWithBusMasteringAndWhereRamIs) {
   ASSERT_EQ(::ftruncate(ram, kRamBytes), 0);
   auto* guest = static_cast<uint8_t*>(::mmap(nullptr, kRamBytes, PROT_READ | PROT_WRITE, MAP_SHARED, ram, 0));
   ASSERT_NE(guest, MAP_FAILED);
-  std::mt19937 rng{static_cast<uint32_t>(test::test_seed())};
+  std::mt19937 rng{static_cast<uint32_t>(trnsim::test::test_seed())};
   for (int i = 0; i < 256; ++i) guest[0x1000 + i] = uint8_t(rng());
   mpqemu::SyncSysmem m;
   m.regions = {{0x0, kRamBytes, 0}};

@@ -18,6 +18,7 @@
 
 #include "cosim/pcie/mpqemu.h"
 #include "cosim/pcie/qemu_server.h"
+#include "tests/pcie/fake_qemu.h"
 #include "spec/trn_regs.h"
 #include "tests/driver/backends.h"
 #include "tests/driver/mock_device.h"
@@ -27,7 +28,9 @@ namespace {
 
 using mpqemu::Cmd;
 
-constexpr uint32_t kBar0At = 0xFE000000, kBar2At = 0xF8000000;
+using test::FakeQemu;
+using test::kBar0At;
+using test::kBar2At;
 
 /// The server in a thread.
 class Served {
@@ -50,64 +53,10 @@ class Served {
   const std::string& log() const { return lines_; }  // read only after stop()
 
  private:
-  test::TempDir dir_;
+  trnsim::test::TempDir dir_;
   std::string lines_;
   std::unique_ptr<QemuServer> server_;
   std::thread thread_;
-};
-
-/// QEMU's side of one connection.
-class Proxy {
- public:
-  explicit Proxy(const std::string& path) {
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) throw std::runtime_error("connect");
-  }
-  ~Proxy() { ::close(fd_); }
-  int fd() const { return fd_; }
-
-  uint64_t ask(Cmd cmd, const std::vector<uint8_t>& data) {
-    mpqemu::send(fd_, int32_t(cmd), data);
-    mpqemu::Message r;
-    if (!mpqemu::receive(fd_, &r, 5000)) throw std::runtime_error("the server closed the connection");
-    EXPECT_EQ(r.cmd, int32_t(Cmd::kRet));
-    uint64_t v = 0;
-    std::memcpy(&v, r.data.data(), std::min<std::size_t>(8, r.data.size()));
-    return v;
-  }
-  uint32_t cfg_read(uint32_t addr, int len) {
-    return uint32_t(ask(Cmd::kPciCfgRead, mpqemu::encode(mpqemu::PciConf{addr, 0, len})));
-  }
-  void cfg_write(uint32_t addr, uint32_t val, int len) {
-    ask(Cmd::kPciCfgWrite, mpqemu::encode(mpqemu::PciConf{addr, val, len}));
-  }
-  uint64_t bar_read(uint64_t addr, uint32_t size) {
-    return ask(Cmd::kBarRead, mpqemu::encode(mpqemu::BarAccess{addr, 0, size, true}));
-  }
-  void bar_write(uint64_t addr, uint64_t val, uint32_t size) {
-    ask(Cmd::kBarWrite, mpqemu::encode(mpqemu::BarAccess{addr, val, size, true}));
-  }
-  /// What QEMU's proxy does when it realizes the device: size every BAR, then (as the guest's firmware would) place
-  /// BAR0 and BAR2 and enable memory decoding.
-  void enumerate() {
-    for (uint32_t bar = 0; bar < 7; ++bar) {
-      const uint32_t off = 0x10 + 4 * bar;
-      const uint32_t orig = cfg_read(off, 4);
-      cfg_write(off, 0xFFFFFFFF, 4);
-      sizes[bar] = ~(cfg_read(off, 4) & 0xFFFFFFF0u) + 1;
-      cfg_write(off, orig, 4);
-    }
-    cfg_write(0x10, kBar0At, 4);
-    cfg_write(0x18, kBar2At, 4);
-    cfg_write(0x04, 0x0006, 2);  // memory space + bus master
-  }
-  std::array<uint32_t, 7> sizes{};
-
- private:
-  int fd_ = -1;
 };
 
 bool readable(int fd, int ms) {
@@ -116,9 +65,9 @@ bool readable(int fd, int ms) {
 }
 
 TEST(PcieFunction, TheHeaderHasTheMapsIdsAndSizesItsBars) {
-  test::MockDevice dev;
+  trnsim::test::MockDevice dev;
   Served s(dev);
-  Proxy q(s.path());
+  FakeQemu q(s.path());
   EXPECT_EQ(q.cfg_read(0x00, 2), 0x1AF4u);  // Red Hat / Qumranet: the experimental 10f0 device
   EXPECT_EQ(q.cfg_read(0x02, 2), 0x10F0u);
   EXPECT_EQ(q.cfg_read(0x00, 4), 0x10F01AF4u);
@@ -127,7 +76,7 @@ TEST(PcieFunction, TheHeaderHasTheMapsIdsAndSizesItsBars) {
   EXPECT_EQ(q.cfg_read(0x3D, 1), 1u);           // INTA#
   EXPECT_EQ(q.cfg_read(0x0E, 1), 0u);           // header type 0, single function
   EXPECT_EQ(q.cfg_read(0x34, 1), 0u);           // no capabilities
-  q.enumerate();
+  q.bring_up();
   EXPECT_EQ(q.sizes[0], 64u * 1024);        // the register map
   EXPECT_EQ(q.sizes[2], 64u * 1024 * 1024);  // the window
   for (const int unused : {1, 3, 4, 5, 6}) EXPECT_EQ(q.sizes[std::size_t(unused)], 0u) << "BAR " << unused;
@@ -144,10 +93,10 @@ TEST(PcieFunction, TheHeaderHasTheMapsIdsAndSizesItsBars) {
 }
 
 TEST(PcieFunction, Bar0IsTheRegisterMapAndBar2AWindowOntoDeviceMemory) {
-  test::MockDevice dev;
+  trnsim::test::MockDevice dev;
   Served s(dev);
-  Proxy q(s.path());
-  q.enumerate();
+  FakeQemu q(s.path());
+  q.bring_up();
   EXPECT_EQ(q.bar_read(kBar0At + regs::ID, 4), regs::kIdValue);
   EXPECT_EQ(q.bar_read(kBar0At + regs::HBM_BYTES_LO, 8), 1ull << 30);  // LO and HI in one 8-byte read
   q.bar_write(kBar0At + regs::INT_ENABLE, 3, 4);
@@ -170,10 +119,10 @@ TEST(PcieFunction, Bar0IsTheRegisterMapAndBar2AWindowOntoDeviceMemory) {
 }
 
 TEST(PcieFunction, UnsupportedRequestsReadAllOnesAndAreLogged) {
-  test::MockDevice dev;
+  trnsim::test::MockDevice dev;
   Served s(dev);
-  Proxy q(s.path());
-  q.enumerate();
+  FakeQemu q(s.path());
+  q.bring_up();
   EXPECT_EQ(q.bar_read(kBar0At + regs::ID + 1, 2), ~0ull);  // registers take 4 aligned bytes
   EXPECT_EQ(q.bar_read(kBar0At + 0x10000, 4), ~0ull);       // past BAR0
   q.bar_write(kBar0At + regs::PCIE_WIN_HI, 0x0, 4);          // the window onto device address 0 .. 64 MiB: MMIO,
@@ -190,11 +139,11 @@ TEST(PcieFunction, UnsupportedRequestsReadAllOnesAndAreLogged) {
 }
 
 TEST(QemuServer, RaisesIntxThroughTheIrqfdAndAgainAfterTheResample) {
-  test::MockDevice dev;
+  trnsim::test::MockDevice dev;
   dev.outcome.cycles = 5000;  // the run ends with DONE 5000 cycles after the doorbell
   Served s(dev);
-  Proxy q(s.path());
-  q.enumerate();
+  FakeQemu q(s.path());
+  q.bring_up();
   const int irqfd = ::eventfd(0, EFD_CLOEXEC), resample = ::eventfd(0, EFD_CLOEXEC);
   mpqemu::send(q.fd(), int32_t(Cmd::kSetIrqfd), {}, {irqfd, resample});
   q.bar_write(kBar0At + regs::INT_ENABLE, regs::INT_STATUS_DONE_MASK, 4);
@@ -228,9 +177,9 @@ TEST(QemuServer, RaisesIntxThroughTheIrqfdAndAgainAfterTheResample) {
 }
 
 TEST(QemuServer, MapsGuestRamFromSyncSysmem) {
-  test::MockDevice dev;
+  trnsim::test::MockDevice dev;
   Served s(dev);
-  Proxy q(s.path());
+  FakeQemu q(s.path());
   const int ram = ::memfd_create("guest-ram", MFD_CLOEXEC);
   ASSERT_EQ(::ftruncate(ram, 2 << 20), 0);
   mpqemu::SyncSysmem m;
@@ -254,22 +203,22 @@ TEST(QemuServer, MapsGuestRamFromSyncSysmem) {
 }
 
 TEST(QemuServer, AMalformedMessageClosesTheConnectionAndTheNextQemuIsServed) {
-  test::MockDevice dev;
+  trnsim::test::MockDevice dev;
   Served s(dev);
   {
-    Proxy q(s.path());
+    FakeQemu q(s.path());
     mpqemu::send(q.fd(), 42, {});  // no such command
     mpqemu::Message r;
     EXPECT_FALSE(mpqemu::receive(q.fd(), &r, 5000)) << "the connection should be closed";
   }
   {
-    Proxy q(s.path());
+    FakeQemu q(s.path());
     mpqemu::send(q.fd(), int32_t(Cmd::kPciCfgRead), {1, 2, 3});  // 3 bytes of a 12-byte message
     mpqemu::Message r;
     EXPECT_FALSE(mpqemu::receive(q.fd(), &r, 5000));
   }
   {
-    Proxy q(s.path());
+    FakeQemu q(s.path());
     const int one = ::eventfd(0, EFD_CLOEXEC);
     mpqemu::send(q.fd(), int32_t(Cmd::kSetIrqfd), {}, {one});  // needs two fds
     mpqemu::Message r;
@@ -277,7 +226,7 @@ TEST(QemuServer, AMalformedMessageClosesTheConnectionAndTheNextQemuIsServed) {
     ::close(one);
   }
   {
-    Proxy q(s.path());
+    FakeQemu q(s.path());
     uint8_t h[16] = {};
     const uint64_t huge = 1 << 20;
     std::memcpy(h + 8, &huge, 8);
@@ -285,7 +234,7 @@ TEST(QemuServer, AMalformedMessageClosesTheConnectionAndTheNextQemuIsServed) {
     mpqemu::Message r;
     EXPECT_FALSE(mpqemu::receive(q.fd(), &r, 5000));
   }
-  Proxy q(s.path());
+  FakeQemu q(s.path());
   EXPECT_EQ(q.cfg_read(0x00, 2), 0x1AF4u);
   s.stop();
   EXPECT_NE(s.log().find("unknown command 42"), std::string::npos) << s.log();
@@ -295,26 +244,26 @@ TEST(QemuServer, AMalformedMessageClosesTheConnectionAndTheNextQemuIsServed) {
 }
 
 TEST(QemuServer, DeviceResetRestoresTheHeaderAndResetsTheDevice) {
-  test::MockDevice dev;
+  trnsim::test::MockDevice dev;
   Served s(dev);
-  Proxy q(s.path());
-  q.enumerate();
+  FakeQemu q(s.path());
+  q.bring_up();
   q.bar_write(kBar0At + regs::PCIE_WIN_LO, 0x5000, 4);
   q.bar_write(kBar0At + regs::INT_ENABLE, 3, 4);
   EXPECT_EQ(q.ask(Cmd::kDeviceReset, {}), 0u);
   EXPECT_EQ(q.cfg_read(0x10, 4), 0u);  // BARs unassigned, decoding off
   EXPECT_EQ(q.cfg_read(0x04, 2), 0u);
-  q.enumerate();
+  q.bring_up();
   EXPECT_EQ(q.bar_read(kBar0At + regs::PCIE_WIN_LO, 4), 0u);
   EXPECT_EQ(q.bar_read(kBar0At + regs::INT_ENABLE, 4), 0u);
 }
 
 TEST(QemuServer, ASecondQemuIsTurnedAwayWhileOneIsServed) {
-  test::MockDevice dev;
+  trnsim::test::MockDevice dev;
   Served s(dev);
-  Proxy first(s.path());
+  FakeQemu first(s.path());
   EXPECT_EQ(first.cfg_read(0x00, 2), 0x1AF4u);
-  Proxy second(s.path());
+  FakeQemu second(s.path());
   bool answered = false;
   try {  // the server closed it: the send fails (EPIPE) or the answer never comes (EOF)
     mpqemu::send(second.fd(), int32_t(Cmd::kPciCfgRead), mpqemu::encode(mpqemu::PciConf{0, 0, 2}));
