@@ -20,6 +20,7 @@ namespace {
 constexpr int kIdlePollMs = 50;  ///< poll bound while nothing runs (stop() and accept stay prompt)
 constexpr double kSliceMinMs = 10.0, kSliceMaxMs = 40.0;
 constexpr uint64_t kMaxSliceCycles = 1ull << 30;
+constexpr int kMaxDeferredSlices = 16;  ///< rounds with a message while busy before a slice runs anyway
 
 }  // namespace
 
@@ -232,8 +233,13 @@ void QemuServer::serve() {
       }
     }
     if (conn_.get() < 0) continue;
-    // Messages first: simulated time moves only while the guest waits for nothing from the device.
-    if (!spoke && busy) run_slice();
+    // Messages first: simulated time moves while the guest waits for nothing from the device; a guest that polls
+    // without pause still lets a slice run every kMaxDeferredSlices rounds.
+    deferred_ = spoke && busy ? deferred_ + 1 : 0;
+    if (busy && (!spoke || deferred_ >= kMaxDeferredSlices)) {
+      run_slice();
+      deferred_ = 0;
+    }
     update_intx();
   }
 }

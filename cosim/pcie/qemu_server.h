@@ -5,7 +5,8 @@
 // One thread. It listens on a UNIX-domain socket and serves one QEMU at a time (a second connection is closed with a
 // log line). Configuration and BAR accesses are answered at once, in arrival order, while simulated time stands
 // still; between messages, while the device is busy (STATUS.BUSY) and its interrupt line low, it runs the device in
-// slices of some 10-40 ms of host time (so a guest access waits at most one slice). When the INTx level rises it
+// slices of some 10-40 ms of host time (so a guest access waits at most one slice), and after 16 rounds in a row
+// with messages a slice runs anyway (a guest that polls without pause cannot stop the device's time). When the INTx level rises it
 // writes the irqfd QEMU passed (SET_IRQFD); QEMU's KVM irqchip holds the level until the guest's EOI and then signals
 // the resample eventfd, after which a level still high is signalled again. Without KVM (TCG) QEMU's proxy connects
 // no irqfd: the guest must poll (docs/linux-driver.md). Guest RAM announced by SYNC_SYSMEM is mapped for the
@@ -112,6 +113,7 @@ class QemuServer {
   bool irq_signalled_ = false;  ///< the level was written to the irqfd and no resample came since
   bool served_one_ = false;
   uint64_t slice_cycles_ = 1024;
+  int deferred_ = 0;  ///< serve rounds in a row with a message while the device was busy
   uint64_t messages_ = 0, unsupported_ = 0;
 };
 
