@@ -179,6 +179,14 @@ TEST(ServeCli, BadInputIsOneLineAndExitTwo) {
       {"serve --socket " + dir.sock("sys") + " --config trn2-16 --timeline t.json", "applies to a single-chip"},
       {"run --workload allreduce --connect " + s + " --bytes 4K", "a chip on its own"},
       {"run --workload allreduce --connect " + s + " --bytes 4K --fabric tlm", "with --connect the server's"},
+      {"serve", "give --socket PATH"},
+      {"serve --qemu " + dir.sock("q") + " --config trn2-16", "--qemu serves one chip as one PCI function"},
+      {"serve --qemu " + s, "a server is listening there already"},
+      {"qemu --socket " + dir.sock("none.sock") + " --initrd /etc/hostname", "no `trnsim serve --qemu"},
+      {"qemu --socket " + s + " --initrd " + dir.sock("no.gz"), "--initrd " + dir.sock("no.gz") + ": not a readable"},
+      {"qemu --socket " + s + " --initrd /etc/hostname --kernel /nonexistent", "--kernel /nonexistent: not a"},
+      {"qemu --socket " + s + " --initrd /etc/hostname --accel hvf", "--accel hvf: tcg or kvm"},
+      {"qemu --socket " + s + " --initrd /etc/hostname --memory-mib 8", "--memory-mib 8: must be 64 .. 65536"},
   };
   for (const Case& c : cases) {
     const Result r = run(c.args);

@@ -72,16 +72,16 @@ int connect_to(const std::string& path) {
 }
 
 int boot(const QemuOptions& o) {
-  const std::string kernel = o.kernel.empty() ? newest_kernel() : o.kernel;
-  if (kernel.empty()) {
-    throw BadInput("--kernel: no /boot/vmlinuz-* here; give one, or install Debian's linux-image-amd64 (make deps)");
-  }
-  if (!readable_file(kernel)) throw BadInput(fmt::format("--kernel {}: not a readable file", kernel));
   if (!readable_file(o.initrd)) throw BadInput(fmt::format("--initrd {}: not a readable file", o.initrd));
   if (o.accel != "tcg" && o.accel != "kvm") throw BadInput(fmt::format("--accel {}: tcg or kvm", o.accel));
   if (o.memory_mib < 64 || o.memory_mib > 65536) {
     throw BadInput(fmt::format("--memory-mib {}: must be 64 .. 65536", o.memory_mib));
   }
+  const std::string kernel = o.kernel.empty() ? newest_kernel() : o.kernel;
+  if (kernel.empty()) {
+    throw BadInput("--kernel: no /boot/vmlinuz-* here; give one, or install Debian's linux-image-amd64 (make deps)");
+  }
+  if (!readable_file(kernel)) throw BadInput(fmt::format("--kernel {}: not a readable file", kernel));
   const int fd = connect_to(o.socket);
   const std::string mem = fmt::format("{}M", o.memory_mib);
   std::vector<std::string> args = {o.qemu,
