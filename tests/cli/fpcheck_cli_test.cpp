@@ -152,6 +152,19 @@ TEST(FpcheckCli, NoSatSelectsOcpOverflow) {
   EXPECT_EQ(nosat.exit_code, 0) << nosat.out;
 }
 
+TEST(FpcheckCli, NoSatOnAnOpWithoutSaturationIsAUsageError) {
+  // Only the FP8 narrowing ops saturate: elsewhere --no-sat would be silently ignored.
+  const std::string path = write_file("3F800000 3F80 00\n");
+  for (const char* op : {"f32_to_bf16", "f32_to_f16", "fp8e4m3_to_f32", "f32_add"}) {
+    const Result r = run(std::string("fpcheck --op ") + op + " --vectors " + path + " --no-sat");
+    EXPECT_EQ(r.exit_code, 2) << op << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(std::string("--no-sat applies to the FP8 narrowing ops (f32_to_fp8e4m3, f32_to_fp8e5m2) "
+                                     "only, not ") + op),
+              std::string::npos)
+        << r.err;
+  }
+}
+
 TEST(FpcheckCli, HelpListsOps) {
   const Result r = run("fpcheck --help");
   EXPECT_EQ(r.exit_code, 0);

@@ -146,6 +146,12 @@ int run_fpcheck(const Options& opt) {
     throw BadInput(fmt::format("--op: unknown operation '{}' (expected one of: {})", opt.op, op_names(", ")));
   }
   if (opt.max_failures < 0) throw BadInput("--max-failures: must be >= 0");
+  // An option the op does not use is a usage error, as everywhere else (not silently ignored).
+  const bool fp8_narrow = op->cls == OpClass::kNarrow && (op->result == Kind::kE4M3 || op->result == Kind::kE5M2);
+  if (opt.no_sat && !fp8_narrow) {
+    throw BadInput(fmt::format("--no-sat applies to the FP8 narrowing ops (f32_to_fp8e4m3, f32_to_fp8e5m2) only, "
+                               "not {}", op->name));
+  }
 
   // Read and validate the whole file first, so that bad input (exit 2) is never mixed with a partial report.
   const std::string& path = opt.vectors;
