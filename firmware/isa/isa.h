@@ -371,6 +371,11 @@ std::vector<uint8_t> write_program_binary(const Program& program);
 /// decode() error ("queue te, instruction 3: field dtype: value 5 is not a dtype").
 Program read_program_binary(const std::vector<uint8_t>& bytes);
 
+/// Whether the bytes of a program file are a binary program rather than program text: they start with the magic
+/// "TRNP", or hold a byte no text program has (a control character other than tab, line feed, carriage return, form
+/// feed). So a binary with a damaged magic is read as a binary, and its error says "bad magic".
+bool is_binary_program(const std::vector<uint8_t>& bytes);
+
 /// Assembles program text (syntax in docs/isa.md); throws ProgramError "LINE:COL: ..." on bad input, including
 /// any validate() error of an instruction.
 Program assemble(std::string_view text);

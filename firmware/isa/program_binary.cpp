@@ -1,5 +1,6 @@
 // trnsim ISA v0: the binary program file (layout: docs/isa.md, "Binary program file").
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/core.h>
 
@@ -45,6 +46,14 @@ std::vector<uint8_t> write_program_binary(const Program& program) {
     }
   }
   return out;
+}
+
+bool is_binary_program(const std::vector<uint8_t>& bytes) {
+  if (bytes.size() >= 4 && std::memcmp(bytes.data(), "TRNP", 4) == 0) return true;
+  for (const uint8_t b : bytes) {
+    if ((b < 0x20 && b != '\t' && b != '\n' && b != '\r' && b != '\f') || b == 0x7F) return true;
+  }
+  return false;
 }
 
 Program read_program_binary(const std::vector<uint8_t>& bytes) {

@@ -99,6 +99,23 @@ TEST(RunCli, AHostCopyInProcessStopsWithHostAccessNamingTheField) {
   EXPECT_NE(r.err.find("no host memory is attached"), std::string::npos) << r.err;
 }
 
+TEST(RunCli, ABinaryWithABadMagicSaysBadMagicAsDisasmDoes) {
+  // One loader, one message: a damaged binary is not read as program text ("unknown mnemonic 'TRNX...").
+  const std::string text = write_file(".queue te\nnop\nhalt\n");
+  const std::string bin = scratch(".bin");
+  ASSERT_EQ(run("asm " + text + " -o " + bin).exit_code, 0);
+  std::fstream f(bin, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(3);
+  f.put('X');
+  f.close();
+  const Result r = run("run --te tlm --program " + bin);
+  const Result d = run("disasm " + bin);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(d.exit_code, 2) << d.out << d.err;
+  EXPECT_NE(r.err.find(bin + ": bad magic 54 52 4e 58, expected \"TRNP\""), std::string::npos) << r.err;
+  EXPECT_EQ(r.err, d.err);
+}
+
 TEST(RunCli, CorruptedBinaryProgramIsBadInputNamingInstructionAndField) {
   const std::string text = write_file(".queue te\nnop\nhalt\n");
   const std::string bin = scratch(".bin");

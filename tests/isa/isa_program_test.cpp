@@ -189,5 +189,19 @@ TEST(IsaProgramBinary, MutatedFilesAreRejectedOrCanonical) {
   EXPECT_GT(accepted, 0);
 }
 
+TEST(IsaProgramBinary, TextAndBinaryAreToldApartByTheirBytesNotOnlyTheMagic) {
+  auto bytes = [](std::string_view s) { return std::vector<uint8_t>(s.begin(), s.end()); };
+  EXPECT_FALSE(is_binary_program(bytes(".queue te\n\tnop  # a comment\r\nhalt\f\n")));
+  EXPECT_FALSE(is_binary_program(bytes("# UTF-8 in a comment: \xc3\xa9\n.queue te\nhalt\n")));
+  EXPECT_FALSE(is_binary_program({}));
+  EXPECT_TRUE(is_binary_program(bytes("TRNP")));
+  EXPECT_TRUE(is_binary_program(write_program_binary(Program{})));
+  std::vector<uint8_t> damaged = write_program_binary(Program{});
+  damaged[3] = 'X';  // "TRNX", then the zero bytes of version and count
+  EXPECT_TRUE(is_binary_program(damaged));
+  EXPECT_TRUE(is_binary_program(bytes(std::string_view("halt\0", 5))));
+  EXPECT_TRUE(is_binary_program(bytes("halt\x7f\n")));
+}
+
 }  // namespace
 }  // namespace trnsim::isa

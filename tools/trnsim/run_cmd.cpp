@@ -97,7 +97,7 @@ int run_program_file(const RunOptions& o) {
   if (!in) throw BadInput(fmt::format("--program {}: cannot open", o.program));
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   isa::Program program;
-  const bool binary = bytes.size() >= 4 && std::memcmp(bytes.data(), "TRNP", 4) == 0;
+  const bool binary = isa::is_binary_program(bytes);
   try {
     program = binary ? isa::read_program_binary(bytes)
                      : isa::assemble(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
