@@ -103,6 +103,21 @@ TEST(MatmulCliErrors, TruncatedWrongTypeAndMissingFilesAreBadInputNamingTheFlag)
   r = run("matmul --te tlm --stationary " + f64_path + " --moving " + good + out);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--stationary " + f64_path), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("element type '<f8', expected float32"), std::string::npos) << r.err;
+  // Shapes a header may claim: negative, or more than any file (checked before anything is allocated).
+  for (const auto& [shape, reason] :
+       {std::pair<std::string, std::string>{"(-1, 3)", "shape (-1, 3) has a dimension '-1' that is not a size"},
+        {"(100000000000, 100000000)", "shape (100000000000, 100000000) describes more than 2^64 float32 bytes"},
+        {"(4000000, 3000)", "shape (4000000, 3000) describes 48000000000 float32 bytes, the file has 48 after"}}) {
+    const std::string path = next_scratch(".npy");
+    std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    h += std::string(63 - (h.size() + 10) % 64, ' ') + "\n";
+    std::ofstream(path, std::ios::binary) << std::string("\x93NUMPY\x01\x00", 8) << char(h.size() & 0xFF)
+                                          << char(h.size() >> 8) << h << std::string(48, '\0');
+    r = run("matmul --te tlm --stationary " + path + " --moving " + good + out);
+    EXPECT_EQ(r.exit_code, 2) << shape;
+    EXPECT_NE(r.err.find("--stationary " + path + ": " + reason), std::string::npos) << r.err;
+  }
   r = run("matmul --te tlm --stationary /nonexistent.npy --moving " + good + out);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("/nonexistent.npy"), std::string::npos) << r.err;

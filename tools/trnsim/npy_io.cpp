@@ -1,5 +1,6 @@
 #include "tools/trnsim/npy_io.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,52 @@ uint64_t npy_header_bytes(const std::string& path, const std::string& flag) {
   if (in.gcount() < 12) throw BadInput(fmt::format("{} {}: truncated .npy header", flag, path));
   return 12u + (pre[8] | (pre[9] << 8) | (uint64_t(pre[10]) << 16) | (uint64_t(pre[11]) << 24));
 }
+
+/// The shape the header's dictionary names ('shape': (d0, d1, ...)), checked before anything is allocated: the
+/// element type float32, every dimension a number >= 0, and their product of float32 exactly the bytes after the
+/// header (so a damaged or hostile header names its shape instead of failing with bad_alloc).
+std::vector<uint64_t> npy_shape(const std::string& path, const std::string& flag, uint64_t header, uint64_t file) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text(std::min<uint64_t>(header, 1 << 20), '\0');
+  in.read(text.data(), std::streamsize(text.size()));
+  const std::size_t d = text.find("'descr'");
+  const std::size_t q0 = d == std::string::npos ? d : text.find('\'', d + 7);
+  const std::size_t q1 = q0 == std::string::npos ? q0 : text.find('\'', q0 + 1);
+  const std::string descr = q1 == std::string::npos ? "" : text.substr(q0 + 1, q1 - q0 - 1);
+  if (descr != "<f4" && descr != "f4") {
+    throw BadInput(fmt::format("{} {}: element type '{}', expected float32 ('<f4')", flag, path, descr));
+  }
+  const std::size_t key = text.find("'shape'");
+  const std::size_t open = key == std::string::npos ? key : text.find('(', key);
+  const std::size_t close = open == std::string::npos ? open : text.find(')', open);
+  if (close == std::string::npos) throw BadInput(fmt::format("{} {}: the .npy header names no shape", flag, path));
+  const std::string tuple = text.substr(open, close - open + 1);
+  std::vector<uint64_t> shape;
+  std::size_t at = open + 1;
+  unsigned __int128 elements = 1;
+  while (at < close) {
+    const std::size_t comma = std::min(text.find(',', at), close);
+    std::string item = text.substr(at, comma - at);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \tL") + 1);
+    at = comma + 1;
+    if (item.empty()) continue;  // "(5,)"
+    if (item.find_first_not_of("0123456789") != std::string::npos || item.size() > 19) {
+      throw BadInput(fmt::format("{} {}: shape {} has a dimension '{}' that is not a size", flag, path, tuple, item));
+    }
+    shape.push_back(std::stoull(item));
+    elements *= shape.back();
+  }
+  const uint64_t data = file > header ? file - header : 0;
+  if (elements * 4 != data) {
+    throw BadInput(fmt::format("{} {}: shape {} describes {} float32 bytes, the file has {} after its header", flag,
+                               path, tuple, elements > (unsigned __int128)(UINT64_MAX) / 4
+                                                ? std::string("more than 2^64")
+                                                : std::to_string(uint64_t(elements * 4)),
+                               data));
+  }
+  return shape;
+}
 }  // namespace
 
 F32Tensor load_f32_tensor(const std::string& path, const std::string& flag) {
@@ -37,6 +84,7 @@ F32Tensor load_f32_tensor(const std::string& path, const std::string& flag) {
     throw BadInput(fmt::format("{} {}: {}", flag, path, dir ? "is a directory" : "no such file"));
   }
   const uint64_t header = npy_header_bytes(path, flag);
+  npy_shape(path, flag, header, std::filesystem::file_size(path, ec));
   xt::xarray<float> a;
   try {
     a = xt::load_npy<float>(path);
