@@ -195,6 +195,13 @@ std::optional<IsaError> validate_copy(Opcode op, const CopyFields& c) {
       return bad("src_type", fmt::format("psum_copy reads fp32, not {}", data_type_name(c.src_type)));
     }
   }
+  // PSUM holds FP32, for every engine (the Vector and Scalar operands' rule, check_operand).
+  if (c.src_space == MemSpace::kPsum && c.src_type != DataType::kFp32) {
+    return bad("src_type", fmt::format("PSUM holds fp32, not {}", data_type_name(c.src_type)));
+  }
+  if (c.dst_space == MemSpace::kPsum && c.dst_type != DataType::kFp32) {
+    return bad("dst_type", fmt::format("PSUM holds fp32, not {}", data_type_name(c.dst_type)));
+  }
   return std::nullopt;
 }
 

@@ -178,6 +178,8 @@ Instruction random_instruction(std::mt19937_64& rng, Engine engine) {
   c.dst_type = static_cast<DataType>(pick(5));
   c.src_space = static_cast<MemSpace>(pick(4));  // hbm, sbuf, psum, host
   c.dst_space = static_cast<MemSpace>(pick(4));
+  if (c.src_space == MemSpace::kPsum) c.src_type = DataType::kFp32;  // PSUM holds FP32
+  if (c.dst_space == MemSpace::kPsum) c.dst_type = DataType::kFp32;
   if (i.op == Opcode::kPsumCopy) {
     c.src_space = MemSpace::kPsum;
     c.dst_space = MemSpace::kSbuf;

@@ -232,11 +232,15 @@ std::vector<Instruction> edge_instructions() {
   }
   const DataType types[] = {DataType::kBf16, DataType::kFp16, DataType::kFp8E4M3, DataType::kFp8E5M2,
                             DataType::kFp32};
-  const MemSpace spaces[] = {MemSpace::kHbm, MemSpace::kSbuf, MemSpace::kPsum};
+  const MemSpace spaces[] = {MemSpace::kHbm, MemSpace::kSbuf, MemSpace::kPsum, MemSpace::kHost};
   for (const DataType src : types) {
     for (const DataType dst : types) {
       for (const MemSpace ss : spaces) {
         for (const MemSpace ds : spaces) {
+          // PSUM holds FP32 only (every engine's rule).
+          if ((ss == MemSpace::kPsum && src != DataType::kFp32) || (ds == MemSpace::kPsum && dst != DataType::kFp32)) {
+            continue;
+          }
           CopyFields c;
           c.src_type = src;
           c.dst_type = dst;
@@ -404,6 +408,10 @@ TEST(IsaDecode, DecodeRunsValidate) {
       {all[7], {{2, 0}}, "src_type", "psum_copy reads fp32, not bf16"},
       {all[7], {{8, 1}}, "src_addr", "PSUM address 0x1 is not 4-byte aligned"},
       {all[4], {{5, 2}, {16, 6}}, "dst_addr", "PSUM address 0x6 is not 4-byte aligned"},
+      // PSUM holds FP32 for the DMA as for the Vector and Scalar engines.
+      {all[4], {{5, 2}, {3, 2}, {16, 0}}, "dst_type", "PSUM holds fp32, not fp8e4m3"},
+      {all[4], {{4, 2}, {2, 0}, {8, 0}, {9, 0}, {10, 0}, {11, 0}, {12, 0}, {13, 0}, {14, 0}, {15, 0}}, "src_type",
+       "PSUM holds fp32, not bf16"},
   };
   for (const Case& c : cases) {
     Bytes b = encode(c.base);
