@@ -260,8 +260,8 @@ class Driver {
   /// HBM address of queue `queue`'s first instruction in the loaded program (0 when it has none).
   uint64_t program_base(uint32_t queue) const { return queue < queue_base_.size() ? queue_base_[queue] : 0; }
 
-  /// Sets WATCHDOG_CYCLES: the device stops with ERR_WATCHDOG when no queue retires an instruction for `cycles` TE
-  /// cycles (0 = off). The device's reset value applies until this is called.
+  /// Sets WATCHDOG_CYCLES: the device stops with ERR_WATCHDOG when for `cycles` TE cycles no queue retires an
+  /// instruction and no DMA copy is moving bytes (0 = off). The device's reset value applies until this is called.
   void set_watchdog(uint32_t cycles);
 
   /// Runs the loaded program: soft reset (CTRL.SOFT_RESET: semaphores, status, PCs, cycle counter), INT_ENABLE =

@@ -358,7 +358,9 @@ void CoreControl::watchdog_thread() {
     if (sc_time_stamp() - start < limit) continue;  // woken by progress, a doorbell or a reset: re-arm
     uint32_t now_retired = 0;
     for (const Queue& q : queues_) now_retired += q.retired;
-    if (epoch == epoch_ && now_retired == retired && (status_ & regs::STATUS_BUSY_MASK)) {
+    // Progress is a retired instruction or a DMA copy moving bytes now (a 128 MiB copy takes ~14 M cycles).
+    const bool moving = transfer_probe_ && transfer_probe_();
+    if (epoch == epoch_ && now_retired == retired && !moving && (status_ & regs::STATUS_BUSY_MASK)) {
       int q = 0;
       while (q + 1 < isa::kNumQueues && queues_[q].state != regs::QSTATE_RUNNING &&
              queues_[q].state != regs::QSTATE_WAITING) {
@@ -366,7 +368,8 @@ void CoreControl::watchdog_thread() {
       }
       raise_error(q, queues_[q].pc,
                   {regs::ERR_WATCHDOG, 0,
-                   "no instruction retired for " + std::to_string(watchdog_cycles_) + " cycles"});
+                   "no instruction retired and no DMA copy moving for " + std::to_string(watchdog_cycles_) +
+                       " cycles"});
     }
   }
 }

@@ -130,6 +130,9 @@ class CoreControl : public sc_core::sc_module {
   /// Called (inside the simulation) when the interrupt line goes high; the in-process device adapter uses it
   /// to pause the simulation.
   void on_irq(std::function<void()> callback) { irq_callback_ = std::move(callback); }
+  /// The watchdog's second sign of progress (the DMA engines: true while a copy is moving bytes), besides retired
+  /// instructions: a single long copy is progress, not a hang.
+  void set_transfer_probe(std::function<bool()> moving) { transfer_probe_ = std::move(moving); }
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -158,6 +161,7 @@ class CoreControl : public sc_core::sc_module {
   uint32_t watchdog_cycles_ = regs::WATCHDOG_CYCLES_RESET;
   sc_core::sc_time cycle_origin_ = sc_core::SC_ZERO_TIME;
   std::function<void()> irq_callback_;
+  std::function<bool()> transfer_probe_;
   EngineObserver* observer_ = nullptr;
   std::unique_ptr<AccessChecker> checker_;
   std::function<PerfCounters()> perf_source_;

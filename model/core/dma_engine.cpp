@@ -17,7 +17,13 @@ DmaEngine::DmaEngine(const sc_module_name& name, CoreControl& control)
     : QueueEngine(name, isa::Engine::kDma, control),
       engine_free_at_(size_t(std::max(1, control.config().num_dma_engines)), SC_ZERO_TIME),
       engine_busy_(engine_free_at_.size(), SC_ZERO_TIME),
-      engine_copies_(engine_free_at_.size(), 0) {}
+      engine_copies_(engine_free_at_.size(), 0) {
+  // A copy in flight keeps the watchdog from firing (an engine busy past now is moving this program's bytes).
+  control.set_transfer_probe([this] {
+    return std::any_of(engine_free_at_.begin(), engine_free_at_.end(),
+                       [](const sc_time& t) { return t > sc_time_stamp(); });
+  });
+}
 
 void DmaEngine::on_start() {
   // Copies of an abandoned program (a soft reset mid-run) still sleep until their end time; they neither land nor

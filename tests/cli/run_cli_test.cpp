@@ -99,6 +99,25 @@ TEST(RunCli, AHostCopyInProcessStopsWithHostAccessNamingTheField) {
   EXPECT_NE(r.err.find("no host memory is attached"), std::string::npos) << r.err;
 }
 
+TEST(RunCli, TheWatchdogLetsALongCopyRunAndRunSetsOrDisablesIt) {
+  // A 128 MiB copy needs ~14 M cycles with nothing retiring: progress (bytes move), not a hang.
+  const std::string copy =
+      write_file(".queue dma\ndma_copy src=hbm:0x0 dst=hbm:0x10000000 type=fp32 count=[32768,1024]\nhalt\n");
+  Result r = run("run --te tlm --program " + copy);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // One Vector instruction of 100,001 cycles: a 100-cycle watchdog stops it, 0 turns the watchdog off.
+  const std::string busy = write_file(".queue vec\nmemset value=1 partitions=16 free=[40000] out=sbuf:0:0x0\nhalt\n");
+  r = run("run --te tlm --program " + busy + " --watchdog-cycles 100");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("device error watchdog"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("queue vec at instruction 0"), std::string::npos) << r.err;
+  r = run("run --te tlm --program " + busy + " --watchdog-cycles 0");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  r = run("run --te tlm --program " + busy + " --watchdog-cycles -5");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--watchdog-cycles"), std::string::npos) << r.err;
+}
+
 TEST(RunCli, ABinaryWithABadMagicSaysBadMagicAsDisasmDoes) {
   // One loader, one message: a damaged binary is not read as program text ("unknown mnemonic 'TRNX...").
   const std::string text = write_file(".queue te\nnop\nhalt\n");

@@ -517,7 +517,8 @@ INSTANTIATE_TEST_SUITE_P(
         FaultCase{regs::ERR_NO_HALT, 1, 4, 0,
                   "device error no_halt (the PC ran past Q_LEN without a halt): queue dma, instruction 4"},
         FaultCase{regs::ERR_WATCHDOG, 0, 7, 0,
-                  "device error watchdog (no queue retired an instruction for WATCHDOG_CYCLES cycles): queue te "
+                  "device error watchdog (for WATCHDOG_CYCLES cycles no queue retired an instruction and no DMA copy was "
+                  "moving bytes): queue te "
                   "at instruction 7"},
         FaultCase{regs::ERR_PROGRAM_RANGE, 1, 0, 0,
                   "device error program_range (the queue's program is not inside HBM): queue dma, instruction 0"},

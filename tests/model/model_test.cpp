@@ -310,14 +310,27 @@ INSTANTIATE_TEST_SUITE_P(Malformed, DeviceErrorTest, ::testing::ValuesIn(error_c
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(ModelTest, WatchdogStopsAQueueThatMakesNoProgress) {
-  // One DMA copy costs ~1.3 us (~3,100 TE cycles) before the fence retires: longer than a 100-cycle watchdog.
+  // A memset of 40000 elements per partition keeps the Vector engine 100,001 TE cycles on one instruction (docs/isa.md
+  // costs): no instruction retires and no copy moves for longer than a 100-cycle watchdog.
   dev_->write_reg(regs::WATCHDOG_CYCLES, 100);
-  run_raw(1, {enc(copy(Opcode::kDmaCopy, MemSpace::kHbm, 0, DataType::kFp32, MemSpace::kSbuf, 0, DataType::kFp32,
-                       {1, 1, 1, 1}, {4, 0, 0, 0}, {4, 0, 0, 0})),
-              enc(sem(Opcode::kSemSignal, 0, 1)), enc(Instruction::halt())});
+  drv_->load_program(isa::assemble(".queue vec\nmemset value=1 partitions=16 free=[40000] out=sbuf:0:0x0\nhalt\n"));
+  EXPECT_THROW(drv_->run(10'000'000), driver::DeviceFault);
   EXPECT_EQ(dev_->read_reg(regs::ERR_CODE), regs::ERR_WATCHDOG);
-  EXPECT_EQ(dev_->read_reg(regs::ERR_QUEUE), 1u);
-  EXPECT_EQ(dev_->read_reg(regs::ERR_INDEX), 1u);
+  EXPECT_EQ(dev_->read_reg(regs::ERR_QUEUE), uint32_t(isa::Engine::kVec));
+  EXPECT_EQ(dev_->read_reg(regs::ERR_INDEX), 0u);
+  EXPECT_NE(dev_->fault_detail().find("no DMA copy moving for 100 cycles"), std::string::npos) << dev_->fault_detail();
+  dev_->write_reg(regs::WATCHDOG_CYCLES, regs::WATCHDOG_CYCLES_RESET);
+}
+
+TEST_F(ModelTest, WatchdogLetsALongDmaCopyRunItIsProgress) {
+  // One copy of 4 MiB takes ~1.3 us + 4 MiB / 23 B/ns, ~440,000 TE cycles, with nothing retiring meanwhile: far
+  // longer than a 1000-cycle watchdog, which must not stop it (bytes are moving).
+  dev_->write_reg(regs::WATCHDOG_CYCLES, 1000);
+  drv_->load_program(isa::assemble(".queue dma\ndma_copy src=hbm:0x0 dst=hbm:0x1000000 type=fp32 count=[1024,1024]\n"
+                                   "halt\n"));
+  const driver::RunResult r = drv_->run(10'000'000);
+  EXPECT_GT(r.cycles, 400'000u);
+  EXPECT_EQ(r.retired[size_t(isa::Engine::kDma)], 2u);
   dev_->write_reg(regs::WATCHDOG_CYCLES, regs::WATCHDOG_CYCLES_RESET);
 }
 

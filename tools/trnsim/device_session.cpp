@@ -39,6 +39,7 @@ DeviceSession connect_device(const DeviceFlags& flags) {
   }
   s.driver = std::make_unique<driver::Driver>(*s.device);
   print_progress(*s.driver, s.running);
+  if (flags.watchdog_cycles >= 0) s.driver->set_watchdog(uint32_t(flags.watchdog_cycles));
   return s;
 }
 
@@ -125,6 +126,7 @@ DeviceSession open_device(const DeviceFlags& flags) {
   }
   s.driver = std::make_unique<driver::Driver>(*s.device);
   print_progress(*s.driver, s.running);
+  if (flags.watchdog_cycles >= 0) s.driver->set_watchdog(uint32_t(flags.watchdog_cycles));
   return s;
 }
 
@@ -183,6 +185,13 @@ int run_on_device(DeviceSession& session, const std::function<int()>& body) {
   } catch (const wire::WireError& e) {  // the server died or broke the protocol mid-run
     throw BadInput(fmt::format("--connect {}: {}", session.connect, e.what()));
   }
+}
+
+void add_watchdog_flag(CLI::App& cmd, DeviceFlags& flags) {
+  cmd.add_option("--watchdog-cycles", flags.watchdog_cycles,
+                 "Stop the device when for this many cycles no instruction retires and no DMA copy moves bytes "
+                 "(0 = off; default: the device's 10000000)")
+      ->check(CLI::Range(int64_t(0), int64_t(0xFFFFFFFF)));
 }
 
 }  // namespace trnsim::tool

@@ -25,6 +25,9 @@ struct DeviceFlags {
   uint64_t wave_to = UINT64_MAX;   ///< --wave-to CYCLE: last TE cycle recorded
   std::string wave_scope;          ///< --wave-scope PATH: TE hierarchy recorded (empty: all)
   uint64_t timeout_cycles = 2'000'000'000;
+  /// --watchdog-cycles N: WATCHDOG_CYCLES (no instruction retired and no DMA copy moving for N cycles stops the
+  /// device; 0 = off); -1: leave the device's value (10,000,000 after reset).
+  int64_t watchdog_cycles = -1;
   std::string timeline;        ///< --timeline FILE.json: Chrome/Perfetto trace of every instruction (empty: off)
   bool check_hazards = false;  ///< --check-hazards: stop with HAZARD on unordered SBUF/PSUM accesses
   bool check_uninit = false;   ///< --check-uninit: fresh SBUF/PSUM is NaN; stop with UNINIT_READ on reading it
@@ -40,6 +43,9 @@ void check_connect_flags(const CLI::App& cmd, const DeviceFlags& flags);
 
 /// Adds --timeline, --check-hazards and --check-uninit to a device command.
 void add_trace_flags(CLI::App& cmd, DeviceFlags& flags);
+
+/// --watchdog-cycles N (0 .. 2^32 - 1; 0 = off).
+void add_watchdog_flag(CLI::App& cmd, DeviceFlags& flags);
 
 /// Adds --wave-from, --wave-to and --wave-scope (the window and hierarchy of --wave) to a device command.
 void add_wave_window_flags(CLI::App& cmd, DeviceFlags& flags);

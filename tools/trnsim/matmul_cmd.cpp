@@ -116,6 +116,7 @@ Action add_matmul(CLI::App& app) {
   cmd->add_option("--timeout-cycles", o->device.timeout_cycles, "Give up after this many device cycles")
       ->check(kNonNegative)
       ->capture_default_str();
+  add_watchdog_flag(*cmd, o->device);
   cmd->add_option("--wave", o->device.wave, "Write an FST waveform of the RTL Tensor Engine");
   add_wave_window_flags(*cmd, o->device);
   add_trace_flags(*cmd, o->device);
