@@ -27,7 +27,7 @@ namespace {
 struct ServeOptions {
   DeviceFlags device;
   std::string socket;
-  std::string qemu;  ///< --qemu: the QEMU multi-process socket instead of the wire protocol
+  std::string qemu;  ///< --qemu: the QEMU multi-process socket (then --socket, if given, serves attach only)
   bool once = false;
   bool quiet = false;
   uint64_t window_mib = wire::kDefaultWindowBytes >> 20;
