@@ -64,7 +64,7 @@ void PcieFunction::reset() {
 uint32_t PcieFunction::config_read(uint32_t offset, int len) {
   if ((len != 1 && len != 2 && len != 4) || offset >= cfg_.size() || offset + uint32_t(len) > cfg_.size()) return 0;
   std::array<uint8_t, 256> view = cfg_;
-  if (intx_level()) view[kStatus] |= kStatusInterrupt;
+  if (intx()) view[kStatus] |= kStatusInterrupt;
   uint32_t v = 0;
   for (int i = 0; i < len; ++i) v |= uint32_t(view[offset + uint32_t(i)]) << (8 * i);
   return v;
@@ -89,12 +89,11 @@ uint32_t PcieFunction::bar_base(int bar) const {
 bool PcieFunction::memory_enabled() const { return (cfg_[kCommand] & kCmdMemory) != 0; }
 bool PcieFunction::bus_master() const { return (cfg_[kCommand] & kCmdBusMaster) != 0; }
 
-bool PcieFunction::intx_level() {
+bool PcieFunction::intx() {
   const uint16_t cmd = uint16_t(cfg_[kCommand] | (cfg_[kCommand + 1] << 8));
   return (cmd & kCmdIntxDisable) == 0 && device_.wait_interrupt(0);
 }
 
-bool PcieFunction::intx() { return intx_level(); }
 
 int PcieFunction::decode(uint64_t addr, unsigned size) const {
   if (!memory_enabled()) return -1;

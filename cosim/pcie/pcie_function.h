@@ -49,7 +49,6 @@ class PcieFunction {
   const std::string& last_error() const { return error_; }
 
  private:
-  bool intx_level();
   /// Which BAR (0 or 2) holds [addr, addr + size), or -1.
   int decode(uint64_t addr, unsigned size) const;
   bool reg_read(uint32_t offset, uint32_t* value);

@@ -49,6 +49,13 @@ wire::DeviceServer::Options server_options(const ServeOptions& o) {
   return so;
 }
 
+/// SIGINT and SIGTERM stop the servers (g_server, g_qemu); a client gone mid-write is an error, not a SIGPIPE.
+void install_stop_signals() {
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
 /// Serves until SIGINT/SIGTERM (or --once); `ready` prints what is served once every socket listens.
 void run_server(std::vector<wire::DeviceServer::Endpoint> endpoints, const ServeOptions& o,
                 const std::function<void()>& ready) {
@@ -59,9 +66,7 @@ void run_server(std::vector<wire::DeviceServer::Endpoint> endpoints, const Serve
     throw BadInput(fmt::format("--socket {}", e.what()));
   }
   g_server = server.get();
-  std::signal(SIGINT, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
-  std::signal(SIGPIPE, SIG_IGN);
+  install_stop_signals();
   ready();
   std::fflush(stdout);
   server->serve();
@@ -126,9 +131,7 @@ int serve_qemu(const ServeOptions& o) {
   sim->attach_host_memory(&server->bus_master());
   g_qemu = server.get();
   g_server = attach.get();
-  std::signal(SIGINT, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
-  std::signal(SIGPIPE, SIG_IGN);
+  install_stop_signals();
   std::thread attach_thread;
   if (attach) attach_thread = std::thread([&] { attach->serve(); });
   fmt::print("listening on {} (QEMU x-pci-proxy-dev)\n", o.qemu);
