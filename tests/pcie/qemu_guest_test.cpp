@@ -18,6 +18,7 @@
 #include "firmware/isa/isa.h"
 #include "spec/trn_regs.h"
 #include "tests/driver/backends.h"
+#include "tests/pcie/guest_support.h"
 #include "tests/support/child_process.h"
 #include "tests/support/test_seed.h"
 
@@ -26,23 +27,13 @@ namespace {
 
 constexpr uint64_t kProgramAt = 0x0, kInputAt = 0x10000, kOutputAt = 0x20000, kDataBytes = 1024;
 
-/// What the test needs that is not built here, or "" when all is there.
-std::string missing_tools() {
-  std::string missing;
-  if (std::system("command -v qemu-system-x86_64 > /dev/null 2>&1") != 0) missing += " qemu-system-x86";
-  if (std::system("ls /boot/vmlinuz-* > /dev/null 2>&1") != 0) missing += " linux-image-amd64";
-  if (::access("/bin/busybox", X_OK) != 0) missing += " busybox-static";
-  if (std::system("command -v cpio > /dev/null 2>&1") != 0) missing += " cpio";
-  return missing;
-}
-
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream f(path, std::ios::binary);
   f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
 }
 
 TEST(QemuGuest, ABusyboxGuestRunsADmaProgramThroughTheBars) {
-  const std::string missing = missing_tools();
+  const std::string missing = missing_guest_packages();
   if (!missing.empty()) GTEST_SKIP() << "needs Debian packages:" << missing << " (make deps installs them)";
   TempDir dir;
   // The program: one dma_copy of the input to the output, FP32 to FP32, then halt.
@@ -77,11 +68,9 @@ TEST(QemuGuest, ABusyboxGuestRunsADmaProgramThroughTheBars) {
       kProgramAt, program.size() / isa::kInstrBytes, kInputAt, kOutputAt, kDataBytes);
   env.close();
   const std::string initrd = dir.path() + "/initrd.gz";
-  const std::string mk =
-      fmt::format("'{0}/firmware/linux/make-initramfs.sh' '{1}' '{0}/firmware/linux/smoke/init' '{2}/trn.env' "
-                  "'{2}/program.bin' '{2}/input.bin'",
-                  TRNSIM_SOURCE_DIR, initrd, dir.path());
-  ASSERT_EQ(std::system(mk.c_str()), 0) << mk;
+  ASSERT_EQ(make_initramfs(TRNSIM_SOURCE_DIR, initrd, "firmware/linux/smoke/init",
+                           {dir.path() + "/trn.env", dir.path() + "/program.bin", dir.path() + "/input.bin"}),
+            "");
 
   const std::string sock = dir.path() + "/trn.sock", attach_sock = dir.path() + "/attach.sock";
   ServeProcess serve(TRNSIM_BIN, sock, "--config tiny --te tlm --socket '" + attach_sock + "'",

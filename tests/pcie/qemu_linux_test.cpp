@@ -5,7 +5,6 @@
 // with HBM_RANGE at its instruction 1, field dst_addr. The host
 // compares the printed result with the golden GEMM, bit for bit.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
@@ -16,56 +15,44 @@
 
 #include <fmt/format.h>
 
-#include "firmware/golden/fp_golden.h"
+#include "firmware/driver/driver.h"
 #include "firmware/golden/gemm_golden.h"
 #include "tests/driver/backends.h"
 #include "tests/support/child_process.h"
+#include "tests/pcie/guest_support.h"
 #include "tests/support/test_seed.h"
+#include "tests/te/te_test_util.h"
 
 namespace trnsim::test {
 namespace {
 
-std::vector<uint16_t> random_bf16(std::size_t n, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) {
-    const float f = u(rng);
-    uint32_t bits;
-    std::memcpy(&bits, &f, 4);
-    x = golden::narrow_from_f32(isa::Dtype::kBf16, bits, true);
-  }
-  return v;
-}
-
-void write_bf16(const std::string& path, const std::vector<uint16_t>& v) {
-  std::ofstream f(path, std::ios::binary);
-  for (const uint16_t x : v) {
-    const char b[2] = {char(x & 0xFF), char(x >> 8)};
-    f.write(b, 2);
-  }
+/// A tensor of narrow patterns as the device stores it (driver::pack_elements), in a file for the guest.
+void write_tensor_file(const std::string& path, const std::vector<uint16_t>& v) {
+  const std::vector<uint8_t> bytes =
+      driver::pack_elements(std::vector<uint32_t>(v.begin(), v.end()), isa::DataType::kBf16);
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
 }
 
 void run_guest(const std::string& te, int k, int m, int n) {
-  if (std::string(TRNSIM_LINUX_MODULE).empty() || std::system("command -v qemu-system-x86_64 > /dev/null") != 0 ||
-      ::access("/bin/busybox", X_OK) != 0) {
-    GTEST_SKIP() << "needs the Linux module (linux-headers-amd64), qemu-system-x86 and busybox-static: make deps";
-  }
+  const std::string missing =
+      missing_guest_packages() + (std::string(TRNSIM_LINUX_MODULE).empty() ? " linux-headers-amd64" : "");
+  if (!missing.empty()) GTEST_SKIP() << "needs Debian packages:" << missing << " (make deps installs them)";
   TempDir dir;
   std::mt19937_64 rng(test_seed());
   golden::GemmOperands ops;
   ops.dtype = isa::Dtype::kBf16;
   ops.k = k, ops.m = m, ops.n = n;
-  ops.stationary = random_bf16(std::size_t(k) * m, rng);
-  ops.moving = random_bf16(std::size_t(k) * n, rng);
-  write_bf16(dir.path() + "/stationary.bin", ops.stationary);
-  write_bf16(dir.path() + "/moving.bin", ops.moving);
+  ops.stationary = random_tensor(ops.dtype, std::size_t(k) * m, rng);
+  ops.moving = random_tensor(ops.dtype, std::size_t(k) * n, rng);
+  write_tensor_file(dir.path() + "/stationary.bin", ops.stationary);
+  write_tensor_file(dir.path() + "/moving.bin", ops.moving);
   std::ofstream(dir.path() + "/gemm.args") << k << " " << m << " " << n << "\n";
   const std::string initrd = dir.path() + "/initrd.gz";
-  const std::string mk = fmt::format(
-      "'{0}/firmware/linux/make-initramfs.sh' '{1}' '{0}/firmware/linux/guest/init' '{2}' '{3}' "
-      "'{4}/stationary.bin' '{4}/moving.bin' '{4}/gemm.args'",
-      TRNSIM_SOURCE_DIR, initrd, TRNSIM_LINUX_MODULE, TRNSIM_GUEST_BIN, dir.path());
-  ASSERT_EQ(std::system(mk.c_str()), 0) << mk;
+  ASSERT_EQ(make_initramfs(TRNSIM_SOURCE_DIR, initrd, "firmware/linux/guest/init",
+                           {TRNSIM_LINUX_MODULE, TRNSIM_GUEST_BIN, dir.path() + "/stationary.bin",
+                            dir.path() + "/moving.bin", dir.path() + "/gemm.args"}),
+            "");
 
   const std::string sock = dir.path() + "/trn.sock";
   ServeProcess serve(TRNSIM_BIN, sock, "--config tiny --te " + te + " --once", dir.path() + "/serve.out",
