@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "firmware/driver/unix_socket.h"
+
 namespace trnsim::driver {
 
 using wire::Frame;
@@ -24,16 +26,10 @@ using wire::WireError;
 
 namespace {
 int connect_unix(const std::string& path, int timeout_ms) {
-  sockaddr_un addr{};
-  if (path.size() >= sizeof(addr.sun_path)) {
-    throw WireError(
-        fmt::format("socket path {} is too long ({} bytes; at most {})", path, path.size(), sizeof(addr.sun_path) - 1));
-  }
+  const sockaddr_un addr = wire::unix_address(path);
   // Non-blocking, so that a server which does not accept (stopped, its backlog full) cannot hold us for ever.
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) throw WireError(fmt::format("socket(): {}", std::strerror(errno)));
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
   while (rc != 0 && errno == EAGAIN && std::chrono::steady_clock::now() < deadline) {  // backlog full: retry

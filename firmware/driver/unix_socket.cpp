@@ -16,16 +16,6 @@
 namespace trnsim::wire {
 namespace {
 
-sockaddr_un unix_addr(const std::string& path) {
-  sockaddr_un a{};
-  if (path.empty() || path.size() >= sizeof(a.sun_path)) {
-    throw WireError(fmt::format("socket path '{}': must be 1 to {} bytes", path, sizeof(a.sun_path) - 1));
-  }
-  a.sun_family = AF_UNIX;
-  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
-  return a;
-}
-
 /// True when a server accepts connections at `a`.
 bool someone_listens(const sockaddr_un& a) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -37,8 +27,18 @@ bool someone_listens(const sockaddr_un& a) {
 
 }  // namespace
 
+sockaddr_un unix_address(const std::string& path) {
+  sockaddr_un a{};
+  if (path.empty() || path.size() >= sizeof(a.sun_path)) {
+    throw WireError(fmt::format("socket path '{}': must be 1 to {} bytes", path, sizeof(a.sun_path) - 1));
+  }
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+  return a;
+}
+
 ListeningSocket::ListeningSocket(std::string path) : path_(std::move(path)) {
-  const sockaddr_un a = unix_addr(path_);
+  const sockaddr_un a = unix_address(path_);
   struct stat st {};
   if (::lstat(path_.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {

@@ -2,9 +2,15 @@
 // pcie::QemuServer) take a path.
 #pragma once
 
+#include <sys/un.h>
+
 #include <string>
 
 namespace trnsim::wire {
+
+/// The address of UNIX-domain socket `path`; WireError for an empty path or one longer than a sockaddr_un holds
+/// (the message names the path and the limit).
+sockaddr_un unix_address(const std::string& path);
 
 class ListeningSocket {
  public:

@@ -6,7 +6,6 @@
 // server's second socket serves `trnsim attach` (and refuses a driver: the guest owns the device).
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <random>

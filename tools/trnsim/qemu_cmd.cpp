@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "firmware/driver/unix_socket.h"
+#include "firmware/driver/wire.h"
 #include "tools/trnsim/commands.h"
 
 namespace trnsim::tool {
@@ -56,11 +58,11 @@ bool readable_file(const std::string& path) {
 
 int connect_to(const std::string& path) {
   sockaddr_un a{};
-  if (path.empty() || path.size() >= sizeof(a.sun_path)) {
-    throw BadInput(fmt::format("--socket '{}': must be 1 to {} bytes", path, sizeof(a.sun_path) - 1));
+  try {
+    a = wire::unix_address(path);
+  } catch (const wire::WireError& e) {
+    throw BadInput(fmt::format("--socket: {}", e.what()));
   }
-  a.sun_family = AF_UNIX;
-  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);  // inherited by QEMU: no close-on-exec
   if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) != 0) {
     const int err = errno;
