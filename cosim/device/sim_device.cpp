@@ -1,5 +1,7 @@
 #include "cosim/device/sim_device.h"
 
+#include <fmt/core.h>
+
 #include <cstdlib>
 #include <stdexcept>
 
@@ -61,13 +63,30 @@ SimDevice::SimDevice(const model::ChipConfig& config, const SimDeviceOptions& op
 
 SimDevice::~SimDevice() = default;
 
+namespace {
+void check_register_offset(const char* what, uint32_t offset) {
+  if (uint64_t{offset} + regs::kRegBytes > regs::MMIO_SIZE) {
+    throw std::out_of_range(fmt::format("register {} at offset 0x{:x}: outside the {} KiB register map", what, offset,
+                                        regs::MMIO_SIZE / 1024));
+  }
+  if (offset % regs::kRegBytes != 0) {
+    throw std::out_of_range(fmt::format("register {} at offset 0x{:x}: not {}-byte aligned", what, offset,
+                                        regs::kRegBytes));
+  }
+}
+}  // namespace
+
 uint32_t SimDevice::read_reg(uint32_t offset) {
+  check_register_offset("read", offset);
   uint32_t v = 0;
   core_->host.read(regs::MMIO_BASE + offset, &v, 4);
   return v;
 }
 
-void SimDevice::write_reg(uint32_t offset, uint32_t value) { core_->host.write(regs::MMIO_BASE + offset, &value, 4); }
+void SimDevice::write_reg(uint32_t offset, uint32_t value) {
+  check_register_offset("write", offset);
+  core_->host.write(regs::MMIO_BASE + offset, &value, 4);
+}
 
 void SimDevice::write_mem(uint64_t device_addr, const void* data, std::size_t bytes) {
   core_->host.write(device_addr, data, bytes);

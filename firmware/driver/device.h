@@ -16,7 +16,8 @@ namespace trnsim::driver {
 /// Addresses: `offset` is a byte offset in the MMIO space (regs::ID, regs::queue_reg(q, ...), ...), 4-byte aligned.
 /// `device_addr` is a 64-bit device address: regs::SBUF_BASE + partition * SBUF_PARTITION_BYTES + offset,
 /// regs::PSUM_BASE + ..., or regs::HBM_BASE + HBM byte address.
-/// Errors: backends throw std::out_of_range for a memory access that is not inside one mapped space; other failures
+/// Errors: backends throw std::out_of_range for a memory access that is not inside one mapped space and for a
+/// register offset outside the map (offset + 4 > regs::MMIO_SIZE) or not 4-byte aligned; other failures
 /// of the transport (a dead co-simulation process, ...) are std::runtime_error.
 class Device {
  public:

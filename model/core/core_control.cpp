@@ -242,9 +242,13 @@ void CoreControl::doorbell(uint32_t mask) {
       return;
     }
   }
-  // A fresh start: clear the previous run's state (semaphores stay as the last reset left them).
+  // A fresh start: clear the previous run's state, its error latch included (semaphores stay as the last reset
+  // left them). Found by the mmio fuzz target: a doorbell after an error started a run that still showed the old
+  // ERR_CODE.
   ++epoch_;
   status_ = regs::STATUS_BUSY_MASK;
+  err_code_ = err_queue_ = err_index_ = err_info_ = 0;
+  fault_detail_.clear();
   cycle_origin_ = sc_time_stamp();
   stop_event_.notify(SC_ZERO_TIME);
   for (int q = 0; q < isa::kNumQueues; ++q) {

@@ -179,9 +179,13 @@ uint64_t TlmNetwork::flits_in_network() const {
     f += uint64_t(r.flits) + r.inj.a_full + r.inj.b_full + r.ej.a_full + r.ej.b_full;
     for (int l = 0; l < nport_ - 1; ++l) f += r.tx_valid[size_t(l)];
   }
-  const size_t w = (pipe_head_ + o_.link_latency + 1) % (o_.link_latency + 2);
+  // Between steps, of the latency + 2 slots of a pipe, slot head - 1 was read by the last step (its flit is in the
+  // receiver's buffer now) and slot head - 2 holds the copy of the output registers counted above (tx_valid); the
+  // other link_latency slots are flits on the wire.
+  const size_t slots = size_t(o_.link_latency) + 2;
+  const size_t read = (pipe_head_ + slots - 1) % slots, registers = (pipe_head_ + slots - 2) % slots;
   for (const Pipe& p : pipes_) {
-    for (size_t k = 0; k < p.fwd.size(); ++k) f += (k != w) && p.fwd[k].valid;  // slot w is the registers above
+    for (size_t k = 0; k < p.fwd.size(); ++k) f += k != read && k != registers && p.fwd[k].valid;
   }
   return f;
 }

@@ -1,6 +1,7 @@
 #include "model/te/te_functional.h"
 
 #include <array>
+#include <vector>
 #include <cstring>
 #include <stdexcept>
 
@@ -28,8 +29,10 @@ namespace {
 /// NaN), which vectorises; te_functional_test checks all 65536 patterns of every dtype against fp::widen.
 template <isa::Dtype kDt, size_t kSize>
 const float* widen_table() {
-  static const std::array<float, kSize> table = [] {
-    std::array<float, kSize> t{};
+  // On the heap: the first call may come from a SystemC thread, whose stack is far smaller than a 256 KiB FP16
+  // table built in a temporary (found by the mmio fuzz target: a stack overflow under AddressSanitizer).
+  static const std::vector<float> table = [] {
+    std::vector<float> t(kSize);
     for (size_t i = 0; i < kSize; ++i) {
       const uint32_t bits = fp::widen(kDt, static_cast<uint16_t>(i));
       std::memcpy(&t[i], &bits, 4);

@@ -86,6 +86,31 @@ INSTANTIATE_TEST_SUITE_P(Nets, NocTlmTraffic, ::testing::ValuesIn(tlm_cases()),
 
 // One single-flit packet from (0,0) to (h,0) through an idle 8x8 network: 4 + h * (3 + L) cycles from the injection
 // handshake to the ejection handshake (the RTL's pipeline, docs/neuronlink.md "The router").
+// flits_in_network() counts every flit once wherever it is: one flit from injection to ejection is 1 every cycle,
+// on links of any latency (found by the noc fuzz target: a flit in a router's output register was counted a second
+// time in the link pipe slot that copies the register).
+TEST(NocTlm, OneFlitInFlightCountsOnceEveryCycleAtEveryLinkLatency) {
+  for (int latency = 0; latency <= 3; ++latency) {
+    TlmOptions o;
+    o.ndim = 1;
+    o.size = {4, 1, 1};
+    o.link_latency = latency;
+    TlmNetwork net(o);
+    model::noc::Flit f;
+    f.head = f.tail = true;
+    f.data = model::noc::make_header(net.coord(2), 0, 7);
+    bool ejected = false;
+    for (int c = 0; c < 40 && !ejected; ++c) {
+      net.drive_inject(0, c == 0 ? &f : nullptr);
+      for (int n = 0; n < net.nodes(); ++n) net.drive_eject_ready(n, true);
+      ejected = net.ej_valid(2);
+      net.step();
+      ASSERT_EQ(net.flits_in_network(), ejected ? 0u : 1u) << "link latency " << latency << ", cycle " << c;
+    }
+    EXPECT_TRUE(ejected) << "link latency " << latency;
+  }
+}
+
 TEST(NocTlm, ZeroLoadLatencyIsFourPlusThreePlusLinkLatencyPerHop) {
   for (bool torus : {true, false}) {
     for (int lat : {0, 1, 3}) {

@@ -8,7 +8,6 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <xtensor/xadapt.hpp>
 #include <xtensor/xarray.hpp>
 #include <xtensor/xnpy.hpp>
 
@@ -24,6 +23,9 @@ uint64_t npy_header_bytes(const std::string& path, const std::string& flag) {
   in.read(reinterpret_cast<char*>(pre), sizeof pre);
   if (in.gcount() < 10 || std::memcmp(pre, "\x93NUMPY", 6) != 0) {
     throw BadInput(fmt::format("{} {}: not a .npy file (no \\x93NUMPY magic)", flag, path));
+  }
+  if (pre[6] < 1 || pre[6] > 3) {
+    throw BadInput(fmt::format("{} {}: .npy format version {}.{}, expected 1.0, 2.0 or 3.0", flag, path, pre[6], pre[7]));
   }
   if (pre[6] == 1) return 10u + (pre[8] | (pre[9] << 8));
   if (in.gcount() < 12) throw BadInput(fmt::format("{} {}: truncated .npy header", flag, path));
@@ -44,6 +46,12 @@ std::vector<uint64_t> npy_shape(const std::string& path, const std::string& flag
   if (descr != "<f4" && descr != "f4") {
     throw BadInput(fmt::format("{} {}: element type '{}', expected float32 ('<f4')", flag, path, descr));
   }
+  const std::size_t order = text.find("'fortran_order'");
+  const std::size_t value = order == std::string::npos ? order : text.find_first_not_of(": \t", order + 15);
+  if (value == std::string::npos || text.compare(value, 5, "False") != 0) {
+    throw BadInput(fmt::format("{} {}: the .npy header does not say 'fortran_order': False (only row-major arrays "
+                               "are read)", flag, path));
+  }
   const std::size_t key = text.find("'shape'");
   const std::size_t open = key == std::string::npos ? key : text.find('(', key);
   const std::size_t close = open == std::string::npos ? open : text.find(')', open);
@@ -51,7 +59,7 @@ std::vector<uint64_t> npy_shape(const std::string& path, const std::string& flag
   const std::string tuple = text.substr(open, close - open + 1);
   std::vector<uint64_t> shape;
   std::size_t at = open + 1;
-  unsigned __int128 elements = 1;
+  unsigned __int128 elements = 1, nonzero = 1;  // nonzero: the product of the dimensions other than 0
   while (at < close) {
     const std::size_t comma = std::min(text.find(',', at), close);
     std::string item = text.substr(at, comma - at);
@@ -63,7 +71,9 @@ std::vector<uint64_t> npy_shape(const std::string& path, const std::string& flag
       throw BadInput(fmt::format("{} {}: shape {} has a dimension '{}' that is not a size", flag, path, tuple, item));
     }
     shape.push_back(std::stoull(item));
-    elements *= shape.back();
+    // Saturating: once the product is past any file's size it stays so (no wrap-around to a size that matches).
+    elements = std::min<unsigned __int128>(elements * shape.back(), (unsigned __int128)(UINT64_MAX) + 1);
+    if (shape.back() > 0) nonzero = std::min<unsigned __int128>(nonzero * shape.back(), (unsigned __int128)(1) << 64);
   }
   const uint64_t data = file > header ? file - header : 0;
   if (elements * 4 != data) {
@@ -72,6 +82,13 @@ std::vector<uint64_t> npy_shape(const std::string& path, const std::string& flag
                                                 ? std::string("more than 2^64")
                                                 : std::to_string(uint64_t(elements * 4)),
                                data));
+  }
+  // An empty array (a 0 in the shape, no data): its other dimensions must still index with signed 64-bit
+  // strides, as every array library's do (found by the npy fuzz target: (0, 6722330222111922528, 2) overflowed
+  // xtensor's strides).
+  if (nonzero > (unsigned __int128)(1) << 62) {
+    throw BadInput(fmt::format("{} {}: shape {} is too large (its non-zero dimensions hold more than 2^62 elements)",
+                               flag, path, tuple));
   }
   return shape;
 }
@@ -84,22 +101,19 @@ F32Tensor load_f32_tensor(const std::string& path, const std::string& flag) {
     throw BadInput(fmt::format("{} {}: {}", flag, path, dir ? "is a directory" : "no such file"));
   }
   const uint64_t header = npy_header_bytes(path, flag);
-  npy_shape(path, flag, header, std::filesystem::file_size(path, ec));
-  xt::xarray<float> a;
-  try {
-    a = xt::load_npy<float>(path);
-  } catch (const std::exception& e) {
-    throw BadInput(fmt::format("{} {}: cannot read as a float32 .npy array ({})", flag, path, e.what()));
-  }
-  const uint64_t file_bytes = std::filesystem::file_size(path, ec);
-  if (file_bytes != header + a.size() * 4) {
-    throw BadInput(fmt::format("{} {}: the file has {} bytes but its header describes {} ({} float32)", flag, path,
-                               file_bytes, header + a.size() * 4, fmt::join(a.shape(), " x ")));
-  }
+  const std::vector<uint64_t> shape = npy_shape(path, flag, header, std::filesystem::file_size(path, ec));
+  // The data: row-major little-endian float32, exactly the bytes after the header (npy_shape checked the count).
+  // Read here rather than by xt::load_npy, which takes the 1.0 header length's bytes as signed chars and misreads
+  // every length whose low byte is 0x80 or more (e.g. 182), refusing a valid file (found by the npy fuzz target).
   F32Tensor t;
-  for (const auto d : a.shape()) t.shape.push_back(int64_t(d));
-  t.bits.resize(a.size());
-  std::memcpy(t.bits.data(), a.data(), a.size() * 4);  // xarray is row-major by default
+  t.shape.assign(shape.begin(), shape.end());
+  uint64_t elements = 1;
+  for (const uint64_t d : shape) elements *= d;
+  t.bits.resize(elements);
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(std::streamoff(header));
+  if (elements > 0) in.read(reinterpret_cast<char*>(t.bits.data()), std::streamsize(elements * 4));
+  if (!in) throw BadInput(fmt::format("{} {}: cannot read the array's {} bytes", flag, path, elements * 4));
   return t;
 }
 
@@ -114,7 +128,7 @@ F32Matrix load_f32_matrix(const std::string& path, const std::string& flag) {
 void save_f32_tensor(const std::string& path, const std::string& flag, const F32Tensor& t) {
   std::vector<size_t> shape(t.shape.begin(), t.shape.end());
   xt::xarray<float> a = xt::zeros<float>(shape);
-  std::memcpy(a.data(), t.bits.data(), t.bits.size() * 4);
+  if (!t.bits.empty()) std::memcpy(a.data(), t.bits.data(), t.bits.size() * 4);
   const std::string bytes = xt::dump_npy(a);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw BadInput(fmt::format("{} {}: cannot open for writing", flag, path));

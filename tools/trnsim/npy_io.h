@@ -1,5 +1,6 @@
-// float32 matrices in NumPy .npy files (format 1.0-3.0, read and written with xtensor's xnpy), with the checks
-// xnpy leaves out: 2-D shape and a file size that matches the header.
+// float32 arrays in NumPy .npy files (format 1.0-3.0; the format: NumPy's "A Simple File Format for NumPy Arrays",
+// numpy.lib.format). Written with xtensor's xnpy; read here, after checking the header (version, '<f4',
+// 'fortran_order': False, the shape against the file size) before anything is allocated.
 #pragma once
 
 #include <cstdint>
