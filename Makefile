@@ -11,7 +11,7 @@ LIST        ?= smoke
 REGRESS_ARGS ?=
 COVERAGE_ARGS ?=
 
-.PHONY: all deps configure build test test-long qemu-test run lint bench coverage clean help registers-doc isa-gen
+.PHONY: all deps configure build test test-long test-sanitize fuzz qemu-test run lint bench coverage clean help registers-doc isa-gen
 
 all: build
 
@@ -20,6 +20,8 @@ help:
 	@echo "  make run        build trnsim and run the default workload, a GPT-2 transformer block (ends PASS/FAIL)"
 	@echo "  make test       install deps, build, run the CTest suite (no 'long' tests)"
 	@echo "  make test-long  the 'long' tests only (e.g. the 64x64 and 128x128 Tensor Engines), in $(BUILD_DIR)-long"
+	@echo "  make test-sanitize  the default suite built with ASan + UBSan (every error fatal), in $(BUILD_DIR)-sanitize"
+	@echo "  make fuzz       every libFuzzer target for FUZZ_SECONDS s (default 60; FUZZ_ARGS=\"-j 2 asm noc\"), docs/verification.md"
 	@echo "  make qemu-test  the QEMU guest tests (label qemu: the PCI function, the Linux module, a GEMM via /dev/trn0)"
 	@echo "  make lint       verilator --lint-only -Wall over rtl/"
 	@echo "  make regress    seeded regression, list smoke (LIST=full|long; REGRESS_ARGS=\"--seeds 20\"), docs/verification.md"
@@ -53,9 +55,29 @@ qemu-test: build
 # In a build directory of its own, so that $(BUILD_DIR) keeps the default configuration. -DTRNSIM_LARGE_TE=ON adds
 # the 64x64 and 128x128 Tensor Engines, verilated hierarchically during the build (rtl/CMakeLists.txt).
 test-long: deps
-	cmake -S . -B $(BUILD_DIR)-long -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DTRNSIM_LARGE_TE=ON $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD_DIR)-long -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DTRNSIM_LARGE_TE=ON -DTRNSIM_FUZZ=OFF $(CMAKE_ARGS)
 	cmake --build $(BUILD_DIR)-long -j $(JOBS)
 	ctest --test-dir $(BUILD_DIR)-long --output-on-failure -L long -j $(JOBS) $(CTEST_ARGS)
+
+# The whole project (verilated models included) with AddressSanitizer and UndefinedBehaviorSanitizer, every report
+# fatal (-fno-sanitize-recover=all), in a build directory of its own; the default suite must pass clean
+# (docs/verification.md, "Sanitizers"). The fuzz targets are left out: they carry the sanitizers already.
+SANITIZE_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+test-sanitize: deps
+	cmake -S . -B $(BUILD_DIR)-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRNSIM_FUZZ=OFF \
+	  -DCMAKE_CXX_FLAGS="$(SANITIZE_FLAGS)" -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE_FLAGS)" \
+	  -DCMAKE_SHARED_LINKER_FLAGS="$(SANITIZE_FLAGS)" $(CMAKE_ARGS)
+	cmake --build $(BUILD_DIR)-sanitize -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(BUILD_DIR)-sanitize --output-on-failure -LE long -j $(JOBS) $(CTEST_ARGS)
+
+# libFuzzer targets (tests/fuzz: built with clang in $(BUILD_DIR)/fuzz by the default build), each for FUZZ_SECONDS;
+# working corpora and crash artifacts in $(BUILD_DIR)/fuzz-work (scripts/fuzz --help).
+FUZZ_SECONDS ?= 60
+FUZZ_ARGS ?=
+fuzz: deps $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target trn_fuzz_build
+	bash scripts/fuzz --bin $(BUILD_DIR)/fuzz/bin --work $(BUILD_DIR)/fuzz-work --seconds $(FUZZ_SECONDS) $(FUZZ_ARGS)
 
 # `make run` builds what the run needs (trnsim: the RTL, the chip model, cosim and firmware), not the test and
 # benchmark binaries, so that a fresh machine gets to the result sooner; `make build` builds everything. The workload

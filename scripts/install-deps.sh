@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ make cmake ninja-build pkg-config ccache
+  # libFuzzer (tests/fuzz, make fuzz): clang and its runtime libraries
+  clang libclang-rt-dev
   # RTL simulation and waveforms
   verilator iverilog gtkwave xvfb xauth
   # RTL coverage HTML (make coverage: genhtml); PNG decoding for the headless waveform render test (convert)

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "firmware/driver/driver.h"
 #include "spec/trn_regs.h"
 
 namespace trnsim::wire {
@@ -107,20 +108,6 @@ driver::Device& DeviceServer::device_of(const Conn& c) const { return *eps_[c.ep
 
 bool DeviceServer::any_owner() const {
   return std::any_of(conns_.begin(), conns_.end(), [](const auto& c) { return !c->closed && c->owner(); });
-}
-
-void DeviceServer::reset_device(driver::Device& device) {
-  // The reset every owner starts from: no program, no interrupt, counters from zero (docs/driver.md).
-  device.write_reg(regs::INT_ENABLE, 0);
-  device.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK | regs::CTRL_PERF_CLEAR_MASK);
-  device.write_reg(regs::INT_STATUS, regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK);
-  device.write_reg(regs::WATCHDOG_CYCLES, regs::WATCHDOG_CYCLES_RESET);
-  const uint32_t queues = std::min<uint32_t>(device.read_reg(regs::NUM_QUEUES), regs::QUEUE_SLOTS);
-  for (uint32_t q = 0; q < queues; ++q) {
-    device.write_reg(regs::queue_reg(q, regs::Q_LEN), 0);
-    device.write_reg(regs::queue_reg(q, regs::Q_BASE_LO), 0);
-    device.write_reg(regs::queue_reg(q, regs::Q_BASE_HI), 0);
-  }
 }
 
 void DeviceServer::accept_one(std::size_t endpoint) {
@@ -270,7 +257,7 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
       if (p == MAP_FAILED) throw std::runtime_error(fmt::format("cannot map the window: {}", std::strerror(errno)));
       c.window = static_cast<uint8_t*>(p);
       c.hello = true;
-      if (c.role == Role::kOwner) reset_device(device_of(c));
+      if (c.role == Role::kOwner) driver::reset_device(device_of(c));
       ans.payload = PayloadWriter().u32(kVersion).u32(0).u64(c.window_bytes).take();
       c.ch->send(ans, c.memfd, kSendTimeoutMs);
       say(fmt::format("{} said hello", c.name()));
@@ -310,7 +297,7 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
     case MsgType::kReset:
       owner_only();
       r.done();
-      reset_device(device_of(c));
+      driver::reset_device(device_of(c));
       break;
     case MsgType::kPing:
       r.done();

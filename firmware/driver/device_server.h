@@ -88,7 +88,6 @@ class DeviceServer {
   void run_slice();
   void answer_wait(Conn& c, bool irq);
   void close_conn(Conn& c, const std::string& why);
-  void reset_device(driver::Device& device);
   void say(const std::string& line) const;
   driver::Device& device_of(const Conn& c) const;
 

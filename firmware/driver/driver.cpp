@@ -229,6 +229,19 @@ void Driver::read_hbm(uint64_t hbm_addr, void* data, std::size_t bytes) const {
   if (bytes != 0) device_.read_mem(regs::HBM_BASE + hbm_addr, data, bytes);
 }
 
+void reset_device(Device& device) {
+  device.write_reg(regs::INT_ENABLE, 0);
+  device.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK | regs::CTRL_PERF_CLEAR_MASK);
+  device.write_reg(regs::INT_STATUS, regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK);
+  device.write_reg(regs::WATCHDOG_CYCLES, regs::WATCHDOG_CYCLES_RESET);
+  const uint32_t queues = std::min<uint32_t>(device.read_reg(regs::NUM_QUEUES), regs::QUEUE_SLOTS);
+  for (uint32_t q = 0; q < queues; ++q) {
+    device.write_reg(regs::queue_reg(q, regs::Q_LEN), 0);
+    device.write_reg(regs::queue_reg(q, regs::Q_BASE_LO), 0);
+    device.write_reg(regs::queue_reg(q, regs::Q_BASE_HI), 0);
+  }
+}
+
 std::vector<uint8_t> pack_elements(const std::vector<uint32_t>& elements, isa::DataType type) {
   const unsigned es = isa::data_type_bytes(type);
   std::vector<uint8_t> bytes(elements.size() * es);

@@ -210,6 +210,11 @@ struct RunProgress {
 std::vector<uint8_t> pack_elements(const std::vector<uint32_t>& elements, isa::DataType type);
 std::vector<uint32_t> unpack_elements(const std::vector<uint8_t>& bytes, isa::DataType type);
 
+/// The state every new owner of a device starts from (docs/driver.md, "Wire protocol" HELLO and RESET): interrupts
+/// disabled and cleared, CTRL.SOFT_RESET and PERF_CLEAR (semaphores, status, PCs, counters), the watchdog at its
+/// reset value, no queue loaded (Q_LEN, Q_BASE 0). Only register writes; no time passes.
+void reset_device(Device& device);
+
 /// Drives one device. Not copyable; holds a reference to the device, which must outlive it.
 class Driver {
  public:
