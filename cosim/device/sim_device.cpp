@@ -63,6 +63,16 @@ SimDevice::SimDevice(const model::ChipConfig& config, const SimDeviceOptions& op
 
 SimDevice::~SimDevice() = default;
 
+void run_kernel(const sc_core::sc_time& duration) {
+  try {
+    sc_core::sc_start(duration);
+  } catch (const sc_core::sc_report& r) {
+    const char* process = r.get_process_name();
+    throw std::runtime_error(fmt::format("{} (SystemC process {}, at {})", r.get_msg(),
+                                         process && *process ? process : "?", sc_core::sc_time_stamp().to_string()));
+  }
+}
+
 namespace {
 void check_register_offset(const char* what, uint32_t offset) {
   if (uint64_t{offset} + regs::kRegBytes > regs::MMIO_SIZE) {
@@ -102,8 +112,8 @@ bool SimDevice::wait_interrupt(uint64_t max_cycles) {
   // Runs until the interrupt callback pauses the kernel, or the time is up. sc_start(0) would only run deltas,
   // so a start pending from a register write runs first (only when one is pending: SystemC warns, W571, of an
   // sc_start(0) with nothing to do, which the driver's sliced waits would otherwise hit every slice).
-  if (sc_core::sc_pending_activity_at_current_time()) sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  if (!core_->control.irq()) sc_core::sc_start(core_->control.cycle_time() * double(max_cycles));
+  if (sc_core::sc_pending_activity_at_current_time()) run_kernel(sc_core::SC_ZERO_TIME);
+  if (!core_->control.irq()) run_kernel(core_->control.cycle_time() * double(max_cycles));
   return core_->control.irq();
 }
 

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include <systemc>
+
 #include "firmware/driver/device.h"
 #include "model/config/chip_config.h"
 #include "model/core/host_memory.h"
@@ -27,6 +29,12 @@ namespace trnsim::cosim {
 /// Takes this process's one SystemC elaboration for `who` (a SimDevice or a SimSystem); std::logic_error naming
 /// `who` when it was taken already.
 void claim_elaboration(const char* who);
+
+/// sc_start(duration), the one way the hosts' devices run the kernel. An exception that leaves a SystemC process
+/// reaches SystemC as a multi-line report (E549 "uncaught exception", file, process); it is rethrown here as
+/// std::runtime_error with one line: the exception's text, then the process and the time. Exceptions that model
+/// code hands to the host itself (CollectiveHub::rethrow_failure) keep their type.
+void run_kernel(const sc_core::sc_time& duration);
 
 /// Which Tensor Engine datapath the model uses.
 enum class TeMode { kTlm, kRtl, kLockstep };

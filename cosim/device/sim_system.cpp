@@ -69,10 +69,15 @@ driver::Device& SimSystem::device(int chip) { return *devices_.at(size_t(chip));
 bool SimSystem::run_until(const std::function<bool()>& done, uint64_t max_cycles) {
   if (done()) return true;
   if (max_cycles == 0) return false;
-  if (sc_pending_activity_at_current_time()) sc_start(SC_ZERO_TIME);  // starts pending from register writes first
+  if (sc_pending_activity_at_current_time()) run_kernel(SC_ZERO_TIME);  // starts pending from register writes first
+  hub_->rethrow_failure();
   const sc_time deadline = sc_time_stamp() + cores_.front()->control.cycle_time() * double(max_cycles);
-  // Every chip's interrupt pauses the kernel; keep going until ours (or all) is up or the time is over.
-  while (!done() && sc_time_stamp() < deadline) sc_start(deadline - sc_time_stamp());
+  // Every chip's interrupt pauses the kernel (and so does a failure the hub keeps); keep going until ours (or all)
+  // is up or the time is over.
+  while (!done() && sc_time_stamp() < deadline) {
+    run_kernel(deadline - sc_time_stamp());
+    hub_->rethrow_failure();
+  }
   return done();
 }
 

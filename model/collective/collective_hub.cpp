@@ -182,6 +182,23 @@ std::optional<Fault> check_cc(const isa::Instruction& instr, int chip, int chips
   return std::nullopt;
 }
 
+template <class Match>
+void CollectiveHub::guarded(Match&& match) {
+  try {
+    match();
+  } catch (const std::exception&) {
+    failure_ = std::current_exception();
+    sc_pause();
+  }
+}
+
+void CollectiveHub::rethrow_failure() {
+  if (!failure_) return;
+  std::exception_ptr e = std::move(failure_);
+  failure_ = nullptr;
+  std::rethrow_exception(e);
+}
+
 std::optional<Fault> CollectiveHub::execute(int chip, uint32_t index, const isa::Instruction& instr) {
   CoreControl& ctl = *controls_.at(size_t(chip));
   if (auto fault = check_cc(instr, chip, chips(), ctl.config().hbm_bytes)) return fault;
@@ -195,7 +212,7 @@ std::optional<Fault> CollectiveHub::execute(int chip, uint32_t index, const isa:
     slot = s;
     slot->waiters.push_back(me);
     waiting_.push_back(slot);
-    try_match_collective(k);
+    guarded([&] { try_match_collective(k); });
   } else {
     const int peer = int(instr.cc.peer);
     const bool send = instr.op == isa::Opcode::kSend;
@@ -203,7 +220,7 @@ std::optional<Fault> CollectiveHub::execute(int chip, uint32_t index, const isa:
     slot->waiters.push_back(me);
     waiting_.push_back(slot);
     (send ? sends_ : recvs_)[send ? std::pair{chip, peer} : std::pair{peer, chip}].push_back(slot);
-    try_match_p2p(send ? chip : peer, send ? peer : chip);
+    guarded([&] { try_match_p2p(send ? chip : peer, send ? peer : chip); });
   }
   reevaluate();
   // Wait for the rendezvous, then for the collective's time; leave when this chip is stopped or reset.

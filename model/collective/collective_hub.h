@@ -14,10 +14,15 @@
 // or not, adds their traffic to its LINK block.
 // Errors never hang: a participant whose peer's cc queue halted, faulted or never started gets CC_PEER_STOPPED;
 // when every chip's cc queue waits in the hub with no rendezvous able to complete, every waiter gets CC_DEADLOCK.
+// A failure of the simulation itself while it runs a matched call (the router network's NocError: its watchdog, a
+// protocol check) is no device fault: the hub keeps the exception, pauses the kernel (sc_pause) and the host's
+// caller gets it, type and one-line text intact, from rethrow_failure() (SimSystem calls it after every sc_start),
+// instead of SystemC's multi-line report of an exception that left a process.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <map>
 #include <memory>
 #include <optional>
@@ -70,6 +75,10 @@ class CollectiveHub : public sc_core::sc_module {
   const std::vector<Completed>& completed() const { return completed_; }
   void clear_completed() { completed_.clear(); }
 
+  /// Rethrows (once) the exception a matched call's run raised inside the simulation, if any (see above). The chips
+  /// whose cc queues took part stay waiting until a soft reset.
+  void rethrow_failure();
+
  private:
   struct Waiter;
   struct Slot;
@@ -80,6 +89,9 @@ class CollectiveHub : public sc_core::sc_module {
   void finish(const std::shared_ptr<Slot>& slot, const std::optional<Fault>& all, sc_core::sc_time delay);
   void try_match_collective(uint64_t k);
   void try_match_p2p(int src, int dst);
+  /// Runs `match` (try_match_*), keeping an exception it raises for rethrow_failure() and pausing the kernel.
+  template <class Match>
+  void guarded(Match&& match);
   void stop_watch();
   /// Every chip's output links' share of `r` goes into its LINK counters `delay` from now (when the call completes).
   void schedule_link_traffic(const Result& r, sc_core::sc_time delay);
@@ -94,6 +106,7 @@ class CollectiveHub : public sc_core::sc_module {
   std::map<std::pair<int, int>, std::deque<std::shared_ptr<Slot>>> sends_, recvs_;  ///< unmatched, by (src, dst)
   std::vector<std::shared_ptr<Slot>> waiting_;                  ///< every slot with a waiter, for reevaluate()
   std::vector<Completed> completed_;
+  std::exception_ptr failure_;
   sc_core::sc_event changed_;  ///< notified by on_halt(); the stop-watch reevaluates
   struct PendingLinks {
     sc_core::sc_time due;

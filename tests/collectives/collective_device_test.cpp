@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cosim/collective/noc_transports.h"
 #include "cosim/device/sim_system.h"
 #include "firmware/driver/driver.h"
 #include "firmware/golden/collective_golden.h"
@@ -184,6 +185,28 @@ TEST_F(CollectiveDeviceTest, EveryOpAlgorithmAndTypeMatchesTheGolden) {
       }
     }
   }
+}
+
+// A failure of the simulation inside a collective (here the router network's watchdog, set to 1 cycle) reaches the
+// host's caller as the NocError it is, in one line, not as SystemC's multi-line report of an exception that left a
+// process; a soft reset brings the chips back.
+TEST_F(CollectiveDeviceTest, ARouterNetworkFailureReachesTheHostAsItsOneLineNocError) {
+  model::collective::NocTransportOptions o;
+  o.watchdog_cycles = 1;
+  auto& system = sys_->hub().system();
+  system.set_transport(cosim::collective::transport_factory(cosim::collective::FabricKind::kTlm, o));
+  fill(DataType::kFp32, 64, 4096);
+  try {
+    run({kernels::make_collective_program(Opcode::kAllReduce, DataType::kFp32, CcAlgorithm::kRing, 4096, 64)});
+    ADD_FAILURE() << "the collective completed";
+  } catch (const model::noc::NocError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("router network: no packet delivered for 1 cycles", 0), 0u) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+  system.set_transport({});
+  for (int c = 0; c < kChips; ++c) sys_->device(c).write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
+  check(Opcode::kAllReduce, CcAlgorithm::kRing, DataType::kFp32, 5);
 }
 
 TEST_F(CollectiveDeviceTest, CountZeroIsANoOpThatStillCompletes) {
