@@ -22,9 +22,10 @@ for top in "${tops[@]}"; do
   fi
 done
 
-# NeuronLink (rtl/noc/) imports no other block's package: its router is linted on its own folder (the other
-# packages would show parameters it does not use), once per parameter set that rtl/noc/trn_noc.cmake verilates.
-noc_srcs=$(find rtl/noc -name '*_pkg.sv' | sort; find rtl/noc -name '*.sv' ! -name '*_pkg.sv' | sort)
+# NeuronLink (rtl/noc/) imports no other block's package: its router is linted on its own folder and the shared
+# primitives (rtl/prim/; the other packages would show parameters it does not use), once per parameter set that
+# rtl/noc/trn_noc.cmake verilates.
+noc_srcs=$(find rtl/noc -name '*_pkg.sv' | sort; find rtl/noc rtl/prim -name '*.sv' ! -name '*_pkg.sv' | sort)
 for params in "" "-GNUM_VC=4" "-GNDIM=3 -GNUM_VC=4 -GVC_GROUPS=2" "-GNUM_VC=4 -GDEPTH=8"; do
   # shellcheck disable=SC2086
   if out=$(verilator --lint-only -Wall --assert rtl/lint_waivers.vlt rtl/noc/trn_noc_lint.vlt $noc_srcs \

@@ -48,7 +48,6 @@ class TeLockstep : public model::TeCompute {
 
  private:
   std::unique_ptr<model::TeCompute> ref_, dut_;
-  uint32_t last_load_index_ = 0;
 };
 
 }  // namespace trnsim::cosim

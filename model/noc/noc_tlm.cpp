@@ -12,7 +12,7 @@ namespace {
 constexpr int kMaxPorts = 1 + 2 * kMaxDim;  // 7
 constexpr int kMaxIn = kMaxPorts * kMaxVc;  // 56 input VCs: masks fit in 64 bits
 
-// trn_noc_rr_arb: grant the lowest request at or above the pointer, else the lowest request; the pointer moves to
+// trn_prim_rr_arb: grant the lowest request at or above the pointer, else the lowest request; the pointer moves to
 // the granted index + 1 (0 after the last) when the grant is acknowledged.
 inline int rr_pick(uint64_t req, int ptr) {
   const uint64_t hi = req & (~uint64_t{0} << ptr);
@@ -20,7 +20,7 @@ inline int rr_pick(uint64_t req, int ptr) {
 }
 inline uint8_t rr_next(int idx, int n) { return static_cast<uint8_t>(idx + 1 < n ? idx + 1 : 0); }
 
-// trn_noc_spill_reg: two registers A (input side) and B (parks A's beat when the consumer stalls).
+// trn_prim_spill_reg: two registers A (input side) and B (parks A's beat when the consumer stalls).
 struct SpillReg {
   bool a_full = false, b_full = false;
   Flit a, b;

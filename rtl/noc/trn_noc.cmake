@@ -13,10 +13,11 @@
 #            objects; about as much as d2v4, well under 2 minutes on 2 cores), so it is built always, like the others
 set(TRN_NOC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_pkg.sv
-  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_fifo.sv
-  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_spill_reg.sv
-  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_rr_arb.sv
+  ${CMAKE_CURRENT_SOURCE_DIR}/prim/trn_prim_fifo.sv
+  ${CMAKE_CURRENT_SOURCE_DIR}/prim/trn_prim_spill_reg.sv
+  ${CMAKE_CURRENT_SOURCE_DIR}/prim/trn_prim_rr_arb.sv
   ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_input_port.sv
+  ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_link_bringup.sv
   ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_link_rx.sv
   ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_link_tx.sv
   ${CMAKE_CURRENT_SOURCE_DIR}/noc/trn_noc_vc_alloc.sv

@@ -89,7 +89,7 @@ module trn_noc_input_port
 
   for (genvar v = 0; v < NUM_VC; v++) begin : g_vc
     assign push_vc[v] = push_i && (32'(push_flit_i.vc) == v);
-    trn_noc_fifo #(.WIDTH($bits(flit_t)), .DEPTH(DEPTH)) u_fifo (
+    trn_prim_fifo #(.WIDTH($bits(flit_t)), .DEPTH(DEPTH)) u_fifo (
       .clk_i        (clk_i),
       .rst_ni       (rst_ni),
       .push_valid_i (push_vc[v]),

@@ -1,7 +1,7 @@
 // trn_noc_link_tx: the sending end of one NeuronLink link: link bring-up, per-VC credit counters and the output
 // register that drives the forward channel.
 //
-// Bring-up. In the second cycle after reset (never during reset) it sends one bring-up beat on the forward
+// Bring-up (trn_noc_link_bringup). In the second cycle after reset (never during reset) it sends one bring-up beat on the forward
 // channel (init = 1, valid = 0, flit.data[9:0] = this end's link_cfg_t {NUM_VC, DEPTH}) for the receiver to
 // check, then waits for the receiver's credit-init beat on the backward channel (tx_bwd_i.init). If that beat
 // advertises the same NUM_VC and DEPTH, the link is up and every VC starts with DEPTH credits; otherwise the link
@@ -40,62 +40,32 @@ module trn_noc_link_tx
 
   localparam int unsigned CRD_W = $clog2(DEPTH + 1);
   localparam int unsigned VCI_W = (NUM_VC > 1) ? $clog2(NUM_VC) : 1;
-  localparam int unsigned TMO_W = $clog2(LINK_TIMEOUT + 1);
-  localparam link_cfg_t   MY_CFG = '{num_vc: CFG_VC_W'(NUM_VC), depth: CFG_DEP_W'(DEPTH)};
 
-  typedef enum logic [1:0] {
-    LK_DOWN = 2'd0,  // waiting for the receiver's credit-init beat
-    LK_UP   = 2'd1,
-    LK_ERR  = 2'd2   // mismatch or timeout: never sends
-  } lk_state_e;
-
-  lk_state_e                    state_q, state_d;
-  logic                         boot_q;            // 1 from the first clock edge after reset on
-  logic                         hello_q;           // the bring-up beat goes out this cycle
-  logic [TMO_W-1:0]             timer_q;
-  logic                         timeout_q;
-  link_cfg_t                    partner_q;
+  logic                         hello;   // the bring-up beat goes out this cycle
+  logic                         up, rise;
+  link_cfg_t                    my_cfg;
   logic [NUM_VC-1:0][CRD_W-1:0] crd_q;
   logic                         out_valid_q;
   flit_t                        out_flit_q;
-  logic                         crd_init, cfg_ok, crd_ret;
+  logic                         crd_ret;
 
-  assign crd_init = tx_bwd_i.init;
-  assign cfg_ok   = (tx_bwd_i.cfg == MY_CFG);
-  assign crd_ret  = tx_bwd_i.valid;
+  assign crd_ret = tx_bwd_i.valid;
 
-  always_comb begin
-    state_d = state_q;
-    unique case (state_q)
-      LK_DOWN: begin
-        if (crd_init)                            state_d = cfg_ok ? LK_UP : LK_ERR;
-        else if (32'(timer_q) >= LINK_TIMEOUT)   state_d = LK_ERR;
-      end
-      LK_UP:   state_d = LK_UP;
-      LK_ERR:  state_d = LK_ERR;
-      default: state_d = LK_ERR;
-    endcase
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      state_q   <= LK_DOWN;
-      boot_q    <= 1'b0;
-      hello_q   <= 1'b0;
-      timer_q   <= '0;
-      timeout_q <= 1'b0;
-      partner_q <= '0;
-    end else begin
-      state_q <= state_d;
-      boot_q  <= 1'b1;
-      hello_q <= !boot_q;  // exactly the second cycle after reset: nothing is sent during reset
-      if (state_q == LK_DOWN) begin
-        timer_q <= timer_q + 1'b1;
-        if (crd_init) partner_q <= tx_bwd_i.cfg;
-        else if (state_d == LK_ERR) timeout_q <= 1'b1;
-      end
-    end
-  end
+  trn_noc_link_bringup #(
+    .NUM_VC(NUM_VC), .DEPTH(DEPTH), .LINK_TIMEOUT(LINK_TIMEOUT),
+    .OWNER("trn_noc_link_tx"), .IS_SENDER(1'b1), .FAR_BEAT("credit-init beat")
+  ) u_bringup (
+    .clk_i, .rst_ni,
+    .far_beat_i   (tx_bwd_i.init),
+    .far_cfg_i    (tx_bwd_i.cfg),
+    .beat_o       (hello),
+    .my_cfg_o     (my_cfg),
+    .rise_o       (rise),
+    .up_o         (up),
+    .err_o,
+    .timeout_o,
+    .partner_cfg_o
+  );
 
   // Credits: DEPTH per VC once up; minus one per flit sent on the VC, plus one per credit returned.
   for (genvar v = 0; v < NUM_VC; v++) begin : g_crd
@@ -105,13 +75,13 @@ module trn_noc_link_tx
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
         crd_q[v] <= '0;
-      end else if (state_q == LK_DOWN && state_d == LK_UP) begin
+      end else if (rise) begin
         crd_q[v] <= CRD_W'(DEPTH);
       end else if (take != give) begin
         crd_q[v] <= take ? crd_q[v] - 1'b1 : crd_q[v] + 1'b1;
       end
     end
-    assign crd_avail_o[v] = (state_q == LK_UP) && (crd_q[v] != '0);
+    assign crd_avail_o[v] = up && (crd_q[v] != '0);
   end
 
   // Output register.
@@ -130,17 +100,14 @@ module trn_noc_link_tx
     tx_fwd_o       = '0;
     tx_fwd_o.valid = out_valid_q;
     tx_fwd_o.flit  = out_flit_q;
-    if (hello_q) begin
-      tx_fwd_o.init                     = 1'b1;
-      tx_fwd_o.flit                     = '0;
-      tx_fwd_o.flit.data[$bits(MY_CFG)-1:0] = MY_CFG;
+    if (hello) begin
+      tx_fwd_o.init                         = 1'b1;
+      tx_fwd_o.flit                         = '0;
+      tx_fwd_o.flit.data[$bits(my_cfg)-1:0] = my_cfg;
     end
   end
 
-  assign up_o          = (state_q == LK_UP);
-  assign err_o         = (state_q == LK_ERR);
-  assign timeout_o     = timeout_q;
-  assign partner_cfg_o = partner_q;
+  assign up_o = up;
 
   // A flit leaves at most one cycle after it was sent; `open_q` tracks, per VC, whether a packet is in progress on
   // the link (a head without tail went out), to check that packets stay contiguous and in order per VC.
@@ -154,26 +121,16 @@ module trn_noc_link_tx
     end
   end
 
-  a_cfg_match: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      state_q == LK_DOWN && crd_init |-> cfg_ok)
-    else $error("trn_noc_link_tx: link bring-up failed: %s %0d VCs x %0d flits %s %0d VCs x %0d flits %s",
-                "flow-control mismatch: the receiver has", tx_bwd_i.cfg.num_vc, tx_bwd_i.cfg.depth,
-                "per VC buffer, this sender is built for", NUM_VC, DEPTH, "(NUM_VC and DEPTH must match on both ends)");
-  a_bringup_timeout: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      !(state_q == LK_DOWN && !crd_init && 32'(timer_q) >= LINK_TIMEOUT))
-    else $error("trn_noc_link_tx: link bring-up failed: %s %0d cycles of reset (link not connected?)",
-                "no credit-init beat from the receiver within", LINK_TIMEOUT);
-  a_init_once: assert property (@(posedge clk_i) disable iff (!rst_ni) !(crd_init && state_q != LK_DOWN))
-    else $error("trn_noc_link_tx: a second credit-init beat after bring-up");
-  a_credit_before_up: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_ret |-> state_q == LK_UP)
+  // Bring-up's own rules (layouts match, a beat within LINK_TIMEOUT, one beat only): trn_noc_link_bringup.
+  a_credit_before_up: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_ret |-> up)
     else $error("trn_noc_link_tx: credit returned before the link came up");
   a_credit_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_ret |-> 32'(tx_bwd_i.vc) < NUM_VC)
     else $error("trn_noc_link_tx: credit for VC %0d, only %0d VCs", tx_bwd_i.vc, NUM_VC);
   a_send_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) send_i |-> 32'(send_flit_i.vc) < NUM_VC)
     else $error("trn_noc_link_tx: flit sent on VC %0d, only %0d VCs", send_flit_i.vc, NUM_VC);
-  a_send_when_up: assert property (@(posedge clk_i) disable iff (!rst_ni) send_i |-> state_q == LK_UP)
+  a_send_when_up: assert property (@(posedge clk_i) disable iff (!rst_ni) send_i |-> up)
     else $error("trn_noc_link_tx: flit sent while the link is not up");
-  a_send_no_hello: assert property (@(posedge clk_i) disable iff (!rst_ni) !(hello_q && out_valid_q))
+  a_send_no_hello: assert property (@(posedge clk_i) disable iff (!rst_ni) !(hello && out_valid_q))
     else $error("trn_noc_link_tx: a flit collides with the bring-up beat");
   a_packet_contiguous: assert property (@(posedge clk_i) disable iff (!rst_ni)
       send_i && 32'(send_flit_i.vc) < NUM_VC |-> send_flit_i.head == !open_q[send_flit_i.vc[VCI_W-1:0]])

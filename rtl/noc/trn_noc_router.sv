@@ -105,7 +105,7 @@ module trn_noc_router
   logic  inj_valid, inj_ready, inj_vc_ok;
   flit_t inj_flit;
 
-  trn_noc_spill_reg #(.WIDTH($bits(flit_t))) u_inj (
+  trn_prim_spill_reg #(.WIDTH($bits(flit_t))) u_inj (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
     .in_valid_i  (inj_valid_i),
@@ -271,7 +271,7 @@ module trn_noc_router
   // ---------------------------------------------------------------------------------------------------------------
   // Local ejection: a spill register
   // ---------------------------------------------------------------------------------------------------------------
-  trn_noc_spill_reg #(.WIDTH($bits(flit_t))) u_ej (
+  trn_prim_spill_reg #(.WIDTH($bits(flit_t))) u_ej (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
     .in_valid_i  (out_valid[0]),

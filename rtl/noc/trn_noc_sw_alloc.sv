@@ -33,7 +33,7 @@ module trn_noc_sw_alloc #(
   logic [NPORT-1:0]             in_won;
 
   for (genvar p = 0; p < NPORT; p++) begin : g_in
-    trn_noc_rr_arb #(.N(NUM_VC)) u_arb (
+    trn_prim_rr_arb #(.N(NUM_VC)) u_arb (
       .clk_i   (clk_i),
       .rst_ni  (rst_ni),
       .req_i   (req_i[p*NUM_VC +: NUM_VC]),
@@ -50,7 +50,7 @@ module trn_noc_sw_alloc #(
     for (genvar p = 0; p < NPORT; p++) begin : g_req
       assign req2[p] = picked[p] && (32'(pick_oport[p]) == o);
     end
-    trn_noc_rr_arb #(.N(NPORT)) u_arb (
+    trn_prim_rr_arb #(.N(NPORT)) u_arb (
       .clk_i   (clk_i),
       .rst_ni  (rst_ni),
       .req_i   (req2),

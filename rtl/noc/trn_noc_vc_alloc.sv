@@ -38,7 +38,7 @@ module trn_noc_vc_alloc #(
   for (genvar i = 0; i < NIN; i++) begin : g_in
     logic [NUM_VC-1:0] cand;
     assign cand = (req_i[i] && port_ok_i[oport_i[i]]) ? (mask_i[i] & ~busy_q[oport_i[i]]) : '0;
-    trn_noc_rr_arb #(.N(NUM_VC)) u_arb (
+    trn_prim_rr_arb #(.N(NUM_VC)) u_arb (
       .clk_i   (clk_i),
       .rst_ni  (rst_ni),
       .req_i   (cand),
@@ -59,7 +59,7 @@ module trn_noc_vc_alloc #(
         assign req2[i] = picked[i] && pick[i][w] && (32'(oport_i[i]) == o);
       end
       logic [$clog2(NIN)-1:0] unused_idx;
-      trn_noc_rr_arb #(.N(NIN), .WITH_IDX(1'b0)) u_arb (
+      trn_prim_rr_arb #(.N(NIN), .WITH_IDX(1'b0)) u_arb (
         .clk_i   (clk_i),
         .rst_ni  (rst_ni),
         .req_i   (req2),

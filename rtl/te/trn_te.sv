@@ -210,7 +210,7 @@ module trn_te
   logic [COLS-1:0][31:0] col_sum;
 
   for (genvar r = 0; r < ROWS; r++) begin : g_skew
-    trn_te_delay #(.WIDTH(32), .DEPTH(r + 1)) u_skew (
+    trn_prim_delay #(.WIDTH(32), .DEPTH(r + 1)) u_skew (
       .clk_i  (clk_i),
       .en_i   (adv),
       .data_i (mov_f32[r]),
@@ -229,7 +229,7 @@ module trn_te
   );
 
   for (genvar c = 0; c < COLS; c++) begin : g_deskew
-    trn_te_delay #(.WIDTH(32), .DEPTH(COLS - c)) u_deskew (
+    trn_prim_delay #(.WIDTH(32), .DEPTH(COLS - c)) u_deskew (
       .clk_i  (clk_i),
       .en_i   (adv),
       .data_i (col_sum[c]),

@@ -342,7 +342,7 @@ TEST_F(ModelTest, RegisterOffsetsOutsideTheMapOrUnalignedAreOutOfRangeNamingTheO
 // with ERR_CODE 0, not the previous run's code (found by the mmio fuzz target; docs/registers.md ERR_CODE).
 TEST_F(ModelTest, ADoorbellThatStartsARunClearsThePreviousRunsError) {
   isa::Program p;
-  p.queue(isa::Engine::kTe).push_back(isa::Instruction{isa::Opcode::kHalt});
+  p.queue(isa::Engine::kTe).push_back(isa::Instruction::halt());
   drv_->load_program(p);
   dev_->write_reg(regs::INT_ENABLE, regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK);
   dev_->write_reg(regs::DOORBELL, 1u << static_cast<int>(isa::Engine::kVec));  // a queue with Q_LEN 0

@@ -1,7 +1,7 @@
-// trn_te_delay: a DEPTH-stage shift register with a common enable, used for the Tensor Engine's input skew,
+// trn_prim_delay: a DEPTH-stage shift register with a common enable, used for the Tensor Engine's input skew,
 // output de-skew and control pipeline. DEPTH = 0 is a wire. No reset: it carries datapath values only
 // (control bits that need a reset use their own flops).
-module trn_te_delay #(
+module trn_prim_delay #(
   parameter int unsigned WIDTH = 32,
   parameter int unsigned DEPTH = 1
 ) (

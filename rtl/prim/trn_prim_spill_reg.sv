@@ -1,4 +1,4 @@
-// trn_noc_spill_reg: a two-entry register slice on a valid/ready stream (the "spill register" of PULP
+// trn_prim_spill_reg: a two-entry register slice on a valid/ready stream (the "spill register" of PULP
 // common_cells). Full throughput, and it cuts every combinational path between its two sides: in_ready_o and
 // out_valid_o / out_data_o come from registers only.
 //
@@ -6,7 +6,7 @@
 // sender must hold a beat, unchanged, until it is taken (checked: a_in_hold).
 // Out side (out_valid_o / out_ready_i / out_data_o): the oldest beat held; it is held unchanged until taken, and
 // beats leave in the order they came.
-module trn_noc_spill_reg #(
+module trn_prim_spill_reg #(
   parameter int unsigned WIDTH = 8
 ) (
   input  logic             clk_i,
@@ -51,10 +51,10 @@ module trn_noc_spill_reg #(
 `ifndef SYNTHESIS
   a_in_hold: assert property (@(posedge clk_i) disable iff (!rst_ni)
       in_valid_i && !in_ready_o |=> in_valid_i && $stable(in_data_i))
-    else $error("trn_noc_spill_reg: in_valid_i dropped or in_data_i changed while in_ready_o was low");
+    else $error("trn_prim_spill_reg: in_valid_i dropped or in_data_i changed while in_ready_o was low");
   a_out_hold: assert property (@(posedge clk_i) disable iff (!rst_ni)
       out_valid_o && !out_ready_i |=> out_valid_o && $stable(out_data_o))
-    else $error("trn_noc_spill_reg: the held beat changed while out_ready_i was low");
+    else $error("trn_prim_spill_reg: the held beat changed while out_ready_i was low");
 `endif
 
 endmodule

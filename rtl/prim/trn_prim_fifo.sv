@@ -1,4 +1,4 @@
-// trn_noc_fifo: a DEPTH-entry first-in first-out queue with valid/ready streams on both sides.
+// trn_prim_fifo: a DEPTH-entry first-in first-out queue with valid/ready streams on both sides.
 //
 // Push side (push_valid_i / push_ready_o / push_data_i): a beat is taken when valid and ready are both high at a
 // clock edge. push_ready_o is high while the queue is not full; it depends on the queue's state only, never on
@@ -9,7 +9,7 @@
 // held, unchanged, until it is taken. A push and a pop may happen in the same cycle, also when full (the pop frees
 // the slot only at the edge, so push_ready_o stays low then: no combinational path from pop_ready_i to push_ready_o).
 // No fall-through: a beat pushed at an edge is visible on the pop side from the next cycle.
-module trn_noc_fifo #(
+module trn_prim_fifo #(
   parameter int unsigned WIDTH = 8,
   parameter int unsigned DEPTH = 4,    // >= 1
   localparam int unsigned CNT_W = $clog2(DEPTH + 1)
@@ -62,10 +62,10 @@ module trn_noc_fifo #(
 
 `ifndef SYNTHESIS
   a_count_range: assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(count_q) <= DEPTH)
-    else $error("trn_noc_fifo: occupancy %0d above DEPTH %0d", count_q, DEPTH);
+    else $error("trn_prim_fifo: occupancy %0d above DEPTH %0d", count_q, DEPTH);
   a_ptrs_agree: assert property (@(posedge clk_i) disable iff (!rst_ni)
       (count_q == '0 || 32'(count_q) == DEPTH) == (rd_q == wr_q))
-    else $error("trn_noc_fifo: read/write pointers disagree with the occupancy %0d", count_q);
+    else $error("trn_prim_fifo: read/write pointers disagree with the occupancy %0d", count_q);
 `endif
 
 endmodule

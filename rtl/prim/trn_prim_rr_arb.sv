@@ -1,4 +1,4 @@
-// trn_noc_rr_arb: an N-way round-robin arbiter.
+// trn_prim_rr_arb: an N-way round-robin arbiter.
 //
 // req_i: requests of this cycle; they may change freely from cycle to cycle (an arbiter, not a stream).
 // gnt_o / idx_o / valid_o: combinational from req_i and the priority pointer: gnt_o is one-hot (zero when nothing
@@ -6,7 +6,7 @@
 // ack_i: the grant shown this cycle was used; at the clock edge the pointer moves to the requester after the winner,
 // so the winner has the lowest priority next. Without ack_i the pointer stays, and the same requester keeps
 // winning while it requests (a grant that was not used costs the requester nothing).
-module trn_noc_rr_arb #(
+module trn_prim_rr_arb #(
   parameter int unsigned N       = 4,     // >= 1
   parameter bit          WITH_IDX = 1'b1, // 0: idx_o is 0 (callers that only need gnt_o save its encoder)
   localparam int unsigned IDX_W = (N > 1) ? $clog2(N) : 1
@@ -71,7 +71,7 @@ module trn_noc_rr_arb #(
   // requests, the pointer stays in range.
   a_grant: assert property (@(posedge clk_i) disable iff (!rst_ni)
       $onehot0(gnt_o) && (gnt_o & ~req_i) == '0 && valid_o == (gnt_o != '0) && 32'(ptr_q) < N)
-    else $error("trn_noc_rr_arb: grant %b for requests %b with the pointer at %0d", gnt_o, req_i, ptr_q);
+    else $error("trn_prim_rr_arb: grant %b for requests %b with the pointer at %0d", gnt_o, req_i, ptr_q);
 `endif
 
 endmodule
