@@ -24,8 +24,6 @@ namespace {
 
 constexpr uint64_t kAttachWindowBytes = 1ull << 20;
 constexpr int kBurst = 64;            ///< requests of one client per turn
-constexpr int kIdleMs = 10000;        ///< a hello, or a frame once begun, must come within this
-constexpr int kSendTimeoutMs = 2000;  ///< a client that does not read its answers is dropped after this
 constexpr int kMaxDeferredSlices = 16;  ///< serve-loop rounds with requests before a pending wait's slice runs anyway
 
 }  // namespace
@@ -144,7 +142,7 @@ bool DeviceServer::handle(Conn& c) {
     next = c.ch->try_recv();
   } catch (const WireError& e) {
     try {  // a malformed header gets its answer too (seq 0: there was no readable request); a dead peer none
-      c.ch->send(error_frame(Frame{}, Status::kBadMessage, e.what()), -1, kSendTimeoutMs);
+      c.ch->send(error_frame(Frame{}, Status::kBadMessage, e.what()), -1, options_.send_timeout_ms);
     } catch (const WireError&) {
     }
     close_conn(c, e.what());
@@ -159,7 +157,7 @@ bool DeviceServer::handle(Conn& c) {
   // Every refusal: an error answer naming what was wrong, then the connection closed.
   const auto refuse = [&](Status status, const std::string& text, const std::string& why) {
     try {
-      c.ch->send(error_frame(req, status, text), -1, kSendTimeoutMs);
+      c.ch->send(error_frame(req, status, text), -1, options_.send_timeout_ms);
     } catch (const WireError&) {  // the client is gone already
     }
     close_conn(c, why);
@@ -189,14 +187,16 @@ bool DeviceServer::turn(Conn& c) {
 }
 
 void DeviceServer::expire_idle() {
-  // Bounds on what a client may leave half done: the hello within kIdleMs of connecting, a frame within kIdleMs
+  // Bounds on what a client may leave half done: the hello within idle_ms of connecting, a frame within idle_ms
   // of its first byte. An owner or attach client idle between requests may stay as long as it likes.
   const auto now = std::chrono::steady_clock::now();
   for (auto& c : conns_) {
     if (c->closed) continue;
     const bool stalled = !c->hello || c->ch->partial();
-    if (stalled && now - c->since > std::chrono::milliseconds(kIdleMs)) {
-      close_conn(*c, c->hello ? "a frame begun and not finished for 10 s" : "no hello within 10 s");
+    if (stalled && now - c->since > std::chrono::milliseconds(options_.idle_ms)) {
+      const std::string bound = options_.idle_ms % 1000 == 0 ? std::to_string(options_.idle_ms / 1000) + " s"
+                                                             : std::to_string(options_.idle_ms) + " ms";
+      close_conn(*c, c->hello ? "a frame begun and not finished for " + bound : "no hello within " + bound);
     }
   }
 }
@@ -259,7 +259,7 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
       c.hello = true;
       if (c.role == Role::kOwner) driver::reset_device(device_of(c));
       ans.payload = PayloadWriter().u32(kVersion).u32(0).u64(c.window_bytes).take();
-      c.ch->send(ans, c.memfd, kSendTimeoutMs);
+      c.ch->send(ans, c.memfd, options_.send_timeout_ms);
       say(fmt::format("{} said hello", c.name()));
       return true;
     }
@@ -304,13 +304,13 @@ bool DeviceServer::answer(Conn& c, const Frame& req) {
       break;
     case MsgType::kBye:
       r.done();
-      c.ch->send(ans, -1, kSendTimeoutMs);
+      c.ch->send(ans, -1, options_.send_timeout_ms);
       close_conn(c, "bye");
       return false;
     default:
       throw WireError(fmt::format("unknown message type {}", req.type));
   }
-  c.ch->send(ans, -1, kSendTimeoutMs);
+  c.ch->send(ans, -1, options_.send_timeout_ms);
   return true;
 }
 
@@ -330,7 +330,7 @@ void DeviceServer::answer_wait(Conn& c, bool irq) {
   ans.payload = PayloadWriter().u32(irq ? 1 : 0).take();
   c.wait.reset();
   try {
-    c.ch->send(ans, -1, kSendTimeoutMs);
+    c.ch->send(ans, -1, options_.send_timeout_ms);
   } catch (const WireError& e) {
     close_conn(c, e.what());
   }

@@ -41,6 +41,11 @@ class DeviceServer {
     std::string owned_by;
     /// One line per connection event ("client 1 (owner) connected", "client 1 closed: ..."); empty: silent.
     std::function<void(const std::string&)> log;
+    /// A client's hello must come within this of connecting, and a frame once begun must be finished within this:
+    /// else the connection is closed ("no hello within 10 s", "a frame begun and not finished for 10 s").
+    int idle_ms = 10000;
+    /// An answer the client does not read within this (its socket buffer full) closes the connection.
+    int send_timeout_ms = 2000;
   };
 
   /// One device on one socket.

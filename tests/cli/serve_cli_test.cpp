@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -243,6 +245,25 @@ TEST(ServeCli, OnceServesOneDriverThenExitsAndRemovesTheSocket) {
   EXPECT_EQ(run("run --workload gemm -m 16 -k 16 -n 16 --connect " + server.path()).exit_code, 0);
   EXPECT_EQ(server.proc().wait(10), 0) << server.proc().err();
   EXPECT_NE(::access(server.path().c_str(), F_OK), 0);  // the socket file is gone
+}
+
+// `trnsim qemu --timeout-s`: a guest that never powers off is killed after the bound, with one line saying so and
+// exit 1 (here QEMU is a stand-in that only sleeps: the bound, not the guest, is under test).
+TEST(ServeCli, AGuestThatNeverPowersOffIsKilledAfterTimeoutS) {
+  SocketDir dir;
+  ServeProcess server(TRNSIM_BIN, dir.sock("q.sock"), "--te tlm", next_scratch(".serve.out"),
+                      next_scratch(".serve.err"), "--qemu");
+  const std::string fake_qemu = next_scratch(".sh"), file = next_scratch(".img");
+  std::ofstream(fake_qemu) << "#!/bin/sh\nexec sleep 60\n";
+  ::chmod(fake_qemu.c_str(), 0755);
+  std::ofstream(file) << "not a kernel\n";
+  const auto t0 = clock_type::now();
+  const Result r = run("qemu --socket " + server.path() + " --initrd " + file + " --kernel " + file +
+                       " --qemu-binary " + fake_qemu + " --timeout-s 1");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("the guest did not power off within 1 s (--timeout-s): QEMU killed"), std::string::npos)
+      << r.err;
+  EXPECT_LT(std::chrono::duration<double>(clock_type::now() - t0).count(), 20.0);
 }
 
 }  // namespace

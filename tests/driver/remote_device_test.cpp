@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
@@ -264,6 +265,63 @@ TEST(RemoteDevice, AHalfSentFrameHoldsUpNobodyElse) {
   driver::RemoteDevice dev(s.path());
   for (int i = 0; i < 100; ++i) EXPECT_EQ(dev.read_reg(regs::ID), regs::kIdValue);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+}
+
+// The server's bounds on a client (docs/driver.md, "Bounded waits"): a hello that does not come within idle_ms, a
+// frame begun and not finished within idle_ms, answers not read within send_timeout_ms. Each closes that connection
+// with a one-line reason naming the bound, and the server goes on serving.
+TEST(DeviceServer, EachBoundOnAClientClosesItsConnectionNamingTheBound) {
+  MockDevice mock;
+  TempDir dir;
+  std::mutex m;
+  std::vector<std::string> log;
+  wire::DeviceServer::Options o;
+  o.window_bytes = 1 << 20;
+  o.idle_ms = 300;
+  o.send_timeout_ms = 300;
+  o.log = [&](const std::string& line) {
+    std::lock_guard<std::mutex> g(m);
+    log.push_back(line);
+  };
+  const std::string path = dir.path() + "/d.sock";
+  wire::DeviceServer server(mock, path, o);
+  std::thread serving([&] { server.serve(); });
+
+  auto silent = raw_connect(path);  // connects, never says hello
+  auto half = raw_connect(path);    // says hello, then half a header
+  auto deaf = raw_connect(path);    // says hello, then requests without reading the answers
+  for (auto* ch : {half.get(), deaf.get()}) {
+    ch->send(hello(wire::kVersion, wire::Role::kAttach));
+    int fd = -1;
+    ch->recv(2000, &fd);
+    if (fd >= 0) ::close(fd);
+  }
+  const uint8_t five[5] = {0x54, 0x52, 0x4E, 0x57, 0x02};
+  ASSERT_EQ(::send(half->fd(), five, sizeof five, MSG_NOSIGNAL), 5);
+  // READ_REG of offset 0, as bytes: u32 magic, u16 type, u16 status, u32 seq, u32 length, u32 offset.
+  std::vector<uint8_t> one = wire::PayloadWriter().u32(wire::kMagic).u32(uint32_t(MsgType::kReadReg)).u32(7)
+                                 .u32(4).u32(0).take();
+  std::vector<uint8_t> burst;
+  for (int i = 0; i < 1000; ++i) burst.insert(burst.end(), one.begin(), one.end());
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5)) {  // until the server hangs up
+    if (::send(deaf->fd(), burst.data(), burst.size(), MSG_NOSIGNAL | MSG_DONTWAIT) >= 0) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5)) << "the deaf client was never dropped";
+  for (auto* ch : {silent.get(), half.get()}) EXPECT_THROW(ch->recv(3000), WireError);  // closed, not silent
+  {
+    driver::RemoteDevice dev(path);  // the server goes on
+    EXPECT_EQ(dev.read_reg(regs::ID), regs::kIdValue);
+  }
+  server.stop();
+  serving.join();
+  std::string all;
+  for (const std::string& l : log) all += l + "\n";
+  EXPECT_NE(all.find("closed: no hello within 300 ms"), std::string::npos) << all;
+  EXPECT_NE(all.find("closed: a frame begun and not finished for 300 ms"), std::string::npos) << all;
+  EXPECT_NE(all.find("does not read: gave up sending read_reg after 300 ms"), std::string::npos) << all;
 }
 
 TEST(RemoteDevice, TheWindowCannotBeShrunkUnderTheServer) {

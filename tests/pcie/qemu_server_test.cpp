@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -275,6 +276,32 @@ TEST(QemuServer, ASecondQemuIsTurnedAwayWhileOneIsServed) {
   EXPECT_EQ(first.cfg_read(0x02, 2), 0x10F0u);
   s.stop();
   EXPECT_NE(s.log().find("a second QEMU connected while one is served"), std::string::npos) << s.log();
+}
+
+// A message whose data stops short (a header promising 12 bytes, 3 sent, then silence) closes the connection after
+// the rest's bound, 2 s (mpqemu::receive), naming what was cut short; the next QEMU is served.
+TEST(QemuServer, AMessageCutShortClosesTheConnectionAfterTheBound) {
+  trnsim::test::MockDevice dev;
+  Served s(dev);
+  {
+    FakeQemu q(s.path());
+    uint8_t h[16 + 3] = {};
+    const int32_t cmd = int32_t(Cmd::kPciCfgRead);
+    const uint64_t size = 12;
+    std::memcpy(h, &cmd, 4);
+    std::memcpy(h + 8, &size, 8);
+    ASSERT_EQ(::send(q.fd(), h, sizeof h, MSG_NOSIGNAL), ssize_t(sizeof h));
+    const auto t0 = std::chrono::steady_clock::now();
+    mpqemu::Message r;
+    EXPECT_FALSE(mpqemu::receive(q.fd(), &r, 10000)) << "the connection should be closed";
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_GT(waited, 1.5);
+    EXPECT_LT(waited, 6.0);
+  }
+  FakeQemu q(s.path());
+  EXPECT_EQ(q.cfg_read(0x00, 2), 0x1AF4u);
+  s.stop();
+  EXPECT_NE(s.log().find("pci_cfgread cut short: nothing for 2000 ms"), std::string::npos) << s.log();
 }
 
 }  // namespace
