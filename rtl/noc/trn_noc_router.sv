@@ -11,8 +11,9 @@
 // 0-cycle link); body flits follow one per cycle.
 //
 // Ports:
-//   my_coord_i, dim_max_i   straps, constant after reset: this router's coordinates and the largest coordinate of
-//                           each dimension (torus size - 1; dimensions >= NDIM must be 0, each size >= 2).
+//   my_coord_i, dim_max_i   straps, constant after reset (registered inside): this router's coordinates and the
+//                           largest coordinate of each dimension (torus size - 1; dimensions >= NDIM must be 0, each
+//                           size >= 2).
 //   inj_*                   local injection, valid/ready: a beat is taken when inj_valid_i && inj_ready_o at a clock
 //                           edge, and must be held unchanged until taken. inj_flit_i.vc (< NUM_VC) picks the local
 //                           input VC; a packet's flits go on one VC, in order, without another packet's flits on
@@ -127,6 +128,22 @@ module trn_noc_router
   end
 
   // ---------------------------------------------------------------------------------------------------------------
+  // Straps, registered: the route computation reads these flops, never the top-level inputs, so that a simulator
+  // does not settle the routing logic again whenever the harness drives an input (Verilator: 1.5x, docs/
+  // performance.md). No head flit is routed before the first clock edge after reset, the edge that loads them.
+  // ---------------------------------------------------------------------------------------------------------------
+  coord_t my_coord_q, dim_max_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      my_coord_q <= '0;
+      dim_max_q  <= '0;
+    end else begin
+      my_coord_q <= my_coord_i;
+      dim_max_q  <= dim_max_i;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------------------------
   // Input ports
   // ---------------------------------------------------------------------------------------------------------------
   for (genvar p = 0; p < NPORT; p++) begin : g_in
@@ -135,8 +152,8 @@ module trn_noc_router
     ) u_port (
       .clk_i        (clk_i),
       .rst_ni       (rst_ni),
-      .my_coord_i   (my_coord_i),
-      .dim_max_i    (dim_max_i),
+      .my_coord_i   (my_coord_q),
+      .dim_max_i    (dim_max_q),
       .push_i       (push[p]),
       .push_flit_i  (push_flit[p]),
       .full_o       (full[p]),
