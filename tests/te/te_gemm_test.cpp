@@ -69,8 +69,8 @@ TEST_P(TeRandomGemm, ShapesBitExactAgainstGolden) {
 }
 
 TEST_P(TeRandomGemm, SpecialValuesBitExactAgainstGolden) {
-  const auto [size, dt] = GetParam();
-  const auto [rows, cols] = size;
+  const auto [rows, cols] = std::get<0>(GetParam());
+  const Dtype dt = std::get<1>(GetParam());  // not a structured binding: the lambda below captures it (C++17)
   std::mt19937_64 rng(test::test_seed());
   auto te = TeRtl::create(rows, cols);
   const std::vector<uint16_t> specials = test::special_values(dt);
