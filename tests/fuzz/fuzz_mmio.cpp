@@ -25,10 +25,8 @@ using namespace trnsim;
 namespace {
 
 cosim::SimDevice& device() {
-  static const std::unique_ptr<cosim::SimDevice> dev = [] {
-    auto d = std::make_unique<cosim::SimDevice>(model::chip_config("tiny"), cosim::SimDeviceOptions{});
-    return d;
-  }();
+  static const std::unique_ptr<cosim::SimDevice> dev =
+      std::make_unique<cosim::SimDevice>(model::chip_config("tiny"), cosim::SimDeviceOptions{});
   return *dev;
 }
 
