@@ -23,6 +23,8 @@ model::noc::TlmOptions tlm_options_for(const NocNetwork& rtl) {
   t.vc_groups = b.vc_groups;
   t.depth = b.depth;
   t.link_latency = o.link_latency;
+  t.retry = b.retry;
+  t.errors = o.errors;
   return t;
 }
 
@@ -72,7 +74,11 @@ void LockstepNetwork::compare() {
     mismatch(fmt::format("lockstep mismatch at cycle {}: {} flits carried by links in the RTL so far, {} in the TLM",
                          c, rtl_->link_flits(), tlm_->link_flits()));
   }
-  ++comparisons_;
+  const LinkStats rs = rtl_->link_stats(), ts = tlm_->link_stats();
+  if (rs != ts) {
+    mismatch(fmt::format("lockstep mismatch at cycle {}: link layer so far: RTL {}; TLM {}", c, rs.str(), ts.str()));
+  }
+  comparisons_ += 2;
 }
 
 void LockstepNetwork::mismatch(const std::string& what) {

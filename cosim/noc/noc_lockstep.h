@@ -41,8 +41,9 @@ class LockstepNetwork final : public NocPorts {
   uint64_t link_flits() const override { return rtl_->link_flits(); }
   double step_seconds() const override { return rtl_->step_seconds() + tlm_->step_seconds(); }
   std::string backend() const override { return "lockstep"; }
+  LinkStats link_stats() const override { return rtl_->link_stats(); }
 
-  /// Port values compared so far (3 per router per cycle, plus the link flit count).
+  /// Port values compared so far (3 per router per cycle, plus the link flit count and the link-layer counters).
   uint64_t comparisons() const { return comparisons_; }
 
  private:

@@ -80,7 +80,7 @@ class NocNetwork::Router {
   virtual void eval() = 0;
   virtual void final() = 0;
   virtual void add_to_trace(VerilatedFstC* trace) = 0;
-  virtual uint32_t params() const = 0;
+  virtual uint64_t params() const = 0;
   virtual void set_straps(uint32_t me, uint32_t max) = 0;
   virtual void set_rx_fwd(int l, const FwdBeat& b) = 0;
   virtual FwdBeat tx_fwd(int l) const = 0;
@@ -96,6 +96,10 @@ class NocNetwork::Router {
   virtual int link_err_cause(int l) const = 0;
   virtual LinkCfg peer_cfg(int l) const = 0;
   virtual LinkCfg peer_hello(int l) const = 0;
+  // Link-retry events this cycle (before the edge), a bit per link port.
+  virtual uint32_t crc_err() const = 0;
+  virtual uint32_t replay() const = 0;
+  virtual uint32_t bwd_err() const = 0;
 
   RouterBuild build;
 };
@@ -117,7 +121,7 @@ class RouterImpl final : public NocNetwork::Router {
     (void)trace;
 #endif
   }
-  uint32_t params() const override { return m_->params_o; }
+  uint64_t params() const override { return m_->params_o; }
   void set_straps(uint32_t me, uint32_t max) override {
     m_->my_coord_i = me;
     m_->dim_max_i = max;
@@ -125,38 +129,36 @@ class RouterImpl final : public NocNetwork::Router {
   void set_rx_fwd(int l, const FwdBeat& b) override {
     const unsigned base = static_cast<unsigned>(l) * kLinkFwdBits;
     set_bits(m_->rx_fwd_i, base, 64, b.data);
-    set_bits(m_->rx_fwd_i, base + 64, 7, b.ctl);
+    set_bits(m_->rx_fwd_i, base + 64, kLinkFwdBits - 64, b.ctl);
   }
   FwdBeat tx_fwd(int l) const override {
     const unsigned base = static_cast<unsigned>(l) * kLinkFwdBits;
-    return FwdBeat{get_bits(m_->tx_fwd_o, base, 64), static_cast<uint8_t>(get_bits(m_->tx_fwd_o, base + 64, 7))};
+    return FwdBeat{get_bits(m_->tx_fwd_o, base, 64), get_bits(m_->tx_fwd_o, base + 64, kLinkFwdBits - 64)};
   }
   void set_tx_bwd(int l, BwdBeat b) override {
     set_bits(m_->tx_bwd_i, static_cast<unsigned>(l) * kLinkBwdBits, kLinkBwdBits, b.bits);
   }
   BwdBeat rx_bwd(int l) const override {
     const unsigned lsb = static_cast<unsigned>(l) * kLinkBwdBits;
-    return BwdBeat{static_cast<uint16_t>(get_bits(m_->rx_bwd_o, lsb, kLinkBwdBits))};
+    return BwdBeat{get_bits(m_->rx_bwd_o, lsb, kLinkBwdBits)};
   }
   bool inj_ready() const override { return m_->inj_ready_o; }
   void set_inj(bool valid, const Flit& f) override {
     m_->inj_valid_i = valid;
     if (valid) {
-      const FwdBeat b = FwdBeat::of(f);
-      set_bits(m_->inj_flit_i, 0, 64, b.data);
-      set_bits(m_->inj_flit_i, 64, 5, b.ctl & 0x1F);
+      set_bits(m_->inj_flit_i, 0, 64, f.data);
+      set_bits(m_->inj_flit_i, 64, 5, FwdBeat::flit_ctl_of(f));
     }
   }
   bool ej_valid() const override { return m_->ej_valid_o; }
   Flit ej_flit() const override {
-    const auto ctl = static_cast<uint8_t>(get_bits(m_->ej_flit_o, 64, 5));
-    return FwdBeat{get_bits(m_->ej_flit_o, 0, 64), ctl}.flit();
+    return FwdBeat{get_bits(m_->ej_flit_o, 0, 64), get_bits(m_->ej_flit_o, 64, 5)}.flit();
   }
   void set_ej_ready(bool r) override { m_->ej_ready_i = r; }
   uint32_t link_up() const override { return m_->link_up_o; }
   uint32_t link_err() const override { return m_->link_err_o; }
   int link_err_cause(int l) const override {
-    return static_cast<int>(get_bits(m_->link_err_cause_o, 2u * static_cast<unsigned>(l), 2));
+    return static_cast<int>(get_bits(m_->link_err_cause_o, 3u * static_cast<unsigned>(l), 3));
   }
   LinkCfg peer_cfg(int l) const override {
     return LinkCfg::from_bits(
@@ -166,6 +168,9 @@ class RouterImpl final : public NocNetwork::Router {
     return LinkCfg::from_bits(
         static_cast<uint32_t>(get_bits(m_->link_peer_hello_o, kLinkCfgBits * unsigned(l), kLinkCfgBits)));
   }
+  uint32_t crc_err() const override { return m_->link_crc_err_o; }
+  uint32_t replay() const override { return m_->link_replay_o; }
+  uint32_t bwd_err() const override { return m_->link_bwd_err_o; }
 
  private:
   std::unique_ptr<V> m_;
@@ -199,8 +204,13 @@ const std::vector<std::pair<std::string, Factory>>& factories() {
   return list;
 }
 
-RouterBuild decode_params(const std::string& name, uint32_t p) {
-  return RouterBuild{name, int(p >> 24 & 0xFF), int(p >> 16 & 0xFF), int(p >> 8 & 0xFF), int(p & 0xFF)};
+// router_params_t (trn_noc_pkg).
+RouterBuild decode_params(const std::string& name, uint64_t p) {
+  RouterBuild b{name, int(p >> 24 & 0xFF), int(p >> 16 & 0xFF), int(p >> 8 & 0xFF), int(p & 0xFF), {}};
+  b.retry.replay_timeout = int(p >> 48 & 0xFFFF);
+  b.retry.replay_limit = int(p >> 40 & 0xFF);
+  b.retry.refresh = int(p >> 32 & 0xFF);
+  return b;
 }
 
 std::string built_names() {
@@ -287,9 +297,12 @@ struct NocNetwork::Pipe {
   std::vector<bool> fault_done;
   bool has_last = false;  // a flit has been carried: `last` is the most recent one
   FwdBeat last;
+  BwdBeat last_bwd;       // the most recent valid backward beat (kExtraCredit, kBadAck build on it)
+  std::array<unsigned, kMaxVc> last_fc{};  // the freed-slot count per VC it last carried
+  unsigned next_seq = 0;  // sequence number of the next new flit: a lower one on the wire is a replay
 };
 
-NocNetwork::NocNetwork(const NocOptions& options) : options_(options) {
+NocNetwork::NocNetwork(const NocOptions& options) : options_(options), injector_(options.errors) {
   const int nd = options_.ndim;
   if (nd < 1 || nd > kMaxDim) throw NocError(fmt::format("ndim {} outside 1..{}", nd, kMaxDim));
   for (int d = 0; d < kMaxDim; ++d) {
@@ -407,6 +420,9 @@ NocNetwork::~NocNetwork() {
 
 const RouterBuild& NocNetwork::build(int n) const { return routers_.at(static_cast<size_t>(n))->build; }
 
+FwdBeat NocNetwork::tx_beat(int n, int l) const { return routers_.at(static_cast<size_t>(n))->tx_fwd(l); }
+BwdBeat NocNetwork::rx_beat(int n, int l) const { return routers_.at(static_cast<size_t>(n))->rx_bwd(l); }
+
 int NocNetwork::neighbour(int n, int l) const {
   Coord c = coord(n);
   const int d = l / 2, s = options_.size[static_cast<size_t>(d)];
@@ -482,7 +498,14 @@ void NocNetwork::step() {
           break;
         case LinkFault::Kind::kExtraCredit:
           if (!b.valid() && !b.init()) {
-            b = BwdBeat::credit(0);
+            b = bwd_beat(0, p.last_fc[0] + 1, p.last_bwd.ack(), false);
+            p.fault_done[i] = true;
+          }
+          break;
+        case LinkFault::Kind::kBadAck:
+          if (!b.valid() && !b.init() && p.last_bwd.valid()) {
+            const BwdBeat& l = p.last_bwd;
+            b = bwd_beat(l.vc(), l.fc(), (p.next_seq + 5) & 0x3FF, false);
             p.fault_done[i] = true;
           }
           break;
@@ -508,6 +531,24 @@ void NocNetwork::step() {
       p.last = f;
       p.has_last = true;
     }
+    if (b.valid()) {
+      p.last_bwd = b;
+      p.last_fc[size_t(b.vc())] = b.fc();
+    }
+    if (injector_.enabled()) {
+      const uint64_t link = uint64_t(p.src) * uint64_t(2 * options_.ndim) + uint64_t(p.l);
+      if (f.valid()) {
+        const BeatFault ff = injector_.forward(link, cycle_);
+        stats_.injected_drops += ff.drop;
+        stats_.injected_flips += !ff.drop && ff.any();
+        f = apply_fault(f, ff);
+      }
+      if (b.valid()) {
+        const BeatFault bf = injector_.backward(link, cycle_);
+        stats_.injected_flips += bf.any();
+        b = apply_fault(b, bf);
+      }
+    }
     routers_[static_cast<size_t>(p.dst)]->set_rx_fwd(p.l ^ 1, f);
     routers_[static_cast<size_t>(p.src)]->set_tx_bwd(p.l, b);
   }
@@ -518,6 +559,10 @@ void NocNetwork::step() {
   for (auto& r : routers_) {
     r->set_clk(false);
     r->eval();
+    // Link-retry events of this cycle, settled on its inputs.
+    stats_.crc_errors += uint64_t(__builtin_popcount(r->crc_err()));
+    stats_.replays += uint64_t(__builtin_popcount(r->replay()));
+    stats_.bwd_errors += uint64_t(__builtin_popcount(r->bwd_err()));
   }
 #if VM_TRACE
   if (wave_) wave_->dump(time_ps_, wave_->in_window(cycle_));
@@ -540,10 +585,18 @@ void NocNetwork::step() {
     const FwdBeat f = routers_[static_cast<size_t>(p.src)]->tx_fwd(p.l);
     p.fwd[p.head] = f;
     p.bwd[p.head] = routers_[static_cast<size_t>(p.dst)]->rx_bwd(p.l ^ 1);
-    if (f.valid()) ++link_flits_;
+    if (f.valid()) {
+      ++link_flits_;
+      if (f.seq() == p.next_seq) {
+        p.next_seq = (p.next_seq + 1) & 0x3FF;
+      } else {
+        ++stats_.replayed;
+      }
+    }
     p.head = p.head + 1 == p.fwd.size() ? 0 : p.head + 1;
   }
   ++cycle_;
+  stats_.flits = link_flits_;
   step_seconds_ += thread_cpu_seconds() - t0;
   check_errors();
 }
@@ -560,15 +613,18 @@ bool NocNetwork::any_link_error() const {
 void NocNetwork::check_errors() {
   if (!options_.fail_on_errors) return;
   std::string links;
+  bool down = false;
   for (int n = 0; n < nodes(); ++n) {
     const uint32_t err = routers_[static_cast<size_t>(n)]->link_err();
     for (int l = 0; err != 0 && l < 2 * options_.ndim; ++l) {
-      if (err >> l & 1) links += "\n  " + describe_link_error(n, l);
+      if (!(err >> l & 1)) continue;
+      links += "\n  " + describe_link_error(n, l);
+      down = down || link_err_cause(n, l) == 4;
     }
   }
   const bool rtl_error = context_->gotError();
   if (!links.empty()) {
-    fail(fmt::format("cycle {}: link bring-up failed:{}{}", cycle_, links,
+    fail(fmt::format("cycle {}: {}:{}{}", cycle_, down ? "link down" : "link bring-up failed", links,
                      rtl_error ? "\n  (RTL assertions fired too: messages above)" : ""));
   }
   if (rtl_error) fail(fmt::format("cycle {}: RTL assertion failed (message above)", cycle_));
@@ -596,10 +652,11 @@ std::string NocNetwork::failure_rerun(uint64_t cycle, const std::string& block) 
 std::string NocNetwork::describe_link_error(int n, int l) const {
   const Router& r = *routers_[static_cast<size_t>(n)];
   const int peer = neighbour(n, l);
-  const std::string where = fmt::format("router {} port {} (link to router {} port {})", node_name(n),
-                                        link_port_name(l), node_name(peer), link_port_name(l ^ 1));
+  const std::string where = link_where(node_name(n), l, node_name(peer));
   const RouterBuild& b = r.build;
   switch (r.link_err_cause(l)) {
+    case 4:
+      return link_down_message(node_name(n), l, node_name(peer), b.retry.replay_limit);
     case 1: {
       const LinkCfg c = r.peer_cfg(l);
       return fmt::format("{}: flow-control mismatch: the receiver at the far end advertises {} VCs x {} flits per VC "

@@ -34,6 +34,7 @@ struct RouterBuild {
   int num_vc = 0;
   int vc_groups = 0;
   int depth = 0;
+  RetryParams retry;  ///< REPLAY_TIMEOUT, REPLAY_LIMIT, REFRESH
   int vcs_per_class() const { return num_vc / (2 * vc_groups); }
   std::string str() const;  ///< "d2v2 (NDIM=2 NUM_VC=2 VC_GROUPS=1 DEPTH=4)"
 };
@@ -41,18 +42,20 @@ struct RouterBuild {
 /// The router builds in this binary.
 std::vector<RouterBuild> built_routers();
 
-/// A deliberate protocol violation on one link, for negative tests. It acts on the link that leaves router `node`
-/// through link port `link` (its flits) or that comes back into it (its credits), at the first eligible beat at or
-/// after `cycle` (cycles counted from reset release).
+/// A deliberate fault on one link, for negative tests. It acts on the link that leaves router `node` through link
+/// port `link` (its flits) or that comes back into it (its backward beats), at the first eligible beat at or after
+/// `cycle` (cycles counted from reset release). The link-level retry recovers from a lost or repeated beat; the
+/// others break a protocol rule that an assertion names.
 struct LinkFault {
   enum class Kind {
     kDuplicateFlit,  ///< the last flit the link carried (or the first one, if none yet) is delivered once more, in the
-                     ///< first free slot at or after `cycle`
-    kDropFlit,       ///< a flit is not delivered
-    kExtraCredit,    ///< a credit for VC 0 that nobody sent arrives at `node`
-    kDropCredit,     ///< a credit for `node` is lost
+                     ///< first free slot at or after `cycle` (the receiver drops it: its sequence number is old)
+    kDropFlit,       ///< a flit is not delivered (the receiver NAKs the gap, or the sender's timeout replays it)
+    kExtraCredit,    ///< a backward beat with a right CRC returns one slot of VC 0 that was never freed
+    kDropCredit,     ///< a backward beat for `node` is lost (the next one carries the same news)
     kPartnerCfg,     ///< the credit-init beat arriving at `node` advertises `cfg` (a receiver built differently)
     kCut,            ///< the link carries nothing in either direction (not connected)
+    kBadAck,         ///< a backward beat with a right CRC acknowledges 5 flits beyond the last one sent
   };
   Kind kind = Kind::kExtraCredit;
   int node = 0;
@@ -81,6 +84,8 @@ struct NocOptions {
   /// it with --wave and a window around the failing cycle. Empty: they give the TRNSIM_WAVE variables instead.
   std::string rerun_command;
   std::vector<LinkFault> faults;
+  /// Faults on every link at run time (bit errors, lost flits): model/noc/noc_link.h.
+  LinkErrors errors;
   /// false: step() and the constructor never throw for RTL assertions or link errors (negative tests inspect
   /// rtl_error() and the link status instead).
   bool fail_on_errors = true;
@@ -130,17 +135,22 @@ class NocNetwork final : public NocPorts {
   /// Flits carried by links so far (every hop counts).
   uint64_t link_flits() const override { return link_flits_; }
   std::string backend() const override { return "rtl"; }
+  LinkStats link_stats() const override { return stats_; }
 
   // ---- Link status ----
   bool link_up(int node, int link) const;
   int link_err_cause(int node, int link) const;  ///< 0 none, 1 credit-init mismatch, 2 bring-up mismatch, 3 timeout
   LinkCfg link_peer_cfg(int node, int link) const;  ///< what the far receiver advertised to this router's sender
+  /// What router `node` drives on link port `link` this cycle: its forward beat (flits, bring-up) and the backward
+  /// beat of its receiving end on that port (credits, acknowledgements), as raw bits before any injected fault.
+  FwdBeat tx_beat(int node, int link) const;
+  BwdBeat rx_beat(int node, int link) const;
   /// Neighbour of `node` through link port `link`.
   int neighbour(int node, int link) const;
 
   /// An RTL assertion has fired (its message went to stdout/stderr).
   bool rtl_error() const;
-  /// A link port of any router reports an error.
+  /// A link port of any router reports an error (bring-up failed or the link is down).
   bool any_link_error() const;
 
   /// How to reproduce a failure at `cycle` with a waveform around it: "re-run with a waveform around it: <command>"
@@ -167,6 +177,8 @@ class NocNetwork final : public NocPorts {
   std::unique_ptr<WindowedFst> wave_;
   uint64_t cycle_ = 0;
   uint64_t link_flits_ = 0;
+  LinkFaultInjector injector_;
+  LinkStats stats_;
   uint64_t time_ps_ = 0;
   double step_seconds_ = 0;
 };

@@ -25,8 +25,10 @@ constexpr int kMaxVc = 8;         // MAX_VC
 constexpr int kMclassBits = 2;    // MCLASS_W
 constexpr int kHeadPayloadBits = 64 - kMaxDim * kCoordBits - kMclassBits;  // 50
 constexpr int kFlitBits = 69;     // $bits(flit_t)
-constexpr int kLinkFwdBits = 71;  // $bits(link_fwd_t)
-constexpr int kLinkBwdBits = 15;  // $bits(link_bwd_t)
+constexpr int kSeqBits = 10;      // SEQ_W: link sequence numbers modulo 1024
+constexpr int kFcBits = 7;        // FC_W: freed-slot counts modulo 128
+constexpr int kLinkFwdBits = 113; // $bits(link_fwd_t)
+constexpr int kLinkBwdBits = 49;  // $bits(link_bwd_t)
 constexpr int kLinkCfgBits = 10;  // $bits(link_cfg_t)
 
 /// Router coordinates; dimensions a torus does not have are 0.
@@ -69,28 +71,45 @@ struct LinkCfg {
   bool operator==(const LinkCfg& o) const { return num_vc == o.num_vc && depth == o.depth; }
 };
 
-/// A forward-channel beat (link_fwd_t, 71 bits) as raw bits: `data` = bits 63:0, `ctl` = bits 70:64
-/// (bit 6 valid, 5 init, 4 head, 3 tail, 2:0 vc).
+/// A forward-channel beat (link_fwd_t, 113 bits) as raw bits: `data` = bits 63:0, `ctl` = bits 112:64 (bit 48
+/// valid, 47 init, 46:37 seq, 36:5 crc, 4 head, 3 tail, 2:0 vc). The crc field is fwd_crc(seq, flit) of
+/// model/noc/noc_link.h.
 struct FwdBeat {
   uint64_t data = 0;
-  uint8_t ctl = 0;
-  bool valid() const { return ctl & 0x40; }
-  bool init() const { return ctl & 0x20; }
+  uint64_t ctl = 0;
+  bool valid() const { return ctl >> 48 & 1; }
+  bool init() const { return ctl >> 47 & 1; }
+  unsigned seq() const { return static_cast<unsigned>(ctl >> 37) & 0x3FF; }
+  uint32_t crc() const { return static_cast<uint32_t>(ctl >> 5); }
+  /// The flit_t bits 68:64 (head, tail, vc).
+  unsigned flit_ctl() const { return static_cast<unsigned>(ctl) & 0x1F; }
   Flit flit() const { return Flit{bool(ctl & 0x10), bool(ctl & 0x08), uint8_t(ctl & 7), data}; }
-  static FwdBeat of(const Flit& f) {
-    return FwdBeat{f.data, uint8_t(0x40 | (f.head ? 0x10 : 0) | (f.tail ? 0x08 : 0) | (f.vc & 7))};
+  /// A valid beat carrying `f` with sequence number `seq` and CRC `crc`.
+  static FwdBeat of(const Flit& f, unsigned seq, uint32_t crc) {
+    return FwdBeat{f.data, uint64_t{1} << 48 | uint64_t(seq & 0x3FF) << 37 | uint64_t(crc) << 5 | flit_ctl_of(f)};
   }
+  /// flit_t bits 68:64 of `f`.
+  static unsigned flit_ctl_of(const Flit& f) { return (f.head ? 0x10u : 0u) | (f.tail ? 0x08u : 0u) | (f.vc & 7u); }
 };
 
-/// A backward-channel beat (link_bwd_t, 15 bits): bit 14 valid, 13:11 vc, 10 init, 9:0 cfg.
+/// A backward-channel beat (link_bwd_t, 49 bits): bit 48 valid, 47:45 vc, 44:38 fc, 37:28 ack, 27 nak, 26:11 crc,
+/// 10 init, 9:0 cfg. The crc field is bwd_crc(vc, fc, ack, nak) of model/noc/noc_link.h.
 struct BwdBeat {
-  uint16_t bits = 0;
-  bool valid() const { return bits >> 14 & 1; }
-  int vc() const { return bits >> 11 & 7; }
+  uint64_t bits = 0;
+  bool valid() const { return bits >> 48 & 1; }
+  int vc() const { return static_cast<int>(bits >> 45 & 7); }
+  unsigned fc() const { return static_cast<unsigned>(bits >> 38) & 0x7F; }
+  unsigned ack() const { return static_cast<unsigned>(bits >> 28) & 0x3FF; }
+  bool nak() const { return bits >> 27 & 1; }
+  unsigned crc() const { return static_cast<unsigned>(bits >> 11) & 0xFFFF; }
   bool init() const { return bits >> 10 & 1; }
-  LinkCfg cfg() const { return LinkCfg::from_bits(bits & 0x3FF); }
-  static BwdBeat credit(int vc) { return BwdBeat{uint16_t(1u << 14 | unsigned(vc & 7) << 11)}; }
-  BwdBeat with_cfg(const LinkCfg& c) const { return BwdBeat{uint16_t((bits & ~0x3FFu) | c.bits())}; }
+  LinkCfg cfg() const { return LinkCfg::from_bits(static_cast<uint32_t>(bits & 0x3FF)); }
+  /// A valid beat with these fields and CRC `crc`.
+  static BwdBeat of(int vc, unsigned fc, unsigned ack, bool nak, unsigned crc) {
+    return BwdBeat{uint64_t{1} << 48 | uint64_t(vc & 7) << 45 | uint64_t(fc & 0x7F) << 38 |
+                   uint64_t(ack & 0x3FF) << 28 | uint64_t(nak) << 27 | uint64_t(crc & 0xFFFF) << 11};
+  }
+  BwdBeat with_cfg(const LinkCfg& c) const { return BwdBeat{(bits & ~uint64_t{0x3FF}) | c.bits()}; }
 };
 
 /// Link port l of a router: dimension l / 2, the negative side when l is odd. Name like "+x", "-z".

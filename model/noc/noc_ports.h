@@ -12,6 +12,7 @@
 #include <string>
 
 #include "model/noc/noc_flit.h"
+#include "model/noc/noc_link.h"
 
 namespace trnsim::model::noc {
 
@@ -50,6 +51,8 @@ class NocPorts {
   virtual double step_seconds() const = 0;
   /// "tlm", "rtl" or "lockstep".
   virtual std::string backend() const = 0;
+  /// What the link layer did since reset: flits sent and replayed, CRC errors, replays, injected faults.
+  virtual LinkStats link_stats() const = 0;
 };
 
 /// CPU time of the calling thread, seconds (CLOCK_THREAD_CPUTIME_ID).

@@ -3,6 +3,7 @@
 #include "model/noc/noc_tlm.h"
 
 
+
 #include <fmt/core.h>
 
 namespace trnsim::model::noc {
@@ -42,16 +43,52 @@ struct SpillReg {
 }  // namespace
 
 // One beat on each channel of a link (link_fwd_t / link_bwd_t without the configuration bits: every router of a
-// TLM network has the same parameters, so the bring-up exchange cannot mismatch).
+// TLM network has the same parameters, so the bring-up exchange cannot mismatch). The CRC is not carried: a beat
+// is right unless the fault injector changed it, and then crc_ok says whether its CRC still matches (noc_link.h).
 struct LinkFwd {
   bool valid = false;
   bool init = false;
+  bool crc_ok = true;
+  uint16_t seq = 0;
   Flit flit;
 };
 struct LinkBwd {
   bool valid = false;
   bool init = false;
+  bool nak = false;
+  bool crc_ok = true;
   uint8_t vc = 0;
+  uint8_t fc = 0;
+  uint16_t ack = 0;
+};
+
+constexpr unsigned kSeqMask = (1u << kSeqBits) - 1;
+constexpr unsigned kFcMask = (1u << kFcBits) - 1;
+
+// The sending end of a link (trn_noc_link_tx): bring-up, credits, sequence numbers, replay buffer, output register.
+struct TxLink {
+  bool up = false, down = false;
+  std::array<uint8_t, kMaxVc> crd{};  // crd_q
+  std::array<uint8_t, kMaxVc> fc{};   // fc_q
+  uint16_t seq = 0, una = 0;          // seq_q, una_q
+  bool rp = false;                    // rp_q
+  uint16_t rp_seq = 0;                // rp_seq_q
+  int tmr = 0, rty = 0;               // tmr_q, rty_q
+  std::vector<Flit> rb;               // rb_q
+  bool out_valid = false;             // out_valid_q, out_seq_q, out_flit_q
+  uint16_t out_seq = 0;
+  Flit out_flit;
+  bool idle() const { return seq == una && !rp && !out_valid; }
+};
+
+// The receiving end (trn_noc_link_rx): bring-up, expected sequence number, error episode, freed counts, the
+// backward register.
+struct RxLink {
+  bool up = false;
+  uint16_t exp = 0;                   // exp_q
+  bool nak = false;                   // nak_q
+  std::array<uint8_t, kMaxVc> fc{};   // fc_q
+  LinkBwd out;                        // bwd_q
 };
 
 // One input VC (trn_noc_input_port: FIFO, active_q / oport_q / ovc_q).
@@ -76,15 +113,8 @@ struct TlmNetwork::Router {
   std::array<uint8_t, kMaxIn> va2_ptr{};     // stage 2, per output VC o * NUM_VC + w (over all input VCs)
   std::array<uint8_t, kMaxPorts> sa1_ptr{};  // switch allocation stage 1, per input port (over NUM_VC)
   std::array<uint8_t, kMaxPorts> sa2_ptr{};  // stage 2, per output port (over input ports)
-  // trn_noc_link_tx, per link port
-  std::array<bool, 2 * kMaxDim> tx_up{};
-  std::array<std::array<uint8_t, kMaxVc>, 2 * kMaxDim> crd{};
-  std::array<bool, 2 * kMaxDim> tx_valid{};
-  std::array<Flit, 2 * kMaxDim> tx_flit{};
-  // trn_noc_link_rx, per link port
-  std::array<bool, 2 * kMaxDim> rx_up{};
-  std::array<bool, 2 * kMaxDim> crd_valid{};
-  std::array<uint8_t, 2 * kMaxDim> crd_vc{};
+  std::array<TxLink, 2 * kMaxDim> tx;  // per link port
+  std::array<RxLink, 2 * kMaxDim> rx;
   std::array<uint64_t, 2 * kMaxDim> sent{};  // flits sent per link port (statistics, not RTL state)
   bool boot = false;   // boot_q
   bool hello = false;  // hello_q (link_tx) = init_q (link_rx): the bring-up beats go out this cycle
@@ -117,6 +147,8 @@ void TlmOptions::validate() const {
   if (vc_groups > 4) throw NocError(fmt::format("{} VC groups: at most 4 (2-bit message class)", vc_groups));
   if (depth < 1 || depth > 63) throw NocError(fmt::format("buffer depth {} outside 1..63 flits", depth));
   if (link_latency < 0 || link_latency > 32) throw NocError(fmt::format("link latency {} outside 0..32", link_latency));
+  retry.validate();
+  errors.validate();
 }
 
 std::string TlmOptions::str() const {
@@ -126,8 +158,7 @@ std::string TlmOptions::str() const {
                      vc_groups, vc_groups > 1 ? "s" : "", depth, link_latency);
 }
 
-TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options) {
-  o_.validate();
+TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options), faults_((options.validate(), options.errors)) {
   nport_ = 1 + 2 * o_.ndim;
   nin_ = nport_ * o_.num_vc;
   const int n_nodes = nodes();
@@ -138,6 +169,9 @@ TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options) {
     Router& r = routers_[static_cast<size_t>(n)];
     r.me = coord(n);
     r.buf.resize(static_cast<size_t>(nin_ * o_.depth));
+    // trn_noc_link_tx RB_DEPTH: NUM_VC * DEPTH rounded up to a power of two (NUM_VC >= 2).
+    const int rb_bits = 32 - __builtin_clz(unsigned(o_.num_vc * o_.depth - 1));
+    for (TxLink& t : r.tx) t.rb.resize(size_t{1} << rb_bits);
     for (int l = 0; l < nl; ++l) {
       const int d = l / 2, s = size(d);
       Coord c = r.me;
@@ -160,7 +194,7 @@ void TlmNetwork::bring_up() {
   for (;;) {
     bool up = true;
     for (const Router& r : routers_) {
-      for (int l = 0; l < nl; ++l) up = up && (r.nb[static_cast<size_t>(l)] < 0 || (r.tx_up[size_t(l)] && r.rx_up[size_t(l)]));
+      for (int l = 0; l < nl; ++l) up = up && (r.nb[size_t(l)] < 0 || (r.tx[size_t(l)].up && r.rx[size_t(l)].up));
     }
     if (up) return;
     if (cycle_ > 200) throw NocError(fmt::format("links not up {} cycles after reset", cycle_));
@@ -170,24 +204,30 @@ void TlmNetwork::bring_up() {
 
 bool TlmNetwork::link_up(int n, int l) const {
   const Router& r = routers_.at(static_cast<size_t>(n));
-  return r.nb.at(static_cast<size_t>(l)) >= 0 && r.tx_up[size_t(l)] && r.rx_up[size_t(l)];
+  return r.nb.at(static_cast<size_t>(l)) >= 0 && r.tx[size_t(l)].up && !r.tx[size_t(l)].down && r.rx[size_t(l)].up;
 }
 
 uint64_t TlmNetwork::flits_in_network() const {
   uint64_t f = 0;
   for (const Router& r : routers_) {
     f += uint64_t(r.flits) + r.inj.a_full + r.inj.b_full + r.ej.a_full + r.ej.b_full;
-    for (int l = 0; l < nport_ - 1; ++l) f += r.tx_valid[size_t(l)];
-  }
-  // Between steps, of the latency + 2 slots of a pipe, slot head - 1 was read by the last step (its flit is in the
-  // receiver's buffer now) and slot head - 2 holds the copy of the output registers counted above (tx_valid); the
-  // other link_latency slots are flits on the wire.
-  const size_t slots = size_t(o_.link_latency) + 2;
-  const size_t read = (pipe_head_ + slots - 1) % slots, registers = (pipe_head_ + slots - 2) % slots;
-  for (const Pipe& p : pipes_) {
-    for (size_t k = 0; k < p.fwd.size(); ++k) f += k != read && k != registers && p.fwd[k].valid;
+    // A flit counts on its link from the edge that sends it first to the edge its receiver accepts it: the sender's
+    // next sequence number minus the one the receiver expects (copies on the wire and replays are not extra flits).
+    for (int l = 0; l < nport_ - 1; ++l) {
+      const int nb = r.nb[size_t(l)];
+      if (nb >= 0) f += (r.tx[size_t(l)].seq - routers_[size_t(nb)].rx[size_t(l ^ 1)].exp) & kSeqMask;
+    }
   }
   return f;
+}
+
+int TlmNetwork::credits(int n, int l, int vc) const {
+  return routers_.at(size_t(n)).tx.at(size_t(l)).crd.at(size_t(vc));
+}
+
+int TlmNetwork::unacknowledged(int n, int l) const {
+  const TxLink& t = routers_.at(size_t(n)).tx.at(size_t(l));
+  return int((t.seq - t.una) & kSeqMask);
 }
 
 uint64_t TlmNetwork::link_port_flits(int n, int l) const {
@@ -212,7 +252,16 @@ void TlmNetwork::step() {
   for (int n = 0; n < nodes(); ++n) eval_router(n);
   pipe_head_ = pipe_head_ + 1 == size_t(o_.link_latency) + 2 ? 0 : pipe_head_ + 1;
   ++cycle_;
+  stats_.flits = link_flits_;
   step_seconds_ += thread_cpu_seconds() - t0;
+  if (!down_.empty()) {
+    std::string links;
+    for (const auto& [n, l] : down_) {
+      links += "\n  " + link_down_message(node_name(n), l, node_name(routers_[size_t(n)].nb[size_t(l)]),
+                                          o_.retry.replay_limit);
+    }
+    throw NocError(fmt::format("cycle {}: link down:{}", cycle_, links));
+  }
 }
 
 // One router, one cycle: the combinational logic on this cycle's inputs and registers, then the clock edge, then
@@ -234,14 +283,23 @@ void TlmNetwork::eval_router(int n) {
       txin[size_t(l)] = LinkBwd{};
       continue;
     }
-    rxin[size_t(l)] = pipes_[size_t(nb * NL + (l ^ 1))].fwd[rd_slot];
-    txin[size_t(l)] = pipes_[size_t(n * NL + l)].bwd[rd_slot];
-    link_activity = link_activity || rxin[size_t(l)].valid || rxin[size_t(l)].init || txin[size_t(l)].valid ||
-                    txin[size_t(l)].init || r.tx_valid[size_t(l)] || r.crd_valid[size_t(l)];
+    LinkFwd& fi = rxin[size_t(l)];
+    LinkBwd& bi = txin[size_t(l)];
+    fi = pipes_[size_t(nb * NL + (l ^ 1))].fwd[rd_slot];
+    bi = pipes_[size_t(n * NL + l)].bwd[rd_slot];
+    if (faults_.enabled()) {
+      if (fi.valid) inject(fi, uint64_t(nb * NL + (l ^ 1)));
+      if (bi.valid) inject(bi, uint64_t(n * NL + l));
+    }
+    link_activity = link_activity || fi.valid || fi.init || bi.valid || bi.init || !r.tx[size_t(l)].idle() ||
+                    r.rx[size_t(l)].out.valid;
   }
-  // A router with nothing buffered, nothing arriving and nothing in its output registers keeps every register
-  // (no arbiter has a request, no counter moves): only its idle outputs need writing.
-  if (!link_activity && r.flits == 0 && !r.inj.valid() && !r.inj_valid_in && !r.ej.valid() && r.boot && !r.hello) {
+  // trn_noc_link_rx: a refresh beat at every REFRESH-th edge since reset, for VC (edge / REFRESH) mod NUM_VC.
+  const bool tick = (cycle_ & uint64_t(o_.retry.refresh - 1)) == uint64_t(o_.retry.refresh - 1);
+  // A router with nothing buffered, nothing arriving, nothing to send or acknowledge keeps every register (no
+  // arbiter has a request, no counter moves): only its idle outputs need writing.
+  if (!link_activity && !tick && r.flits == 0 && !r.inj.valid() && !r.inj_valid_in && !r.ej.valid() && r.boot &&
+      !r.hello) {
     for (int l = 0; l < NL; ++l) {
       const int nb = r.nb[size_t(l)];
       if (nb < 0) continue;
@@ -268,10 +326,12 @@ void TlmNetwork::eval_router(int n) {
   const uint8_t all_vcs = static_cast<uint8_t>((1u << V) - 1);
   room[0] = r.ej.in_ready() ? all_vcs : 0;
   for (int l = 0; l < NL; ++l) {
-    if (!r.tx_up[size_t(l)]) continue;
+    const TxLink& t = r.tx[size_t(l)];
+    if (!t.up || t.down) continue;
     port_ok |= 1u << (l + 1);
+    if (t.rp) continue;  // crd_avail_o is low during a replay
     uint8_t m = 0;
-    for (int v = 0; v < V; ++v) m |= static_cast<uint8_t>((r.crd[size_t(l)][size_t(v)] != 0) << v);
+    for (int v = 0; v < V; ++v) m |= static_cast<uint8_t>((t.crd[size_t(v)] != 0) << v);
     room[size_t(l + 1)] = m;
   }
 
@@ -428,50 +488,135 @@ void TlmNetwork::eval_router(int n) {
     ++r.flits;
   };
   if (push0) push(0, inj_out);
+  // trn_noc_link_rx arrival check: accept (accept_o: the input port stores the flit), drop, NAK.
+  std::array<bool, 2 * kMaxDim> rx_valid{}, rx_accept{}, rx_nak{};
   for (int l = 0; l < NL; ++l) {
     const LinkFwd& in = rxin[size_t(l)];
     if (!in.valid) continue;
-    if (!r.rx_up[size_t(l)]) {
+    RxLink& x = r.rx[size_t(l)];
+    if (!x.up) {
       throw NocError(fmt::format("cycle {} router {} port {}: flit arrived before the link came up", cycle_,
                                  node_name(n), link_port_name(l)));
     }
-    push(l + 1, in.flit);
+    const unsigned ahead = (in.seq - x.exp) & kSeqMask;
+    const bool accept = in.crc_ok && ahead == 0;
+    const bool drop_err = !in.crc_ok || (ahead != 0 && ahead < (kSeqMask + 1) / 2);
+    rx_valid[size_t(l)] = true;
+    rx_accept[size_t(l)] = accept;
+    rx_nak[size_t(l)] = drop_err && !x.nak;
+    if (!in.crc_ok) ++stats_.crc_errors;
+    if (accept) push(l + 1, in.flit);
   }
   r.inj.edge(r.inj_valid_in, r.inj_in, inj_ready_int);
   r.ej.edge(out_valid[0], out_flit[0], r.ej_ready_in);
+  const uint8_t rvc = static_cast<uint8_t>((cycle_ / uint64_t(o_.retry.refresh)) % uint64_t(V));
   for (int l = 0; l < NL; ++l) {
     const size_t L = size_t(l);
+    if (r.nb[L] < 0) continue;
     const bool send = out_valid[L + 1];
-    if (!r.tx_up[L]) {
-      if (txin[L].init) {
-        r.tx_up[L] = true;
-        r.crd[L].fill(static_cast<uint8_t>(D));
+    TxLink& t = r.tx[L];
+    const LinkBwd& bi = txin[L];
+    // trn_noc_link_tx: the backward beat, credits, acknowledgements, replay.
+    if (!t.up) {
+      if (bi.init) {
+        t.up = true;
+        t.crd.fill(static_cast<uint8_t>(D));
       }
+    } else if (t.down) {
+      t.out_valid = false;  // crd_avail_o low, no replay: nothing leaves
     } else {
-      const int take_vc = send ? out_flit[L + 1].vc : -1;  // trn_noc_link_tx g_crd take / give
-      const int give_vc = txin[L].valid ? txin[L].vc : -1;
-      if (give_vc >= V) {
-        throw NocError(fmt::format("cycle {} router {} port {}: credit for VC {}, only {} VCs", cycle_, node_name(n),
-                                   link_port_name(l), give_vc, V));
+      const bool bwd_valid = bi.valid;
+      const bool beat = bwd_valid && bi.crc_ok;
+      if (bwd_valid && !bi.crc_ok) ++stats_.bwd_errors;
+      const unsigned outstanding = (t.seq - t.una) & kSeqMask;
+      const unsigned ack_adv = (bi.ack - t.una) & kSeqMask;
+      if (beat && bi.vc >= V) {
+        throw NocError(fmt::format("cycle {} router {} port {}: credit count for VC {}, only {} VCs", cycle_,
+                                   node_name(n), link_port_name(l), bi.vc, V));
       }
-      if (take_vc != give_vc) {
-        if (give_vc >= 0 && r.crd[L][size_t(give_vc)] >= D) {
-          throw NocError(fmt::format("cycle {} router {} port {}: credit for VC {} above the buffer depth {}", cycle_,
-                                     node_name(n), link_port_name(l), give_vc, D));
+      if (beat && ack_adv > outstanding) {
+        throw NocError(fmt::format("cycle {} router {} port {}: acknowledgement up to sequence number {}, but only "
+                                   "{} .. {} are unacknowledged",
+                                   cycle_, node_name(n), link_port_name(l), bi.ack, t.una, t.seq));
+      }
+      const bool progress = beat && ack_adv != 0;
+      const uint16_t una_d = beat ? bi.ack : t.una;
+      const bool waiting = outstanding != 0 && !t.rp;
+      const bool timeout = waiting && !progress && t.tmr == o_.retry.replay_timeout - 1;
+      const bool replay = (beat && bi.nak && una_d != t.seq) || timeout;
+      // Credits (g_crd): + what the receiver freed on the beat's VC, - a new flit.
+      if (beat) {
+        const unsigned delta = (bi.fc - t.fc[bi.vc]) & kFcMask;
+        if (t.crd[bi.vc] + delta > unsigned(D)) {
+          throw NocError(fmt::format("cycle {} router {} port {}: VC {}: {} credits returned with {} credits already "
+                                     "(above the buffer depth {})",
+                                     cycle_, node_name(n), link_port_name(l), int(bi.vc), delta, int(t.crd[bi.vc]), D));
         }
-        if (give_vc >= 0) ++r.crd[L][size_t(give_vc)];
-        if (take_vc >= 0) --r.crd[L][size_t(take_vc)];  // room[] guaranteed a credit
+        t.crd[bi.vc] = static_cast<uint8_t>(t.crd[bi.vc] + delta);
+        t.fc[bi.vc] = bi.fc;
       }
+      if (send) --t.crd[out_flit[L + 1].vc];  // room[] guaranteed a credit
+      // Output register: a replayed flit, else the new one (read the replay buffer before this edge's write).
+      const bool replaying = t.rp && !replay;
+      const size_t rb_mask = t.rb.size() - 1;
+      if (replaying) {
+        t.out_valid = true;
+        t.out_seq = t.rp_seq;
+        t.out_flit = t.rb[t.rp_seq & rb_mask];
+        ++stats_.replayed;
+      } else {
+        t.out_valid = send;
+        if (send) {
+          t.out_seq = t.seq;
+          t.out_flit = out_flit[L + 1];
+        }
+      }
+      if (send) {
+        t.rb[t.seq & rb_mask] = out_flit[L + 1];
+        t.seq = static_cast<uint16_t>((t.seq + 1) & kSeqMask);
+      }
+      if (t.out_valid) {
+        ++link_flits_;
+        ++r.sent[L];
+      }
+      t.tmr = (!waiting || progress || replay) ? 0 : t.tmr + 1;
+      if (replay) {
+        t.rp = true;
+        t.rp_seq = una_d;
+        ++stats_.replays;
+      } else if (t.rp) {
+        t.rp = ((t.rp_seq + 1) & kSeqMask) != t.seq;
+        t.rp_seq = static_cast<uint16_t>((t.rp_seq + 1) & kSeqMask);
+      }
+      const int base = progress ? 0 : t.rty;
+      if (replay && base == o_.retry.replay_limit) {
+        t.down = true;
+        t.rp = false;
+        down_.push_back({n, l});
+      } else if (replay) {
+        t.rty = base + 1;
+      } else if (progress) {
+        t.rty = 0;
+      }
+      t.una = una_d;
     }
-    r.tx_valid[L] = send;
-    if (send) {
-      r.tx_flit[L] = out_flit[L + 1];
-      ++link_flits_;
-      ++r.sent[L];
+    // trn_noc_link_rx: expected sequence number, error episode, freed counts, the backward register.
+    RxLink& x = r.rx[L];
+    const bool was_up = x.up;
+    if (!x.up && rxin[L].init) x.up = true;
+    if (rx_accept[L]) x.exp = static_cast<uint16_t>((x.exp + 1) & kSeqMask);
+    if (rx_accept[L]) {
+      x.nak = false;
+    } else if (rx_nak[L]) {
+      x.nak = true;
     }
-    if (!r.rx_up[L] && rxin[L].init) r.rx_up[L] = true;
-    r.crd_valid[L] = free[L];
-    r.crd_vc[L] = free_vc[L];
+    if (free[L]) x.fc[free_vc[L]] = static_cast<uint8_t>((x.fc[free_vc[L]] + 1) & kFcMask);
+    const uint8_t bvc = free[L] ? free_vc[L] : rvc;
+    x.out.valid = was_up && (free[L] || rx_valid[L] || tick);
+    x.out.vc = bvc;
+    x.out.fc = x.fc[bvc];
+    x.out.ack = x.exp;
+    x.out.nak = rx_nak[L];
   }
   r.hello = !r.boot;
   r.boot = true;
@@ -480,15 +625,48 @@ void TlmNetwork::eval_router(int n) {
   for (int l = 0; l < NL; ++l) {
     const int nb = r.nb[size_t(l)];
     if (nb < 0) continue;
+    const TxLink& t = r.tx[size_t(l)];
     LinkFwd& f = pipes_[size_t(n * NL + l)].fwd[wr_slot];
-    f.valid = r.tx_valid[size_t(l)] && !r.hello;
+    f.valid = t.out_valid && !r.hello;
     f.init = r.hello;
-    f.flit = r.tx_flit[size_t(l)];
+    f.crc_ok = true;
+    f.seq = t.out_seq;
+    f.flit = t.out_flit;
     LinkBwd& b = pipes_[size_t(nb * NL + (l ^ 1))].bwd[wr_slot];
-    b.valid = r.crd_valid[size_t(l)];
+    b = r.rx[size_t(l)].out;
+    b.valid = b.valid && !r.hello;
     b.init = r.hello;
-    b.vc = r.crd_vc[size_t(l)];
+    b.crc_ok = true;
   }
+}
+
+// The fault injector's beat, as the verilated routers see it: the raw bits with their CRC, the faults applied, the
+// CRC checked as the receiver checks it.
+void TlmNetwork::inject(LinkFwd& in, uint64_t link) {
+  const BeatFault f = faults_.forward(link, cycle_);
+  if (!f.any()) return;
+  if (f.drop) {
+    in.valid = false;
+    ++stats_.injected_drops;
+    return;
+  }
+  ++stats_.injected_flips;
+  const FwdBeat b = apply_fault(fwd_beat(in.flit, in.seq), f);
+  in.flit = b.flit();
+  in.seq = static_cast<uint16_t>(b.seq());
+  in.crc_ok = crc_ok(b);
+}
+
+void TlmNetwork::inject(LinkBwd& in, uint64_t link) {
+  const BeatFault f = faults_.backward(link, cycle_);
+  if (!f.any()) return;
+  ++stats_.injected_flips;
+  const BwdBeat b = apply_fault(bwd_beat(in.vc, in.fc, in.ack, in.nak), f);
+  in.vc = static_cast<uint8_t>(b.vc());
+  in.fc = static_cast<uint8_t>(b.fc());
+  in.ack = static_cast<uint16_t>(b.ack());
+  in.nak = b.nak();
+  in.crc_ok = crc_ok(b);
 }
 
 }  // namespace trnsim::model::noc

@@ -18,9 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "model/noc/noc_link.h"
 #include "model/noc/noc_ports.h"
 
 namespace trnsim::model::noc {
+
+struct LinkFwd;  // noc_tlm.cpp: one beat of each channel of a link
+struct LinkBwd;
 
 /// Parameters of a TLM network (the RTL router's parameters plus the topology).
 struct TlmOptions {
@@ -31,6 +35,8 @@ struct TlmOptions {
   int vc_groups = 1;                 ///< message-class groups (VC_GROUPS)
   int depth = 4;                     ///< flit slots per VC buffer, 1..63 (DEPTH)
   int link_latency = 0;              ///< register stages a link adds beyond the router's output register, 0..32
+  RetryParams retry;                 ///< link-level retry (REPLAY_TIMEOUT, REPLAY_LIMIT, REFRESH)
+  LinkErrors errors;                 ///< faults injected on the links at run time
   /// Throws NocError naming the first illegal field.
   void validate() const;
   /// "4x4 torus, 2 VCs (1 group) x 4 flits, link latency 0"
@@ -58,21 +64,29 @@ class TlmNetwork final : public NocPorts {
   Flit ej_flit(int node) const override;
   void drive_eject_ready(int node, bool ready) override;
 
-  /// One cycle. Throws NocError if a flit would overflow a VC buffer, a credit count would leave 0..DEPTH, or a
-  /// head flit names a destination outside the network (the checks the RTL makes with assertions).
+  /// One cycle. Throws NocError if a flit would overflow a VC buffer, a credit count would leave 0..DEPTH, an
+  /// acknowledgement falls outside the sender's window, a head flit names a destination outside the network (the
+  /// checks the RTL makes with assertions), or a link goes down (REPLAY_LIMIT replays in a row unacknowledged).
   void step() override;
   uint64_t cycle() const override { return cycle_; }
   uint64_t link_flits() const override { return link_flits_; }
   double step_seconds() const override { return step_seconds_; }
   std::string backend() const override { return "tlm"; }
+  LinkStats link_stats() const override { return stats_; }
 
   /// Link port `link` of `node` is up (both directions). False for the missing boundary links of a mesh.
   bool link_up(int node, int link) const;
-  /// Flits buffered anywhere in the network (VC buffers, spill and output registers, link pipes).
+  /// Flits in the network: in VC buffers and spill registers, and sent on a link but not yet accepted by its
+  /// receiver (in flight, or waiting in a replay buffer to be sent again).
   uint64_t flits_in_network() const;
   /// Flits router `node` has sent on link port `link` (0 = +x, 1 = -x, 2 = +y, ...) since reset: which way packets
   /// went (tests of the routing rules).
   uint64_t link_port_flits(int node, int link) const;
+
+  /// Credits router `node`'s sender on link port `link` holds for VC `vc` (DEPTH when the far buffer is empty), and
+  /// the flits it has sent there that are not acknowledged yet (held in its replay buffer).
+  int credits(int node, int link, int vc) const;
+  int unacknowledged(int node, int link) const;
 
   struct Router;  // noc_tlm.cpp
   struct Pipe;
@@ -80,6 +94,8 @@ class TlmNetwork final : public NocPorts {
  private:
   void eval_router(int n);
   void bring_up();
+  void inject(LinkFwd& beat, uint64_t link);  // the fault injector's changes to a beat read from a pipe
+  void inject(LinkBwd& beat, uint64_t link);
 
   TlmOptions o_;
   int nport_ = 0, nin_ = 0;
@@ -89,6 +105,9 @@ class TlmNetwork final : public NocPorts {
   uint64_t cycle_ = 0;
   uint64_t link_flits_ = 0;
   double step_seconds_ = 0;
+  LinkFaultInjector faults_;
+  LinkStats stats_;
+  std::vector<std::pair<int, int>> down_;  // links that went down in this step: (node, link port)
 };
 
 }  // namespace trnsim::model::noc

@@ -1,4 +1,5 @@
-// trn_noc_link_rx: the receiving end of one NeuronLink link: link bring-up and the credit return.
+// trn_noc_link_rx: the receiving end of one NeuronLink link: link bring-up, the check of every arriving flit
+// (CRC and sequence number), and the backward channel (credits, acknowledgements, NAKs).
 //
 // Bring-up (trn_noc_link_bringup). In the second cycle after reset (never during reset) it sends one credit-init
 // beat on the backward channel (init = 1, valid = 0, cfg = this end's {NUM_VC, DEPTH}): the sender takes it as
@@ -7,33 +8,53 @@
 // LINK_ERR_HELLO, an assertion names both layouts); no beat within LINK_TIMEOUT cycles of reset = error
 // (LINK_ERR_TIMEOUT).
 //
-// Credits (free_i / free_vc_i): the input buffer freed one slot of VC free_vc_i this cycle (at most one per cycle:
-// the switch takes at most one flit per input port per cycle). The credit goes upstream through a register, on
-// rx_bwd_o the next cycle.
+// Arrival (rx_fwd_i.valid). A flit is accepted (accept_o: the input port stores it this cycle) only if its CRC is
+// right and its sequence number is the one expected next. Otherwise it is dropped: a bad CRC (crc_err_o) or a
+// sequence number ahead of the expected one (a flit before it was lost) starts an error episode: one beat with the
+// NAK bit asks the sender to replay from the expected flit, and later bad flits are dropped silently until that
+// flit arrives (the sender's replay timeout covers a lost NAK). A flit behind the expected one (a replay of one
+// already stored) is dropped and acknowledged again.
+//
+// Backward beats, one per cycle at most, through a register (rx_bwd_o the next cycle): whenever the input buffer
+// frees a slot (free_i / free_vc_i; at most one per cycle, the switch takes at most one flit per input port per
+// cycle), a flit is accepted or dropped, and every REFRESH cycles regardless (round robin over the VCs). Each beat
+// carries the count of slots freed so far on one VC, the next expected sequence number and the NAK bit, with their
+// CRC. Because the counts are cumulative, a beat lost to a bit error costs nothing once a later one arrives; the
+// refresh bounds how long that takes when the link is otherwise idle.
 module trn_noc_link_rx
   import trn_noc_pkg::*;
 #(
   parameter int unsigned NUM_VC       = 2,
   parameter int unsigned DEPTH        = 4,
-  parameter int unsigned LINK_TIMEOUT = 64
+  parameter int unsigned LINK_TIMEOUT = 64,
+  parameter int unsigned REFRESH      = 32   // cycles between refresh beats, a power of two
 ) (
   input  logic            clk_i,
   input  logic            rst_ni,       // asynchronous, active low
-  input  link_fwd_t       rx_fwd_i,     // only the bring-up beat is read here; flits go to the input port
+  input  link_fwd_t       rx_fwd_i,
+  output logic            accept_o,     // rx_fwd_i.flit goes into the input buffer this cycle
   output link_bwd_t       rx_bwd_o,
   input  logic            free_i,
   input  logic [VC_W-1:0] free_vc_i,
   output logic            up_o,
   output logic            err_o,
   output logic            timeout_o,    // err_o because no bring-up beat came (else: a mismatch)
-  output link_cfg_t       partner_cfg_o // what the sender advertised
+  output link_cfg_t       partner_cfg_o,// what the sender advertised
+  output logic            crc_err_o     // a flit with a bad CRC was dropped this cycle
 );
 
-  logic            init_beat;  // the credit-init beat goes out this cycle
-  logic            crd_valid_q;
-  logic [VC_W-1:0] crd_vc_q;
-  logic            up, rise;
-  link_cfg_t       my_cfg;
+  localparam int unsigned RFR_W = $clog2(REFRESH);
+  localparam int unsigned VCI_W = (NUM_VC > 1) ? $clog2(NUM_VC) : 1;
+
+  logic                        init_beat;  // the credit-init beat goes out this cycle
+  logic                        up, rise;
+  link_cfg_t                   my_cfg;
+  logic [SEQ_W-1:0]            exp_q;      // sequence number expected next
+  logic                        nak_q;      // in an error episode: NAK sent, waiting for flit exp_q
+  logic [NUM_VC-1:0][FC_W-1:0] fc_q;       // slots freed per VC since reset
+  logic [RFR_W-1:0]            rfr_q;      // refresh timer, free running from reset
+  logic [VCI_W-1:0]            rvc_q;      // VC of the next refresh beat
+  link_bwd_t                   bwd_q;
 
   // The sender's bring-up beat carries its layout in flit.data[9:0].
   trn_noc_link_bringup #(
@@ -52,32 +73,77 @@ module trn_noc_link_rx
     .partner_cfg_o
   );
 
+  // ---- Arrival check ----
+  logic             valid, crc_ok, good, accept, behind, drop_err, nak_now, tick;
+  logic [SEQ_W-1:0] ahead;
+  assign valid    = up && rx_fwd_i.valid;
+  // Checked only when a flit is there: a simulator then skips the CRC on idle cycles (Verilator: this logic reads
+  // top-level inputs, so it is evaluated on every eval() call).
+  always_comb begin
+    crc_ok = 1'b1;
+    if (rx_fwd_i.valid) crc_ok = fwd_crc(rx_fwd_i.seq, rx_fwd_i.flit) == rx_fwd_i.crc;
+  end
+  assign good     = valid && crc_ok;
+  assign ahead    = rx_fwd_i.seq - exp_q;
+  assign accept   = good && ahead == '0;
+  assign behind   = good && ahead[SEQ_W-1];               // seq earlier than expected: a replayed duplicate
+  assign drop_err = valid && (!crc_ok || (ahead != '0 && !ahead[SEQ_W-1]));  // bad CRC, or a gap
+  assign nak_now  = drop_err && !nak_q;
+  assign tick     = rfr_q == '1;
+
+  // ---- Freed-slot counts and the next backward beat ----
+  logic [NUM_VC-1:0][FC_W-1:0] fc_d;
+  link_bwd_t                   bwd_d;
+  logic [VCI_W-1:0]            beat_vc;
+  always_comb begin
+    fc_d = fc_q;
+    if (free_i) fc_d[free_vc_i[VCI_W-1:0]] = fc_q[free_vc_i[VCI_W-1:0]] + 1'b1;
+    beat_vc   = free_i ? free_vc_i[VCI_W-1:0] : rvc_q;
+    bwd_d     = '0;
+    bwd_d.valid = up && (free_i || valid || tick);
+    bwd_d.vc  = VC_W'(beat_vc);
+    bwd_d.fc  = fc_d[beat_vc];
+    bwd_d.ack = exp_q + SEQ_W'(accept);
+    bwd_d.nak = nak_now;
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      crd_valid_q <= 1'b0;
-      crd_vc_q    <= '0;
+      exp_q <= '0;
+      nak_q <= 1'b0;
+      fc_q  <= '0;
+      rfr_q <= '0;
+      rvc_q <= '0;
+      bwd_q <= '0;
     end else begin
-      crd_valid_q <= free_i;
-      crd_vc_q    <= free_vc_i;
+      if (accept) exp_q <= exp_q + 1'b1;
+      if (accept) nak_q <= 1'b0;
+      else if (nak_now) nak_q <= 1'b1;
+      fc_q  <= fc_d;
+      rfr_q <= rfr_q + 1'b1;
+      if (tick) rvc_q <= (32'(rvc_q) == NUM_VC - 1) ? '0 : rvc_q + 1'b1;
+      bwd_q <= bwd_d;
+      // The CRC is computed at the register (once per clock edge, and only for a beat) rather than in bwd_d.
+      if (bwd_d.valid) bwd_q.crc <= bwd_crc(bwd_d.vc, bwd_d.fc, bwd_d.ack, bwd_d.nak);
     end
   end
 
   always_comb begin
-    rx_bwd_o       = '0;
-    rx_bwd_o.valid = crd_valid_q;
-    rx_bwd_o.vc    = crd_vc_q;
+    rx_bwd_o = bwd_q;
     if (init_beat) begin
+      rx_bwd_o      = '0;
       rx_bwd_o.init = 1'b1;
       rx_bwd_o.cfg  = my_cfg;
     end
   end
 
-  assign up_o = up;
+  assign accept_o  = accept;
+  assign up_o      = up;
+  assign crc_err_o = valid && !crc_ok;
 
-  // The unused part of the forward channel: flits are taken by the input port.
+  // The unused part of the forward channel at bring-up.
   logic unused;
-  assign unused = ^{rx_fwd_i.valid, rx_fwd_i.flit.head, rx_fwd_i.flit.tail, rx_fwd_i.flit.vc,
-                    rx_fwd_i.flit.data[DATA_W-1:$bits(link_cfg_t)], rise};
+  assign unused = ^{rx_fwd_i.flit.data[DATA_W-1:$bits(link_cfg_t)], rise, behind};
 
 `ifndef SYNTHESIS
   // Bring-up's own rules (layouts match, a beat within LINK_TIMEOUT, one beat only): trn_noc_link_bringup.
@@ -85,8 +151,8 @@ module trn_noc_link_rx
     else $error("trn_noc_link_rx: flit arrived while the link is not up");
   a_free_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) free_i |-> 32'(free_vc_i) < NUM_VC)
     else $error("trn_noc_link_rx: credit for VC %0d, only %0d VCs", free_vc_i, NUM_VC);
-  a_no_credit_at_init: assert property (@(posedge clk_i) disable iff (!rst_ni) !(init_beat && crd_valid_q))
-    else $error("trn_noc_link_rx: a credit collides with the credit-init beat");
+  a_no_beat_at_init: assert property (@(posedge clk_i) disable iff (!rst_ni) !(init_beat && bwd_q.valid))
+    else $error("trn_noc_link_rx: a backward beat collides with the credit-init beat");
 `endif
 
 endmodule

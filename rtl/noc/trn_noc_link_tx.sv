@@ -1,55 +1,90 @@
-// trn_noc_link_tx: the sending end of one NeuronLink link: link bring-up, per-VC credit counters and the output
-// register that drives the forward channel.
+// trn_noc_link_tx: the sending end of one NeuronLink link: link bring-up, per-VC credits, the sequence numbers and
+// replay buffer of the link-level retry, and the output register that drives the forward channel.
 //
-// Bring-up (trn_noc_link_bringup). In the second cycle after reset (never during reset) it sends one bring-up beat on the forward
-// channel (init = 1, valid = 0, flit.data[9:0] = this end's link_cfg_t {NUM_VC, DEPTH}) for the receiver to
-// check, then waits for the receiver's credit-init beat on the backward channel (tx_bwd_i.init). If that beat
+// Bring-up (trn_noc_link_bringup). In the second cycle after reset (never during reset) it sends one bring-up beat on
+// the forward channel (init = 1, valid = 0, flit.data[9:0] = this end's link_cfg_t {NUM_VC, DEPTH}) for the receiver
+// to check, then waits for the receiver's credit-init beat on the backward channel (tx_bwd_i.init). If that beat
 // advertises the same NUM_VC and DEPTH, the link is up and every VC starts with DEPTH credits; otherwise the link
 // goes to the error state (err_o, cause LINK_ERR_CREDIT, an assertion names both layouts) and never sends. No beat
 // within LINK_TIMEOUT cycles of reset is an error too (LINK_ERR_TIMEOUT). A link is never left waiting silently.
 //
-// Credits (backward channel, tx_bwd_i.valid / .vc): one credit per beat, no handshake (the counter always takes
-// it). The receiver returns a credit for every flit slot it frees; a credit that would lift a counter above DEPTH
-// is a protocol violation (a_credit_overflow).
+// Send (send_i / send_flit_i): the switch puts one flit on the link; allowed only while crd_avail_o[send_flit_i.vc]
+// is high (a_credit_underflow, a_send_in_replay). The flit gets the next sequence number, a copy goes into the replay
+// buffer, and it leaves through the output register: it is on tx_fwd_o the cycle after send_i, with
+// crc = fwd_crc(seq, flit). There is no ready: credits guarantee the receiver has room.
 //
-// Send (send_i / send_flit_i): the switch puts one flit on the link; allowed only while up_o is high and
-// crd_avail_o[send_flit_i.vc] is high (a_credit_underflow). The flit leaves through a register: it is on
-// tx_fwd_o the cycle after send_i. There is no ready: credits guarantee the receiver has room.
+// Backward beats (tx_bwd_i.valid) are used only if their CRC is right (a bad one is dropped: every field is
+// cumulative, so the next beat carries the news). Each carries:
+//   ack   the receiver holds every flit before it: those leave the replay buffer. An ack outside [oldest unacked,
+//         next sequence number] breaks the protocol (a_ack_window).
+//   vc/fc how many slots of that VC the receiver has freed since reset (modulo 2^FC_W): the credits of the VC grow by
+//         the difference to the last count seen. Credits are taken once per flit, when it is first sent; a replayed
+//         flit reuses the slot its first copy reserved (the receiver never stored that copy), so replays neither take
+//         nor return credits. A count that would lift the credits above DEPTH breaks the protocol
+//         (a_credit_overflow).
+//   nak   the receiver dropped a flit: replay every unacknowledged flit, oldest first (go-back-N).
+// Unacknowledged flits and no acknowledgement for REPLAY_TIMEOUT cycles replay too (a lost flit with nothing behind
+// it, or a lost NAK). No new flit is sent during a replay (crd_avail_o is low). REPLAY_LIMIT replays in a row
+// without an acknowledgement take the link down (down_o, err_o; the router reports LINK_ERR_DOWN): a link that keeps
+// failing ends the run instead of retrying for ever.
+//
+// The replay buffer has RB_DEPTH = NUM_VC * DEPTH entries rounded up to a power of two: a flit is acknowledged no
+// later than its credit comes back (both ride the same backward beats, and the receiver acknowledges a flit when it
+// stores it, before it can free its slot), so the unacknowledged flits never outnumber the credits in use
+// (a_replay_room).
 module trn_noc_link_tx
   import trn_noc_pkg::*;
 #(
-  parameter int unsigned NUM_VC       = 2,
-  parameter int unsigned DEPTH        = 4,
-  parameter int unsigned LINK_TIMEOUT = 64
+  parameter int unsigned NUM_VC         = 2,
+  parameter int unsigned DEPTH          = 4,
+  parameter int unsigned LINK_TIMEOUT   = 64,
+  parameter int unsigned REPLAY_TIMEOUT = 128,  // cycles without an acknowledgement before a replay
+  parameter int unsigned REPLAY_LIMIT   = 8     // replays in a row without an acknowledgement before link down
 ) (
   input  logic              clk_i,
   input  logic              rst_ni,        // asynchronous, active low
   // From the switch
   input  logic              send_i,
   input  flit_t             send_flit_i,   // vc = the output VC allocated to the packet
-  output logic [NUM_VC-1:0] crd_avail_o,   // the VC has at least one credit
+  output logic [NUM_VC-1:0] crd_avail_o,   // the VC has at least one credit and the link may take a new flit
   // The link
   output link_fwd_t         tx_fwd_o,
   input  link_bwd_t         tx_bwd_i,
   // Status
   output logic              up_o,
-  output logic              err_o,
-  output logic              timeout_o,     // err_o because no credit-init beat came (else: a mismatch)
-  output link_cfg_t         partner_cfg_o  // what the receiver advertised (valid once up_o or err_o)
+  output logic              err_o,         // bring-up failed or the link went down
+  output logic              timeout_o,     // err_o because no credit-init beat came
+  output logic              down_o,        // err_o because REPLAY_LIMIT replays in a row went unacknowledged
+  output link_cfg_t         partner_cfg_o, // what the receiver advertised (valid once up_o or err_o)
+  // Events, one cycle each (counters in the harness)
+  output logic              replay_o,      // a replay starts at this edge (after a NAK or the timeout)
+  output logic              bwd_crc_err_o  // a backward beat with a bad CRC was dropped
 );
 
-  localparam int unsigned CRD_W = $clog2(DEPTH + 1);
-  localparam int unsigned VCI_W = (NUM_VC > 1) ? $clog2(NUM_VC) : 1;
+  localparam int unsigned CRD_W  = $clog2(DEPTH + 1);
+  localparam int unsigned VCI_W  = (NUM_VC > 1) ? $clog2(NUM_VC) : 1;
+  localparam int unsigned RB_W   = $clog2(NUM_VC * DEPTH);
+  localparam int unsigned RB_DEPTH = 1 << RB_W;
+  localparam int unsigned TMR_W  = $clog2(REPLAY_TIMEOUT);
+  localparam int unsigned RTY_W  = $clog2(REPLAY_LIMIT + 1);
 
   logic                         hello;   // the bring-up beat goes out this cycle
-  logic                         up, rise;
+  logic                         up, rise, bringup_err;
   link_cfg_t                    my_cfg;
   logic [NUM_VC-1:0][CRD_W-1:0] crd_q;
+  logic [NUM_VC-1:0][FC_W-1:0]  fc_q;     // the receiver's freed-slot count per VC, as last heard
+  logic [SEQ_W-1:0]             seq_q;    // sequence number of the next new flit
+  logic [SEQ_W-1:0]             una_q;    // oldest unacknowledged flit (== seq_q: none)
+  flit_t [RB_DEPTH-1:0]         rb_q;     // replay buffer, indexed by sequence number modulo RB_DEPTH
+  logic                         rp_q;     // replaying
+  logic [SEQ_W-1:0]             rp_seq_q; // next flit to replay
+  logic [TMR_W-1:0]             tmr_q;    // cycles waiting for an acknowledgement
+  logic [RTY_W-1:0]             rty_q;    // replays since the last acknowledgement
+  logic                         down_q;
   logic                         out_valid_q;
+  logic [SEQ_W-1:0]             out_seq_q;
+  logic [FCRC_W-1:0]            out_crc_q;
   flit_t                        out_flit_q;
-  logic                         crd_ret;
-
-  assign crd_ret = tx_bwd_i.valid;
 
   trn_noc_link_bringup #(
     .NUM_VC(NUM_VC), .DEPTH(DEPTH), .LINK_TIMEOUT(LINK_TIMEOUT),
@@ -62,52 +97,134 @@ module trn_noc_link_tx
     .my_cfg_o     (my_cfg),
     .rise_o       (rise),
     .up_o         (up),
-    .err_o,
+    .err_o        (bringup_err),
     .timeout_o,
     .partner_cfg_o
   );
 
-  // Credits: DEPTH per VC once up; minus one per flit sent on the VC, plus one per credit returned.
+  // ---- The backward beat ----
+  logic             bwd_valid, bwd_crc_ok, beat, progress, nak, timeout, replay, waiting;
+  logic [SEQ_W-1:0] outstanding, ack_adv, una_d;
+  assign bwd_valid   = up && !down_q && tx_bwd_i.valid;
+  always_comb begin  // only for a beat (trn_noc_link_rx says why)
+    bwd_crc_ok = 1'b1;
+    if (tx_bwd_i.valid) bwd_crc_ok = bwd_crc(tx_bwd_i.vc, tx_bwd_i.fc, tx_bwd_i.ack, tx_bwd_i.nak) == tx_bwd_i.crc;
+  end
+  assign beat        = bwd_valid && bwd_crc_ok;
+  assign outstanding = seq_q - una_q;
+  assign ack_adv     = tx_bwd_i.ack - una_q;
+  assign progress    = beat && ack_adv != '0;
+  assign una_d       = beat ? tx_bwd_i.ack : una_q;
+  assign nak         = beat && tx_bwd_i.nak;
+  assign waiting     = outstanding != '0 && !rp_q;
+  assign timeout     = waiting && !progress && 32'(tmr_q) == REPLAY_TIMEOUT - 1;
+  // A NAK when everything is acknowledged (the flit it asks for is the one being sent now) needs no replay.
+  assign replay      = !down_q && ((nak && una_d != seq_q) || timeout);
+
+  // Credits: DEPTH per VC once up; minus one per new flit sent on the VC, plus what the receiver freed.
   for (genvar v = 0; v < NUM_VC; v++) begin : g_crd
-    logic take, give;
-    assign take = send_i && (32'(send_flit_i.vc) == v);
-    assign give = crd_ret && (32'(tx_bwd_i.vc) == v);
+    logic            take, give;
+    logic [FC_W-1:0] delta;
+    assign take  = send_i && (32'(send_flit_i.vc) == v);
+    assign give  = beat && (32'(tx_bwd_i.vc) == v);
+    assign delta = give ? tx_bwd_i.fc - fc_q[v] : '0;
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
         crd_q[v] <= '0;
+        fc_q[v]  <= '0;
       end else if (rise) begin
         crd_q[v] <= CRD_W'(DEPTH);
-      end else if (take != give) begin
-        crd_q[v] <= take ? crd_q[v] - 1'b1 : crd_q[v] + 1'b1;
+      end else begin
+        crd_q[v] <= crd_q[v] + CRD_W'(delta) - CRD_W'(take);
+        if (give) fc_q[v] <= tx_bwd_i.fc;
       end
     end
-    assign crd_avail_o[v] = up && (crd_q[v] != '0);
+    assign crd_avail_o[v] = up && !down_q && !rp_q && (crd_q[v] != '0);
   end
 
-  // Output register.
+  // ---- Sequence numbers, replay buffer, replay ----
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      seq_q    <= '0;
+      una_q    <= '0;
+      rp_q     <= 1'b0;
+      rp_seq_q <= '0;
+      tmr_q    <= '0;
+      rty_q    <= '0;
+      down_q   <= 1'b0;
+    end else begin
+      if (send_i) seq_q <= seq_q + 1'b1;
+      una_q <= una_d;
+      tmr_q <= (!waiting || progress || replay) ? '0 : tmr_q + 1'b1;
+      if (replay) begin
+        rp_q     <= 1'b1;
+        rp_seq_q <= una_d;
+      end else if (rp_q) begin
+        rp_seq_q <= rp_seq_q + 1'b1;
+        rp_q     <= rp_seq_q + 1'b1 != seq_q;
+      end
+      if (replay && (progress ? '0 : rty_q) == RTY_W'(REPLAY_LIMIT)) begin
+        down_q <= 1'b1;
+        rp_q   <= 1'b0;
+      end else if (replay) begin
+        rty_q <= (progress ? '0 : rty_q) + 1'b1;
+      end else if (progress) begin
+        rty_q <= '0;
+      end
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (send_i) rb_q[seq_q[RB_W-1:0]] <= send_flit_i;
+  end
+
+  // ---- Output register: a replayed flit, else a new one ----
+  logic             out_valid_d, replaying;
+  logic [SEQ_W-1:0] out_seq_d;
+  flit_t            out_flit_d;
+  assign replaying = rp_q && !replay && !down_q;
+  always_comb begin
+    out_valid_d = send_i;
+    out_seq_d   = seq_q;
+    out_flit_d  = send_flit_i;
+    if (replaying) begin
+      out_valid_d = 1'b1;
+      out_seq_d   = rp_seq_q;
+      out_flit_d  = rb_q[rp_seq_q[RB_W-1:0]];
+    end
+  end
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       out_valid_q <= 1'b0;
     end else begin
-      out_valid_q <= send_i;
+      out_valid_q <= out_valid_d;
     end
   end
   always_ff @(posedge clk_i) begin
-    if (send_i) out_flit_q <= send_flit_i;
+    if (out_valid_d) begin
+      out_seq_q  <= out_seq_d;
+      out_flit_q <= out_flit_d;
+      out_crc_q  <= fwd_crc(out_seq_d, out_flit_d);
+    end
   end
 
   always_comb begin
     tx_fwd_o       = '0;
     tx_fwd_o.valid = out_valid_q;
+    tx_fwd_o.seq   = out_seq_q;
+    tx_fwd_o.crc   = out_crc_q;
     tx_fwd_o.flit  = out_flit_q;
     if (hello) begin
+      tx_fwd_o                              = '0;
       tx_fwd_o.init                         = 1'b1;
-      tx_fwd_o.flit                         = '0;
       tx_fwd_o.flit.data[$bits(my_cfg)-1:0] = my_cfg;
     end
   end
 
-  assign up_o = up;
+  assign up_o          = up && !down_q;
+  assign err_o         = bringup_err || down_q;
+  assign down_o        = down_q;
+  assign replay_o      = replay;
+  assign bwd_crc_err_o = bwd_valid && !bwd_crc_ok;
 
   // A flit leaves at most one cycle after it was sent; `open_q` tracks, per VC, whether a packet is in progress on
   // the link (a head without tail went out), to check that packets stay contiguous and in order per VC.
@@ -122,14 +239,22 @@ module trn_noc_link_tx
   end
 
   // Bring-up's own rules (layouts match, a beat within LINK_TIMEOUT, one beat only): trn_noc_link_bringup.
-  a_credit_before_up: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_ret |-> up)
-    else $error("trn_noc_link_tx: credit returned before the link came up");
-  a_credit_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_ret |-> 32'(tx_bwd_i.vc) < NUM_VC)
-    else $error("trn_noc_link_tx: credit for VC %0d, only %0d VCs", tx_bwd_i.vc, NUM_VC);
+  a_credit_before_up: assert property (@(posedge clk_i) disable iff (!rst_ni) tx_bwd_i.valid |-> up || down_q)
+    else $error("trn_noc_link_tx: backward beat before the link came up");
+  a_credit_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) beat |-> 32'(tx_bwd_i.vc) < NUM_VC)
+    else $error("trn_noc_link_tx: credit count for VC %0d, only %0d VCs", tx_bwd_i.vc, NUM_VC);
+  a_ack_window: assert property (@(posedge clk_i) disable iff (!rst_ni) beat |-> ack_adv <= outstanding)
+    else $error("trn_noc_link_tx: acknowledgement up to sequence number %0d, but only %0d .. %0d are unacknowledged",
+                tx_bwd_i.ack, una_q, seq_q);
   a_send_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) send_i |-> 32'(send_flit_i.vc) < NUM_VC)
     else $error("trn_noc_link_tx: flit sent on VC %0d, only %0d VCs", send_flit_i.vc, NUM_VC);
-  a_send_when_up: assert property (@(posedge clk_i) disable iff (!rst_ni) send_i |-> up)
+  a_send_when_up: assert property (@(posedge clk_i) disable iff (!rst_ni) send_i |-> up && !down_q)
     else $error("trn_noc_link_tx: flit sent while the link is not up");
+  a_send_in_replay: assert property (@(posedge clk_i) disable iff (!rst_ni) send_i |-> !rp_q)
+    else $error("trn_noc_link_tx: new flit sent during a replay (sequence number %0d of %0d)", rp_seq_q, seq_q);
+  a_replay_room: assert property (@(posedge clk_i) disable iff (!rst_ni) send_i |-> 32'(outstanding) < RB_DEPTH)
+    else $error("trn_noc_link_tx: flit sent with the replay buffer full (%0d unacknowledged, %0d entries)",
+                outstanding, RB_DEPTH);
   a_send_no_hello: assert property (@(posedge clk_i) disable iff (!rst_ni) !(hello && out_valid_q))
     else $error("trn_noc_link_tx: a flit collides with the bring-up beat");
   a_packet_contiguous: assert property (@(posedge clk_i) disable iff (!rst_ni)
@@ -139,11 +264,11 @@ module trn_noc_link_tx
                 open_q[send_flit_i.vc[VCI_W-1:0]] ? "open" : "closed");
   for (genvar v = 0; v < NUM_VC; v++) begin : g_crd_sva
     a_credit_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        !(g_crd[v].give && !g_crd[v].take && 32'(crd_q[v]) >= DEPTH))
-      else $error("trn_noc_link_tx: VC %0d: credit returned with %0d credits already (above the buffer depth %0d)",
-                  v, crd_q[v], DEPTH);
+        !(g_crd[v].give && 32'(crd_q[v]) + 32'(g_crd[v].delta) > DEPTH))
+      else $error("%s: VC %0d: %0d credits returned with %0d credits already (above the buffer depth %0d)",
+                  "trn_noc_link_tx", v, g_crd[v].delta, crd_q[v], DEPTH);
     a_credit_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        !(g_crd[v].take && !g_crd[v].give && crd_q[v] == '0))
+        !(g_crd[v].take && crd_q[v] == '0))
       else $error("trn_noc_link_tx: VC %0d: flit sent with no credit (credits would go below 0)", v);
     a_credit_range: assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(crd_q[v]) <= DEPTH)
       else $error("trn_noc_link_tx: VC %0d: %0d credits, above the buffer depth %0d", v, crd_q[v], DEPTH);

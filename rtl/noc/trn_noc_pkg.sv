@@ -15,6 +15,11 @@ package trn_noc_pkg;
   localparam int unsigned HPAYLD_W  = DATA_W - MAX_DIM * COORD_W - MCLASS_W;  // 50 endpoint bits in a head flit
   localparam int unsigned CFG_VC_W  = 4;   // link_cfg_t fields
   localparam int unsigned CFG_DEP_W = 6;   // up to 63 flit slots per VC buffer
+  localparam int unsigned SEQ_W     = 10;  // link sequence numbers, modulo 1024: go-back-N needs more than the
+                                           // replay window (<= 8 VCs x 63 flits = 504, rounded up to 512)
+  localparam int unsigned FC_W      = 7;   // freed-slot counts per VC, modulo 128 (more than 63, the deepest buffer)
+  localparam int unsigned FCRC_W    = 32;  // CRC of a forward beat
+  localparam int unsigned BCRC_W    = 16;  // CRC of a backward beat
 
   // ---------------------------------------------------------------------------------------------------------------
   // Flits
@@ -43,9 +48,12 @@ package trn_noc_pkg;
   } flit_t;
 
   // ---------------------------------------------------------------------------------------------------------------
-  // Links: a forward channel (flits, upstream -> downstream) and a backward channel (credits, downstream ->
-  // upstream). Both ends send one bring-up beat in the second cycle after reset carrying their flow-control
-  // parameters; the other end compares them with its own (trn_noc_link_tx, trn_noc_link_rx).
+  // Links: a forward channel (flits, upstream -> downstream) and a backward channel (credits and acknowledgements,
+  // downstream -> upstream). Both ends send one bring-up beat in the second cycle after reset carrying their
+  // flow-control parameters; the other end compares them with its own (trn_noc_link_bringup). After bring-up every
+  // beat is protected by a CRC, every flit carries a sequence number, and the sender keeps each flit in a replay
+  // buffer until the receiver acknowledges it (go-back-N; trn_noc_link_tx, trn_noc_link_rx, docs/neuronlink.md
+  // "Link-level retry").
   // ---------------------------------------------------------------------------------------------------------------
   typedef struct packed {
     logic [CFG_VC_W-1:0]  num_vc;  // virtual channels per port
@@ -53,28 +61,69 @@ package trn_noc_pkg;
   } link_cfg_t;
 
   typedef struct packed {
-    logic  valid;  // [70] a flit is on the link this cycle
-    logic  init;   // [69] bring-up beat (valid is 0): flit.data[9:0] is the sender's link_cfg_t
-    flit_t flit;   // [68:0]
+    logic               valid;  // [112] a flit is on the link this cycle
+    logic               init;   // [111] bring-up beat (valid is 0): flit.data[9:0] is the sender's link_cfg_t
+    logic [SEQ_W-1:0]   seq;    // [110:101] link sequence number of the flit
+    logic [FCRC_W-1:0]  crc;    // [100:69] fwd_crc(seq, flit)
+    flit_t              flit;   // [68:0]
   } link_fwd_t;
 
   typedef struct packed {
-    logic            valid;  // [14] one credit: a slot of VC `vc` in the downstream buffer was freed
-    logic [VC_W-1:0] vc;     // [13:11]
-    logic            init;   // [10] bring-up beat (valid is 0): cfg is the receiver's buffer layout
-    link_cfg_t       cfg;    // [9:0]
+    logic              valid;  // [48] a link-layer beat: credit update, acknowledgement or refresh
+    logic [VC_W-1:0]   vc;     // [47:45] the VC whose freed-slot count `fc` is
+    logic [FC_W-1:0]   fc;     // [44:38] slots of VC `vc` freed since reset, modulo 128 (cumulative credits)
+    logic [SEQ_W-1:0]  ack;    // [37:28] sequence number the receiver expects next: all before it arrived
+    logic              nak;    // [27] the receiver dropped a flit (bad CRC or a gap): replay from `ack`
+    logic [BCRC_W-1:0] crc;    // [26:11] bwd_crc(vc, fc, ack, nak)
+    logic              init;   // [10] bring-up beat (valid is 0): cfg is the receiver's buffer layout
+    link_cfg_t         cfg;    // [9:0]
   } link_bwd_t;
 
   // Error causes reported per link port (trn_noc_router link_err_cause_o).
-  typedef enum logic [1:0] {
-    LINK_OK           = 2'd0,
-    LINK_ERR_CREDIT   = 2'd1,  // the receiver's credit-init beat advertised other NUM_VC / DEPTH than ours
-    LINK_ERR_HELLO    = 2'd2,  // the sender's bring-up beat advertised other NUM_VC / DEPTH than ours
-    LINK_ERR_TIMEOUT  = 2'd3   // no bring-up beat within LINK_TIMEOUT cycles of reset
+  typedef enum logic [2:0] {
+    LINK_OK           = 3'd0,
+    LINK_ERR_CREDIT   = 3'd1,  // the receiver's credit-init beat advertised other NUM_VC / DEPTH than ours
+    LINK_ERR_HELLO    = 3'd2,  // the sender's bring-up beat advertised other NUM_VC / DEPTH than ours
+    LINK_ERR_TIMEOUT  = 3'd3,  // no bring-up beat within LINK_TIMEOUT cycles of reset
+    LINK_ERR_DOWN     = 3'd4   // REPLAY_LIMIT replays in a row without an acknowledgement: the link is down
   } link_err_e;
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Link CRCs, computed bit-serially, most significant message bit first, no reflection, no final XOR (so a beat
+  // with errors passes only if the error pattern is itself a code word). Parameters from the CRC catalogue (Greg
+  // Cook, reveng.sourceforge.io/crc-catalogue): forward CRC-32/MPEG-2 (polynomial 04C11DB7, the IEEE 802.3 and PCIe
+  // LCRC polynomial; init FFFFFFFF; check value 0376E6E7), backward CRC-16/IBM-3740 (polynomial 1021, CCITT; init
+  // FFFF; check value 29B1). model/noc/noc_link.h computes the same functions in C++.
+  // ---------------------------------------------------------------------------------------------------------------
+  localparam logic [FCRC_W-1:0] FWD_CRC_POLY = 32'h04C1_1DB7;
+  localparam logic [BCRC_W-1:0] BWD_CRC_POLY = 16'h1021;
+
+  // Over the 79 bits {seq, flit}.
+  function automatic logic [FCRC_W-1:0] fwd_crc(logic [SEQ_W-1:0] seq, flit_t flit);
+    logic [SEQ_W+$bits(flit_t)-1:0] m;
+    logic [FCRC_W-1:0]              c;
+    m = {seq, flit};
+    c = '1;
+    for (int i = $bits(m) - 1; i >= 0; i--) c = {c[FCRC_W-2:0], 1'b0} ^ ((c[FCRC_W-1] ^ m[i]) ? FWD_CRC_POLY : '0);
+    return c;
+  endfunction
+
+  // Over the 21 bits {vc, fc, ack, nak}.
+  function automatic logic [BCRC_W-1:0] bwd_crc(logic [VC_W-1:0] vc, logic [FC_W-1:0] fc, logic [SEQ_W-1:0] ack,
+                                                logic nak);
+    logic [VC_W+FC_W+SEQ_W:0] m;
+    logic [BCRC_W-1:0]        c;
+    m = {vc, fc, ack, nak};
+    c = '1;
+    for (int i = $bits(m) - 1; i >= 0; i--) c = {c[BCRC_W-2:0], 1'b0} ^ ((c[BCRC_W-1] ^ m[i]) ? BWD_CRC_POLY : '0);
+    return c;
+  endfunction
 
   // The router's build parameters, readable on its params_o port.
   typedef struct packed {
+    logic [15:0] replay_timeout;  // [63:48] link retry (trn_noc_link_tx, trn_noc_link_rx)
+    logic [7:0]  replay_limit;    // [47:40]
+    logic [7:0]  refresh;         // [39:32]
     logic [7:0] ndim;
     logic [7:0] num_vc;
     logic [7:0] vc_groups;

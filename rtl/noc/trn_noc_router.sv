@@ -29,10 +29,15 @@
 //                           rx_bwd_o[l ^ 1] back to tx_bwd_i[l], through any number of register stages (link
 //                           latency); every output is a register, so links add no combinational paths.
 //   link_up_o[l]            both directions of link port l came up with matching flow-control parameters.
-//   link_err_o[l]           bring-up of link port l failed; link_err_cause_o[l] says why (link_err_e). Packets
-//                           routed to a port that is not up wait; the error output is the signal that they will.
+//   link_err_o[l]           bring-up of link port l failed, or the link went down (REPLAY_LIMIT replays in a row
+//                           without an acknowledgement); link_err_cause_o[l] says why (link_err_e). Packets routed
+//                           to a port that is not up wait; the error output is the signal that they will.
 //   link_peer_cfg_o[l]      {NUM_VC, DEPTH} the receiver at the far end advertised (its credit-init beat), and
 //   link_peer_hello_o[l]    {NUM_VC, DEPTH} the sender at the far end advertised (its bring-up beat); 0 until seen.
+//   link_crc_err_o[l]       one cycle per flit that arrived on link port l with a bad CRC (dropped, replayed);
+//   link_replay_o[l]        one cycle per replay that link port l's sender starts (after a NAK or its timeout);
+//   link_bwd_err_o[l]       one cycle per backward beat (credits, acknowledgement) with a bad CRC that link port
+//                           l's sender dropped. Event outputs for counters: docs/neuronlink.md "Link-level retry".
 //   params_o                the build parameters.
 module trn_noc_router
   import trn_noc_pkg::*;
@@ -42,6 +47,9 @@ module trn_noc_router
   parameter int unsigned VC_GROUPS    = 1,   // message-class groups: class c uses VC group c % VC_GROUPS
   parameter int unsigned DEPTH        = 4,   // flit slots per VC buffer, 1..63
   parameter int unsigned LINK_TIMEOUT = 64,  // cycles after reset within which both bring-up beats must arrive
+  parameter int unsigned REPLAY_TIMEOUT = 128,  // link retry: cycles without an acknowledgement before a replay
+  parameter int unsigned REPLAY_LIMIT   = 8,    // link retry: replays in a row without one before the link is down
+  parameter int unsigned REFRESH        = 32,   // link retry: cycles between the receivers' refresh beats
   localparam int unsigned NLINK = 2 * NDIM
 ) (
   input  logic                        clk_i,
@@ -61,9 +69,12 @@ module trn_noc_router
   input  link_bwd_t [NLINK-1:0]       tx_bwd_i,
   output logic [NLINK-1:0]            link_up_o,
   output logic [NLINK-1:0]            link_err_o,
-  output logic [NLINK-1:0][1:0]       link_err_cause_o,
+  output logic [NLINK-1:0][2:0]       link_err_cause_o,
   output link_cfg_t [NLINK-1:0]       link_peer_cfg_o,
-  output link_cfg_t [NLINK-1:0]       link_peer_hello_o
+  output link_cfg_t [NLINK-1:0]       link_peer_hello_o,
+  output logic [NLINK-1:0]            link_crc_err_o,
+  output logic [NLINK-1:0]            link_replay_o,
+  output logic [NLINK-1:0]            link_bwd_err_o
 );
 
   localparam int unsigned NPORT  = 1 + NLINK;
@@ -72,7 +83,8 @@ module trn_noc_router
   localparam int unsigned VCI_W  = (NUM_VC > 1) ? $clog2(NUM_VC) : 1;
   localparam int unsigned IN_W   = $clog2(NIN);
 
-  assign params_o = '{ndim: 8'(NDIM), num_vc: 8'(NUM_VC), vc_groups: 8'(VC_GROUPS), depth: 8'(DEPTH)};
+  assign params_o = '{replay_timeout: 16'(REPLAY_TIMEOUT), replay_limit: 8'(REPLAY_LIMIT), refresh: 8'(REFRESH),
+                      ndim: 8'(NDIM), num_vc: 8'(NUM_VC), vc_groups: 8'(VC_GROUPS), depth: 8'(DEPTH)};
 
   // ---------------------------------------------------------------------------------------------------------------
   // Signals per input VC (index i = port * NUM_VC + vc) and per output port
@@ -123,7 +135,7 @@ module trn_noc_router
   assign push_flit[0] = inj_flit;
 
   for (genvar l = 0; l < NLINK; l++) begin : g_rx_push
-    assign push[l+1]      = rx_fwd_i[l].valid;
+    assign push[l+1]      = rx_accept[l];
     assign push_flit[l+1] = rx_fwd_i[l].flit;
   end
 
@@ -174,7 +186,7 @@ module trn_noc_router
   // ---------------------------------------------------------------------------------------------------------------
   // Allocation
   // ---------------------------------------------------------------------------------------------------------------
-  logic [NLINK-1:0]             tx_up, tx_err, tx_timeout, rx_up, rx_err, rx_timeout;
+  logic [NLINK-1:0]             tx_up, tx_err, tx_timeout, tx_down, rx_up, rx_err, rx_timeout, rx_accept;
   logic [NLINK-1:0][NUM_VC-1:0] crd_avail;
   logic                         ej_in_ready;
 
@@ -248,20 +260,27 @@ module trn_noc_router
       end
     end
 
-    trn_noc_link_rx #(.NUM_VC(NUM_VC), .DEPTH(DEPTH), .LINK_TIMEOUT(LINK_TIMEOUT)) u_rx (
+    trn_noc_link_rx #(
+      .NUM_VC(NUM_VC), .DEPTH(DEPTH), .LINK_TIMEOUT(LINK_TIMEOUT), .REFRESH(REFRESH)
+    ) u_rx (
       .clk_i         (clk_i),
       .rst_ni        (rst_ni),
       .rx_fwd_i      (rx_fwd_i[l]),
+      .accept_o      (rx_accept[l]),
       .rx_bwd_o      (rx_bwd_o[l]),
       .free_i        (free),
       .free_vc_i     (free_vc),
       .up_o          (rx_up[l]),
       .err_o         (rx_err[l]),
       .timeout_o     (rx_timeout[l]),
-      .partner_cfg_o (link_peer_hello_o[l])
+      .partner_cfg_o (link_peer_hello_o[l]),
+      .crc_err_o     (link_crc_err_o[l])
     );
 
-    trn_noc_link_tx #(.NUM_VC(NUM_VC), .DEPTH(DEPTH), .LINK_TIMEOUT(LINK_TIMEOUT)) u_tx (
+    trn_noc_link_tx #(
+      .NUM_VC(NUM_VC), .DEPTH(DEPTH), .LINK_TIMEOUT(LINK_TIMEOUT), .REPLAY_TIMEOUT(REPLAY_TIMEOUT),
+      .REPLAY_LIMIT(REPLAY_LIMIT)
+    ) u_tx (
       .clk_i         (clk_i),
       .rst_ni        (rst_ni),
       .send_i        (out_valid[l+1]),
@@ -272,13 +291,17 @@ module trn_noc_router
       .up_o          (tx_up[l]),
       .err_o         (tx_err[l]),
       .timeout_o     (tx_timeout[l]),
-      .partner_cfg_o (link_peer_cfg_o[l])
+      .down_o        (tx_down[l]),
+      .partner_cfg_o (link_peer_cfg_o[l]),
+      .replay_o      (link_replay_o[l]),
+      .bwd_crc_err_o (link_bwd_err_o[l])
     );
 
     assign link_up_o[l]  = tx_up[l] && rx_up[l];
     assign link_err_o[l] = tx_err[l] || rx_err[l];
     always_comb begin
-      if (tx_err[l] && !tx_timeout[l])      link_err_cause_o[l] = LINK_ERR_CREDIT;
+      if (tx_down[l])                       link_err_cause_o[l] = LINK_ERR_DOWN;
+      else if (tx_err[l] && !tx_timeout[l]) link_err_cause_o[l] = LINK_ERR_CREDIT;
       else if (rx_err[l] && !rx_timeout[l]) link_err_cause_o[l] = LINK_ERR_HELLO;
       else if (tx_err[l] || rx_err[l])      link_err_cause_o[l] = LINK_ERR_TIMEOUT;
       else                                  link_err_cause_o[l] = LINK_OK;
@@ -318,9 +341,11 @@ module trn_noc_router
   // Straps: legal and constant.
   a_params: assert property (@(posedge clk_i) disable iff (!rst_ni)
       NDIM >= 1 && NDIM <= MAX_DIM && NUM_VC >= 2 && NUM_VC <= (1 << VC_W) && NUM_VC % (2 * VC_GROUPS) == 0 &&
-      DEPTH >= 1 && DEPTH < (1 << CFG_DEP_W))
-    else $error("trn_noc_router: illegal parameters NDIM=%0d NUM_VC=%0d VC_GROUPS=%0d DEPTH=%0d", NDIM, NUM_VC,
-                VC_GROUPS, DEPTH);
+      DEPTH >= 1 && DEPTH < (1 << CFG_DEP_W) && REPLAY_TIMEOUT >= 2 && REPLAY_TIMEOUT < (1 << 16) &&
+      REPLAY_LIMIT >= 1 && REPLAY_LIMIT < (1 << 8) && REFRESH >= 2 && REFRESH <= 128 && (REFRESH & (REFRESH - 1)) == 0)
+    else $error("trn_noc_router: illegal parameters NDIM=%0d NUM_VC=%0d VC_GROUPS=%0d DEPTH=%0d %s=%0d %s=%0d %s=%0d",
+                NDIM, NUM_VC, VC_GROUPS, DEPTH, "REPLAY_TIMEOUT", REPLAY_TIMEOUT, "REPLAY_LIMIT", REPLAY_LIMIT,
+                "REFRESH", REFRESH);
   a_straps_stable: assert property (@(posedge clk_i) disable iff (!rst_ni) $stable({my_coord_i, dim_max_i}))
     else $error("trn_noc_router: coordinate straps changed after reset");
   a_straps_legal: assert property (@(posedge clk_i) disable iff (!rst_ni)
@@ -349,7 +374,7 @@ module trn_noc_router
       else $error("trn_noc_router: output port %0d takes a flit that does not belong there", o);
   end
   for (genvar l = 0; l < NLINK; l++) begin : g_link_sva
-    a_flit_link_up: assert property (@(posedge clk_i) disable iff (!rst_ni) rx_fwd_i[l].valid |-> rx_up[l])
+    a_flit_link_up: assert property (@(posedge clk_i) disable iff (!rst_ni) rx_accept[l] |-> rx_up[l])
       else $error("trn_noc_router: link port %0d: flit arrived before the link came up", l);
   end
 `endif

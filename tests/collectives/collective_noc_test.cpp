@@ -198,6 +198,7 @@ class BitFlippingNetwork final : public noc::NocPorts {
   uint64_t link_flits() const override { return net_->link_flits(); }
   double step_seconds() const override { return net_->step_seconds(); }
   std::string backend() const override { return "bit-flipping " + net_->backend(); }
+  noc::LinkStats link_stats() const override { return net_->link_stats(); }
 
  private:
   std::unique_ptr<noc::NocPorts> net_;

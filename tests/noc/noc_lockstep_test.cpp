@@ -132,11 +132,11 @@ TEST(NocLockstepRecords, SeparateRunsDeliverTheSamePacketsWithTheSameLatency) {
   }
 }
 
-// The comparison can fail: a credit lost on one RTL link (and not in the TLM) shows as a mismatch (here first in the
-// count of flits on links, before any local port differs).
+// The comparison can fail: a flit lost on one RTL link (and not in the TLM) is replayed there only, which shows as a
+// mismatch (first in the link-layer counters or the count of flits on links, before any local port differs).
 TEST(NocLockstepRecords, ADivergenceIsReportedWithCycleAndRouter) {
   auto o = torus("4x4", "d2v2");
-  o.faults.push_back({cosim::noc::LinkFault::Kind::kDropCredit, 5, 0, 10, {}});
+  o.faults.push_back({cosim::noc::LinkFault::Kind::kDropFlit, 5, 0, 10, {}});
   LockstepNetwork net(o);
   TrafficOptions t;
   t.pattern = Pattern::kNeighbor;
@@ -159,7 +159,7 @@ TEST(NocLockstepRecords, ADivergenceIsReportedWithCycleAndRouter) {
 // passes).
 TEST(NocLockstepReRun, AMismatchNamesARunnableReRunCommandWithItsWindow) {
   auto o = torus("4x4", "d2v2");
-  o.faults.push_back({cosim::noc::LinkFault::Kind::kDropCredit, 5, 0, 100, {}});  // a mismatch soon after cycle 100
+  o.faults.push_back({cosim::noc::LinkFault::Kind::kDropFlit, 5, 0, 100, {}});  // a mismatch soon after cycle 100
   const std::string command = "trnsim noc --dims 4x4 --traffic neighbor --rate 0.9 --cycles 300 --seed 1 --lockstep";
   o.rerun_command = command;
   std::string error;

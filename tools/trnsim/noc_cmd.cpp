@@ -44,6 +44,9 @@ struct NocFlags {
   double hotspot_fraction = 0.25;
   uint64_t drain_cycles = 100000;
   uint64_t seed = 1;
+  double ber = 0;                  ///< --ber P: bit error probability per link bit
+  double drop = 0;                 ///< --drop P: flit loss probability per flit on a link
+  uint64_t fault_seed = 1;         ///< --fault-seed S
   bool rtl = false;
   bool lockstep = false;
   std::string wave;                ///< --wave FILE.fst: waveform of the verilated routers
@@ -64,6 +67,9 @@ std::string rerun_command(const NocFlags& f) {
   if (f.packet_flits != NocFlags{}.packet_flits) cmd += fmt::format(" --packet-flits {}", f.packet_flits);
   if (f.hotspot_fraction_given) cmd += fmt::format(" --hotspot-fraction {}", f.hotspot_fraction);
   if (f.drain_cycles != NocFlags{}.drain_cycles) cmd += fmt::format(" --drain-cycles {}", f.drain_cycles);
+  if (f.ber > 0) cmd += fmt::format(" --ber {}", f.ber);
+  if (f.drop > 0) cmd += fmt::format(" --drop {}", f.drop);
+  if (f.ber > 0 || f.drop > 0) cmd += fmt::format(" --fault-seed {}", f.fault_seed);
   return cmd + (f.lockstep ? " --lockstep" : " --rtl");
 }
 
@@ -214,6 +220,10 @@ int run_noc(const NocFlags& f) {
   check(fmt::format("--buf-depth {}", f.buf_depth));
   t.link_latency = f.link_latency;
   check(fmt::format("--link-latency {}", f.link_latency));
+  t.errors = mn::LinkErrors{f.ber, 0, f.fault_seed};
+  check(fmt::format("--ber {}", f.ber));
+  t.errors.drop = f.drop;
+  check(fmt::format("--drop {}", f.drop));
 
   // ---- The network ----
   const bool want_rtl = f.rtl || f.lockstep;
@@ -246,6 +256,7 @@ int run_noc(const NocFlags& f) {
     o.size = t.size;
     o.router = pick->name;
     o.link_latency = f.link_latency;
+    o.errors = t.errors;
     o.wave_path = f.wave;
     o.wave_from = f.wave_from;
     o.wave_to = f.wave_to;
@@ -327,6 +338,14 @@ int run_noc(const NocFlags& f) {
   fmt::print("simulation: {} cycles; network model {:.3f} s CPU = {:.0f} cycles/s; with traffic generation and "
              "checking {:.3f} s CPU = {:.0f} cycles/s ({:.3f} s wall)\n",
              r.cycles, r.sim_seconds, r.cycles_per_second, cpu, cpu > 0 ? double(r.cycles) / cpu : 0.0, wall);
+  const mn::LinkStats ls = net->link_stats();
+  fmt::print("link:       {} flits sent, {} of them replays ({:.2f} % first copies); {} CRC errors, {} backward "
+             "errors, {} replays\n",
+             ls.flits, ls.replayed, 100.0 * ls.efficiency(), ls.crc_errors, ls.bwd_errors, ls.replays);
+  if (t.errors.any()) {
+    fmt::print("faults:     {}: {} beats corrupted, {} flits dropped\n", t.errors.str(), ls.injected_flips,
+               ls.injected_drops);
+  }
   if (auto* ls = dynamic_cast<cn::LockstepNetwork*>(net.get())) {
     fmt::print("lockstep:   {} port values compared, all equal\n", ls->comparisons());
   }
@@ -355,7 +374,9 @@ Action add_noc(CLI::App& app) {
       "Report: packets are created by a source (and wait in its queue), injected when the router's injection port "
       "takes the head flit (they entered the network) and delivered when the tail flit is ejected intact. The last "
       "line is `injected=X delivered=Y`. A run stopped by --drain-cycles or the watchdog prints `not drained: N "
-      "queued at sources, M in the network`.\nExit 0: every created packet delivered once, intact, in order; 1: "
+      "queued at sources, M in the network`. The `link:` line counts the link-level retry (flits sent and replayed, CRC "
+      "errors, replays); with --ber/--drop a `faults:` line counts what was injected. A link whose replays keep "
+      "failing (e.g. --ber 0.5) goes down and ends the run with `link down` naming the router and port.\nExit 0: every created packet delivered once, intact, in order; 1: "
       "not drained, injected != delivered, a protocol check or the lockstep comparison failed; 2: a bad flag.\n"
       "Waveforms: --wave FILE.fst (with --rtl or --lockstep) records every router; --wave-from/--wave-to/--wave-scope "
       "limit it to a window of cycles and a router. A failure of an RTL run prints `[ fail-at  ]` and one command "
@@ -382,6 +403,16 @@ Action add_noc(CLI::App& app) {
       ->check(kNonNegative)
       ->capture_default_str();
   sub->add_option("--seed", f->seed, "traffic seed")->check(kNonNegative)->capture_default_str();
+  sub->add_option("--ber", f->ber,
+                  "bit error probability per link bit, 0..0.5, on every beat that carries a flit or a credit/"
+                  "acknowledgement (the link-level retry recovers; docs/neuronlink.md)")
+      ->capture_default_str();
+  sub->add_option("--drop", f->drop, "probability a flit is lost on a link, 0..1 (replayed by the link)")
+      ->capture_default_str();
+  sub->add_option("--fault-seed", f->fault_seed, "seed of the --ber/--drop faults (the same faults on --rtl, the "
+                  "TLM and --lockstep)")
+      ->check(kNonNegative)
+      ->capture_default_str();
   sub->add_flag("--rtl", f->rtl,
                 "simulate the verilated routers (builds: d2v2, d2v4, d3v4g2, d2v4b8); implied by --lockstep");
   sub->add_flag("--lockstep", f->lockstep,
