@@ -102,6 +102,51 @@ TEST(NocCli, BadFlagsExitTwoWithTheReason) {
   expect_bad("--cycles -1", "--cycles: -1 is negative");  // the number typed, not 2^64 - 1
   expect_bad("--cycles 1000000001", "--cycles 1000000001: outside 1..1e9");
   expect_bad("--traffic hotspot --hotspot-fraction 2", "--hotspot-fraction 2");
+  expect_bad("--ber 0.7", "--ber 0.7: bit error rate 0.7: a probability 0..0.5");
+  expect_bad("--ber -1e-3", "--ber -0.001: bit error rate");
+  expect_bad("--drop 2", "--drop 2: flit drop rate 2: a probability 0..1");
+  expect_bad("--fault-seed -3", "--fault-seed: -3 is negative");
+}
+
+// Faults on every link: the report counts what was injected and what the link layer did about it; the traffic is
+// delivered intact (exit 0) on the TLM, the RTL and both in lockstep, with the same counts, for the same seed.
+TEST(NocCli, BitErrorsAndDropsAreRecoveredAndCounted) {
+  std::string link_line;
+  for (const std::string backend : {"", " --rtl", " --lockstep"}) {
+    const Result r = run("noc --dims 4x4 --rate 0.2 --cycles 800 --ber 1e-3 --drop 1e-3 --fault-seed 9" + backend);
+    ASSERT_EQ(r.exit_code, 0) << backend << "\n" << r.out << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex("\nlink: +([0-9]+) flits sent, ([0-9]+) of them replays "
+                                                       "\\(([0-9.]+) % first copies\\); ([0-9]+) CRC errors, "
+                                                       "([0-9]+) backward errors, ([0-9]+) replays\n")))
+        << r.out;
+    EXPECT_GT(std::stoull(m[2]), 0u) << m[0];
+    EXPECT_GT(std::stoull(m[4]), 0u) << m[0];
+    EXPECT_GT(std::stoull(m[6]), 0u) << m[0];
+    if (link_line.empty()) link_line = m[0];
+    EXPECT_EQ(m[0], link_line) << backend << ": other counts than the TLM's";
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("\nfaults: +BER 0.001, drop 0.001, seed 9: [1-9][0-9]* beats "
+                                                    "corrupted, [1-9][0-9]* flits dropped\n")))
+        << r.out;
+    EXPECT_NE(r.out.find(" 0 duplicated, 0 corrupted, 0 out of order"), std::string::npos) << r.out;
+  }
+  const Result clean = run("noc --dims 4x4 --rate 0.2 --cycles 800");
+  EXPECT_NE(clean.out.find(" of them replays (100.00 % first copies); 0 CRC errors, 0 backward errors, 0 replays"),
+            std::string::npos)
+      << clean.out;
+  EXPECT_EQ(clean.out.find("faults:"), std::string::npos) << clean.out;
+}
+
+// A link that keeps failing goes down: exit 1 with the router and port named, not a hang or a watchdog timeout.
+TEST(NocCli, ALinkThatKeepsFailingEndsTheRunWithLinkDown) {
+  for (const std::string backend : {"", " --rtl"}) {
+    const Result r = run("noc --dims 2x2 --rate 0.2 --cycles 5000 --ber 0.5" + backend);
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex("FAIL: cycle [0-9]+: link down:\n  router \\([01],[01]\\) "
+                                                    "port [-+][xy] \\(link to router")))
+        << r.err;
+    EXPECT_EQ(r.err.find("watchdog"), std::string::npos) << r.err;
+  }
 }
 
 // 0 or a negative count is an error, not "use the default"; each message names the one flag that is wrong, and a
