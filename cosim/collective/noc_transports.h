@@ -39,14 +39,21 @@ inline FabricKind fabric_kind(const std::string& name) {
   throw std::invalid_argument("fabric " + name + ": message, tlm, rtl or lockstep");
 }
 
-/// The router network of `kind` (not kMessage) with the topology's shape. Throws std::invalid_argument for a shape
-/// the router network cannot have, model::noc::NocError if a network does not come up.
-inline std::unique_ptr<model::noc::NocPorts> router_network(FabricKind kind, const mc::Topology& topology) {
-  if (kind == FabricKind::kTlm) return std::make_unique<model::noc::TlmNetwork>(mc::tlm_options_for(topology));
+/// The router network of `kind` (not kMessage) with the topology's shape, `errors` injected on its links. Throws
+/// std::invalid_argument for a shape the router network cannot have, model::noc::NocError if a network does not
+/// come up or `errors` is out of range.
+inline std::unique_ptr<model::noc::NocPorts> router_network(FabricKind kind, const mc::Topology& topology,
+                                                             const model::noc::LinkErrors& errors = {}) {
+  if (kind == FabricKind::kTlm) {
+    model::noc::TlmOptions t = mc::tlm_options_for(topology);
+    t.errors = errors;
+    return std::make_unique<model::noc::TlmNetwork>(t);
+  }
   const mc::NocShape shape = mc::noc_shape(topology);
   noc::NocOptions o;
   o.ndim = shape.ndim;
   o.size = shape.size;
+  o.errors = errors;
   if (kind == FabricKind::kRtl) return std::make_unique<noc::NocNetwork>(o);
   if (kind == FabricKind::kLockstep) return std::make_unique<noc::LockstepNetwork>(o);
   throw std::invalid_argument("the message fabric is not a router network");
@@ -58,7 +65,7 @@ inline mc::TransportFactory transport_factory(FabricKind kind, mc::NocTransportO
                                               std::function<void(mc::NocTransport&)> setup = {}) {
   if (kind == FabricKind::kMessage) return {};
   return [kind, options, setup](const mc::Topology& t) -> std::unique_ptr<mc::Transport> {
-    auto tr = std::make_unique<mc::NocTransport>(t, router_network(kind, t), options);
+    auto tr = std::make_unique<mc::NocTransport>(t, router_network(kind, t, options.link_errors), options);
     if (setup) setup(*tr);
     return tr;
   };

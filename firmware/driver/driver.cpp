@@ -439,6 +439,8 @@ CollectiveCounters Driver::read_collective_counters() const {
   c.net_flits = read_reg64(regs::NET_FLITS_LO, regs::NET_FLITS_HI);
   c.net_latency_sum = read_reg64(regs::NET_LATENCY_SUM_LO, regs::NET_LATENCY_SUM_HI);
   c.net_latency_max = device_.read_reg(regs::NET_LATENCY_MAX);
+  c.net_replays = device_.read_reg(regs::NET_REPLAYS);
+  c.net_crc_errors = device_.read_reg(regs::NET_CRC_ERRORS);
   for (uint32_t l = 0; l < 2 * info_.torus.size(); ++l) {
     const auto r = [&](uint32_t lo, uint32_t hi) { return read_reg64(regs::link_reg(l, lo), regs::link_reg(l, hi)); };
     c.links.push_back({r(regs::L_BUSY_LO, regs::L_BUSY_HI), r(regs::L_BYTES_LO, regs::L_BYTES_HI),

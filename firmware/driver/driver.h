@@ -190,6 +190,7 @@ struct CollectiveCounters {
   uint32_t last_steps = 0;  ///< the last collective's longest step chain of this chip's flows
   uint64_t net_cycles = 0, net_packets = 0, net_flits = 0, net_latency_sum = 0;
   uint32_t net_latency_max = 0;
+  uint32_t net_replays = 0, net_crc_errors = 0;  ///< link-level retry in the whole network (NET_REPLAYS, ...)
   /// Per output link l = 2 * dimension + (0 towards +1, 1 towards -1), for the dimensions of DeviceInfo::torus.
   std::vector<Link> links;
 };

@@ -123,6 +123,8 @@ CollectiveReport run_collective(const std::vector<driver::Driver*>& chips, const
     rep.net_flits += c.net_flits;
     latency_sum += c.net_latency_sum;
     rep.net_max_latency_cycles = std::max(rep.net_max_latency_cycles, c.net_latency_max);
+    rep.net_replays = std::max(rep.net_replays, c.net_replays);
+    rep.net_crc_errors = std::max(rep.net_crc_errors, c.net_crc_errors);
     for (const driver::CollectiveCounters::Link& l : c.links) {
       rep.link_bytes += l.bytes;
       rep.net_link_flits += l.flits;

@@ -61,6 +61,7 @@ struct CollectiveReport {
   uint64_t net_packets = 0, net_flits = 0, net_link_flits = 0;  ///< sums
   double net_mean_latency_cycles = 0;  ///< NET_LATENCY_SUM / NET_PACKETS over all chips
   uint32_t net_max_latency_cycles = 0;
+  uint32_t net_replays = 0, net_crc_errors = 0;  ///< the largest NET_REPLAYS / NET_CRC_ERRORS (network-wide)
   std::string failed;           ///< a chip stopped: "chip 3: device error ..." (then nothing was compared)
   uint64_t checked = 0, mismatches = 0;
   std::vector<CollectiveMismatch> first;  ///< the first few mismatches (at most 5)

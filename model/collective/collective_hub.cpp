@@ -65,6 +65,8 @@ CcCounters share_of(const Result& r, int chip, sc_time duration) {
   }
   if (size_t(chip) < r.chip_steps.size()) s.last_steps = uint32_t(r.chip_steps[size_t(chip)]);
   s.net_cycles = r.network.cycles;
+  s.net_replays = r.network.link.replays;
+  s.net_crc_errors = r.network.link.crc_errors;
   return s;
 }
 

@@ -46,7 +46,7 @@ NocTransport::NocTransport(const Topology& topology, std::unique_ptr<noc::NocPor
                            NocTransportOptions options)
     : topo_(topology), o_(options), net_(std::move(network)), endpoints_(*net_),
       ns_per_cycle_(options.flit_bytes / options.link_gbytes_per_s),
-      host0_(net_->step_seconds()), link_flits0_(net_->link_flits()), active_(size_t(topology.chips())),
+      host0_(net_->step_seconds()), link_flits0_(net_->link_flits()), link0_(net_->link_stats()), active_(size_t(topology.chips())),
       in_network_(size_t(topology.chips()), 0), link_flits_(size_t(topology.num_links()), 0),
       per_link_bytes_(size_t(topology.num_links()), 0), chips_(size_t(topology.chips())) {
   const NocShape s = noc_shape(topology);
@@ -213,6 +213,7 @@ NetworkFigures NocTransport::figures() const {
   f.cycles = cycle_;
   f.ns_per_cycle = ns_per_cycle_;
   f.link_flits = net_->link_flits() - link_flits0_;
+  f.link = net_->link_stats().since(link0_);
   f.mean_latency_cycles = f.packets ? double(latency_sum_) / double(f.packets) : 0.0;
   f.host_seconds = net_->step_seconds() - host0_;
   return f;

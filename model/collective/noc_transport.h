@@ -49,6 +49,7 @@ struct NocTransportOptions {
   int window_packets = 8;           ///< packets per source in the network (queued or in flight) at once, >= 1
   uint64_t watchdog_cycles = 100000;  ///< cycles without a delivered packet while some are outstanding: NocError
   unsigned mclass = 0;              ///< message class of every packet (0..3)
+  noc::LinkErrors link_errors;      ///< faults on the router network's links (router_network(), trnsim run --ber)
 };
 
 /// The network's shape for a topology: ndim = its dimension count, size per dimension (1 beyond). Throws
@@ -119,6 +120,7 @@ class NocTransport final : public Transport {
   uint64_t cycle_ = 0, seq_ = 0, next_message_ = 0, last_delivery_ = 0;
   double host0_;
   uint64_t link_flits0_;
+  noc::LinkStats link0_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   std::unordered_map<uint64_t, Message> messages_;
   std::unordered_map<uint64_t, std::pair<uint64_t, size_t>> packets_;  ///< NocEndpoints id -> (message, index)

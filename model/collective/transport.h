@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/collective/topology.h"
+#include "model/noc/noc_link.h"
 
 namespace trnsim::model::collective {
 
@@ -25,6 +26,7 @@ struct NetworkFigures {
   double mean_latency_cycles = 0;   ///< per packet, head injection to tail ejection
   uint64_t max_latency_cycles = 0;
   double host_seconds = 0;          ///< CPU seconds inside the network model's step()
+  noc::LinkStats link;              ///< the link layer's counters over the run (replays, CRC errors, ...)
 };
 
 /// What one chip sent, and (router network only) what its router ejected.

@@ -52,6 +52,7 @@ struct CcCounters {
   uint64_t net_packets = 0, net_flits = 0;  ///< ejected at this chip
   uint64_t net_latency_sum = 0;      ///< router cycles, over the packets ejected here
   uint64_t net_latency_max = 0;
+  uint64_t net_replays = 0, net_crc_errors = 0;  ///< link-level retry, the whole network
 
   /// Adds `one` (a completed collective's share): sums, the latency's maximum, and its steps as the last ones.
   void add(const CcCounters& one) {
@@ -65,6 +66,8 @@ struct CcCounters {
     net_flits += one.net_flits;
     net_latency_sum += one.net_latency_sum;
     net_latency_max = std::max(net_latency_max, one.net_latency_max);
+    net_replays += one.net_replays;
+    net_crc_errors += one.net_crc_errors;
   }
 };
 

@@ -106,6 +106,8 @@ std::optional<uint32_t> CoreControl::read_perf(uint32_t offset) const {
     case regs::NET_FLITS_LO: case regs::NET_FLITS_HI: return half(cc_.net_flits);
     case regs::NET_LATENCY_SUM_LO: case regs::NET_LATENCY_SUM_HI: return half(cc_.net_latency_sum);
     case regs::NET_LATENCY_MAX: return uint32_t(std::min<uint64_t>(cc_.net_latency_max, UINT32_MAX));
+    case regs::NET_REPLAYS: return uint32_t(std::min<uint64_t>(cc_.net_replays, UINT32_MAX));
+    case regs::NET_CRC_ERRORS: return uint32_t(std::min<uint64_t>(cc_.net_crc_errors, UINT32_MAX));
     case regs::UPTIME_LO: case regs::UPTIME_HI: return half(uptime);
     case regs::TE_MACS_LO: case regs::TE_MACS_HI: return half(perf_now().te_macs);
     case regs::TE_BUSY_LO: case regs::TE_BUSY_HI: return half(perf_now().te_busy);

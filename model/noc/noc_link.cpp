@@ -166,6 +166,12 @@ bool LinkStats::operator==(const LinkStats& o) const {
          replays == o.replays && injected_flips == o.injected_flips && injected_drops == o.injected_drops;
 }
 
+LinkStats LinkStats::since(const LinkStats& e) const {
+  return LinkStats{flits - e.flits,           replayed - e.replayed, crc_errors - e.crc_errors,
+                   bwd_errors - e.bwd_errors, replays - e.replays,   injected_flips - e.injected_flips,
+                   injected_drops - e.injected_drops};
+}
+
 std::string LinkStats::str() const {
   return fmt::format("flits {}, replayed {}, CRC errors {}, backward errors {}, replays {}, injected: {} corrupted "
                      "beats, {} drops",

@@ -112,6 +112,8 @@ struct LinkStats {
   uint64_t injected_drops = 0;  ///< flits the injector removed
   bool operator==(const LinkStats& o) const;
   bool operator!=(const LinkStats& o) const { return !(*this == o); }
+  /// The counts since `earlier` (a snapshot of the same counters).
+  LinkStats since(const LinkStats& earlier) const;
   /// First copies over all flits sent (1 without replays).
   double efficiency() const { return flits ? double(flits - replayed) / double(flits) : 1.0; }
   /// "flits 123, replayed 4, CRC errors 2, backward errors 1, replays 2, injected: 3 corrupted beats, 0 drops"

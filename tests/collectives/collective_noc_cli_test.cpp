@@ -84,5 +84,35 @@ TEST(CollectiveNocCli, BadFabricFlagsExitTwoNamingTheFlag) {
   EXPECT_NE(r.out.find("--fabric"), std::string::npos) << r.out;
 }
 
+// Link faults (issue 16): a collective over links with bit errors and drops still passes bit-exact, and the report
+// counts the link-level replays; the faults are refused where there are no links with flits.
+TEST(CollectiveNocCli, LinkFaultsAreRepairedCountedAndRefusedWithoutARouterNetwork) {
+  const std::string report = scratch(".json");
+  Result r = run("run --workload allreduce --config trn2-16 --bytes 16K --dtype fp32 --fabric tlm --ber 1e-4 "
+                 "--drop 1e-4 --fault-seed 3 --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASS: 65536 elements on 16 chips bit-exact"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(injected faults: BER 0.0001, drop 0.0001, seed 3)"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(slurp(report));
+  EXPECT_GT(j["network_replays"].get<uint64_t>(), 0u);
+  EXPECT_GT(j["network_crc_errors"].get<uint64_t>(), 0u);
+  EXPECT_NE(r.out.find("link retry        " + std::to_string(j["network_replays"].get<uint64_t>()) + " replays"),
+            std::string::npos)
+      << r.out;
+  r = run("run --workload allreduce --config trn2-16 --bytes 1K --ber 1e-4");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("give --fabric tlm, rtl or lockstep"), std::string::npos) << r.err;
+  r = run("run --workload allreduce --config trn2-16 --bytes 1K --fabric tlm --ber 0.9");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("--ber: bit error rate 0.9"), std::string::npos) << r.err;
+  r = run("run --workload gemm --ber 1e-4");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("--ber does not apply to --workload gemm"), std::string::npos) << r.err;
+  r = run("run --workload allreduce --config trn2-16 --bytes 4K --fabric tlm --ber 0.5");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("FAIL: the router network (--fabric tlm) stopped: cycle "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": link down:\n  router ("), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace trnsim::test

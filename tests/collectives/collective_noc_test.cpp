@@ -177,6 +177,46 @@ TEST(CollectiveNoc, CorruptingADeliveredPacketMakesTheResultDifferFromTheGolden)
   }
 }
 
+// Bit errors and lost flits on every link of the router network (issue 16): the link-level retry repairs them below
+// the packets, so every chip's result is still the golden bit for bit, and the figures count the replays. The RTL
+// and the lockstep replay exactly as the TLM (the same faults on the same beats): the same counts.
+TEST(CollectiveNoc, UnderBitErrorsAndDropsEveryChipStaysBitExactAndTheReplaysAreCounted) {
+  NocTransportOptions o;
+  o.link_errors = noc::LinkErrors{1e-4, 1e-4, 7};
+  std::vector<uint64_t> replays;
+  for (FabricKind kind : {FabricKind::kTlm, FabricKind::kRtl, FabricKind::kLockstep}) {
+    CollectiveSystem sys(chip_config("trn2-16"));
+    sys.set_transport(transport_factory(kind, o));
+    for (Algorithm algo : {Algorithm::kRing, Algorithm::kRhd}) {
+      const Result r = run_and_check(sys, Op::kAllReduce, algo, ElemType::kFp32, 16 * 64);
+      EXPECT_GT(r.network.link.replays, 0u) << fabric_name(kind);
+      EXPECT_GT(r.network.link.crc_errors, 0u) << fabric_name(kind);
+      EXPECT_GT(r.network.link.injected_drops + r.network.link.injected_flips, 0u) << fabric_name(kind);
+      replays.push_back(r.network.link.replays);
+    }
+  }
+  ASSERT_EQ(replays.size(), 6u);
+  EXPECT_EQ(replays[0], replays[2]);  // ring: TLM = RTL
+  EXPECT_EQ(replays[1], replays[3]);  // rhd
+  EXPECT_EQ(replays[0], replays[4]);
+}
+
+// A link that keeps failing stops the collective with the link named, not a hang or the transport's watchdog.
+TEST(CollectiveNoc, ALinkThatKeepsFailingStopsTheCollectiveNamingTheLink) {
+  NocTransportOptions o;
+  o.link_errors = noc::LinkErrors{0.5, 0, 3};
+  CollectiveSystem sys(chip_config("trn2-16"));
+  sys.set_transport(transport_factory(FabricKind::kTlm, o));
+  test::fill(sys, ElemType::kFp32, 256, 0);
+  try {
+    sys.run({Op::kAllReduce, Algorithm::kRing, ElemType::kFp32, 256, 0});
+    ADD_FAILURE() << "the run went through a link with BER 0.5";
+  } catch (const noc::NocError& e) {
+    EXPECT_NE(std::string(e.what()).find("link down:\n  router ("), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("watchdog"), std::string::npos) << e.what();
+  }
+}
+
 /// A network whose ejection port of one router flips a bit of every payload flit (a fault in the network).
 class BitFlippingNetwork final : public noc::NocPorts {
  public:

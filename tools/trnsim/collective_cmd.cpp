@@ -79,6 +79,16 @@ void add_collective_options(CLI::App& run, CollectiveOptions& o) {
                  "flit per cycle = 160 GB/s (0.05 ns per cycle), Z links included")
       ->check(CLI::IsMember({"message", "tlm", "rtl", "lockstep"}))
       ->capture_default_str();
+  run.add_option("--ber", o.ber,
+                 "Collective workloads on --fabric tlm|rtl|lockstep: bit error probability per link bit, 0..0.5; the "
+                 "links' CRC and replay recover (docs/neuronlink.md, Link-level retry), the report counts replays")
+      ->capture_default_str();
+  run.add_option("--drop", o.drop, "Collective workloads on --fabric tlm|rtl|lockstep: probability a flit is lost on "
+                 "a link, 0..1")
+      ->capture_default_str();
+  run.add_option("--fault-seed", o.fault_seed, "seed of the --ber/--drop faults")
+      ->check(kNonNegative)
+      ->capture_default_str();
 }
 
 uint64_t parse_bytes(const std::string& text) {
@@ -174,7 +184,17 @@ int run_collective_workload(const CollectiveOptions& o,
                                p.bytes, o.dtype, es));
   }
   const auto fabric = cosim::collective::fabric_kind(o.fabric);
-  const mc::NocTransportOptions noc_options;
+  mc::NocTransportOptions noc_options;
+  noc_options.link_errors = model::noc::LinkErrors{o.ber, o.drop, o.fault_seed};
+  if (noc_options.link_errors.any() && fabric == cosim::collective::FabricKind::kMessage) {
+    throw BadInput("--ber and --drop inject faults on the router network's links: give --fabric tlm, rtl or lockstep "
+                   "(the message-level link model has no flits to corrupt)");
+  }
+  try {
+    noc_options.link_errors.validate();
+  } catch (const model::noc::NocError& e) {
+    throw BadInput(fmt::format("--{}: {}", !(o.ber >= 0 && o.ber <= 0.5) ? "ber" : "drop", e.what()));
+  }
   const auto t0 = std::chrono::steady_clock::now();
 
   // The system: in process (cosim::SimSystem, its chips' collective engines joined by one hub), or served by
@@ -314,6 +334,10 @@ int run_collective_workload(const CollectiveOptions& o,
                rep.net_cycles, counted(rep.net_packets, "packet"), counted(rep.net_flits, "flit"),
                counted(rep.net_link_flits, "flit"), rep.net_mean_latency_cycles, rep.net_max_latency_cycles,
                double(rep.net_cycles) / run_s);
+    fmt::print("  link retry        {} replays, {} flits dropped for a bad CRC{}\n", rep.net_replays,
+               rep.net_crc_errors,
+               noc_options.link_errors.any() ? fmt::format(" (injected faults: {})", noc_options.link_errors.str())
+                                             : std::string(" (no faults injected)"));
   }
   if (fabric != cosim::collective::FabricKind::kMessage) {
     fmt::print("  note              on the router network every link runs at {:.0f} GB/s{} and a chip injects "
@@ -356,6 +380,10 @@ int run_collective_workload(const CollectiveOptions& o,
     report["network_link_flits"] = rep.net_link_flits;
     report["network_mean_latency_cycles"] = rep.net_mean_latency_cycles;
     report["network_max_latency_cycles"] = rep.net_max_latency_cycles;
+    report["network_replays"] = rep.net_replays;
+    report["network_crc_errors"] = rep.net_crc_errors;
+    report["link_ber"] = o.ber;
+    report["link_drop"] = o.drop;
   }
   write_report(report);
   if (!rep.pass) {

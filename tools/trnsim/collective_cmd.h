@@ -23,13 +23,16 @@ struct CollectiveOptions {
   std::string algo = "ring";  ///< --algo ring|rhd
   std::string fabric = "message";  ///< --fabric message|tlm|rtl|lockstep (cosim/collective/noc_transports.h)
   uint64_t seed = 1;
+  double ber = 0;            ///< --ber: bit errors on the router network's links (--fabric tlm|rtl|lockstep)
+  double drop = 0;           ///< --drop: flits lost on its links
+  uint64_t fault_seed = 1;   ///< --fault-seed
   std::string connect;  ///< --connect PATH: the system `trnsim serve --socket PATH` serves as PATH.0, PATH.1, ...
 };
 
 /// A workload of the collective registry (firmware/workloads/collectives.h).
 bool is_collective_workload(const std::string& name);
 
-/// Adds --bytes, --algo and --fabric to `trnsim run`.
+/// Adds --bytes, --algo, --fabric and the link faults (--ber, --drop, --fault-seed) to `trnsim run`.
 void add_collective_options(CLI::App& run, CollectiveOptions& o);
 
 /// Parses a size: digits with an optional K, M or G (binary multiples, as nccl-tests' -b/-e) and an optional B or

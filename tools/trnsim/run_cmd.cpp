@@ -135,7 +135,7 @@ const std::vector<std::string> kDeviceOptions = {"--te", "--timeout-cycles", "--
                                                  "--timeline", "--check-hazards", "--check-uninit", "--connect"};
 const std::vector<std::string> kSelectiveOptions = {
     "--dtype", "-m", "-k", "-n", "--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
-    "--outputs", "--bytes", "--algo", "--fabric", "--te", "--timeout-cycles", "--watchdog-cycles", "--wave",
+    "--outputs", "--bytes", "--algo", "--fabric", "--ber", "--drop", "--fault-seed", "--te", "--timeout-cycles", "--watchdog-cycles", "--wave",
     "--timeline", "--check-hazards", "--check-uninit", "--connect"};
 
 std::vector<std::string> options_used_by(const RunOptions& o) {
@@ -144,7 +144,9 @@ std::vector<std::string> options_used_by(const RunOptions& o) {
     return v;
   };
   if (!o.program.empty()) return kDeviceOptions;
-  if (is_collective_workload(o.workload)) return {"--dtype", "--seed", "--bytes", "--algo", "--fabric", "--connect"};
+  if (is_collective_workload(o.workload)) {
+    return {"--dtype", "--seed", "--bytes", "--algo", "--fabric", "--ber", "--drop", "--fault-seed", "--connect"};
+  }
   if (o.workload == "gemm") return with_device({"--dtype", "-m", "-k", "-n", "--seed"});
   if (o.workload == "gpt2-mlp-up") return with_device({"--seed"});
   return with_device({"--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
