@@ -11,7 +11,7 @@ LIST        ?= smoke
 REGRESS_ARGS ?=
 COVERAGE_ARGS ?=
 
-.PHONY: all deps configure build test test-long test-sanitize fuzz qemu-test run lint bench coverage clean help registers-doc isa-gen
+.PHONY: all deps configure build test test-long test-sanitize fuzz soak qemu-test run lint bench coverage clean help registers-doc isa-gen
 
 all: build
 
@@ -22,6 +22,7 @@ help:
 	@echo "  make test-long  the 'long' tests only (e.g. the 64x64 and 128x128 Tensor Engines), in $(BUILD_DIR)-long"
 	@echo "  make test-sanitize  the default suite built with ASan + UBSan (every error fatal), in $(BUILD_DIR)-sanitize"
 	@echo "  make fuzz       every libFuzzer target for FUZZ_SECONDS s (default 60; FUZZ_ARGS=\"-j 2 asm noc\"), docs/verification.md"
+	@echo "  make soak       seeded programs, NoC traffic with link faults and collectives, round after round, for DURATION (default 10m; SOAK_SEED=1)"
 	@echo "  make qemu-test  the QEMU guest tests (label qemu: the PCI function, the Linux module, a GEMM via /dev/trn0)"
 	@echo "  make lint       verilator --lint-only -Wall over rtl/"
 	@echo "  make regress    seeded regression, list smoke (LIST=full|long; REGRESS_ARGS=\"--seeds 20\"), docs/verification.md"
@@ -74,6 +75,12 @@ test-sanitize: deps
 # working corpora and crash artifacts in $(BUILD_DIR)/fuzz-work (scripts/fuzz --help).
 FUZZ_SECONDS ?= 60
 FUZZ_ARGS ?=
+# Soak (docs/verification.md, "Soak"): every round has its own seeds; the first failure stops it with its command.
+DURATION ?= 10m
+SOAK_SEED ?= 1
+soak: build
+	bash scripts/soak --duration $(DURATION) --seed $(SOAK_SEED) --build $(BUILD_DIR)
+
 fuzz: deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target trn_fuzz_build
 	bash scripts/fuzz --bin $(BUILD_DIR)/fuzz/bin --work $(BUILD_DIR)/fuzz-work --seconds $(FUZZ_SECONDS) $(FUZZ_ARGS)

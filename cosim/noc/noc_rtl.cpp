@@ -613,20 +613,25 @@ bool NocNetwork::any_link_error() const {
 void NocNetwork::check_errors() {
   if (!options_.fail_on_errors) return;
   std::string links;
-  bool down = false;
+  std::vector<LinkEnd> down;
   for (int n = 0; n < nodes(); ++n) {
     const uint32_t err = routers_[static_cast<size_t>(n)]->link_err();
     for (int l = 0; err != 0 && l < 2 * options_.ndim; ++l) {
       if (!(err >> l & 1)) continue;
-      links += "\n  " + describe_link_error(n, l);
-      down = down || link_err_cause(n, l) == 4;
+      if (link_err_cause(n, l) == 4) {
+        down.push_back({node_name(n), l, node_name(neighbour(n, l))});
+      } else {
+        links += "\n  " + describe_link_error(n, l);
+      }
     }
   }
   const bool rtl_error = context_->gotError();
   if (!links.empty()) {
-    fail(fmt::format("cycle {}: {}:{}{}", cycle_, down ? "link down" : "link bring-up failed", links,
+    fail(fmt::format("cycle {}: link bring-up failed:{}{}", cycle_, links,
                      rtl_error ? "\n  (RTL assertions fired too: messages above)" : ""));
   }
+  // A link that went down: one line, as the TLM says it (the re-run line follows, as for every RTL failure).
+  if (!down.empty()) fail(link_down_error(cycle_, down, routers_.front()->build.retry.replay_limit));
   if (rtl_error) fail(fmt::format("cycle {}: RTL assertion failed (message above)", cycle_));
 }
 

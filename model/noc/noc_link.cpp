@@ -161,6 +161,18 @@ std::string link_down_message(const std::string& node, int link, const std::stri
                      link_where(node, link, peer), replay_limit);
 }
 
+std::string link_down_error(uint64_t cycle, const std::vector<LinkEnd>& down, int replay_limit) {
+  if (down.empty()) return fmt::format("cycle {}: link down", cycle);
+  const LinkEnd& first = down.front();
+  std::string more;
+  for (size_t i = 1; i < down.size(); ++i) {
+    more += fmt::format("{}router {} port {}", i > 1 ? ", " : "", down[i].node, link_port_name(down[i].link));
+  }
+  return fmt::format("cycle {}: link down: {}{}", cycle,
+                     link_down_message(first.node, first.link, first.peer, replay_limit),
+                     more.empty() ? "" : fmt::format(" (and {} more down in this cycle: {})", down.size() - 1, more));
+}
+
 bool LinkStats::operator==(const LinkStats& o) const {
   return flits == o.flits && replayed == o.replayed && crc_errors == o.crc_errors && bwd_errors == o.bwd_errors &&
          replays == o.replays && injected_flips == o.injected_flips && injected_drops == o.injected_drops;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/noc/noc_flit.h"
 
@@ -97,6 +98,15 @@ BwdBeat apply_fault(const BwdBeat& b, const BeatFault& f);
 std::string link_where(const std::string& node, int link, const std::string& peer);
 /// The link-down line: where, then "down: REPLAY_LIMIT replays in a row got no acknowledgement ...".
 std::string link_down_message(const std::string& node, int link, const std::string& peer, int replay_limit);
+/// One end of a link: the router's name, its link port, the far router's name.
+struct LinkEnd {
+  std::string node;
+  int link = 0;
+  std::string peer;
+};
+/// The error that ends a run when links go down, one line: "cycle N: link down: " and the first link's
+/// link_down_message, then "(and K more links down in this cycle: router (1,3) port +x, ...)".
+std::string link_down_error(uint64_t cycle, const std::vector<LinkEnd>& down, int replay_limit);
 
 // ---- Counters ----------------------------------------------------------------------------------------------------
 /// What the link layer did in a whole network since reset. The RTL reports crc_errors, bwd_errors and replays on

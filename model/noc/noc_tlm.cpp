@@ -255,12 +255,9 @@ void TlmNetwork::step() {
   stats_.flits = link_flits_;
   step_seconds_ += thread_cpu_seconds() - t0;
   if (!down_.empty()) {
-    std::string links;
-    for (const auto& [n, l] : down_) {
-      links += "\n  " + link_down_message(node_name(n), l, node_name(routers_[size_t(n)].nb[size_t(l)]),
-                                          o_.retry.replay_limit);
-    }
-    throw NocError(fmt::format("cycle {}: link down:{}", cycle_, links));
+    std::vector<LinkEnd> ends;
+    for (const auto& [n, l] : down_) ends.push_back({node_name(n), l, node_name(routers_[size_t(n)].nb[size_t(l)])});
+    throw NocError(link_down_error(cycle_, ends, o_.retry.replay_limit));
   }
 }
 
