@@ -49,6 +49,23 @@ inline std::string write_file(const std::string& text) {
   return path;
 }
 
+/// `err` without the three lines AddressSanitizer prints once per process when SystemC switches to a coroutine stack
+/// ("WARNING: ASan is ignoring requested __asan_handle_no_return ...", "False positive error reports may follow",
+/// "For details see https://github.com/google/sanitizers/issues/189"): a note of the sanitizer build's runtime, not
+/// output of trnsim (docs/verification.md, "Sanitizers"). Anything else ASan prints stays.
+inline std::string without_sanitizer_notes(const std::string& err) {
+  std::istringstream in(err);
+  std::string kept;
+  for (std::string l; std::getline(in, l);) {
+    const bool note = l.find("WARNING: ASan is ignoring requested __asan_handle_no_return") != std::string::npos ||
+                      l == "False positive error reports may follow" ||
+                      l == "For details see https://github.com/google/sanitizers/issues/189";
+    if (!note) kept += l + "\n";
+  }
+  if (!err.empty() && err.back() != '\n' && !kept.empty()) kept.pop_back();
+  return kept;
+}
+
 /// Runs `trnsim <args>` (args are passed through the shell: keep them free of quotes). `shell_prefix`: shell
 /// commands run first in the same shell, e.g. "ulimit -f 1; " to limit the sizes of the files trnsim writes.
 inline Result run(const std::string& args, const std::string& shell_prefix = "") {
@@ -61,6 +78,13 @@ inline Result run(const std::string& args, const std::string& shell_prefix = "")
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = slurp(out);
   r.err = slurp(err);
+#if defined(__SANITIZE_ADDRESS__)
+  r.err = without_sanitizer_notes(r.err);
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  r.err = without_sanitizer_notes(r.err);
+#endif
+#endif
   return r;
 }
 
