@@ -131,14 +131,16 @@ uint64_t one_flit_to_the_right(NocNetwork& net) {
   return 0;
 }
 
+// The same on a 2x2 torus without faults (the network is gone before the caller builds its own).
+uint64_t on_time_on_a_clean_link() {
+  NocNetwork clean(test::torus("2x2"));
+  return one_flit_to_the_right(clean);
+}
+
 TEST(LinkRetry, AFlitRepeatedOnTheLinkIsDroppedByItsSequenceNumber) {
   NocOptions o = test::torus("2x2");
   o.faults.push_back({LinkFault::Kind::kDuplicateFlit, 0, 0, 0, {}});
-  uint64_t on_time = 0;
-  {
-    NocNetwork clean(test::torus("2x2"));
-    on_time = one_flit_to_the_right(clean);
-  }
+  const uint64_t on_time = on_time_on_a_clean_link();
   NocNetwork net(o);
   EXPECT_EQ(one_flit_to_the_right(net), on_time);  // on time, once
   EXPECT_EQ(net.link_stats().replays, 0u);
@@ -150,11 +152,7 @@ TEST(LinkRetry, AFlitRepeatedOnTheLinkIsDroppedByItsSequenceNumber) {
 TEST(LinkRetry, ALostLastFlitIsReplayedAfterTheTimeout) {
   NocOptions o = test::torus("2x2");
   o.faults.push_back({LinkFault::Kind::kDropFlit, 0, 0, 0, {}});
-  uint64_t on_time = 0;
-  {
-    NocNetwork clean(test::torus("2x2"));
-    on_time = one_flit_to_the_right(clean);
-  }
+  const uint64_t on_time = on_time_on_a_clean_link();
   NocNetwork net(o);
   const uint64_t late = one_flit_to_the_right(net);
   const int timeout = net.build(0).retry.replay_timeout;
