@@ -3,7 +3,10 @@
 // this file). docs/verification.md lists the points; the router's signals are read, never driven.
 //   c_in_port[p]          a flit entered input port p (0 = local injection, 1 + l = link port l)
 //   c_out_vc[o].c_vc[v]   a flit left output port o on output VC v (o = 0: the ejection VC)
-//   c_credit_out[l]       link port l is up and one of its VCs has no credit left (credit exhaustion)
+//   c_credit_out[l]       link port l is up and one of its VCs has no credit left (credit exhaustion, or a replay)
+//   c_crc_err[l]          a flit arrived on link port l with a bad CRC (link-level retry)
+//   c_replay[l]           link port l's sender starts a replay (after a NAK or its timeout)
+//   c_bwd_err[l]          link port l's sender dropped a backward beat with a bad CRC
 //   c_dateline[l]         a head flit leaves on the wrap-around link of its ring through link port l (dateline)
 //   c_hol_inj             head-of-line blocking at injection: the flit at the front waits for a full VC while
 //                         another local VC has room
@@ -26,6 +29,9 @@ module trn_noc_router_cover
   input flit_t [NPORT-1:0]            out_flit,
   input logic [NLINK-1:0]             tx_up,
   input logic [NLINK-1:0][NUM_VC-1:0] crd_avail,
+  input logic [NLINK-1:0]             crc_err,
+  input logic [NLINK-1:0]             replay,
+  input logic [NLINK-1:0]             bwd_err,
   input logic                         inj_valid,
   input logic                         inj_ready,
   input logic [NUM_VC-1:0]            local_full,
@@ -52,6 +58,9 @@ module trn_noc_router_cover
     c_credit_out: cover property (@(posedge clk_i) disable iff (!rst_ni) tx_up[l] && crd_avail[l] != '1);
     c_dateline: cover property (@(posedge clk_i) disable iff (!rst_ni)
         out_valid[l+1] && out_flit[l+1].head && wrap);
+    c_crc_err: cover property (@(posedge clk_i) disable iff (!rst_ni) crc_err[l]);
+    c_replay: cover property (@(posedge clk_i) disable iff (!rst_ni) replay[l]);
+    c_bwd_err: cover property (@(posedge clk_i) disable iff (!rst_ni) bwd_err[l]);
   end
 
   c_hol_inj: cover property (@(posedge clk_i) disable iff (!rst_ni) inj_valid && !inj_ready && local_full != '1);
@@ -69,6 +78,9 @@ bind trn_noc_router trn_noc_router_cover #(.NDIM(NDIM), .NUM_VC(NUM_VC)) u_cover
   .out_flit   (out_flit),
   .tx_up      (tx_up),
   .crd_avail  (crd_avail),
+  .crc_err    (link_crc_err_o),
+  .replay     (link_replay_o),
+  .bwd_err    (link_bwd_err_o),
   .inj_valid  (inj_valid),
   .inj_ready  (inj_ready),
   .local_full (full[0]),
