@@ -96,7 +96,7 @@ class NocNetwork::Router {
   virtual int link_err_cause(int l) const = 0;
   virtual LinkCfg peer_cfg(int l) const = 0;
   virtual LinkCfg peer_hello(int l) const = 0;
-  // Link-retry events this cycle (before the edge), a bit per link port.
+  // Link-retry events of the last clock edge (registered outputs), a bit per link port.
   virtual uint32_t crc_err() const = 0;
   virtual uint32_t replay() const = 0;
   virtual uint32_t bwd_err() const = 0;
@@ -559,10 +559,6 @@ void NocNetwork::step() {
   for (auto& r : routers_) {
     r->set_clk(false);
     r->eval();
-    // Link-retry events of this cycle, settled on its inputs.
-    stats_.crc_errors += uint64_t(__builtin_popcount(r->crc_err()));
-    stats_.replays += uint64_t(__builtin_popcount(r->replay()));
-    stats_.bwd_errors += uint64_t(__builtin_popcount(r->bwd_err()));
   }
 #if VM_TRACE
   if (wave_) wave_->dump(time_ps_, wave_->in_window(cycle_));
@@ -573,6 +569,10 @@ void NocNetwork::step() {
   for (auto& r : routers_) {
     r->set_clk(true);
     r->eval();
+    // Link-retry events of the edge just taken (registered event outputs).
+    stats_.crc_errors += uint64_t(__builtin_popcount(r->crc_err()));
+    stats_.replays += uint64_t(__builtin_popcount(r->replay()));
+    stats_.bwd_errors += uint64_t(__builtin_popcount(r->bwd_err()));
   }
 #if VM_TRACE
   if (wave_) wave_->dump(time_ps_, wave_->in_window(cycle_));

@@ -40,7 +40,7 @@ module trn_noc_link_rx
   output logic            err_o,
   output logic            timeout_o,    // err_o because no bring-up beat came (else: a mismatch)
   output link_cfg_t       partner_cfg_o,// what the sender advertised
-  output logic            crc_err_o     // a flit with a bad CRC was dropped this cycle
+  output logic            crc_err_o     // from a register: a flit with a bad CRC was dropped at the last edge
 );
 
   localparam int unsigned RFR_W = $clog2(REFRESH);
@@ -55,6 +55,7 @@ module trn_noc_link_rx
   logic [RFR_W-1:0]            rfr_q;      // refresh timer, free running from reset
   logic [VCI_W-1:0]            rvc_q;      // VC of the next refresh beat
   link_bwd_t                   bwd_q;
+  logic                        crc_err_q;
 
   // The sender's bring-up beat carries its layout in flit.data[9:0].
   trn_noc_link_bringup #(
@@ -115,7 +116,9 @@ module trn_noc_link_rx
       rfr_q <= '0;
       rvc_q <= '0;
       bwd_q <= '0;
+      crc_err_q <= 1'b0;
     end else begin
+      crc_err_q <= valid && !crc_ok;
       if (accept) exp_q <= exp_q + 1'b1;
       if (accept) nak_q <= 1'b0;
       else if (nak_now) nak_q <= 1'b1;
@@ -139,7 +142,7 @@ module trn_noc_link_rx
 
   assign accept_o  = accept;
   assign up_o      = up;
-  assign crc_err_o = valid && !crc_ok;
+  assign crc_err_o = crc_err_q;  // registered: no path from the link's inputs to the router's outputs
 
   // The unused part of the forward channel at bring-up.
   logic unused;

@@ -56,9 +56,9 @@ module trn_noc_link_tx
   output logic              timeout_o,     // err_o because no credit-init beat came
   output logic              down_o,        // err_o because REPLAY_LIMIT replays in a row went unacknowledged
   output link_cfg_t         partner_cfg_o, // what the receiver advertised (valid once up_o or err_o)
-  // Events, one cycle each (counters in the harness)
-  output logic              replay_o,      // a replay starts at this edge (after a NAK or the timeout)
-  output logic              bwd_crc_err_o  // a backward beat with a bad CRC was dropped
+  // Events, from registers: high for one cycle after the edge of the event (counters in the harness)
+  output logic              replay_o,      // a replay started at the last edge (after a NAK or the timeout)
+  output logic              bwd_crc_err_o  // a backward beat with a bad CRC was dropped at the last edge
 );
 
   localparam int unsigned CRD_W  = $clog2(DEPTH + 1);
@@ -81,6 +81,7 @@ module trn_noc_link_tx
   logic [TMR_W-1:0]             tmr_q;    // cycles waiting for an acknowledgement
   logic [RTY_W-1:0]             rty_q;    // replays since the last acknowledgement
   logic                         down_q;
+  logic                         replay_q, bwd_err_q;  // the event outputs
   logic                         out_valid_q;
   logic [SEQ_W-1:0]             out_seq_q;
   logic [FCRC_W-1:0]            out_crc_q;
@@ -152,7 +153,11 @@ module trn_noc_link_tx
       tmr_q    <= '0;
       rty_q    <= '0;
       down_q   <= 1'b0;
+      replay_q <= 1'b0;
+      bwd_err_q <= 1'b0;
     end else begin
+      replay_q  <= replay;
+      bwd_err_q <= bwd_valid && !bwd_crc_ok;
       if (send_i) seq_q <= seq_q + 1'b1;
       una_q <= una_d;
       tmr_q <= (!waiting || progress || replay) ? '0 : tmr_q + 1'b1;
@@ -223,8 +228,8 @@ module trn_noc_link_tx
   assign up_o          = up && !down_q;
   assign err_o         = bringup_err || down_q;
   assign down_o        = down_q;
-  assign replay_o      = replay;
-  assign bwd_crc_err_o = bwd_valid && !bwd_crc_ok;
+  assign replay_o      = replay_q;  // registered: no path from the link's inputs to the router's outputs
+  assign bwd_crc_err_o = bwd_err_q;
 
   // A flit leaves at most one cycle after it was sent; `open_q` tracks, per VC, whether a packet is in progress on
   // the link (a head without tail went out), to check that packets stay contiguous and in order per VC.

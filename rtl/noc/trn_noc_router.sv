@@ -37,7 +37,8 @@
 //   link_crc_err_o[l]       one cycle per flit that arrived on link port l with a bad CRC (dropped, replayed);
 //   link_replay_o[l]        one cycle per replay that link port l's sender starts (after a NAK or its timeout);
 //   link_bwd_err_o[l]       one cycle per backward beat (credits, acknowledgement) with a bad CRC that link port
-//                           l's sender dropped. Event outputs for counters: docs/neuronlink.md "Link-level retry".
+//                           l's sender dropped. Event outputs for counters, from registers: high in the cycle after
+//                           the edge of the event (docs/neuronlink.md "Link-level retry").
 //   params_o                the build parameters.
 module trn_noc_router
   import trn_noc_pkg::*;
