@@ -96,6 +96,7 @@ struct InVc {
   uint8_t rd = 0, count = 0;
   bool active = false;
   uint8_t oport = 0, ovc = 0;
+  bool in_open = false;  // in_open_q of a_arrival_order: a head arrived and its tail not yet
 };
 
 struct TlmNetwork::Router {
@@ -475,6 +476,13 @@ void TlmNetwork::eval_router(int n) {
                                  f.vc, V));
     }
     InVc& s = r.vc[size_t(p * V + f.vc)];
+    if (f.head == s.in_open) {  // trn_noc_input_port a_arrival_order
+      throw NocError(fmt::format("cycle {} router {} port {} VC {}: {} flit arrived while a packet was {} (flits must "
+                                 "arrive in order, packets contiguous per VC)",
+                                 cycle_, node_name(n), p, f.vc, f.head ? "head" : "body/tail",
+                                 s.in_open ? "in progress" : "not started"));
+    }
+    s.in_open = !f.tail;
     if (s.count == D) {
       throw NocError(fmt::format("cycle {} router {} port {} VC {}: flit arrived with the buffer full ({} flits): "
                                  "sent without a credit",

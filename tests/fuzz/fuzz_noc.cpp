@@ -8,6 +8,9 @@
 // network runs. Oracles: flits are conserved every cycle (injected = ejected + in the network); when every packet
 // a port sent is closed (its tail injected), the network drains empty within a bound once injection stops and
 // every port ejects (dimension-order routing with dateline VCs is deadlock-free: docs/neuronlink.md).
+// Link faults: a hash of the whole input (so the layout stays as it was) turns on bit errors (BER up to 1e-3) and
+// lost flits (up to 1e-3) on three inputs in four; the link-level retry must keep both oracles true (a link going
+// down is a NocError, a documented outcome, and practically never happens at these rates).
 #include <map>
 #include <memory>
 #include <utility>
@@ -29,6 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.vc_groups = int(in.below(2)) + 1;
   o.depth = int(in.below(7));
   o.link_latency = int(in.below(4));
+  uint64_t h = 1469598103934665603ull;  // FNV-1a of the input
+  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ull;
+  static constexpr double kBer[4] = {0, 1e-5, 1e-4, 1e-3}, kDrop[4] = {0, 0, 1e-4, 1e-3};
+  o.errors = model::noc::LinkErrors{kBer[h & 3], kDrop[h >> 2 & 3], h >> 8};
   std::unique_ptr<model::noc::TlmNetwork> net;
   try {
     net = std::make_unique<model::noc::TlmNetwork>(o);
@@ -68,8 +75,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       net->step();
       if (injected != ejected + net->flits_in_network()) {
-        fuzz::fail("noc: {}: cycle {}: {} injected, {} ejected, {} in the network", o.str(), net->cycle(), injected,
-                   ejected, net->flits_in_network());
+        fuzz::fail("noc: {}, {}: cycle {}: {} injected, {} ejected, {} in the network", o.str(), o.errors.str(),
+                   net->cycle(), injected, ejected, net->flits_in_network());
       }
     }
     bool all_closed = true;
@@ -77,7 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!all_closed) return 0;
     // Drain: the network's buffers, pipes and registers hold a few flits per VC per port; every hop takes a few
     // cycles. 100 cycles per flit in the network is far beyond what draining needs.
-    const uint64_t bound = 1000 + 100 * net->flits_in_network();
+    // With faults, each link may wait out its replay timeout several times.
+    const uint64_t bound = 1000 + 100 * net->flits_in_network() + (o.errors.any() ? 20000 : 0);
     for (int n = 0; n < nodes; ++n) net->drive_inject(n, nullptr);
     for (uint64_t c = 0; c < bound && net->flits_in_network() > 0; ++c) {
       for (int n = 0; n < nodes; ++n) {
@@ -88,7 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (net->flits_in_network() != 0) {
       fuzz::fail("noc: {} flits left in the network {} cycles after injection stopped ({})",
-                 net->flits_in_network(), bound, o.str());
+                 net->flits_in_network(), bound, o.str() + ", " + o.errors.str());
     }
   } catch (const NocError&) {
   }

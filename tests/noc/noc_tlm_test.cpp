@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cosim/noc/noc_traffic.h"
@@ -294,6 +295,33 @@ TEST(NocTlm, DestinationOutsideTheNetworkIsAnError) {
     error = e.what();
   }
   EXPECT_NE(error.find("outside the 4x4 torus"), std::string::npos) << error;
+}
+
+// Flits on one VC out of packet order, as trn_noc_input_port's a_arrival_order rejects them: a second head before
+// the first packet's tail (found by fuzz_noc: the model took it and the network stuck), a body without a head.
+TEST(NocTlm, FlitsOutOfPacketOrderOnAVcAreRejectedAsTheRtlDoes) {
+  const model::noc::Coord dst{{1, 0, 0}};
+  const model::noc::Flit head{true, false, 0, model::noc::make_header(dst, 0, 0)};
+  const model::noc::Flit body{false, false, 0, 42};
+  for (const auto& [first, second, want] :
+       {std::tuple{head, head, "head flit arrived while a packet was in progress"},
+        std::tuple{body, body, "body/tail flit arrived while a packet was not started"}}) {
+    TlmNetwork net(tlm_net("2x2"));
+    std::string error;
+    try {
+      for (const model::noc::Flit* f : {&first, &second}) {
+        while (!net.inj_ready(0)) net.step();
+        net.drive_inject(0, f);
+        net.step();
+      }
+      net.drive_inject(0, nullptr);
+      for (int i = 0; i < 10; ++i) net.step();
+    } catch (const NocError& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find(want), std::string::npos) << error;
+    EXPECT_NE(error.find("router (0,0) port 0 VC 0"), std::string::npos) << error;
+  }
 }
 
 // Message-level endpoints (the library interface for collective engines): messages of 0..20 payload words between
