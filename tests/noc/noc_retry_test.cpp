@@ -231,7 +231,9 @@ TEST_P(LinkRetryLockstep, TrafficIsIntactAndBothModelsRetryAlike) {
     EXPECT_GT(s.bwd_errors, 0u);
     EXPECT_GT(s.injected_flips, 0u);
   }
-  if (p.drop > 0) EXPECT_GT(s.injected_drops, 0u);
+  if (p.drop > 0) {
+    EXPECT_GT(s.injected_drops, 0u);
+  }
   EXPECT_EQ(net.tlm().flits_in_network(), 0u);
 }
 
