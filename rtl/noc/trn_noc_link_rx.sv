@@ -114,8 +114,8 @@ module trn_noc_link_rx
       nak_q <= 1'b0;
       fc_q  <= '0;
       rfr_q <= '0;
-      rvc_q <= '0;
-      bwd_q <= '0;
+      rvc_q     <= '0;
+      bwd_q     <= '0;
       crc_err_q <= 1'b0;
     end else begin
       crc_err_q <= valid && !crc_ok;

@@ -24,9 +24,9 @@
 //         (a_credit_overflow).
 //   nak   the receiver dropped a flit: replay every unacknowledged flit, oldest first (go-back-N).
 // Unacknowledged flits and no acknowledgement for REPLAY_TIMEOUT cycles replay too (a lost flit with nothing behind
-// it, or a lost NAK). No new flit is sent during a replay (crd_avail_o is low). REPLAY_LIMIT replays in a row
-// without an acknowledgement take the link down (down_o, err_o; the router reports LINK_ERR_DOWN): a link that keeps
-// failing ends the run instead of retrying for ever.
+// it, or a lost NAK). No new flit is sent during a replay (crd_avail_o is low). After REPLAY_LIMIT replays in a row
+// without an acknowledgement, the next one due takes the link down instead (down_o, err_o; the router reports
+// LINK_ERR_DOWN): a link that keeps failing ends the run instead of retrying for ever.
 //
 // The replay buffer has RB_DEPTH = NUM_VC * DEPTH entries rounded up to a power of two: a flit is acknowledged no
 // later than its credit comes back (both ride the same backward beats, and the receiver acknowledges a flit when it
@@ -152,8 +152,8 @@ module trn_noc_link_tx
       rp_seq_q <= '0;
       tmr_q    <= '0;
       rty_q    <= '0;
-      down_q   <= 1'b0;
-      replay_q <= 1'b0;
+      down_q    <= 1'b0;
+      replay_q  <= 1'b0;
       bwd_err_q <= 1'b0;
     end else begin
       replay_q  <= replay;
