@@ -110,10 +110,10 @@ module trn_noc_link_rx
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      exp_q <= '0;
-      nak_q <= 1'b0;
-      fc_q  <= '0;
-      rfr_q <= '0;
+      exp_q     <= '0;
+      nak_q     <= 1'b0;
+      fc_q      <= '0;
+      rfr_q     <= '0;
       rvc_q     <= '0;
       bwd_q     <= '0;
       crc_err_q <= 1'b0;
