@@ -28,7 +28,7 @@ constexpr int kFlitBits = 69;     // $bits(flit_t)
 constexpr int kSeqBits = 10;      // SEQ_W: link sequence numbers modulo 1024
 constexpr int kFcBits = 7;        // FC_W: freed-slot counts modulo 128
 constexpr int kLinkFwdBits = 113; // $bits(link_fwd_t)
-constexpr int kLinkBwdBits = 49;  // $bits(link_bwd_t)
+constexpr int kLinkBwdBits = 55;  // $bits(link_bwd_t)
 constexpr int kLinkCfgBits = 10;  // $bits(link_cfg_t)
 
 /// Router coordinates; dimensions a torus does not have are 0.
@@ -92,24 +92,28 @@ struct FwdBeat {
   static unsigned flit_ctl_of(const Flit& f) { return (f.head ? 0x10u : 0u) | (f.tail ? 0x08u : 0u) | (f.vc & 7u); }
 };
 
-/// A backward-channel beat (link_bwd_t, 49 bits): bit 48 valid, 47:45 vc, 44:38 fc, 37:28 ack, 27 nak, 26:11 crc,
-/// 10 init, 9:0 cfg. The crc field is bwd_crc(vc, fc, ack, nak) of model/noc/noc_link.h.
+/// A backward-channel beat (link_bwd_t, 55 bits): bit 54 valid, 53 init, 52:50 vc, 49:43 fc, 42:33 ack, 32 nak,
+/// 31:0 crc. The crc field is bwd_crc(vc, fc, ack, nak) of model/noc/noc_link.h; a credit-init beat (init) carries
+/// the receiver's link_cfg_t in the ack field.
 struct BwdBeat {
   uint64_t bits = 0;
-  bool valid() const { return bits >> 48 & 1; }
-  int vc() const { return static_cast<int>(bits >> 45 & 7); }
-  unsigned fc() const { return static_cast<unsigned>(bits >> 38) & 0x7F; }
-  unsigned ack() const { return static_cast<unsigned>(bits >> 28) & 0x3FF; }
-  bool nak() const { return bits >> 27 & 1; }
-  unsigned crc() const { return static_cast<unsigned>(bits >> 11) & 0xFFFF; }
-  bool init() const { return bits >> 10 & 1; }
-  LinkCfg cfg() const { return LinkCfg::from_bits(static_cast<uint32_t>(bits & 0x3FF)); }
+  bool valid() const { return bits >> 54 & 1; }
+  bool init() const { return bits >> 53 & 1; }
+  int vc() const { return static_cast<int>(bits >> 50 & 7); }
+  unsigned fc() const { return static_cast<unsigned>(bits >> 43) & 0x7F; }
+  unsigned ack() const { return static_cast<unsigned>(bits >> 33) & 0x3FF; }
+  bool nak() const { return bits >> 32 & 1; }
+  uint32_t crc() const { return static_cast<uint32_t>(bits); }
+  LinkCfg cfg() const { return LinkCfg::from_bits(ack()); }
   /// A valid beat with these fields and CRC `crc`.
-  static BwdBeat of(int vc, unsigned fc, unsigned ack, bool nak, unsigned crc) {
-    return BwdBeat{uint64_t{1} << 48 | uint64_t(vc & 7) << 45 | uint64_t(fc & 0x7F) << 38 |
-                   uint64_t(ack & 0x3FF) << 28 | uint64_t(nak) << 27 | uint64_t(crc & 0xFFFF) << 11};
+  static BwdBeat of(int vc, unsigned fc, unsigned ack, bool nak, uint32_t crc) {
+    return BwdBeat{uint64_t{1} << 54 | uint64_t(vc & 7) << 50 | uint64_t(fc & 0x7F) << 43 |
+                   uint64_t(ack & 0x3FF) << 33 | uint64_t(nak) << 32 | crc};
   }
-  BwdBeat with_cfg(const LinkCfg& c) const { return BwdBeat{(bits & ~uint64_t{0x3FF}) | c.bits()}; }
+  /// This credit-init beat advertising `c` instead.
+  BwdBeat with_cfg(const LinkCfg& c) const {
+    return BwdBeat{(bits & ~(uint64_t{0x3FF} << 33)) | uint64_t(c.bits()) << 33};
+  }
 };
 
 /// Link port l of a router: dimension l / 2, the negative side when l is odd. Name like "+x", "-z".

@@ -25,8 +25,7 @@ T crc_bits(T c, uint64_t v, int n, T poly, int width) {
   return c;
 }
 
-constexpr uint32_t kFwdPoly = 0x04C11DB7u;
-constexpr uint16_t kBwdPoly = 0x1021u;
+constexpr uint32_t kPoly = 0x04C11DB7u;
 
 // SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014): a counter-based
 // stream, so the faults of a beat depend only on its key.
@@ -41,33 +40,26 @@ uint64_t mix(uint64_t z) {
 double unit(uint64_t r) { return (double(r >> 11) + 1.0) * (1.0 / 9007199254740992.0); }
 
 constexpr int kFwdFlipBits = 111;  // FwdBeat bits 110:0 (seq, crc, flit)
-constexpr int kBwdFlipBits = 37;   // BwdBeat bits 47:11 (vc, fc, ack, nak, crc)
-constexpr int kBwdFlipLsb = 11;
+constexpr int kBwdFlipBits = 53;   // BwdBeat bits 52:0 (vc, fc, ack, nak, crc)
 
 }  // namespace
 
 uint32_t crc32_mpeg2(const uint8_t* bytes, size_t n) {
   uint32_t c = 0xFFFFFFFFu;
-  for (size_t i = 0; i < n; ++i) c = crc_bits<uint32_t>(c, bytes[i], 8, kFwdPoly, 32);
-  return c;
-}
-
-uint16_t crc16_ibm3740(const uint8_t* bytes, size_t n) {
-  uint16_t c = 0xFFFFu;
-  for (size_t i = 0; i < n; ++i) c = crc_bits<uint16_t>(c, bytes[i], 8, kBwdPoly, 16);
+  for (size_t i = 0; i < n; ++i) c = crc_bits<uint32_t>(c, bytes[i], 8, kPoly, 32);
   return c;
 }
 
 uint32_t fwd_crc(unsigned seq, const Flit& flit) {
-  uint32_t c = crc_bits<uint32_t>(0xFFFFFFFFu, seq, kSeqBits, kFwdPoly, 32);
-  c = crc_bits<uint32_t>(c, FwdBeat::flit_ctl_of(flit), 5, kFwdPoly, 32);
-  return crc_bits<uint32_t>(c, flit.data, 64, kFwdPoly, 32);
+  uint32_t c = crc_bits<uint32_t>(0xFFFFFFFFu, seq, kSeqBits, kPoly, 32);
+  c = crc_bits<uint32_t>(c, FwdBeat::flit_ctl_of(flit), 5, kPoly, 32);
+  return crc_bits<uint32_t>(c, flit.data, 64, kPoly, 32);
 }
 
-uint16_t bwd_crc(int vc, unsigned fc, unsigned ack, bool nak) {
+uint32_t bwd_crc(int vc, unsigned fc, unsigned ack, bool nak) {
   const uint64_t m = uint64_t(unsigned(vc) & 7u) << 18 | uint64_t(fc & 0x7Fu) << 11 | uint64_t(ack & 0x3FFu) << 1 |
                      uint64_t(nak);
-  return crc_bits<uint16_t>(0xFFFFu, m, 21, kBwdPoly, 16);
+  return crc_bits<uint32_t>(0xFFFFFFFFu, m, 21, kPoly, 32);
 }
 
 FwdBeat fwd_beat(const Flit& flit, unsigned seq) { return FwdBeat::of(flit, seq, fwd_crc(seq, flit)); }
@@ -138,7 +130,7 @@ BeatFault LinkFaultInjector::backward(uint64_t link, uint64_t cycle) const {
   if (errors_.ber <= 0) return f;
   const uint64_t key = mix(mix(mix(errors_.seed) ^ link) ^ cycle) << 1 | 1;
   int drawn = 0;
-  f.flip_lo = flips(key, kBwdFlipBits, drawn) << kBwdFlipLsb;
+  f.flip_lo = flips(key, kBwdFlipBits, drawn);
   return f;
 }
 

@@ -14,18 +14,16 @@
 namespace trnsim::model::noc {
 
 // ---- CRCs (trn_noc_pkg fwd_crc / bwd_crc) ----------------------------------------------------------------------
-// Bit-serial, most significant message bit first, no reflection, no final XOR. Parameters from the CRC catalogue
-// (Greg Cook, reveng.sourceforge.io/crc-catalogue): CRC-32/MPEG-2 (polynomial 0x04C11DB7, init 0xFFFFFFFF, check
-// 0x0376E6E7) and CRC-16/IBM-3740 (polynomial 0x1021, init 0xFFFF, check 0x29B1).
+// CRC-32/MPEG-2 on both channels, most significant message bit first, no reflection, no final XOR. Parameters from
+// the CRC catalogue (Greg Cook, reveng.sourceforge.io/crc-catalogue): polynomial 0x04C11DB7, init 0xFFFFFFFF, check
+// 0x0376E6E7.
 
 /// CRC-32/MPEG-2 of `n` bytes (the catalogue's definition; "123456789" gives 0x0376E6E7).
 uint32_t crc32_mpeg2(const uint8_t* bytes, size_t n);
-/// CRC-16/IBM-3740 of `n` bytes ("123456789" gives 0x29B1).
-uint16_t crc16_ibm3740(const uint8_t* bytes, size_t n);
 /// The forward beat's CRC: CRC-32/MPEG-2 over the 79 bits {seq[9:0], head, tail, vc[2:0], data[63:0]}.
 uint32_t fwd_crc(unsigned seq, const Flit& flit);
-/// The backward beat's CRC: CRC-16/IBM-3740 over the 21 bits {vc[2:0], fc[6:0], ack[9:0], nak}.
-uint16_t bwd_crc(int vc, unsigned fc, unsigned ack, bool nak);
+/// The backward beat's CRC: CRC-32/MPEG-2 over the 21 bits {vc[2:0], fc[6:0], ack[9:0], nak}.
+uint32_t bwd_crc(int vc, unsigned fc, unsigned ack, bool nak);
 /// A valid forward beat carrying `flit` as sequence number `seq`, with its CRC.
 FwdBeat fwd_beat(const Flit& flit, unsigned seq);
 /// A valid backward beat with these fields and their CRC.
@@ -50,7 +48,7 @@ struct RetryParams {
 /// Faults on every link, at run time (`trnsim noc --ber P --drop P --fault-seed S`).
 ///
 /// Bit errors hit the beats that carry something: a forward beat with a flit (its 111 bits seq, crc and flit; the
-/// valid and init framing bits are assumed protected by the line code) and a valid backward beat (its 37 bits vc, fc,
+/// valid and init framing bits are assumed protected by the line code) and a valid backward beat (its 53 bits vc, fc,
 /// ack, nak and crc). Each bit flips independently with probability `ber`. A dropped flit is a forward beat that
 /// never arrives (valid cleared), with probability `drop` per flit. Idle cycles and the bring-up beats are not hit.
 /// The faults of a beat are a function of (seed, link, cycle, channel) only, so every backend that delivers the same

@@ -2,7 +2,7 @@
 // (CRC and sequence number), and the backward channel (credits, acknowledgements, NAKs).
 //
 // Bring-up (trn_noc_link_bringup). In the second cycle after reset (never during reset) it sends one credit-init
-// beat on the backward channel (init = 1, valid = 0, cfg = this end's {NUM_VC, DEPTH}): the sender takes it as
+// beat on the backward channel (init = 1, valid = 0, ack = this end's {NUM_VC, DEPTH}): the sender takes it as
 // "DEPTH credits for each of NUM_VC VCs" if its own parameters agree. It also checks the sender's bring-up beat
 // (rx_fwd_i.init, flit.data[9:0]) against its own parameters: equal = up, different = error (err_o,
 // LINK_ERR_HELLO, an assertion names both layouts); no beat within LINK_TIMEOUT cycles of reset = error
@@ -136,7 +136,7 @@ module trn_noc_link_rx
     if (init_beat) begin
       rx_bwd_o      = '0;
       rx_bwd_o.init = 1'b1;
-      rx_bwd_o.cfg  = my_cfg;
+      rx_bwd_o.ack  = SEQ_W'(my_cfg);
     end
   end
 

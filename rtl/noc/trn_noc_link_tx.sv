@@ -93,7 +93,7 @@ module trn_noc_link_tx
   ) u_bringup (
     .clk_i, .rst_ni,
     .far_beat_i   (tx_bwd_i.init),
-    .far_cfg_i    (tx_bwd_i.cfg),
+    .far_cfg_i    (link_cfg_t'(tx_bwd_i.ack)),
     .beat_o       (hello),
     .my_cfg_o     (my_cfg),
     .rise_o       (rise),

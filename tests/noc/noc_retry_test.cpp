@@ -37,7 +37,6 @@ TEST(LinkCrc, CatalogueCheckValues) {
   const char* check = "123456789";
   const auto* b = reinterpret_cast<const uint8_t*>(check);
   EXPECT_EQ(mn::crc32_mpeg2(b, std::strlen(check)), 0x0376E6E7u);
-  EXPECT_EQ(mn::crc16_ibm3740(b, std::strlen(check)), 0x29B1u);
 }
 
 // The forward CRC over the 79-bit message {seq, head, tail, vc, data} by polynomial long division, written out here
@@ -66,7 +65,7 @@ TEST(LinkCrc, ForwardCrcIsTheLongDivisionRemainder) {
 }
 
 // Every beat a verilated router drives on a link carries the CRC the C++ functions compute: the RTL's fwd_crc and
-// bwd_crc are the catalogue's CRC-32/MPEG-2 and CRC-16/IBM-3740.
+// bwd_crc are the catalogue's CRC-32/MPEG-2.
 TEST(LinkCrc, TheRtlPutsTheCatalogueCrcOnTheWire) {
   NocNetwork net(test::torus("4x4"));
   TrafficOptions t;
