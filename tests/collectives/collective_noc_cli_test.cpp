@@ -102,6 +102,9 @@ TEST(CollectiveNocCli, LinkFaultsAreRepairedCountedAndRefusedWithoutARouterNetwo
   r = run("run --workload allreduce --config trn2-16 --bytes 1K --ber 1e-4");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.err.find("give --fabric tlm, rtl or lockstep"), std::string::npos) << r.err;
+  r = run("run --workload allreduce --config trn2-16 --bytes 1K --fault-seed 4");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("--fault-seed seeds the faults of the router network's links"), std::string::npos) << r.err;
   r = run("run --workload allreduce --config trn2-16 --bytes 1K --fabric tlm --ber 0.9");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.err.find("--ber: bit error rate 0.9"), std::string::npos) << r.err;

@@ -232,6 +232,10 @@ Action add_run(CLI::App& app) {
       c.dtype = opts->dtype;
       c.seed = opts->seed;
       c.connect = opts->device.connect;
+      if (cmd->count("--fault-seed") > 0 && c.fabric == "message") {
+        throw BadInput("--fault-seed seeds the faults of the router network's links: give --fabric tlm, rtl or "
+                       "lockstep (the message-level link model has no flits to corrupt)");
+      }
       std::ofstream report = open_report(opts->report);
       return run_collective_workload(c, [&](const nlohmann::json& j) { write_report(report, opts->report, j); });
     }
