@@ -596,7 +596,6 @@ void NocNetwork::step() {
     p.head = p.head + 1 == p.fwd.size() ? 0 : p.head + 1;
   }
   ++cycle_;
-  stats_.flits = link_flits_;
   step_seconds_ += thread_cpu_seconds() - t0;
   check_errors();
 }

@@ -253,7 +253,6 @@ void TlmNetwork::step() {
   for (int n = 0; n < nodes(); ++n) eval_router(n);
   pipe_head_ = pipe_head_ + 1 == size_t(o_.link_latency) + 2 ? 0 : pipe_head_ + 1;
   ++cycle_;
-  stats_.flits = link_flits_;
   step_seconds_ += thread_cpu_seconds() - t0;
   if (!down_.empty()) {
     std::vector<LinkEnd> ends;

@@ -307,12 +307,7 @@ TEST(LinkRetry, ALinkThatKeepsFailingGoesDownWithAnErrorNamingIt) {
   t.rate = 0.2;
   t.inject_cycles = 5000;
   t.seed = test::test_seed();
-  std::string error;
-  try {
-    cosim::noc::run_traffic(net, t);
-  } catch (const NocError& e) {
-    error = e.what();
-  }
+  const std::string error = test::error_and_output([&] { cosim::noc::run_traffic(net, t); }).first;
   EXPECT_TRUE(contains(error, "link down:")) << error;
   EXPECT_TRUE(contains(error, "router (")) << error;
   EXPECT_TRUE(contains(error, "8 replays in a row got no acknowledgement (REPLAY_LIMIT)")) << error;
@@ -329,12 +324,7 @@ TEST(LinkRetry, TheTlmAloneReportsTheSameLinkDown) {
   TrafficOptions t;
   t.rate = 0.2;
   t.inject_cycles = 5000;
-  std::string error;
-  try {
-    cosim::noc::run_traffic(net, t);
-  } catch (const NocError& e) {
-    error = e.what();
-  }
+  const std::string error = test::error_and_output([&] { cosim::noc::run_traffic(net, t); }).first;
   EXPECT_TRUE(contains(error, "link down: router (")) << error;
   EXPECT_TRUE(contains(error, "REPLAY_LIMIT")) << error;
 }
