@@ -1,11 +1,14 @@
 // The FST writer of the verilated harnesses (cosim/te/te_rtl.cpp, cosim/noc/noc_rtl.cpp): records only the clock
 // edges inside a window of cycles and only the scopes asked for; refuses a scope that matches no signal and warns
-// about a window that starts after the run ended. Include it only where Verilator's headers are (targets linking trn_rtl, which builds with VM_TRACE=1).
+// about a window that starts after the run ended. Include it only where Verilator's headers are (targets linking
+// trn_rtl, which builds with VM_TRACE=1) and link trn_wave_read (the scopes are checked with the project's one FST
+// reader, tools/wave/vcd_declarations.h: Verilator 5.050 ships an FST writer without GTKWave's reader).
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +17,7 @@
 #include <verilated_fst_c.h>
 
 #include "cosim/wave_window.h"
+#include "tools/wave/vcd_declarations.h"
 
 namespace trnsim::cosim {
 
@@ -42,6 +46,7 @@ class WindowedFst {
   /// Opens the file. Throws Error "cannot open waveform file" if it cannot be written, and Error naming --wave-scope
   /// and `what` (the design, e.g. "the 16x16 Tensor Engine") for a scope that matches no signal, before anything is
   /// recorded and with no file left behind: the declarations are written once, read back and then written again.
+  /// Without GTKWave's fst2vcd the scopes cannot be read back: a warning on stderr says they were not checked.
   template <class Error>
   void open(const std::string& what) {
     trace_->open(path_.c_str());
@@ -91,32 +96,25 @@ class WindowedFst {
   }
 
  private:
-  // The scopes under which the closed FST declares no signal (read back with the FST reader that Verilator's FST
-  // writer is built with).
+  // The scopes under which the closed FST declares no signal (none when the file cannot be read back: warned).
   std::vector<std::string> empty_scopes() const {
+    const std::optional<std::vector<wave::VcdSignal>> declared = wave::read_fst_declarations(path_);
+    if (!declared) {
+      std::fprintf(stderr, "trnsim: warning: --wave-scope not checked against %s: GTKWave's fst2vcd is not "
+                   "installed\n", path_.c_str());
+      return {};
+    }
     std::vector<bool> hit(scopes_.size(), false);
-    void* const reader = fstReaderOpen(path_.c_str());
-    if (!reader) return {};
-    std::vector<std::string> stack;
-    while (const fstHier* h = fstReaderIterateHier(reader)) {
-      if (h->htyp == FST_HT_SCOPE) {
-        stack.push_back(h->u.scope.name);
-      } else if (h->htyp == FST_HT_UPSCOPE) {
-        if (!stack.empty()) stack.pop_back();
-      } else if (h->htyp == FST_HT_VAR) {
-        std::string name;
-        for (const std::string& part : stack) name += part + ".";
-        name += h->u.var.name;
-        for (size_t i = 0; i < scopes_.size(); ++i) {
-          const std::string& sc = scopes_[i];
-          if (name.rfind(sc, 0) == 0 && (name.size() == sc.size() || name[sc.size()] == '.' ||
-                                         name[sc.size()] == ' ' || name[sc.size()] == '[')) {
-            hit[i] = true;
-          }
+    for (const wave::VcdSignal& signal : *declared) {
+      const std::string name = signal.full_name();
+      for (size_t i = 0; i < scopes_.size(); ++i) {
+        const std::string& sc = scopes_[i];
+        if (name.rfind(sc, 0) == 0 && (name.size() == sc.size() || name[sc.size()] == '.' ||
+                                       name[sc.size()] == '[')) {
+          hit[i] = true;
         }
       }
     }
-    fstReaderClose(reader);
     std::vector<std::string> empty;
     for (size_t i = 0; i < scopes_.size(); ++i) {
       if (!hit[i]) empty.push_back(scopes_[i]);

@@ -225,6 +225,15 @@ TEST(RunCli, WaveWindowAfterTheRunWarnsAndAnEmptyScopeIsRefused) {
   EXPECT_NE(scope.err.find("--wave-scope trn_te.bogus: matched no signal of the 16x16 Tensor Engine"),
             std::string::npos) << scope.err;
   EXPECT_FALSE(std::ifstream(fst).good()) << "a refused scope left " << fst;
+  // The scopes are read back with GTKWave's fst2vcd: where it is missing (PATH without it) they go unchecked, said
+  // once on stderr, and the recording is made.
+  const Result unchecked = run("run --workload gemm -m 16 -k 16 -n 32 --wave " + fst + " --wave-scope trn_te.bogus",
+                               "PATH=/nonexistent ");
+  EXPECT_EQ(unchecked.exit_code, 0) << unchecked.err;
+  EXPECT_NE(unchecked.err.find("trnsim: warning: --wave-scope not checked against " + fst +
+                               ": GTKWave's fst2vcd is not installed\n"), std::string::npos) << unchecked.err;
+  EXPECT_TRUE(std::ifstream(fst).good()) << fst;
+  std::remove(fst.c_str());
 }
 
 TEST(RunCli, UnusableTrnsimWaveIsOneLineNamingIt) {

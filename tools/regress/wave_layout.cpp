@@ -38,7 +38,8 @@ using trnsim::wave::shell_quote;
 
 // The declarations of an FST (tools/wave/vcd_declarations.h), each name with its range as GTKWave shows it.
 bool read_signals(const std::string& fst, std::vector<Signal>& out) {
-  for (const trnsim::wave::VcdSignal& v : trnsim::wave::read_fst_declarations(fst)) {
+  for (const trnsim::wave::VcdSignal& v : trnsim::wave::read_fst_declarations(fst).value_or(
+           std::vector<trnsim::wave::VcdSignal>{})) {
     Signal s{v.scope, v.name, v.width};
     if (v.name.find('[') == std::string::npos) {
       if (!v.range.empty() && v.range[0] == '[') s.name += v.range;

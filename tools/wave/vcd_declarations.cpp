@@ -5,6 +5,8 @@
 #include <memory>
 #include <sstream>
 
+#include <sys/wait.h>
+
 namespace trnsim::wave {
 
 std::vector<VcdSignal> parse_vcd_declarations(const std::string& text) {
@@ -41,16 +43,19 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-std::vector<VcdSignal> read_fst_declarations(const std::string& path) {
+std::optional<std::vector<VcdSignal>> read_fst_declarations(const std::string& path) {
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(("fst2vcd " + shell_quote(path) + " 2>/dev/null").c_str(), "r"),
                                              pclose);
-  if (!pipe) return {};
+  if (!pipe) return std::nullopt;
   std::string header;
   char buf[8192];
   while (fgets(buf, sizeof buf, pipe.get()) != nullptr) {
     header += buf;
     if (header.find("$enddefinitions") != std::string::npos) break;
   }
+  // Closing early ends fst2vcd with SIGPIPE; only "command not found" (127 from sh, nothing printed) means absent.
+  const int status = pclose(pipe.release());
+  if (header.empty() && status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 127) return std::nullopt;
   return parse_vcd_declarations(header);
 }
 

@@ -2,6 +2,7 @@
 // The one reader of them: the GTKWave layout tool (tools/regress/wave_layout.cpp) and the waveform tests use it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,9 @@ struct VcdSignal {
 /// gives what could be read; it never throws.
 std::vector<VcdSignal> parse_vcd_declarations(const std::string& text);
 
-/// The declarations of the FST at `path` (fst2vcd reads only as far as the header). Empty when fst2vcd cannot
-/// start or the file is not an FST.
-std::vector<VcdSignal> read_fst_declarations(const std::string& path);
+/// The declarations of the FST at `path` (fst2vcd reads only as far as the header): empty when the file is not an
+/// FST, std::nullopt when GTKWave's fst2vcd is not installed (the shell cannot find it, exit status 127).
+std::optional<std::vector<VcdSignal>> read_fst_declarations(const std::string& path);
 
 /// `s` quoted for /bin/sh.
 std::string shell_quote(const std::string& s);
