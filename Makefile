@@ -11,7 +11,7 @@ LIST        ?= smoke
 REGRESS_ARGS ?=
 COVERAGE_ARGS ?=
 
-.PHONY: all deps configure build test test-long test-sanitize fuzz soak qemu-test run lint bench coverage clean help registers-doc isa-gen
+.PHONY: all deps configure build test test-long test-sanitize fuzz soak qemu-test run lint check-verilator bench coverage clean help registers-doc isa-gen
 
 all: build
 
@@ -25,6 +25,7 @@ help:
 	@echo "  make soak       seeded programs, NoC traffic with link faults and collectives, round after round, for DURATION (default 10m; SOAK_SEED=1)"
 	@echo "  make qemu-test  the QEMU guest tests (label qemu: the PCI function, the Linux module, a GEMM via /dev/trn0)"
 	@echo "  make lint       verilator --lint-only -Wall over rtl/"
+	@echo "  make check-verilator VERILATOR=/path/bin/verilator  lint, build and the default suite with another Verilator"
 	@echo "  make regress    seeded regression, list smoke (LIST=full|long; REGRESS_ARGS=\"--seeds 20\"), docs/verification.md"
 	@echo "  make bench      simulation-speed and build-cost benchmarks (docs/performance.md)"
 	@echo "  make coverage   RTL line/toggle/functional coverage: build in $(BUILD_DIR)-cov, report in $(BUILD_DIR)/coverage (docs/verification.md)"
@@ -114,6 +115,13 @@ coverage: deps
 
 lint: deps
 	@bash scripts/lint-rtl.sh
+
+# The same RTL, model and suite with another Verilator than Debian's (docs/verification.md, "Verilator versions"):
+# lint, a build in build-verilator-<version>, the default suite. VERILATOR= names its bin/verilator.
+VERILATOR ?=
+check-verilator: deps
+	@test -n "$(VERILATOR)" || { echo "make check-verilator: VERILATOR=/path/to/bin/verilator is required"; exit 2; }
+	bash scripts/check-verilator --verilator $(VERILATOR) --jobs $(JOBS)
 
 bench: deps
 	bash scripts/bench.sh $(BUILD_DIR)-bench

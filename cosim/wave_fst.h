@@ -49,9 +49,18 @@ class WindowedFst {
   /// Without GTKWave's fst2vcd the scopes cannot be read back: a warning on stderr says they were not checked.
   template <class Error>
   void open(const std::string& what) {
+    // Whether the file can be written is checked here: Verilator 5.050's FST writer reports no failure to open.
+    if (std::FILE* const f = std::fopen(path_.c_str(), "wb")) {
+      std::fclose(f);
+    } else {
+      throw Error(fmt::format("cannot open waveform file '{}'", path_));
+    }
     trace_->open(path_.c_str());
     if (!trace_->isOpen()) throw Error(fmt::format("cannot open waveform file '{}'", path_));
     if (scopes_.empty()) return;
+    // One time step makes the declarations readable: Verilator 5.050's FST writer leaves a file without any value
+    // block that GTKWave's reader refuses. The file is written again below.
+    trace_->dump(0);
     trace_->close();
     const std::vector<std::string> empty = empty_scopes();
     if (!empty.empty()) {

@@ -360,7 +360,7 @@ module trn_te
   a_out_acc_hold: assert property (@(posedge clk_i) disable iff (!rst_ni)
       out_valid_o && !out_ready_i |=> $stable(out_acc_o))
     else $error("trn_te: out_acc_o changed from %0d to %0d while the result beat was stalled (out_ready_i low)",
-                out_acc_q, out_acc_o);
+                $past(out_acc_o), $sampled(out_acc_o));
   a_out_acc_cmd: assert property (@(posedge clk_i) disable iff (!rst_ni) !acc_bad_q)
     else $error("trn_te: result beat with out_acc_o=%0d, but its MultiplyMoving was taken with cmd_acc_i=%0d",
                 out_acc_q, acc_want_q);
