@@ -77,7 +77,8 @@ void write_te_gtkw(const std::string& gtkw_path, const std::string& fst_path, in
   w.signal("count_q[9:0]");
   w.signal(fmt::format("inflight_q[{}:0]", clog2(rows + cols + 2) - 1));
   w.bin();
-  w.signal(fmt::format("row_active_q[{}:0]", rows - 1));
+  w.signal(fmt::format("row_act0_q[{}:0]", rows - 1));
+  w.signal(fmt::format("row_act1_q[{}:0]", rows - 1));
   w.end_group();
 
   w.group("Command stream");
@@ -87,7 +88,7 @@ void write_te_gtkw(const std::string& gtkw_path, const std::string& fst_path, in
   w.signal("cmd_op_i");
   w.dec();
   w.signal("cmd_dtype_i[2:0]");
-  w.signal(fmt::format("cmd_k_i[{}:0]", clog2(rows + 1) - 1));
+  w.signal(fmt::format("cmd_k_i[{}:0]", clog2(2 * rows + 1) - 1));
   w.signal("cmd_n_i[9:0]");
   w.bin();
   w.signal("cmd_acc_i");
@@ -119,27 +120,32 @@ void write_te_gtkw(const std::string& gtkw_path, const std::string& fst_path, in
   w.signal(fmt::format("out_data_o[{}:0]", cols * 32 - 1));
   w.end_group();
 
-  // One closed group per partition row: each PE's stationary value, moving value and partial sum. The
+  // One closed group per PE row: each PE's stationary values, moving values (the second of each used by FP8
+  // double-row: the row's partitions 2r and 2r + 1) and partial sum. The
   // hierarchically verilated engines (64x64 and up) trace only the rows' ports: the row's moving input, its partial
   // sums in and out (psum_o holds the row's PE sum registers, column c in bits [32c+31:32c]) and its controls.
   const bool pe_registers = TeRtl::traces_pe_registers(rows, cols);
   for (int r = 0; r < rows; ++r) {
-    w.group(fmt::format("PE row {} (partition {})", r, r), false);
+    w.group(fmt::format("PE row {} (partition {}; FP8 {} and {})", r, r, 2 * r, 2 * r + 1), false);
     const std::string row = fmt::format("u_array.g_row[{}].u_row.", r);
     if (pe_registers) {
       w.hex();
       for (int c = 0; c < cols; ++c) {
         const std::string pe = row + fmt::format("g_col[{}].u_pe.", c);
-        w.signal(pe + "w_q[31:0]");
-        w.signal(pe + "mov_q[31:0]");
+        w.signal(pe + "w0_q[31:0]");
+        w.signal(pe + "w1_q[31:0]");
+        w.signal(pe + "mov0_q[31:0]");
+        w.signal(pe + "mov1_q[31:0]");
         w.signal(pe + "psum_q[31:0]");
       }
     } else {
       w.bin();
-      w.signal(row + "act_i");
+      w.signal(row + "act0_i");
+      w.signal(row + "act1_i");
       w.signal(row + "w_we_i");
       w.hex();
-      w.signal(row + "mov_i[31:0]");
+      w.signal(row + "mov0_i[31:0]");
+      w.signal(row + "mov1_i[31:0]");
       w.signal(row + fmt::format("psum_i[{}:0]", cols * 32 - 1));
       w.signal(row + fmt::format("psum_o[{}:0]", cols * 32 - 1));
     }

@@ -164,7 +164,7 @@ class TeRtlImpl final : public TeRtl {
     for (size_t i = 0; i < commands.size(); ++i) {
       const TeCommand& c = commands[i];
       auto& beats = c.op == TeCommand::Op::kLoadStationary ? stat_beats : mov_beats;
-      for (int b = 0; b < c.count; ++b) beats.push_back({i, static_cast<size_t>(b)});
+      for (int b = 0; b < beat_count(c); ++b) beats.push_back({i, static_cast<size_t>(b)});
       if (c.op == TeCommand::Op::kMultiplyMoving) {
         mm_commands.push_back(i);
         expected_out += static_cast<size_t>(c.count);
@@ -300,9 +300,10 @@ class TeRtlImpl final : public TeRtl {
       const TeCommand& c = commands[i];
       const bool load = c.op == TeCommand::Op::kLoadStationary;
       const size_t width = static_cast<size_t>(load ? cols_ : rows_);
-      if (c.count < 0 || c.beats.size() != static_cast<size_t>(c.count) * width) {
+      const int beats = beat_count(c);
+      if (c.count < 0 || c.beats.size() != static_cast<size_t>(beats) * width) {
         throw std::invalid_argument(fmt::format("command #{}: {} beats of {} elements need {} values, got {}", i,
-                                                c.count, width, static_cast<size_t>(std::max(c.count, 0)) * width,
+                                                beats, width, static_cast<size_t>(std::max(beats, 0)) * width,
                                                 c.beats.size()));
       }
     }
@@ -477,26 +478,56 @@ std::unique_ptr<TeRtl> TeRtl::create(int rows, int cols, const TeRtlOptions& giv
                                rows, cols, sizes));
 }
 
+namespace {
+// Puts partition kk's narrow pattern into its lane of a beat: the whole lane, or for FP8 its byte of the pair
+// (TeCommand::beats).
+void put_lane(isa::Dtype dtype, int kk, uint16_t pattern, uint16_t& lane) {
+  if (isa::te_pe_partitions(dtype) == 2) {
+    lane = uint16_t(lane | (pattern & 0xFFu) << (8 * (kk % 2)));
+  } else {
+    lane = pattern;
+  }
+}
+}  // namespace
+
+TeCommand stationary_command(isa::Dtype dtype, int k, int m, int cols, const std::vector<uint16_t>& stationary) {
+  const unsigned beats = isa::te_sbuf_partitions(dtype, unsigned(k));
+  TeCommand load{TeCommand::Op::kLoadStationary, static_cast<uint8_t>(dtype), k,
+                 std::vector<uint16_t>(size_t(beats) * size_t(cols), 0)};
+  for (int kk = 0; kk < k; ++kk) {
+    const size_t beat = isa::te_sbuf_partition(dtype, unsigned(kk));
+    for (int mm = 0; mm < m; ++mm) put_lane(dtype, kk, stationary[size_t(kk) * m + mm], load.beats[beat * cols + mm]);
+  }
+  return load;
+}
+
+TeCommand moving_command(isa::Dtype dtype, int k, int n, int rows, const std::vector<uint16_t>& moving,
+                         bool accumulate) {
+  TeCommand mult{TeCommand::Op::kMultiplyMoving, static_cast<uint8_t>(dtype), n,
+                 std::vector<uint16_t>(size_t(n) * size_t(rows), 0), accumulate};
+  for (int nn = 0; nn < n; ++nn) {
+    for (int kk = 0; kk < k; ++kk) {
+      put_lane(dtype, kk, moving[size_t(kk) * n + nn],
+               mult.beats[size_t(nn) * rows + isa::te_sbuf_partition(dtype, unsigned(kk))]);
+    }
+  }
+  return mult;
+}
+
 std::vector<uint32_t> TeRtl::matmul(isa::Dtype dtype, int k, int m, int n, const std::vector<uint16_t>& stationary,
                                     const std::vector<uint16_t>& moving, std::vector<TeCommandTiming>* timing) {
-  if (k < 1 || k > rows() || m < 1 || m > cols() || n < 1 || n > kNMax) {
+  const int max_k = int(isa::te_max_k(dtype, unsigned(rows())));
+  if (k < 1 || k > max_k || m < 1 || m > cols() || n < 1 || n > kNMax) {
     throw std::invalid_argument(fmt::format("matmul K={} M={} N={} outside K 1..{}, M 1..{}, N 1..{}", k, m, n,
-                                            rows(), cols(), kNMax));
+                                            max_k, cols(), kNMax));
   }
   if (stationary.size() != static_cast<size_t>(k) * m || moving.size() != static_cast<size_t>(k) * n) {
     throw std::invalid_argument(fmt::format("matmul: stationary has {} elements (need {}), moving {} (need {})",
                                             stationary.size(), static_cast<size_t>(k) * m, moving.size(),
                                             static_cast<size_t>(k) * n));
   }
-  const auto code = static_cast<uint8_t>(dtype);
-  TeCommand load{TeCommand::Op::kLoadStationary, code, k, std::vector<uint16_t>(static_cast<size_t>(k) * cols(), 0)};
-  for (int kk = 0; kk < k; ++kk)
-    for (int mm = 0; mm < m; ++mm) load.beats[kk * cols() + mm] = stationary[kk * m + mm];
-  TeCommand mult{TeCommand::Op::kMultiplyMoving, code, n, std::vector<uint16_t>(static_cast<size_t>(n) * rows(), 0)};
-  for (int nn = 0; nn < n; ++nn)
-    for (int kk = 0; kk < k; ++kk) mult.beats[nn * rows() + kk] = moving[kk * n + nn];
-
-  const TeRunResult run_result = run({load, mult});
+  const TeRunResult run_result = run({stationary_command(dtype, k, m, cols(), stationary),
+                                      moving_command(dtype, k, n, rows(), moving, false)});
   if (timing) *timing = run_result.timing;
   std::vector<uint32_t> out(static_cast<size_t>(m) * n);
   const std::vector<uint32_t>& beats = run_result.results.at(0);

@@ -51,12 +51,29 @@ struct TeCommand {
   enum class Op : uint8_t { kLoadStationary = 0, kMultiplyMoving = 1 };
   Op op = Op::kLoadStationary;
   uint8_t dtype_code = 0;       ///< ISA dtype code (3-bit field); 4..7 are illegal (for error tests)
-  int count = 0;                ///< K (LoadStationary, 1..rows) or N (MultiplyMoving, 1..512)
-  std::vector<uint16_t> beats;  ///< LoadStationary: K x cols patterns (beat k = partition k's row);
-                                ///< MultiplyMoving: N x rows patterns (beat n = moving[:, n]); FP8 in low 8 bits
+  int count = 0;                ///< K (LoadStationary, 1..rows, FP8 1..2 * rows) or N (MultiplyMoving, 1..512)
+  /// The 16-bit lanes of every beat, beat after beat: LoadStationary ceil(K / P) beats x cols lanes (beat j = PE
+  /// row j's stationary row), MultiplyMoving N beats x rows lanes (beat n = moving[:, n], lane r = PE row r). P
+  /// (isa::te_pe_partitions of the dtype, 1 for an illegal code) is 1 for BF16/FP16, one partition per lane; 2 for
+  /// FP8 (double-row, BRIEF section 3 rule 8): lane bits [7:0] = partition 2j, [15:8] = partition 2j + 1.
+  std::vector<uint16_t> beats;
   bool accumulate = false;      ///< cmd_acc_i, the PSUM write-back mode of a MultiplyMoving's results: true = add
                                 ///< to PSUM, false = overwrite (a LoadStationary with it set is illegal)
 };
+
+/// A LoadStationary of stationary[k, m] (row-major narrow patterns) for an engine of `cols` columns: its beats in
+/// the lane layout of TeCommand::beats (FP8 partitions paired), columns >= m and a missing last partner zero.
+TeCommand stationary_command(isa::Dtype dtype, int k, int m, int cols, const std::vector<uint16_t>& stationary);
+/// A MultiplyMoving of moving[k, n] for an engine of `rows` PE rows, in the same layout; partitions >= k zero.
+TeCommand moving_command(isa::Dtype dtype, int k, int n, int rows, const std::vector<uint16_t>& moving,
+                         bool accumulate);
+
+/// Stat/mov beats of `c`: N for a MultiplyMoving; ceil(K / P) for a LoadStationary (TeCommand::beats).
+inline int beat_count(const TeCommand& c) {
+  if (c.op == TeCommand::Op::kMultiplyMoving) return c.count;
+  const unsigned p = isa::te_pe_partitions(static_cast<isa::DataType>(c.dtype_code));
+  return p == 2 ? (c.count + 1) / 2 : c.count;
+}
 
 // The waveform window, the TRNSIM_WAVE* environment hook (apply_wave_env<TeRtlError>, applied by TeRtl::create) and
 // the window around a failing cycle (wave_window_around) are shared with the NeuronLink harness: cosim/wave_window.h.
@@ -107,7 +124,8 @@ class TeRtl {
   /// Drives only the clock for `cycles` cycles with all valids low (used to pad waveforms, test idling).
   virtual void idle(uint64_t cycles) = 0;
 
-  /// One pass: result[M, N] = stationary[K, M]^T @ moving[K, N] with K <= rows, M <= cols, N <= 512.
+  /// One pass: result[M, N] = stationary[K, M]^T @ moving[K, N] with K <= rows (FP8: 2 * rows), M <= cols,
+  /// N <= 512.
   /// `stationary` is [K, M] and `moving` is [K, N], row-major narrow patterns; returns [M, N] FP32 bits,
   /// row-major. Columns >= M and partitions >= K are padded with zeros. `timing`, if given, receives
   /// {load, multiply}. Throws std::invalid_argument on a shape outside the limits.

@@ -12,12 +12,7 @@ TeRtlCompute::TeRtlCompute(int rows, int cols, const TeRtlOptions& options)
     : rtl_(TeRtl::create(rows, cols, options)) {}
 
 uint64_t TeRtlCompute::load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) {
-  const int cols = rtl_->cols();
-  // Beat k' carries partition k's row across all columns; columns >= M are zero.
-  TeCommand load{TeCommand::Op::kLoadStationary, static_cast<uint8_t>(dtype), k,
-                 std::vector<uint16_t>(size_t(k) * cols, 0)};
-  for (int kk = 0; kk < k; ++kk)
-    for (int mm = 0; mm < m; ++mm) load.beats[size_t(kk) * cols + mm] = stationary[size_t(kk) * m + mm];
+  const TeCommand load = stationary_command(dtype, k, m, rtl_->cols(), stationary);
   const TeRunResult r = rtl_->run({load});
   m_ = m;
   return r.timing.at(0).latency();
@@ -27,11 +22,8 @@ uint64_t TeRtlCompute::multiply_moving(isa::Dtype dtype, int k, int n, const std
                                        std::vector<uint32_t>& out, model::PsumWrite& psum_write,
                                        uint32_t instr_index) {
   const int rows = rtl_->rows(), cols = rtl_->cols();
-  // Beat n' carries moving[:, n'] across all rows; partitions >= K are zero.
-  TeCommand mult{TeCommand::Op::kMultiplyMoving, static_cast<uint8_t>(dtype), n,
-                 std::vector<uint16_t>(size_t(n) * rows, 0), psum_write == model::PsumWrite::kAccumulate};
-  for (int nn = 0; nn < n; ++nn)
-    for (int kk = 0; kk < k; ++kk) mult.beats[size_t(nn) * rows + kk] = moving[size_t(kk) * n + nn];
+  const TeCommand mult =
+      moving_command(dtype, k, n, rows, moving, psum_write == model::PsumWrite::kAccumulate);
   TeRunResult r;
   try {
     r = rtl_->run({mult});  // checks each beat's out_acc_o against cmd_acc_i

@@ -31,9 +31,14 @@ std::vector<float> widen_transposed(isa::Dtype dt, const std::vector<uint16_t>& 
 
 }  // namespace
 
-std::vector<uint32_t> gemm(const GemmOperands& ops, int tile_rows, const std::vector<uint32_t>* accumulate_into) {
+int k_tile(isa::Dtype dtype, int array_rows) {
+  const bool fp8 = dtype == isa::Dtype::kFp8E4M3 || dtype == isa::Dtype::kFp8E5M2;  // rule 8
+  return fp8 ? 2 * array_rows : array_rows;
+}
+
+std::vector<uint32_t> gemm(const GemmOperands& ops, int array_rows, const std::vector<uint32_t>* accumulate_into) {
   require(ops.k >= 1 && ops.m >= 1 && ops.n >= 1, "K, M and N must be >= 1");
-  require(tile_rows >= 1, "tile_rows must be >= 1");
+  require(array_rows >= 1, "array_rows must be >= 1");
   const size_t k = static_cast<size_t>(ops.k);
   const size_t m = static_cast<size_t>(ops.m);
   const size_t n = static_cast<size_t>(ops.n);
@@ -43,7 +48,7 @@ std::vector<uint32_t> gemm(const GemmOperands& ops, int tile_rows, const std::ve
 
   const std::vector<float> st = widen_transposed(ops.dtype, ops.stationary, ops.k, ops.m);  // [M, K]
   const std::vector<float> mv = widen_transposed(ops.dtype, ops.moving, ops.k, ops.n);      // [N, K]
-  const size_t tile = static_cast<size_t>(tile_rows);
+  const size_t tile = static_cast<size_t>(k_tile(ops.dtype, array_rows));
 
   std::vector<uint32_t> out(m * n);
   for (size_t i = 0; i < m; ++i) {

@@ -23,11 +23,16 @@ struct GemmOperands {
 /// Computes out[M, N] as FP32 bit patterns.
 ///
 /// Each column sum starts at +0.0 and adds widen(S[k][m]) * widen(Mv[k][n]) for k in increasing order, product and
-/// sum each one FP32 RNE operation (no FMA). K is split into tiles of `tile_rows` partitions (the array's row
-/// count): each tile's column sum is added to the running PSUM value in tile order (rule 4); the first tile writes
-/// (or, when `accumulate_into` is given, adds to it). `accumulate_into`, if non-null, holds [M, N] FP32 bits.
-/// NaN results are 0x7FC00000. Throws std::invalid_argument on a size mismatch or a non-positive dimension.
-std::vector<uint32_t> gemm(const GemmOperands& ops, int tile_rows,
+/// sum each one FP32 RNE operation (no FMA). K is split into tiles of k_tile(dtype, array_rows) partitions (rule 4
+/// with rule 8's tile: `array_rows` for BF16/FP16, twice that for FP8): each tile's column sum is added to the
+/// running PSUM value in tile order; the first tile writes (or, when `accumulate_into` is given, adds to it).
+/// `accumulate_into`, if non-null, holds [M, N] FP32 bits. NaN results are 0x7FC00000. Throws
+/// std::invalid_argument on a size mismatch or a non-positive dimension.
+std::vector<uint32_t> gemm(const GemmOperands& ops, int array_rows,
                            const std::vector<uint32_t>* accumulate_into = nullptr);
+
+/// Partitions of one K tile (one pass of the array) on an array of `array_rows` rows: BRIEF section 3 rule 8, FP8
+/// double-row, 2 * array_rows for FP8 (each PE takes two partitions per cycle), array_rows for BF16 and FP16.
+int k_tile(isa::Dtype dtype, int array_rows);
 
 }  // namespace trnsim::golden

@@ -30,4 +30,34 @@ constexpr std::optional<Dtype> parse_dtype(std::string_view name) {
 /// Storage size of one element, in bits (16 or 8 for the narrow types).
 constexpr unsigned dtype_bits(Dtype dt) { return 8 * data_type_bytes(dt); }
 
+// ---- Tensor Engine operands in SBUF (docs/isa.md, "load_stationary"; BRIEF section 3 rule 8)
+// A TE operand [K, F] of `dt` (stationary: F = M, moving: F = N) starts at one SBUF address. Each PE contracts
+// P = te_pe_partitions(dt) partitions per cycle (2 for FP8, double-row; 1 for BF16/FP16), and the SBUF partition
+// that feeds a PE row holds the elements of its P operand partitions side by side: operand partition k' lies in SBUF
+// partition k' / P (counted from the operand's), and its element f at byte f * P * bytes + (k' % P) * bytes from the
+// operand's start offset. BF16/FP16: one operand partition per SBUF partition, 2 bytes per element; FP8: pairs,
+// partition 2j in the low byte and 2j + 1 in the high byte of each 2-byte element slot.
+
+/// SBUF partitions a TE operand of K partitions occupies: ceil(K / P).
+constexpr unsigned te_sbuf_partitions(Dtype dt, unsigned k) {
+  const unsigned p = te_pe_partitions(dt) == 0 ? 1 : te_pe_partitions(dt);
+  return (k + p - 1) / p;
+}
+/// Bytes per SBUF partition of a TE operand with free size F: F * P * bytes (2 * F for every TE operand type).
+constexpr uint64_t te_sbuf_row_bytes(Dtype dt, uint64_t free_size) {
+  return free_size * te_pe_partitions(dt) * data_type_bytes(dt);
+}
+/// Byte of element (k', f) relative to the operand's start in SBUF partition te_sbuf_partition(dt, k').
+constexpr uint64_t te_sbuf_byte(Dtype dt, unsigned k, uint64_t f) {
+  const unsigned p = te_pe_partitions(dt) == 0 ? 1 : te_pe_partitions(dt);
+  return (f * p + k % p) * data_type_bytes(dt);
+}
+/// SBUF partition (relative to the operand's first) of operand partition k'.
+constexpr unsigned te_sbuf_partition(Dtype dt, unsigned k) {
+  const unsigned p = te_pe_partitions(dt) == 0 ? 1 : te_pe_partitions(dt);
+  return k / p;
+}
+/// Largest K of one load_stationary / multiply_moving on an array of `rows` rows: rows * P.
+constexpr unsigned te_max_k(Dtype dt, unsigned rows) { return rows * te_pe_partitions(dt); }
+
 }  // namespace trnsim::isa

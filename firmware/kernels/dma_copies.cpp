@@ -112,6 +112,47 @@ isa::CopyFields copy_rows(isa::MemSpace src_space, uint64_t src_addr, isa::DataT
   return c;
 }
 
+std::vector<isa::CopyFields> te_operand_copies(const driver::DeviceInfo& info, isa::Dtype dtype, uint64_t src_hbm,
+                                               uint64_t src_row_bytes, int rows, int cols, int tiles,
+                                               uint64_t src_tile_bytes, uint64_t dst, uint64_t dst_tile_bytes) {
+  if (rows < 1 || cols < 1 || tiles < 1 || uint64_t(cols) > kMaxCount || uint64_t(rows) > kMaxCount ||
+      uint64_t(tiles) > kMaxCount) {
+    throw std::invalid_argument(fmt::format("TE operand copy of {} tiles of [{}, {}]: each must be 1..{} (the ISA's "
+                                            "16-bit counts)", tiles, rows, cols, kMaxCount));
+  }
+  const auto type = static_cast<isa::DataType>(static_cast<uint8_t>(dtype));
+  const int32_t es = int32_t(isa::data_type_bytes(type));
+  const int32_t pb = stride32(int64_t(info.sbuf_partition_bytes), "SBUF partition");
+  const unsigned P = isa::te_pe_partitions(dtype);
+  // Rows [r0, r0 + n) of every tile: for P = 2, r0 and n even (pairs) or n = 1.
+  auto copy = [&](int r0, int n) {
+    isa::CopyFields c = endpoints(isa::MemSpace::kHbm, src_hbm + uint64_t(r0) * src_row_bytes, type,
+                                  isa::MemSpace::kSbuf,
+                                  dst + uint64_t(isa::te_sbuf_partition(dtype, unsigned(r0))) * info.sbuf_partition_bytes +
+                                      isa::te_sbuf_byte(dtype, unsigned(r0), 0),
+                                  type);
+    const int32_t elem = int32_t(isa::te_sbuf_byte(dtype, 0, 1));  // bytes between a row's elements in SBUF
+    const int32_t tile_src = tiles > 1 ? stride32(int64_t(src_tile_bytes), "source tile") : 0;
+    const int32_t tile_dst = tiles > 1 ? stride32(int64_t(dst_tile_bytes), "destination tile") : 0;
+    if (P != 2 || n == 1) {  // [cols, rows, tiles]: one row per SBUF partition (or the lone last FP8 row)
+      c.count = {uint16_t(cols), uint16_t(n), uint16_t(tiles), 1};
+      c.src_stride = {es, n > 1 ? stride32(int64_t(src_row_bytes), "source row") : 0, tile_src, 0};
+      c.dst_stride = {elem, n > 1 ? pb : 0, tile_dst, 0};
+    } else {  // [cols, the two rows of a pair, n / 2 SBUF partitions, tiles]
+      c.count = {uint16_t(cols), 2, uint16_t(n / 2), uint16_t(tiles)};
+      c.src_stride = {es, stride32(int64_t(src_row_bytes), "source row"),
+                      n > 2 ? stride32(2 * int64_t(src_row_bytes), "source row pair") : 0, tile_src};
+      c.dst_stride = {elem, es, n > 2 ? pb : 0, tile_dst};
+    }
+    return c;
+  };
+  const int paired = P == 2 ? rows - rows % 2 : rows;
+  std::vector<isa::CopyFields> out;
+  if (paired > 0) out.push_back(copy(0, paired));
+  if (paired < rows) out.push_back(copy(paired, 1));
+  return out;
+}
+
 isa::CopyFields transpose_copy(uint64_t in_hbm, isa::DataType in_type, uint64_t out_hbm, isa::DataType out_type,
                                int rows, int cols) {
   if (rows < 1 || cols < 1 || uint64_t(rows) > kMaxCount || uint64_t(cols) > kMaxCount) {

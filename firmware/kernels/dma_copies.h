@@ -44,6 +44,16 @@ isa::CopyFields copy_rows(isa::MemSpace src_space, uint64_t src_addr, isa::DataT
                           isa::MemSpace dst_space, uint64_t dst_addr, isa::DataType dst_type, int64_t dst_row_stride,
                           int rows, int n);
 
+/// Copies that put a TE operand into SBUF in the layout load_stationary / multiply_moving read (firmware/isa/dtype.h;
+/// FP8 pairs two rows per partition): `tiles` operands of [rows, cols] `dtype` elements, each row `src_row_bytes`
+/// apart in HBM from `src_hbm` (row r of tile t at src_hbm + t * src_tile_bytes + r * src_row_bytes, elements
+/// dense), operand t starting at SBUF address `dst + t * dst_tile_bytes`. One copy, or for FP8 with an odd `rows`
+/// two (the pairs, then the last row alone). Throws std::invalid_argument for counts beyond the ISA's 16 bits or
+/// strides beyond its 32 bits.
+std::vector<isa::CopyFields> te_operand_copies(const driver::DeviceInfo& info, isa::Dtype dtype, uint64_t src_hbm,
+                                               uint64_t src_row_bytes, int rows, int cols, int tiles,
+                                               uint64_t src_tile_bytes, uint64_t dst, uint64_t dst_tile_bytes);
+
 /// The copy out[c, r] = cast(in[r, c]) of a row-major [rows, cols] HBM tensor into its row-major [cols, rows]
 /// transpose (element types `in_type` -> `out_type`, one RNE cast, FP8 saturating): dimension 0 walks r (dense in
 /// the output), dimension 1 walks c. Throws std::invalid_argument for a dimension outside 1..65535 (the ISA's

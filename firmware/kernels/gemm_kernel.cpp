@@ -181,7 +181,7 @@ class GemmBuilder {
         mm.op = isa::Opcode::kMultiplyMoving;
         mm.te.dtype = l_.dtype;
         mm.te.accumulate = l_.accumulate_into || kt > 0;
-        mm.te.sbuf_addr = moving_addr(batch.buffer, t) + uint64_t(g) * p.n_tile * es_;
+        mm.te.sbuf_addr = moving_addr(batch.buffer, t) + isa::te_sbuf_row_bytes(l_.dtype, uint64_t(g) * p.n_tile);
         mm.te.psum_addr = psum_addr(b.psum_buffer, g);
         mm.te.k = static_cast<uint16_t>(tile_rows(kt));
         mm.te.free_size = static_cast<uint16_t>(std::min(p.n_tile, b.cols - g * p.n_tile));
@@ -194,38 +194,29 @@ class GemmBuilder {
   // ---- DMA copies
 
   /// Copies of one [rows, cols] tile stack: K tiles [kt0, kt0 + nkt) of a row-major [K, width] HBM tensor,
-  /// columns [c0, c0 + cols), into SBUF at `dst` (partition 0) with `row_bytes` between K tiles.
+  /// columns [c0, c0 + cols), into SBUF at `dst` (partition 0) with `row_bytes` between K tiles, in the TE operand
+  /// layout (te_operand_copies; FP8 pairs two K rows per partition).
   void tile_stack_copies(uint64_t tensor, int width, int c0, int cols, int kt0, int nkt, uint64_t dst,
                          uint32_t row_bytes, std::vector<isa::CopyFields>* out) const {
     const uint64_t R = static_cast<uint64_t>(plan_.k_tile);
     const uint64_t row = uint64_t(width) * es_;
     int nfull = nkt;
     if (tile_rows(kt0 + nkt - 1) < plan_.k_tile) --nfull;  // the ragged last K tile gets its own copy
-    auto base = [&](int t, int rows, int tiles) {
-      isa::CopyFields c;
-      c.src_type = c.dst_type = dtype_;
-      c.src_space = isa::MemSpace::kHbm;
-      c.dst_space = isa::MemSpace::kSbuf;
-      c.src_addr = tensor + (uint64_t(kt0 + t) * R * width + uint64_t(c0)) * es_;
-      c.dst_addr = dst + uint64_t(t) * row_bytes;
-      c.count = {static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(tiles), 1};
-      c.src_stride = {static_cast<int32_t>(es_), rows > 1 ? stride(row, "row") : 0, 0, 0};
-      c.dst_stride = {static_cast<int32_t>(es_), rows > 1 ? static_cast<int32_t>(info_.sbuf_partition_bytes) : 0,
-                      0, 0};
-      if (tiles > 1) {
-        c.src_stride[2] = static_cast<int32_t>(R * row);
-        c.dst_stride[2] = static_cast<int32_t>(row_bytes);
+    auto add = [&](int t, int rows, int tiles) {
+      const uint64_t src = tensor + (uint64_t(kt0 + t) * R * width + uint64_t(c0)) * es_;
+      for (const isa::CopyFields& c : te_operand_copies(info_, l_.dtype, src, stride(row, "row"), rows, cols, tiles,
+                                                        R * row, dst + uint64_t(t) * row_bytes, row_bytes)) {
+        out->push_back(c);
       }
-      return c;
     };
     if (nfull > 0) {
       if (nfull == 1 || fits_stride(R * row)) {
-        out->push_back(base(0, plan_.k_tile, nfull));
+        add(0, plan_.k_tile, nfull);
       } else {
-        for (int t = 0; t < nfull; ++t) out->push_back(base(t, plan_.k_tile, 1));
+        for (int t = 0; t < nfull; ++t) add(t, plan_.k_tile, 1);
       }
     }
-    if (nfull < nkt) out->push_back(base(nfull, tile_rows(kt0 + nkt - 1), 1));
+    if (nfull < nkt) add(nfull, tile_rows(kt0 + nkt - 1), 1);
   }
 
   /// The copy between a block's rows/columns of out_hbm and its PSUM buffer (drain: PSUM -> HBM; else HBM -> PSUM).
@@ -296,7 +287,7 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
   const uint64_t es = isa::dtype_bits(l.dtype) / 8;
 
   GemmPlan p;
-  p.k_tile = static_cast<int>(info.te_rows);
+  p.k_tile = static_cast<int>(isa::te_max_k(l.dtype, info.te_rows));  // 2 * te_rows for FP8 (rule 8)
   p.m_tile = static_cast<int>(std::min(info.te_cols, info.psum_partitions));
   p.n_tile = static_cast<int>(std::min<uint64_t>(isa::kMaxMovingN, bank_bytes / kFp32Bytes));
   require(p.k_tile <= 0xFFFF && p.m_tile <= 0xFFFF, "TE array larger than the ISA's 16-bit sizes");
@@ -322,8 +313,10 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
     p.n_groups = static_cast<int>(ceil_div(uint64_t(p.n_tiles), uint64_t(g_limit)));
     p.banks_per_block = static_cast<int>(ceil_div(uint64_t(p.n_tiles), uint64_t(p.n_groups)));
     const uint64_t block_cols = std::min<uint64_t>(uint64_t(l.n), uint64_t(p.banks_per_block) * p.n_tile);
-    p.moving_row_bytes = static_cast<uint32_t>(std::min<uint64_t>(block_cols * es, 0xFFFFFFFFu));
-    p.stationary_row_bytes = static_cast<uint32_t>(std::min<int>(l.m, p.m_tile) * es);
+    p.moving_row_bytes =
+        static_cast<uint32_t>(std::min<uint64_t>(isa::te_sbuf_row_bytes(l.dtype, block_cols), 0xFFFFFFFFu));
+    p.stationary_row_bytes =
+        static_cast<uint32_t>(isa::te_sbuf_row_bytes(l.dtype, uint64_t(std::min<int>(l.m, p.m_tile))));
     if (block_cols <= 0xFFFF && uint64_t(p.moving_row_bytes) + p.stationary_row_bytes <= pb) break;
     require(g_limit > 1, fmt::format("SBUF partitions of {} bytes cannot hold one K tile", pb));
   }
@@ -334,9 +327,10 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
   // the next one (estimated: one start latency, then the wave's bytes over all engines), within SBUF.
   const uint64_t per_ktile = uint64_t(p.moving_row_bytes) + p.stationary_row_bytes;
   const double block_cols = std::min<double>(l.n, double(p.banks_per_block) * p.n_tile);
-  const double te_per_ktile = 1.0 + p.k_tile + block_cols +
+  const double k_parts = isa::te_sbuf_partitions(l.dtype, unsigned(p.k_tile));  // SBUF partitions of a K tile
+  const double te_per_ktile = 1.0 + k_parts + block_cols +
                               p.banks_per_block * (double(info.te_rows) + info.te_cols + 2.0);
-  const double dma_per_ktile = double(p.k_tile) * per_ktile / (engines * bytes_per_cycle);
+  const double dma_per_ktile = k_parts * per_ktile / (engines * bytes_per_cycle);
   int want = p.k_tiles;
   if (te_per_ktile > kBatchSlack * dma_per_ktile) {
     want = static_cast<int>(std::ceil(kBatchSlack * latency / (te_per_ktile - kBatchSlack * dma_per_ktile)));

@@ -1,9 +1,10 @@
 // The tiled GEMM kernel: out[M, N] (+)= stationary[K, M]^T @ moving[K, N] for any K, M, N >= 1, as ops of a
 // Pipeline (pipeline.h) on the te and dma queues of a trnsim ISA program.
 //
-// Numerics (BRIEF section 3 rule 4; the same as golden::gemm(ops, tile_rows = te_rows, accumulate_into)): K is cut
-// into tiles of te_rows partitions that are accumulated into PSUM in increasing order; the first tile writes PSUM
-// unless `accumulate_into`, in which case the old output P is first copied HBM -> PSUM and every tile adds to it.
+// Numerics (BRIEF section 3 rules 4 and 8; the same as golden::gemm(ops, te_rows, accumulate_into)): K is cut into
+// tiles of te_rows partitions (2 * te_rows for FP8: double-row) that are accumulated into PSUM in increasing order;
+// the first tile writes PSUM unless `accumulate_into`, in which case the old output P is first copied HBM -> PSUM and
+// every tile adds to it. FP8 operands go to SBUF as byte pairs, two K rows per partition (firmware/isa/dtype.h).
 //
 // Tiling and ops are described in docs/driver.md ("The GEMM kernel"). In short:
 //   - a *block* is one M tile (<= te_cols rows, PSUM partitions) x one group of G N tiles (<= 512 FP32 columns
@@ -43,7 +44,7 @@ struct GemmLayout {
 
 /// The tiling make_gemm_program() chose (all sizes in elements unless named _bytes).
 struct GemmPlan {
-  int k_tile = 0;            ///< partitions per K tile (te_rows)
+  int k_tile = 0;            ///< partitions per K tile (te_rows; 2 * te_rows for FP8)
   int m_tile = 0;            ///< output rows per M tile (min(te_cols, psum_partitions))
   int n_tile = 0;            ///< columns per N tile (one PSUM bank: min(512, bank bytes / 4))
   int k_tiles = 0, m_tiles = 0, n_tiles = 0;
@@ -56,7 +57,7 @@ struct GemmPlan {
   int batches = 0;           ///< blocks * batches_per_block = DMA load waves
   int sbuf_buffers = 0;      ///< batch buffers in SBUF (nbuf)
   uint32_t sbuf_buffer_bytes = 0;  ///< bytes per partition of one batch buffer
-  uint32_t moving_row_bytes = 0;   ///< bytes per partition of one K tile's moving columns in a buffer
+  uint32_t moving_row_bytes = 0;   ///< bytes per partition of one K tile's moving columns in a buffer (2 per column)
   uint32_t stationary_row_bytes = 0;  ///< bytes per partition of one K tile's stationary columns in a buffer
 };
 
@@ -66,7 +67,7 @@ struct GemmPlan {
 GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& layout);
 
 /// Adds the GEMM's ops to `pipe` (built on `info`'s device) and returns its drains: when all of them have completed,
-/// out[M, N] is in HBM. Uses SBUF from offset 0 of partitions 0..k_tile-1 (plan.sbuf_buffers *
+/// out[M, N] is in HBM. Uses SBUF from offset 0 of partitions 0..te_rows-1 (plan.sbuf_buffers *
 /// plan.sbuf_buffer_bytes bytes each) and PSUM partitions 0..m_tile-1 from offset 0 (plan.psum_buffers * G banks),
 /// so other ops of `pipe` must not touch those while the GEMM runs. Touches HBM only inside the three tensors.
 /// Throws like plan_gemm().

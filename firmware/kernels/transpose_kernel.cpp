@@ -42,9 +42,16 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
               info.psum_banks >= 1,
           "the device has no Tensor Engine, SBUF or PSUM");
   const DataType in_type = static_cast<DataType>(static_cast<uint8_t>(l.dtype));
-  const uint64_t es = isa::data_type_bytes(in_type), eo = isa::data_type_bytes(l.out_type);
+  // FP8 input is widened to BF16 on its way into SBUF (exact: every FP8 E4M3/E5M2 value is a BF16 value, NaN stays
+  // NaN) and transposed as BF16: a K tile of te_rows rows then needs no FP8 double-row pairing in SBUF, and the
+  // result is the same, since the transpose only multiplies by 1 and 0 (header).
+  const bool fp8 = isa::te_pe_partitions(l.dtype) == 2;
+  const isa::Dtype te_dtype = fp8 ? isa::Dtype::kBf16 : l.dtype;
+  const DataType te_type = static_cast<DataType>(static_cast<uint8_t>(te_dtype));
+  const uint64_t ei = isa::data_type_bytes(in_type), es = isa::data_type_bytes(te_type);
+  const uint64_t eo = isa::data_type_bytes(l.out_type);
   const uint64_t elems = uint64_t(l.rows) * uint64_t(l.cols);
-  check_hbm_tensor(info, "transpose kernel", "in", l.in_hbm, elems * es);
+  check_hbm_tensor(info, "transpose kernel", "in", l.in_hbm, elems * ei);
   check_hbm_tensor(info, "transpose kernel", "out", l.out_hbm, elems * eo);
 
   // K tile (input rows = TE rows = moving columns) and M tile (input columns = PSUM partitions).
@@ -86,7 +93,7 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
   iota.vec.step = {1, 0};
   const Pipeline::OpId ident =
       pipe.add(Engine::kVec, {iota, tensor_scalar(AluOp::kIsEqual, 0.0f, AluOp::kNone, 0.0f, kt, kt,
-                                                  operand(ident_off, in_type), operand(iota_off))});
+                                                  operand(ident_off, te_type), operand(iota_off))});
 
   const bool group_stride_fits = uint64_t(mt) * uint64_t(l.rows) * eo <= uint64_t(INT32_MAX);
   std::vector<std::vector<Pipeline::OpId>> block_te(static_cast<std::size_t>(nblocks));
@@ -99,8 +106,8 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
       const uint32_t buf = buffers[std::size_t(bi % nbuf)];
       const int c0 = cb * block_cols, w = std::min(block_cols, l.cols - c0);
       const isa::CopyFields in =
-          copy_rows(MemSpace::kHbm, l.in_hbm + (uint64_t(r0) * l.cols + c0) * es, in_type,
-                    int64_t(uint64_t(l.cols) * es), MemSpace::kSbuf, buf, in_type, int64_t(pb), k, w);
+          copy_rows(MemSpace::kHbm, l.in_hbm + (uint64_t(r0) * l.cols + c0) * ei, in_type,
+                    int64_t(uint64_t(l.cols) * ei), MemSpace::kSbuf, buf, te_type, int64_t(pb), k, w);
       const Pipeline::OpId load =
           pipe.add(Engine::kDma, dma_pieces(in, info.num_dma_engines),
                    bi >= nbuf ? block_te[std::size_t(bi - nbuf)] : std::vector<Pipeline::OpId>{});
@@ -142,13 +149,13 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
         }
         isa::Instruction ls;
         ls.op = isa::Opcode::kLoadStationary;
-        ls.te.dtype = l.dtype;
+        ls.te.dtype = te_dtype;
         ls.te.sbuf_addr = buf + uint64_t(c - c0) * es;
         ls.te.k = static_cast<uint16_t>(k);
         ls.te.free_size = static_cast<uint16_t>(m);
         isa::Instruction mm;
         mm.op = isa::Opcode::kMultiplyMoving;
-        mm.te.dtype = l.dtype;
+        mm.te.dtype = te_dtype;
         mm.te.sbuf_addr = ident_off;
         mm.te.psum_addr = slot_offset(s);
         mm.te.k = static_cast<uint16_t>(k);

@@ -17,32 +17,42 @@ std::optional<Fault> TensorEngine::execute(const isa::Instruction& instr, uint32
 
 std::optional<Fault> TensorEngine::read_sbuf_rows(uint64_t sbuf_addr, int k, int elems, isa::Dtype dtype,
                                                   std::vector<uint16_t>& out) {
+  // The operand's SBUF layout (firmware/isa/dtype.h): FP8 holds two operand partitions per SBUF partition.
   const ChipConfig& c = control_.config();
   const unsigned esize = isa::dtype_bits(dtype) / 8;
+  const uint64_t parts = isa::te_sbuf_partitions(dtype, unsigned(k));
+  const uint64_t row_bytes = isa::te_sbuf_row_bytes(dtype, uint64_t(elems));
   const uint64_t p0 = sbuf_addr / c.sbuf_partition_bytes, off = sbuf_addr % c.sbuf_partition_bytes;
-  if (p0 + k > uint64_t(c.sbuf_partitions) || off + uint64_t(elems) * esize > c.sbuf_partition_bytes) {
+  if (p0 + parts > uint64_t(c.sbuf_partitions) || off + row_bytes > c.sbuf_partition_bytes) {
     return Fault{regs::ERR_SBUF_RANGE, uint32_t(isa::field_id("sbuf_addr")),
                  fmt::format("SBUF partitions {}..{}, bytes {}..{} are outside SBUF ({} partitions x {} bytes)", p0,
-                             p0 + k - 1, off, off + uint64_t(elems) * esize - 1, c.sbuf_partitions,
-                             c.sbuf_partition_bytes)};
+                             p0 + parts - 1, off, off + row_bytes - 1, c.sbuf_partitions, c.sbuf_partition_bytes)};
   }
   out.resize(size_t(k) * elems);
-  std::vector<uint8_t> row(size_t(elems) * esize);
-  for (int kk = 0; kk < k; ++kk) {
-    bus_read(regs::SBUF_BASE + (p0 + kk) * c.sbuf_partition_bytes + off, row.data(), row.size());
-    for (int e = 0; e < elems; ++e) {
-      out[size_t(kk) * elems + e] = esize == 2 ? uint16_t(row[2 * e] | (row[2 * e + 1] << 8)) : row[e];
+  std::vector<uint8_t> row(row_bytes);
+  for (uint64_t sp = 0; sp < parts; ++sp) {
+    bus_read(regs::SBUF_BASE + (p0 + sp) * c.sbuf_partition_bytes + off, row.data(), row.size());
+    for (unsigned kk = unsigned(sp) * unsigned(isa::te_pe_partitions(dtype)); kk < unsigned(k); ++kk) {
+      if (isa::te_sbuf_partition(dtype, kk) != sp) break;
+      for (int e = 0; e < elems; ++e) {
+        const uint64_t b = isa::te_sbuf_byte(dtype, kk, uint64_t(e));
+        out[size_t(kk) * elems + e] = esize == 2 ? uint16_t(row[b] | (row[b + 1] << 8)) : row[b];
+      }
     }
   }
   return std::nullopt;
 }
 
 std::optional<Fault> TensorEngine::load_stationary(const isa::TeFields& f) {
-  if (f.k > compute_->rows() || f.free_size > compute_->cols()) {
-    const bool bad_k = f.k > compute_->rows();
+  const int max_k = compute_->max_k(f.dtype);
+  if (f.k > max_k || f.free_size > compute_->cols()) {
+    const bool bad_k = f.k > max_k;
     return Fault{regs::ERR_TE_SHAPE, uint32_t(isa::field_id(bad_k ? "k" : "free_size")),
-                 fmt::format("load_stationary {} = {} exceeds the {}x{} array", bad_k ? "k" : "m",
-                             bad_k ? f.k : f.free_size, compute_->rows(), compute_->cols())};
+                 bad_k ? fmt::format("load_stationary k = {} exceeds the {} partitions one pass of the {}x{} array "
+                                     "contracts with {}", f.k, max_k, compute_->rows(), compute_->cols(),
+                                     isa::dtype_name(f.dtype))
+                       : fmt::format("load_stationary m = {} exceeds the {}x{} array", f.free_size,
+                                     compute_->rows(), compute_->cols())};
   }
   std::vector<uint16_t> stationary;
   if (auto fault = read_sbuf_rows(f.sbuf_addr, f.k, f.free_size, f.dtype, stationary)) return fault;

@@ -25,12 +25,15 @@ inline const char* psum_write_name(PsumWrite w) { return w == PsumWrite::kAccumu
 class TeCompute {
  public:
   virtual ~TeCompute() = default;
-  virtual int rows() const = 0;  ///< array rows (partitions, K per pass)
+  virtual int rows() const = 0;  ///< array rows (PE rows; K per pass is max_k)
+  /// Largest K of one pass with `dtype` operands: rows for BF16/FP16, 2 * rows for FP8 (BRIEF section 3 rule 8,
+  /// double-row: each PE contracts two partitions per cycle).
+  int max_k(isa::Dtype dtype) const { return int(isa::te_max_k(dtype, unsigned(rows()))); }
   virtual int cols() const = 0;  ///< array columns (M per pass)
   /// Backend name for reports ("tlm", "rtl", "lockstep").
   virtual std::string name() const = 0;
 
-  /// Loads stationary[k, m] (row-major narrow bit patterns, FP8 in the low 8 bits); 1 <= k <= rows,
+  /// Loads stationary[k, m] (row-major narrow bit patterns, FP8 in the low 8 bits); 1 <= k <= max_k(dtype),
   /// 1 <= m <= cols. Returns the TE cycles the command occupies.
   virtual uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) = 0;
   /// out[m, n] (row-major FP32 bits, m = the loaded M) = column sums of stationary^T @ moving[k, n], k equal to
@@ -50,9 +53,12 @@ class TeCompute {
 };
 
 /// Cycle cost of the engine's commands, issued one at a time (docs/architecture.md, "Timing"; the RTL tests
-/// assert the same formulas): LoadStationary(K) = 1 + K; MultiplyMoving(N) = N + R + C + 2.
+/// assert the same formulas): LoadStationary(K) = 1 + ceil(K / P), one beat per PE row's P partitions (P = 2 for
+/// FP8, rule 8; 1 for BF16/FP16); MultiplyMoving(N) = N + R + C + 2 for every dtype.
 struct TeTiming {
-  static uint64_t load_stationary(int k) { return 1u + uint64_t(k); }
+  static uint64_t load_stationary(isa::Dtype dtype, int k) {
+    return 1u + uint64_t(isa::te_sbuf_partitions(dtype, unsigned(k)));
+  }
   static uint64_t multiply_moving(int rows, int cols, int n) { return uint64_t(n) + rows + cols + 2u; }
 };
 

@@ -302,7 +302,7 @@ void TeFunctional::pack_weights() {
 }
 
 uint64_t TeFunctional::load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) {
-  if (k < 1 || k > rows_ || m < 1 || m > cols_ || stationary.size() != size_t(k) * m) {
+  if (k < 1 || k > max_k(dtype) || m < 1 || m > cols_ || stationary.size() != size_t(k) * m) {
     throw std::invalid_argument("TeFunctional::load_stationary: shape outside the array");
   }
   k_ = k;
@@ -310,7 +310,7 @@ uint64_t TeFunctional::load_stationary(isa::Dtype dtype, int k, int m, const std
   dtype_ = dtype;
   stationary_ = stationary;
   pack_weights();
-  return TeTiming::load_stationary(k);
+  return TeTiming::load_stationary(dtype, k);
 }
 
 uint64_t TeFunctional::multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,

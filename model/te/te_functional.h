@@ -4,7 +4,9 @@
 // model's own conversion, model/fp, through a table built once per dtype), each product and each sum is one host
 // binary32 operation (round to nearest even, gradual underflow; a multiply and a separate add, never a fused
 // multiply-add: the project builds with -ffp-contract=off and the kernels use no FMA instructions), every column sum
-// starts at +0.0 and adds partitions 0..K-1 in increasing order; NaN results become 0x7FC00000.
+// starts at +0.0 and adds partitions 0..K-1 in increasing order; NaN results become 0x7FC00000. FP8 passes contract
+// up to 2 * rows partitions (rule 8, double-row): the PE adds its two products one after the other, so the pass's
+// sum is still partitions 0..K-1 in order, which is what the kernels below compute for any K.
 //
 // Speed: the sums are computed by a register-blocked kernel (a block of MB output rows x NB output columns held in
 // vector registers for the whole k loop) on operands packed at load/multiply time. Only the order of independent

@@ -1,11 +1,14 @@
 // trn_te: the Tensor Engine, a ROWS x COLS weight-stationary systolic array with whole-row/column interfaces.
 //
 // It computes result[M, N] = stationary[K, M]^T @ moving[K, N] one moving column at a time (BRIEF section 2):
-//   1. LoadStationary (cmd_op_i = OP_LOAD_STATIONARY, cmd_k_i = K, cmd_dtype_i): K beats on the stat stream, beat k
-//      carrying partition k's stationary row [COLS] (narrow patterns, FP8 in bits [7:0]). Rows k >= K are marked
-//      inactive and pass partial sums through. The beats are taken only once no MultiplyMoving column is in flight.
+//   1. LoadStationary (cmd_op_i = OP_LOAD_STATIONARY, cmd_k_i = K, cmd_dtype_i): one beat per PE row on the stat
+//      stream, beat j carrying PE row j's stationary row [COLS] of 16-bit lanes. BF16/FP16: K <= ROWS beats, beat k
+//      = partition k. FP8 (double-row, BRIEF section 3 rule 8): K <= 2 * ROWS, ceil(K / 2) beats, lane bits [7:0] =
+//      partition 2j and [15:8] = partition 2j + 1. Partitions k >= K are marked inactive and pass partial sums
+//      through. The beats are taken only once no MultiplyMoving column is in flight.
 //   2. MultiplyMoving (cmd_op_i = OP_MULTIPLY_MOVING, cmd_n_i = N, cmd_dtype_i): N beats on the mov stream, beat n
-//      carrying moving[:, n] for all ROWS partitions; N beats come out on the out stream, beat n carrying the FP32
+//      carrying moving[:, n] for all ROWS PE rows (lane r = PE row r's partitions, paired as above for FP8; the
+//      dtype must pair as the loaded stationary's did); N beats come out on the out stream, beat n carrying the FP32
 //      column sums result[0..COLS-1, n], out_last_o on the last. Several MultiplyMoving commands may follow one
 //      LoadStationary back to back. cmd_acc_i is the command's PSUM write-back mode (the ISA's accumulate flag); it
 //      travels with each moving column and comes out as out_acc_o on the column's result beat, telling the PSUM
@@ -15,9 +18,9 @@
 // (column c delayed COLS-c cycles) and a control pipeline of the same depth carrying valid/last/acc. The whole pipeline
 // advances together and stalls together when the output beat is not taken (out_ready_i low).
 // Timing, with every valid/ready high (docs/architecture.md derives it):
-//   LoadStationary:  1 command cycle + K beat cycles
+//   LoadStationary:  1 command cycle + ceil(K / P) beat cycles (P = 2 for FP8, else 1)
 //   MultiplyMoving:  1 command cycle + N beat cycles + ROWS + COLS + 1 pipeline stages to the last result beat
-// Numerics: BRIEF section 3 rules 1-3 and 5. PSUM accumulation (rule 4) is done by the PSUM write port outside the
+// Numerics: BRIEF section 3 rules 1-3, 5 and 8. PSUM accumulation (rule 4) is done by the PSUM write port outside the
 // engine, in the mode out_acc_o gives it.
 //
 // Array size: ROWS and COLS default to 16, or to the macros TRN_TE_ROWS / TRN_TE_COLS when defined. Flat builds set
@@ -44,15 +47,15 @@ module trn_te
   output logic                          cmd_ready_o,
   input  te_op_e                        cmd_op_i,
   input  logic [2:0]                    cmd_dtype_i,   // trn_fp_pkg::dtype_e; 4..7 illegal
-  input  logic [$clog2(ROWS+1)-1:0]     cmd_k_i,       // LoadStationary: K, 1..ROWS
+  input  logic [$clog2(2*ROWS+1)-1:0]   cmd_k_i,       // LoadStationary: K, 1..ROWS (FP8: 1..2*ROWS)
   input  logic [N_W-1:0]                cmd_n_i,       // MultiplyMoving: N, 1..NMAX
   input  logic                          cmd_acc_i,     // MultiplyMoving: 1 = add results to PSUM, 0 = overwrite;
                                                        // LoadStationary: must be 0
-  // Stationary stream (valid/ready): one partition row per beat, partition 0 first.
+  // Stationary stream (valid/ready): one PE row per beat (one partition, or an FP8 pair), PE row 0 first.
   input  logic                          stat_valid_i,
   output logic                          stat_ready_o,
   input  logic [COLS-1:0][15:0]         stat_data_i,
-  // Moving stream (valid/ready): one moving column (all partitions) per beat, n = 0 first.
+  // Moving stream (valid/ready): one moving column (all PE rows) per beat, n = 0 first.
   input  logic                          mov_valid_i,
   output logic                          mov_ready_o,
   input  logic [ROWS-1:0][15:0]         mov_data_i,
@@ -67,7 +70,7 @@ module trn_te
   output logic                          err_o          // sticky: a command with an illegal field was dropped
 );
 
-  localparam int unsigned K_W        = $clog2(ROWS + 1);
+  localparam int unsigned K_W        = $clog2(2 * ROWS + 1);
   localparam int unsigned CTRL_DEPTH = ROWS + COLS + 1;  // mov handshake -> result beat on the out port
   localparam int unsigned FLIGHT_W   = $clog2(CTRL_DEPTH + 1);
 
@@ -82,7 +85,10 @@ module trn_te
   logic                    acc_q;                // PSUM write-back mode of the MultiplyMoving being streamed
   logic [N_W-1:0]          count_q, count_d;     // LOAD: rows taken so far; STREAM: columns still to take
   logic [K_W-1:0]          k_q;
-  logic [ROWS-1:0]         row_active_q;
+  logic                    dbl_q;                // the loaded stationary pairs two partitions per PE row (FP8)
+  logic [K_W-1:0]          stat_beats;           // beats of the LoadStationary being taken: ceil(K / P)
+  logic [ROWS-1:0]         row_act0_q;           // per PE row: first partition active
+  logic [ROWS-1:0]         row_act1_q;           // per PE row: second partition active (FP8 only)
   logic [FLIGHT_W-1:0]     inflight_q;           // result columns in the pipeline
   logic                    err_q;
 
@@ -106,7 +112,8 @@ module trn_te
   always_comb begin
     cmd_illegal = !dtype_legal(cmd_dtype_i);
     unique case (cmd_op_i)
-      OP_LOAD_STATIONARY: if (cmd_k_i == '0 || 32'(cmd_k_i) > ROWS || cmd_acc_i) cmd_illegal = 1'b1;
+      OP_LOAD_STATIONARY: if (cmd_k_i == '0 || 32'(cmd_k_i) > ROWS * 32'(dtype_pe_partitions(cmd_dtype_i)) ||
+                              cmd_acc_i) cmd_illegal = 1'b1;
       OP_MULTIPLY_MOVING: if (cmd_n_i == '0 || 32'(cmd_n_i) > NMAX) cmd_illegal = 1'b1;
       default:            cmd_illegal = 1'b1;
     endcase
@@ -130,7 +137,7 @@ module trn_te
       ST_LOAD: begin
         if (stat_hs) begin
           count_d = count_q + 1'b1;
-          if (count_d == N_W'(k_q)) state_d = ST_IDLE;
+          if (count_d == N_W'(stat_beats)) state_d = ST_IDLE;
         end
       end
       ST_STREAM: begin
@@ -148,22 +155,31 @@ module trn_te
       state_q      <= ST_IDLE;
       count_q      <= '0;
       k_q          <= '0;
+      dbl_q        <= 1'b0;
       dtype_q      <= DT_BF16;
       acc_q        <= 1'b0;
-      row_active_q <= '0;
+      row_act0_q   <= '0;
+      row_act1_q   <= '0;
       err_q        <= 1'b0;
     end else begin
       state_q <= state_d;
       count_q <= count_d;
       if (cmd_hs && !cmd_illegal) begin
         dtype_q <= cmd_dtype_i;
-        if (cmd_op_i == OP_LOAD_STATIONARY) k_q <= cmd_k_i;
-        else                                acc_q <= cmd_acc_i;
+        if (cmd_op_i == OP_LOAD_STATIONARY) begin
+          k_q   <= cmd_k_i;
+          dbl_q <= dtype_pe_partitions(cmd_dtype_i) == 2'd2;
+        end else begin
+          acc_q <= cmd_acc_i;
+        end
       end
       if (cmd_hs && cmd_illegal) err_q <= 1'b1;
-      // Partition activity changes only while nothing is in flight (stat_ready_o requires it).
+      // Partition activity changes only while nothing is in flight (stat_ready_o requires it). Beat j activates
+      // PE row j's first partition, and for FP8 its second unless K is odd and this is the last beat.
       if (stat_hs) begin
-        row_active_q <= (count_q == '0) ? ROWS'(1) : row_active_q | (ROWS'(1) << count_q);
+        row_act0_q <= ((count_q == '0) ? '0 : row_act0_q) | (ROWS'(1) << count_q);
+        row_act1_q <= ((count_q == '0) ? '0 : row_act1_q) |
+                      (ROWS'(dbl_q && 32'(count_q) * 2 + 1 < 32'(k_q)) << count_q);
       end
     end
   end
@@ -176,55 +192,78 @@ module trn_te
     end
   end
 
+  assign stat_beats = dbl_q ? K_W'((32'(k_q) + 1) / 2) : k_q;
   assign busy_o = (state_q != ST_IDLE) || (inflight_q != '0);
   assign err_o  = err_q;
 
   // ---------------------------------------------------------------------------------------------------------------
   // Edge widening: stationary rows on load, moving columns on entry
   // ---------------------------------------------------------------------------------------------------------------
-  logic [COLS-1:0][31:0] stat_f32;
-  logic [ROWS-1:0][31:0] mov_f32;
+  // The low lane byte (FP8) or the whole lane widens to a row's first partition; for FP8 the high byte widens to
+  // its second partition (zero otherwise, so the second adder of every PE sees +0.0 operands).
+  logic [COLS-1:0][31:0] stat0_f32, stat1_f32;
+  logic [ROWS-1:0][31:0] mov0_f32, mov1_f32;
   logic [ROWS-1:0]       w_we;
+  logic                  dbl_cmd;   // the dtype being streamed pairs partitions (FP8)
+
+  assign dbl_cmd = dtype_pe_partitions(dtype_q) == 2'd2;
 
   for (genvar c = 0; c < COLS; c++) begin : g_stat_widen
+    logic [31:0] hi_f32;
     trn_fp_widen u_widen (
       .dtype_i (dtype_q),
       .data_i  (stat_data_i[c]),
-      .f32_o   (stat_f32[c])
+      .f32_o   (stat0_f32[c])
     );
+    trn_fp_widen u_widen_hi (
+      .dtype_i (dtype_q),
+      .data_i  ({8'd0, stat_data_i[c][15:8]}),
+      .f32_o   (hi_f32)
+    );
+    assign stat1_f32[c] = dbl_cmd ? hi_f32 : '0;
   end
 
   for (genvar r = 0; r < ROWS; r++) begin : g_mov_widen
+    logic [31:0] hi_f32;
     trn_fp_widen u_widen (
       .dtype_i (dtype_q),
       .data_i  (mov_data_i[r]),
-      .f32_o   (mov_f32[r])
+      .f32_o   (mov0_f32[r])
     );
+    trn_fp_widen u_widen_hi (
+      .dtype_i (dtype_q),
+      .data_i  ({8'd0, mov_data_i[r][15:8]}),
+      .f32_o   (hi_f32)
+    );
+    assign mov1_f32[r] = dbl_cmd ? hi_f32 : '0;
     assign w_we[r] = stat_hs && (count_q == N_W'(r));
   end
 
   // ---------------------------------------------------------------------------------------------------------------
   // Input skew -> PE array -> output de-skew
   // ---------------------------------------------------------------------------------------------------------------
-  logic [ROWS-1:0][31:0] mov_skewed;
+  logic [ROWS-1:0][31:0] mov0_skewed, mov1_skewed;
   logic [COLS-1:0][31:0] col_sum;
 
   for (genvar r = 0; r < ROWS; r++) begin : g_skew
-    trn_prim_delay #(.WIDTH(32), .DEPTH(r + 1)) u_skew (
+    trn_prim_delay #(.WIDTH(64), .DEPTH(r + 1)) u_skew (
       .clk_i  (clk_i),
       .en_i   (adv),
-      .data_i (mov_f32[r]),
-      .data_o (mov_skewed[r])
+      .data_i ({mov1_f32[r], mov0_f32[r]}),
+      .data_o ({mov1_skewed[r], mov0_skewed[r]})
     );
   end
 
   trn_te_array #(.ROWS(ROWS), .COLS(COLS)) u_array (
     .clk_i  (clk_i),
     .en_i   (adv),
-    .act_i  (row_active_q),
+    .act0_i (row_act0_q),
+    .act1_i (row_act1_q),
     .w_we_i (w_we),
-    .w_i    (stat_f32),
-    .mov_i  (mov_skewed),
+    .w0_i   (stat0_f32),
+    .w1_i   (stat1_f32),
+    .mov0_i (mov0_skewed),
+    .mov1_i (mov1_skewed),
     .psum_o (col_sum)
   );
 
@@ -311,8 +350,17 @@ module trn_te
       cmd_hs |-> dtype_legal(cmd_dtype_i))
     else $error("trn_te: illegal dtype code %0d (legal: 0..3)", cmd_dtype_i);
   a_cmd_k: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      cmd_hs && cmd_op_i == OP_LOAD_STATIONARY |-> cmd_k_i != '0 && 32'(cmd_k_i) <= ROWS)
-    else $error("trn_te: LoadStationary K=%0d outside 1..%0d", cmd_k_i, ROWS);
+      cmd_hs && cmd_op_i == OP_LOAD_STATIONARY && dtype_legal(cmd_dtype_i) |->
+      cmd_k_i != '0 && 32'(cmd_k_i) <= ROWS * 32'(dtype_pe_partitions(cmd_dtype_i)))
+    else $error("trn_te: LoadStationary K=%0d outside 1..%0d for dtype %0d", cmd_k_i,
+                ROWS * 32'(dtype_pe_partitions(cmd_dtype_i)), cmd_dtype_i);
+  // A MultiplyMoving pairs partitions as the loaded stationary does (rule 8): FP8 moving data on an FP8 stationary,
+  // BF16/FP16 on BF16/FP16; otherwise its lanes would be read as partitions the array does not hold.
+  a_cmd_pairing: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      cmd_hs && cmd_op_i == OP_MULTIPLY_MOVING && dtype_legal(cmd_dtype_i) |->
+      (dtype_pe_partitions(cmd_dtype_i) == 2'd2) == dbl_q)
+    else $error("trn_te: MultiplyMoving dtype %0d pairs %0d partition(s) per PE row, the loaded stationary %0d",
+                cmd_dtype_i, dtype_pe_partitions(cmd_dtype_i), dbl_q ? 2 : 1);
   a_cmd_n: assert property (@(posedge clk_i) disable iff (!rst_ni)
       cmd_hs && cmd_op_i == OP_MULTIPLY_MOVING |-> cmd_n_i != '0 && 32'(cmd_n_i) <= NMAX)
     else $error("trn_te: MultiplyMoving N=%0d outside 1..%0d", cmd_n_i, NMAX);

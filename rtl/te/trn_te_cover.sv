@@ -4,7 +4,7 @@
 // summary of `make coverage` lists the ones never hit. The engine's signals are read, never driven.
 //
 // Partial tiles: K, the contraction size of one pass, is partial when a LoadStationary loads fewer than ROWS
-// partitions; M, the stationary free size, when the last array column is all zero in every row of a load (the
+// partitions (FP8: 2 * ROWS, double-row); M, the stationary free size, when the last array column is all zero in every row of a load (the
 // padding TeRtl::matmul writes for M < COLS); N, the moving free size, when a MultiplyMoving streams fewer than NMAX
 // columns (a full one: exactly NMAX, one whole PSUM bank).
 //
@@ -24,13 +24,13 @@ module trn_te_cover
   input logic                      cmd_illegal,
   input te_op_e                    cmd_op_i,
   input logic [2:0]                cmd_dtype_i,
-  input logic [$clog2(ROWS+1)-1:0] cmd_k_i,
+  input logic [$clog2(2*ROWS+1)-1:0] cmd_k_i,
   input logic [N_W-1:0]            cmd_n_i,
   input logic                      cmd_acc_i,
   input logic                      stat_hs,
   input logic [15:0]               stat_last_col,   // stat_data_i[COLS-1]
   input logic [N_W-1:0]            count_q,
-  input logic [$clog2(ROWS+1)-1:0] k_q,
+  input logic [$clog2(2*ROWS+1)-1:0] stat_beats,  // beats of the load being taken: ceil(K / P)
   input logic                      out_valid_o,
   input logic                      out_ready_i,
   input logic                      out_last_o
@@ -48,7 +48,7 @@ module trn_te_cover
   logic last_stat_beat;
   // The last command taken was a MultiplyMoving with accumulate off.
   logic mult_off_q;
-  assign last_stat_beat = stat_hs && (count_q + 1'b1 == N_W'(k_q));
+  assign last_stat_beat = stat_hs && (count_q + 1'b1 == N_W'(stat_beats));
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       stall_q    <= 1'b0;
@@ -71,8 +71,16 @@ module trn_te_cover
   c_mult_fp8e4m3:  cover property (@(posedge clk_i) disable iff (!rst_ni) mult && cmd_dtype_i == DT_FP8E4M3);
   c_mult_fp8e5m2:  cover property (@(posedge clk_i) disable iff (!rst_ni) mult && cmd_dtype_i == DT_FP8E5M2);
   // Tiles: K partial and full, M partial, N partial and full.
-  c_k_partial:     cover property (@(posedge clk_i) disable iff (!rst_ni) load && 32'(cmd_k_i) < ROWS);
-  c_k_full:        cover property (@(posedge clk_i) disable iff (!rst_ni) load && 32'(cmd_k_i) == ROWS);
+  logic [31:0] k_max;  // partitions one pass of this dtype contracts: ROWS, or 2 * ROWS for FP8 (rule 8)
+  logic        dbl;    // the command's dtype pairs two partitions per PE row
+  assign k_max = ROWS * 32'(dtype_pe_partitions(cmd_dtype_i));
+  assign dbl   = dtype_pe_partitions(cmd_dtype_i) == 2'd2;
+  c_k_partial:     cover property (@(posedge clk_i) disable iff (!rst_ni) load && 32'(cmd_k_i) < k_max);
+  c_k_full:        cover property (@(posedge clk_i) disable iff (!rst_ni) load && 32'(cmd_k_i) == k_max);
+  // FP8 double-row: a pass longer than ROWS (every PE row contracts two partitions), and an odd K (the last PE
+  // row's second partition inactive).
+  c_k_double_row:  cover property (@(posedge clk_i) disable iff (!rst_ni) load && dbl && 32'(cmd_k_i) > ROWS);
+  c_k_double_odd:  cover property (@(posedge clk_i) disable iff (!rst_ni) load && dbl && cmd_k_i[0]);
   c_m_partial:     cover property (@(posedge clk_i) disable iff (!rst_ni)
                        last_stat_beat && (count_q == '0 || m_pad_q) && stat_last_col == '0);
   c_n_partial:     cover property (@(posedge clk_i) disable iff (!rst_ni) mult && 32'(cmd_n_i) < NMAX);
@@ -103,7 +111,7 @@ bind trn_te trn_te_cover #(.ROWS(ROWS)) u_cover (
   .stat_hs       (stat_hs),
   .stat_last_col (stat_data_i[COLS-1]),
   .count_q       (count_q),
-  .k_q           (k_q),
+  .stat_beats    (stat_beats),
   .out_valid_o   (out_valid_o),
   .out_ready_i   (out_ready_i),
   .out_last_o    (out_last_o)

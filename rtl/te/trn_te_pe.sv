@@ -1,30 +1,37 @@
 // trn_te_pe: one processing element of the weight-stationary systolic array.
 //
-// Holds one widened stationary value (FP32). Each enabled cycle it takes the moving value from its left neighbour
-// and the partial sum from the PE above, and registers
-//   mov_o  <= mov_i                          (to the right neighbour)
-//   psum_o <= act_i ? psum_i + w * mov_i     (to the PE below; product and sum each FP32 RNE, no FMA)
-//                   : psum_i                 (inactive partition: pass the sum through unchanged)
-// Numerics: BRIEF section 3 rules 2-3. The product is rounded before the add (two separate units).
+// Holds two widened stationary values (FP32): w0 for the PE row's first partition and w1 for its second, used only
+// by FP8 operands (double-row, BRIEF section 3 rule 8: each PE contracts two partitions per cycle). Each enabled
+// cycle it takes the two moving values from its left neighbour and the partial sum from the PE above, and registers
+//   mov0_o, mov1_o <= mov0_i, mov1_i                (to the right neighbour)
+//   s              =  act0_i ? psum_i + w0 * mov0_i : psum_i
+//   psum_o        <=  act1_i ? s + w1 * mov1_i : s  (to the PE below)
+// Numerics: BRIEF section 3 rules 2-3 and 8. Every product is rounded before its add (separate units, no FMA) and
+// the two partitions are added one after the other in partition order, so the column sum is rule 3's. An inactive
+// partition (k >= K, or the second partition of a BF16/FP16 row) passes the sum through unchanged.
 module trn_te_pe (
   input  logic        clk_i,
   input  logic        en_i,     // pipeline advance; 0 = global stall (hold all registers)
-  input  logic        act_i,    // this PE's partition is part of the contraction (k < K)
-  input  logic        w_we_i,   // write w_i into the stationary register
-  input  logic [31:0] w_i,      // widened stationary value (FP32)
-  input  logic [31:0] mov_i,    // widened moving value (FP32) from the left
+  input  logic        act0_i,   // the row's first partition is part of the contraction (k < K)
+  input  logic        act1_i,   // the row's second partition is (FP8 double-row only)
+  input  logic        w_we_i,   // write w0_i, w1_i into the stationary registers
+  input  logic [31:0] w0_i,     // widened stationary value of the first partition (FP32)
+  input  logic [31:0] w1_i,     // widened stationary value of the second partition (FP32; 0 unless FP8)
+  input  logic [31:0] mov0_i,   // widened moving value of the first partition (FP32) from the left
+  input  logic [31:0] mov1_i,   // widened moving value of the second partition (FP32; 0 unless FP8)
   input  logic [31:0] psum_i,   // partial column sum (FP32) from above
-  output logic [31:0] mov_o,    // registered moving value, to the right
+  output logic [31:0] mov0_o,   // registered moving values, to the right
+  output logic [31:0] mov1_o,
   output logic [31:0] psum_o    // registered partial column sum, downward
 );
 
-  logic [31:0] w_q;
-  logic [31:0] mov_q, psum_q;
-  logic [31:0] prod, sum, psum_d;
+  logic [31:0] w0_q, w1_q;
+  logic [31:0] mov0_q, mov1_q, psum_q;
+  logic [31:0] prod, sum, psum_mid, prod1, sum1, psum_d;
 
   trn_fp32_mul u_mul (
-    .a_i (w_q),
-    .b_i (mov_i),
+    .a_i (w0_q),
+    .b_i (mov0_i),
     .p_o (prod)
   );
 
@@ -34,20 +41,40 @@ module trn_te_pe (
     .s_o (sum)
   );
 
-  assign psum_d = act_i ? sum : psum_i;
+  assign psum_mid = act0_i ? sum : psum_i;
+
+  // The second partition of an FP8 row, added after the first (rule 8).
+  trn_fp32_mul u_mul1 (
+    .a_i (w1_q),
+    .b_i (mov1_i),
+    .p_o (prod1)
+  );
+
+  trn_fp32_add u_add1 (
+    .a_i (psum_mid),
+    .b_i (prod1),
+    .s_o (sum1)
+  );
+
+  assign psum_d = act1_i ? sum1 : psum_mid;
 
   always_ff @(posedge clk_i) begin
-    if (w_we_i) w_q <= w_i;
+    if (w_we_i) begin
+      w0_q <= w0_i;
+      w1_q <= w1_i;
+    end
   end
 
   always_ff @(posedge clk_i) begin
     if (en_i) begin
-      mov_q  <= mov_i;
+      mov0_q <= mov0_i;
+      mov1_q <= mov1_i;
       psum_q <= psum_d;
     end
   end
 
-  assign mov_o  = mov_q;
+  assign mov0_o = mov0_q;
+  assign mov1_o = mov1_q;
   assign psum_o = psum_q;
 
 endmodule

@@ -37,7 +37,7 @@ endmodule
 bind trn_te_pe trn_te_pe_cover u_cover (
   .clk_i  (clk_i),
   .en_i   (en_i),
-  .act_i  (act_i),
+  .act_i  (act0_i),
   .psum_i (psum_i[30:0]),
   .prod   (prod[30:0])
 );

@@ -10,6 +10,17 @@ package trn_te_pkg;
   // ---- GENERATED from spec/isa.json by scripts/gen-isa.cmake (make isa-gen): do not edit this region
   // Largest moving free size N of one MultiplyMoving: one PSUM bank of FP32 (BRIEF section 2) (C++ isa::kMaxMovingN).
   localparam int unsigned NMAX = 512;
+  // Partitions one PE contracts per cycle with operands of dtype code `code` (BRIEF section 3 rule 8: 2 for FP8,
+  // double-row; C++ isa::te_pe_partitions); 0 for an illegal code.
+  function automatic logic [1:0] dtype_pe_partitions(logic [2:0] code);
+    unique case (code)
+      3'd0: return 2'd1;  // bf16
+      3'd1: return 2'd1;  // fp16
+      3'd2: return 2'd2;  // fp8e4m3
+      3'd3: return 2'd2;  // fp8e5m2
+      default: return 2'd0;
+    endcase
+  endfunction
   // ---- END GENERATED
   localparam int unsigned N_W  = $clog2(NMAX + 1);  // width of the N field (1..512)
 

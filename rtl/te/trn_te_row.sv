@@ -2,8 +2,9 @@
 //
 // The row's moving value enters PE 0 from the left (already skewed for this partition) and moves one PE to the right
 // per enabled cycle; the partial sums of all COLS columns enter from the row above and leave, one PE stage later,
-// towards the row below. Every PE of the row shares the partition's active flag and stationary write enable; PE c
-// takes column c of the widened stationary row.
+// towards the row below. A PE row holds one partition, or two with FP8 operands (double-row, BRIEF section 3 rule
+// 8): each has its own moving value, stationary row and active flag, shared by every PE of the row; PE c takes
+// column c of the widened stationary rows.
 //
 // This module is the unit of hierarchical verilation for the large engines (rtl/te/trn_te_hier.vlt marks it as a
 // hierarchy block): Verilator then builds one row model per COLS value and the array instantiates it ROWS times,
@@ -14,35 +15,44 @@ module trn_te_row #(
 ) (
   input  logic                  clk_i,
   input  logic                  en_i,     // pipeline advance for every PE (global stall when 0)
-  input  logic                  act_i,    // this partition is part of the contraction (k < K)
-  input  logic                  w_we_i,   // write the stationary row w_i into this partition
-  input  logic [COLS-1:0][31:0] w_i,      // one widened stationary row (FP32 per column)
-  input  logic [31:0]           mov_i,    // skewed, widened moving value of this partition
+  input  logic                  act0_i,   // this row's first partition is part of the contraction (k < K)
+  input  logic                  act1_i,   // its second partition is (FP8 double-row only)
+  input  logic                  w_we_i,   // write the stationary rows w0_i, w1_i into this PE row
+  input  logic [COLS-1:0][31:0] w0_i,     // widened stationary row of the first partition (FP32 per column)
+  input  logic [COLS-1:0][31:0] w1_i,     // widened stationary row of the second partition (0 unless FP8)
+  input  logic [31:0]           mov0_i,   // skewed, widened moving value of the first partition
+  input  logic [31:0]           mov1_i,   // skewed, widened moving value of the second partition (0 unless FP8)
   input  logic [COLS-1:0][31:0] psum_i,   // partial column sums from the row above
   output logic [COLS-1:0][31:0] psum_o    // partial column sums to the row below (registered in the PEs)
 );
 
-  // mov[c] enters PE c from the left; mov[COLS] leaves the right-most PE unused.
-  logic [31:0] mov [COLS+1];
+  // mov0[c], mov1[c] enter PE c from the left; index COLS leaves the right-most PE unused.
+  logic [31:0] mov0 [COLS+1];
+  logic [31:0] mov1 [COLS+1];
 
-  assign mov[0] = mov_i;
+  assign mov0[0] = mov0_i;
+  assign mov1[0] = mov1_i;
 
   for (genvar c = 0; c < COLS; c++) begin : g_col
     trn_te_pe u_pe (
       .clk_i  (clk_i),
       .en_i   (en_i),
-      .act_i  (act_i),
+      .act0_i (act0_i),
+      .act1_i (act1_i),
       .w_we_i (w_we_i),
-      .w_i    (w_i[c]),
-      .mov_i  (mov[c]),
+      .w0_i   (w0_i[c]),
+      .w1_i   (w1_i[c]),
+      .mov0_i (mov0[c]),
+      .mov1_i (mov1[c]),
       .psum_i (psum_i[c]),
-      .mov_o  (mov[c+1]),
+      .mov0_o (mov0[c+1]),
+      .mov1_o (mov1[c+1]),
       .psum_o (psum_o[c])
     );
   end
 
-  // The right-most PE's moving output leaves the array unused.
+  // The right-most PE's moving outputs leave the array unused.
   logic unused_mov_last;
-  assign unused_mov_last = ^mov[COLS];
+  assign unused_mov_last = ^{mov0[COLS], mov1[COLS]};
 
 endmodule

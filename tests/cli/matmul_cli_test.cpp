@@ -67,6 +67,30 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulCli,
                                            Shape{"fp8e5m2", isa::Dtype::kFp8E5M2, 16, 16, 513, false},
                                            Shape{"fp8e4m3", isa::Dtype::kFp8E4M3, 33, 17, 9, true}));
 
+// BRIEF section 3 rule 8 through the command line, with values worked out by hand (tiny: 16 TE rows). K = 32:
+// products 2048 * 2048 = 2^22 at k = 0..3 sum to 2^24, then 28 products 1 * 1. FP8 contracts 2 x 16 = 32
+// partitions in one pass, where each + 1 on 2^24 is a tie back to 2^24: O = 2^24. BF16 tiles K by 16: the first
+// tile is 2^24 (its 12 ones are lost the same way), the second 16, so O = 2^24 + 16. On the RTL, the TLM model
+// and in lockstep.
+TEST(MatmulCliDoubleRow, Fp8ContractsTwiceTheRowsPerPassAsRuleEightSays) {
+  const float big = 2048.0f, one = 1.0f;
+  std::vector<uint32_t> col(32);
+  for (int k = 0; k < 32; ++k) std::memcpy(&col[size_t(k)], k < 4 ? &big : &one, 4);
+  const std::string s = write_npy(col, 32, 1), mv = write_npy(col, 32, 1);
+  for (const char* te : {"tlm", "rtl", "lockstep"}) {
+    for (const auto& [dtype, want] : {std::pair<std::string, float>{"fp8e5m2", 16777216.0f}, {"bf16", 16777232.0f}}) {
+      const std::string out = next_scratch(".npy");
+      const Result r = run(std::string("matmul --te ") + te + " --stationary " + s + " --moving " + mv +
+                           " --dtype " + dtype + " --out " + out);
+      ASSERT_EQ(r.exit_code, 0) << te << " " << dtype << "\n" << r.out << r.err;
+      float got;
+      const uint32_t bits = read_npy_f32(out, 1).at(0);
+      std::memcpy(&got, &bits, 4);
+      EXPECT_EQ(got, want) << te << " " << dtype;
+    }
+  }
+}
+
 TEST(MatmulCliLockstep, RtlAndTlmAgreeOnARaggedProduct) {
   std::mt19937_64 rng(5);
   const auto s = random_f32(23 * 19, rng), mv = random_f32(23 * 31, rng);

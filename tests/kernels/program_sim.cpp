@@ -164,10 +164,11 @@ void for_each_run(const Geometry& g, const Instruction& in, uint32_t stationary_
     case Opcode::kLoadStationary:
     case Opcode::kMultiplyMoving: {
       const auto& t = in.te;
-      const uint64_t es = isa::dtype_bits(t.dtype) / 8;
+      // SBUF layout of a TE operand (firmware/isa/dtype.h): FP8 holds two operand partitions per SBUF partition.
       const uint64_t sp = t.sbuf_addr / g.pb(MemSpace::kSbuf), so = t.sbuf_addr % g.pb(MemSpace::kSbuf);
-      for (uint64_t k = 0; k < t.k; ++k) {
-        f(Run{MemSpace::kSbuf, static_cast<uint32_t>(sp + k), so, so + uint64_t(t.free_size) * es, false});
+      for (uint64_t k = 0; k < isa::te_sbuf_partitions(t.dtype, t.k); ++k) {
+        f(Run{MemSpace::kSbuf, static_cast<uint32_t>(sp + k), so, so + isa::te_sbuf_row_bytes(t.dtype, t.free_size),
+              false});
       }
       if (in.op == Opcode::kMultiplyMoving) {
         const uint64_t pp = t.psum_addr / g.pb(MemSpace::kPsum), po = t.psum_addr % g.pb(MemSpace::kPsum);
@@ -368,7 +369,11 @@ ProgramCheck check_program(const driver::DeviceInfo& info, const isa::Program& p
         }
       }
       if (in.op == Opcode::kLoadStationary || in.op == Opcode::kMultiplyMoving) {
-        if (in.te.k > info.te_rows) error(fmt::format("{}: k {} > {} TE rows", where(q, i, in), in.te.k, info.te_rows));
+        const unsigned max_k = isa::te_max_k(in.te.dtype, info.te_rows);
+        if (in.te.k > max_k) {
+          error(fmt::format("{}: k {} > {} partitions per pass ({} TE rows)", where(q, i, in), in.te.k, max_k,
+                            info.te_rows));
+        }
         if (in.op == Opcode::kLoadStationary && in.te.free_size > info.te_cols) {
           error(fmt::format("{}: M {} > {} TE columns", where(q, i, in), in.te.free_size, info.te_cols));
         }
@@ -638,9 +643,11 @@ RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& prog
     const auto& table = widen_table(t.dtype);
     const unsigned es = isa::dtype_bits(t.dtype) / 8;
     const uint64_t pb = info.sbuf_partition_bytes;
+    // Operand partition k of a TE operand in SBUF (firmware/isa/dtype.h: FP8 pairs two per SBUF partition).
     auto sbuf_row = [&](uint32_t k, uint32_t n, std::vector<float>* dst) {
-      const uint8_t* p = at(MemSpace::kSbuf, t.sbuf_addr + uint64_t(k) * pb, uint64_t(n) * es);
-      for (uint32_t j = 0; j < n; ++j) (*dst)[j] = table[load_le(p + j * es, es)];
+      const uint8_t* p = at(MemSpace::kSbuf, t.sbuf_addr + uint64_t(isa::te_sbuf_partition(t.dtype, k)) * pb,
+                            isa::te_sbuf_row_bytes(t.dtype, n));
+      for (uint32_t j = 0; j < n; ++j) (*dst)[j] = table[load_le(p + isa::te_sbuf_byte(t.dtype, k, j), es)];
     };
     if (in.op == Opcode::kLoadStationary) {
       st_k = t.k;
@@ -740,7 +747,7 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
             }
             break;
           case Opcode::kLoadStationary: {
-            const double c = 1.0 + in.te.k;
+            const double c = 1.0 + isa::te_sbuf_partitions(in.te.dtype, in.te.k);  // one beat per PE row
             stationary_m = in.te.free_size;
             te_busy += c;
             t[q] += c;

@@ -10,6 +10,7 @@
 
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/gemm_golden.h"
+#include "firmware/kernels/dma_copies.h"
 #include "model/te/te_compute.h"
 #include "tests/model/device_fixture.h"
 #include "tests/support/test_seed.h"
@@ -156,7 +157,7 @@ TEST_P(TeProgramTest, MatchesGoldenGemmAndLeavesPsumAroundUntouched) {
   drv_->write_hbm(m_hbm, to_bytes(mv, dtype).data(), mv.size() * es);
   drv_->write_hbm(m2_hbm, to_bytes(mv2, dtype).data(), mv2.size() * es);
 
-  const uint32_t pb = info.sbuf_partition_bytes, ppb = info.psum_partition_bytes;
+  const uint32_t ppb = info.psum_partition_bytes;
   // The device is shared by the tests of this process: clear PSUM so that "untouched" reads as zero.
   const std::vector<uint8_t> zeros(size_t(info.psum_partitions) * ppb, 0);
   dev_->write_mem(regs::PSUM_BASE, zeros.data(), zeros.size());
@@ -165,14 +166,19 @@ TEST_P(TeProgramTest, MatchesGoldenGemmAndLeavesPsumAroundUntouched) {
   isa::Program p;
   auto& dq = p.queues[size_t(isa::Engine::kDma)];
   auto& tq = p.queues[size_t(isa::Engine::kTe)];
-  const DataType t = static_cast<DataType>(dtype);
-  dq.push_back(copy(Opcode::kDmaCopy, MemSpace::kHbm, s_hbm, t, MemSpace::kSbuf, s_sb, t, {uint16_t(m), uint16_t(k), 1, 1},
-                    {int32_t(es), int32_t(m * es), 0, 0}, {int32_t(es), int32_t(pb), 0, 0}));
-  dq.push_back(copy(Opcode::kDmaCopy, MemSpace::kHbm, m_hbm, t, MemSpace::kSbuf, m_sb, t, {uint16_t(n), uint16_t(k), 1, 1},
-                    {int32_t(es), int32_t(n * es), 0, 0}, {int32_t(es), int32_t(pb), 0, 0}));
-  dq.push_back(copy(Opcode::kDmaCopy, MemSpace::kHbm, m2_hbm, t, MemSpace::kSbuf, m2_sb, t,
-                    {uint16_t(n), uint16_t(k), 1, 1}, {int32_t(es), int32_t(n * es), 0, 0},
-                    {int32_t(es), int32_t(pb), 0, 0}));
+  // HBM row-major -> the TE operand layout in SBUF (FP8: two rows per partition, firmware/isa/dtype.h).
+  auto load = [&](uint64_t hbm, int cols, uint64_t sbuf) {
+    for (const isa::CopyFields& c : kernels::te_operand_copies(info, dtype, hbm, uint64_t(cols) * es, k, cols, 1, 0,
+                                                               sbuf, 0)) {
+      Instruction in;
+      in.op = Opcode::kDmaCopy;
+      in.copy = c;
+      dq.push_back(in);
+    }
+  };
+  load(s_hbm, m, s_sb);
+  load(m_hbm, n, m_sb);
+  load(m2_hbm, n, m2_sb);
   dq.push_back(sem(Opcode::kSemSignal, 1, 1));
   dq.push_back(sem(Opcode::kSemWait, 2, 1));
   dq.push_back(copy(Opcode::kDmaCopy, MemSpace::kPsum, psum, DataType::kFp32, MemSpace::kHbm, out_hbm,
@@ -213,7 +219,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, TeProgramTest,
                          ::testing::Values(TeProgramCase{isa::Dtype::kBf16, 12, 10, 33},
                                            TeProgramCase{isa::Dtype::kFp16, 16, 16, 512},
                                            TeProgramCase{isa::Dtype::kFp8E4M3, 1, 1, 1},
-                                           TeProgramCase{isa::Dtype::kFp8E5M2, 7, 16, 100}));
+                                           TeProgramCase{isa::Dtype::kFp8E5M2, 7, 16, 100},
+                                           // FP8 double-row: K up to 2 x 16 rows in one pass, odd and full.
+                                           TeProgramCase{isa::Dtype::kFp8E4M3, 29, 16, 64},
+                                           TeProgramCase{isa::Dtype::kFp8E5M2, 32, 9, 512}));
 
 // Cost model of docs/architecture.md: every instruction takes 1 issue cycle, then LoadStationary 1 + K and
 // MultiplyMoving N + R + C + 2 (the RTL's latencies).

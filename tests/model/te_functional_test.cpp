@@ -33,7 +33,12 @@ std::string hex32(uint32_t v) {
 // Runs one LoadStationary + MultiplyMoving on `te`, compares with golden::gemm(tile_rows = te.rows()).
 void expect_matches_golden(TeFunctional& te, Dtype dt, int k, int m, int n, const std::vector<uint16_t>& st,
                            const std::vector<uint16_t>& mv, const std::string& what, bool load = true) {
-  if (load) te.load_stationary(dt, k, m, st);
+  if (load) {
+    // One beat per PE row: K partitions, or ceil(K / 2) pairs for FP8 (rule 8).
+    const uint64_t load_cycles = te.load_stationary(dt, k, m, st);
+    const bool fp8 = dt == Dtype::kFp8E4M3 || dt == Dtype::kFp8E5M2;
+    EXPECT_EQ(load_cycles, 1u + uint64_t(fp8 ? (k + 1) / 2 : k)) << what;
+  }
   std::vector<uint32_t> got;
   const uint64_t cycles = te.multiply_moving(dt, k, n, mv, got, 0);
   EXPECT_EQ(cycles, model::TeTiming::multiply_moving(te.rows(), te.cols(), n)) << what;
@@ -170,14 +175,14 @@ TEST_P(TeFunctionalTest, EveryPatternWidensExactly) {
   }
 }
 
-// K = 1..rows on several engine sizes, ragged M and N (including M = 1, M = cols, N = 1, N = 512), ordinary
-// values with a few specials.
+// K = 1..rows (FP8: 1..2 * rows, double-row) on several engine sizes, ragged M and N (including M = 1, M = cols,
+// N = 1, N = 512), ordinary values with a few specials.
 TEST_P(TeFunctionalTest, AllKRaggedShapesMatchGolden) {
   std::mt19937_64 rng(test::test_seed());
   for (const auto& [rows, cols] : {std::pair{16, 16}, std::pair{128, 128}, std::pair{7, 5}, std::pair{1, 1}}) {
     auto te = make(rows, cols);
     std::uniform_int_distribution<int> m_any(1, cols), n_any(1, 70);
-    for (int k = 1; k <= rows; ++k) {
+    for (int k = 1; k <= int(isa::te_max_k(dt(), unsigned(rows))); ++k) {
       const int m = k % 5 == 0 ? cols : k % 7 == 0 ? 1 : m_any(rng);
       const int n = k % 8 == 0 ? 512 : k % 8 == 3 ? 1 : k % 8 == 5 ? 512 - int(rng() % 31) : n_any(rng);
       const auto st = tensor(dt(), size_t(k) * m, rng, 2);
@@ -196,8 +201,9 @@ TEST_P(TeFunctionalTest, SpecialValuesMatchGolden) {
   for (const auto& [rows, cols] : {std::pair{16, 16}, std::pair{128, 128}, std::pair{5, 9}}) {
     auto te = make(rows, cols);
     for (int pct : {5, 20, 60}) {
-      for (const auto& [k, m, n] : {std::tuple{rows, cols, 512}, std::tuple{std::max(1, rows - 3), cols - 1, 37},
-                                    std::tuple{1, cols, 1}, std::tuple{rows, 1, 512}}) {
+      const int kmax = int(isa::te_max_k(dt(), unsigned(rows)));
+      for (const auto& [k, m, n] : {std::tuple{kmax, cols, 512}, std::tuple{std::max(1, kmax - 3), cols - 1, 37},
+                                    std::tuple{1, cols, 1}, std::tuple{kmax, 1, 512}}) {
         const auto st = tensor(dt(), size_t(k) * m, rng, pct);
         const auto mv = tensor(dt(), size_t(k) * n, rng, pct);
         expect_matches_golden(*te, dt(), k, m, n, st, mv,
@@ -307,6 +313,8 @@ TEST(TeFunctionalKernels, GenericAlwaysAvailableAndDefaultIsFirst) {
 TEST(TeFunctionalKernels, RejectsShapesOutsideTheArray) {
   TeFunctional te(8, 4);
   EXPECT_THROW(te.load_stationary(Dtype::kBf16, 9, 4, std::vector<uint16_t>(36)), std::invalid_argument);
+  EXPECT_THROW(te.load_stationary(Dtype::kFp8E4M3, 17, 4, std::vector<uint16_t>(68)), std::invalid_argument);
+  te.load_stationary(Dtype::kFp8E4M3, 16, 4, std::vector<uint16_t>(64));  // double-row: 2 x 8 rows
   EXPECT_THROW(te.load_stationary(Dtype::kBf16, 8, 5, std::vector<uint16_t>(40)), std::invalid_argument);
   EXPECT_THROW(te.load_stationary(Dtype::kBf16, 2, 2, std::vector<uint16_t>(3)), std::invalid_argument);
   te.load_stationary(Dtype::kBf16, 2, 2, std::vector<uint16_t>(4));

@@ -30,23 +30,18 @@ struct Pass {
   bool reload = true;  // false: a MultiplyMoving on the stationary already loaded (no LoadStationary before it)
 };
 
-// The commands of `passes`, each LoadStationary padded to the array's columns, each MultiplyMoving beat-major.
+// The commands of `passes`, each LoadStationary padded to the array's columns, each MultiplyMoving beat-major, in
+// the engine's lane layout (cosim::stationary_command / moving_command: FP8 partitions paired).
 std::vector<TeCommand> commands(const std::vector<Pass>& passes, Dtype dt, int rows, int cols, int m, int n,
                                 const std::vector<uint16_t>& s, const std::vector<uint16_t>& mv) {
   std::vector<TeCommand> cmds;
-  const auto code = static_cast<uint8_t>(dt);
   for (const Pass& p : passes) {
     if (p.reload) {
-      TeCommand load{TeCommand::Op::kLoadStationary, code, p.k, std::vector<uint16_t>(size_t(p.k) * cols, 0)};
-      for (int kk = 0; kk < p.k; ++kk)
-        for (int mm = 0; mm < m; ++mm) load.beats[size_t(kk) * cols + mm] = s[size_t(p.k0 + kk) * m + mm];
-      cmds.push_back(load);
+      const std::vector<uint16_t> tile(s.begin() + ptrdiff_t(p.k0) * m, s.begin() + ptrdiff_t(p.k0 + p.k) * m);
+      cmds.push_back(cosim::stationary_command(dt, p.k, m, cols, tile));
     }
-    TeCommand mult{TeCommand::Op::kMultiplyMoving, code, n, std::vector<uint16_t>(size_t(n) * rows, 0),
-                   p.accumulate};
-    for (int nn = 0; nn < n; ++nn)
-      for (int kk = 0; kk < p.k; ++kk) mult.beats[size_t(nn) * rows + kk] = mv[size_t(p.k0 + kk) * n + nn];
-    cmds.push_back(mult);
+    const std::vector<uint16_t> tile(mv.begin() + ptrdiff_t(p.k0) * n, mv.begin() + ptrdiff_t(p.k0 + p.k) * n);
+    cmds.push_back(cosim::moving_command(dt, p.k, n, rows, tile, p.accumulate));
   }
   return cmds;
 }
@@ -86,13 +81,15 @@ std::vector<uint32_t> random_psum(size_t count, std::mt19937_64& rng) {
   return p;
 }
 
-// K = 2 full tiles + a partial one through an 8x8 engine, every dtype: the first tile overwrites (accumulate off)
-// or adds to what PSUM held (accumulate on), the later tiles add. Input gaps and output backpressure throughout.
+// K = 2 full tiles + a partial one through an 8x8 engine, every dtype (a tile: 8 partitions, 16 for FP8, rule 8):
+// the first tile overwrites (accumulate off) or adds to what PSUM held (accumulate on), the later tiles add. Input
+// gaps and output backpressure throughout.
 TEST(TeAccumulate, KTiledPassesGiveTheGoldenPsumInBothModes) {
   const uint64_t seed = test::test_seed();
   std::mt19937_64 rng(seed);
-  const int rows = 8, cols = 8, k = 2 * rows + 3, m = 7, n = 13;
+  const int rows = 8, cols = 8, m = 7, n = 13;
   for (const Dtype dt : {Dtype::kBf16, Dtype::kFp16, Dtype::kFp8E4M3, Dtype::kFp8E5M2}) {
+    const int kt = int(isa::te_max_k(dt, unsigned(rows))), k = 2 * kt + 3;
     for (const bool first_accumulates : {false, true}) {
       const std::string what = std::string(isa::dtype_name(dt)) + (first_accumulates ? " into PSUM" : " fresh");
       TeRtlOptions opts;
@@ -103,7 +100,7 @@ TEST(TeAccumulate, KTiledPassesGiveTheGoldenPsumInBothModes) {
       const auto s = test::random_tensor(dt, size_t(k) * m, rng);
       const auto mv = test::random_tensor(dt, size_t(k) * n, rng);
       const std::vector<uint32_t> before = random_psum(size_t(m) * n, rng);
-      const std::vector<Pass> passes = {{0, rows, first_accumulates}, {rows, rows, true}, {2 * rows, 3, true}};
+      const std::vector<Pass> passes = {{0, kt, first_accumulates}, {kt, kt, true}, {2 * kt, 3, true}};
       std::vector<uint32_t> psum = before;
       write_psum(te->run(commands(passes, dt, rows, cols, m, n, s, mv)), cols, m, n, psum);
       const golden::GemmOperands ops{dt, k, m, n, s, mv};

@@ -56,6 +56,29 @@ TEST(TeAssert, CommandWithdrawnBeforeItWasTakenFiresCmdHold) {
   EXPECT_NE(f.output.find("[ fail-at  ] block=te 4x4 cycle="), std::string::npos) << f.output;
 }
 
+// FP8 double-row (rule 8): K may reach 2 x ROWS for FP8 only; a BF16 K above ROWS, an FP8 K above 2 x ROWS, and a
+// MultiplyMoving whose dtype pairs partitions unlike the loaded stationary's each fire an assertion naming it.
+TEST(TeAssert, KBeyondThePassAndUnpairedMovingDataFireCmdKAndCmdPairing) {
+  const TeRtlOptions opts;
+  const std::vector<uint16_t> fp8_ones(64, 0x3838);  // lanes of two E4M3 1.0
+  Failure f = run_and_capture(opts, {{TeCommand::Op::kLoadStationary, 2, 9, std::vector<uint16_t>(5 * 4, 0x3838)}});
+  EXPECT_NE(f.output.find("trn_te: LoadStationary K=9 outside 1..8 for dtype 2"), std::string::npos) << f.output;
+  f = run_and_capture(opts, {{TeCommand::Op::kLoadStationary, 0, 5, ones(20)}});
+  EXPECT_NE(f.output.find("trn_te: LoadStationary K=5 outside 1..4 for dtype 0"), std::string::npos) << f.output;
+  f = run_and_capture(opts, {{TeCommand::Op::kLoadStationary, 2, 8, std::vector<uint16_t>(16, 0x3838)},
+                             {TeCommand::Op::kMultiplyMoving, 0, 4, ones(16)}});
+  ASSERT_FALSE(f.error.empty()) << "no assertion fired";
+  EXPECT_NE(f.output.find("trn_te: MultiplyMoving dtype 0 pairs 1 partition(s) per PE row, the loaded stationary 2"),
+            std::string::npos)
+      << f.output;
+  f = run_and_capture(opts, {{TeCommand::Op::kLoadStationary, 0, 4, ones(16)},
+                             {TeCommand::Op::kMultiplyMoving, 3, 4, std::vector<uint16_t>(fp8_ones.begin(),
+                                                                                         fp8_ones.begin() + 16)}});
+  EXPECT_NE(f.output.find("trn_te: MultiplyMoving dtype 3 pairs 2 partition(s) per PE row, the loaded stationary 1"),
+            std::string::npos)
+      << f.output;
+}
+
 TEST(TeAssert, MovingBeatWithdrawnUnderBackpressureFiresMovHold) {
   TeRtlOptions opts;
   opts.break_hold_streams = 4;  // mov: a column offered while the full pipeline is stalled is withdrawn

@@ -54,11 +54,18 @@ TEST_P(TeRandomGemm, ShapesBitExactAgainstGolden) {
   std::mt19937_64 rng(test::test_seed());
   auto te = TeRtl::create(rows, cols);
   std::uniform_int_distribution<int> n_any(2, 64);
-  // (K, M, N): full tile, K < rows, M < cols, N = 1, N = 512, everything ragged, a 1x1x1 product.
-  const std::vector<std::tuple<int, int, int>> shapes = {
-      {rows, cols, n_any(rng)}, {std::max(1, rows / 2 - 1), cols, 17}, {rows, std::max(1, cols - 3), 9},
-      {rows, cols, 1},          {rows, cols, 512},                      {3 % rows + 1, cols / 2 + 1, n_any(rng)},
+  // (K, M, N): full tile, K < rows, M < cols, N = 1, N = 512, everything ragged, a 1x1x1 product. A full tile is
+  // kmax partitions: rows, or 2 * rows for FP8 (double-row, rule 8), where an odd K and K just above the rows also
+  // matter (the last PE row's second partition unused; every PE row's second partition used).
+  const int kmax = int(isa::te_max_k(dt, unsigned(rows)));
+  std::vector<std::tuple<int, int, int>> shapes = {
+      {kmax, cols, n_any(rng)}, {std::max(1, kmax / 2 - 1), cols, 17}, {kmax, std::max(1, cols - 3), 9},
+      {kmax, cols, 1},          {kmax, cols, 512},                      {3 % kmax + 1, cols / 2 + 1, n_any(rng)},
       {1, 1, 1}};
+  if (kmax > rows) {
+    shapes.emplace_back(kmax - 1, cols, 13);
+    shapes.emplace_back(rows + 1, cols, 5);
+  }
   for (const auto& [k, m, n] : shapes) {
     const auto s = test::random_tensor(dt, static_cast<size_t>(k) * m, rng);
     const auto mv = test::random_tensor(dt, static_cast<size_t>(k) * n, rng);
@@ -82,7 +89,7 @@ TEST_P(TeRandomGemm, SpecialValuesBitExactAgainstGolden) {
     return v;
   };
   for (int rep = 0; rep < 3; ++rep) {
-    const int k = rows, m = cols, n = 24;
+    const int k = int(isa::te_max_k(dt, unsigned(rows))), m = cols, n = 24;
     const auto s = pick(static_cast<size_t>(k) * m);
     const auto mv = pick(static_cast<size_t>(k) * n);
     expect_bit_exact(te->matmul(dt, k, m, n, s, mv), golden_gemm(dt, k, m, n, s, mv, rows), m, n,
@@ -100,7 +107,7 @@ TEST_P(TeRandomGemm, BackpressureAndGapsKeepResultsExact) {
   opts.out_stall_prob = 0.4;
   opts.seed = seed;
   auto te = TeRtl::create(rows, cols, opts);
-  const int k = rows, m = cols, n = 40;
+  const int k = int(isa::te_max_k(dt, unsigned(rows))) - (rows > 4 ? 1 : 0), m = cols, n = 40;
   const auto s = test::random_tensor(dt, static_cast<size_t>(k) * m, rng);
   const auto mv = test::random_tensor(dt, static_cast<size_t>(k) * n, rng);
   expect_bit_exact(te->matmul(dt, k, m, n, s, mv), golden_gemm(dt, k, m, n, s, mv, rows), m, n,
@@ -134,6 +141,28 @@ TEST(TeOrientation, TwoByTwoByTwoComesOutUntransposed) {
     std::memcpy(&got, &out[i], sizeof got);
     EXPECT_EQ(got, want[i]) << "element " << i / 2 << "," << i % 2;
   }
+}
+
+// ---- FP8 double-row (BRIEF section 3 rule 8): one pass of a 4-row array contracts 8 FP8 partitions in one sum ----
+// Products 2^22 (2048 * 2048) at partitions 0..3 sum to 2^24 exactly; each later product 1 is then a tie that rounds
+// back to 2^24 (FP32 spacing 2 there). One sum over all 8 partitions: 2^24 = 0x4B800000. Tiled by the 4 rows (as
+// BF16 is): 2^24 + (1 + 1 + 1 + 1) = 2^24 + 4 = 0x4B800002. The values are worked out by hand, not by a model.
+TEST(TeDoubleRow, AnFp8PassOfTwiceTheRowsIsOneSumInPartitionOrder) {
+  constexpr uint16_t kE5m2_2048 = 0x68, kE5m2_1 = 0x3C;  // 0 11010 00 = 2^11; 0 01111 00 = 1.0
+  constexpr uint16_t kBf16_2048 = 0x4500, kBf16_1 = 0x3F80;
+  const int k = 8, m = 1, n = 1;
+  std::vector<uint16_t> s8(k), mv8(k), s16(k), mv16(k);
+  for (int i = 0; i < k; ++i) {
+    s8[i] = mv8[i] = i < 4 ? kE5m2_2048 : kE5m2_1;
+    s16[i] = mv16[i] = i < 4 ? kBf16_2048 : kBf16_1;
+  }
+  auto te = TeRtl::create(4, 4);
+  EXPECT_EQ(te->matmul(Dtype::kFp8E5M2, k, m, n, s8, mv8), std::vector<uint32_t>{0x4B800000u});
+  // The golden applies the same tile: one pass for FP8, two tiles of 4 for BF16.
+  EXPECT_EQ(golden_gemm(Dtype::kFp8E5M2, k, m, n, s8, mv8, 4), std::vector<uint32_t>{0x4B800000u});
+  EXPECT_EQ(golden_gemm(Dtype::kBf16, k, m, n, s16, mv16, 4), std::vector<uint32_t>{0x4B800002u});
+  // A BF16 pass holds only 4 partitions.
+  EXPECT_THROW(te->matmul(Dtype::kBf16, k, m, n, s16, mv16), std::invalid_argument);
 }
 
 // ---- Several MultiplyMoving on one LoadStationary, different dtypes on each ---------------------------------

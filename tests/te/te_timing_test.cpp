@@ -1,7 +1,8 @@
 // Tensor Engine RTL: cycle counts follow the closed-form latency model of docs/architecture.md ("Timing").
 //
 // With every valid/ready high:
-//   LoadStationary(K)            = 1 + K                    cycles (command handshake .. last stationary beat)
+//   LoadStationary(K)            = 1 + K                    cycles (command handshake .. last stationary beat;
+//                                  FP8: 1 + ceil(K / 2), one beat per PE row's pair of partitions)
 //   MultiplyMoving(N)            = 1 + N + (ROWS + COLS + 1) cycles (command handshake .. last result beat;
 //                                  ROWS + COLS + 1 register stages from a moving beat to its result beat)
 //   LoadStationary + Multiply    = K + N + ROWS + COLS + 3  cycles, i.e. 2R + C + N + 3 for a full-height tile,
@@ -50,13 +51,46 @@ TEST(TeTiming, LoadAndMultiplyLatenciesFollowTheFormula) {
   }
 }
 
+// FP8 double-row (rule 8): a LoadStationary takes one beat per PE row, two partitions each, so
+// L_load(K) = 1 + ceil(K / 2); MultiplyMoving is unchanged. A pass contracts up to 2 * ROWS partitions in the
+// cycles a BF16 pass needs for ROWS, so a K of 2 * ROWS * t takes t passes instead of 2t: half the TE cycles.
+TEST(TeTiming, Fp8LoadTakesOneBeatPerPairAndContractsTwiceTheRowsPerPass) {
+  std::mt19937_64 rng(test::test_seed());
+  for (const auto& [r, c] : {std::pair{4, 4}, std::pair{8, 4}, std::pair{16, 16}}) {
+    auto te = TeRtl::create(r, c);
+    const uint64_t rows = r, cols = c;
+    for (int k : {1, 2, r - 1, r + 1, 2 * r - 1, 2 * r}) {
+      if (k < 1) continue;
+      const int n = 33;
+      const auto s = test::random_tensor(Dtype::kFp8E4M3, static_cast<size_t>(k) * c, rng);
+      const auto mv = test::random_tensor(Dtype::kFp8E4M3, static_cast<size_t>(k) * n, rng);
+      std::vector<TeCommandTiming> t;
+      te->matmul(Dtype::kFp8E4M3, k, c, n, s, mv, &t);
+      ASSERT_EQ(t.size(), 2u);
+      SCOPED_TRACE(testing::Message() << r << "x" << c << " fp8 K=" << k);
+      EXPECT_EQ(t[0].latency(), 1u + static_cast<uint64_t>((k + 1) / 2));
+      EXPECT_EQ(t[1].latency(), 1u + static_cast<uint64_t>(n) + rows + cols + 1u);
+    }
+    // K = 2 * ROWS: one FP8 pass (load 1 + ROWS) against two BF16 passes of ROWS each.
+    const int n = 512;
+    std::vector<TeCommandTiming> t8, t16;
+    te->matmul(Dtype::kFp8E5M2, 2 * r, c, n, std::vector<uint16_t>(size_t(2 * r) * c, 0x3C),
+               std::vector<uint16_t>(size_t(2 * r) * n, 0x3C), &t8);
+    te->matmul(Dtype::kBf16, r, c, n, std::vector<uint16_t>(size_t(r) * c, 0x3F80),
+               std::vector<uint16_t>(size_t(r) * n, 0x3F80), &t16);
+    const uint64_t fp8_pass = t8[0].latency() + t8[1].latency(), bf16_pass = t16[0].latency() + t16[1].latency();
+    EXPECT_EQ(fp8_pass, (1 + rows) + (n + rows + cols + 2));  // 2R partitions, the cycles of R in BF16
+    EXPECT_EQ(fp8_pass, bf16_pass) << "one FP8 pass of 2R partitions costs one BF16 pass of R: K = 2R in half";
+  }
+}
+
 TEST(TeTiming, FullHeightTileIsScaleSimPlusFive) {
   for (const auto& [r, c] : {std::pair{4, 4}, std::pair{8, 4}, std::pair{8, 8}, std::pair{16, 16}}) {
     auto te = TeRtl::create(r, c);
     const int n = 100;
     std::vector<TeCommandTiming> t;
-    te->matmul(Dtype::kFp8E4M3, r, c, n, std::vector<uint16_t>(static_cast<size_t>(r) * c, 0x38),
-               std::vector<uint16_t>(static_cast<size_t>(r) * n, 0x38), &t);
+    te->matmul(Dtype::kBf16, r, c, n, std::vector<uint16_t>(static_cast<size_t>(r) * c, 0x3F80),
+               std::vector<uint16_t>(static_cast<size_t>(r) * n, 0x3F80), &t);
     const uint64_t total = t[1].last_out_cycle - t[0].cmd_cycle + 1;
     const uint64_t scale_sim = 2u * r + c + n - 2;  // SCALE-Sim: 2*Sr + Sc + T - 2
     EXPECT_EQ(total, scale_sim + 5) << r << "x" << c;
