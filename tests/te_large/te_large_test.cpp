@@ -37,13 +37,15 @@ std::vector<int> large_sizes() {
 class TeLarge : public ::testing::TestWithParam<std::tuple<int, Dtype>> {};
 
 // A handful of shapes on one engine, each a LoadStationary + MultiplyMoving pass with every valid/ready high: the
-// full array with the largest N, partial K and M, a single partition, a single column.
+// full array with the largest N, partial K and M, a single partition, a single column. A full pass is kmax
+// partitions: the rows, or twice that for FP8 (double-row, BRIEF section 3 rule 8).
 TEST_P(TeLarge, RandomGemmsBitExactAndTimed) {
   const auto [size, dt] = GetParam();
   std::mt19937_64 rng(test::test_seed());
   auto te = cosim::TeRtl::create(size, size);
+  const int kmax = int(isa::te_max_k(dt, unsigned(size)));
   const std::vector<std::tuple<int, int, int>> shapes = {
-      {size, size, 512}, {size - 5, size / 2 + 1, 1}, {1, size, 33}, {size / 2 + 3, 1, 200}};
+      {kmax, size, 512}, {kmax - 5, size / 2 + 1, 1}, {1, size, 33}, {kmax / 2 + 3, 1, 200}};
   for (const auto& [k, m, n] : shapes) {
     const auto s = test::random_tensor(dt, static_cast<size_t>(k) * m, rng);
     const auto mv = test::random_tensor(dt, static_cast<size_t>(k) * n, rng);
@@ -51,8 +53,10 @@ TEST_P(TeLarge, RandomGemmsBitExactAndTimed) {
     const auto got = te->matmul(dt, k, m, n, s, mv, &t);
     const auto want = golden::gemm({dt, k, m, n, s, mv}, size);
     EXPECT_EQ(got, want) << isa::dtype_name(dt) << " K=" << k << " M=" << m << " N=" << n;
-    // LoadStationary: 1 command cycle + K beats. MultiplyMoving: 1 + N + ROWS + COLS + 1 (docs/architecture.md).
-    EXPECT_EQ(t[0].latency(), 1u + static_cast<uint64_t>(k)) << "K=" << k;
+    // LoadStationary: 1 command cycle + one beat per PE row (K, FP8 ceil(K / 2)). MultiplyMoving:
+    // 1 + N + ROWS + COLS + 1 (docs/architecture.md).
+    const bool fp8 = dt == Dtype::kFp8E4M3 || dt == Dtype::kFp8E5M2;
+    EXPECT_EQ(t[0].latency(), 1u + static_cast<uint64_t>(fp8 ? (k + 1) / 2 : k)) << "K=" << k;
     EXPECT_EQ(t[1].latency(), 2u + static_cast<uint64_t>(n) + 2u * static_cast<uint64_t>(size)) << "N=" << n;
   }
 }
@@ -67,7 +71,7 @@ TEST_P(TeLarge, BackpressureAndGapsKeepResultsExact) {
   opts.out_stall_prob = 0.4;
   opts.seed = seed;
   auto te = cosim::TeRtl::create(size, size, opts);
-  const int k = size, m = size, n = 40;
+  const int k = int(isa::te_max_k(dt, unsigned(size))), m = size, n = 40;
   const auto s = test::random_tensor(dt, static_cast<size_t>(k) * m, rng);
   const auto mv = test::random_tensor(dt, static_cast<size_t>(k) * n, rng);
   EXPECT_EQ(te->matmul(dt, k, m, n, s, mv), golden::gemm({dt, k, m, n, s, mv}, size)) << isa::dtype_name(dt);
