@@ -1,5 +1,7 @@
 #include "model/core/tensor_engine.h"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 
 #include "model/fp/fp_ops.h"
@@ -30,10 +32,10 @@ std::optional<Fault> TensorEngine::read_sbuf_rows(uint64_t sbuf_addr, int k, int
   }
   out.resize(size_t(k) * elems);
   std::vector<uint8_t> row(row_bytes);
+  const unsigned per = isa::te_pe_partitions(dtype);  // operand partitions per SBUF partition
   for (uint64_t sp = 0; sp < parts; ++sp) {
     bus_read(regs::SBUF_BASE + (p0 + sp) * c.sbuf_partition_bytes + off, row.data(), row.size());
-    for (unsigned kk = unsigned(sp) * unsigned(isa::te_pe_partitions(dtype)); kk < unsigned(k); ++kk) {
-      if (isa::te_sbuf_partition(dtype, kk) != sp) break;
+    for (unsigned kk = unsigned(sp) * per; kk < std::min(unsigned(k), unsigned(sp + 1) * per); ++kk) {
       for (int e = 0; e < elems; ++e) {
         const uint64_t b = isa::te_sbuf_byte(dtype, kk, uint64_t(e));
         out[size_t(kk) * elems + e] = esize == 2 ? uint16_t(row[b] | (row[b + 1] << 8)) : row[b];
