@@ -68,8 +68,11 @@ uint16_t random_pattern(trnsim::isa::Dtype dt, uint32_t x) {
   switch (dt) {
     case trnsim::isa::Dtype::kBf16: return uint16_t((sign << 15) | ((120u + ((x >> 7) & 15u)) << 7) | (x & 0x7Fu));
     case trnsim::isa::Dtype::kFp16: return uint16_t((sign << 15) | ((11u + ((x >> 10) & 7u)) << 10) | (x & 0x3FFu));
-    case trnsim::isa::Dtype::kFp8E4M3: return uint16_t((sign << 7) | ((4u + ((x >> 3) & 7u)) << 3) | (x & 7u));
-    case trnsim::isa::Dtype::kFp8E5M2: return uint16_t((sign << 7) | ((12u + ((x >> 2) & 7u)) << 2) | (x & 3u));
+    case trnsim::isa::Dtype::kFp8E4M3:
+    case trnsim::isa::Dtype::kMxFp8E4M3: return uint16_t((sign << 7) | ((4u + ((x >> 3) & 7u)) << 3) | (x & 7u));
+    case trnsim::isa::Dtype::kFp8E5M2:
+    case trnsim::isa::Dtype::kMxFp8E5M2: return uint16_t((sign << 7) | ((12u + ((x >> 2) & 7u)) << 2) | (x & 3u));
+    case trnsim::isa::Dtype::kMxFp4: return uint16_t((sign << 3) | (1u + (x % 7u)));  // E2M1 0.5 .. 6
     case trnsim::isa::Dtype::kFp32:  // not a narrow (TE operand) type
       break;
   }

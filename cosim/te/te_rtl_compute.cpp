@@ -11,7 +11,18 @@ namespace trnsim::cosim {
 TeRtlCompute::TeRtlCompute(int rows, int cols, const TeRtlOptions& options)
     : rtl_(TeRtl::create(rows, cols, options)) {}
 
-uint64_t TeRtlCompute::load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) {
+namespace {
+void require_narrow(isa::Dtype dtype) {
+  if (!isa::is_narrow(dtype)) {
+    throw TeRtlError(fmt::format("the RTL Tensor Engine has no datapath for dtype {} (MX formats run on the TLM "
+                                 "engine: --te tlm)", isa::dtype_name(dtype)));
+  }
+}
+}  // namespace
+
+uint64_t TeRtlCompute::load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary,
+                                       const std::vector<uint8_t>& /*scales: narrow dtypes only*/) {
+  require_narrow(dtype);
   const TeCommand load = stationary_command(dtype, k, m, rtl_->cols(), stationary);
   const TeRunResult r = rtl_->run({load});
   m_ = m;
@@ -19,8 +30,10 @@ uint64_t TeRtlCompute::load_stationary(isa::Dtype dtype, int k, int m, const std
 }
 
 uint64_t TeRtlCompute::multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
+                                       const std::vector<uint8_t>& /*scales: narrow dtypes only*/,
                                        std::vector<uint32_t>& out, model::PsumWrite& psum_write,
                                        uint32_t instr_index) {
+  require_narrow(dtype);
   const int rows = rtl_->rows(), cols = rtl_->cols();
   const TeCommand mult =
       moving_command(dtype, k, n, rows, moving, psum_write == model::PsumWrite::kAccumulate);
@@ -66,10 +79,11 @@ std::string rtl_where(std::optional<uint64_t> start, std::optional<uint64_t> end
 }
 }  // namespace
 
-uint64_t TeLockstep::load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) {
-  const uint64_t want = ref_->load_stationary(dtype, k, m, stationary);
+uint64_t TeLockstep::load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary,
+                                     const std::vector<uint8_t>& scales) {
+  const uint64_t want = ref_->load_stationary(dtype, k, m, stationary, scales);
   const auto start = rtl_cycle(*dut_);
-  const uint64_t got = dut_->load_stationary(dtype, k, m, stationary);
+  const uint64_t got = dut_->load_stationary(dtype, k, m, stationary, scales);
   if (want != got) {
     throw std::runtime_error(fmt::format("lockstep mismatch in load_stationary (k={}, m={}): cycles expected {} "
                                          "(tlm), got {} (rtl){}", k, m, want, got, rtl_where(start, rtl_cycle(*dut_))));
@@ -78,12 +92,13 @@ uint64_t TeLockstep::load_stationary(isa::Dtype dtype, int k, int m, const std::
 }
 
 uint64_t TeLockstep::multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                                     std::vector<uint32_t>& out, model::PsumWrite& psum_write, uint32_t instr_index) {
+                                     const std::vector<uint8_t>& scales, std::vector<uint32_t>& out,
+                                     model::PsumWrite& psum_write, uint32_t instr_index) {
   std::vector<uint32_t> got;
   model::PsumWrite got_write = psum_write;
-  const uint64_t want_cycles = ref_->multiply_moving(dtype, k, n, moving, out, psum_write, instr_index);
+  const uint64_t want_cycles = ref_->multiply_moving(dtype, k, n, moving, scales, out, psum_write, instr_index);
   const auto start = rtl_cycle(*dut_);
-  const uint64_t got_cycles = dut_->multiply_moving(dtype, k, n, moving, got, got_write, instr_index);
+  const uint64_t got_cycles = dut_->multiply_moving(dtype, k, n, moving, scales, got, got_write, instr_index);
   const auto end = rtl_cycle(*dut_);
   if (got.size() != out.size()) {
     throw std::runtime_error(fmt::format("lockstep mismatch at instruction {}: result sizes {} (tlm) and {} (rtl){}",

@@ -17,14 +17,17 @@ class TeRtlCompute : public model::TeCompute {
   int cols() const override { return rtl_->cols(); }
   std::string name() const override { return "rtl"; }
   /// Cycles = the command's latency on the pins (cmd handshake .. last beat), which the TE tests assert equals
-  /// model::TeTiming.
-  uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) override;
+  /// model::TeTiming. The RTL has the narrow dtypes only (supports()); an MX dtype throws TeRtlError.
+  using TeCompute::load_stationary;
+  uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary,
+                           const std::vector<uint8_t>& scales) override;
   using TeCompute::multiply_moving;
   /// Drives cmd_acc_i from `psum_write`; every result beat's out_acc_o must match it (else TeRtlError naming the
   /// instruction and the cycle), and `psum_write` returns the mode the beats carried. Engine failures are TeRtlError
   /// "instruction N: ...".
   uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                           std::vector<uint32_t>& out, model::PsumWrite& psum_write, uint32_t instr_index) override;
+                           const std::vector<uint8_t>& scales, std::vector<uint32_t>& out,
+                           model::PsumWrite& psum_write, uint32_t instr_index) override;
   TeRtl& rtl() { return *rtl_; }
 
  private:
@@ -39,12 +42,16 @@ class TeLockstep : public model::TeCompute {
   int rows() const override { return ref_->rows(); }
   int cols() const override { return ref_->cols(); }
   std::string name() const override { return "lockstep"; }
-  uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) override;
+  bool supports(isa::Dtype dtype) const override { return ref_->supports(dtype) && dut_->supports(dtype); }
+  using TeCompute::load_stationary;
+  uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary,
+                           const std::vector<uint8_t>& scales) override;
   using TeCompute::multiply_moving;
   /// Throws std::runtime_error "lockstep mismatch ..." naming the instruction index, the PSUM write-back modes, the
   /// element [m, n], the expected (TLM) and got (RTL) bits, or the two cycle counts.
   uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                           std::vector<uint32_t>& out, model::PsumWrite& psum_write, uint32_t instr_index) override;
+                           const std::vector<uint8_t>& scales, std::vector<uint32_t>& out,
+                           model::PsumWrite& psum_write, uint32_t instr_index) override;
 
  private:
   std::unique_ptr<model::TeCompute> ref_, dut_;

@@ -16,21 +16,32 @@
 namespace trnsim::golden {
 namespace {
 
-/// Layout of one narrow format: 1 sign bit, `exp_bits` exponent bits, `man_bits` mantissa bits.
+/// How a format encodes NaN and Inf.
+enum class Specials {
+  kIeee,     ///< exponent all-ones is Inf (mantissa 0) / NaN (BF16, FP16, E5M2)
+  kAllOnes,  ///< no Inf; only S.1111.111 is NaN (E4M3)
+  kNone,     ///< neither (FP4 E2M1: OCP MX v1.0 section 5.3.3)
+};
+
+/// Layout of one narrow format: 1 sign bit, `exp_bits` exponent bits, `man_bits` mantissa bits. The MX types use
+/// their element format (rule 10: MXFP8 E4M3/E5M2 elements are OFP8's; MXFP4 elements are E2M1, bias 1).
 struct Format {
   int exp_bits;
   int man_bits;
   int bias;
-  bool ieee_specials;  ///< true: exponent all-ones is Inf (mantissa 0) / NaN; false (E4M3): only S.1111.111 is NaN
+  Specials specials;
   uint16_t max_finite; ///< largest positive finite pattern
 };
 
 Format format_of(isa::Dtype dt) {
   switch (dt) {
-    case isa::Dtype::kBf16: return {8, 7, 127, true, 0x7F7F};
-    case isa::Dtype::kFp16: return {5, 10, 15, true, 0x7BFF};
-    case isa::Dtype::kFp8E4M3: return {4, 3, 7, false, 0x7E};
-    case isa::Dtype::kFp8E5M2: return {5, 2, 15, true, 0x7B};
+    case isa::Dtype::kBf16: return {8, 7, 127, Specials::kIeee, 0x7F7F};
+    case isa::Dtype::kFp16: return {5, 10, 15, Specials::kIeee, 0x7BFF};
+    case isa::Dtype::kFp8E4M3:
+    case isa::Dtype::kMxFp8E4M3: return {4, 3, 7, Specials::kAllOnes, 0x7E};
+    case isa::Dtype::kFp8E5M2:
+    case isa::Dtype::kMxFp8E5M2: return {5, 2, 15, Specials::kIeee, 0x7B};
+    case isa::Dtype::kMxFp4: return {2, 1, 1, Specials::kNone, 0x7};
     case isa::Dtype::kFp32:  // not a narrow (TE operand) type
       break;
   }
@@ -39,7 +50,10 @@ Format format_of(isa::Dtype dt) {
 
 uint16_t sign_bit(const Format& f) { return static_cast<uint16_t>(1u << (f.exp_bits + f.man_bits)); }
 
-uint16_t storage_mask(isa::Dtype dt) { return isa::dtype_bits(dt) == 8 ? 0xFF : 0xFFFF; }
+uint16_t storage_mask(isa::Dtype dt) {
+  if (dt == isa::Dtype::kMxFp4) return 0x0F;  // one E2M1 code per byte, in the low nibble
+  return isa::dtype_bits(dt) == 8 ? 0xFF : 0xFFFF;
+}
 
 /// The value a non-negative pattern would have if its exponent field were an ordinary exponent: 2^(e-bias) *
 /// 1.mantissa for e > 0, 2^(1-bias) * 0.mantissa for e = 0. For max_finite + 1 this is the "one past max" value
@@ -69,11 +83,15 @@ const ValueTable& table_of(isa::Dtype dt) {
   static const ValueTable fp16(isa::Dtype::kFp16);
   static const ValueTable e4m3(isa::Dtype::kFp8E4M3);
   static const ValueTable e5m2(isa::Dtype::kFp8E5M2);
+  static const ValueTable e2m1(isa::Dtype::kMxFp4);
   switch (dt) {
     case isa::Dtype::kBf16: return bf16;
     case isa::Dtype::kFp16: return fp16;
-    case isa::Dtype::kFp8E4M3: return e4m3;
-    case isa::Dtype::kFp8E5M2: return e5m2;
+    case isa::Dtype::kFp8E4M3:
+    case isa::Dtype::kMxFp8E4M3: return e4m3;
+    case isa::Dtype::kFp8E5M2:
+    case isa::Dtype::kMxFp8E5M2: return e5m2;
+    case isa::Dtype::kMxFp4: return e2m1;
     case isa::Dtype::kFp32:  // not a narrow (TE operand) type
       break;
   }
@@ -89,65 +107,27 @@ uint16_t overflow_result(isa::Dtype dt, const Format& f, bool negative, bool sat
   switch (dt) {
     case isa::Dtype::kBf16:
     case isa::Dtype::kFp16: return static_cast<uint16_t>(sign | inf);
-    case isa::Dtype::kFp8E4M3: return saturate ? static_cast<uint16_t>(sign | f.max_finite) : kE4M3CanonicalNan;
+    case isa::Dtype::kFp8E4M3:
+    case isa::Dtype::kMxFp8E4M3: return saturate ? static_cast<uint16_t>(sign | f.max_finite) : kE4M3CanonicalNan;
     case isa::Dtype::kFp8E5M2:
+    case isa::Dtype::kMxFp8E5M2:
       return static_cast<uint16_t>(sign | (saturate ? f.max_finite : inf));
+    case isa::Dtype::kMxFp4: return static_cast<uint16_t>(sign | f.max_finite);  // no Inf: always saturates
     case isa::Dtype::kFp32:  // not a narrow (TE operand) type
       break;
   }
   throw std::invalid_argument("golden: unknown dtype");
 }
 
-}  // namespace
-
-uint16_t canonical_nan(isa::Dtype dt) {
-  switch (dt) {
-    case isa::Dtype::kBf16: return kBf16CanonicalNan;
-    case isa::Dtype::kFp16: return kFp16CanonicalNan;
-    case isa::Dtype::kFp8E4M3: return kE4M3CanonicalNan;
-    case isa::Dtype::kFp8E5M2: return kE5M2CanonicalNan;
-    case isa::Dtype::kFp32:  // not a narrow (TE operand) type
-      break;
-  }
-  throw std::invalid_argument("golden: unknown dtype");
-}
-
-bool is_nan(isa::Dtype dt, uint16_t bits) {
-  const Format f = format_of(dt);
-  const uint16_t magnitude = static_cast<uint16_t>(bits & storage_mask(dt) & ~sign_bit(f));
-  const uint16_t exp_all_ones = static_cast<uint16_t>(((1u << f.exp_bits) - 1) << f.man_bits);
-  if (f.ieee_specials) return magnitude > exp_all_ones;  // exponent all ones and mantissa non-zero
-  return magnitude == 0x7F;                              // E4M3: S.1111.111 only
-}
-
-uint32_t widen_to_f32(isa::Dtype dt, uint16_t bits) {
-  const Format f = format_of(dt);
-  bits = static_cast<uint16_t>(bits & storage_mask(dt));
-  if (is_nan(dt, bits)) return kF32CanonicalNan;
-  const bool negative = (bits & sign_bit(f)) != 0;
-  const uint16_t magnitude = static_cast<uint16_t>(bits & ~sign_bit(f));
-  double value;
-  if (magnitude > f.max_finite) {
-    value = std::numeric_limits<double>::infinity();  // only IEEE-style formats get here (E4M3 has no Inf)
-  } else {
-    value = magnitude_of(f, magnitude);
-  }
-  // Every narrow value is an FP32 value (at most 11 significant bits, exponents inside FP32's range), so the
-  // conversion to float is exact. copysign keeps the sign of zero.
-  return bits_from_float(static_cast<float>(std::copysign(value, negative ? -1.0 : 1.0)));
-}
-
-uint16_t narrow_from_f32(isa::Dtype dt, uint32_t f32, bool saturate) {
+/// The pattern nearest to the finite, non-NaN real number x (rule 6 rounding: ties to the even encoding; overflow
+/// per overflow_result).
+uint16_t round_value(isa::Dtype dt, double x, bool saturate) {
   const ValueTable& table = table_of(dt);
   const Format& f = table.format;
-  const float x = float_from_bits(f32);
-  if (std::isnan(x)) return canonical_nan(dt);
   const bool negative = std::signbit(x);
   const uint16_t sign = negative ? sign_bit(f) : 0;
-  if (std::isinf(x)) return overflow_result(dt, f, negative, saturate);
-
   // Nearest table entry to |x|: `hi` is the first entry above |x|, `lo` the one before it.
-  const double a = std::fabs(static_cast<double>(x));
+  const double a = std::fabs(x);
   const std::vector<double>& v = table.magnitude;
   const auto above = std::upper_bound(v.begin(), v.end(), a);
   size_t chosen;
@@ -171,6 +151,68 @@ uint16_t narrow_from_f32(isa::Dtype dt, uint32_t f32, bool saturate) {
   }
   if (chosen > f.max_finite) return overflow_result(dt, f, negative, saturate);
   return static_cast<uint16_t>(sign | chosen);
+}
+
+}  // namespace
+
+uint16_t canonical_nan(isa::Dtype dt) {
+  switch (dt) {
+    case isa::Dtype::kBf16: return kBf16CanonicalNan;
+    case isa::Dtype::kFp16: return kFp16CanonicalNan;
+    case isa::Dtype::kFp8E4M3: return kE4M3CanonicalNan;
+    case isa::Dtype::kFp8E5M2: return kE5M2CanonicalNan;
+    case isa::Dtype::kMxFp8E4M3: return kE4M3CanonicalNan;
+    case isa::Dtype::kMxFp8E5M2: return kE5M2CanonicalNan;
+    case isa::Dtype::kMxFp4:  // E2M1 has no NaN
+    case isa::Dtype::kFp32:  // not a narrow (TE operand) type
+      break;
+  }
+  throw std::invalid_argument("golden: dtype has no NaN");
+}
+
+bool is_nan(isa::Dtype dt, uint16_t bits) {
+  const Format f = format_of(dt);
+  const uint16_t magnitude = static_cast<uint16_t>(bits & storage_mask(dt) & ~sign_bit(f));
+  const uint16_t exp_all_ones = static_cast<uint16_t>(((1u << f.exp_bits) - 1) << f.man_bits);
+  switch (f.specials) {
+    case Specials::kIeee: return magnitude > exp_all_ones;  // exponent all ones and mantissa non-zero
+    case Specials::kAllOnes: return magnitude == 0x7F;      // E4M3: S.1111.111 only
+    case Specials::kNone: break;
+  }
+  return false;
+}
+
+uint32_t widen_to_f32(isa::Dtype dt, uint16_t bits) {
+  const Format f = format_of(dt);
+  bits = static_cast<uint16_t>(bits & storage_mask(dt));
+  if (is_nan(dt, bits)) return kF32CanonicalNan;
+  const bool negative = (bits & sign_bit(f)) != 0;
+  const uint16_t magnitude = static_cast<uint16_t>(bits & ~sign_bit(f));
+  double value;
+  if (magnitude > f.max_finite) {
+    value = std::numeric_limits<double>::infinity();  // only IEEE-style formats get here (E4M3 has no Inf)
+  } else {
+    value = magnitude_of(f, magnitude);
+  }
+  // Every narrow value is an FP32 value (at most 11 significant bits, exponents inside FP32's range), so the
+  // conversion to float is exact. copysign keeps the sign of zero.
+  return bits_from_float(static_cast<float>(std::copysign(value, negative ? -1.0 : 1.0)));
+}
+
+uint16_t narrow_from_f32(isa::Dtype dt, uint32_t f32, bool saturate) {
+  const Format f = format_of(dt);
+  const float x = float_from_bits(f32);
+  if (std::isnan(x)) return dt == isa::Dtype::kMxFp4 ? 0 : canonical_nan(dt);  // E2M1 has no NaN: +0
+  if (std::isinf(x)) return overflow_result(dt, f, std::signbit(x), saturate);
+  return round_value(dt, static_cast<double>(x), saturate);
+}
+
+uint16_t narrow_scaled(isa::Dtype dt, uint32_t f32, int shift, bool saturate) {
+  const float x = float_from_bits(f32);
+  if (!std::isfinite(x)) return narrow_from_f32(dt, f32, saturate);
+  // x * 2^-shift is exact in double for |shift| <= 300: FP32 values span 2^-149 .. 2^128.
+  if (shift < -300 || shift > 300) throw std::invalid_argument("golden::narrow_scaled: shift out of -300..300");
+  return round_value(dt, std::ldexp(static_cast<double>(x), -shift), saturate);
 }
 
 uint32_t f32_add(uint32_t a, uint32_t b) { return canonicalize(float_from_bits(a) + float_from_bits(b)); }

@@ -4,7 +4,12 @@
 // are defined by value, not by bit tricks: a narrow pattern widens to the real number it encodes, and FP32 narrows
 // to the nearest representable value of the target format (ties to the even significand), found by searching the
 // format's sorted table of values. Sources: IEEE 754-2019 section 4.3.1 (roundTiesToEven) and 7.4 (overflow);
-// OCP 8-bit Floating Point Specification (OFP8) rev 1.0, section 5 (E4M3/E5M2 encodings, saturation).
+// OCP 8-bit Floating Point Specification (OFP8) rev 1.0, section 5 (E4M3/E5M2 encodings, saturation); OCP
+// Microscaling Formats (MX) v1.0, section 5.3 (the MX element formats: FP8 E4M3/E5M2 as OFP8, FP4 E2M1 with bias 1,
+// values 0, 0.5, 1, 1.5, 2, 3, 4, 6, no Inf or NaN).
+//
+// Every function taking a dtype also takes an MX type (mxfp8e4m3, mxfp8e5m2, mxfp4) and then works on its element
+// format; an MXFP4 element is a 4-bit code (the low nibble).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +25,8 @@ inline constexpr uint16_t kFp16CanonicalNan = 0x7E00u;
 inline constexpr uint16_t kE4M3CanonicalNan = 0x7Fu;
 inline constexpr uint16_t kE5M2CanonicalNan = 0x7Eu;
 
-/// Canonical NaN pattern of a narrow dtype (low 8 bits for FP8).
+/// Canonical NaN pattern of a narrow dtype (low 8 bits for FP8). Throws std::invalid_argument for MXFP4 (E2M1
+/// has no NaN) and FP32.
 uint16_t canonical_nan(isa::Dtype dt);
 
 /// True when `bits` (low 8 bits for FP8) encodes a NaN in `dt`.
@@ -33,8 +39,14 @@ uint32_t widen_to_f32(isa::Dtype dt, uint16_t bits);
 /// Narrows FP32 bits to `dt` with one round-to-nearest-even step (BRIEF rule 6).
 /// Overflow (a value whose rounding reaches past the largest finite value): BF16/FP16 -> +-Inf; FP8 with
 /// `saturate` -> +-max finite (also for +-Inf inputs), without -> E4M3 NaN (0x7F) / E5M2 +-Inf.
-/// NaN -> canonical_nan(dt). Result in the low 8 bits for FP8.
+/// NaN -> canonical_nan(dt). Result in the low 8 bits for FP8. MXFP4 elements (E2M1, no Inf, no NaN) always
+/// saturate, and NaN gives +0 (rule 10 never rounds a NaN to an element: a block holding one gets elements 0).
 uint16_t narrow_from_f32(isa::Dtype dt, uint32_t f32, bool saturate);
+
+/// Rounds the real number f32 * 2^-shift once to `dt` (as narrow_from_f32; the scaling is exact, so a subnormal
+/// result is rounded once, not twice): the MX element rounding of BRIEF rule 10 with shift = scale code - 127.
+/// Throws std::invalid_argument for |shift| > 300.
+uint16_t narrow_scaled(isa::Dtype dt, uint32_t f32, int shift, bool saturate);
 
 /// FP32 a + b with RNE, gradual underflow; any NaN result is kF32CanonicalNan.
 uint32_t f32_add(uint32_t a, uint32_t b);

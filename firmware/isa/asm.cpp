@@ -52,10 +52,10 @@ std::vector<KeySpec> keys_of(Opcode op) {
       return {{"src", "", true},        {"dst", "", true},        {"type", "", false},    {"count", "", true},
               {"src_stride", "", false}, {"dst_stride", "", false}, {"sat", "sat", false}, {"no_sat", "sat", false}};
     case Opcode::kLoadStationary:
-      return {{"dtype", "", false}, {"sbuf", "", true}, {"k", "", true}, {"m", "", true}};
+      return {{"dtype", "", false}, {"sbuf", "", true}, {"k", "", true}, {"m", "", true}, {"scales", "", false}};
     case Opcode::kMultiplyMoving:
       return {{"dtype", "", false}, {"sbuf", "", true},     {"psum", "", true},     {"k", "", true},
-              {"n", "", true},      {"acc", "acc", false}, {"no_acc", "acc", false}};
+              {"n", "", true},      {"acc", "acc", false}, {"no_acc", "acc", false}, {"scales", "", false}};
     case Opcode::kAllReduce:
     case Opcode::kAllGather:
     case Opcode::kReduceScatter:
@@ -120,6 +120,7 @@ std::string_view key_of_field(Opcode op, std::string_view field) {
   if (field == "sbuf_addr") return "sbuf";
   if (field == "hbm_addr") return "hbm";
   if (field == "psum_addr") return "psum";
+  if (field == "scale_addr") return "scales";
   if (field == "free_size") return op == Opcode::kLoadStationary ? "m" : "n";
   // Tensor-op operands: X_space, X_partition and X_offset are set by the location `X=SPACE:PART:OFFSET`.
   for (const std::string_view suffix : {"_space", "_partition", "_offset"}) {
@@ -212,7 +213,7 @@ class LineParser {
 
   Dtype dtype(std::string_view s) const {
     if (const auto dt = parse_dtype(s)) return *dt;
-    fail(s, fmt::format("dtype: '{}' is not a dtype (bf16, fp16, fp8e4m3, fp8e5m2)", s));
+    fail(s, fmt::format("dtype: '{}' is not a dtype ({})", s, kTeDtypeNames));
   }
 
   /// "space:address", e.g. "sbuf:0x200".
@@ -448,6 +449,7 @@ TeFields parse_te(const LineParser& p, const Args& args, Opcode op) {
     t.free_size = static_cast<uint16_t>(p.unsigned_number("n", *args.get("n"), kU16));
     t.accumulate = args.has("acc");
   }
+  if (const auto sc = args.get("scales")) t.scale_addr = p.unsigned_number("scales", *sc, kU64);
   return t;
 }
 
@@ -778,13 +780,14 @@ std::string disassemble(const Instruction& instr) {
     }
     case Opcode::kLoadStationary: {
       const TeFields& t = instr.te;
-      return fmt::format("{} dtype={} sbuf={} k={} m={}", *name, dtype_name(t.dtype), hex(t.sbuf_addr), t.k,
-                         t.free_size);
+      return fmt::format("{} dtype={} sbuf={} k={} m={}{}", *name, dtype_name(t.dtype), hex(t.sbuf_addr), t.k,
+                         t.free_size, is_mx(t.dtype) ? " scales=" + hex(t.scale_addr) : "");
     }
     case Opcode::kMultiplyMoving: {
       const TeFields& t = instr.te;
-      return fmt::format("{} dtype={} sbuf={} psum={} k={} n={} {}", *name, dtype_name(t.dtype), hex(t.sbuf_addr),
-                         hex(t.psum_addr), t.k, t.free_size, t.accumulate ? "acc" : "no_acc");
+      return fmt::format("{} dtype={} sbuf={} psum={} k={} n={} {}{}", *name, dtype_name(t.dtype), hex(t.sbuf_addr),
+                         hex(t.psum_addr), t.k, t.free_size, t.accumulate ? "acc" : "no_acc",
+                         is_mx(t.dtype) ? " scales=" + hex(t.scale_addr) : "");
     }
     case Opcode::kActivation: return act_text(*name, instr.act);
     case Opcode::kTensorTensor:

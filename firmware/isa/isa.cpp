@@ -69,7 +69,11 @@ std::vector<ByteRange> reserved_ranges(Opcode op, const uint8_t* bytes) {
     case Opcode::kDmaCopy:
     case Opcode::kPsumCopy: return {{6, 8}};
     case Opcode::kLoadStationary:
-    case Opcode::kMultiplyMoving: return {{3, 8}, {28, 64}};
+    case Opcode::kMultiplyMoving: {
+      // scale_addr (bytes 32..39) is a field of the MX dtypes only; for the others the bytes stay reserved.
+      if (bytes && !is_mx(static_cast<DataType>(bytes[2]))) return {{3, 8}, {28, 64}};
+      return {{3, 8}, {28, 32}, {40, 64}};
+    }
     case Opcode::kTensorTensor: return {{3, 4}, {10, 12}, {48, 64}};
     case Opcode::kTensorScalar: {
       std::vector<ByteRange> r = {{10, 12}};
@@ -114,6 +118,7 @@ constexpr std::size_t kOffValue = 8;
 constexpr std::size_t kOffSrcType = 2, kOffDstType = 3, kOffSrcSpace = 4, kOffDstSpace = 5;
 constexpr std::size_t kOffSrcAddr = 8, kOffDstAddr = 16, kOffCount = 24, kOffSrcStride = 32, kOffDstStride = 48;
 constexpr std::size_t kOffDtype = 2, kOffSbufAddr = 8, kOffPsumAddr = 16, kOffK = 24, kOffFreeSize = 26;
+constexpr std::size_t kOffScaleAddr = 32;
 
 constexpr uint8_t kFlagAccumulate = 0x01;  // te format
 constexpr uint8_t kFlagNoSat = 0x02;       // copy format
@@ -146,7 +151,7 @@ bool is_opcode(uint8_t byte) {
 
 bool valid_space(MemSpace s) { return static_cast<uint8_t>(s) <= static_cast<uint8_t>(MemSpace::kHost); }
 bool valid_type(DataType t) { return static_cast<uint8_t>(t) <= static_cast<uint8_t>(DataType::kFp32); }
-bool valid_dtype(Dtype t) { return static_cast<uint8_t>(t) <= static_cast<uint8_t>(Dtype::kFp8E5M2); }
+bool valid_dtype(Dtype t) { return is_te_dtype(t); }
 
 std::optional<IsaError> check_space(std::string_view field, MemSpace s) {
   if (valid_space(s)) return std::nullopt;
@@ -161,8 +166,8 @@ std::optional<IsaError> check_type(std::string_view field, DataType t) {
 
 std::optional<IsaError> check_dtype(Dtype t) {
   if (valid_dtype(t)) return std::nullopt;
-  return bad("dtype", fmt::format("value {} is not a dtype (0..3: bf16, fp16, fp8e4m3, fp8e5m2)",
-                                  static_cast<int>(t)));
+  return bad("dtype", fmt::format("value {} is not a dtype (0..3: bf16, fp16, fp8e4m3, fp8e5m2; 5..7: mxfp8e4m3, "
+                                  "mxfp8e5m2, mxfp4)", static_cast<int>(t)));
 }
 
 std::optional<IsaError> check_psum_aligned(std::string_view field, uint64_t addr) {
@@ -214,6 +219,10 @@ std::optional<IsaError> validate_te(Opcode op, const TeFields& t) {
   }
   if (!load) {
     if (auto err = check_psum_aligned("psum_addr", t.psum_addr)) return err;
+  }
+  if (!is_mx(t.dtype) && t.scale_addr != 0) {
+    return bad("scale_addr", fmt::format("scale_addr {:#x} must be 0 for dtype {} (only MX dtypes have scales)",
+                                         t.scale_addr, dtype_name(t.dtype)));
   }
   if (t.k == 0) return bad("k", "k is 0, must be >= 1");
   if (t.free_size == 0) return bad("free_size", fmt::format("{} is 0, must be >= 1", load ? "M" : "N"));
@@ -414,7 +423,7 @@ bool operator==(const Instruction& a, const Instruction& b) {
       const TeFields& x = a.te;
       const TeFields& y = b.te;
       return x.dtype == y.dtype && x.accumulate == y.accumulate && x.sbuf_addr == y.sbuf_addr &&
-             x.psum_addr == y.psum_addr && x.k == y.k && x.free_size == y.free_size;
+             x.psum_addr == y.psum_addr && x.k == y.k && x.free_size == y.free_size && x.scale_addr == y.scale_addr;
     }
     case Format::kVec:
     case Format::kAct:
@@ -465,6 +474,7 @@ std::array<uint8_t, kInstrBytes> encode(const Instruction& instr) {
       put<uint64_t>(p + kOffPsumAddr, t.psum_addr);
       put<uint16_t>(p + kOffK, t.k);
       put<uint16_t>(p + kOffFreeSize, t.free_size);
+      put<uint64_t>(p + kOffScaleAddr, t.scale_addr);
       break;
     }
     case Format::kVec: {
@@ -582,6 +592,7 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
       t.psum_addr = get<uint64_t>(bytes + kOffPsumAddr);
       t.k = get<uint16_t>(bytes + kOffK);
       t.free_size = get<uint16_t>(bytes + kOffFreeSize);
+      t.scale_addr = get<uint64_t>(bytes + kOffScaleAddr);
       break;
     }
     case Format::kVec:

@@ -106,11 +106,14 @@ struct CopyFields {
 
 /// Fields of load_stationary and multiply_moving (format "te").
 ///   byte 1: flags (bit 0 = accumulate; multiply_moving only), 2: dtype, 3..7 reserved, 8..15: sbuf_addr,
-///   16..23: psum_addr (multiply_moving; 0 for load_stationary), 24..25: k, 26..27: free_size, 28..63 reserved.
+///   16..23: psum_addr (multiply_moving; 0 for load_stationary), 24..25: k, 26..27: free_size, 28..31 reserved,
+///   32..39: scale_addr (MX dtypes; 0 for the others), 40..63 reserved.
 /// load_stationary: partition p0 + k' (k' < K) holds row k' of stationary[K, M] as M contiguous elements starting at
 ///   the byte offset of sbuf_addr; free_size = M (1..array cols).
 /// multiply_moving: moving[K, N] the same way (free_size = N, 1..512); result row m goes to PSUM partition
 ///   (psum partition of psum_addr) + m as N contiguous FP32 at its offset; accumulate adds to what is there.
+/// MX dtypes (BRIEF section 3 rule 10): the elements lie as FP8's and scale_addr locates their E8M0 scales, one
+///   byte per column and SBUF row of the elements (firmware/isa/dtype.h "MX scales").
 struct TeFields {
   Dtype dtype = Dtype::kBf16;
   bool accumulate = false;
@@ -118,6 +121,7 @@ struct TeFields {
   uint64_t psum_addr = 0;  ///< bytes, PSUM space, 4-byte aligned
   uint16_t k = 1;          ///< partitions (contraction), 1..array rows
   uint16_t free_size = 1;  ///< M (load_stationary) or N (multiply_moving)
+  uint64_t scale_addr = 0; ///< bytes, SBUF space: the E8M0 scales of an MX operand; 0 for the other dtypes
 };
 
 /// Arithmetic of the Vector engine (tensor_tensor, tensor_scalar; add/max/min also tensor_reduce). Each op is one
@@ -278,6 +282,8 @@ inline constexpr std::string_view kFieldNames[] = {
     "base",           "pstep",         "step",
     // Collective engine format "cc" (ids 61..)
     "algorithm",      "peer",          "hbm_addr",      "bytes",
+    // MX scales of the Tensor Engine format (id 65)
+    "scale_addr",
 };
 inline constexpr int kNumFields = static_cast<int>(sizeof(kFieldNames) / sizeof(kFieldNames[0]));
 

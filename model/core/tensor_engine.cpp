@@ -45,6 +45,35 @@ std::optional<Fault> TensorEngine::read_sbuf_rows(uint64_t sbuf_addr, int k, int
   return std::nullopt;
 }
 
+std::optional<Fault> TensorEngine::read_sbuf_scales(const isa::TeFields& f, int elems, std::vector<uint8_t>& out) {
+  out.clear();
+  if (!compute_->supports(f.dtype)) {
+    return Fault{regs::ERR_BAD_FIELD, uint32_t(isa::field_id("dtype")),
+                 fmt::format("dtype {}: the {} Tensor Engine datapath has no MX formats (they run on --te tlm)",
+                             isa::dtype_name(f.dtype), compute_->name())};
+  }
+  if (!isa::is_mx(f.dtype)) return std::nullopt;
+  const ChipConfig& c = control_.config();
+  const uint64_t parts = isa::te_sbuf_partitions(f.dtype, unsigned(f.k));
+  const uint64_t p0 = f.scale_addr / c.sbuf_partition_bytes, off = f.scale_addr % c.sbuf_partition_bytes;
+  if (p0 + parts > uint64_t(c.sbuf_partitions) || off + uint64_t(elems) > c.sbuf_partition_bytes) {
+    return Fault{regs::ERR_SBUF_RANGE, uint32_t(isa::field_id("scale_addr")),
+                 fmt::format("MX scales in SBUF partitions {}..{}, bytes {}..{} are outside SBUF ({} partitions x {} "
+                             "bytes)", p0, p0 + parts - 1, off, off + elems - 1, c.sbuf_partitions,
+                             c.sbuf_partition_bytes)};
+  }
+  out.resize(size_t(f.k) * elems);
+  std::vector<uint8_t> row(static_cast<size_t>(elems));
+  const unsigned per = isa::te_pe_partitions(f.dtype);  // operand partitions sharing SBUF row sp's scales
+  for (uint64_t sp = 0; sp < parts; ++sp) {
+    bus_read(regs::SBUF_BASE + (p0 + sp) * c.sbuf_partition_bytes + off, row.data(), row.size());
+    for (unsigned kk = unsigned(sp) * per; kk < std::min(unsigned(f.k), unsigned(sp + 1) * per); ++kk) {
+      std::copy(row.begin(), row.end(), out.begin() + ptrdiff_t(kk) * elems);
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<Fault> TensorEngine::load_stationary(const isa::TeFields& f) {
   const int max_k = compute_->max_k(f.dtype);
   if (f.k > max_k || f.free_size > compute_->cols()) {
@@ -56,9 +85,11 @@ std::optional<Fault> TensorEngine::load_stationary(const isa::TeFields& f) {
                        : fmt::format("load_stationary m = {} exceeds the {}x{} array", f.free_size,
                                      compute_->rows(), compute_->cols())};
   }
+  std::vector<uint8_t> scales;
+  if (auto fault = read_sbuf_scales(f, f.free_size, scales)) return fault;
   std::vector<uint16_t> stationary;
   if (auto fault = read_sbuf_rows(f.sbuf_addr, f.k, f.free_size, f.dtype, stationary)) return fault;
-  busy(compute_->load_stationary(f.dtype, f.k, f.free_size, stationary));
+  busy(compute_->load_stationary(f.dtype, f.k, f.free_size, stationary, scales));
   loaded_ = true;
   loaded_dtype_ = f.dtype;
   loaded_k_ = f.k;
@@ -92,6 +123,8 @@ std::optional<Fault> TensorEngine::multiply_moving(const isa::TeFields& f, uint3
     return Fault{regs::ERR_TE_SHAPE, uint32_t(isa::field_id("free_size")),
                  fmt::format("PSUM write of {} FP32 at byte offset {} crosses a {}-byte bank boundary", n, poff, bank)};
   }
+  std::vector<uint8_t> scales;
+  if (auto fault = read_sbuf_scales(f, n, scales)) return fault;
   std::vector<uint16_t> moving;
   if (auto fault = read_sbuf_rows(f.sbuf_addr, f.k, n, f.dtype, moving)) return fault;
   std::vector<uint32_t> sums;
@@ -99,7 +132,7 @@ std::optional<Fault> TensorEngine::multiply_moving(const isa::TeFields& f, uint3
   // The PSUM write-back mode goes to the datapath with the command and comes back with the result columns.
   PsumWrite write = f.accumulate ? PsumWrite::kAccumulate : PsumWrite::kOverwrite;
   try {
-    cycles = compute_->multiply_moving(f.dtype, f.k, n, moving, sums, write, index);
+    cycles = compute_->multiply_moving(f.dtype, f.k, n, moving, scales, sums, write, index);
   } catch (const std::exception& e) {
     return Fault{regs::ERR_ENGINE_FAULT, 0, fmt::format("cycle {}: {}", control_.cycles(), e.what())};
   }

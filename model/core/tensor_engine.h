@@ -28,6 +28,10 @@ class TensorEngine : public QueueEngine {
   /// Checks and reads [k, elems] narrow elements from SBUF partitions starting at `sbuf_addr`.
   std::optional<Fault> read_sbuf_rows(uint64_t sbuf_addr, int k, int elems, isa::Dtype dtype,
                                       std::vector<uint16_t>& out);
+  /// For an MX dtype, checks and reads the E8M0 scales at `scale_addr` (firmware/isa/dtype.h "MX scales") as one
+  /// code per element, [k, elems]; for the others `out` is left empty. Also faults (ERR_BAD_FIELD dtype) when the
+  /// datapath has no such dtype (an MX dtype on the RTL engine).
+  std::optional<Fault> read_sbuf_scales(const isa::TeFields& f, int elems, std::vector<uint8_t>& out);
 
   std::unique_ptr<TeCompute> compute_;
   bool loaded_ = false;

@@ -13,21 +13,26 @@
 namespace trnsim::model::fp {
 namespace {
 
-/// Field layout of a narrow format. E4M3 has no infinity and a single NaN mantissa (S.1111.111).
+/// Field layout of a narrow format. E4M3 has no infinity and a single NaN mantissa (S.1111.111); E2M1 (the MXFP4
+/// element, OCP MX v1.0 section 5.3.3) has neither Inf nor NaN.
 struct Layout {
   unsigned exp_bits;
   unsigned man_bits;
   int bias;
   bool has_inf;        ///< IEEE-style specials: exponent all ones = Inf (mantissa 0) or NaN
   uint32_t max_finite; ///< largest positive finite encoding
+  bool has_nan = true; ///< false: every encoding is finite (E2M1)
 };
 
 constexpr Layout layout(isa::Dtype dt) {
   switch (dt) {
     case isa::Dtype::kBf16: return {8, 7, 127, true, 0x7F7F};
     case isa::Dtype::kFp16: return {5, 10, 15, true, 0x7BFF};
-    case isa::Dtype::kFp8E4M3: return {4, 3, 7, false, 0x7E};
-    case isa::Dtype::kFp8E5M2: return {5, 2, 15, true, 0x7B};
+    case isa::Dtype::kFp8E4M3:
+    case isa::Dtype::kMxFp8E4M3: return {4, 3, 7, false, 0x7E};
+    case isa::Dtype::kFp8E5M2:
+    case isa::Dtype::kMxFp8E5M2: return {5, 2, 15, true, 0x7B};
+    case isa::Dtype::kMxFp4: return {2, 1, 1, false, 0x7, false};
     case isa::Dtype::kFp32:  // not a narrow (TE operand) type
       break;
   }
@@ -78,7 +83,7 @@ uint32_t widen(isa::Dtype dt, uint16_t bits) {
   const uint32_t exp_ones = (1u << l.exp_bits) - 1;
 
   if (l.has_inf && exp == exp_ones) return man == 0 ? (sign | kF32Inf) : kF32Qnan;
-  if (!l.has_inf && exp == exp_ones && man == (1u << l.man_bits) - 1) return kF32Qnan;
+  if (!l.has_inf && l.has_nan && exp == exp_ones && man == (1u << l.man_bits) - 1) return kF32Qnan;
   if (exp == 0 && man == 0) return sign;
 
   const unsigned man_shift = kF32ManBits - l.man_bits;
@@ -104,14 +109,14 @@ uint16_t narrow(isa::Dtype dt, uint32_t f32, bool saturate) {
   const uint32_t exp32 = (f32 >> kF32ManBits) & 0xFF;
   const uint32_t man32 = f32 & ((1u << kF32ManBits) - 1);
 
-  if (exp32 == 0xFF && man32 != 0) return narrow_nan(l);
+  if (exp32 == 0xFF && man32 != 0) return l.has_nan ? narrow_nan(l) : 0;  // E2M1 has no NaN: +0
 
   // Overflow result (also for +-Inf inputs): BF16/FP16 -> Inf; FP8 saturating -> max finite;
   // FP8 non-saturating -> E4M3 NaN, E5M2 Inf.
   const uint32_t inf_pattern = ((1u << l.exp_bits) - 1) << l.man_bits;
   const auto overflow = [&]() -> uint16_t {
     const bool is_fp8 = (width == 8);
-    if (is_fp8 && saturate) return static_cast<uint16_t>(sign | l.max_finite);
+    if ((is_fp8 && saturate) || !l.has_nan) return static_cast<uint16_t>(sign | l.max_finite);  // E2M1: always
     if (!l.has_inf) return narrow_nan(l);
     return static_cast<uint16_t>(sign | inf_pattern);
   };

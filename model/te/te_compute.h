@@ -32,29 +32,45 @@ class TeCompute {
   virtual int cols() const = 0;  ///< array columns (M per pass)
   /// Backend name for reports ("tlm", "rtl", "lockstep").
   virtual std::string name() const = 0;
+  /// True when the datapath computes with `dtype` operands: every backend has the narrow types; the MX types
+  /// (BRIEF section 3 rule 10) only the TLM model (the RTL has no MX datapath yet).
+  virtual bool supports(isa::Dtype dtype) const { return isa::is_narrow(dtype); }
 
   /// Loads stationary[k, m] (row-major narrow bit patterns, FP8 in the low 8 bits); 1 <= k <= max_k(dtype),
-  /// 1 <= m <= cols. Returns the TE cycles the command occupies.
-  virtual uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) = 0;
+  /// 1 <= m <= cols. `scales`: for an MX dtype the E8M0 scale code of every element, [k, m] (rule 10), else
+  /// empty. Returns the TE cycles the command occupies.
+  virtual uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary,
+                                   const std::vector<uint8_t>& scales) = 0;
+  /// The same for a narrow dtype (no scales).
+  uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) {
+    return load_stationary(dtype, k, m, stationary, {});
+  }
   /// out[m, n] (row-major FP32 bits, m = the loaded M) = column sums of stationary^T @ moving[k, n], k equal to
-  /// the loaded K, 1 <= n <= 512. Returns the TE cycles. `instr_index` is for error messages only.
+  /// the loaded K, 1 <= n <= 512; `scales` as for load_stationary, [k, n]. Returns the TE cycles. `instr_index`
+  /// is for error messages only.
   /// `psum_write`: on entry the instruction's PSUM write-back mode, sent with the command; on return the mode the
   /// result columns came back with (the RTL's out_acc_o), which is the one the PSUM adder applies.
   /// Throws std::runtime_error on an engine failure (RTL error, a result in the wrong mode, lockstep mismatch) with a
   /// readable message.
   virtual uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                                   std::vector<uint32_t>& out, PsumWrite& psum_write, uint32_t instr_index) = 0;
+                                   const std::vector<uint8_t>& scales, std::vector<uint32_t>& out,
+                                   PsumWrite& psum_write, uint32_t instr_index) = 0;
+  /// The same for a narrow dtype (no scales).
+  uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
+                           std::vector<uint32_t>& out, PsumWrite& psum_write, uint32_t instr_index) {
+    return multiply_moving(dtype, k, n, moving, {}, out, psum_write, instr_index);
+  }
   /// The same in overwrite mode (tests and benchmarks of the datapath alone).
   uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
                            std::vector<uint32_t>& out, uint32_t instr_index) {
     PsumWrite psum_write = PsumWrite::kOverwrite;
-    return multiply_moving(dtype, k, n, moving, out, psum_write, instr_index);
+    return multiply_moving(dtype, k, n, moving, {}, out, psum_write, instr_index);
   }
 };
 
 /// Cycle cost of the engine's commands, issued one at a time (docs/architecture.md, "Timing"; the RTL tests
 /// assert the same formulas): LoadStationary(K) = 1 + ceil(K / P), one beat per PE row's P partitions (P = 2 for
-/// FP8, rule 8; 1 for BF16/FP16); MultiplyMoving(N) = N + R + C + 2 for every dtype.
+/// FP8 and MX, rule 8; 1 for BF16/FP16); MultiplyMoving(N) = N + R + C + 2 for every dtype.
 struct TeTiming {
   static uint64_t load_stationary(isa::Dtype dtype, int k) {
     return 1u + uint64_t(isa::te_sbuf_partitions(dtype, unsigned(k)));

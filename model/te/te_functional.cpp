@@ -1,9 +1,11 @@
 #include "model/te/te_functional.h"
 
 #include <array>
-#include <vector>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "model/fp/fp_ops.h"
 
@@ -50,7 +52,50 @@ inline float widen_bf16(uint16_t b) {
   return f;
 }
 
-/// Where widen_pack reads its values: a table (FP16, FP8; index masked as fp::widen masks) or, without one, BF16.
+/// An MX operand element with its scale: index (scale << 8) | element code -> element * 2^(scale - 127) as FP32,
+/// and whether that is exact (`exact`; when not, `value` is unused and the pass takes the exact path). Scale 0xFF
+/// is NaN (rule 10); a NaN element stays NaN, an infinite one (E5M2) infinite.
+struct MxTable {
+  std::vector<float> value;
+  std::vector<uint8_t> exact;
+};
+
+template <isa::Dtype kDt>
+const MxTable& mx_table() {
+  static const MxTable table = [] {
+    MxTable t;
+    t.value.resize(65536);
+    t.exact.resize(65536);
+    for (uint32_t i = 0; i < 65536; ++i) {
+      const uint32_t scale = i >> 8;
+      const uint32_t bits = fp::widen(kDt, static_cast<uint16_t>(i & 0xFF));
+      float e;
+      std::memcpy(&e, &bits, 4);
+      if (scale == isa::kE8M0Nan || !std::isfinite(e)) {
+        t.value[i] = scale == isa::kE8M0Nan ? std::numeric_limits<float>::quiet_NaN() : e;
+        t.exact[i] = 1;
+        continue;
+      }
+      const double v = std::ldexp(double(e), int(scale) - 127);
+      const float f = static_cast<float>(v);
+      t.value[i] = f;
+      t.exact[i] = double(f) == v ? 1 : 0;
+    }
+    return t;
+  }();
+  return table;
+}
+
+const MxTable& mx_table(isa::Dtype dt) {
+  switch (dt) {
+    case isa::Dtype::kMxFp8E5M2: return mx_table<isa::Dtype::kMxFp8E5M2>();
+    case isa::Dtype::kMxFp4: return mx_table<isa::Dtype::kMxFp4>();
+    default: return mx_table<isa::Dtype::kMxFp8E4M3>();
+  }
+}
+
+/// Where widen_pack reads its values: a table (FP16, FP8, MX; index masked as fp::widen masks) or, without one,
+/// BF16.
 struct WidenSource {
   const float* table;
   unsigned mask;
@@ -62,10 +107,58 @@ WidenSource widen_source(isa::Dtype dt) {
     case isa::Dtype::kFp16: return {widen_table<isa::Dtype::kFp16, 65536>(), 0xFFFF};
     case isa::Dtype::kFp8E4M3: return {widen_table<isa::Dtype::kFp8E4M3, 256>(), 0xFF};
     case isa::Dtype::kFp8E5M2: return {widen_table<isa::Dtype::kFp8E5M2, 256>(), 0xFF};
+    case isa::Dtype::kMxFp8E4M3:
+    case isa::Dtype::kMxFp8E5M2:
+    case isa::Dtype::kMxFp4: return {mx_table(dt).value.data(), 0xFFFF};
     case isa::Dtype::kFp32:  // not a narrow (TE operand) type
       break;
   }
   return {nullptr, 0xFFFF};
+}
+
+/// MX operand patterns (scale << 8) | element from elements [rows, cols] and their scales [rows, cols]; returns
+/// whether every scaled element is an FP32 value (mx_table exact).
+bool mx_combine(isa::Dtype dt, const std::vector<uint16_t>& elements, const std::vector<uint8_t>& scales,
+                std::vector<uint16_t>& out) {
+  const MxTable& t = mx_table(dt);
+  out.resize(elements.size());
+  bool exact = true;
+  for (size_t i = 0; i < elements.size(); ++i) {
+    out[i] = static_cast<uint16_t>((unsigned(scales[i]) << 8) | (elements[i] & 0xFF));
+    exact = exact && t.exact[out[i]];
+  }
+  return exact;
+}
+
+/// The exact MX pass: out[m, n] = column sums over k of round_to_fp32(exact product), products from (scale << 8) |
+/// element patterns w[k, m] and x[k, n]; sums FP32 in increasing k from +0.0, NaNs canonical.
+void mx_exact_pass(isa::Dtype dt, const std::vector<uint16_t>& w, const std::vector<uint16_t>& x, int k, int m, int n,
+                   std::vector<uint32_t>& out) {
+  auto value = [dt](uint16_t p) {
+    const uint32_t scale = p >> 8;
+    if (scale == isa::kE8M0Nan) return std::numeric_limits<double>::quiet_NaN();
+    const uint32_t bits = fp::widen(dt, static_cast<uint16_t>(p & 0xFF));
+    float e;
+    std::memcpy(&e, &bits, 4);
+    return std::ldexp(double(e), int(scale) - 127);  // exact: at most 4 significant bits, |exponent| < 170
+  };
+  std::vector<double> wv(w.size()), xv(x.size());
+  for (size_t i = 0; i < w.size(); ++i) wv[i] = value(w[i]);
+  for (size_t i = 0; i < x.size(); ++i) xv[i] = value(x[i]);
+  out.resize(size_t(m) * n);
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (int kk = 0; kk < k; ++kk) {
+        // The exact product (<= 8 significant bits, |exponent| < 340: a double) rounded once to FP32.
+        const float p = static_cast<float>(wv[size_t(kk) * m + i] * xv[size_t(kk) * n + j]);
+        sum = sum + p;
+      }
+      uint32_t bits;
+      std::memcpy(&bits, &sum, 4);
+      out[size_t(i) * n + j] = std::isnan(sum) ? fp::kF32Qnan : bits;
+    }
+  }
 }
 
 // Vectors of C = 4, 8 or 16 elements for widening BF16 (C at most the target's FP32 lanes: wider generic vectors
@@ -301,27 +394,49 @@ void TeFunctional::pack_weights() {
   kern.pack_w(widen_source(dtype_), stationary_.data(), k_, m_, wpack_.data());
 }
 
-uint64_t TeFunctional::load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) {
-  if (k < 1 || k > max_k(dtype) || m < 1 || m > cols_ || stationary.size() != size_t(k) * m) {
+uint64_t TeFunctional::load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary,
+                                       const std::vector<uint8_t>& scales) {
+  if (!supports(dtype) || k < 1 || k > max_k(dtype) || m < 1 || m > cols_ || stationary.size() != size_t(k) * m) {
     throw std::invalid_argument("TeFunctional::load_stationary: shape outside the array");
+  }
+  if (scales.size() != (isa::is_mx(dtype) ? stationary.size() : 0)) {
+    throw std::invalid_argument("TeFunctional::load_stationary: MX dtypes need one scale per element, others none");
   }
   k_ = k;
   m_ = m;
   dtype_ = dtype;
-  stationary_ = stationary;
+  if (isa::is_mx(dtype)) {
+    stationary_exact_ = mx_combine(dtype, stationary, scales, stationary_);
+  } else {
+    stationary_ = stationary;
+    stationary_exact_ = true;
+  }
   pack_weights();
   return TeTiming::load_stationary(dtype, k);
 }
 
 uint64_t TeFunctional::multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                                       std::vector<uint32_t>& out, PsumWrite& /*psum_write: unchanged*/,
-                                       uint32_t /*instr_index*/) {
-  if (k != k_ || n < 1 || moving.size() != size_t(k) * n) {
+                                       const std::vector<uint8_t>& scales, std::vector<uint32_t>& out,
+                                       PsumWrite& /*psum_write: unchanged*/, uint32_t /*instr_index*/) {
+  if (dtype != dtype_ || k != k_ || n < 1 || moving.size() != size_t(k) * n) {
     throw std::invalid_argument("TeFunctional::multiply_moving: shape does not match the loaded stationary");
+  }
+  if (scales.size() != (isa::is_mx(dtype) ? moving.size() : 0)) {
+    throw std::invalid_argument("TeFunctional::multiply_moving: MX dtypes need one scale per element, others none");
+  }
+  const std::vector<uint16_t>* x = &moving;
+  std::vector<uint16_t> combined;
+  if (isa::is_mx(dtype)) {
+    const bool exact = mx_combine(dtype, moving, scales, combined);
+    x = &combined;
+    if (!exact || !stationary_exact_) {
+      mx_exact_pass(dtype, stationary_, combined, k, m_, n, out);
+      return TeTiming::multiply_moving(rows_, cols_, n);
+    }
   }
   const Kernel& kern = kKernels[kernel_];
   xpack_.resize(size_t((n + kern.nb - 1) / kern.nb) * k * kern.nb);
-  kern.pack_x(widen_source(dtype), moving.data(), k, n, xpack_.data());
+  kern.pack_x(widen_source(dtype), x->data(), k, n, xpack_.data());
   out.resize(size_t(m_) * n);
   kern.run(wpack_.data(), xpack_.data(), k, m_, n, out.data());
   return TeTiming::multiply_moving(rows_, cols_, n);

@@ -13,6 +13,12 @@
 // column sums differs from the textbook loop; each sum still sees its partitions in increasing order. The kernel is
 // chosen at run time from what the CPU supports (AVX-512F, AVX2, or portable 128-bit vectors), so the binary runs
 // on any x86-64; every kernel gives the same bits (tests/model/te_functional_test.cpp runs them all).
+//
+// MX dtypes (rule 10): the product a * 2^(ca - 127) * b * 2^(cb - 127) is rounded once to FP32. When both scaled
+// operands are FP32 values (the common case: the scaled element neither overflows FP32 nor loses bits below its
+// subnormal range), one FP32 multiply of the scaled operands is that rounding, so the same kernels run on operands
+// widened through a table indexed by (scale, element). Otherwise the pass takes a scalar path that forms the exact
+// product in double (at most 8 significant bits) and rounds it to FP32.
 #pragma once
 
 #include <string>
@@ -28,11 +34,16 @@ class TeFunctional : public TeCompute {
   int rows() const override { return rows_; }
   int cols() const override { return cols_; }
   std::string name() const override { return "tlm"; }
-  uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary) override;
+  bool supports(isa::Dtype dtype) const override { return isa::is_te_dtype(dtype); }
+  using TeCompute::load_stationary;
+  /// Throws std::invalid_argument for a shape outside the array or scales of the wrong size.
+  uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary,
+                           const std::vector<uint8_t>& scales) override;
   using TeCompute::multiply_moving;
   /// `psum_write` comes back as it went in: the datapath carries the mode with the result columns.
   uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                           std::vector<uint32_t>& out, PsumWrite& psum_write, uint32_t instr_index) override;
+                           const std::vector<uint8_t>& scales, std::vector<uint32_t>& out, PsumWrite& psum_write,
+                           uint32_t instr_index) override;
 
   /// Kernels this CPU can run, fastest first ("avx512", "avx2", "generic"; "generic" always).
   static std::vector<std::string> available_kernels();
@@ -50,7 +61,8 @@ class TeFunctional : public TeCompute {
   int k_ = 0, m_ = 0;
   int kernel_ = 0;             ///< index into the kernel table (te_functional.cpp)
   isa::Dtype dtype_ = isa::Dtype::kBf16;
-  std::vector<uint16_t> stationary_;  ///< [k, m] as loaded (kept to re-pack when the kernel changes)
+  std::vector<uint16_t> stationary_;  ///< [k, m] as loaded (MX: scale << 8 | element; kept to re-pack)
+  bool stationary_exact_ = true;      ///< MX: every scaled stationary element is an FP32 value (fast kernels)
   std::vector<float> wpack_;          ///< stationary widened and packed: [m / MB][k][MB], zero-padded in m
   std::vector<float> xpack_;          ///< moving widened and packed: [n / NB][k][NB], zero-padded in n (scratch)
 };

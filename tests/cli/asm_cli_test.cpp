@@ -86,12 +86,12 @@ TEST(AsmCli, CorruptedBinaryNamesInstructionIndexAndField) {
   ASSERT_EQ(run("asm " + src + " -o " + bin).exit_code, 0);
   std::string bytes = slurp(bin);
   // te is listed first: its instruction 2 (multiply_moving) starts at 12 + 16 + 2 * 64; dtype is its byte 2.
-  bytes[12 + 16 + 2 * 64 + 2] = 7;
+  bytes[12 + 16 + 2 * 64 + 2] = 9;  // 0..3 and 5..7 are dtypes
   const std::string bad = write_text(".bad.bin", bytes);
   const Result r = run("disasm " + bad);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
-  EXPECT_NE(r.err.find(bad + ": queue te, instruction 2: field dtype: value 7 is not a dtype"), std::string::npos)
+  EXPECT_NE(r.err.find(bad + ": queue te, instruction 2: field dtype: value 9 is not a dtype"), std::string::npos)
       << r.err;
   EXPECT_EQ(r.out, "");
 }

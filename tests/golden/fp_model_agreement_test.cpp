@@ -60,8 +60,11 @@ Limits limits_of(Dtype dt) {
   switch (dt) {
     case Dtype::kBf16: return {0x7F7F, std::ldexp(1.0, 128), -133, 127};
     case Dtype::kFp16: return {0x7BFF, 65536.0, -24, 15};
-    case Dtype::kFp8E4M3: return {0x7E, 480.0, -9, 8};
-    case Dtype::kFp8E5M2: return {0x7B, 65536.0, -16, 15};
+    case Dtype::kFp8E4M3:
+    case Dtype::kMxFp8E4M3: return {0x7E, 480.0, -9, 8};  // MX types: their element format (OCP MX v1.0 5.3)
+    case Dtype::kFp8E5M2:
+    case Dtype::kMxFp8E5M2: return {0x7B, 65536.0, -16, 15};
+    case Dtype::kMxFp4: return {0x7, 8.0, -1, 2};  // E2M1: max 6, smallest subnormal 0.5
     case Dtype::kFp32:  // not a narrow (TE operand) type
       break;
   }
@@ -161,9 +164,12 @@ TEST_P(NarrowAgreement, RandomPatterns) {
   EXPECT_EQ(checker.mismatches(), 0) << "of " << checker.checked() << " (TRNSIM_SEED=" << test_seed() << ")";
 }
 
+/// Encodings of a dtype's element: 16 for MXFP4 (E2M1), 256 for the 8-bit types, 65536 for the 16-bit ones.
+uint32_t pattern_count(Dtype dt) { return dt == Dtype::kMxFp4 ? 16 : isa::dtype_bits(dt) == 8 ? 256 : 65536; }
+
 TEST_P(NarrowAgreement, WidenEveryPattern) {
   const Dtype dt = GetParam();
-  const uint32_t count = isa::dtype_bits(dt) == 8 ? 256 : 65536;
+  const uint32_t count = pattern_count(dt);
   int mismatches = 0;
   for (uint32_t p = 0; p < count; ++p) {
     const uint32_t want = golden::widen_to_f32(dt, static_cast<uint16_t>(p));
@@ -179,13 +185,14 @@ TEST_P(NarrowAgreement, WidenEveryPattern) {
 TEST_P(NarrowAgreement, WidenThenNarrowIsIdentity) {
   // Every non-NaN narrow value is representable in FP32, so narrowing it back must give the same pattern.
   const Dtype dt = GetParam();
-  const uint32_t count = isa::dtype_bits(dt) == 8 ? 256 : 65536;
+  const uint32_t count = pattern_count(dt);
   int mismatches = 0;
   for (uint32_t p = 0; p < count; ++p) {
     if (golden::is_nan(dt, static_cast<uint16_t>(p))) continue;
     const uint32_t f32 = golden::widen_to_f32(dt, static_cast<uint16_t>(p));
     for (const bool sat : {true, false}) {
-      if (dt == Dtype::kFp8E5M2 && sat && (p & 0x7F) == 0x7C) continue;  // saturating: Inf -> max
+      const bool e5m2 = dt == Dtype::kFp8E5M2 || dt == Dtype::kMxFp8E5M2;
+      if (e5m2 && sat && (p & 0x7F) == 0x7C) continue;  // saturating: Inf -> max
       const uint16_t g = golden::narrow_from_f32(dt, f32, sat);
       const uint16_t m = model::fp::narrow(dt, f32, sat);
       if ((g != p || m != p) && ++mismatches <= 10) {
@@ -198,6 +205,11 @@ TEST_P(NarrowAgreement, WidenThenNarrowIsIdentity) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllDtypes, NarrowAgreement, ::testing::ValuesIn(isa::kAllDtypes),
+                         [](const ::testing::TestParamInfo<Dtype>& info) {
+                           return std::string(isa::dtype_name(info.param));
+                         });
+// The MX element formats (rule 10): E4M3 and E5M2 as OFP8, and E2M1, which neither golden nor model had before.
+INSTANTIATE_TEST_SUITE_P(MxElements, NarrowAgreement, ::testing::ValuesIn(isa::kMxTypes),
                          [](const ::testing::TestParamInfo<Dtype>& info) {
                            return std::string(isa::dtype_name(info.param));
                          });

@@ -77,10 +77,10 @@ TEST(IsaNames, FieldIdsFollowTheDocumentedOrder) {
       "in2_partition", "in2_offset",  "in2_stride",    "imm0",           "imm1",        "scale",
       "bias",          "bias_space",  "bias_type",     "bias_partition", "bias_offset", "sum_space",
       "sum_type",      "sum_partition", "sum_offset",  "base",           "pstep",       "step",
-      "algorithm",     "peer",        "hbm_addr",      "bytes"};
+      "algorithm",     "peer",        "hbm_addr",      "bytes",          "scale_addr"};
   constexpr int kCount = static_cast<int>(sizeof(fields) / sizeof(fields[0]));
   ASSERT_EQ(kNumFields, kCount);
-  ASSERT_EQ(kCount, 64);
+  ASSERT_EQ(kCount, 65);
   for (int id = 1; id <= kCount; ++id) {
     EXPECT_EQ(field_name(id), fields[id - 1]);
     EXPECT_EQ(field_id(fields[id - 1]), id);
@@ -345,15 +345,46 @@ TEST(IsaDecode, CopyEnumFieldsOutOfRange) {
   }
 }
 
-TEST(IsaDecode, DtypeAboveThreeIsRejectedForBothTeOps) {
+TEST(IsaDecode, DtypeThatIsNotATeTypeIsRejectedForBothTeOps) {
+  // 0..3 narrow, 5..7 MX (spec/isa.json); 4 (fp32) and 8..255 are not TE operand types.
   for (const Opcode op : {Opcode::kLoadStationary, Opcode::kMultiplyMoving}) {
     for (unsigned v = 4; v < 256; ++v) {
+      if (v >= 5 && v <= 7) continue;
       Bytes b = encode(te_instr(op, Dtype::kBf16, 0, 0, 1, 1, false));
       b[2] = static_cast<uint8_t>(v);
       SCOPED_TRACE(v);
       expect_error(b, IsaError::Code::kBadField, "dtype", "value " + std::to_string(v) + " is not a dtype");
     }
   }
+}
+
+TEST(IsaDecode, MxDtypesDecodeWithTheirScaleAddress) {
+  for (const Opcode op : {Opcode::kLoadStationary, Opcode::kMultiplyMoving}) {
+    for (const Dtype dt : kMxTypes) {
+      Instruction i = te_instr(op, dt, 0x40, 0, 32, 4, false);
+      i.te.scale_addr = 0x123456789Aull;
+      const Bytes b = encode(i);
+      EXPECT_EQ(b[32], 0x9A);  // scale_addr is bytes 32..39, little-endian
+      EXPECT_EQ(b[36], 0x12);
+      Instruction d;
+      const auto err = decode_bytes(b, &d);
+      ASSERT_FALSE(err.has_value()) << err->message;
+      EXPECT_EQ(d.te.dtype, dt);
+      EXPECT_EQ(d.te.scale_addr, 0x123456789Aull);
+    }
+  }
+}
+
+TEST(IsaDecode, ScaleAddressOfANarrowDtypeIsReserved) {
+  Bytes b = encode(te_instr(Opcode::kLoadStationary, Dtype::kFp8E4M3, 0, 0, 1, 1, false));
+  b[35] = 1;
+  expect_error(b, IsaError::Code::kReservedNonZero, "reserved", "byte 35 ");
+  Instruction i = te_instr(Opcode::kMultiplyMoving, Dtype::kBf16, 0, 0, 1, 1, false);
+  i.te.scale_addr = 64;
+  const auto err = validate(i);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_EQ(err->field, "scale_addr");
+  EXPECT_NE(err->message.find("must be 0 for dtype bf16"), std::string::npos) << err->message;
 }
 
 TEST(IsaDecode, UndefinedFlagBitsAreRejected) {

@@ -136,8 +136,8 @@ TEST(IsaProgramBinary, DecodeErrorsNameQueueInstructionAndField) {
   // te queue: nop, halt, sem_signal, sem_wait, load_stationary, multiply_moving.
   ASSERT_EQ(p.queue(Engine::kTe)[4].op, Opcode::kLoadStationary);
   std::size_t at = 28 + 64 * 4;
-  b[at + 2] = 5;
-  expect_rejected(b, {"queue te, instruction 4: field dtype: value 5 is not a dtype"});
+  b[at + 2] = 9;  // 0..3 narrow, 5..7 MX
+  expect_rejected(b, {"queue te, instruction 4: field dtype: value 9 is not a dtype"});
 
   b = write_program_binary(p);
   at = 28 + 64 * (6 + 4);  // dma instruction 4: dma_copy

@@ -23,8 +23,9 @@ class FaultyDatapath : public model::TeFunctional {
       : TeFunctional(rows, cols), bad_index_(bad_index), fault_(fault) {}
   using TeFunctional::multiply_moving;
   uint64_t multiply_moving(isa::Dtype dt, int k, int n, const std::vector<uint16_t>& moving,
-                           std::vector<uint32_t>& out, model::PsumWrite& psum_write, uint32_t index) override {
-    const uint64_t cycles = TeFunctional::multiply_moving(dt, k, n, moving, out, psum_write, index);
+                           const std::vector<uint8_t>& scales, std::vector<uint32_t>& out,
+                           model::PsumWrite& psum_write, uint32_t index) override {
+    const uint64_t cycles = TeFunctional::multiply_moving(dt, k, n, moving, scales, out, psum_write, index);
     if (fault_ == Fault::kBit) out.at(bad_index_) ^= 1u;
     if (fault_ == Fault::kPsumMode) {
       psum_write = psum_write == model::PsumWrite::kAccumulate ? model::PsumWrite::kOverwrite

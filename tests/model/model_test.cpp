@@ -260,7 +260,7 @@ std::vector<ErrorCase> error_cases() {
   auto reserved = halt;
   reserved[5] = 1;
   auto bad_dtype = enc(te(Opcode::kLoadStationary, isa::Dtype::kBf16, 0, 0, 4, 4));
-  bad_dtype[2] = 5;
+  bad_dtype[2] = 9;  // 0..3 narrow, 5..7 MX
   auto big_n = enc(te(Opcode::kMultiplyMoving, isa::Dtype::kBf16, 0, 0, 4, 4));
   big_n[26] = 600 & 0xFF;
   big_n[27] = 600 >> 8;

@@ -58,8 +58,11 @@ uint16_t one(Dtype dt) {
   switch (dt) {
     case Dtype::kBf16: return 0x3F80;
     case Dtype::kFp16: return 0x3C00;
-    case Dtype::kFp8E4M3: return 0x38;
-    case Dtype::kFp8E5M2: return 0x3C;
+    case Dtype::kFp8E4M3:
+    case Dtype::kMxFp8E4M3: return 0x38;
+    case Dtype::kFp8E5M2:
+    case Dtype::kMxFp8E5M2: return 0x3C;
+    case Dtype::kMxFp4: return 0x2;  // E2M1 1.0: exponent 1 (bias 1), mantissa 0
     case Dtype::kFp32:  // not a narrow (TE operand) type
       break;
   }
@@ -77,9 +80,13 @@ std::vector<uint16_t> specials(Dtype dt) {
       return {0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x8400, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00,
               0x7E00, 0xFE00, 0x7C01, 0xFFFF, 0x3C00, 0xBC00};
     case Dtype::kFp8E4M3:
+    case Dtype::kMxFp8E4M3:
       return {0x00, 0x80, 0x01, 0x81, 0x07, 0x08, 0x88, 0x7E, 0xFE, 0x7F, 0xFF, 0x38, 0xB8};
     case Dtype::kFp8E5M2:
+    case Dtype::kMxFp8E5M2:
       return {0x00, 0x80, 0x01, 0x81, 0x03, 0x04, 0x84, 0x7B, 0xFB, 0x7C, 0xFC, 0x7E, 0xFE, 0x7D, 0xFF, 0x3C, 0xBC};
+    case Dtype::kMxFp4:  // E2M1: +-0, +-0.5 (subnormal), +-1, +-6 (max); no Inf or NaN
+      return {0x0, 0x8, 0x1, 0x9, 0x2, 0xA, 0x7, 0xF};
     case Dtype::kFp32:  // not a narrow (TE operand) type
       break;
   }
@@ -108,18 +115,21 @@ uint16_t draw(Dtype dt, std::mt19937_64& rng, int special_percent) {
         const uint32_t e = wide ? x % 31u : 11u + x % 9u;
         return uint16_t((sign << 15) | (e << 10) | ((x >> 8) & 0x3FFu));
       }
-      case Dtype::kFp8E4M3: {
+      case Dtype::kFp8E4M3:
+      case Dtype::kMxFp8E4M3: {
         const uint32_t e = wide ? x % 16u : 5u + x % 5u;
         const uint16_t b = uint16_t((sign << 7) | (e << 3) | ((x >> 8) & 7u));
         if ((b & 0x7F) == 0x7F) continue;
         return b;
       }
-      case Dtype::kFp8E5M2: {
+      case Dtype::kFp8E5M2:
+      case Dtype::kMxFp8E5M2: {
         const uint32_t e = wide ? x % 31u : 13u + x % 5u;
         return uint16_t((sign << 7) | (e << 2) | ((x >> 8) & 3u));
       }
+      case Dtype::kMxFp4: return uint16_t(x & 0xFu);  // every E2M1 code is finite
       case Dtype::kFp32:  // not a narrow (TE operand) type
-        break;
+        return 0;
     }
   }
 }

@@ -35,17 +35,22 @@ inline uint16_t random_finite(isa::Dtype dt, std::mt19937_64& rng) {
         bits = static_cast<uint16_t>(((r >> 31) << 15) | (exp << 10) | (r & 0x3FFu));
         break;
       }
-      case isa::Dtype::kFp8E4M3: {
+      case isa::Dtype::kFp8E4M3:
+      case isa::Dtype::kMxFp8E4M3: {
         const uint32_t exp = wide ? (r >> 3) % 16u : 5u + (r >> 3) % 5u;
         bits = static_cast<uint16_t>(((r >> 31) << 7) | (exp << 3) | (r & 0x7u));
         if ((bits & 0x7Fu) == 0x7Fu) continue;  // S.1111.111 is NaN
         break;
       }
-      case isa::Dtype::kFp8E5M2: {
+      case isa::Dtype::kFp8E5M2:
+      case isa::Dtype::kMxFp8E5M2: {
         const uint32_t exp = wide ? (r >> 2) % 31u : 13u + (r >> 2) % 5u;
         bits = static_cast<uint16_t>(((r >> 31) << 7) | (exp << 2) | (r & 0x3u));
         break;
       }
+      case isa::Dtype::kMxFp4:  // E2M1: all 16 codes are finite
+        bits = static_cast<uint16_t>(r & 0xFu);
+        break;
       case isa::Dtype::kFp32:  // not a narrow (TE operand) type
         break;
     }
@@ -67,9 +72,13 @@ inline std::vector<uint16_t> special_values(isa::Dtype dt) {
     case isa::Dtype::kFp16:
       return {0x0000, 0x8000, 0x0001, 0x8001, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x3C00};
     case isa::Dtype::kFp8E4M3:  // max 448 = 0x7E; NaN = 0x7F; no Inf
+    case isa::Dtype::kMxFp8E4M3:
       return {0x00, 0x80, 0x01, 0x81, 0x7E, 0xFE, 0x7F, 0x38};
     case isa::Dtype::kFp8E5M2:  // max 57344 = 0x7B; Inf = 0x7C
+    case isa::Dtype::kMxFp8E5M2:
       return {0x00, 0x80, 0x01, 0x81, 0x7B, 0xFB, 0x7C, 0xFC, 0x7E, 0x3C};
+    case isa::Dtype::kMxFp4:  // E2M1: 0, -0, 0.5 (subnormal), -0.5, max 6, -6, 1.0
+      return {0x0, 0x8, 0x1, 0x9, 0x7, 0xF, 0x2};
     case isa::Dtype::kFp32:  // not a narrow (TE operand) type
       break;
   }
