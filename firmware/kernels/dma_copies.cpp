@@ -120,7 +120,8 @@ std::vector<isa::CopyFields> te_operand_copies(const driver::DeviceInfo& info, i
     throw std::invalid_argument(fmt::format("TE operand copy of {} tiles of [{}, {}]: each must be 1..{} (the ISA's "
                                             "16-bit counts)", tiles, rows, cols, kMaxCount));
   }
-  const auto type = static_cast<isa::DataType>(static_cast<uint8_t>(dtype));
+  // MX elements (not a copy type) move as bytes: the same 1-byte type on both sides keeps the bits.
+  const auto type = isa::is_mx(dtype) ? isa::DataType::kFp8E4M3 : static_cast<isa::DataType>(uint8_t(dtype));
   const int32_t es = int32_t(isa::data_type_bytes(type));
   const int32_t pb = stride32(int64_t(info.sbuf_partition_bytes), "SBUF partition");
   const unsigned P = isa::te_pe_partitions(dtype);
@@ -150,6 +151,51 @@ std::vector<isa::CopyFields> te_operand_copies(const driver::DeviceInfo& info, i
   std::vector<isa::CopyFields> out;
   if (paired > 0) out.push_back(copy(0, paired));
   if (paired < rows) out.push_back(copy(paired, 1));
+  return out;
+}
+
+std::vector<isa::CopyFields> te_scale_copies(const driver::DeviceInfo& info, uint64_t scales_hbm, int width, int c0,
+                                             int cols, int k0, int rows, int tiles, int tile_k, uint64_t dst,
+                                             uint64_t dst_tile_bytes) {
+  constexpr int kBlock = int(isa::kMxBlockSize);
+  if (rows < 1 || cols < 1 || tiles < 1 || uint64_t(cols) > kMaxCount || uint64_t(tiles) > kMaxCount || k0 % 2 ||
+      tile_k % 2 || k0 < 0 || width < c0 + cols) {
+    throw std::invalid_argument(fmt::format("MX scale copy of {} tiles of [{}, {}] from partition {}: counts must be "
+                                            "1..{}, k0 and tile_k even", tiles, rows, cols, k0, kMaxCount));
+  }
+  const isa::DataType raw = isa::DataType::kFp8E4M3;  // E8M0 codes move as bytes (a plain copy keeps the bits)
+  const int32_t pb = stride32(int64_t(info.sbuf_partition_bytes), "SBUF partition");
+  const int sbuf_rows = (rows + 1) / 2;
+  std::vector<isa::CopyFields> out;
+  auto copy = [&](uint64_t src, uint64_t to) {
+    return endpoints(isa::MemSpace::kHbm, src, raw, isa::MemSpace::kSbuf, to, raw);
+  };
+  if (tile_k % kBlock == 0 && k0 % kBlock == 0 && rows == tile_k) {
+    // [cols, the 16 SBUF rows of a block (the same source row: stride 0), blocks of a tile, tiles].
+    const int blocks = tile_k / kBlock;
+    isa::CopyFields c = copy(scales_hbm + uint64_t(k0 / kBlock) * width + c0, dst);
+    c.count = {uint16_t(cols), uint16_t(kBlock / 2), uint16_t(blocks), uint16_t(tiles)};
+    c.src_stride = {1, 0, blocks > 1 ? stride32(width, "scale row") : 0,
+                    tiles > 1 ? stride32(int64_t(blocks) * width, "scale tile") : 0};
+    c.dst_stride = {1, pb, blocks > 1 ? stride32(int64_t(kBlock / 2) * pb, "scale block") : 0,
+                    tiles > 1 ? stride32(int64_t(dst_tile_bytes), "destination tile") : 0};
+    out.push_back(c);
+    return out;
+  }
+  for (int t = 0; t < tiles; ++t) {
+    const int first = k0 + t * tile_k;  // the tile's first operand partition
+    for (int j0 = 0; j0 < sbuf_rows;) {
+      const int block = (first + 2 * j0) / kBlock;
+      const int j1 = std::min(sbuf_rows, ((block + 1) * kBlock - first) / 2);  // SBUF rows of this block
+      isa::CopyFields c = copy(scales_hbm + uint64_t(block) * width + c0,
+                               dst + uint64_t(t) * dst_tile_bytes + uint64_t(j0) * info.sbuf_partition_bytes);
+      c.count = {uint16_t(cols), uint16_t(j1 - j0), 1, 1};
+      c.src_stride = {1, 0, 0, 0};
+      c.dst_stride = {1, j1 - j0 > 1 ? pb : 0, 0, 0};
+      out.push_back(c);
+      j0 = j1;
+    }
+  }
   return out;
 }
 

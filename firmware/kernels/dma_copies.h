@@ -48,11 +48,22 @@ isa::CopyFields copy_rows(isa::MemSpace src_space, uint64_t src_addr, isa::DataT
 /// FP8 pairs two rows per partition): `tiles` operands of [rows, cols] `dtype` elements, each row `src_row_bytes`
 /// apart in HBM from `src_hbm` (row r of tile t at src_hbm + t * src_tile_bytes + r * src_row_bytes, elements
 /// dense), operand t starting at SBUF address `dst + t * dst_tile_bytes`. One copy, or for FP8 with an odd `rows`
-/// two (the pairs, then the last row alone). Throws std::invalid_argument for counts beyond the ISA's 16 bits or
-/// strides beyond its 32 bits.
+/// two (the pairs, then the last row alone). MX elements are moved as FP8 bytes of one type on both sides (a plain
+/// copy keeps the bits). Throws std::invalid_argument for counts beyond the ISA's 16 bits or strides beyond its 32
+/// bits.
 std::vector<isa::CopyFields> te_operand_copies(const driver::DeviceInfo& info, isa::Dtype dtype, uint64_t src_hbm,
                                                uint64_t src_row_bytes, int rows, int cols, int tiles,
                                                uint64_t src_tile_bytes, uint64_t dst, uint64_t dst_tile_bytes);
+
+/// Copies that put the E8M0 scales of MX TE operands into SBUF where load_stationary / multiply_moving read them
+/// (firmware/isa/dtype.h "MX scales"): SBUF row j of operand t gets, at `dst + t * dst_tile_bytes` (partition j
+/// counted from dst's), the scales of columns [c0, c0 + cols) of the block (k0 + t * tile_k + 2j) / 32 of an HBM
+/// scale tensor [ceil(K / 32), width] at `scales_hbm` (one byte each). `rows`: operand partitions of each tile
+/// (ceil(rows / 2) SBUF rows); k0 and tile_k even. One copy when tile_k is a multiple of 32 (every tile has the
+/// same blocks), else one per tile and block. Throws std::invalid_argument as te_operand_copies.
+std::vector<isa::CopyFields> te_scale_copies(const driver::DeviceInfo& info, uint64_t scales_hbm, int width, int c0,
+                                             int cols, int k0, int rows, int tiles, int tile_k, uint64_t dst,
+                                             uint64_t dst_tile_bytes);
 
 /// The copy out[c, r] = cast(in[r, c]) of a row-major [rows, cols] HBM tensor into its row-major [cols, rows]
 /// transpose (element types `in_type` -> `out_type`, one RNE cast, FP8 saturating): dimension 0 walks r (dense in

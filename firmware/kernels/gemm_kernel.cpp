@@ -131,6 +131,12 @@ class GemmBuilder {
                         p.moving_row_bytes, &wave);
       tile_stack_copies(l_.stationary_hbm, l_.m, b.m0, b.rows, batch.kt0, batch.nkt,
                         stationary_addr(batch.buffer, 0), p.stationary_row_bytes, &wave);
+      if (isa::is_mx(l_.dtype)) {
+        scale_stack_copies(l_.moving_scales_hbm, l_.n, b.n0, b.cols, batch.kt0, batch.nkt,
+                           moving_scale_addr(batch.buffer, 0), p.moving_scale_bytes, &wave);
+        scale_stack_copies(l_.stationary_scales_hbm, l_.m, b.m0, b.rows, batch.kt0, batch.nkt,
+                           stationary_scale_addr(batch.buffer, 0), p.stationary_scale_bytes, &wave);
+      }
       load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, info_.num_dma_engines), load_after,
                          Pipeline::Publish::kAtOnce);
       if (carry >= 0) drain[std::size_t(carry)] = load[j];
@@ -155,6 +161,12 @@ class GemmBuilder {
     return buffer_base(buffer) + uint64_t(plan_.ktiles_per_batch) * plan_.moving_row_bytes +
            uint64_t(t) * plan_.stationary_row_bytes;
   }
+  uint64_t moving_scale_addr(int buffer, int t) const {
+    return stationary_addr(buffer, plan_.ktiles_per_batch) + uint64_t(t) * plan_.moving_scale_bytes;
+  }
+  uint64_t stationary_scale_addr(int buffer, int t) const {
+    return moving_scale_addr(buffer, plan_.ktiles_per_batch) + uint64_t(t) * plan_.stationary_scale_bytes;
+  }
   uint64_t psum_addr(int psum_buffer, int bank) const {
     return (uint64_t(psum_buffer) * plan_.banks_per_block + bank) * bank_bytes_;
   }
@@ -175,6 +187,7 @@ class GemmBuilder {
       ls.te.sbuf_addr = stationary_addr(batch.buffer, t);
       ls.te.k = static_cast<uint16_t>(tile_rows(kt));
       ls.te.free_size = static_cast<uint16_t>(b.rows);
+      if (isa::is_mx(l_.dtype)) ls.te.scale_addr = stationary_scale_addr(batch.buffer, t);
       te.push_back(ls);
       for (int g = 0; g < b.ntiles; ++g) {
         isa::Instruction mm;
@@ -185,6 +198,7 @@ class GemmBuilder {
         mm.te.psum_addr = psum_addr(b.psum_buffer, g);
         mm.te.k = static_cast<uint16_t>(tile_rows(kt));
         mm.te.free_size = static_cast<uint16_t>(std::min(p.n_tile, b.cols - g * p.n_tile));
+        if (isa::is_mx(l_.dtype)) mm.te.scale_addr = moving_scale_addr(batch.buffer, t) + uint64_t(g) * p.n_tile;
         te.push_back(mm);
       }
     }
@@ -217,6 +231,23 @@ class GemmBuilder {
       }
     }
     if (nfull < nkt) add(nfull, tile_rows(kt0 + nkt - 1), 1);
+  }
+
+  /// The MX scale copies of the same tile stack: scales [ceil(K / 32), width] at `scales`, columns [c0, c0 + cols),
+  /// one byte per column and SBUF row (te_scale_copies), tile t at `dst + t * row_bytes`.
+  void scale_stack_copies(uint64_t scales, int width, int c0, int cols, int kt0, int nkt, uint64_t dst,
+                          uint32_t row_bytes, std::vector<isa::CopyFields>* out) const {
+    int nfull = nkt;
+    if (tile_rows(kt0 + nkt - 1) < plan_.k_tile) --nfull;  // the ragged last K tile gets its own copies
+    auto add = [&](int t, int tiles) {
+      for (const isa::CopyFields& c : te_scale_copies(info_, scales, width, c0, cols, (kt0 + t) * plan_.k_tile,
+                                                      tile_rows(kt0 + t), tiles, plan_.k_tile,
+                                                      dst + uint64_t(t) * row_bytes, row_bytes)) {
+        out->push_back(c);
+      }
+    };
+    if (nfull > 0) add(0, nfull);
+    if (nfull < nkt) add(nfull, 1);
   }
 
   /// The copy between a block's rows/columns of out_hbm and its PSUM buffer (drain: PSUM -> HBM; else HBM -> PSUM).
@@ -317,7 +348,13 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
         static_cast<uint32_t>(std::min<uint64_t>(isa::te_sbuf_row_bytes(l.dtype, block_cols), 0xFFFFFFFFu));
     p.stationary_row_bytes =
         static_cast<uint32_t>(isa::te_sbuf_row_bytes(l.dtype, uint64_t(std::min<int>(l.m, p.m_tile))));
-    if (block_cols <= 0xFFFF && uint64_t(p.moving_row_bytes) + p.stationary_row_bytes <= pb) break;
+    if (isa::is_mx(l.dtype)) {  // one E8M0 scale per column and SBUF row (rule 10)
+      p.moving_scale_bytes = static_cast<uint32_t>(block_cols);
+      p.stationary_scale_bytes = static_cast<uint32_t>(std::min<int>(l.m, p.m_tile));
+    }
+    const uint64_t tile_bytes =
+        uint64_t(p.moving_row_bytes) + p.stationary_row_bytes + p.moving_scale_bytes + p.stationary_scale_bytes;
+    if (block_cols <= 0xFFFF && tile_bytes <= pb) break;
     require(g_limit > 1, fmt::format("SBUF partitions of {} bytes cannot hold one K tile", pb));
   }
   p.psum_buffers = static_cast<int>(info.psum_banks / uint32_t(p.banks_per_block));
@@ -325,7 +362,8 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
 
   // K tiles per batch: enough that the TE works on a batch for kBatchSlack times as long as the DMA needs to load
   // the next one (estimated: one start latency, then the wave's bytes over all engines), within SBUF.
-  const uint64_t per_ktile = uint64_t(p.moving_row_bytes) + p.stationary_row_bytes;
+  const uint64_t per_ktile =
+      uint64_t(p.moving_row_bytes) + p.stationary_row_bytes + p.moving_scale_bytes + p.stationary_scale_bytes;
   const double block_cols = std::min<double>(l.n, double(p.banks_per_block) * p.n_tile);
   const double k_parts = isa::te_sbuf_partitions(l.dtype, unsigned(p.k_tile));  // SBUF partitions of a K tile
   const double te_per_ktile = 1.0 + k_parts + block_cols +

@@ -5,6 +5,8 @@
 // tiles of te_rows partitions (2 * te_rows for FP8: double-row) that are accumulated into PSUM in increasing order;
 // the first tile writes PSUM unless `accumulate_into`, in which case the old output P is first copied HBM -> PSUM and
 // every tile adds to it. FP8 operands go to SBUF as byte pairs, two K rows per partition (firmware/isa/dtype.h).
+// MX operands (rule 10) lie as FP8's, with their scales beside them in the batch buffer: each SBUF row of a K tile
+// gets the scale of its block per column (te_scale_copies), which the TE instructions find at scale_addr.
 //
 // Tiling and ops are described in docs/driver.md ("The GEMM kernel"). In short:
 //   - a *block* is one M tile (<= te_cols rows, PSUM partitions) x one group of G N tiles (<= 512 FP32 columns
@@ -38,6 +40,8 @@ struct GemmLayout {
   uint64_t stationary_hbm = 0;           ///< [K, M] narrow elements, row-major
   uint64_t moving_hbm = 0;               ///< [K, N] narrow elements, row-major
   uint64_t out_hbm = 0;                  ///< [M, N] FP32, row-major
+  /// MX dtypes only (BRIEF section 3 rule 10): E8M0 scales [ceil(K / 32), M] and [ceil(K / 32), N], one byte each.
+  uint64_t stationary_scales_hbm = 0, moving_scales_hbm = 0;
   /// out_hbm already holds P[M, N] (FP32); the result is P + S^T @ M, accumulated in PSUM starting from P.
   bool accumulate_into = false;
 };
@@ -59,6 +63,8 @@ struct GemmPlan {
   uint32_t sbuf_buffer_bytes = 0;  ///< bytes per partition of one batch buffer
   uint32_t moving_row_bytes = 0;   ///< bytes per partition of one K tile's moving columns in a buffer (2 per column)
   uint32_t stationary_row_bytes = 0;  ///< bytes per partition of one K tile's stationary columns in a buffer
+  uint32_t moving_scale_bytes = 0;      ///< MX: bytes per partition of one K tile's moving scales (1 per column)
+  uint32_t stationary_scale_bytes = 0;  ///< MX: the same for the stationary scales
 };
 
 /// The tiling for `layout` on a device described by `info`. Throws std::invalid_argument for a dimension < 1, a

@@ -28,6 +28,13 @@ GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_
     throw std::invalid_argument(fmt::format("run_gemm: K={} M={} N={} do not match the operand sizes", ops.k,
                                             ops.m, ops.n));
   }
+  const bool mx = isa::is_mx(ops.dtype);
+  const size_t blocks = isa::mx_blocks(unsigned(ops.k));
+  if (mx ? (ops.stationary_scales.size() != blocks * ops.m || ops.moving_scales.size() != blocks * ops.n)
+         : (!ops.stationary_scales.empty() || !ops.moving_scales.empty())) {
+    throw std::invalid_argument(fmt::format("run_gemm: {} needs {} scales ([ceil(K/32), M] and [ceil(K/32), N])",
+                                            isa::dtype_name(ops.dtype), mx ? "its" : "no"));
+  }
   const unsigned es = isa::dtype_bits(ops.dtype) / 8;
   drv.free_all();
   GemmLayout layout;
@@ -42,6 +49,12 @@ GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_
   drv.write_hbm(layout.stationary_hbm, pack(ops.stationary, ops.dtype).data(), km * es);
   drv.write_hbm(layout.moving_hbm, pack(ops.moving, ops.dtype).data(), kn * es);
   if (ops.accumulate_into) drv.write_hbm(layout.out_hbm, ops.accumulate_into->data(), mn * 4);
+  if (mx) {
+    layout.stationary_scales_hbm = drv.alloc(ops.stationary_scales.size());
+    layout.moving_scales_hbm = drv.alloc(ops.moving_scales.size());
+    drv.write_hbm(layout.stationary_scales_hbm, ops.stationary_scales.data(), ops.stationary_scales.size());
+    drv.write_hbm(layout.moving_scales_hbm, ops.moving_scales.data(), ops.moving_scales.size());
+  }
 
   const isa::Program program = make_gemm_program(drv.info(), layout);
   drv.load_program(program);

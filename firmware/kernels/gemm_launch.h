@@ -16,6 +16,8 @@ struct GemmHostOperands {
   int k = 0, m = 0, n = 0;
   std::vector<uint16_t> stationary;        ///< [K, M] narrow bit patterns, row-major (FP8 in the low 8 bits)
   std::vector<uint16_t> moving;            ///< [K, N]
+  /// MX dtypes only (BRIEF section 3 rule 10): E8M0 scales [ceil(K / 32), M] and [ceil(K / 32), N].
+  std::vector<uint8_t> stationary_scales, moving_scales;
   const std::vector<uint32_t>* accumulate_into = nullptr;  ///< optional P[M, N] FP32 bits: out = P + S^T @ M
 };
 
@@ -27,7 +29,7 @@ struct GemmDeviceRun {
 
 /// Allocates HBM for the operands and the result (freeing every earlier allocation of `drv`), writes them, loads
 /// and runs the kernel with `timeout_cycles`, and returns the result. Throws std::invalid_argument on a size
-/// mismatch, and the driver's errors (DeviceFault, DriverTimeout, OutOfDeviceMemory) as they come.
+/// mismatch (scales included: present exactly for an MX dtype), and the driver's errors (DeviceFault, DriverTimeout, OutOfDeviceMemory) as they come.
 GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_t timeout_cycles);
 
 }  // namespace trnsim::kernels

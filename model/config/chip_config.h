@@ -44,7 +44,7 @@ struct ChipConfig {
   uint32_t psum_bank_bytes() const { return psum_partition_bytes / uint32_t(psum_banks); }
 };
 
-/// The configuration called `name` (tiny, trn2, trn2-16, trn2-64). Throws std::invalid_argument naming the
+/// The configuration called `name` (tiny, trn2, trn2-16, trn2-64, trn3). Throws std::invalid_argument naming the
 /// known names for anything else.
 ChipConfig chip_config(std::string_view name);
 /// Names accepted by chip_config().

@@ -333,5 +333,71 @@ TEST(TeFunctionalKernels, RejectsShapesOutsideTheArray) {
   EXPECT_THROW(te.multiply_moving(Dtype::kBf16, 2, 2, std::vector<uint16_t>(3), out, 0), std::invalid_argument);
 }
 
+// ---- MX (rule 10): every kernel against the golden GEMM on random elements (specials included) and random
+// scales. Scales are drawn near 127 (the fast path: scaled operands are FP32 values) or anywhere in 0..255 (0xFF
+// NaN, and extremes whose scaled operands leave FP32, which take the exact path).
+class TeFunctionalMx : public ::testing::TestWithParam<std::tuple<std::string, Dtype>> {};
+
+TEST_P(TeFunctionalMx, RandomElementsAndScalesMatchGolden) {
+  const auto [kernel, dt] = GetParam();
+  const uint64_t seed = test::test_seed() ^ uint64_t(dt);
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < 24; ++trial) {
+    TeFunctional te(16, 16);
+    ASSERT_TRUE(te.use_kernel(kernel));
+    const int k = 1 + int(rng() % 32), m = 1 + int(rng() % 16), n = 1 + int(rng() % 40);
+    const bool extreme = trial % 3 == 2;
+    auto scale = [&] { return uint8_t(extreme ? rng() % 256 : 120 + rng() % 15); };
+    const std::vector<uint16_t> st = tensor(dt, size_t(k) * m, rng, 10), mv = tensor(dt, size_t(k) * n, rng, 10);
+    // Golden scales are per block [ceil(K/32), F]; the datapath takes one per element [K, F] (K <= 32 here: one
+    // block).
+    std::vector<uint8_t> st_scales(static_cast<size_t>(m)), mv_scales(static_cast<size_t>(n));
+    for (auto& c : st_scales) c = scale();
+    for (auto& c : mv_scales) c = scale();
+    std::vector<uint8_t> st_each(size_t(k) * m), mv_each(size_t(k) * n);
+    for (int r = 0; r < k; ++r) {
+      for (int c = 0; c < m; ++c) st_each[size_t(r) * m + c] = st_scales[size_t(c)];
+      for (int c = 0; c < n; ++c) mv_each[size_t(r) * n + c] = mv_scales[size_t(c)];
+    }
+    EXPECT_EQ(te.load_stationary(dt, k, m, st, st_each), 1u + uint64_t(k + 1) / 2);
+    std::vector<uint32_t> got;
+    model::PsumWrite write = model::PsumWrite::kOverwrite;
+    te.multiply_moving(dt, k, n, mv, mv_each, got, write, 0);
+    const auto want = golden::gemm({dt, k, m, n, st, mv, st_scales, mv_scales}, 16);
+    ASSERT_EQ(got.size(), want.size());
+    int bad = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i] != want[i] && bad++ < 5) {
+        ADD_FAILURE() << isa::dtype_name(dt) << " [kernel " << kernel << "] trial " << trial << " (TRNSIM_SEED="
+                      << test::test_seed() << "): out[" << i / size_t(n) << "][" << i % size_t(n) << "] got "
+                      << hex32(got[i]) << " want " << hex32(want[i]);
+      }
+    }
+  }
+}
+
+TEST(TeFunctionalMxDirected, ScaledOperandsOutsideFp32TakeTheExactPath) {
+  // 448 * 2^127 (no FP32 value) times 2^-9 * 2^-127: 0.875 (golden MxGemm.ProductIsScaledAndRoundedOnce).
+  TeFunctional te(16, 16);
+  te.load_stationary(Dtype::kMxFp8E4M3, 1, 1, {0x7E}, {254});
+  std::vector<uint32_t> out;
+  model::PsumWrite write = model::PsumWrite::kOverwrite;
+  te.multiply_moving(Dtype::kMxFp8E4M3, 1, 1, {0x01}, {0}, out, write, 0);
+  EXPECT_EQ(out.at(0), 0x3F600000u);
+  EXPECT_THROW(te.multiply_moving(Dtype::kMxFp8E4M3, 1, 1, {0x01}, {}, out, write, 0), std::invalid_argument);
+}
+
+std::vector<std::tuple<std::string, Dtype>> mx_params() {
+  std::vector<std::tuple<std::string, Dtype>> p;
+  for (const std::string& k : TeFunctional::available_kernels())
+    for (Dtype dt : isa::kMxTypes) p.emplace_back(k, dt);
+  return p;
+}
+
+INSTANTIATE_TEST_SUITE_P(Mx, TeFunctionalMx, ::testing::ValuesIn(mx_params()),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, Dtype>>& info) {
+                           return std::get<0>(info.param) + "_" + std::string(isa::dtype_name(std::get<1>(info.param)));
+                         });
+
 }  // namespace
 }  // namespace trnsim

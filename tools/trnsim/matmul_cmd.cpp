@@ -10,6 +10,7 @@
 
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/gemm_golden.h"
+#include "firmware/golden/mx_golden.h"
 #include "firmware/kernels/gemm_launch.h"
 #include "tools/trnsim/commands.h"
 #include "tools/trnsim/device_session.h"
@@ -21,6 +22,7 @@ namespace {
 struct MatmulOptions {
   std::string stationary, moving, out, accumulate_into, dtype;
   DeviceFlags device;
+  bool te_given = false;  ///< --te was on the command line (else an MX dtype picks the TLM datapath)
 };
 
 constexpr int64_t kMaxDim = 1 << 20;
@@ -32,9 +34,16 @@ std::vector<uint16_t> round_to(isa::Dtype dt, const std::vector<uint32_t>& f32) 
   return v;
 }
 
-int run_matmul(const MatmulOptions& o) {
+int run_matmul(MatmulOptions o) {
   const auto dt = isa::parse_dtype(o.dtype);
-  if (!dt) throw BadInput(fmt::format("--dtype {}: unknown (bf16, fp16, fp8e4m3, fp8e5m2)", o.dtype));
+  if (!dt) throw BadInput(fmt::format("--dtype {}: unknown ({})", o.dtype, isa::kTeDtypeNames));
+  const bool mx = isa::is_mx(*dt);
+  if (mx && !o.te_given && o.device.connect.empty()) {
+    o.device.te = "tlm";  // the RTL Tensor Engine has no MX datapath: the default goes where the dtype runs
+  } else if (mx && o.device.te != "tlm" && o.device.connect.empty()) {
+    throw BadInput(fmt::format("--dtype {} with --te {}: the RTL Tensor Engine has no MX datapath (BRIEF rule 10 "
+                               "runs on the TLM engine): use --te tlm", o.dtype, o.device.te));
+  }
   const F32Matrix s = load_f32_matrix(o.stationary, "--stationary");
   const F32Matrix m = load_f32_matrix(o.moving, "--moving");
   for (const auto& [flag, mat] : {std::pair{"--stationary", &s}, std::pair{"--moving", &m}}) {
@@ -67,8 +76,17 @@ int run_matmul(const MatmulOptions& o) {
   ops.k = k;
   ops.m = mm;
   ops.n = n;
-  ops.stationary = round_to(*dt, s.bits);
-  ops.moving = round_to(*dt, m.bits);
+  if (mx) {  // rule 10: blocks of 32 along K, one E8M0 scale per block and column
+    golden::MxTensor qs = golden::quantize_mx(*dt, k, mm, s.bits);
+    golden::MxTensor qm = golden::quantize_mx(*dt, k, n, m.bits);
+    ops.stationary = std::move(qs.elements);
+    ops.stationary_scales = std::move(qs.scales);
+    ops.moving = std::move(qm.elements);
+    ops.moving_scales = std::move(qm.scales);
+  } else {
+    ops.stationary = round_to(*dt, s.bits);
+    ops.moving = round_to(*dt, m.bits);
+  }
   ops.accumulate_into = o.accumulate_into.empty() ? nullptr : &p.bits;
   fmt::print("trnsim matmul: O[M={}, N={}] = S[K={}, M]^T @ M[K, N]{}, dtype {}, config {} ({} datapath)\n", mm, n,
              k, ops.accumulate_into ? " + P" : "", o.dtype, session.info().config_name, session.info().te_backend);
@@ -79,8 +97,9 @@ int run_matmul(const MatmulOptions& o) {
     const kernels::GemmDeviceRun r = kernels::run_gemm(*session.driver, ops, o.device.timeout_cycles);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     save_f32_matrix(o.out, "--out", {mm, n, r.out});
-    const auto want = golden::gemm({*dt, k, mm, n, ops.stationary, ops.moving}, session.info().te_rows,
-                                   ops.accumulate_into);
+    const auto want = golden::gemm({*dt, k, mm, n, ops.stationary, ops.moving, ops.stationary_scales,
+                                    ops.moving_scales},
+                                   session.info().te_rows, ops.accumulate_into);
     size_t bad = 0;
     for (size_t i = 0; i < want.size(); ++i) {
       if (want[i] != r.out[i] && bad++ < 5) {
@@ -107,12 +126,16 @@ Action add_matmul(CLI::App& app) {
       "matmul", "O = S^T @ M from .npy files on the simulated device (tiled GEMM kernel), checked against golden");
   cmd->add_option("--stationary", o->stationary, "S: float32 [K, M] .npy")->required();
   cmd->add_option("--moving", o->moving, "M: float32 [K, N] .npy")->required();
-  cmd->add_option("--dtype", o->dtype, "Input dtype the operands are rounded to: bf16, fp16, fp8e4m3, fp8e5m2")
+  cmd->add_option("--dtype", o->dtype,
+                  "Input dtype the operands are rounded to: bf16, fp16, fp8e4m3, fp8e5m2, or quantized to (OCP MX, "
+                  "blocks of 32 along K): mxfp8e4m3, mxfp8e5m2, mxfp4")
       ->required();
   cmd->add_option("--out", o->out, "O: float32 [M, N] .npy to write")->required();
   cmd->add_option("--accumulate-into", o->accumulate_into, "P: float32 [M, N] .npy; O = P + S^T @ M");
-  cmd->add_option("--config", o->device.config, "Machine configuration: tiny or trn2")->capture_default_str();
-  cmd->add_option("--te", o->device.te, "Tensor Engine datapath: rtl, tlm or lockstep")->capture_default_str();
+  cmd->add_option("--config", o->device.config, "Machine configuration: tiny, trn2 or trn3")->capture_default_str();
+  cmd->add_option("--te", o->device.te,
+                  "Tensor Engine datapath: rtl, tlm or lockstep (MX dtypes: tlm, the default for them)")
+      ->capture_default_str();
   cmd->add_option("--timeout-cycles", o->device.timeout_cycles, "Give up after this many device cycles")
       ->check(kNonNegative)
       ->capture_default_str();
@@ -123,6 +146,7 @@ Action add_matmul(CLI::App& app) {
   add_connect_flag(*cmd, o->device);
   return [o, cmd] {
     check_connect_flags(*cmd, o->device);
+    o->te_given = cmd->count("--te") > 0;
     return run_matmul(*o);
   };
 }
