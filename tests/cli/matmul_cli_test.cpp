@@ -6,10 +6,12 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/gemm_golden.h"
+#include "firmware/golden/mx_golden.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/cli/npy_files.h"
 
@@ -200,6 +202,83 @@ TEST(MatmulCliErrors, AccumulateIntoOfTheWrongShapeIsBadInput) {
                        write_npy(random_f32(6, rng), 2, 3) + " --dtype bf16 --out " + next_scratch(".npy"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--accumulate-into"), std::string::npos) << r.err;
+}
+
+// MX (BRIEF section 3 rule 10, issue 15): S and M quantized along K here by the golden quantizer, the product by
+// the golden GEMM; the device must give the same bits. No --te: an MX dtype runs on the TLM datapath by default.
+struct MxShape {
+  const char* dtype;
+  isa::Dtype dt;
+  const char* config;
+  int rows;  ///< TE rows of the config (the golden's K tile is 2 * rows)
+  int k, m, n;
+  bool accumulate;
+};
+
+class MatmulCliMx : public ::testing::TestWithParam<MxShape> {};
+
+TEST_P(MatmulCliMx, DeviceResultMatchesGoldenBitForBit) {
+  const MxShape sh = GetParam();
+  std::mt19937_64 rng(77 + sh.k * 3 + sh.n);
+  auto s = random_f32(size_t(sh.k) * sh.m, rng), mv = random_f32(size_t(sh.k) * sh.n, rng);
+  for (size_t i = 0; i < s.size(); i += 7) s[i] += 0x03000000u;  // widen the range inside blocks (x 64)
+  const auto p = random_f32(size_t(sh.m) * sh.n, rng);
+  const std::string out = next_scratch(".npy");
+  std::string cmd = std::string("matmul --config ") + sh.config + " --stationary " + write_npy(s, sh.k, sh.m) +
+                    " --moving " + write_npy(mv, sh.k, sh.n) + " --dtype " + sh.dtype + " --out " + out;
+  if (sh.accumulate) cmd += " --accumulate-into " + write_npy(p, sh.m, sh.n);
+  const Result r = run(cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("tlm datapath"), std::string::npos) << r.out;
+  EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
+  const golden::MxTensor qs = golden::quantize_mx(sh.dt, sh.k, sh.m, s), qm = golden::quantize_mx(sh.dt, sh.k, sh.n, mv);
+  const auto want = golden::gemm({sh.dt, sh.k, sh.m, sh.n, qs.elements, qm.elements, qs.scales, qm.scales}, sh.rows,
+                                 sh.accumulate ? &p : nullptr);
+  const auto got = read_npy_f32(out, want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "O[" << i / sh.n << "][" << i % sh.n << "]";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MatmulCliMx,
+                         ::testing::Values(MxShape{"mxfp8e4m3", isa::Dtype::kMxFp8E4M3, "tiny", 16, 45, 20, 37, false},
+                                           MxShape{"mxfp8e5m2", isa::Dtype::kMxFp8E5M2, "tiny", 16, 70, 3, 300, true},
+                                           MxShape{"mxfp4", isa::Dtype::kMxFp4, "tiny", 16, 1, 1, 1, false},
+                                           MxShape{"mxfp4", isa::Dtype::kMxFp4, "trn3", 128, 300, 20, 33, false}));
+
+// Worked by hand from rule 10 (MXFP4, E2M1 elements 0, 0.5, 1, 1.5, 2, 3, 4, 6):
+//   S = [1.0, 0.3]: max 1, code 0 - 2 + 127 = 125 (scale 1/4): elements 4 and 1.2 -> 1.0; values 1 and 0.25.
+//   M = [1.0, 1.0]: code 125, elements 4, 4: values 1 and 1. O = 1 * 1 + 0.25 * 1 = 1.25 (exactly: 1.3).
+//   S = [6, 1], M = [0.5, 3]: S code 127 (6, 1); M: max 3, code 1 - 2 + 127 = 126 (scale 1/2), elements 1 and 6.
+//   O = 6 * 1 * 1/2 + 1 * 6 * 1/2 = 6.
+TEST(MatmulCliMx, HandWorkedMxfp4Products) {
+  auto column = [](std::vector<float> v) {
+    std::vector<uint32_t> b(v.size());
+    std::memcpy(b.data(), v.data(), 4 * v.size());
+    return b;
+  };
+  for (const auto& [sv, mvv, want] : {std::tuple<std::vector<float>, std::vector<float>, float>{{1.0f, 0.3f},
+                                                                                                {1.0f, 1.0f}, 1.25f},
+                                      {{6.0f, 1.0f}, {0.5f, 3.0f}, 6.0f}}) {
+    const std::string out = next_scratch(".npy");
+    const Result r = run("matmul --te tlm --stationary " + write_npy(column(sv), 2, 1) + " --moving " +
+                         write_npy(column(mvv), 2, 1) + " --dtype mxfp4 --out " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    float got;
+    const uint32_t bits = read_npy_f32(out, 1).at(0);
+    std::memcpy(&got, &bits, 4);
+    EXPECT_EQ(got, want);
+  }
+}
+
+TEST(MatmulCliErrors, MxOnTheRtlEngineIsBadInputNamingTheDtype) {
+  std::mt19937_64 rng(2);
+  const Result r = run("matmul --te rtl --stationary " + write_npy(random_f32(8, rng), 4, 2) + " --moving " +
+                       write_npy(random_f32(8, rng), 4, 2) + " --dtype mxfp8e4m3 --out " + next_scratch(".npy"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--dtype mxfp8e4m3 with --te rtl"), std::string::npos) << r.err;
+  const Result bad = run("matmul --te tlm --stationary " + write_npy(random_f32(8, rng), 4, 2) + " --moving " +
+                         write_npy(random_f32(8, rng), 4, 2) + " --dtype mxfp6 --out " + next_scratch(".npy"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("mxfp4"), std::string::npos) << bad.err;  // lists the dtypes
 }
 
 }  // namespace

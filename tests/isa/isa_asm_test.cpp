@@ -139,6 +139,30 @@ TEST(IsaAsm, CanonicalDisassembly) {
             "dst_stride=[0,0,0,0] sat");
 }
 
+TEST(IsaAsm, MxInstructionsCarryTheirScaleAddress) {
+  const Program p = assemble(
+      ".queue te\n"
+      "load_stationary dtype=mxfp4 sbuf=0x40 k=32 m=16 scales=0x2000\n"
+      "multiply_moving dtype=mxfp8e5m2 sbuf=0 psum=0 k=3 n=8 scales=4096\n");
+  ASSERT_EQ(p.queue(Engine::kTe).size(), 2u);
+  EXPECT_EQ(p.queue(Engine::kTe)[0].te.dtype, Dtype::kMxFp4);
+  EXPECT_EQ(p.queue(Engine::kTe)[0].te.scale_addr, 0x2000u);
+  EXPECT_EQ(p.queue(Engine::kTe)[1].te.scale_addr, 4096u);
+  EXPECT_EQ(disassemble(p),
+            "# trnsim ISA v0 program (canonical text; '# N' is the instruction index in its queue)\n"
+            ".queue te\n"
+            "load_stationary dtype=mxfp4 sbuf=0x40 k=32 m=16 scales=0x2000  # 0\n"
+            "multiply_moving dtype=mxfp8e5m2 sbuf=0x0 psum=0x0 k=3 n=8 no_acc scales=0x1000  # 1\n");
+  EXPECT_EQ(assemble(disassemble(p)), p);
+  // A narrow dtype has no scales.
+  try {
+    assemble(".queue te\nload_stationary dtype=bf16 sbuf=0 k=1 m=1 scales=64\n");
+    ADD_FAILURE() << "accepted scales on bf16";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("scale"), std::string::npos) << e.what();
+  }
+}
+
 TEST(IsaAsm, TextRoundTrip) {
   const Program p = assemble(kEdgeProgram);
   const std::string text = disassemble(p);

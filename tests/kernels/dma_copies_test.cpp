@@ -146,5 +146,60 @@ TEST(CopyRows, RejectsCountsAndStridesTheIsaCannotHold) {
                std::invalid_argument);
 }
 
+// te_scale_copies, executed here by walking each copy's four dimensions over a byte image of HBM and SBUF: SBUF
+// row j of tile t must hold the scales of block (k0 + t * tile_k + 2j) / 32, for tiles whose K is a multiple of 32
+// (one merged copy) and tiles of 8-row arrays (K tile 16: one copy per tile and block).
+TEST(TeScaleCopies, EverySbufRowGetsTheScalesOfItsBlock) {
+  driver::DeviceInfo info;
+  info.sbuf_partitions = 16;
+  info.sbuf_partition_bytes = 256;
+  const int width = 11, c0 = 3, cols = 6, tile_bytes = 40;
+  struct Case {
+    int k0, rows, tiles, tile_k;
+    size_t copies;
+  };
+  for (const Case c : {Case{64, 32, 3, 32, 1}, Case{0, 32, 1, 32, 1}, Case{32, 26, 1, 32, 1}, Case{16, 16, 5, 16, 5},
+                       Case{48, 11, 1, 16, 1}, Case{256, 16, 1, 16, 1},
+                       Case{16, 32, 1, 32, 2}}) {  // the last one straddles two blocks
+    SCOPED_TRACE(fmt::format("k0 {} rows {} tiles {} tile_k {}", c.k0, c.rows, c.tiles, c.tile_k));
+    const int blocks = (c.k0 + c.tiles * c.tile_k + 31) / 32 + 1;
+    std::vector<uint8_t> hbm(size_t(blocks) * width);
+    for (size_t i = 0; i < hbm.size(); ++i) hbm[i] = uint8_t(i * 7 + 1);
+    std::vector<uint8_t> sbuf(size_t(info.sbuf_partitions) * info.sbuf_partition_bytes, 0);
+    const uint64_t base = 0x1000, dst = 8;
+    const auto copies = te_scale_copies(info, base, width, c0, cols, c.k0, c.rows, c.tiles, c.tile_k, dst, tile_bytes);
+    EXPECT_EQ(copies.size(), c.copies);
+    for (const isa::CopyFields& cp : copies) {
+      ASSERT_EQ(cp.src_space, MemSpace::kHbm);
+      ASSERT_EQ(cp.dst_space, MemSpace::kSbuf);
+      ASSERT_EQ(cp.src_type, cp.dst_type);  // a plain copy keeps the bits
+      for (int d3 = 0; d3 < cp.count[3]; ++d3)
+        for (int d2 = 0; d2 < cp.count[2]; ++d2)
+          for (int d1 = 0; d1 < cp.count[1]; ++d1)
+            for (int d0 = 0; d0 < cp.count[0]; ++d0) {
+              const int64_t so = int64_t(cp.src_addr - base) + int64_t(d0) * cp.src_stride[0] +
+                                 int64_t(d1) * cp.src_stride[1] + int64_t(d2) * cp.src_stride[2] +
+                                 int64_t(d3) * cp.src_stride[3];
+              const int64_t dd = int64_t(cp.dst_addr) + int64_t(d0) * cp.dst_stride[0] +
+                                 int64_t(d1) * cp.dst_stride[1] + int64_t(d2) * cp.dst_stride[2] +
+                                 int64_t(d3) * cp.dst_stride[3];
+              ASSERT_GE(so, 0);
+              ASSERT_LT(size_t(so), hbm.size());
+              ASSERT_LT(size_t(dd), sbuf.size());
+              sbuf[size_t(dd)] = hbm[size_t(so)];
+            }
+    }
+    for (int t = 0; t < c.tiles; ++t) {
+      for (int j = 0; j < (c.rows + 1) / 2; ++j) {
+        const int block = (c.k0 + t * c.tile_k + 2 * j) / 32;
+        for (int f = 0; f < cols; ++f) {
+          const size_t at = size_t(j) * info.sbuf_partition_bytes + dst + size_t(t) * tile_bytes + size_t(f);
+          ASSERT_EQ(sbuf[at], hbm[size_t(block) * width + size_t(c0 + f)]) << "tile " << t << " row " << j;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trnsim::kernels
