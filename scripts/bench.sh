@@ -545,6 +545,29 @@ if capped cmake --build "$BUILD_DIR" -j "$JOBS" --target te_tlm_bench trnsim > "
   else
     log "  failed; see $OUT/run-block.log"; tail -3 "$OUT/run-block.log" | sed 's/^/    /'
   fi
+  # (e) one GEMM [K=1024, M=512, N=1024] at trn3 on the TLM datapath per operand type: simulated cycles (BRIEF rules
+  # 8 and 10: FP8 and MX contract 2 x 128 partitions per pass; MX also moves one scale byte per column and row).
+  python3 - "$OUT" <<'PY'
+import random, struct, sys
+def save(path, rows, cols):
+    hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (rows, cols)
+    hdr += ' ' * ((64 - (10 + len(hdr) + 1) % 64) % 64) + '\n'
+    rng = random.Random(rows * 7 + cols)
+    with open(path, 'wb') as f:
+        f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(hdr)) + hdr.encode())
+        f.write(struct.pack('<%df' % (rows * cols), *[rng.gauss(0, 1) for _ in range(rows * cols)]))
+save(sys.argv[1] + '/gemm-s.npy', 1024, 512)
+save(sys.argv[1] + '/gemm-m.npy', 1024, 1024)
+PY
+  for dt in bf16 fp8e4m3 mxfp8e4m3 mxfp4; do
+    if "$TRNSIM_BIN" matmul --config trn3 --te tlm --dtype "$dt" --stationary "$OUT/gemm-s.npy" \
+        --moving "$OUT/gemm-m.npy" --out "$OUT/gemm-o-$dt.npy" > "$OUT/gemm-$dt.log" 2>&1; then
+      R[gemm_${dt}_cycles]=$(sed -n 's/^ *\([0-9]*\) device cycles.*/\1/p' "$OUT/gemm-$dt.log" | head -1)
+      log "  trn3 GEMM 1024x512x1024 $dt: ${R[gemm_${dt}_cycles]} cycles; $(tail -1 "$OUT/gemm-$dt.log" | cut -c1-50)"
+    else
+      log "  trn3 GEMM $dt: failed; see $OUT/gemm-$dt.log"
+    fi
+  done
 else
   log "build failed; last lines of $OUT/build-tlm.log:"
   tail -20 "$OUT/build-tlm.log"
@@ -683,6 +706,12 @@ status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then 
       printf '%-40s %-40s %-10s %s\n' "trn2 --te tlm 1024^3 GEMM, peak RSS" "$((R[trn2_rss_kb] / 1024)) MB" "< 4 GB" \
         "$( ((R[trn2_rss_kb] < 4 * 1024 * 1024)) && echo met || echo "NOT met")"
     fi
+    for dt in fp8e4m3 mxfp8e4m3 mxfp4; do
+      [[ -n "${R[gemm_${dt}_cycles]:-}" && -n "${R[gemm_bf16_cycles]:-}" ]] || continue
+      printf '%-40s %-40s %-10s %s\n' "trn3 GEMM 1024x512x1024 $dt / bf16" \
+        "$(printf '%s / %s cycles = %.2fx' "${R[gemm_${dt}_cycles]}" "${R[gemm_bf16_cycles]}" \
+            "$(fdiv "${R[gemm_${dt}_cycles]}" "${R[gemm_bf16_cycles]}")")" "" ""
+    done
     if [[ -n "${R[block_wall]:-}" ]]; then
       printf '%-40s %-40s %-10s %s\n' "transformer-block trn2 --te tlm, wall" \
         "$(printf '%.1f s, %s cycles, TE util %.1f%%' "${R[block_wall]}" "${R[block_cycles]}" \

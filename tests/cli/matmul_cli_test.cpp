@@ -279,6 +279,9 @@ TEST(MatmulCliErrors, MxOnTheRtlEngineIsBadInputNamingTheDtype) {
                          write_npy(random_f32(8, rng), 4, 2) + " --dtype mxfp6 --out " + next_scratch(".npy"));
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("mxfp4"), std::string::npos) << bad.err;  // lists the dtypes
+  const Result run_mx = run("run --workload gemm --te tlm -m 4 -k 4 -n 4 --dtype mxfp4");
+  EXPECT_EQ(run_mx.exit_code, 2);
+  EXPECT_NE(run_mx.err.find("--dtype mxfp4: not a workload dtype"), std::string::npos) << run_mx.err;
 }
 
 }  // namespace

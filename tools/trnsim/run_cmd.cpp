@@ -245,7 +245,10 @@ Action add_run(CLI::App& app) {
     o.seed = opts->seed;
     o.params.m = opts->m, o.params.k = opts->k, o.params.n = opts->n;
     const auto dt = isa::parse_dtype(opts->dtype);
-    if (!dt) throw BadInput(fmt::format("--dtype {}: unknown (bf16, fp16, fp8e4m3, fp8e5m2)", opts->dtype));
+    if (!dt || isa::is_mx(*dt)) {
+      throw BadInput(fmt::format("--dtype {}: {} (bf16, fp16, fp8e4m3, fp8e5m2; the MX types run through `trnsim "
+                                 "matmul --dtype`)", opts->dtype, dt ? "not a workload dtype" : "unknown"));
+    }
     o.params.dtype = *dt;
     std::ofstream report = open_report(opts->report);
     const ReportHooks hooks{print_figures, [&](const nlohmann::json& j) { write_report(report, opts->report, j); }};
