@@ -43,6 +43,33 @@ TEST(FpcheckCli, UnknownOp) {
   EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
 }
 
+// The MXFP4 element conversions (BRIEF rule 10), vectors worked out by hand from the E2M1 value table of OCP MX v1.0
+// (codes 0..7: 0, 0.5, 1, 1.5, 2, 3, 4, 6; bit 3 the sign): ties to the even code, saturation at 6, -0 kept.
+TEST(FpcheckCli, Fp4E2M1ConversionsFollowTheOcpTable) {
+  const std::string narrow = write_file(
+      "40C00000 7 00\n"   // 6 -> 6
+      "3F800000 2 00\n"   // 1 -> 1
+      "3E800000 0 00\n"   // 0.25: tie between 0 and 0.5 -> 0 (even code)
+      "BF400000 A 00\n"   // -0.75: tie between 0.5 and 1 -> -1 (code 2 is even)
+      "40A00000 6 00\n"   // 5: tie between 4 and 6 -> 4 (code 6)
+      "41000000 7 00\n"   // 8 saturates to 6
+      "C1000000 F 00\n"   // -8 -> -6
+      "80000000 8 00\n"   // -0 keeps its sign
+      "3F200000 1 00\n"   // 0.625 -> 0.5
+      "3F400001 2 00\n"); // just above 0.75 -> 1
+  const Result r = run("fpcheck --op f32_to_fp4e2m1 --vectors " + narrow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out), "10 passed, 0 failed") << r.out;
+  const std::string widen = write_file("7 40C00000 00\nF C0C00000 00\n1 3F000000 00\n3 3FC00000 00\n5 40400000 00\n"
+                                       "8 80000000 00\n6 40000000 00\n");  // the last is wrong: code 6 is 4.0
+  const Result w = run("fpcheck --op fp4e2m1_to_f32 --vectors " + widen);
+  EXPECT_EQ(w.exit_code, 1);
+  EXPECT_EQ(last_line(w.out), "6 passed, 1 failed") << w.out;
+  const Result rtl = run("fpcheck --rtl --op fp4e2m1_to_f32 --vectors " + widen);
+  EXPECT_EQ(rtl.exit_code, 2);
+  EXPECT_NE(rtl.err.find("no FP4 E2M1"), std::string::npos) << rtl.err;
+}
+
 TEST(FpcheckCli, WrongFieldCountNamesFileAndLine) {
   const std::string path = write_file(
       "3F800000 3C00 00\n"

@@ -17,7 +17,8 @@ namespace trnsim::tool {
 namespace {
 
 /// Operand / result kinds of the vector file; `digits` is the hex width of the field.
-enum class Kind { kF32, kF16, kBf16, kE4M3, kE5M2 };
+/// kE2M1: the MXFP4 element (OCP MX v1.0 section 5.3.3), one hex digit.
+enum class Kind { kF32, kF16, kBf16, kE4M3, kE5M2, kE2M1 };
 
 int digits_of(Kind k) {
   switch (k) {
@@ -26,6 +27,7 @@ int digits_of(Kind k) {
     case Kind::kBf16: return 4;
     case Kind::kE4M3:
     case Kind::kE5M2: return 2;
+    case Kind::kE2M1: return 1;
   }
   return 8;
 }
@@ -37,6 +39,7 @@ bool is_nan(Kind k, uint32_t bits) {
     case Kind::kBf16: return golden::is_nan(isa::Dtype::kBf16, static_cast<uint16_t>(bits));
     case Kind::kE4M3: return golden::is_nan(isa::Dtype::kFp8E4M3, static_cast<uint16_t>(bits));
     case Kind::kE5M2: return golden::is_nan(isa::Dtype::kFp8E5M2, static_cast<uint16_t>(bits));
+    case Kind::kE2M1: return false;  // E2M1 has no NaN
   }
   return false;
 }
@@ -47,6 +50,7 @@ isa::Dtype dtype_of(Kind k) {
     case Kind::kBf16: return isa::Dtype::kBf16;
     case Kind::kE4M3: return isa::Dtype::kFp8E4M3;
     case Kind::kE5M2: return isa::Dtype::kFp8E5M2;
+    case Kind::kE2M1: return isa::Dtype::kMxFp4;  // the MX type stands for its element format
     case Kind::kF32: break;
   }
   throw std::logic_error("fpcheck: FP32 has no narrow dtype");
@@ -74,6 +78,10 @@ constexpr OpSpec kOps[] = {
     {"f32_to_fp8e5m2", OpClass::kNarrow, Kind::kF32, Kind::kE5M2, 1},
     {"fp8e4m3_to_f32", OpClass::kWiden, Kind::kE4M3, Kind::kF32, 1},
     {"fp8e5m2_to_f32", OpClass::kWiden, Kind::kE5M2, Kind::kF32, 1},
+    // The MX element conversions (BRIEF rule 10): MXFP8 elements are the FP8 ops above; MXFP4's E2M1 (saturating,
+    // no Inf or NaN: NaN gives +0) has no RTL unit.
+    {"f32_to_fp4e2m1", OpClass::kNarrow, Kind::kF32, Kind::kE2M1, 1},
+    {"fp4e2m1_to_f32", OpClass::kWiden, Kind::kE2M1, Kind::kF32, 1},
 };
 
 std::string op_names(std::string_view sep) {
@@ -164,6 +172,10 @@ int run_fpcheck(const Options& opt) {
     throw BadInput(e.what());
   }
 
+  if (opt.rtl && (op->input == Kind::kE2M1 || op->result == Kind::kE2M1)) {
+    throw BadInput(fmt::format("--rtl: the RTL FP units have no FP4 E2M1 conversion ({} runs on the model's)",
+                               op->name));
+  }
   std::unique_ptr<Backend> backend;
   if (opt.rtl) {
     backend = std::make_unique<RtlBackend>();
