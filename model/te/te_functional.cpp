@@ -52,10 +52,12 @@ inline float widen_bf16(uint16_t b) {
   return f;
 }
 
-/// An MX operand element with its scale: index (scale << 8) | element code -> element * 2^(scale - 127) as FP32,
-/// and whether that is exact (`exact`; when not, `value` is unused and the pass takes the exact path). Scale 0xFF
-/// is NaN (rule 10); a NaN element stays NaN, an infinite one (E5M2) infinite.
+/// An MX operand element with its scale: index (scale << 8) | element code -> element * 2^(scale - 127), exactly
+/// (`real`, a double: at most 4 significant bits, |exponent| < 170), as FP32 (`value`) and whether that is exact
+/// (`exact`; when not, `value` is unused and the pass takes the exact path). Scale 0xFF is NaN (rule 10); a NaN
+/// element stays NaN, an infinite one (E5M2) infinite.
 struct MxTable {
+  std::vector<double> real;
   std::vector<float> value;
   std::vector<uint8_t> exact;
 };
@@ -64,6 +66,7 @@ template <isa::Dtype kDt>
 const MxTable& mx_table() {
   static const MxTable table = [] {
     MxTable t;
+    t.real.resize(65536);
     t.value.resize(65536);
     t.exact.resize(65536);
     for (uint32_t i = 0; i < 65536; ++i) {
@@ -73,10 +76,12 @@ const MxTable& mx_table() {
       std::memcpy(&e, &bits, 4);
       if (scale == isa::kE8M0Nan || !std::isfinite(e)) {
         t.value[i] = scale == isa::kE8M0Nan ? std::numeric_limits<float>::quiet_NaN() : e;
+        t.real[i] = double(t.value[i]);
         t.exact[i] = 1;
         continue;
       }
       const double v = std::ldexp(double(e), int(scale) - 127);
+      t.real[i] = v;
       const float f = static_cast<float>(v);
       t.value[i] = f;
       t.exact[i] = double(f) == v ? 1 : 0;
@@ -134,17 +139,10 @@ bool mx_combine(isa::Dtype dt, const std::vector<uint16_t>& elements, const std:
 /// element patterns w[k, m] and x[k, n]; sums FP32 in increasing k from +0.0, NaNs canonical.
 void mx_exact_pass(isa::Dtype dt, const std::vector<uint16_t>& w, const std::vector<uint16_t>& x, int k, int m, int n,
                    std::vector<uint32_t>& out) {
-  auto value = [dt](uint16_t p) {
-    const uint32_t scale = p >> 8;
-    if (scale == isa::kE8M0Nan) return std::numeric_limits<double>::quiet_NaN();
-    const uint32_t bits = fp::widen(dt, static_cast<uint16_t>(p & 0xFF));
-    float e;
-    std::memcpy(&e, &bits, 4);
-    return std::ldexp(double(e), int(scale) - 127);  // exact: at most 4 significant bits, |exponent| < 170
-  };
+  const std::vector<double>& real = mx_table(dt).real;
   std::vector<double> wv(w.size()), xv(x.size());
-  for (size_t i = 0; i < w.size(); ++i) wv[i] = value(w[i]);
-  for (size_t i = 0; i < x.size(); ++i) xv[i] = value(x[i]);
+  for (size_t i = 0; i < w.size(); ++i) wv[i] = real[w[i]];
+  for (size_t i = 0; i < x.size(); ++i) xv[i] = real[x[i]];
   out.resize(size_t(m) * n);
   for (int i = 0; i < m; ++i) {
     for (int j = 0; j < n; ++j) {
