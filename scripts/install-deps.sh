@@ -14,6 +14,8 @@ packages=(
   lcov imagemagick
   # libraries
   libsystemc-dev libfmt-dev googletest libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libxtensor-dev xtl-dev libopenblas-dev
+  # multi-chip systems split over processes (mpirun / srun: docs/distributed.md)
+  libopenmpi-dev openmpi-bin
   # benchmarks (build time / peak memory; gnuplot draws the NeuronLink latency-throughput plot of scripts/noc-sweep)
   time gnuplot-nox
   # the QEMU guest of the PCI function (docs/linux-driver.md): the emulator, Debian's kernel and its headers (the

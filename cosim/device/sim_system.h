@@ -11,7 +11,10 @@
 #include <memory>
 #include <vector>
 
+#include <systemc>
+
 #include "firmware/driver/device.h"
+#include "model/collective/partition.h"
 #include "model/collective/topology.h"
 #include "model/collective/transport.h"
 #include "model/config/chip_config.h"
@@ -33,14 +36,29 @@ class SimSystem {
   /// move data over the network `transport` makes (empty: the message-level link model; transport.h).
   SimSystem(const model::ChipConfig& config, const model::collective::Topology& topology,
             model::collective::TransportFactory transport = {});
+  /// One rank's part of a system simulated by several processes (docs/distributed.md): elaborates only the chips
+  /// `partition` makes local (their collectives meet every rank's through `exchange`, which outlives this). Time
+  /// then passes only in run_windows(), which every rank calls with the same arguments in the same order.
+  /// Throws std::invalid_argument for a hop latency below one TE cycle (the window, the lookahead, is one hop).
+  SimSystem(const model::ChipConfig& config, const model::collective::Topology& topology,
+            const model::collective::Partition& partition, model::collective::RankExchange& exchange);
   ~SimSystem();
   SimSystem(const SimSystem&) = delete;
   SimSystem& operator=(const SimSystem&) = delete;
 
   int chips() const { return int(cores_.size()); }
   /// Chip r's device (registers, memory, interrupt line). wait_interrupt() runs the whole system until this chip's
-  /// line is high or the cycles (of this chip's TE clock) have passed.
+  /// line is high or the cycles (of this chip's TE clock) have passed. Distributed: local chips only, and their
+  /// wait_interrupt() is run_windows(chip, ...) (std::out_of_range for another rank's chip).
   driver::Device& device(int chip);
+  /// Distributed: runs every rank's chips, in windows of window() ending on multiples of it from time 0 (and at the
+  /// deadline), until chip `chip`'s interrupt line is high (-1: every chip's) or `max_cycles` TE cycles have passed;
+  /// the hubs sync() at the end of every window and once before the first. True when the line(s) are high. The
+  /// hosts see the lines at window ends only, never between.
+  bool run_windows(int chip, uint64_t max_cycles);
+  /// The window of a distributed run: the hop latency rounded down to whole TE cycles.
+  sc_core::sc_time window() const { return window_; }
+  bool distributed() const { return distributed_; }
   model::NeuronCore& core(int chip) { return *cores_.at(size_t(chip)); }
   model::collective::CollectiveHub& hub() { return *hub_; }
   /// Runs the system until every chip's interrupt line is high (each chip done or stopped with an error) or
@@ -52,9 +70,14 @@ class SimSystem {
  private:
   class ChipDevice;
   bool run_until(const std::function<bool()>& done, uint64_t max_cycles);
-  std::vector<std::unique_ptr<model::NeuronCore>> cores_;
+  /// Elaborates chip c (a NeuronCore with the TLM Tensor Engine datapath).
+  void add_core(const model::ChipConfig& config, int c, bool pause_on_irq);
+  std::vector<std::unique_ptr<model::NeuronCore>> cores_;  ///< per chip; null for another rank's
   std::unique_ptr<model::collective::CollectiveHub> hub_;
-  std::vector<std::unique_ptr<ChipDevice>> devices_;
+  std::vector<std::unique_ptr<ChipDevice>> devices_;  ///< per chip; null for another rank's
+  bool distributed_ = false;
+  sc_core::sc_time window_;
+  sc_core::sc_time cycle_;
 };
 
 }  // namespace trnsim::cosim

@@ -1,8 +1,10 @@
 #include "model/collective/collective_hub.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/core.h>
 
@@ -30,19 +32,26 @@ std::optional<uint64_t> buffer_bytes(const isa::Instruction& in) {
 }
 }  // namespace
 
+/// What the waiting cc engine thread of a local chip gets: the end of its rendezvous, its fault or its share.
+struct CollectiveHub::Ticket {
+  bool finished = false;
+  sc_time end;
+  sc_event done;
+  std::optional<Fault> fault;
+  CcCounters share;
+};
+
 struct CollectiveHub::Waiter {
   int chip = 0;
   uint32_t index = 0;
   isa::Instruction instr;
-  uint64_t epoch = 0;
   std::optional<Fault> fault;
+  std::shared_ptr<Ticket> ticket;  ///< null for a chip of another rank
 };
 
 struct CollectiveHub::Slot {
   std::vector<Waiter> waiters;
   bool finished = false;
-  sc_time end;
-  sc_event done;
   Result result;  ///< the completed call's figures (every participant takes its share)
   sc_time start;  ///< when the last participant arrived
 };
@@ -91,14 +100,40 @@ bool links_of(const Result& r, const Topology& topo, int chip, CcLinks* out) {
 
 CollectiveHub::CollectiveHub(const sc_module_name& name, const Topology& topology, std::vector<CoreControl*> controls,
                              std::vector<Memory*> hbms)
-    : sc_module(name), system_(topology, std::move(hbms)), controls_(std::move(controls)) {
+    : sc_module(name), system_(topology, std::move(hbms)), controls_(std::move(controls)),
+      part_(topology.chips(), 1, 0) {
+  init(topology);
+  SC_METHOD(stop_watch);
+  for (CoreControl* c : controls_) sensitive << c->stop_event();
+  sensitive << changed_;
+  dont_initialize();
+}
+
+CollectiveHub::CollectiveHub(const sc_module_name& name, const Topology& topology, std::vector<CoreControl*> controls,
+                             std::vector<Memory*> hbms, const Partition& partition, RankExchange& exchange)
+    : sc_module(name), system_(topology, std::move(hbms), partition, exchange), controls_(std::move(controls)),
+      part_(partition), exchange_(&exchange) {
+  init(topology);
+  event_seq_.assign(controls_.size(), 0);
+  states_.resize(controls_.size());
+}
+
+void CollectiveHub::init(const Topology& topology) {
   if (controls_.size() != size_t(system_.chips())) {
     throw std::invalid_argument(fmt::format("CollectiveHub: {} control blocks for {} chips", controls_.size(),
                                             system_.chips()));
   }
   next_k_.assign(controls_.size(), 0);
   if (topology.num_dims() > 3) throw std::invalid_argument("CollectiveHub: a torus of more than 3 dimensions");
+  for (int r = 0; r < topology.chips(); ++r) {
+    if ((controls_[size_t(r)] != nullptr) != part_.local(r)) {
+      throw std::invalid_argument(fmt::format("CollectiveHub: chip {} needs a control block exactly when it is local",
+                                              r));
+    }
+  }
   for (int r = 0; r < topology.chips(); ++r) {  // CHIP_ID, TORUS, HOP_LATENCY_NS, LINK_BW_MBPS
+    if (!controls_[size_t(r)]) continue;
+    cycle_ = controls_[size_t(r)]->cycle_time();
     SystemPlace p;
     p.chip = uint32_t(r);
     p.torus = {0, 0, 0};
@@ -112,26 +147,49 @@ CollectiveHub::CollectiveHub(const sc_module_name& name, const Topology& topolog
   SC_METHOD(apply_link_traffic);
   sensitive << links_due_;
   dont_initialize();
-  SC_METHOD(stop_watch);
-  for (CoreControl* c : controls_) sensitive << c->stop_event();
-  sensitive << changed_;
-  dont_initialize();
 }
 
 CollectiveHub::~CollectiveHub() = default;
 
-void CollectiveHub::on_start(int chip) { next_k_.at(size_t(chip)) = 0; }
+void CollectiveHub::on_start(int chip) {
+  if (distributed()) {
+    Event e;
+    e.kind = Event::kStart;
+    e.chip = chip;
+    record(e);
+    return;
+  }
+  next_k_.at(size_t(chip)) = 0;
+}
 
-void CollectiveHub::on_halt(int /*chip*/) { changed_.notify(SC_ZERO_TIME); }
+void CollectiveHub::on_halt(int /*chip*/) {
+  if (!distributed()) changed_.notify(SC_ZERO_TIME);  // distributed: every sync() reevaluates
+}
+
+void CollectiveHub::record(Event e) {
+  e.time_ps = sc_time_stamp().value();
+  e.seq = event_seq_[size_t(e.chip)]++;
+  events_.push_back(std::move(e));
+}
+
+bool CollectiveHub::irq(int chip) const {
+  return distributed() ? states_.at(size_t(chip)).irq : controls_.at(size_t(chip))->irq();
+}
+
+CollectiveHub::ChipState CollectiveHub::state(int chip) const {
+  if (distributed()) return states_[size_t(chip)];
+  const CoreControl& c = *controls_[size_t(chip)];
+  return {c.stopped(), c.queue(kCc).state, c.irq()};
+}
 
 void CollectiveHub::stop_watch() { reevaluate(); }
 
-void CollectiveHub::schedule_link_traffic(const Result& r, sc_time delay) {
+void CollectiveHub::schedule_link_traffic(const Result& r, sc_time due) {
   for (int c = 0; c < chips(); ++c) {
     CcLinks links{};
-    if (links_of(r, topology(), c, &links)) pending_links_.push_back({sc_time_stamp() + delay, c, links});
+    if (controls_[size_t(c)] && links_of(r, topology(), c, &links)) pending_links_.push_back({due, c, links});
   }
-  links_due_.notify(delay);
+  links_due_.notify(due > sc_time_stamp() ? due - sc_time_stamp() : SC_ZERO_TIME);
 }
 
 void CollectiveHub::apply_link_traffic() {
@@ -146,19 +204,26 @@ void CollectiveHub::apply_link_traffic() {
 }
 
 bool CollectiveHub::can_join(int chip) const {
-  const CoreControl& c = *controls_[size_t(chip)];
-  if (c.stopped()) return false;
-  const uint32_t st = c.queue(kCc).state;
-  return st == regs::QSTATE_RUNNING || st == regs::QSTATE_WAITING;
+  const ChipState c = state(chip);
+  return !c.stopped && (c.cc_state == regs::QSTATE_RUNNING || c.cc_state == regs::QSTATE_WAITING);
 }
 
-void CollectiveHub::finish(const std::shared_ptr<Slot>& slot, const std::optional<Fault>& all, sc_time delay) {
+void CollectiveHub::finish(const std::shared_ptr<Slot>& slot, const std::optional<Fault>& all, sc_time at,
+                           sc_time delay) {
   if (all) {
     for (Waiter& w : slot->waiters) w.fault = all;
   }
   slot->finished = true;
-  slot->end = sc_time_stamp() + delay;
-  slot->done.notify(delay);
+  const sc_time end = at + delay, now = sc_time_stamp();
+  for (Waiter& w : slot->waiters) {
+    if (!w.ticket) continue;
+    Ticket& t = *w.ticket;
+    t.finished = true;
+    t.end = end;
+    t.fault = w.fault;
+    if (!w.fault) t.share = share_of(slot->result, w.chip, end - slot->start);
+    t.done.notify(end > now ? end - now : SC_ZERO_TIME);
+  }
   waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), slot), waiting_.end());
 }
 
@@ -186,6 +251,10 @@ std::optional<Fault> check_cc(const isa::Instruction& instr, int chip, int chips
 
 template <class Match>
 void CollectiveHub::guarded(Match&& match) {
+  if (distributed()) {  // sync() runs outside the kernel: its caller gets the exception
+    match();
+    return;
+  }
   try {
     match();
   } catch (const std::exception&) {
@@ -204,7 +273,49 @@ void CollectiveHub::rethrow_failure() {
 std::optional<Fault> CollectiveHub::execute(int chip, uint32_t index, const isa::Instruction& instr) {
   CoreControl& ctl = *controls_.at(size_t(chip));
   if (auto fault = check_cc(instr, chip, chips(), ctl.config().hbm_bytes)) return fault;
-  const Waiter me{chip, index, instr, ctl.epoch(), std::nullopt};
+  const uint64_t epoch = ctl.epoch();
+  const auto ticket = std::make_shared<Ticket>();
+  if (distributed()) {
+    Event e;
+    e.kind = Event::kArrive;
+    e.chip = chip;
+    e.index = index;
+    e.instr = instr;
+    record(e);
+    arriving_[{chip, events_.back().seq}] = ticket;
+  } else {
+    arrive(chip, index, instr, ticket, sc_time_stamp());
+    reevaluate();
+  }
+  // Wait for the rendezvous, then for the collective's time; leave when this chip is stopped or reset.
+  while (!(ticket->finished && sc_time_stamp() >= ticket->end)) {
+    if (ticket->finished) {
+      wait(ticket->end - sc_time_stamp(), ctl.stop_event());
+    } else {
+      wait(ticket->done | ctl.stop_event());
+    }
+    if (ctl.stopped() || ctl.epoch() != epoch) {
+      if (!ticket->finished) {
+        if (distributed()) {
+          Event e;
+          e.kind = Event::kLeave;
+          e.chip = chip;
+          record(e);
+        } else {
+          drop(chip);
+          reevaluate();
+        }
+      }
+      return std::nullopt;
+    }
+  }
+  if (!ticket->fault) ctl.add_cc(ticket->share);
+  return ticket->fault;
+}
+
+void CollectiveHub::arrive(int chip, uint32_t index, const isa::Instruction& instr, std::shared_ptr<Ticket> ticket,
+                           sc_time at) {
+  Waiter me{chip, index, instr, std::nullopt, std::move(ticket)};
   drop(chip);
   std::shared_ptr<Slot> slot;
   if (!is_p2p(instr.op)) {
@@ -212,45 +323,97 @@ std::optional<Fault> CollectiveHub::execute(int chip, uint32_t index, const isa:
     auto& s = collectives_[k];
     if (!s) s = std::make_shared<Slot>();
     slot = s;
-    slot->waiters.push_back(me);
+    slot->waiters.push_back(std::move(me));
     waiting_.push_back(slot);
-    guarded([&] { try_match_collective(k); });
+    guarded([&] { try_match_collective(k, at); });
   } else {
     const int peer = int(instr.cc.peer);
     const bool send = instr.op == isa::Opcode::kSend;
     slot = std::make_shared<Slot>();
-    slot->waiters.push_back(me);
+    slot->waiters.push_back(std::move(me));
     waiting_.push_back(slot);
     (send ? sends_ : recvs_)[send ? std::pair{chip, peer} : std::pair{peer, chip}].push_back(slot);
-    guarded([&] { try_match_p2p(send ? chip : peer, send ? peer : chip); });
+    guarded([&] { try_match_p2p(send ? chip : peer, send ? peer : chip, at); });
+  }
+}
+
+void CollectiveHub::sync() {
+  // This rank's chips' cc states and events, then every rank's.
+  ByteWriter w;
+  w.put(uint32_t(part_.end_chip(part_.rank()) - part_.first_chip(part_.rank())));
+  for (int c = part_.first_chip(part_.rank()); c < part_.end_chip(part_.rank()); ++c) {
+    const CoreControl& ctl = *controls_[size_t(c)];
+    w.put(uint32_t(c));
+    w.put(uint8_t(ctl.stopped()));
+    w.put(uint32_t(ctl.queue(kCc).state));
+    w.put(uint8_t(ctl.irq()));
+  }
+  w.put(uint32_t(events_.size()));
+  for (const Event& e : events_) {
+    w.put(uint8_t(e.kind));
+    w.put(e.time_ps);
+    w.put(uint32_t(e.chip));
+    w.put(e.seq);
+    w.put(e.index);
+    const auto bytes = isa::encode(e.instr);
+    w.put_bytes(bytes.data(), bytes.size());
+  }
+  events_.clear();
+  std::vector<Event> all;
+  const std::vector<std::vector<uint8_t>> gathered = exchange_->all_gather(w.bytes);
+  for (size_t q = 0; q < gathered.size(); ++q) {
+    ByteReader rd(gathered[q]);
+    const auto nstates = rd.get<uint32_t>();
+    for (uint32_t i = 0; i < nstates; ++i) {
+      const auto c = rd.get<uint32_t>();
+      if (c >= states_.size()) throw std::runtime_error(fmt::format("hub sync: rank {} names chip {}", q, c));
+      states_[c].stopped = rd.get<uint8_t>() != 0;
+      states_[c].cc_state = rd.get<uint32_t>();
+      states_[c].irq = rd.get<uint8_t>() != 0;
+    }
+    const auto nevents = rd.get<uint32_t>();
+    for (uint32_t i = 0; i < nevents; ++i) {
+      Event e;
+      e.kind = Event::Kind(rd.get<uint8_t>());
+      e.time_ps = rd.get<uint64_t>();
+      e.chip = int(rd.get<uint32_t>());
+      e.seq = rd.get<uint64_t>();
+      e.index = rd.get<uint32_t>();
+      std::array<uint8_t, isa::kInstrBytes> bytes{};
+      rd.take(bytes.data(), bytes.size());
+      if (e.kind > Event::kLeave || e.chip < 0 || e.chip >= chips() || part_.owner(e.chip) != int(q) ||
+          isa::decode(bytes.data(), &e.instr)) {
+        throw std::runtime_error(fmt::format("hub sync: rank {} sent a malformed event", q));
+      }
+      all.push_back(std::move(e));
+    }
+  }
+  // One order on every rank: time, then chip, then the chip's own order.
+  std::sort(all.begin(), all.end(), [](const Event& a, const Event& b) {
+    return std::tie(a.time_ps, a.chip, a.seq) < std::tie(b.time_ps, b.chip, b.seq);
+  });
+  for (const Event& e : all) {
+    switch (e.kind) {
+      case Event::kStart: next_k_[size_t(e.chip)] = 0; break;
+      case Event::kLeave: drop(e.chip); break;
+      case Event::kArrive: {
+        std::shared_ptr<Ticket> ticket;
+        if (part_.local(e.chip)) {
+          const auto it = arriving_.find({e.chip, e.seq});
+          if (it == arriving_.end()) throw std::logic_error("hub sync: a local arrival without its waiter");
+          ticket = std::move(it->second);
+          arriving_.erase(it);
+        }
+        arrive(e.chip, e.index, e.instr, std::move(ticket), sc_time::from_value(e.time_ps));
+        break;
+      }
+    }
   }
   reevaluate();
-  // Wait for the rendezvous, then for the collective's time; leave when this chip is stopped or reset.
-  while (!(slot->finished && sc_time_stamp() >= slot->end)) {
-    if (slot->finished) {
-      wait(slot->end - sc_time_stamp(), ctl.stop_event());
-    } else {
-      wait(slot->done | ctl.stop_event());
-    }
-    if (ctl.stopped() || ctl.epoch() != me.epoch) {
-      if (!slot->finished) {
-        drop(chip);
-        reevaluate();
-      }
-      return std::nullopt;
-    }
-  }
-  for (const Waiter& w : slot->waiters) {
-    if (w.chip != chip) continue;
-    if (!w.fault) ctl.add_cc(share_of(slot->result, chip, slot->end - slot->start));
-    return w.fault;
-  }
-  return std::nullopt;
 }
 
 sc_time CollectiveHub::whole_cycles(double ns) const {
-  const sc_time cycle = controls_.front()->cycle_time();
-  return cycle * std::ceil(ns * 1e-9 / cycle.to_seconds());
+  return cycle_ * std::ceil(ns * 1e-9 / cycle_.to_seconds());
 }
 
 void CollectiveHub::drop(int chip) {
@@ -270,7 +433,7 @@ void CollectiveHub::drop(int chip) {
   }
 }
 
-void CollectiveHub::try_match_collective(uint64_t k) {
+void CollectiveHub::try_match_collective(uint64_t k, sc_time at) {
   const auto it = collectives_.find(k);
   if (it == collectives_.end()) return;
   const std::shared_ptr<Slot> slot = it->second;
@@ -295,7 +458,7 @@ void CollectiveHub::try_match_collective(uint64_t k) {
                                   k, x.chip, x.index, isa::disassemble(x.instr), other.chip, other.index,
                                   isa::disassemble(other.instr), field)};
     }
-    finish(slot, std::nullopt, SC_ZERO_TIME);
+    finish(slot, std::nullopt, at, SC_ZERO_TIME);
     return;
   }
   Call call;
@@ -307,13 +470,13 @@ void CollectiveHub::try_match_collective(uint64_t k) {
   const Result r = system_.run(call);  // the checks above leave no CollectiveError
   const sc_time delay = whole_cycles(r.time_ns);
   slot->result = r;
-  slot->start = sc_time_stamp();
-  schedule_link_traffic(r, delay);
-  completed_.push_back({ref.instr.op, call.count * elem_bytes(call.type), sc_time_stamp(), sc_time_stamp() + delay, r});
-  finish(slot, std::nullopt, delay);
+  slot->start = at;
+  schedule_link_traffic(r, at + delay);
+  completed_.push_back({ref.instr.op, call.count * elem_bytes(call.type), at, at + delay, r});
+  finish(slot, std::nullopt, at, delay);
 }
 
-void CollectiveHub::try_match_p2p(int src, int dst) {
+void CollectiveHub::try_match_p2p(int src, int dst, sc_time at) {
   auto& sq = sends_[{src, dst}];
   auto& rq = recvs_[{src, dst}];
   while (!sq.empty() && !rq.empty()) {
@@ -325,8 +488,8 @@ void CollectiveHub::try_match_p2p(int src, int dst) {
       const std::string text = fmt::format("send on chip {} (instruction {}) of {} bytes is paired with recv on chip {} "
                                            "(instruction {}) of {} bytes", src, ws.index, ws.instr.cc.count, dst,
                                            wr.index, wr.instr.cc.count);
-      finish(s, Fault{regs::ERR_CC_MISMATCH, uint32_t(isa::field_id("bytes")), text}, SC_ZERO_TIME);
-      finish(r, Fault{regs::ERR_CC_MISMATCH, uint32_t(isa::field_id("bytes")), text}, SC_ZERO_TIME);
+      finish(s, Fault{regs::ERR_CC_MISMATCH, uint32_t(isa::field_id("bytes")), text}, at, SC_ZERO_TIME);
+      finish(r, Fault{regs::ERR_CC_MISMATCH, uint32_t(isa::field_id("bytes")), text}, at, SC_ZERO_TIME);
       continue;
     }
     sc_time delay = SC_ZERO_TIME;
@@ -335,14 +498,14 @@ void CollectiveHub::try_match_p2p(int src, int dst) {
       res = system_.send_recv(src, ws.instr.cc.hbm_addr, dst, wr.instr.cc.hbm_addr, ws.instr.cc.count);
       delay = whole_cycles(res.time_ns);
     }
-    completed_.push_back({isa::Opcode::kSend, ws.instr.cc.count, sc_time_stamp(), sc_time_stamp() + delay, res});
+    completed_.push_back({isa::Opcode::kSend, ws.instr.cc.count, at, at + delay, res});
     for (const auto& slot : {s, r}) {
       slot->result = res;
-      slot->start = sc_time_stamp();
+      slot->start = at;
     }
-    schedule_link_traffic(res, delay);
-    finish(s, std::nullopt, delay);
-    finish(r, std::nullopt, delay);
+    schedule_link_traffic(res, at + delay);
+    finish(s, std::nullopt, at, delay);
+    finish(r, std::nullopt, at, delay);
   }
 }
 
@@ -358,20 +521,20 @@ void CollectiveHub::reevaluate() {
       const bool arrived = std::any_of(slot->waiters.begin(), slot->waiters.end(),
                                        [&](const Waiter& w) { return w.chip == c; });
       if (arrived || can_join(c)) continue;
-      if (missing < 0 || (controls_[size_t(missing)]->stopped() && !controls_[size_t(c)]->stopped())) missing = c;
+      if (missing < 0 || (state(missing).stopped && !state(c).stopped)) missing = c;
     }
     if (missing < 0 || slot->finished) {
       ++it;
       continue;
     }
-    const uint32_t st = controls_[size_t(missing)]->queue(kCc).state;
+    const uint32_t st = state(missing).cc_state;
     for (Waiter& w : slot->waiters) {
       w.fault = Fault{regs::ERR_CC_PEER_STOPPED, uint32_t(missing),
                       fmt::format("chip {} instruction {} waits in collective {} of the launch for chip {}, whose cc "
                                   "queue is {}{}", w.chip, w.index, it->first, missing, regs::queue_state_name(st),
-                                  controls_[size_t(missing)]->stopped() ? " (its device stopped with an error)" : "")};
+                                  state(missing).stopped ? " (its device stopped with an error)" : "")};
     }
-    finish(slot, std::nullopt, SC_ZERO_TIME);
+    finish(slot, std::nullopt, sc_time_stamp(), SC_ZERO_TIME);
     it = collectives_.erase(it);
   }
   for (auto* m : {&sends_, &recvs_}) {
@@ -384,9 +547,8 @@ void CollectiveHub::reevaluate() {
         w.fault = Fault{regs::ERR_CC_PEER_STOPPED, uint32_t(peer),
                         fmt::format("chip {} instruction {}: {} chip {}, whose cc queue is {} without the matching {}",
                                     w.chip, w.index, send ? "send to" : "recv from", peer,
-                                    regs::queue_state_name(controls_[size_t(peer)]->queue(kCc).state),
-                                    send ? "recv" : "send")};
-        finish(slot, std::nullopt, SC_ZERO_TIME);
+                                    regs::queue_state_name(state(peer).cc_state), send ? "recv" : "send")};
+        finish(slot, std::nullopt, sc_time_stamp(), SC_ZERO_TIME);
       }
       q.clear();
     }
@@ -406,7 +568,7 @@ void CollectiveHub::reevaluate() {
                       fmt::format("chip {} instruction {} ('{}') can never complete: every chip's cc queue waits in "
                                   "a collective, send or recv", w.chip, w.index, isa::disassemble(w.instr))};
     }
-    finish(slot, std::nullopt, SC_ZERO_TIME);
+    finish(slot, std::nullopt, sc_time_stamp(), SC_ZERO_TIME);
   }
   collectives_.clear();
   sends_.clear();

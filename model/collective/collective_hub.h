@@ -18,6 +18,14 @@
 // protocol check) is no device fault: the hub keeps the exception, pauses the kernel (sc_pause) and the host's
 // caller gets it, type and one-line text intact, from rethrow_failure() (SimSystem calls it after every sc_start),
 // instead of SystemC's multi-line report of an exception that left a process.
+//
+// Distributed (docs/distributed.md): one hub per rank, holding only that rank's chips. The hub then decides nothing
+// while the kernel runs: arrivals, launches and abandoned waits are events with their times, and at the end of every
+// window (sync(), between two sc_start calls of all ranks) the ranks exchange them with their chips' cc states and
+// every rank applies all of them in one order (time, chip, order on the chip), so every rank reaches the same
+// decisions. A collective completes at the last arrival + its time, as in one process; that time is at least one hop
+// latency (the window), so it never lies in a rank's past. Faults found at a window's end (CC_PEER_STOPPED,
+// CC_DEADLOCK, CC_MISMATCH) are raised there, up to one window after one process would.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +40,7 @@
 
 #include "firmware/isa/isa.h"
 #include "model/collective/collective_system.h"
+#include "model/collective/partition.h"
 #include "model/core/core_control.h"
 
 namespace trnsim::model::collective {
@@ -47,6 +56,10 @@ class CollectiveHub : public sc_core::sc_module {
   /// per chip of `topology`. Create during elaboration. Throws std::invalid_argument for mismatched sizes.
   CollectiveHub(const sc_core::sc_module_name& name, const Topology& topology, std::vector<CoreControl*> controls,
                 std::vector<Memory*> hbms);
+  /// One rank's hub of a distributed system: controls[r] and hbms[r] for the chips `partition` makes local, null
+  /// for the others; `exchange` outlives the hub. Every rank calls sync() at the end of every window.
+  CollectiveHub(const sc_core::sc_module_name& name, const Topology& topology, std::vector<CoreControl*> controls,
+                std::vector<Memory*> hbms, const Partition& partition, RankExchange& exchange);
   ~CollectiveHub() override;
   SC_HAS_PROCESS(CollectiveHub);
 
@@ -79,22 +92,53 @@ class CollectiveHub : public sc_core::sc_module {
   /// whose cc queues took part stay waiting until a soft reset.
   void rethrow_failure();
 
+  /// Distributed: the end of a window (call with the kernel stopped, on every rank at the same simulated time).
+  /// Exchanges this rank's events and cc states, applies every rank's, and schedules the local chips' completions.
+  /// Throws std::runtime_error for a failed exchange and whatever a matched call's run throws.
+  void sync();
+  bool distributed() const { return exchange_ != nullptr; }
+  /// Chip `chip`'s interrupt line: live for a local chip in process, as of the last sync() distributed.
+  bool irq(int chip) const;
+
  private:
   struct Waiter;
   struct Slot;
+  struct Ticket;
+  /// What the hub needs to know of a chip's cc queue (live in process, the last sync's snapshot distributed).
+  struct ChipState {
+    bool stopped = false;
+    uint32_t cc_state = regs::QSTATE_IDLE;
+    bool irq = false;  ///< the interrupt line (for the hosts' waits: SimSystem)
+  };
+  /// An event of a distributed hub, applied at the next sync().
+  struct Event {
+    enum Kind : uint8_t { kStart, kArrive, kLeave } kind = kStart;
+    uint64_t time_ps = 0;
+    int chip = 0;
+    uint64_t seq = 0;  ///< order on the chip
+    uint32_t index = 0;
+    isa::Instruction instr;
+  };
+  void init(const Topology& topology);
+  ChipState state(int chip) const;
+  /// Adds the waiter of `chip` (a new arrival at `at`) to its rendezvous and matches what can be matched.
+  void arrive(int chip, uint32_t index, const isa::Instruction& instr, std::shared_ptr<Ticket> ticket, sc_core::sc_time at);
+  void record(Event e);
   void reevaluate();
   /// Removes every waiter of `chip` from the unfinished rendezvous.
   void drop(int chip);
   bool can_join(int chip) const;
-  void finish(const std::shared_ptr<Slot>& slot, const std::optional<Fault>& all, sc_core::sc_time delay);
-  void try_match_collective(uint64_t k);
-  void try_match_p2p(int src, int dst);
+  /// The rendezvous ends `delay` after `at` (its last arrival): every local participant's ticket is filled.
+  void finish(const std::shared_ptr<Slot>& slot, const std::optional<Fault>& all, sc_core::sc_time at,
+              sc_core::sc_time delay);
+  void try_match_collective(uint64_t k, sc_core::sc_time at);
+  void try_match_p2p(int src, int dst, sc_core::sc_time at);
   /// Runs `match` (try_match_*), keeping an exception it raises for rethrow_failure() and pausing the kernel.
   template <class Match>
   void guarded(Match&& match);
   void stop_watch();
-  /// Every chip's output links' share of `r` goes into its LINK counters `delay` from now (when the call completes).
-  void schedule_link_traffic(const Result& r, sc_core::sc_time delay);
+  /// Every local chip's output links' share of `r` goes into its LINK counters at `due` (when the call completes).
+  void schedule_link_traffic(const Result& r, sc_core::sc_time due);
   void apply_link_traffic();  ///< SC_METHOD on links_due_
   /// `ns` rounded up to whole TE cycles.
   sc_core::sc_time whole_cycles(double ns) const;
@@ -115,6 +159,14 @@ class CollectiveHub : public sc_core::sc_module {
   };
   std::vector<PendingLinks> pending_links_;
   sc_core::sc_event_queue links_due_;
+  // Distributed only.
+  Partition part_{1, 1, 0};
+  RankExchange* exchange_ = nullptr;
+  std::vector<Event> events_;                       ///< this rank's events since the last sync
+  std::vector<uint64_t> event_seq_;                 ///< per chip
+  std::vector<ChipState> states_;                   ///< every chip's, as of the last sync
+  std::map<std::pair<int, uint64_t>, std::shared_ptr<Ticket>> arriving_;  ///< (chip, event seq) -> local waiter
+  sc_core::sc_time cycle_;  ///< the chips' TE clock period
 };
 
 }  // namespace trnsim::model::collective

@@ -4,9 +4,12 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <string>
+
+#include <fmt/core.h>
 
 #include "model/fp/fp_ops.h"
 
@@ -59,6 +62,34 @@ CollectiveSystem::CollectiveSystem(const Topology& topology, std::vector<Memory*
       throw std::invalid_argument("CollectiveSystem: every chip needs an HBM, all of one size");
     }
   }
+}
+
+CollectiveSystem::CollectiveSystem(const Topology& topology, std::vector<Memory*> hbms, const Partition& partition,
+                                   RankExchange& exchange)
+    : topo_(topology), hbm_(std::move(hbms)), part_(partition), exchange_(&exchange) {
+  if (hbm_.size() != size_t(topo_.chips()) || partition.chips() != topo_.chips() ||
+      partition.ranks() != exchange.ranks() || partition.rank() != exchange.rank()) {
+    throw std::invalid_argument(fmt::format("CollectiveSystem: {} HBMs, a partition of {} chips over {} ranks and an "
+                                            "exchange of {} ranks for {} chips", hbm_.size(), partition.chips(),
+                                            partition.ranks(), exchange.ranks(), topo_.chips()));
+  }
+  const Memory* first = nullptr;
+  for (int r = 0; r < topo_.chips(); ++r) {
+    const Memory* m = hbm_[size_t(r)];
+    if ((m != nullptr) != part_.local(r) || (m && first && m->size() != first->size())) {
+      throw std::invalid_argument(fmt::format("CollectiveSystem: chip {} needs an HBM exactly when it is local, all "
+                                              "of one size", r));
+    }
+    if (m && !first) first = m;
+  }
+}
+
+void CollectiveSystem::set_transport(TransportFactory make) {
+  if (exchange_ && make) {
+    throw std::invalid_argument("CollectiveSystem: a distributed system runs on the message-level fabric only (the "
+                                "router networks are not split across ranks yet)");
+  }
+  make_transport_ = std::move(make);
 }
 
 CollectiveSystem::CollectiveSystem(const ChipConfig& c) : CollectiveSystem(Topology::from_config(c), c.hbm_bytes) {}
@@ -194,8 +225,62 @@ std::unique_ptr<Transport> CollectiveSystem::new_transport() const {
   return std::make_unique<Fabric>(topo_);
 }
 
+void CollectiveSystem::read_step(const Call& call, const Plan& plan, size_t f, int r, const Step& st,
+                                  std::vector<uint8_t>* payload) const {
+  const uint64_t es = elem_bytes(call.type);
+  uint64_t bytes = 0;
+  for (int b : st.send_blocks) bytes += (plan.parts[f][size_t(b)].second - plan.parts[f][size_t(b)].first) * es;
+  payload->resize(bytes);
+  size_t off = 0;
+  for (int b : st.send_blocks) {
+    const auto [lo, hi] = plan.parts[f][size_t(b)];
+    hbm_[size_t(r)]->read(call.hbm_addr + lo * es, payload->data() + off, (hi - lo) * es);
+    off += (hi - lo) * es;
+  }
+}
+
+void CollectiveSystem::apply_step(const Call& call, const Plan& plan, size_t f, int r, const Step& st,
+                                  const std::vector<uint8_t>& data) {
+  const uint64_t es = elem_bytes(call.type);
+  Memory& mem = *hbm_[size_t(r)];
+  size_t off = 0;
+  std::vector<uint8_t> local;
+  for (int b : st.recv_blocks) {
+    const auto [lo, hi] = plan.parts[f][size_t(b)];
+    const uint64_t len = (hi - lo) * es, addr = call.hbm_addr + lo * es;
+    if (off + len > data.size()) {
+      throw std::logic_error(fmt::format("collective: chip {} received {} bytes for a step of {} or more", r,
+                                         data.size(), off + len));
+    }
+    if (st.reduce) {
+      local.resize(len);
+      mem.read(addr, local.data(), len);
+      for (uint64_t e = 0; e < hi - lo; ++e) {
+        uint32_t own = 0, got = 0;
+        std::memcpy(&own, &local[e * es], es);
+        std::memcpy(&got, &data[off + e * es], es);
+        const uint32_t sum = st.own_first ? add_elem(call.type, own, got) : add_elem(call.type, got, own);
+        std::memcpy(&local[e * es], &sum, es);
+      }
+      mem.write(addr, local.data(), len);
+    } else {
+      mem.write(addr, data.data() + off, len);
+    }
+    off += len;
+  }
+}
+
 Result CollectiveSystem::execute(const Call& call, const Plan& plan) {
-  const std::unique_ptr<Transport> transport = new_transport();
+  // Distributed: every rank times the whole system on the message-level fabric (its timing depends on message
+  // sizes only), then the ranks move the data step by step (move_data). In process: data and timing together, on
+  // any transport (the router networks carry the payload in their flits).
+  const bool with_data = exchange_ == nullptr;
+  std::unique_ptr<Transport> transport = with_data ? new_transport() : nullptr;
+  Fabric* sizes = nullptr;
+  if (!with_data) {
+    transport = std::make_unique<Fabric>(topo_);
+    sizes = static_cast<Fabric*>(transport.get());
+  }
   Transport& fabric = *transport;
   const uint64_t es = elem_bytes(call.type);
   const size_t nf = plan.steps.size();
@@ -223,30 +308,7 @@ Result CollectiveSystem::execute(const Call& call, const Plan& plan) {
     const auto& steps = plan.steps[f][size_t(r)];
     const size_t i = next[f][size_t(r)];
     if (i >= steps.size() || !inbox[f][size_t(r)][i]) return;
-    const Step& st = steps[i];
-    const std::vector<uint8_t>& data = *inbox[f][size_t(r)][i];
-    Memory& mem = *hbm_[size_t(r)];
-    size_t off = 0;
-    std::vector<uint8_t> local;
-    for (int b : st.recv_blocks) {
-      const auto [lo, hi] = plan.parts[f][size_t(b)];
-      const uint64_t len = (hi - lo) * es, addr = call.hbm_addr + lo * es;
-      if (st.reduce) {
-        local.resize(len);
-        mem.read(addr, local.data(), len);
-        for (uint64_t e = 0; e < hi - lo; ++e) {
-          uint32_t own = 0, got = 0;
-          std::memcpy(&own, &local[e * es], es);
-          std::memcpy(&got, &data[off + e * es], es);
-          const uint32_t sum = st.own_first ? add_elem(call.type, own, got) : add_elem(call.type, got, own);
-          std::memcpy(&local[e * es], &sum, es);
-        }
-        mem.write(addr, local.data(), len);
-      } else {
-        mem.write(addr, data.data() + off, len);
-      }
-      off += len;
-    }
+    if (with_data) apply_step(call, plan, f, r, steps[i], *inbox[f][size_t(r)][i]);
     inbox[f][size_t(r)][i].reset();
     finish = std::max(finish, fabric.now());
     ++next[f][size_t(r)];
@@ -257,20 +319,22 @@ Result CollectiveSystem::execute(const Call& call, const Plan& plan) {
     const size_t i = next[f][size_t(r)];
     if (i >= steps.size()) return;
     const Step& st = steps[i];
-    // The engine reads the blocks to send when the step starts (they are final by then) and sends one message.
-    std::vector<uint8_t> payload(bytes_of(f, st.send_blocks));
-    size_t off = 0;
-    for (int b : st.send_blocks) {
-      const auto [lo, hi] = plan.parts[f][size_t(b)];
-      hbm_[size_t(r)]->read(call.hbm_addr + lo * es, payload.data() + off, (hi - lo) * es);
-      off += (hi - lo) * es;
-    }
-    // The receiver reduces or copies the payload as the transport delivered it.
     const int to = st.send_to;
-    fabric.send(r, to, std::move(payload), fabric.now(), [&, f, i, to](double, std::vector<uint8_t> data) {
-      inbox[f][size_t(to)][i] = std::move(data);
-      try_finish(f, to);
-    });
+    if (with_data) {
+      // The engine reads the blocks to send when the step starts (they are final by then) and sends one message;
+      // the receiver reduces or copies the payload as the transport delivered it.
+      std::vector<uint8_t> payload;
+      read_step(call, plan, f, r, st, &payload);
+      fabric.send(r, to, std::move(payload), fabric.now(), [&, f, i, to](double, std::vector<uint8_t> data) {
+        inbox[f][size_t(to)][i] = std::move(data);
+        try_finish(f, to);
+      });
+    } else {
+      sizes->send(r, to, bytes_of(f, st.send_blocks), fabric.now(), [&, f, i, to](double) {
+        inbox[f][size_t(to)][i].emplace();
+        try_finish(f, to);
+      });
+    }
     try_finish(f, r);
   };
   for (size_t f = 0; f < nf; ++f) {
@@ -285,6 +349,7 @@ Result CollectiveSystem::execute(const Call& call, const Plan& plan) {
       }
     }
   }
+  if (!with_data) move_data(call, plan, longest);
   const TransportStats ts = fabric.stats();
   Result res;
   res.time_ns = finish;
@@ -304,9 +369,69 @@ Result CollectiveSystem::execute(const Call& call, const Plan& plan) {
   return res;
 }
 
+void CollectiveSystem::move_data(const Call& call, const Plan& plan, int rounds) {
+  const size_t nf = plan.steps.size();
+  const int n = topo_.chips();
+  // Round i: every local chip sends step i of every flow (local receivers take it directly, the others' ranks get
+  // it in one all-to-all), then applies the step-i message it received. Step i's send reads what step i - 1 left,
+  // as in the timed run, so the bits are the same.
+  for (int i = 0; i < rounds; ++i) {
+    std::map<std::pair<size_t, int>, std::vector<uint8_t>> got;  // (flow, receiving chip) -> payload
+    std::vector<ByteWriter> out(size_t(part_.ranks()));
+    for (size_t f = 0; f < nf; ++f) {
+      for (int r = 0; r < n; ++r) {
+        const auto& steps = plan.steps[f][size_t(r)];
+        if (!part_.local(r) || size_t(i) >= steps.size()) continue;
+        std::vector<uint8_t> payload;
+        read_step(call, plan, f, r, steps[size_t(i)], &payload);
+        const int to = steps[size_t(i)].send_to;
+        if (part_.local(to)) {
+          got[{f, to}] = std::move(payload);
+          continue;
+        }
+        ByteWriter& w = out[size_t(part_.owner(to))];
+        w.put(uint32_t(f));
+        w.put(uint32_t(to));
+        w.put(uint64_t(payload.size()));
+        w.put_bytes(payload.data(), payload.size());
+      }
+    }
+    std::vector<std::vector<uint8_t>> bufs;
+    for (ByteWriter& w : out) bufs.push_back(std::move(w.bytes));
+    for (const std::vector<uint8_t>& in : exchange_->all_to_all(std::move(bufs))) {
+      ByteReader rd(in);
+      while (!rd.done()) {
+        const auto f = rd.get<uint32_t>();
+        const auto to = int(rd.get<uint32_t>());
+        std::vector<uint8_t> payload(rd.get<uint64_t>());
+        rd.take(payload.data(), payload.size());
+        got[{size_t(f), to}] = std::move(payload);
+      }
+    }
+    for (size_t f = 0; f < nf; ++f) {
+      for (int r = 0; r < n; ++r) {
+        const auto& steps = plan.steps[f][size_t(r)];
+        if (!part_.local(r) || size_t(i) >= steps.size()) continue;
+        const auto it = got.find({f, r});
+        if (it == got.end()) {
+          throw std::logic_error(fmt::format("collective: chip {} flow {} step {}: no message arrived", r, f, i));
+        }
+        apply_step(call, plan, f, r, steps[size_t(i)], it->second);
+      }
+    }
+  }
+}
+
+uint64_t CollectiveSystem::hbm_bytes() const {
+  for (const Memory* m : hbm_) {
+    if (m) return m->size();
+  }
+  return 0;
+}
+
 Result CollectiveSystem::run(const Call& call) {
   const uint64_t es = elem_bytes(call.type);
-  const uint64_t size = hbm_.front()->size();
+  const uint64_t size = hbm_bytes();
   if (call.count > size / es || call.hbm_addr > size - call.count * es) {
     throw CollectiveError("collective buffer of " + std::to_string(call.count) + " elements at HBM address " +
                           std::to_string(call.hbm_addr) + " ends past the end of HBM (" + std::to_string(size) +
@@ -319,7 +444,7 @@ Result CollectiveSystem::run(const Call& call) {
 
 Result CollectiveSystem::send_recv(int src, uint64_t src_addr, int dst, uint64_t dst_addr, uint64_t bytes) {
   const int n = topo_.chips();
-  const uint64_t size = hbm_.front()->size();
+  const uint64_t size = hbm_bytes();
   if (src < 0 || src >= n || dst < 0 || dst >= n) {
     throw CollectiveError("send/recv between chips " + std::to_string(src) + " and " + std::to_string(dst) +
                           ": the system has chips 0.." + std::to_string(n - 1));
@@ -328,15 +453,40 @@ Result CollectiveSystem::send_recv(int src, uint64_t src_addr, int dst, uint64_t
     throw CollectiveError("send/recv of " + std::to_string(bytes) + " bytes: a range ends past the end of HBM (" +
                           std::to_string(size) + " bytes)");
   }
-  const std::unique_ptr<Transport> transport = new_transport();
-  std::vector<uint8_t> data(bytes);
-  hbm_[size_t(src)]->read(src_addr, data.data(), bytes);
   Result res;
-  transport->send(src, dst, std::move(data), 0.0, [&](double t, std::vector<uint8_t> got) {
-    hbm_[size_t(dst)]->write(dst_addr, got.data(), got.size());
-    res.time_ns = t;
-  });
-  transport->run();
+  std::unique_ptr<Transport> transport;
+  if (!exchange_) {
+    transport = new_transport();
+    std::vector<uint8_t> data(bytes);
+    hbm_[size_t(src)]->read(src_addr, data.data(), bytes);
+    transport->send(src, dst, std::move(data), 0.0, [&](double t, std::vector<uint8_t> got) {
+      hbm_[size_t(dst)]->write(dst_addr, got.data(), got.size());
+      res.time_ns = t;
+    });
+    transport->run();
+  } else {  // distributed: the time on the fabric, then the bytes from src's rank to dst's
+    auto fabric = std::make_unique<Fabric>(topo_);
+    fabric->send(src, dst, bytes, 0.0, [&](double t) { res.time_ns = t; });
+    fabric->run();
+    std::vector<uint8_t> data;
+    if (part_.local(src)) {
+      data.resize(bytes);
+      hbm_[size_t(src)]->read(src_addr, data.data(), bytes);
+    }
+    if (part_.owner(src) != part_.owner(dst)) {
+      std::vector<std::vector<uint8_t>> out(size_t(part_.ranks()));
+      if (part_.local(src)) out[size_t(part_.owner(dst))] = std::move(data);
+      std::vector<std::vector<uint8_t>> in = exchange_->all_to_all(std::move(out));
+      if (part_.local(dst)) data = std::move(in[size_t(part_.owner(src))]);
+    }
+    if (part_.local(dst)) {
+      if (data.size() != bytes) {
+        throw std::logic_error(fmt::format("send/recv: chip {} received {} of {} bytes", dst, data.size(), bytes));
+      }
+      hbm_[size_t(dst)]->write(dst_addr, data.data(), bytes);
+    }
+    transport = std::move(fabric);
+  }
   const TransportStats ts = transport->stats();
   res.messages = ts.messages;
   res.steps = 1;

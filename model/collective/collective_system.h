@@ -14,6 +14,7 @@
 #include "firmware/isa/ring_plan.h"
 #include "spec/isa_spec.h"
 #include "model/collective/fabric.h"
+#include "model/collective/partition.h"
 #include "model/collective/topology.h"
 #include "model/collective/transport.h"
 #include "model/config/chip_config.h"
@@ -76,11 +77,21 @@ class CollectiveSystem {
   /// A system on HBMs it does not own (the NeuronCores' of a simulated system): hbms[r] is chip r's, all of one
   /// size, one per chip of `topology`, each outliving this object. Throws std::invalid_argument otherwise.
   CollectiveSystem(const Topology& topology, std::vector<Memory*> hbms);
+  /// One rank's part of a system simulated by several processes (docs/distributed.md): hbms[r] is chip r's HBM for
+  /// the chips `partition` makes local, null for the others. Every rank makes the same run() / send_recv() calls in
+  /// the same order; they time the whole system on the message-level fabric (its timing depends only on message
+  /// sizes, so every rank computes the same Result) and move the payloads between ranks through `exchange`
+  /// (outliving this). A transport (set_transport) is refused there: std::invalid_argument.
+  CollectiveSystem(const Topology& topology, std::vector<Memory*> hbms, const Partition& partition,
+                   RankExchange& exchange);
   ~CollectiveSystem();
 
   const Topology& topology() const { return topo_; }
   int chips() const { return topo_.chips(); }
+  /// Chip `chip`'s HBM (distributed: a local chip's only).
   Memory& hbm(int chip) { return *hbm_.at(size_t(chip)); }
+  /// Each chip's HBM size, bytes.
+  uint64_t hbm_bytes() const;
 
   /// The ring algorithm's flows on this torus: isa::ring_plan of its sizes and link bandwidths (docs/neuronlink.md
   /// "Weights").
@@ -97,19 +108,31 @@ class CollectiveSystem {
 
   /// The network the next run() / send_recv() use: a fresh transport from `make` per call (transport.h); empty
   /// (the default): the message-level Fabric at the topology's link figures.
-  void set_transport(TransportFactory make) { make_transport_ = std::move(make); }
+  void set_transport(TransportFactory make);
+  /// True when this is one rank's part of a distributed system.
+  bool distributed() const { return exchange_ != nullptr; }
 
  private:
   struct Step;
   struct Plan;
   Plan plan(const Call& call) const;
   Result execute(const Call& call, const Plan& plan);
+  /// Step `st` of chip r in flow f: the payload it sends (read from its HBM).
+  void read_step(const Call& call, const Plan& plan, size_t f, int r, const Step& st,
+                 std::vector<uint8_t>* payload) const;
+  /// Reduces (or copies) the step's received payload into chip r's HBM.
+  void apply_step(const Call& call, const Plan& plan, size_t f, int r, const Step& st,
+                  const std::vector<uint8_t>& data);
+  /// Distributed: the payloads of a timed plan, `rounds` steps, moved between the ranks.
+  void move_data(const Call& call, const Plan& plan, int rounds);
   std::unique_ptr<Transport> new_transport() const;
 
   Topology topo_;
   std::vector<std::unique_ptr<Memory>> owned_;  ///< the HBMs of the owning constructors (empty otherwise)
   std::vector<Memory*> hbm_;                    ///< chip r's HBM: owned_[r] or an external one
   TransportFactory make_transport_;
+  Partition part_{1, 1, 0};
+  RankExchange* exchange_ = nullptr;  ///< distributed: the ranks' exchange; null in process
 };
 
 }  // namespace trnsim::model::collective

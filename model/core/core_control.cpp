@@ -36,7 +36,7 @@ void CoreControl::enable_checks(bool hazards, bool uninit) {
 }
 
 uint64_t CoreControl::cycles() const {
-  return static_cast<uint64_t>((sc_time_stamp() - cycle_origin_) / cycle_);
+  return static_cast<uint64_t>(((run_ended_ ? run_end_ : sc_time_stamp()) - cycle_origin_) / cycle_);
 }
 
 CoreControl::PerfCounters CoreControl::perf_now() const {
@@ -229,6 +229,7 @@ void CoreControl::soft_reset() {
   fault_detail_.clear();
   int_status_ = 0;
   cycle_origin_ = sc_time_stamp();
+  run_ended_ = false;
   stop_event_.notify(SC_ZERO_TIME);
 }
 
@@ -252,6 +253,7 @@ void CoreControl::doorbell(uint32_t mask) {
   err_code_ = err_queue_ = err_index_ = err_info_ = 0;
   fault_detail_.clear();
   cycle_origin_ = sc_time_stamp();
+  run_ended_ = false;
   stop_event_.notify(SC_ZERO_TIME);
   for (int q = 0; q < isa::kNumQueues; ++q) {
     if (!(mask & (1u << q))) continue;
@@ -326,6 +328,7 @@ void CoreControl::check_done_or_deadlock() {
     return;
   }
   status_ = regs::STATUS_DONE_MASK;
+  end_run();
   if (observer_) observer_->on_launch_end(false, sc_time_stamp());
   set_int(regs::INT_STATUS_DONE_MASK);
 }
@@ -339,9 +342,16 @@ void CoreControl::raise_error(int q, uint32_t index, const Fault& fault) {
   err_info_ = fault.info;
   fault_detail_ = fault.detail;
   queues_[q].state = regs::QSTATE_ERROR;
+  end_run();
   stop_event_.notify(SC_ZERO_TIME);
   if (observer_) observer_->on_launch_end(true, sc_time_stamp());
   set_int(regs::INT_STATUS_ERROR_MASK);
+}
+
+void CoreControl::end_run() {
+  if (run_ended_) return;
+  run_ended_ = true;
+  run_end_ = sc_time_stamp();
 }
 
 void CoreControl::set_int(uint32_t bits) {

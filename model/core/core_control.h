@@ -44,7 +44,8 @@ class CoreControl : public sc_core::sc_module {
   const ChipConfig& config() const { return config_; }
   /// Duration of one TE clock cycle (the unit of the cycle counter and every engine's cost).
   sc_core::sc_time cycle_time() const { return cycle_; }
-  /// TE cycles since the last doorbell or reset.
+  /// TE cycles since the last doorbell or reset, up to the moment the launch ended (STATUS DONE or ERROR): the
+  /// launch's length, whenever the host reads it.
   uint64_t cycles() const;
 
   // --- Register access (what the socket decodes; also used by tests) ---
@@ -141,6 +142,8 @@ class CoreControl : public sc_core::sc_module {
   void doorbell(uint32_t mask);
   void soft_reset();
   void set_int(uint32_t bits);
+  /// The launch ended now: CYCLE stops counting (until the next doorbell or reset).
+  void end_run();
   void check_done_or_deadlock();
   void watchdog_thread();
   /// The value of a performance counter register, or nullopt for any other offset.
@@ -160,6 +163,8 @@ class CoreControl : public sc_core::sc_module {
   uint32_t int_status_ = 0, int_enable_ = 0;
   uint32_t watchdog_cycles_ = regs::WATCHDOG_CYCLES_RESET;
   sc_core::sc_time cycle_origin_ = sc_core::SC_ZERO_TIME;
+  sc_core::sc_time run_end_ = sc_core::SC_ZERO_TIME;
+  bool run_ended_ = false;  ///< CYCLE holds run_end_ - cycle_origin_
   std::function<void()> irq_callback_;
   std::function<bool()> transfer_probe_;
   EngineObserver* observer_ = nullptr;

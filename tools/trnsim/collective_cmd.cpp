@@ -15,6 +15,7 @@
 
 #include "cosim/collective/noc_transports.h"
 #include "cosim/device/sim_system.h"
+#include "cosim/mpi/mpi_system.h"
 #include "cosim/wave_window.h"
 #include "firmware/driver/driver.h"
 #include "firmware/driver/remote_device.h"
@@ -200,8 +201,18 @@ int run_collective_workload(const CollectiveOptions& o,
   // The system: in process (cosim::SimSystem, its chips' collective engines joined by one hub), or served by
   // `trnsim serve` as one socket per chip. Everything after this goes through one driver per chip.
   std::unique_ptr<cosim::SimSystem> system;
+  std::unique_ptr<cosim::mpi::DistributedSystem> ranks;  // under mpirun: this rank's chips (docs/distributed.md)
   std::vector<std::unique_ptr<driver::Device>> served;
   std::vector<driver::Device*> devices;
+  const cosim::mpi::Session* mpi = cosim::mpi::Session::current();
+  if (mpi && !mpi->active()) mpi = nullptr;
+  if (mpi && !o.connect.empty()) {
+    throw BadInput("--connect: a served system is driven from one process; start it without mpirun");
+  }
+  if (mpi && fabric != cosim::collective::FabricKind::kMessage) {
+    throw BadInput(fmt::format("--fabric {}: the router networks are not split across MPI ranks; use --fabric message "
+                               "(the default) under mpirun, or run without mpirun", o.fabric));
+  }
   if (!o.connect.empty()) {
     if (fabric != cosim::collective::FabricKind::kMessage) {
       throw BadInput("--fabric chooses the network of a system in this process; with --connect the server's is used");
@@ -222,6 +233,17 @@ int run_collective_workload(const CollectiveOptions& o,
                                  o.workload, o.config));
     }
     check_host_memory(o.bytes, p.bytes, cfg.chips);
+    if (mpi) {
+      try {
+        ranks = std::make_unique<cosim::mpi::DistributedSystem>(cfg, *mpi);
+      } catch (const std::invalid_argument& e) {
+        throw BadInput(fmt::format("mpirun -np {} with --config {}: {}", mpi->ranks(), o.config, e.what()));
+      }
+    }
+    if (ranks && ranks->rank() != 0) {
+      ranks->serve();  // until rank 0 is done; rank 0 prints the report
+      return kExitOk;
+    }
     mc::TransportFactory transport;  // empty: the message-level link model
     if (fabric != cosim::collective::FabricKind::kMessage) {
       transport = cosim::collective::transport_factory(fabric, noc_options, [&o](mc::NocTransport& t) {
@@ -234,8 +256,12 @@ int run_collective_workload(const CollectiveOptions& o,
             2.0);
       });
     }
-    system = std::make_unique<cosim::SimSystem>(cfg, mc::Topology::from_config(cfg), transport);
-    for (int r = 0; r < system->chips(); ++r) devices.push_back(&system->device(r));
+    if (ranks) {
+      for (int r = 0; r < ranks->partition().chips(); ++r) devices.push_back(&ranks->device(r));
+    } else {
+      system = std::make_unique<cosim::SimSystem>(cfg, mc::Topology::from_config(cfg), transport);
+      for (int r = 0; r < system->chips(); ++r) devices.push_back(&system->device(r));
+    }
   }
   std::vector<std::unique_ptr<driver::Driver>> drivers;
   std::vector<driver::Driver*> chips;
@@ -349,7 +375,20 @@ int run_collective_workload(const CollectiveOptions& o,
   const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
   fmt::print("  host wall time    {:.3f} s (collective {:.3f} s, fill {:.3f} s, golden {:.3f} s, compare {:.3f} s)\n",
              secs(t0, t4), rep.run_s, rep.fill_s, rep.golden_s, rep.compare_s);
-  fmt::print("  host peak memory  {:.2f} GiB\n", peak_rss_gib());
+  double peak_rank_gib = peak_rss_gib();
+  if (ranks) {
+    const mc::Partition& part = ranks->partition();
+    std::vector<std::string> parts;
+    const std::vector<uint64_t> rss = ranks->peak_rss_bytes();
+    peak_rank_gib = 0;
+    for (int q = 0; q < part.ranks(); ++q) {
+      parts.push_back(fmt::format("rank {} {} {:.2f} GiB", q, part.chips_text(q), double(rss[size_t(q)]) / (1 << 30)));
+      peak_rank_gib = std::max(peak_rank_gib, double(rss[size_t(q)]) / (1 << 30));
+    }
+    fmt::print("  MPI ranks         {}, window {:.3f} us (the hop latency); peak memory {}\n", part.ranks(),
+               ranks->window_ns() / 1000.0, fmt::join(parts, ", "));
+  }
+  fmt::print("  host peak memory  {:.2f} GiB{}\n", peak_rank_gib, ranks ? " (the largest rank's)" : "");
   nlohmann::json report = {{"workload", o.workload},
                            {"config", info.config_name},
                            {"chips", n},
@@ -370,7 +409,8 @@ int run_collective_workload(const CollectiveOptions& o,
                            {"fabric", o.connect.empty() ? o.fabric : "served"},
                            {"wall_s", secs(t0, t4)},
                            {"collective_wall_s", rep.run_s},
-                           {"peak_rss_gib", peak_rss_gib()},
+                           {"peak_rss_gib", peak_rank_gib},
+                           {"mpi_ranks", ranks ? ranks->partition().ranks() : 0},
                            {"mismatches", rep.mismatches},
                            {"pass", rep.pass}};
   if (rep.net_cycles > 0) {  // the router network's figures; none on the message-level link model

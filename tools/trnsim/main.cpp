@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "cosim/mpi/mpi_system.h"
 #include "tools/trnsim/commands.h"
 
 namespace {
@@ -37,6 +38,11 @@ void check_no_empty_values(const CLI::App& cmd) {
 
 int main(int argc, char** argv) {
   using namespace trnsim::tool;
+  // Started by mpirun / srun: MPI_Init here, MPI_Finalize on return (docs/distributed.md). Only rank 0 prints; the
+  // other ranks' standard output is discarded and their errors are rank 0's too (every rank parses the same flags).
+  trnsim::cosim::mpi::Session mpi(&argc, &argv);
+  const bool quiet = mpi.rank() != 0;
+  if (quiet && !std::freopen("/dev/null", "w", stdout)) return kExitBadInput;
   CLI::App app{"trnsim: RTL-level model of a Trainium2-class accelerator"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trnsim 0.1.0");
@@ -57,7 +63,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line naming the problem, then exit 2 (usage error), in the form of every other error.
-    fmt::print(stderr, "trnsim: error: {} (see 'trnsim --help')\n", e.what());
+    if (!quiet) fmt::print(stderr, "trnsim: error: {} (see 'trnsim --help')\n", e.what());
     return kExitBadInput;
   }
 
@@ -65,13 +71,18 @@ int main(int argc, char** argv) {
     for (const auto& [sub, action] : actions) {
       if (!sub->parsed()) continue;
       check_no_empty_values(*sub);
+      if (mpi.ranks() > 1 && sub->get_name() != "run") {
+        throw BadInput(fmt::format("trnsim {} runs in one process: only `trnsim run` of a collective workload "
+                                   "splits over MPI ranks (start it without mpirun, or with -np 1)",
+                                   sub->get_name()));
+      }
       return action();
     }
   } catch (const BadInput& e) {
-    fmt::print(stderr, "trnsim: error: {}\n", e.what());
+    if (!quiet) fmt::print(stderr, "trnsim: error: {}\n", e.what());
     return kExitBadInput;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "trnsim: error: {}\n", e.what());
+    if (!quiet) fmt::print(stderr, "trnsim: error: {}\n", e.what());
     return kExitBadInput;
   }
   return kExitBadInput;

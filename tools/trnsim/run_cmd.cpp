@@ -21,6 +21,7 @@
 #include "firmware/golden/gemm_golden.h"
 #include "firmware/isa/isa.h"
 #include "firmware/kernels/gemm_launch.h"
+#include "cosim/mpi/mpi_system.h"
 #include "tools/trnsim/collective_cmd.h"
 #include "tools/trnsim/commands.h"
 #include "tools/trnsim/device_session.h"
@@ -224,6 +225,12 @@ Action add_run(CLI::App& app) {
   return [opts, cmd] {
     check_options_apply(*cmd, *opts);
     check_connect_flags(*cmd, opts->device);
+    const auto* mpi = cosim::mpi::Session::current();
+    if (mpi && mpi->ranks() > 1 && (!opts->program.empty() || !is_collective_workload(opts->workload))) {
+      throw BadInput(fmt::format("{} runs on one chip: MPI ranks split multi-chip systems (the collective "
+                                 "workloads); start it without mpirun, or with -np 1",
+                                 opts->program.empty() ? "--workload " + opts->workload : std::string("--program")));
+    }
     if (!opts->program.empty()) return run_program_file(*opts);
     if (is_collective_workload(opts->workload)) {
       CollectiveOptions c = opts->collective;
@@ -236,6 +243,7 @@ Action add_run(CLI::App& app) {
         throw BadInput("--fault-seed seeds the faults of the router network's links: give --fabric tlm, rtl or "
                        "lockstep (the message-level link model has no flits to corrupt)");
       }
+      if (mpi && mpi->rank() != 0) return run_collective_workload(c, [](const nlohmann::json&) {});  // rank 0 reports
       std::ofstream report = open_report(opts->report);
       return run_collective_workload(c, [&](const nlohmann::json& j) { write_report(report, opts->report, j); });
     }

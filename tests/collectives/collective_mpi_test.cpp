@@ -1,0 +1,122 @@
+// `mpirun -np N trnsim run --workload allreduce|allgather|reducescatter` (docs/distributed.md): the same report, bits
+// and cycle counts at 1, 2 and 4 ranks as in one process without MPI; bad uses exit 2 naming the problem; a rank that
+// fails ends the job naming the rank and its chips, never a hang. Ranks run on this machine (loopback); as root,
+// OpenMPI needs its run-as-root variables, which every command here sets.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tests/cli/cli_runner.h"
+
+namespace trnsim::test {
+namespace {
+
+/// The shell prefix that starts `trnsim` on `ranks` MPI ranks of this machine.
+std::string mpirun(int ranks, const std::string& env = "") {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " + env +
+         " mpirun --oversubscribe -np " + std::to_string(ranks) + " ";
+}
+
+/// The report's lines without the host's own figures (wall time, peak memory, the ranks, the report's path).
+std::vector<std::string> simulated_lines(const std::string& out) {
+  std::vector<std::string> kept;
+  for (const std::string& l : lines_of(out)) {
+    if (l.rfind("  host ", 0) == 0 || l.rfind("  MPI ranks", 0) == 0 || l.rfind("  report ", 0) == 0) continue;
+    kept.push_back(l);
+  }
+  return kept;
+}
+
+/// The JSON report without the host's figures.
+nlohmann::json simulated_json(const std::string& path) {
+  nlohmann::json j = nlohmann::json::parse(slurp(path));
+  for (const char* k : {"wall_s", "collective_wall_s", "peak_rss_gib", "mpi_ranks"}) j.erase(k);
+  return j;
+}
+
+void expect_same_at_1_2_4_ranks(const std::string& args) {
+  const std::string one = next_scratch(".json");
+  const Result single = run(args + " --report " + one);
+  ASSERT_EQ(single.exit_code, 0) << args << "\n" << single.out << single.err;
+  ASSERT_NE(single.out.find("\nPASS: "), std::string::npos) << single.out;
+  for (const int ranks : {1, 2, 4}) {
+    const std::string report = next_scratch(".json");
+    const Result r = run(args + " --report " + report, mpirun(ranks));
+    ASSERT_EQ(r.exit_code, 0) << ranks << " ranks: " << args << "\n" << r.out << r.err;
+    // PASS against the golden collective: the same bits; every simulated figure (cycles, messages, link traffic,
+    // busbw) line for line and in the JSON report.
+    EXPECT_EQ(simulated_lines(r.out), simulated_lines(single.out)) << ranks << " ranks: " << args << "\n" << r.out;
+    EXPECT_EQ(simulated_json(report), simulated_json(one)) << ranks << " ranks: " << args;
+    EXPECT_EQ(nlohmann::json::parse(slurp(report))["mpi_ranks"], ranks);
+    EXPECT_NE(r.out.find("  MPI ranks         " + std::to_string(ranks) + ", window "), std::string::npos) << r.out;
+    EXPECT_EQ(r.err, "") << ranks << " ranks: " << args;
+  }
+}
+
+TEST(CollectiveMpi, AllReduceRingOnTrn2x16IsTheSameAt1And2And4Ranks) {
+  expect_same_at_1_2_4_ranks("run --workload allreduce --config trn2-16 --bytes 256K --dtype fp32 --seed 5");
+}
+
+TEST(CollectiveMpi, ReduceScatterRhdOfAnOddSizeIsTheSameAt1And2And4Ranks) {
+  // 1002 bytes of BF16: 501 elements, blocks of different sizes, some chips' blocks on both sides of a rank cut.
+  expect_same_at_1_2_4_ranks("run --workload reducescatter --config trn2-16 --algo rhd --bytes 1002 --dtype bf16");
+}
+
+TEST(CollectiveMpi, AllGatherOnTrn2x64IsTheSameAt1And2And4Ranks) {
+  expect_same_at_1_2_4_ranks("run --workload allgather --config trn2-64 --bytes 8K --dtype bf16 --seed 9");
+}
+
+TEST(CollectiveMpi, TheReportNamesEveryRanksChips) {
+  const Result r = run("run --workload allreduce --config trn2-16 --bytes 4K", mpirun(2));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("  MPI ranks         2, window 1.500 us (the hop latency); peak memory rank 0 chips 0..7 "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(", rank 1 chips 8..15 "), std::string::npos) << r.out;
+}
+
+TEST(CollectiveMpi, WhatDoesNotSplitOverRanksExitsTwoNamingIt) {
+  struct Bad {
+    const char* args;
+    const char* reason;
+  };
+  for (const Bad& b :
+       {Bad{"run --workload gemm --te tlm", "--workload gemm runs on one chip: MPI ranks split multi-chip systems"},
+        Bad{"run --workload allreduce --config trn2-16 --fabric tlm",
+            "--fabric tlm: the router networks are not split across MPI ranks"},
+        Bad{"fpcheck --op f32_add --vectors /dev/null", "trnsim fpcheck runs in one process"},
+        Bad{"run --workload allreduce --config trn2-16 --bytes 6 --dtype fp32", "not a multiple of the fp32"}}) {
+    const Result r = run(b.args, mpirun(2));
+    EXPECT_EQ(r.exit_code, 2) << b.args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(b.reason), std::string::npos) << b.args << "\n" << r.err;
+    // One line from rank 0, none from the other rank (mpirun adds its own note of the exit code).
+    size_t ours = 0;
+    for (const std::string& l : lines_of(r.err)) ours += l.rfind("trnsim:", 0) == 0;
+    EXPECT_EQ(ours, 1u) << b.args << "\n" << r.err;
+  }
+}
+
+TEST(CollectiveMpi, ABadTimeoutIsBadInput) {
+  const Result r = run("run --workload allreduce --config trn2-16 --bytes 4K", mpirun(2, "TRNSIM_MPI_TIMEOUT_S=soon"));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("TRNSIM_MPI_TIMEOUT_S=soon: not a positive number of seconds"), std::string::npos) << r.err;
+}
+
+TEST(CollectiveMpi, ARankThatFailsEndsTheJobNamingTheRankAndItsChips) {
+  for (const int failing : {0, 1}) {
+    const Result r = run("run --workload allreduce --config trn2-16 --bytes 4K",
+                         mpirun(2, "TRNSIM_MPI_TIMEOUT_S=60 TRNSIM_MPI_FAIL_RANK=" + std::to_string(failing)));
+    EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+    const std::string want = "trnsim: rank " + std::to_string(failing) + " (chips " +
+                             (failing == 0 ? "0..7" : "8..15") + "): a failure injected by TRNSIM_MPI_FAIL_RANK=" +
+                             std::to_string(failing);
+    EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace trnsim::test
