@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,13 @@
 
 namespace trnsim::test {
 namespace {
+
+/// `command` through the shell, its stdout, stderr and exit code.
+Result run_shell(const std::string& command) {
+  const std::string out = next_scratch(".out"), err = next_scratch(".err");
+  const int status = std::system((command + " >'" + out + "' 2>'" + err + "'").c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
 
 /// The shell prefix that starts `trnsim` on `ranks` MPI ranks of this machine.
 std::string mpirun(int ranks, const std::string& env = "") {
@@ -115,6 +123,54 @@ TEST(CollectiveMpi, ARankThatFailsEndsTheJobNamingTheRankAndItsChips) {
                              std::to_string(failing);
     EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
     EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+  }
+}
+
+/// `scripts/slurm-run ARGS` (TRNSIM_SOURCE_DIR: the tree), its stdout, stderr and exit code.
+Result slurm_run(const std::string& args) { return run_shell("'" TRNSIM_SOURCE_DIR "/scripts/slurm-run' " + args); }
+
+TEST(CollectiveMpi, TheSlurmScriptIsAnSbatchFileWhoseSrunLineRunsTheSystem) {
+  const Result r = slurm_run("--dry-run --nodes 2 --ntasks-per-node 2 --time 00:20:00 --partition compute "
+                             "--job-name ar64 --bin '" TRNSIM_BIN "' -- run --workload allreduce --config trn2-16 "
+                             "--bytes 8K --dtype fp32");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.front(), "#!/bin/bash");
+  // sbatch reads "#SBATCH --option=value" lines before the first command (sbatch(1), "DESCRIPTION").
+  std::map<std::string, std::string> sbatch;
+  std::string srun;
+  bool commands = false;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    if (l.rfind("#SBATCH ", 0) == 0) {
+      EXPECT_FALSE(commands) << "an #SBATCH line after a command is ignored by sbatch: " << l;
+      const size_t eq = l.find('=');
+      ASSERT_EQ(l.compare(8, 2, "--"), 0) << l;
+      ASSERT_NE(eq, std::string::npos) << l;
+      sbatch[l.substr(10, eq - 10)] = l.substr(eq + 1);
+    } else if (!l.empty() && l[0] != '#') {
+      commands = true;
+      if (l.rfind("srun ", 0) == 0) srun = l;
+    }
+  }
+  EXPECT_EQ(sbatch, (std::map<std::string, std::string>{{"job-name", "ar64"}, {"nodes", "2"},
+                                                        {"ntasks-per-node", "2"}, {"time", "00:20:00"},
+                                                        {"output", "trnsim-%j.out"}, {"partition", "compute"}}));
+  ASSERT_EQ(srun.rfind("srun --mpi=pmix ", 0), 0u) << srun;
+  // The srun line's command, started by mpirun on 4 ranks of this machine instead: the run it asks for.
+  const Result ran = run_shell(mpirun(4) + srun.substr(std::string("srun --mpi=pmix ").size()));
+  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_NE(ran.out.find("PASS: 32768 elements on 16 chips"), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("  MPI ranks         4, "), std::string::npos) << ran.out;
+}
+
+TEST(CollectiveMpi, TheSlurmScriptRefusesBadUsage) {
+  for (const char* bad : {"--nodes 0 -- run", "--time 90 -- run", "-- fpcheck --op f32_add", "--nodes 2", "--bogus"}) {
+    const Result r = slurm_run(bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_EQ(r.err.rfind("scripts/slurm-run: ", 0), 0u) << bad << ": " << r.err;
+    EXPECT_EQ(r.out, "") << bad;
   }
 }
 
