@@ -19,6 +19,9 @@
 #        the GPT-2 transformer block at trn2 --te tlm (cycles, TE utilization, wall time)
 #   coll. collectives: `trnsim run --workload allreduce --bytes 64M --dtype fp32` on trn2-16 and trn2-64: busbw
 #        against the link peak (goal on trn2-16: >= 90 %), host wall time and peak memory (docs/neuronlink.md)
+#   mpi. the collective system split over MPI ranks (docs/distributed.md): `mpirun -np 1|2 trnsim run --workload
+#        allreduce --config trn2-64 --bytes 64M --dtype fp32`, wall time (goal: 2 ranks >= 1.6x faster) and peak
+#        memory per rank (goal: about half), both as ratios of the same run
 #   remote. the served device (`trnsim serve`): register round trip, bulk write/read bandwidth through the shared
 #        window, the default transformer block --te tlm over --connect against in process (bench/remote_bench)
 #   5. summary
@@ -36,7 +39,8 @@
 #   BENCH_ICARUS_WINDOW [24]    steady-state cycles timed in the 64x64 Icarus run (after ~195 warm-up cycles)
 #   BENCH_BUILD_COST_SIZES ["16x16 128x128"]  sizes for step 4 (empty: skip step 4)
 #   BENCH_REMOTE_ROUNDS [7]     rounds of each remote figure (medians reported)
-#   BENCH_STEPS ["1 2 3 4 tlm coll remote"] steps to run (the summary always prints); without 1, BUILD_DIR must be built already
+#   BENCH_MPI_BYTES [64M]      --bytes of step mpi
+#   BENCH_STEPS ["1 2 3 4 tlm coll mpi remote"] steps to run (the summary always prints); without 1, BUILD_DIR must be built already
 #   BENCH_TLM_ROUNDS [7]        alternating TLM / sgemm rounds in te_tlm_bench (medians reported)
 #   JOBS [nproc]                parallel jobs for builds
 set -uo pipefail
@@ -56,7 +60,7 @@ ICARUS_NCMD=${BENCH_ICARUS_NCMD:-1}
 ICARUS_64=${BENCH_ICARUS_64:-auto}
 ICARUS_WINDOW=${BENCH_ICARUS_WINDOW:-24}
 BUILD_COST_SIZES=${BENCH_BUILD_COST_SIZES-16x16 128x128}
-STEPS=" ${BENCH_STEPS:-1 2 3 4 tlm coll remote} "
+STEPS=" ${BENCH_STEPS:-1 2 3 4 tlm coll mpi remote} "
 REMOTE_ROUNDS=${BENCH_REMOTE_ROUNDS:-7}
 step() { [[ "$STEPS" == *" $1 "* ]]; }
 
@@ -611,6 +615,32 @@ else
 fi
 fi
 
+# ---- mpi. the same system on 1 and 2 MPI ranks --------------------------------------------------------------------
+if step mpi; then
+MPI_BYTES="${BENCH_MPI_BYTES:-64M}"
+section "mpi: all-reduce $MPI_BYTES per chip, FP32, ring, trn2-64 on 1 and 2 MPI ranks"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if ! command -v mpirun > /dev/null; then
+  log "mpirun not found (make deps installs openmpi-bin)"
+elif capped cmake --build "$BUILD_DIR" -j "$JOBS" --target trnsim > "$OUT/build-mpi.log" 2>&1; then
+  for np in 1 2; do
+    log "mpirun -np $np trnsim run --workload allreduce --config trn2-64 --bytes $MPI_BYTES --dtype fp32 (load $(loadavg)) ..."
+    if mpirun --oversubscribe -np "$np" "$BUILD_DIR/bin/trnsim" run --workload allreduce --config trn2-64 \
+        --bytes "$MPI_BYTES" --dtype fp32 --report "$OUT/mpi-$np.json" > "$OUT/mpi-$np.log" 2>&1; then
+      for k in wall_s collective_wall_s peak_rss_gib device_cycles; do R[mpi_${np}_$k]=$(json_field "$OUT/mpi-$np.json" "$k"); done
+      log "  wall ${R[mpi_${np}_wall_s]} s (collective ${R[mpi_${np}_collective_wall_s]} s), largest rank ${R[mpi_${np}_peak_rss_gib]} GiB, ${R[mpi_${np}_device_cycles]} device cycles; $(grep 'MPI ranks' "$OUT/mpi-$np.log" | cut -c21-)"
+    else
+      log "  failed; see $OUT/mpi-$np.log"; tail -3 "$OUT/mpi-$np.log" | sed 's/^/    /'
+    fi
+  done
+  if [[ -n "${R[mpi_1_device_cycles]:-}" && "${R[mpi_1_device_cycles]}" != "${R[mpi_2_device_cycles]:-}" ]]; then
+    log "  NOTE: device cycles differ between 1 and 2 ranks (${R[mpi_1_device_cycles]} vs ${R[mpi_2_device_cycles]:-none})"
+  fi
+else
+  log "build failed; see $OUT/build-mpi.log"
+fi
+fi
+
 # ---- remote. the served device: register round trip, bulk bandwidth, the default workload over --connect -------------
 if step remote; then
 section "remote: trnsim serve / --connect (register round trip, bulk bandwidth, transformer block ratio)"
@@ -726,6 +756,16 @@ status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then 
           "${R[coll_${c}_peak]}" "${R[coll_${c}_wall]}" "${R[coll_${c}_cpu]}" "$((R[coll_${c}_rss_kb] / 1024))")" \
       "$([[ $c == 16 ]] && echo '>= 90%')" "$([[ $c == 16 ]] && status "${R[coll_16_pct]}" 90)"
   done
+  if [[ -n "${R[mpi_1_wall_s]:-}" && -n "${R[mpi_2_wall_s]:-}" ]]; then
+    printf '%-40s %-40s %-10s %s\n' "all-reduce trn2-64, 1 / 2 MPI ranks, wall" \
+      "$(printf '%.2fx (%.0f s / %.0f s; collective %.2fx)' "$(fdiv "${R[mpi_1_wall_s]}" "${R[mpi_2_wall_s]}")" \
+          "${R[mpi_1_wall_s]}" "${R[mpi_2_wall_s]}" \
+          "$(fdiv "${R[mpi_1_collective_wall_s]}" "${R[mpi_2_collective_wall_s]}")")" ">= 1.6x" \
+      "$(status "$(fdiv "${R[mpi_1_wall_s]}" "${R[mpi_2_wall_s]}")" 1.6)"
+    printf '%-40s %-40s %-10s %s\n' "all-reduce trn2-64, largest rank's memory" \
+      "$(printf '%.2f of 1 rank (%.2f / %.2f GiB)' "$(fdiv "${R[mpi_2_peak_rss_gib]}" "${R[mpi_1_peak_rss_gib]}")" \
+          "${R[mpi_2_peak_rss_gib]}" "${R[mpi_1_peak_rss_gib]}")" "about 0.5" ""
+  fi
   if [[ -n "${R[remote_round_trip_us]:-}" ]]; then
     le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }' && echo met || echo "NOT met"; }
     printf '%-40s %-40s %-10s %s\n' "served device: register round trip" \

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "firmware/golden/fp_golden.h"
 #include "firmware/isa/ring_plan.h"
@@ -115,8 +116,8 @@ std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, Collec
   };
 
   std::vector<uint32_t> out(count);
-  std::vector<uint32_t> v(static_cast<size_t>(n));
-  for (int b = 0; b < n; ++b) {
+  // Block b's elements, each summed over its own copy of the chips' values (v).
+  const auto reduce_block = [&](int b, std::vector<uint32_t>& v) {
     const uint64_t lo = collective_block_begin(count, n, b), hi = collective_block_begin(count, n, b + 1);
     uint64_t w = 0;
     for (size_t f = 0; f < flows.size(); ++f) {
@@ -142,7 +143,30 @@ std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, Collec
         out[j] = v[size_t(b)];
       }
     }
+  };
+  // Blocks are independent: one thread per host core takes every T-th block (a few thousand elements at least each,
+  // so small buffers stay on this thread).
+  const uint64_t kMinElementsPerThread = 1 << 16;
+  const int threads = int(std::max<uint64_t>(1, std::min<uint64_t>({std::max(1u, std::thread::hardware_concurrency()),
+                                                                    uint64_t(n), count / kMinElementsPerThread})));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    const auto work = [&, t] {
+      std::vector<uint32_t> v(static_cast<size_t>(n));
+      for (int b = t; b < n; b += threads) reduce_block(b, v);
+    };
+    if (t + 1 < threads) {
+      pool.emplace_back(work);
+      continue;
+    }
+    try {
+      work();
+    } catch (...) {
+      for (std::thread& th : pool) th.join();
+      throw;
+    }
   }
+  for (std::thread& th : pool) th.join();
   return out;
 }
 

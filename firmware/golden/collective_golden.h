@@ -47,6 +47,7 @@ uint64_t collective_block_begin(uint64_t count, int n, int r);
 /// with canonical NaN; BF16 adds widen both operands to FP32, add (RNE) and round the sum to BF16 (RNE) once per
 /// add. All-reduce leaves this on every chip, reduce-scatter leaves block r of it on chip r.
 /// Throws std::invalid_argument: rhd with a chip count that is not a power of two, weights not matching the flows.
+/// Large buffers are summed by one thread per host core: `input` is called from several threads at once.
 std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, CollectiveDtype dtype, uint64_t count,
                                          const CollectiveInput& input);
 

@@ -240,7 +240,7 @@ void CollectiveSystem::read_step(const Call& call, const Plan& plan, size_t f, i
 }
 
 void CollectiveSystem::apply_step(const Call& call, const Plan& plan, size_t f, int r, const Step& st,
-                                  const std::vector<uint8_t>& data) {
+                                  const uint8_t* data, size_t size) {
   const uint64_t es = elem_bytes(call.type);
   Memory& mem = *hbm_[size_t(r)];
   size_t off = 0;
@@ -248,9 +248,9 @@ void CollectiveSystem::apply_step(const Call& call, const Plan& plan, size_t f, 
   for (int b : st.recv_blocks) {
     const auto [lo, hi] = plan.parts[f][size_t(b)];
     const uint64_t len = (hi - lo) * es, addr = call.hbm_addr + lo * es;
-    if (off + len > data.size()) {
-      throw std::logic_error(fmt::format("collective: chip {} received {} bytes for a step of {} or more", r,
-                                         data.size(), off + len));
+    if (off + len > size) {
+      throw std::logic_error(fmt::format("collective: chip {} received {} bytes for a step of {} or more", r, size,
+                                         off + len));
     }
     if (st.reduce) {
       local.resize(len);
@@ -264,7 +264,7 @@ void CollectiveSystem::apply_step(const Call& call, const Plan& plan, size_t f, 
       }
       mem.write(addr, local.data(), len);
     } else {
-      mem.write(addr, data.data() + off, len);
+      mem.write(addr, data + off, len);
     }
     off += len;
   }
@@ -308,7 +308,10 @@ Result CollectiveSystem::execute(const Call& call, const Plan& plan) {
     const auto& steps = plan.steps[f][size_t(r)];
     const size_t i = next[f][size_t(r)];
     if (i >= steps.size() || !inbox[f][size_t(r)][i]) return;
-    if (with_data) apply_step(call, plan, f, r, steps[i], *inbox[f][size_t(r)][i]);
+    if (with_data) {
+      const std::vector<uint8_t>& data = *inbox[f][size_t(r)][i];
+      apply_step(call, plan, f, r, steps[i], data.data(), data.size());
+    }
     inbox[f][size_t(r)][i].reset();
     finish = std::max(finish, fabric.now());
     ++next[f][size_t(r)];
@@ -376,36 +379,41 @@ void CollectiveSystem::move_data(const Call& call, const Plan& plan, int rounds)
   // it in one all-to-all), then applies the step-i message it received. Step i's send reads what step i - 1 left,
   // as in the timed run, so the bits are the same.
   for (int i = 0; i < rounds; ++i) {
-    std::map<std::pair<size_t, int>, std::vector<uint8_t>> got;  // (flow, receiving chip) -> payload
-    std::vector<ByteWriter> out(size_t(part_.ranks()));
+    // (flow, receiving chip) -> its payload: a local sender's buffer, or a range of a received one.
+    std::map<std::pair<size_t, int>, std::pair<const uint8_t*, size_t>> got;
+    std::vector<std::vector<uint8_t>> local;  // payloads between chips of this rank
+    local.reserve(nf * size_t(n));
+    std::vector<std::vector<uint8_t>> out(size_t(part_.ranks()));
     for (size_t f = 0; f < nf; ++f) {
       for (int r = 0; r < n; ++r) {
         const auto& steps = plan.steps[f][size_t(r)];
         if (!part_.local(r) || size_t(i) >= steps.size()) continue;
+        const int to = steps[size_t(i)].send_to;
         std::vector<uint8_t> payload;
         read_step(call, plan, f, r, steps[size_t(i)], &payload);
-        const int to = steps[size_t(i)].send_to;
         if (part_.local(to)) {
-          got[{f, to}] = std::move(payload);
+          local.push_back(std::move(payload));
+          got[{f, to}] = {local.back().data(), local.back().size()};
           continue;
         }
-        ByteWriter& w = out[size_t(part_.owner(to))];
+        // Record: u32 flow, u32 receiving chip, u64 bytes, the bytes.
+        ByteWriter w;
         w.put(uint32_t(f));
         w.put(uint32_t(to));
         w.put(uint64_t(payload.size()));
-        w.put_bytes(payload.data(), payload.size());
+        std::vector<uint8_t>& buf = out[size_t(part_.owner(to))];
+        buf.insert(buf.end(), w.bytes.begin(), w.bytes.end());
+        buf.insert(buf.end(), payload.begin(), payload.end());
       }
     }
-    std::vector<std::vector<uint8_t>> bufs;
-    for (ByteWriter& w : out) bufs.push_back(std::move(w.bytes));
-    for (const std::vector<uint8_t>& in : exchange_->all_to_all(std::move(bufs))) {
-      ByteReader rd(in);
+    const std::vector<std::vector<uint8_t>> in = exchange_->all_to_all(std::move(out));
+    for (const std::vector<uint8_t>& buf : in) {
+      ByteReader rd(buf);
       while (!rd.done()) {
         const auto f = rd.get<uint32_t>();
         const auto to = int(rd.get<uint32_t>());
-        std::vector<uint8_t> payload(rd.get<uint64_t>());
-        rd.take(payload.data(), payload.size());
-        got[{size_t(f), to}] = std::move(payload);
+        const auto bytes = rd.get<uint64_t>();
+        got[{size_t(f), to}] = {rd.skip(bytes), bytes};
       }
     }
     for (size_t f = 0; f < nf; ++f) {
@@ -416,7 +424,7 @@ void CollectiveSystem::move_data(const Call& call, const Plan& plan, int rounds)
         if (it == got.end()) {
           throw std::logic_error(fmt::format("collective: chip {} flow {} step {}: no message arrived", r, f, i));
         }
-        apply_step(call, plan, f, r, steps[size_t(i)], it->second);
+        apply_step(call, plan, f, r, steps[size_t(i)], it->second.first, it->second.second);
       }
     }
   }

@@ -121,8 +121,8 @@ class CollectiveSystem {
   void read_step(const Call& call, const Plan& plan, size_t f, int r, const Step& st,
                  std::vector<uint8_t>* payload) const;
   /// Reduces (or copies) the step's received payload into chip r's HBM.
-  void apply_step(const Call& call, const Plan& plan, size_t f, int r, const Step& st,
-                  const std::vector<uint8_t>& data);
+  void apply_step(const Call& call, const Plan& plan, size_t f, int r, const Step& st, const uint8_t* data,
+                  size_t size);
   /// Distributed: the payloads of a timed plan, `rounds` steps, moved between the ranks.
   void move_data(const Call& call, const Plan& plan, int rounds);
   std::unique_ptr<Transport> new_transport() const;

@@ -32,13 +32,16 @@ std::string Partition::chips_text(int rank) const {
   return a == b ? fmt::format("chip {}", a) : fmt::format("chips {}..{}", a, b);
 }
 
-void ByteReader::take(uint8_t* out, size_t n) {
+const uint8_t* ByteReader::skip(size_t n) {
   if (n > b_.size() - pos_) {
     throw std::runtime_error(fmt::format("rank exchange: a record of {} bytes at offset {} runs past the end of the "
                                          "{}-byte message", n, pos_, b_.size()));
   }
-  std::memcpy(out, b_.data() + pos_, n);
+  const uint8_t* p = b_.data() + pos_;
   pos_ += n;
+  return p;
 }
+
+void ByteReader::take(uint8_t* out, size_t n) { std::memcpy(out, skip(n), n); }
 
 }  // namespace trnsim::model::collective

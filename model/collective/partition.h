@@ -82,6 +82,8 @@ class ByteReader {
     return v;
   }
   void take(uint8_t* out, size_t n);
+  /// The next n bytes in place (valid while the buffer lives); runtime_error past the end.
+  const uint8_t* skip(size_t n);
   bool done() const { return pos_ == b_.size(); }
 
  private:
