@@ -5,7 +5,8 @@
 // Every router has one local port: injection (valid/ready into the router) and ejection (valid/ready out of it),
 // with the handshake rules of rtl/noc/trn_noc_router.sv: a beat offered with drive_inject() is taken at the coming
 // step() iff inj_ready() was true before it; an ejected beat (ej_valid()/ej_flit()) is taken at the coming step()
-// iff drive_eject_ready(true). Set the inputs, read the outputs, then step().
+// iff drive_eject_ready(true). Set the inputs, read the outputs, then step(). One packet at a time per injection
+// port: from a head flit on VC v to its tail, every flit injected at that port is on VC v.
 #pragma once
 
 #include <cstdint>

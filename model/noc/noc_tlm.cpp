@@ -475,6 +475,16 @@ void TlmNetwork::eval_router(int n) {
                                  f.vc, V));
     }
     InVc& s = r.vc[size_t(p * V + f.vc)];
+    // trn_noc_router a_inj_whole_packet: one packet at a time per injection port. A flit of another VC while a
+    // packet is open there could wait in the spill register in front of that packet's tail for ever (its own VC's
+    // buffer full, its packet waiting for the output VC the open one holds): the port would never drain.
+    for (int u = 0; p == 0 && u < V; ++u) {
+      if (u != f.vc && r.vc[size_t(u)].in_open) {
+        throw NocError(fmt::format("cycle {} router {} port 0: flit on VC {} injected while the packet on VC {} is "
+                                   "open (one packet at a time per injection port: its tail first)",
+                                   cycle_, node_name(n), f.vc, u));
+      }
+    }
     if (f.head == s.in_open) {  // trn_noc_input_port a_arrival_order
       throw NocError(fmt::format("cycle {} router {} port {} VC {}: {} flit arrived while a packet was {} (flits must "
                                  "arrive in order, packets contiguous per VC)",

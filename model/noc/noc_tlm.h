@@ -65,7 +65,8 @@ class TlmNetwork final : public NocPorts {
   void drive_eject_ready(int node, bool ready) override;
 
   /// One cycle. Throws NocError if a flit would overflow a VC buffer, a credit count would leave 0..DEPTH, an
-  /// acknowledgement falls outside the sender's window, a head flit names a destination outside the network (the
+  /// acknowledgement falls outside the sender's window, a head flit names a destination outside the network, a
+  /// VC's flits break packet order, an injection port gets a flit of another VC while a packet is open there (the
   /// checks the RTL makes with assertions), or a link goes down (REPLAY_LIMIT replays in a row unacknowledged).
   void step() override;
   uint64_t cycle() const override { return cycle_; }

@@ -324,6 +324,53 @@ TEST(NocTlm, FlitsOutOfPacketOrderOnAVcAreRejectedAsTheRtlDoes) {
   }
 }
 
+// One packet at a time per injection port, as the RTL's a_inj_whole_packet: a flit of another VC while a packet is
+// open there is rejected, naming the router and both VCs (found by fuzz_noc: a second VC's flits filled their
+// buffer and then sat in the injection spill register in front of the open packet's tail, which never came through,
+// and the network never drained). The same flits with the open packet finished first are delivered.
+TEST(NocTlm, APacketOnAnotherVcWhileOneIsOpenAtTheInjectionPortIsRejected) {
+  const model::noc::Coord dst{{1, 0, 0}};
+  const model::noc::Flit head0{true, false, 0, model::noc::make_header(dst, 0, 1)};
+  const model::noc::Flit tail0{false, true, 0, 42};
+  const model::noc::Flit single1{true, true, 1, model::noc::make_header(dst, 0, 2)};
+  // Offers `flits` on router (0,0)'s injection port as fast as it takes them, then lets the network drain; returns
+  // the NocError text ("" if none) and counts what router (1,0) ejects.
+  auto run = [&](TlmNetwork& net, const std::vector<model::noc::Flit>& flits, int& ejected) {
+    ejected = 0;
+    try {
+      for (size_t i = 0; i < flits.size();) {
+        net.drive_inject(0, &flits[i]);
+        if (net.inj_ready(0)) ++i;
+        ejected += net.ej_valid(1);
+        net.step();
+      }
+      net.drive_inject(0, nullptr);
+      for (int c = 0; c < 50; ++c) {
+        ejected += net.ej_valid(1);
+        net.step();
+      }
+    } catch (const NocError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  int ejected = 0;
+  {
+    TlmNetwork net(tlm_net("2x2"));
+    const std::string error = run(net, {head0, single1, tail0}, ejected);
+    EXPECT_NE(error.find("router (0,0) port 0: flit on VC 1 injected while the packet on VC 0 is open (one packet at "
+                         "a time per injection port"),
+              std::string::npos)
+        << error;
+  }
+  {
+    TlmNetwork net(tlm_net("2x2"));
+    EXPECT_EQ(run(net, {head0, tail0, single1}, ejected), "");
+    EXPECT_EQ(ejected, 3);
+    EXPECT_EQ(net.flits_in_network(), 0u);
+  }
+}
+
 // Message-level endpoints (the library interface for collective engines): messages of 0..20 payload words between
 // random routers all arrive once with their payload; an idle one-hop message takes the zero-load latency.
 TEST(NocEndpoints, MessagesArriveOnceWithTheirPayload) {
