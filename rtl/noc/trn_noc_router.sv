@@ -17,8 +17,10 @@
 //   inj_*                   local injection, valid/ready: a beat is taken when inj_valid_i && inj_ready_o at a clock
 //                           edge, and must be held unchanged until taken. inj_flit_i.vc (< NUM_VC) picks the local
 //                           input VC; a packet's flits go on one VC, in order, without another packet's flits on
-//                           that VC in between. inj_ready_o comes from a register. Head-of-line: a beat for a full VC
-//                           blocks the stream until that VC drains.
+//                           that VC in between. One packet at a time: from a head flit to its tail every beat is on
+//                           the head's VC (a_inj_whole_packet; a beat of another VC could wait in the spill register
+//                           in front of the open packet's tail for ever). inj_ready_o comes from a register.
+//                           Head-of-line: a beat for a full VC blocks the stream until that VC drains.
 //   ej_*                    local ejection, valid/ready with the same rules; ej_flit_o.vc is the ejection VC the
 //                           packet was allocated: flits of packets on different VCs may interleave, flits of one VC
 //                           are one packet after another, in order. ej_valid_o and ej_flit_o come from registers.
@@ -338,6 +340,18 @@ module trn_noc_router
       ej_open_q[ej_flit_o.vc[VCI_W-1:0]] <= !ej_flit_o.tail;
     end
   end
+  // Injection port: a packet is open (inj_open_q, on VC inj_open_vc_q) from its head's push to its tail's.
+  logic            inj_open_q;
+  logic [VC_W-1:0] inj_open_vc_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      inj_open_q    <= 1'b0;
+      inj_open_vc_q <= '0;
+    end else if (push[0]) begin
+      inj_open_q    <= !inj_flit.tail;
+      inj_open_vc_q <= inj_flit.vc;
+    end
+  end
 
   // Straps: legal and constant.
   a_params: assert property (@(posedge clk_i) disable iff (!rst_ni)
@@ -360,6 +374,10 @@ module trn_noc_router
   a_inj_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) inj_valid |-> inj_vc_ok)
     else $error("trn_noc_router: injected flit names VC %0d, the router has %0d VCs (flit dropped)", inj_flit.vc,
                 NUM_VC);
+  a_inj_whole_packet: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      push[0] && inj_open_q |-> inj_flit.vc == inj_open_vc_q)
+    else $error("trn_noc_router: injected flit names VC %0d while the packet on VC %0d is open (%s)", inj_flit.vc,
+                inj_open_vc_q, "one packet at a time per injection port: its tail first");
   a_ej_hold: assert property (@(posedge clk_i) disable iff (!rst_ni)
       ej_valid_o && !ej_ready_i |=> ej_valid_o && $stable(ej_flit_o))
     else $error("trn_noc_router: ejected beat changed while ej_ready_i was low");

@@ -1,7 +1,8 @@
 // NeuronLink RTL assertions fire when a rule is broken on purpose: credits above the buffer depth, an
 // acknowledgement outside the sender's window, a flit into a full buffer, flits out of order, a flit on a VC that
-// does not exist, a destination outside the torus, a withdrawn valid/ready beat. Faults the link-level retry
-// recovers from (a flit lost or repeated on a link, a backward beat lost) are tests/noc/noc_retry_test.cpp's.
+// does not exist, a destination outside the torus, a withdrawn valid/ready beat, another VC's flit at an injection
+// port while a packet is open there. Faults the link-level retry recovers from (a flit lost or repeated on a link, a
+// backward beat lost) are tests/noc/noc_retry_test.cpp's.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -149,6 +150,31 @@ TEST(NocAssert, InterleavedPacketsOnOneVcFire) {
   });
   EXPECT_TRUE(contains(err, "RTL assertion failed")) << err;
   EXPECT_TRUE(contains(out, "head flit arrived while a packet was in progress")) << out;
+}
+
+// One packet at a time per injection port: a single-flit packet on VC 1 while a packet on VC 0 is open there (its
+// head taken, its tail not yet). Found by fuzz_noc on the model: the other VC's flits can fill their buffer and then
+// block the injection spill register in front of the open packet's tail for ever.
+TEST(NocAssert, AnotherVcsFlitWhileAPacketIsOpenAtInjectionFiresWholePacket) {
+  NocNetwork net(test::torus("2x2"));  // d2v2
+  Flit head;
+  head.head = true;
+  head.data = make_header(Coord{{1, 0, 0}}, 0, 0);
+  const Flit other = single(Coord{{1, 0, 0}}, 1);
+  const auto [err, out] = test::error_and_output([&] {
+    net.drive_inject(0, &head);
+    net.step();
+    net.drive_inject(0, &other);
+    net.step();
+    net.drive_inject(0, nullptr);
+    for (int i = 0; i < 5; ++i) net.step();
+  });
+  EXPECT_TRUE(contains(err, "RTL assertion failed")) << err;
+  EXPECT_TRUE(contains(out, "a_inj_whole_packet")) << out;
+  EXPECT_TRUE(contains(out, "injected flit names VC 1 while the packet on VC 0 is open (one packet at a time per "
+                            "injection port: its tail first)"))
+      << out;
+  EXPECT_FALSE(contains(out, "a_arrival_order")) << "VC 1 itself was in order: " << out;
 }
 
 }  // namespace
