@@ -50,11 +50,24 @@ Topology topology() {
   return Topology({kChips}, {trn2.link_gbytes_per_s}, trn2.link_hop_latency_ns);
 }
 
+#if TRNSIM_TEST_DISTRIBUTED
+// The same tests on one rank of a distributed system (docs/distributed.md): every chip local, the hub deciding at the
+// end of each window (one hop latency) from timestamped events, the payloads moved by the step-by-step exchange.
+constexpr bool kDistributed = true;
+cosim::SimSystem& shared_system() {
+  static model::collective::LoopbackExchange exchange;
+  static const std::unique_ptr<cosim::SimSystem> sys = std::make_unique<cosim::SimSystem>(
+      model::chip_config("tiny"), topology(), model::collective::Partition(kChips, 1, 0), exchange);
+  return *sys;
+}
+#else
+constexpr bool kDistributed = false;
 cosim::SimSystem& shared_system() {
   static const std::unique_ptr<cosim::SimSystem> sys =
       std::make_unique<cosim::SimSystem>(model::chip_config("tiny"), topology());
   return *sys;
 }
+#endif
 
 golden::CollectiveDtype gold_dtype(DataType t) {
   return t == DataType::kFp32 ? golden::CollectiveDtype::kFp32 : golden::CollectiveDtype::kBf16;
@@ -191,6 +204,12 @@ TEST_F(CollectiveDeviceTest, EveryOpAlgorithmAndTypeMatchesTheGolden) {
 // host's caller as the NocError it is, in one line, not as SystemC's multi-line report of an exception that left a
 // process; a soft reset brings the chips back.
 TEST_F(CollectiveDeviceTest, ARouterNetworkFailureReachesTheHostAsItsOneLineNocError) {
+  if (kDistributed) {
+    EXPECT_THROW(sys_->hub().system().set_transport(
+                     cosim::collective::transport_factory(cosim::collective::FabricKind::kTlm, {})),
+                 std::invalid_argument);
+    GTEST_SKIP() << "a distributed system runs on the message-level fabric only";
+  }
   model::collective::NocTransportOptions o;
   o.watchdog_cycles = 1;
   auto& system = sys_->hub().system();
