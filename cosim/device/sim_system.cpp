@@ -120,6 +120,7 @@ bool SimSystem::run_windows(int chip, uint64_t max_cycles) {
     const sc_time next = std::min(window_ * (std::floor(now / window_) + 1), deadline);
     run_kernel(next - now);
     hub_->sync();
+    if (on_window_) on_window_();
     if (done()) return true;
   }
   return done();

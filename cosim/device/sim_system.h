@@ -56,6 +56,8 @@ class SimSystem {
   /// the hubs sync() at the end of every window and once before the first. True when the line(s) are high. The
   /// hosts see the lines at window ends only, never between.
   bool run_windows(int chip, uint64_t max_cycles);
+  /// Distributed: `fn` runs after every window's sync (e.g. progress lines); empty: nothing.
+  void on_window(std::function<void()> fn) { on_window_ = std::move(fn); }
   /// The window of a distributed run: the hop latency rounded down to whole TE cycles.
   sc_core::sc_time window() const { return window_; }
   bool distributed() const { return distributed_; }
@@ -78,6 +80,7 @@ class SimSystem {
   bool distributed_ = false;
   sc_core::sc_time window_;
   sc_core::sc_time cycle_;
+  std::function<void()> on_window_;
 };
 
 }  // namespace trnsim::cosim

@@ -8,12 +8,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 
 #include <fmt/core.h>
 
 #include "cosim/device/sim_system.h"
+#include "model/collective/collective_hub.h"
 #include "model/collective/topology.h"
 
 namespace trnsim::cosim::mpi {
@@ -261,6 +263,27 @@ driver::Device& DistributedSystem::device(int chip) {
 }
 
 double DistributedSystem::window_ns() const { return system_->window().to_seconds() * 1e9; }
+
+void DistributedSystem::set_progress(double seconds) {
+  if (seconds <= 0) {
+    system_->on_window({});
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(start);
+  auto windows = std::make_shared<uint64_t>(0);
+  system_->on_window([this, seconds, start, last, windows] {
+    ++*windows;
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - *last).count() < seconds) return;
+    *last = now;
+    const size_t matched = system_->hub().completed().size();
+    fmt::print(stderr, "trnsim: rank {} ({}): {:.1f} us simulated, {} window{}, {} collective{} matched, {:.1f} s\n",
+               part_.rank(), part_.chips_text(part_.rank()), sc_core::sc_time_stamp().to_seconds() * 1e6, *windows,
+               *windows == 1 ? "" : "s", matched, matched == 1 ? "" : "s",
+               std::chrono::duration<double>(now - start).count());
+  });
+}
 
 template <class Fn>
 auto DistributedSystem::guarded(Fn&& fn) -> decltype(fn()) {

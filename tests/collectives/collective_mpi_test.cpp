@@ -86,6 +86,22 @@ TEST(CollectiveMpi, TheReportNamesEveryRanksChips) {
   EXPECT_NE(r.out.find(", rank 1 chips 8..15 "), std::string::npos) << r.out;
 }
 
+TEST(CollectiveMpi, RankProgressPrintsEveryRanksLineOnStderr) {
+  // Progress at most every millisecond of host time: a line after nearly every window, from both ranks.
+  const Result r = run("run --workload allreduce --config trn2-16 --bytes 4K --rank-progress 0.001", mpirun(2));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  int lines[2] = {0, 0};
+  for (const std::string& l : lines_of(r.err)) {
+    const bool rank0 = l.rfind("trnsim: rank 0 (chips 0..7): ", 0) == 0;
+    EXPECT_TRUE(rank0 || l.rfind("trnsim: rank 1 (chips 8..15): ", 0) == 0) << l;
+    EXPECT_NE(l.find(" us simulated, "), std::string::npos) << l;
+    ++lines[rank0 ? 0 : 1];
+  }
+  EXPECT_GT(lines[0], 0) << r.err;
+  EXPECT_GT(lines[1], 0) << r.err;
+  EXPECT_EQ(simulated_lines(r.out), simulated_lines(run("run --workload allreduce --config trn2-16 --bytes 4K").out));
+}
+
 TEST(CollectiveMpi, WhatDoesNotSplitOverRanksExitsTwoNamingIt) {
   struct Bad {
     const char* args;

@@ -90,6 +90,12 @@ void add_collective_options(CLI::App& run, CollectiveOptions& o) {
   run.add_option("--fault-seed", o.fault_seed, "seed of the --ber/--drop faults")
       ->check(kNonNegative)
       ->capture_default_str();
+  run.add_option("--rank-progress", o.rank_progress_s,
+                 "Collective workloads under mpirun: every rank prints its progress on stderr at most every SECONDS "
+                 "of host time (rank, its chips, simulated time, windows, collectives matched; docs/distributed.md); "
+                 "0: off")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 uint64_t parse_bytes(const std::string& text) {
@@ -240,6 +246,7 @@ int run_collective_workload(const CollectiveOptions& o,
         throw BadInput(fmt::format("mpirun -np {} with --config {}: {}", mpi->ranks(), o.config, e.what()));
       }
     }
+    if (ranks) ranks->set_progress(o.rank_progress_s);
     if (ranks && ranks->rank() != 0) {
       ranks->serve();  // until rank 0 is done; rank 0 prints the report
       return kExitOk;

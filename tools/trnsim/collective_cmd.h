@@ -27,12 +27,13 @@ struct CollectiveOptions {
   double drop = 0;           ///< --drop: flits lost on its links
   uint64_t fault_seed = 1;   ///< --fault-seed
   std::string connect;  ///< --connect PATH: the system `trnsim serve --socket PATH` serves as PATH.0, PATH.1, ...
+  double rank_progress_s = 0;  ///< --rank-progress SECONDS: under mpirun, every rank's progress on stderr (0: off)
 };
 
 /// A workload of the collective registry (firmware/workloads/collectives.h).
 bool is_collective_workload(const std::string& name);
 
-/// Adds --bytes, --algo, --fabric and the link faults (--ber, --drop, --fault-seed) to `trnsim run`.
+/// Adds --bytes, --algo, --fabric, the link faults (--ber, --drop, --fault-seed) and --rank-progress to `trnsim run`.
 void add_collective_options(CLI::App& run, CollectiveOptions& o);
 
 /// Parses a size: digits with an optional K, M or G (binary multiples, as nccl-tests' -b/-e) and an optional B or

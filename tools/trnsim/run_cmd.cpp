@@ -136,8 +136,8 @@ const std::vector<std::string> kDeviceOptions = {"--te", "--timeout-cycles", "--
                                                  "--timeline", "--check-hazards", "--check-uninit", "--connect"};
 const std::vector<std::string> kSelectiveOptions = {
     "--dtype", "-m", "-k", "-n", "--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
-    "--outputs", "--bytes", "--algo", "--fabric", "--ber", "--drop", "--fault-seed", "--te", "--timeout-cycles", "--watchdog-cycles", "--wave",
-    "--timeline", "--check-hazards", "--check-uninit", "--connect"};
+    "--outputs", "--bytes", "--algo", "--fabric", "--ber", "--drop", "--fault-seed", "--rank-progress", "--te",
+    "--timeout-cycles", "--watchdog-cycles", "--wave", "--timeline", "--check-hazards", "--check-uninit", "--connect"};
 
 std::vector<std::string> options_used_by(const RunOptions& o) {
   const auto with_device = [](std::vector<std::string> v) {
@@ -146,7 +146,8 @@ std::vector<std::string> options_used_by(const RunOptions& o) {
   };
   if (!o.program.empty()) return kDeviceOptions;
   if (is_collective_workload(o.workload)) {
-    return {"--dtype", "--seed", "--bytes", "--algo", "--fabric", "--ber", "--drop", "--fault-seed", "--connect"};
+    return {"--dtype", "--seed", "--bytes", "--algo", "--fabric", "--ber", "--drop", "--fault-seed", "--rank-progress",
+            "--connect"};
   }
   if (o.workload == "gemm") return with_device({"--dtype", "-m", "-k", "-n", "--seed"});
   if (o.workload == "gpt2-mlp-up") return with_device({"--seed"});
