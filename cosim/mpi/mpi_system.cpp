@@ -17,6 +17,7 @@
 #include "cosim/device/sim_system.h"
 #include "model/collective/collective_hub.h"
 #include "model/collective/topology.h"
+#include "spec/trn_regs.h"
 
 namespace trnsim::cosim::mpi {
 
@@ -24,17 +25,8 @@ namespace mc = model::collective;
 
 namespace {
 
-// Tags of MPI_COMM_WORLD's messages: rank 0's requests and their answers, and the exchange (sizes, then bytes).
-enum Tag : int { kTagCommand = 1, kTagAnswer, kTagData, kTagSize, kTagBytes };
-
-enum class Op : uint32_t { kReadReg, kWriteReg, kWriteMem, kReadMem, kRun, kPeakRss, kExit };
-
-/// A request of rank 0 to the rank of `chip`.
-struct Command {
-  Op op = Op::kExit;
-  int32_t chip = -1;
-  uint64_t a = 0, b = 0;  ///< offset / address / max cycles; value / bytes
-};
+// Tags of MPI_COMM_WORLD's messages: the exchange's sizes, then its bytes.
+enum Tag : int { kTagSize = 4, kTagBytes };
 
 
 constexpr uint64_t kChunk = uint64_t{1} << 30;  ///< the largest single MPI message (its count is an int)
@@ -78,14 +70,6 @@ void post(bool send, uint8_t* p, uint64_t n, int peer, int tag, std::vector<MPI_
       MPI_Irecv(p + off, len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &reqs->back());
     }
   }
-}
-
-/// One message (or a chunked buffer) to or from one peer, bounded.
-void transfer(bool send, void* p, uint64_t n, int peer, int tag, double timeout_s, const char* what) {
-  std::vector<MPI_Request> reqs;
-  std::vector<int> peers;
-  post(send, static_cast<uint8_t*>(p), n, peer, tag, &reqs, &peers);
-  wait_all(reqs, peers, timeout_s, what);
 }
 
 uint64_t own_peak_rss() {
@@ -177,48 +161,21 @@ std::vector<std::vector<uint8_t>> Exchange::all_to_all(std::vector<std::vector<u
   return in;
 }
 
-/// An answer: status 0 OK, 1 std::out_of_range, 2 another error; then `text_bytes` of text, then the read data.
-struct DistributedSystem::Answer {
-  uint32_t status = 0;
-  uint32_t text_bytes = 0;
-  uint64_t value = 0;
-};
-
-/// Rank 0's view of a chip of rank 0: its SimSystem device, with waits that run every rank.
+/// A chip of this rank as its host sees it: the SimSystem device, with waits that only read the line.
 class DistributedSystem::LocalChip final : public driver::Device {
  public:
-  LocalChip(DistributedSystem& s, int chip) : s_(s), dev_(s.system_->device(chip)), chip_(chip) {}
+  explicit LocalChip(driver::Device& dev) : dev_(dev) {}
   uint32_t read_reg(uint32_t offset) override { return dev_.read_reg(offset); }
   void write_reg(uint32_t offset, uint32_t value) override { dev_.write_reg(offset, value); }
   void write_mem(uint64_t addr, const void* data, std::size_t bytes) override { dev_.write_mem(addr, data, bytes); }
   void read_mem(uint64_t addr, void* data, std::size_t bytes) override { dev_.read_mem(addr, data, bytes); }
-  bool wait_interrupt(uint64_t max_cycles) override { return s_.run(chip_, max_cycles); }
+  /// The system runs in DistributedSystem::wait_all (every rank together): here no time passes.
+  bool wait_interrupt(uint64_t /*max_cycles*/) override {
+    return (dev_.read_reg(regs::INT_STATUS) & dev_.read_reg(regs::INT_ENABLE)) != 0;
+  }
 
  private:
-  DistributedSystem& s_;
   driver::Device& dev_;
-  int chip_;
-};
-
-/// Rank 0's view of another rank's chip: every access a request to that rank.
-class DistributedSystem::RemoteChip final : public driver::Device {
- public:
-  RemoteChip(DistributedSystem& s, int chip) : s_(s), chip_(chip), owner_(s.part_.owner(chip)) {}
-  uint32_t read_reg(uint32_t offset) override { return uint32_t(call(Op::kReadReg, offset, 0).value); }
-  void write_reg(uint32_t offset, uint32_t value) override { call(Op::kWriteReg, offset, value); }
-  void write_mem(uint64_t addr, const void* data, std::size_t bytes) override {
-    call(Op::kWriteMem, addr, bytes, const_cast<void*>(data));
-  }
-  void read_mem(uint64_t addr, void* data, std::size_t bytes) override { call(Op::kReadMem, addr, bytes, data); }
-  bool wait_interrupt(uint64_t max_cycles) override { return s_.run(chip_, max_cycles); }
-
- private:
-  Answer call(Op op, uint64_t a, uint64_t b, void* data = nullptr) {
-    return s_.request(owner_, chip_, uint32_t(op), a, b, data);
-  }
-
-  DistributedSystem& s_;
-  int chip_, owner_;
 };
 
 DistributedSystem::DistributedSystem(const model::ChipConfig& config, const Session& session)
@@ -234,35 +191,60 @@ DistributedSystem::DistributedSystem(const model::ChipConfig& config, const Sess
     fail_rank_ = int(r);
   }
   system_ = std::make_unique<SimSystem>(config, mc::Topology::from_config(config), part_, exchange_);
-  if (part_.rank() != 0) return;
-  for (int c = 0; c < part_.chips(); ++c) {
-    if (part_.local(c)) {
-      devices_.push_back(std::make_unique<LocalChip>(*this, c));
-    } else {
-      devices_.push_back(std::make_unique<RemoteChip>(*this, c));
-    }
+  for (int c = part_.first_chip(part_.rank()); c < part_.end_chip(part_.rank()); ++c) {
+    devices_.push_back(std::make_unique<LocalChip>(system_->device(c)));
   }
 }
 
-DistributedSystem::~DistributedSystem() {
-  if (part_.rank() != 0) return;
-  try {
-    for (int q = 1; q < part_.ranks(); ++q) {
-      Command c{Op::kExit, -1, 0, 0};
-      transfer(true, &c, sizeof c, q, kTagCommand, exchange_.timeout_s(), "the end of the run");
-    }
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "trnsim: rank 0: {}\n", e.what());
-    Session::abort(1);
-  }
-}
+DistributedSystem::~DistributedSystem() = default;
 
-driver::Device& DistributedSystem::device(int chip) {
-  if (part_.rank() != 0) throw std::logic_error("DistributedSystem::device: the host is rank 0");
-  return *devices_.at(size_t(chip));
+std::vector<driver::Device*> DistributedSystem::devices() {
+  std::vector<driver::Device*> out;
+  for (const auto& d : devices_) out.push_back(d.get());
+  return out;
 }
 
 double DistributedSystem::window_ns() const { return system_->window().to_seconds() * 1e9; }
+
+void DistributedSystem::fail(const std::string& what, int code) const {
+  fmt::print(stderr, "trnsim: rank {} ({}): {}\n", part_.rank(), part_.chips_text(part_.rank()), what);
+  Session::abort(code);
+}
+
+template <class Fn>
+auto DistributedSystem::guarded(Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    fail(e.what(), 1);
+  }
+}
+
+void DistributedSystem::wait_all(uint64_t max_cycles) {
+  guarded([&] {
+    if (part_.rank() == fail_rank_) {
+      throw std::runtime_error(fmt::format("a failure injected by TRNSIM_MPI_FAIL_RANK={}", fail_rank_));
+    }
+    system_->run_windows(-1, max_cycles);
+  });
+}
+
+std::vector<std::vector<uint8_t>> DistributedSystem::all_gather(const std::vector<uint8_t>& mine) {
+  return guarded([&] { return exchange_.all_gather(mine); });
+}
+
+std::vector<uint64_t> DistributedSystem::peak_rss_bytes() {
+  std::vector<uint8_t> mine(8);
+  const uint64_t own = own_peak_rss();
+  std::memcpy(mine.data(), &own, 8);
+  std::vector<uint64_t> out;
+  for (const std::vector<uint8_t>& b : all_gather(mine)) {
+    uint64_t v = 0;
+    if (b.size() == 8) std::memcpy(&v, b.data(), 8);
+    out.push_back(v);
+  }
+  return out;
+}
 
 void DistributedSystem::set_progress(double seconds) {
   if (seconds <= 0) {
@@ -282,105 +264,6 @@ void DistributedSystem::set_progress(double seconds) {
                part_.rank(), part_.chips_text(part_.rank()), sc_core::sc_time_stamp().to_seconds() * 1e6, *windows,
                *windows == 1 ? "" : "s", matched, matched == 1 ? "" : "s",
                std::chrono::duration<double>(now - start).count());
-  });
-}
-
-template <class Fn>
-auto DistributedSystem::guarded(Fn&& fn) -> decltype(fn()) {
-  try {
-    return fn();
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "trnsim: rank {} ({}): {}\n", part_.rank(), part_.chips_text(part_.rank()), e.what());
-    Session::abort(1);
-  }
-}
-
-bool DistributedSystem::run(int chip, uint64_t max_cycles) {
-  return guarded([&] {
-    for (int q = 1; q < part_.ranks(); ++q) {
-      Command c{Op::kRun, chip, max_cycles, 0};
-      transfer(true, &c, sizeof c, q, kTagCommand, exchange_.timeout_s(), "a run request");
-    }
-    return run_windows(chip, max_cycles);
-  });
-}
-
-bool DistributedSystem::run_windows(int chip, uint64_t max_cycles) {
-  if (part_.rank() == fail_rank_) {
-    throw std::runtime_error(fmt::format("a failure injected by TRNSIM_MPI_FAIL_RANK={}", fail_rank_));
-  }
-  return system_->run_windows(chip, max_cycles);
-}
-
-DistributedSystem::Answer DistributedSystem::request(int rank, int chip, uint32_t op, uint64_t a, uint64_t b,
-                                                     void* data) {
-  const double t = exchange_.timeout_s();
-  Command c{Op(op), chip, a, b};
-  transfer(true, &c, sizeof c, rank, kTagCommand, t, "a request to another rank");
-  if (c.op == Op::kWriteMem) transfer(true, data, b, rank, kTagData, t, "memory to another rank");
-  Answer ans;
-  transfer(false, &ans, sizeof ans, rank, kTagAnswer, t, "an answer of another rank");
-  std::string text(ans.text_bytes, '\0');
-  if (ans.text_bytes) transfer(false, text.data(), text.size(), rank, kTagAnswer, t, "an answer's text");
-  if (ans.status == 1) throw std::out_of_range(text);
-  if (ans.status != 0) throw std::runtime_error(fmt::format("rank {} (chip {}): {}", rank, chip, text));
-  if (c.op == Op::kReadMem) transfer(false, data, b, rank, kTagData, t, "memory from another rank");
-  return ans;
-}
-
-std::vector<uint64_t> DistributedSystem::peak_rss_bytes() {
-  std::vector<uint64_t> out{own_peak_rss()};
-  for (int q = 1; q < part_.ranks(); ++q) out.push_back(request(q, -1, uint32_t(Op::kPeakRss), 0, 0).value);
-  return out;
-}
-
-void DistributedSystem::serve() {
-  if (part_.rank() == 0) throw std::logic_error("DistributedSystem::serve: rank 0 is the host");
-  const double t = exchange_.timeout_s();
-  guarded([&] {
-    for (;;) {
-      Command c;
-      transfer(false, &c, sizeof c, 0, kTagCommand, t, "waiting for rank 0's next request");
-      if (c.op == Op::kExit) return;
-      if (c.op == Op::kRun) {
-        run_windows(c.chip, c.a);
-        continue;
-      }
-      Answer ans;
-      std::string text;
-      std::vector<uint8_t> data;
-      if (c.op == Op::kWriteMem) {
-        data.resize(c.b);
-        transfer(false, data.data(), c.b, 0, kTagData, t, "memory from rank 0");
-      }
-      try {
-        if (c.op == Op::kPeakRss) {
-          ans.value = own_peak_rss();
-        } else {
-          driver::Device& d = system_->device(c.chip);
-          switch (c.op) {
-            case Op::kReadReg: ans.value = d.read_reg(uint32_t(c.a)); break;
-            case Op::kWriteReg: d.write_reg(uint32_t(c.a), uint32_t(c.b)); break;
-            case Op::kWriteMem: d.write_mem(c.a, data.data(), data.size()); break;
-            case Op::kReadMem:
-              data.resize(c.b);
-              d.read_mem(c.a, data.data(), data.size());
-              break;
-            default: throw std::runtime_error(fmt::format("unknown request {}", uint32_t(c.op)));
-          }
-        }
-      } catch (const std::out_of_range& e) {
-        ans.status = 1;
-        text = e.what();
-      } catch (const std::exception& e) {
-        ans.status = 2;
-        text = e.what();
-      }
-      ans.text_bytes = uint32_t(text.size());
-      transfer(true, &ans, sizeof ans, 0, kTagAnswer, t, "an answer to rank 0");
-      if (!text.empty()) transfer(true, text.data(), text.size(), 0, kTagAnswer, t, "an answer's text");
-      if (c.op == Op::kReadMem && ans.status == 0) transfer(true, data.data(), data.size(), 0, kTagData, t, "memory");
-    }
   });
 }
 

@@ -2,14 +2,13 @@
 // (model::collective::Partition) in its own SystemC kernel; the ranks advance in windows of one hop latency and
 // agree on the collectives at every window's end (SimSystem::run_windows, CollectiveHub::sync).
 //
-// The host (the driver and the workload) runs on rank 0 only. Rank 0 sees one driver::Device per chip: its own chips
-// directly, the others' through the owning rank (registers and memory as request and answer; a wait is a run of
-// every rank). The other ranks serve() those requests until rank 0 is done. So a report is the report of one process.
+// Every rank has a host (the driver and the workload) for its own chips, as every instance of a multi-node system has
+// its own host CPU: it fills, runs and checks them, and the hosts exchange what they found
+// (workloads::HostGroup), so every rank holds the whole system's report and rank 0 prints it.
 //
 // Errors: every wait for another rank is bounded (TRNSIM_MPI_TIMEOUT_S seconds of host time, default 600); a rank
 // whose simulation fails prints "trnsim: rank R (chips A..B): REASON" and ends the whole job (MPI_Abort), never a
-// hang. A register or memory access out of range on another rank's chip is std::out_of_range on rank 0, as in one
-// process. TRNSIM_MPI_FAIL_RANK=R makes rank R's first run fail (the tests of that path).
+// hang. TRNSIM_MPI_FAIL_RANK=R makes rank R's first run fail (the tests of that path).
 #pragma once
 
 #include <cstdint>
@@ -71,24 +70,27 @@ class Exchange final : public model::collective::RankExchange {
 /// TRNSIM_MPI_TIMEOUT_S (seconds, > 0), default 600. std::invalid_argument naming the variable for a bad value.
 double timeout_from_env();
 
-/// This rank's part of the system of `config` (its chips, topology Topology::from_config) and, on rank 0, the host's
-/// devices of every chip.
+/// This rank's part of the system of `config` (its chips, topology Topology::from_config) and the devices of its
+/// chips, for this rank's host.
 class DistributedSystem {
  public:
-  /// Collective over all ranks (every rank constructs one). std::invalid_argument for more ranks than chips.
+  /// Every rank constructs one. std::invalid_argument for more ranks than chips, a bad TRNSIM_MPI_* variable.
   DistributedSystem(const model::ChipConfig& config, const Session& session);
-  /// Rank 0: tells every other rank to leave serve().
   ~DistributedSystem();
   DistributedSystem(const DistributedSystem&) = delete;
   DistributedSystem& operator=(const DistributedSystem&) = delete;
 
   const model::collective::Partition& partition() const { return part_; }
   int rank() const { return part_.rank(); }
-  /// Rank 0: chip r's device (local or through its rank). Other ranks: std::logic_error.
-  driver::Device& device(int chip);
-  /// Other ranks: answers rank 0's requests until it is done. A failure here ends the job (see above).
-  void serve();
-  /// Rank 0: every rank's peak resident memory (getrusage), bytes, indexed by rank.
+  /// This rank's chips' devices, in chip order. Their wait_interrupt() only reads the line (no time passes): the
+  /// system runs in wait_all().
+  std::vector<driver::Device*> devices();
+  /// Every rank together: runs the system until every chip's interrupt line is high or `max_cycles` TE cycles
+  /// passed. A failure here ends the job (see above).
+  void wait_all(uint64_t max_cycles);
+  /// Every rank's bytes, indexed by rank (every rank together; bounded like every exchange).
+  std::vector<std::vector<uint8_t>> all_gather(const std::vector<uint8_t>& mine);
+  /// Every rank together: every rank's peak resident memory (getrusage), bytes, indexed by rank.
   std::vector<uint64_t> peak_rss_bytes();
   /// The window (the lookahead), ns.
   double window_ns() const;
@@ -96,19 +98,11 @@ class DistributedSystem {
   /// ("trnsim: rank 1 (chips 8..15): 184.5 us simulated, 123 windows, 1 collective matched, 12.0 s"); 0: none. A
   /// collective's data moves inside the window that matched it, so a long one shows once it is done.
   void set_progress(double seconds);
+  /// Prints "trnsim: rank R (chips A..B): WHAT" on stderr and ends every rank of the job with `code`.
+  [[noreturn]] void fail(const std::string& what, int code) const;
 
  private:
-  class RemoteChip;
   class LocalChip;
-  struct Answer;
-  /// Rank 0: one request to `rank` about `chip` (Op in the .cpp); `data` is written or read memory.
-  Answer request(int rank, int chip, uint32_t op, uint64_t a, uint64_t b, void* data = nullptr);
-  friend class RemoteChip;
-  friend class LocalChip;
-  /// Rank 0: every rank runs its chips until chip `chip`'s (-1: every chip's) line is high or the cycles passed.
-  bool run(int chip, uint64_t max_cycles);
-  /// This rank's part of a run (every rank): SimSystem::run_windows.
-  bool run_windows(int chip, uint64_t max_cycles);
   /// Runs `fn` (a part of the simulation); a failure prints the rank and its chips and ends the job.
   template <class Fn>
   auto guarded(Fn&& fn) -> decltype(fn());
@@ -116,7 +110,7 @@ class DistributedSystem {
   model::collective::Partition part_;
   Exchange exchange_;
   std::unique_ptr<SimSystem> system_;
-  std::vector<std::unique_ptr<driver::Device>> devices_;  ///< rank 0: per chip
+  std::vector<std::unique_ptr<driver::Device>> devices_;  ///< this rank's chips
   int fail_rank_ = -1;  ///< TRNSIM_MPI_FAIL_RANK: this rank's first run fails (tests of the failure path)
 };
 

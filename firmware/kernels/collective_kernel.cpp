@@ -56,8 +56,10 @@ isa::Program make_gemm_allreduce_program(const driver::DeviceInfo& info, const G
   return pipe.build();
 }
 
-std::vector<ChipRun> run_on_chips(const std::vector<driver::Driver*>& drivers, uint64_t timeout_cycles) {
+std::vector<ChipRun> run_on_chips(const std::vector<driver::Driver*>& drivers, uint64_t timeout_cycles,
+                                  const std::function<void()>& wait_all) {
   for (driver::Driver* d : drivers) d->start();
+  if (wait_all) wait_all();
   std::vector<ChipRun> out(drivers.size());
   for (size_t c = 0; c < drivers.size(); ++c) {
     try {

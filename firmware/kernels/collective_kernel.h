@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ struct ChipRun {
 /// Starts every driver's loaded program (Driver::start), then waits for each in chip order (Driver::wait with
 /// `timeout_cycles`; the system runs every chip while it waits for one). Throws DriverError only for a driver with
 /// no program.
-std::vector<ChipRun> run_on_chips(const std::vector<driver::Driver*>& drivers, uint64_t timeout_cycles);
+/// `wait_all`, when given, runs after the starts and before the per-chip waits (a distributed host's system-wide
+/// wait: workloads::HostGroup::wait_all).
+std::vector<ChipRun> run_on_chips(const std::vector<driver::Driver*>& drivers, uint64_t timeout_cycles,
+                                  const std::function<void()>& wait_all = {});
 
 }  // namespace trnsim::kernels

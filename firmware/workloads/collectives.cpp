@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <string>
 #include <stdexcept>
 
 #include <fmt/core.h>
@@ -30,8 +32,96 @@ const CollectiveEntry* find_collective(std::string_view name) {
   return nullptr;
 }
 
+namespace {
+
+/// What one chip's run left, as the host read it: its RunResult or error and its collective counters. Exchanged
+/// between the hosts of a group as raw bytes (every rank runs the same binary).
+struct ChipOutcome {
+  static constexpr size_t kMaxLinks = 6;  ///< 3 dimensions x 2 directions
+  uint8_t ok = 0;
+  uint64_t cycles = 0;
+  driver::CollectiveCounters counters;
+  std::string error;
+};
+
+void put_raw(std::vector<uint8_t>& b, const void* p, size_t n) {
+  const auto* c = static_cast<const uint8_t*>(p);
+  b.insert(b.end(), c, c + n);
+}
+
+template <class T>
+void put(std::vector<uint8_t>& b, const T& v) {
+  put_raw(b, &v, sizeof v);
+}
+
+/// Reads what put() wrote; std::runtime_error when a host's bytes end early.
+class Take {
+ public:
+  explicit Take(const std::vector<uint8_t>& b) : b_(b) {}
+  template <class T>
+  T get() {
+    T v{};
+    if (sizeof v > b_.size() - pos_) throw std::runtime_error("collective hosts: a short message from another host");
+    std::memcpy(&v, b_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  std::string text(size_t n) {
+    if (n > b_.size() - pos_) throw std::runtime_error("collective hosts: a short message from another host");
+    std::string s(reinterpret_cast<const char*>(b_.data() + pos_), n);
+    pos_ += n;
+    return s;
+  }
+  bool done() const { return pos_ == b_.size(); }
+
+ private:
+  const std::vector<uint8_t>& b_;
+  size_t pos_ = 0;
+};
+
+std::vector<uint8_t> pack(const std::vector<ChipOutcome>& outcomes) {
+  std::vector<uint8_t> b;
+  for (const ChipOutcome& o : outcomes) {
+    const driver::CollectiveCounters& c = o.counters;
+    put(b, o.ok);
+    put(b, o.cycles);
+    for (const uint64_t v : {c.ops, c.cycles, c.messages, c.bytes, c.net_cycles, c.net_packets, c.net_flits,
+                             c.net_latency_sum}) {
+      put(b, v);
+    }
+    for (const uint32_t v : {c.last_steps, c.net_latency_max, c.net_replays, c.net_crc_errors}) put(b, v);
+    put(b, uint32_t(c.links.size()));
+    for (const driver::CollectiveCounters::Link& l : c.links) put(b, l);
+    put(b, uint32_t(o.error.size()));
+    put_raw(b, o.error.data(), o.error.size());
+  }
+  return b;
+}
+
+void unpack(const std::vector<uint8_t>& b, std::vector<ChipOutcome>* out) {
+  Take t(b);
+  while (!t.done()) {
+    ChipOutcome o;
+    driver::CollectiveCounters& c = o.counters;
+    o.ok = t.get<uint8_t>();
+    o.cycles = t.get<uint64_t>();
+    for (uint64_t* v : {&c.ops, &c.cycles, &c.messages, &c.bytes, &c.net_cycles, &c.net_packets, &c.net_flits,
+                        &c.net_latency_sum}) {
+      *v = t.get<uint64_t>();
+    }
+    for (uint32_t* v : {&c.last_steps, &c.net_latency_max, &c.net_replays, &c.net_crc_errors}) *v = t.get<uint32_t>();
+    const auto links = t.get<uint32_t>();
+    if (links > ChipOutcome::kMaxLinks) throw std::runtime_error("collective hosts: a chip with more than 6 links");
+    for (uint32_t i = 0; i < links; ++i) c.links.push_back(t.get<driver::CollectiveCounters::Link>());
+    o.error = t.text(t.get<uint32_t>());
+    out->push_back(std::move(o));
+  }
+}
+
+}  // namespace
+
 CollectiveReport run_collective(const std::vector<driver::Driver*>& chips, const CollectiveParams& p,
-                                uint64_t timeout_cycles) {
+                                uint64_t timeout_cycles, HostGroup* group) {
   using clock = std::chrono::steady_clock;
   const auto secs = [](clock::time_point a, clock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
@@ -45,15 +135,32 @@ CollectiveReport run_collective(const std::vector<driver::Driver*>& chips, const
   rep.hop_latency_ns = info.hop_latency_ns;
   rep.te_clock_mhz = info.te_clock_mhz;
   const int n = rep.chips;
-  if (int(chips.size()) != n) {
+  // This host's chips: all of them, or (a group) consecutive CHIP_IDs from `first`, the ranks' in rank order.
+  const int first = group ? int(info.chip_id) : 0;
+  if (!group && int(chips.size()) != n) {
     throw std::invalid_argument(fmt::format("{} drivers for a system of {} chips (TORUS of chip 0)", chips.size(), n));
   }
-  for (int r = 0; r < n; ++r) {
-    const driver::DeviceInfo& c = chips[size_t(r)]->info();
-    if (c.chip_id != uint32_t(r) || c.torus != info.torus) {
+  for (size_t i = 0; i < chips.size(); ++i) {
+    const driver::DeviceInfo& c = chips[i]->info();
+    if (c.chip_id != uint32_t(first) + i || c.torus != info.torus) {
       throw std::invalid_argument(fmt::format("driver {} is chip {} of a {}-chip system; the drivers must be the "
-                                              "chips of one system in CHIP_ID order", r, c.chip_id, c.system_chips()));
+                                              "chips of one system in CHIP_ID order", i, c.chip_id, c.system_chips()));
     }
+  }
+  if (group) {
+    std::vector<uint8_t> mine;
+    put(mine, uint32_t(first));
+    put(mine, uint32_t(chips.size()));
+    uint32_t next = 0;
+    for (const std::vector<uint8_t>& b : group->all_gather(mine)) {
+      Take t(b);
+      const auto f = t.get<uint32_t>(), k = t.get<uint32_t>();
+      if (f != next) {
+        throw std::invalid_argument(fmt::format("the hosts' chips skip chip {} (a host starts at {})", next, f));
+      }
+      next = f + k;
+    }
+    if (next != uint32_t(n)) throw std::invalid_argument(fmt::format("the hosts drive {} of the {} chips", next, n));
   }
   if (p.op != isa::Opcode::kAllReduce && p.op != isa::Opcode::kAllGather && p.op != isa::Opcode::kReduceScatter) {
     throw std::invalid_argument("a collective workload is an all_reduce, all_gather or reduce_scatter");
@@ -92,29 +199,50 @@ CollectiveReport run_collective(const std::vector<driver::Driver*>& chips, const
     }
   }
   std::vector<uint32_t> values(rep.count);
-  for (int r = 0; r < n; ++r) {
-    for (uint64_t j = 0; j < rep.count; ++j) values[j] = input(r, j);
-    chips[size_t(r)]->write_tensor(addr, values, p.dtype);
+  for (size_t i = 0; i < chips.size(); ++i) {
+    for (uint64_t j = 0; j < rep.count; ++j) values[j] = input(first + int(i), j);
+    chips[i]->write_tensor(addr, values, p.dtype);
   }
   for (driver::Driver* d : chips) {
     d->set_watchdog(0);  // a chip waiting in a long collective retires nothing; the hub reports stuck rendezvous
     d->clear_counters();
   }
   const auto t1 = clock::now();
-  const std::vector<kernels::ChipRun> runs = kernels::run_on_chips(chips, timeout_cycles);
+  const std::vector<kernels::ChipRun> runs =
+      group ? kernels::run_on_chips(chips, timeout_cycles, [&] { group->wait_all(timeout_cycles); })
+            : kernels::run_on_chips(chips, timeout_cycles);
   const auto t2 = clock::now();
   rep.fill_s = secs(t0, t1);
   rep.run_s = secs(t1, t2);
-  for (size_t r = 0; r < runs.size(); ++r) {
-    if (!runs[r].result) {
-      rep.failed = fmt::format("chip {}: {}", r, runs[r].error);
+  // Every chip's outcome, in chip order (a group's hosts exchange theirs).
+  std::vector<ChipOutcome> outcomes;
+  for (size_t i = 0; i < chips.size(); ++i) {
+    ChipOutcome o;
+    o.ok = runs[i].result.has_value();
+    if (o.ok) {
+      o.cycles = runs[i].result->cycles;
+      o.counters = chips[i]->read_collective_counters();
+    } else {
+      o.error = runs[i].error;
+    }
+    outcomes.push_back(std::move(o));
+  }
+  if (group) {
+    const std::vector<uint8_t> mine = pack(outcomes);
+    outcomes.clear();
+    for (const std::vector<uint8_t>& b : group->all_gather(mine)) unpack(b, &outcomes);
+    if (outcomes.size() != size_t(n)) throw std::runtime_error("collective hosts: not every chip's outcome arrived");
+  }
+  for (size_t r = 0; r < outcomes.size(); ++r) {
+    if (!outcomes[r].ok) {
+      rep.failed = fmt::format("chip {}: {}", r, outcomes[r].error);
       return rep;
     }
-    rep.device_cycles = std::max(rep.device_cycles, runs[r].result->cycles);
+    rep.device_cycles = std::max(rep.device_cycles, outcomes[r].cycles);
   }
   uint64_t latency_sum = 0;
-  for (driver::Driver* d : chips) {
-    const driver::CollectiveCounters c = d->read_collective_counters();
+  for (const ChipOutcome& o : outcomes) {
+    const driver::CollectiveCounters& c = o.counters;
     rep.collective_cycles = std::max(rep.collective_cycles, c.cycles);
     rep.steps = std::max(rep.steps, c.last_steps);
     rep.messages += c.messages;
@@ -133,15 +261,17 @@ CollectiveReport run_collective(const std::vector<driver::Driver*>& chips, const
   }
   rep.net_mean_latency_cycles = rep.net_packets ? double(latency_sum) / double(rep.net_packets) : 0.0;
 
-  // The golden: the machine (sizes, link bandwidths) and the algorithm's name; it plans the flows itself.
+  // The golden: the machine (sizes, link bandwidths) and the algorithm's name; it plans the flows itself. Each host
+  // computes it for its own chips.
   golden::CollectiveAlgorithm galgo{p.algorithm == isa::CcAlgorithm::kRhd, info.torus, info.link_gbytes_per_s,
                                     isa::kRingSlices};
   const std::vector<uint32_t> want = p.op == isa::Opcode::kAllGather
                                          ? golden::collective_gathered(n, rep.count, input)
                                          : golden::collective_reduced(galgo, gtype, rep.count, input);
   const auto t3 = clock::now();
-  for (int r = 0; r < n; ++r) {
-    const std::vector<uint32_t> got = chips[size_t(r)]->read_tensor(addr, rep.count, p.dtype);
+  for (size_t i = 0; i < chips.size(); ++i) {
+    const int r = first + int(i);
+    const std::vector<uint32_t> got = chips[i]->read_tensor(addr, rep.count, p.dtype);
     const bool scatter = p.op == isa::Opcode::kReduceScatter;
     const uint64_t lo = scatter ? golden::collective_block_begin(rep.count, n, r) : 0;
     const uint64_t hi = scatter ? golden::collective_block_begin(rep.count, n, r + 1) : rep.count;
@@ -149,6 +279,23 @@ CollectiveReport run_collective(const std::vector<driver::Driver*>& chips, const
       ++rep.checked;
       if (got[j] == want[j]) continue;
       if (rep.mismatches++ < 5) rep.first.push_back({r, j, got[j], want[j]});
+    }
+  }
+  if (group) {  // the hosts' checks, merged in chip order (rank order)
+    std::vector<uint8_t> mine;
+    put(mine, rep.checked);
+    put(mine, rep.mismatches);
+    for (const CollectiveMismatch& m : rep.first) put(mine, m);
+    rep.checked = rep.mismatches = 0;
+    rep.first.clear();
+    for (const std::vector<uint8_t>& b : group->all_gather(mine)) {
+      Take t(b);
+      rep.checked += t.get<uint64_t>();
+      rep.mismatches += t.get<uint64_t>();
+      while (!t.done()) {
+        const auto m = t.get<CollectiveMismatch>();
+        if (rep.first.size() < 5) rep.first.push_back(m);
+      }
     }
   }
   const auto t4 = clock::now();

@@ -69,6 +69,21 @@ struct CollectiveReport {
   double fill_s = 0, run_s = 0, golden_s = 0, compare_s = 0;  ///< host seconds of the phases
 };
 
+/// The hosts of a system split over processes (docs/distributed.md): one per rank, each driving its own chips, as
+/// each instance of a multi-node system has its own host CPU. What run_collective needs of the others: an all-gather
+/// and the system's wait. Every rank makes the same calls in the same order.
+class HostGroup {
+ public:
+  virtual ~HostGroup() = default;
+  virtual int rank() const = 0;
+  virtual int ranks() const = 0;
+  /// Every rank's bytes, indexed by rank (ranks own consecutive chips in rank order).
+  virtual std::vector<std::vector<uint8_t>> all_gather(const std::vector<uint8_t>& mine) = 0;
+  /// Runs the whole system until every chip's interrupt line is high or `timeout_cycles` TE cycles passed; the
+  /// drivers' own waits then only read the lines (no time passes in them).
+  virtual void wait_all(uint64_t timeout_cycles) = 0;
+};
+
 /// Runs `p` on `chips` (chip r's driver at index r, every one reset and idle): frees their allocations, writes
 /// the inputs at the same HBM address of every chip, clears the counters, runs, reads back and compares. The
 /// system is what chip 0's registers say (TORUS, LINK_BW_MBPS). Throws std::invalid_argument for parameters the
@@ -76,7 +91,10 @@ struct CollectiveReport {
 /// element size, a buffer that does not fit HBM, an opcode that is not a collective, a dtype other than fp32/bf16,
 /// rhd on a chip count that is not a power of two) and the drivers' errors (AddressError, ...) as they come; a
 /// chip that faults is a report with `failed` set.
+/// With `group`, `chips` are this rank's chips only (consecutive CHIP_IDs; the ranks' together are the system's):
+/// each rank fills, runs and checks its own chips, and every rank returns the whole system's report, the same as one
+/// host with every chip would (the host phases' seconds are this rank's).
 CollectiveReport run_collective(const std::vector<driver::Driver*>& chips, const CollectiveParams& p,
-                                uint64_t timeout_cycles);
+                                uint64_t timeout_cycles, HostGroup* group = nullptr);
 
 }  // namespace trnsim::workloads

@@ -122,7 +122,8 @@ class CollectiveHub : public sc_core::sc_module {
   void init(const Topology& topology);
   ChipState state(int chip) const;
   /// Adds the waiter of `chip` (a new arrival at `at`) to its rendezvous and matches what can be matched.
-  void arrive(int chip, uint32_t index, const isa::Instruction& instr, std::shared_ptr<Ticket> ticket, sc_core::sc_time at);
+  void arrive(int chip, uint32_t index, const isa::Instruction& instr, std::shared_ptr<Ticket> ticket,
+              sc_core::sc_time at);
   void record(Event e);
   void reevaluate();
   /// Removes every waiter of `chip` from the unfinished rendezvous.

@@ -122,6 +122,21 @@ uint64_t parse_bytes(const std::string& text) {
 
 namespace {
 
+/// The hosts of the ranks (docs/distributed.md) as the collective workload sees them.
+class RankHosts final : public workloads::HostGroup {
+ public:
+  explicit RankHosts(cosim::mpi::DistributedSystem& s) : s_(s) {}
+  int rank() const override { return s_.rank(); }
+  int ranks() const override { return s_.partition().ranks(); }
+  std::vector<std::vector<uint8_t>> all_gather(const std::vector<uint8_t>& mine) override {
+    return s_.all_gather(mine);
+  }
+  void wait_all(uint64_t timeout_cycles) override { s_.wait_all(timeout_cycles); }
+
+ private:
+  cosim::mpi::DistributedSystem& s_;
+};
+
 /// The inputs, results and golden of `chips` buffers of `bytes` are held on this host (and, in process, the HBMs).
 void check_host_memory(const std::string& text, uint64_t bytes, int chips) {
   if (bytes * uint64_t(chips) > kMaxTouchedBytes) {
@@ -247,10 +262,6 @@ int run_collective_workload(const CollectiveOptions& o,
       }
     }
     if (ranks) ranks->set_progress(o.rank_progress_s);
-    if (ranks && ranks->rank() != 0) {
-      ranks->serve();  // until rank 0 is done; rank 0 prints the report
-      return kExitOk;
-    }
     mc::TransportFactory transport;  // empty: the message-level link model
     if (fabric != cosim::collective::FabricKind::kMessage) {
       transport = cosim::collective::transport_factory(fabric, noc_options, [&o](mc::NocTransport& t) {
@@ -264,7 +275,7 @@ int run_collective_workload(const CollectiveOptions& o,
       });
     }
     if (ranks) {
-      for (int r = 0; r < ranks->partition().chips(); ++r) devices.push_back(&ranks->device(r));
+      devices = ranks->devices();  // this rank's chips: its host fills, runs and checks them
     } else {
       system = std::make_unique<cosim::SimSystem>(cfg, mc::Topology::from_config(cfg), transport);
       for (int r = 0; r < system->chips(); ++r) devices.push_back(&system->device(r));
@@ -321,13 +332,17 @@ int run_collective_workload(const CollectiveOptions& o,
   std::fflush(stdout);
 
   workloads::CollectiveReport rep;
+  std::unique_ptr<RankHosts> hosts = ranks ? std::make_unique<RankHosts>(*ranks) : nullptr;
   try {
-    rep = workloads::run_collective(chips, p, kCollectiveTimeoutCycles);
-  } catch (const std::invalid_argument& e) {
+    rep = workloads::run_collective(chips, p, kCollectiveTimeoutCycles, hosts.get());
+  } catch (const std::invalid_argument& e) {  // the same on every rank: every one leaves with it
     throw BadInput(fmt::format("--workload {} on {}: {}", o.workload, info.config_name, e.what()));
   } catch (const model::noc::NocError& e) {
     fmt::print("FAIL: the router network (--fabric {}) stopped: {}\n", o.fabric, e.what());
     return kExitFail;
+  } catch (const std::exception& e) {
+    if (ranks) ranks->fail(e.what(), kExitFail);  // perhaps this rank's alone: end the job, never a hang
+    throw;
   }
   if (!rep.failed.empty()) {
     fmt::print("FAIL: {}\n", rep.failed);
