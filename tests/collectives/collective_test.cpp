@@ -9,6 +9,7 @@
 
 #include "firmware/golden/collective_golden.h"
 #include "model/collective/collective_system.h"
+#include "model/collective/partition.h"
 #include "model/config/chip_config.h"
 #include "tests/collectives/collective_check.h"
 
@@ -79,6 +80,36 @@ TEST(CollectiveTopology, DimensionOrderRouteShorterWayTiesByCoordinateParity) {
 }
 
 // ---- link fabric timing ----
+
+TEST(CollectivePartition, RanksOwnConsecutiveBlocksOfChipsAsEvenlyAsTheyDivide) {
+  using model::collective::Partition;
+  // 16 chips on 3 ranks: floor(q * 16 / 3) = 0, 5, 10.
+  const Partition p(16, 3, 1);
+  EXPECT_EQ(p.first_chip(0), 0);
+  EXPECT_EQ(p.first_chip(1), 5);
+  EXPECT_EQ(p.first_chip(2), 10);
+  EXPECT_EQ(p.end_chip(2), 16);
+  EXPECT_EQ(p.chips_text(2), "chips 10..15");
+  EXPECT_FALSE(p.local(4));
+  EXPECT_TRUE(p.local(5));
+  EXPECT_TRUE(p.local(9));
+  EXPECT_FALSE(p.local(10));
+  // Every chip's owner is the rank whose block holds it, for every chip and rank count up to the chips.
+  for (const int chips : {1, 2, 7, 16, 64}) {
+    for (int ranks = 1; ranks <= chips; ++ranks) {
+      const Partition q(chips, ranks, 0);
+      for (int c = 0; c < chips; ++c) {
+        const int o = q.owner(c);
+        ASSERT_TRUE(q.first_chip(o) <= c && c < q.end_chip(o)) << chips << " chips, " << ranks << " ranks, chip " << c;
+      }
+    }
+  }
+  EXPECT_EQ(Partition(64, 64, 0).chips_text(63), "chip 63");
+  EXPECT_THROW(Partition(16, 17, 0), std::invalid_argument);
+  EXPECT_THROW(Partition(16, 2, 2), std::invalid_argument);
+  EXPECT_THROW(Partition(16, 0, 0), std::invalid_argument);
+  EXPECT_THROW(p.owner(16), std::out_of_range);
+}
 
 TEST(CollectiveFabric, OneMessageIsHopsTimesLatencyPlusSerialisation) {
   const Topology t = torus({4, 4});
