@@ -87,11 +87,11 @@ SimSystem::SimSystem(const model::ChipConfig& config, const model::collective::T
     controls[size_t(c)] = &cores_[size_t(c)]->control;
     hbms[size_t(c)] = &cores_[size_t(c)]->hbm;
   }
-  window_ = cycle_ * std::floor(topology.hop_latency_ns() * 1e-9 / cycle_.to_seconds());
+  window_ = cycle_ * std::floor(topology.min_link_latency_ns() * 1e-9 / cycle_.to_seconds());
   if (window_ < cycle_) {
-    throw std::invalid_argument(fmt::format("a distributed system needs a hop latency of at least one TE cycle "
-                                            "(its window, the lookahead); this one is {} ns",
-                                            topology.hop_latency_ns()));
+    throw std::invalid_argument(fmt::format("a distributed system needs link latencies of at least one TE cycle "
+                                            "(its window, the lookahead); this one's shortest is {} ns",
+                                            topology.min_link_latency_ns()));
   }
   hub_ = std::make_unique<model::collective::CollectiveHub>("hub", topology, controls, hbms, partition, exchange);
   for (int c = 0; c < n; ++c) {

@@ -58,7 +58,7 @@ class SimSystem {
   bool run_windows(int chip, uint64_t max_cycles);
   /// Distributed: `fn` runs after every window's sync (e.g. progress lines); empty: nothing.
   void on_window(std::function<void()> fn) { on_window_ = std::move(fn); }
-  /// The window of a distributed run: the hop latency rounded down to whole TE cycles.
+  /// The window of a distributed run: the shortest link latency (the hop latency) rounded down to whole TE cycles.
   sc_core::sc_time window() const { return window_; }
   bool distributed() const { return distributed_; }
   model::NeuronCore& core(int chip) { return *cores_.at(size_t(chip)); }

@@ -15,7 +15,7 @@ namespace {
 /// ISA version this driver encodes (VERSION.ISA of a device it can drive).
 constexpr uint32_t kIsaVersion = 0;
 /// Oldest register map (VERSION.MODEL) with every register this driver reads.
-constexpr uint32_t kRegisterMapVersion = 3;
+constexpr uint32_t kRegisterMapVersion = 4;
 /// The interrupt bits run() enables and clears.
 constexpr uint32_t kIrqBits = regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK;
 /// Alignment of each queue's program in the program area.
@@ -146,11 +146,17 @@ Driver::Driver(Device& device) : device_(device) {
   if (info_.torus.empty() || (sizes[1] == 0 && sizes[2] != 0)) {
     throw DeviceMismatch(fmt::format("TORUS reads {:#010x}: X must be at least 1, and Z 0 when Y is 0", torus));
   }
+  info_.pods = int(device_.read_reg(regs::PODS));
+  if (info_.pods < 1 || info_.pods > 64) {
+    throw DeviceMismatch(fmt::format("PODS reads {}: 1 to 64 UltraServers", info_.pods));
+  }
   if (info_.chip_id >= uint32_t(info_.system_chips())) {
-    throw DeviceMismatch(fmt::format("CHIP_ID {} is not a chip of the {}-chip system TORUS names", info_.chip_id,
-                                     info_.system_chips()));
+    throw DeviceMismatch(fmt::format("CHIP_ID {} is not a chip of the {}-chip system TORUS and PODS name",
+                                     info_.chip_id, info_.system_chips()));
   }
   info_.hop_latency_ns = device_.read_reg(regs::HOP_LATENCY_NS);
+  info_.efa_gbytes_per_s = device_.read_reg(regs::EFA_BW_MBPS) / 1000.0;
+  info_.efa_latency_ns = device_.read_reg(regs::EFA_LATENCY_NS);
 
   const std::pair<const char*, uint64_t> must_be_positive[] = {
       {"TE_DIM.ROWS", info_.te_rows},
@@ -441,7 +447,10 @@ CollectiveCounters Driver::read_collective_counters() const {
   c.net_latency_max = device_.read_reg(regs::NET_LATENCY_MAX);
   c.net_replays = device_.read_reg(regs::NET_REPLAYS);
   c.net_crc_errors = device_.read_reg(regs::NET_CRC_ERRORS);
-  for (uint32_t l = 0; l < 2 * info_.torus.size(); ++l) {
+  std::vector<uint32_t> links;
+  for (uint32_t l = 0; l < 2 * info_.torus.size(); ++l) links.push_back(l);
+  if (info_.pods > 1) links.insert(links.end(), {6, 7});  // EFA to and from the switch
+  for (const uint32_t l : links) {
     const auto r = [&](uint32_t lo, uint32_t hi) { return read_reg64(regs::link_reg(l, lo), regs::link_reg(l, hi)); };
     c.links.push_back({r(regs::L_BUSY_LO, regs::L_BUSY_HI), r(regs::L_BYTES_LO, regs::L_BYTES_HI),
                        r(regs::L_FLITS_LO, regs::L_FLITS_HI)});

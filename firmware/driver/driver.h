@@ -48,6 +48,9 @@ struct DeviceInfo {
   std::vector<int> torus{1};          ///< TORUS: chips per dimension (x first), {1} for a chip on its own
   std::vector<double> link_gbytes_per_s;  ///< LINK_BW_MBPS / 1000: per dimension of `torus`, GB/s per direction
   double hop_latency_ns = 0;          ///< HOP_LATENCY_NS
+  int pods = 1;                       ///< PODS: UltraServers (tori) joined by EFA
+  double efa_gbytes_per_s = 0;        ///< EFA_BW_MBPS / 1000, per chip and direction (0 with one torus)
+  double efa_latency_ns = 0;          ///< EFA_LATENCY_NS
 
   /// Bytes of one PSUM bank in one partition (psum_partition_bytes / psum_banks).
   uint32_t psum_bank_bytes() const { return psum_banks == 0 ? 0 : psum_partition_bytes / psum_banks; }
@@ -57,12 +60,14 @@ struct DeviceInfo {
     if (queue == static_cast<uint32_t>(isa::Engine::kVec)) return vec_clock_mhz;
     return te_clock_mhz;
   }
-  /// Chips in the system: the product of `torus`.
-  int system_chips() const {
+  /// Chips of one torus (UltraServer): the product of `torus`.
+  int torus_chips() const {
     int n = 1;
     for (int d : torus) n *= d;
     return n;
   }
+  /// Chips in the system: torus_chips() x pods.
+  int system_chips() const { return torus_chips() * pods; }
   /// Microseconds that `cycles` TE cycles last at te_clock_mhz.
   double cycles_to_us(uint64_t cycles) const {
     return te_clock_mhz == 0 ? 0.0 : static_cast<double>(cycles) / te_clock_mhz;
@@ -191,7 +196,8 @@ struct CollectiveCounters {
   uint64_t net_cycles = 0, net_packets = 0, net_flits = 0, net_latency_sum = 0;
   uint32_t net_latency_max = 0;
   uint32_t net_replays = 0, net_crc_errors = 0;  ///< link-level retry in the whole network (NET_REPLAYS, ...)
-  /// Per output link l = 2 * dimension + (0 towards +1, 1 towards -1), for the dimensions of DeviceInfo::torus.
+  /// Per output link l = 2 * dimension + (0 towards +1, 1 towards -1), for the dimensions of DeviceInfo::torus;
+  /// then, in a system of several UltraServers (DeviceInfo::pods > 1), the EFA link to the switch and the one back.
   std::vector<Link> links;
 };
 

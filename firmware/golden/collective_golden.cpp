@@ -68,8 +68,12 @@ uint64_t collective_block_begin(uint64_t count, int n, int r) {
 
 std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, CollectiveDtype dtype, uint64_t count,
                                          const CollectiveInput& input) {
-  const int n = chip_count(algo.dims);
-  const Coords co(algo.dims);
+  if (algo.pods < 1) throw std::invalid_argument("collective golden: " + std::to_string(algo.pods) + " pods");
+  // The pods (UltraServers) are the last coordinate: rank = torus position + torus chips x pod.
+  std::vector<int> all_dims = algo.dims;
+  if (algo.pods > 1) all_dims.push_back(algo.pods);
+  const int n = chip_count(all_dims);
+  const Coords co(all_dims);
   std::vector<Flow> flows;
   std::vector<uint64_t> weights;
   if (algo.rhd) {
@@ -81,6 +85,8 @@ std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, Collec
   } else {
     for (const isa::RingFlow& f : isa::ring_plan(algo.dims, algo.link_gbytes_per_s, algo.slices)) {
       flows.push_back({f.direction, std::vector<size_t>(f.dims.begin(), f.dims.end())});
+      // Several pods: each flow's reduce-scatter ends with the ring over the pods (its all-gather starts there).
+      if (algo.pods > 1) flows.back().order.push_back(algo.dims.size());
       weights.push_back(f.weight);
     }
     if (flows.empty()) {  // one chip: nothing to reduce
@@ -102,7 +108,7 @@ std::vector<uint32_t> collective_reduced(const CollectiveAlgorithm& algo, Collec
     std::vector<Sum> sums;
     std::vector<bool> alive(size_t(n), true);
     for (size_t d : fl.order) {
-      const int k = algo.dims[d], c = co.get(b, d);
+      const int k = all_dims[d], c = co.get(b, d);
       // The ring along d collapses onto coordinate c: ((v[c + s] + v[c + 2s]) + ...) + v[c].
       for (int r = 0; r < n; ++r) {
         if (!alive[size_t(r)] || co.get(r, d) != c) continue;

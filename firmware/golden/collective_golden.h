@@ -24,11 +24,15 @@ using CollectiveDtype = isa::DataType;
 ///         (firmware/isa/ring_plan.h: the documented plan, computed here as in the model, never asked of it).
 ///         Slices of one (dimension, direction) sum in the same order.
 ///   rhd:  recursive halving-doubling over the ranks' bits; dims only give the chip count (a power of two).
+///   pods: tori (UltraServers) of `dims` joined by EFA, rank = torus position + torus chips x pod. ring: every flow
+///         ends its reduce-scatter phases with a ring over the pods (from pod p + s to p, between the chips of one
+///         torus position); rhd: the pod bits are the rank's high bits, as any other.
 struct CollectiveAlgorithm {
   bool rhd = false;
   std::vector<int> dims;
   std::vector<double> link_gbytes_per_s;
   int slices = 4;  ///< isa::kRingSlices
+  int pods = 1;
 };
 
 /// Element bits: FP32 patterns, or BF16 patterns in the low 16 bits.

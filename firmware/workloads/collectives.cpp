@@ -16,7 +16,7 @@ namespace trnsim::workloads {
 
 const std::vector<CollectiveEntry>& collective_registry() {
   static const std::vector<CollectiveEntry> r = {
-      {"allreduce", "all-reduce of --bytes per chip over --config trn2-16|trn2-64 (--dtype fp32|bf16, --algo)",
+      {"allreduce", "all-reduce of --bytes per chip over --config trn2-16|trn2-64|trn2-256 (--dtype fp32|bf16, --algo)",
        isa::Opcode::kAllReduce, "all-reduce"},
       {"allgather", "all-gather: --bytes is the gathered buffer, each chip contributes its block",
        isa::Opcode::kAllGather, "all-gather"},
@@ -37,7 +37,7 @@ namespace {
 /// What one chip's run left, as the host read it: its RunResult or error and its collective counters. Exchanged
 /// between the hosts of a group as raw bytes (every rank runs the same binary).
 struct ChipOutcome {
-  static constexpr size_t kMaxLinks = 6;  ///< 3 dimensions x 2 directions
+  static constexpr size_t kMaxLinks = 8;  ///< 3 dimensions x 2 directions, EFA out and in
   uint8_t ok = 0;
   uint64_t cycles = 0;
   driver::CollectiveCounters counters;
@@ -111,7 +111,7 @@ void unpack(const std::vector<uint8_t>& b, std::vector<ChipOutcome>* out) {
     }
     for (uint32_t* v : {&c.last_steps, &c.net_latency_max, &c.net_replays, &c.net_crc_errors}) *v = t.get<uint32_t>();
     const auto links = t.get<uint32_t>();
-    if (links > ChipOutcome::kMaxLinks) throw std::runtime_error("collective hosts: a chip with more than 6 links");
+    if (links > ChipOutcome::kMaxLinks) throw std::runtime_error("collective hosts: a chip with more than 8 links");
     for (uint32_t i = 0; i < links; ++i) c.links.push_back(t.get<driver::CollectiveCounters::Link>());
     o.error = t.text(t.get<uint32_t>());
     out->push_back(std::move(o));
@@ -264,7 +264,7 @@ CollectiveReport run_collective(const std::vector<driver::Driver*>& chips, const
   // The golden: the machine (sizes, link bandwidths) and the algorithm's name; it plans the flows itself. Each host
   // computes it for its own chips.
   golden::CollectiveAlgorithm galgo{p.algorithm == isa::CcAlgorithm::kRhd, info.torus, info.link_gbytes_per_s,
-                                    isa::kRingSlices};
+                                    isa::kRingSlices, info.pods};
   const std::vector<uint32_t> want = p.op == isa::Opcode::kAllGather
                                          ? golden::collective_gathered(n, rep.count, input)
                                          : golden::collective_reduced(galgo, gtype, rep.count, input);

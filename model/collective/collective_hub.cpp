@@ -82,11 +82,13 @@ CcCounters share_of(const Result& r, int chip, sc_time duration) {
 /// What chip `chip`'s output links carried in a completed call; false if nothing.
 bool links_of(const Result& r, const Topology& topo, int chip, CcLinks* out) {
   bool any = false;
-  for (int d = 0; d < topo.num_dims(); ++d) {
+  const int dims = topo.num_dims() + (topo.pods() > 1 ? 1 : 0);  // the torus's, then EFA (LINK blocks 6 and 7)
+  for (int d = 0; d < dims; ++d) {
     for (const bool positive : {true, false}) {
       const size_t li = size_t(topo.link_index({chip, d, positive}));
       if (li >= r.links.size()) continue;
-      CcLinkCounters& l = (*out)[size_t(2 * d + (positive ? 0 : 1))];
+      const int block = d == topo.num_dims() ? 6 : 2 * d;
+      CcLinkCounters& l = (*out)[size_t(block + (positive ? 0 : 1))];
       l.busy = sc_time(r.links[li].busy_ns, SC_NS);
       l.bytes = r.links[li].bytes;
       l.flits = r.links[li].flits;
@@ -131,7 +133,7 @@ void CollectiveHub::init(const Topology& topology) {
                                               r));
     }
   }
-  for (int r = 0; r < topology.chips(); ++r) {  // CHIP_ID, TORUS, HOP_LATENCY_NS, LINK_BW_MBPS
+  for (int r = 0; r < topology.chips(); ++r) {  // CHIP_ID, TORUS, HOP_LATENCY_NS, LINK_BW_MBPS, PODS, EFA_*
     if (!controls_[size_t(r)]) continue;
     cycle_ = controls_[size_t(r)]->cycle_time();
     SystemPlace p;
@@ -142,6 +144,11 @@ void CollectiveHub::init(const Topology& topology) {
       p.link_mbps[size_t(d)] = uint32_t(std::llround(topology.gbytes_per_s(d) * 1000.0));
     }
     p.hop_latency_ns = uint32_t(std::llround(topology.hop_latency_ns()));
+    p.pods = uint32_t(topology.pods());
+    if (topology.pods() > 1) {
+      p.efa_mbps = uint32_t(std::llround(topology.gbytes_per_s(topology.num_dims()) * 1000.0));
+      p.efa_latency_ns = uint32_t(std::llround(topology.efa_latency_ns()));
+    }
     controls_[size_t(r)]->set_system_place(p);
   }
   SC_METHOD(apply_link_traffic);

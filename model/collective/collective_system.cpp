@@ -99,7 +99,13 @@ CollectiveSystem::~CollectiveSystem() = default;
 std::vector<RingFlow> CollectiveSystem::ring_flows() const {
   std::vector<double> gbps;
   for (int d = 0; d < topo_.num_dims(); ++d) gbps.push_back(topo_.gbytes_per_s(d));
-  return isa::ring_plan(topo_.dims(), gbps, ring_slices());
+  std::vector<RingFlow> flows = isa::ring_plan(topo_.dims(), gbps, ring_slices());
+  // Several UltraServers: every flow ends its reduce-scatter with a ring over the pods, between the chips of the
+  // same torus position, through EFA, and starts its all-gather there (docs/distributed.md "Larger systems").
+  if (topo_.pods() > 1) {
+    for (RingFlow& f : flows) f.dims.push_back(topo_.num_dims());
+  }
+  return flows;
 }
 
 CollectiveSystem::Plan CollectiveSystem::plan(const Call& call) const {

@@ -53,7 +53,7 @@ TransportStats Fabric::stats() const {
 void Fabric::hop(std::shared_ptr<Message> m, size_t i, double prev_end) {
   const LinkId l = m->route[i];
   const size_t li = size_t(topo_.link_index(l));
-  const double lat = topo_.hop_latency_ns();
+  const double lat = topo_.link_latency_ns(l.dim);
   const double start = std::max(now_, free_at_[li]);
   const double occupancy = double(m->bytes) / topo_.gbytes_per_s(l.dim);  // GB/s = bytes per ns
   // The tail leaves this link no earlier than it arrived from the previous one.

@@ -2,9 +2,10 @@
 //
 // A message reserves every link of its dimension-order route in turn. On each link it waits until the link is
 // free (first come, first served by head arrival: contention serialises), occupies it for bytes / bandwidth, and
-// its head reaches the next chip one hop latency after it started (cut-through: a long message is on several links
-// at once). Its tail cannot leave a link before it arrived there. It is delivered one hop latency after its tail
-// left the last link. Time is in ns of simulated time.
+// its head reaches the next chip one link latency after it started (cut-through: a long message is on several links
+// at once). Its tail cannot leave a link before it arrived there. It is delivered one link latency after its tail
+// left the last link. Time is in ns of simulated time. Between UltraServers the route is the sender's EFA link to
+// the switch and the switch's to the receiver, each at the EFA bandwidth and latency.
 //
 // This is the fabric the collective engines run on; model/noc/ has the flit-level router model that is checked
 // against the router RTL. This one trades flits, virtual channels and credits for speed: a 64 MB all-reduce on 64

@@ -11,15 +11,20 @@ ChipConfig chip_config(std::string_view name) {
     // Test configuration (BRIEF section 2): a 16x16 TE, 16-partition SBUF and PSUM, one NeuronCore.
     return c;
   }
-  if (name == "trn2" || name == "trn2-16" || name == "trn2-64") {
+  if (name == "trn2" || name == "trn2-16" || name == "trn2-64" || name == "trn2-256") {
     // Trainium2 NeuronCore (BRIEF section 2): 128x128 TE, SBUF 24 MiB and PSUM 2 MiB over 128 partitions,
-    // 96 GiB HBM per chip. trn2-16 (trn2.48xlarge) and trn2-64 (UltraServer) are 16 and 64 such chips.
+    // 96 GiB HBM per chip. trn2-16 (trn2.48xlarge) and trn2-64 (UltraServer) are 16 and 64 such chips; trn2-256 is
+    // four UltraServers joined by EFA.
     c.te_rows = c.te_cols = 128;
     c.sbuf_partitions = c.psum_partitions = 128;
     c.hbm_bytes = 96ull << 30;
-    c.chips = name == "trn2" ? 1 : name == "trn2-16" ? 16 : 64;
+    c.chips = name == "trn2" ? 1 : name == "trn2-16" ? 16 : name == "trn2-64" ? 64 : 256;
     if (name == "trn2-16") c.torus_dims = {4, 4};     // trn2.48xlarge: 4x4 2-D torus (BRIEF section 2)
     if (name == "trn2-64") c.torus_dims = {4, 4, 4};  // UltraServer: four 4x4 tori joined by Z rings
+    if (name == "trn2-256") {
+      c.torus_dims = {4, 4, 4};
+      c.pods = 4;  // four UltraServers; chip r is in UltraServer r / 64
+    }
     return c;
   }
   if (name == "trn3") {
@@ -41,6 +46,6 @@ ChipConfig chip_config(std::string_view name) {
   throw std::invalid_argument("unknown config '" + std::string(name) + "' (known: " + known + ")");
 }
 
-std::vector<std::string> chip_config_names() { return {"tiny", "trn2", "trn2-16", "trn2-64", "trn3"}; }
+std::vector<std::string> chip_config_names() { return {"tiny", "trn2", "trn2-16", "trn2-64", "trn2-256", "trn3"}; }
 
 }  // namespace trnsim::model

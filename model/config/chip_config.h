@@ -38,13 +38,21 @@ struct ChipConfig {
   double z_link_gbytes_per_s = 64.0;
   /// Latency of one hop (link + router), ns: BRIEF section 2 "1-2 us per hop", the midpoint.
   double link_hop_latency_ns = 1500.0;
+  /// UltraServers (tori of torus_dims) joined by an EFA network: 1 = one torus (docs/distributed.md "Larger systems").
+  int pods = 1;
+  /// EFA bandwidth per chip and direction, GB/s: a trn2.48xlarge instance has 3.2 Tbps of EFAv3 for its 16 chips
+  /// (AWS, "Amazon EC2 Trn2 instances"), 3200 / 8 / 16 = 25 GB/s.
+  double efa_gbytes_per_s = 25.0;
+  /// One pass through the EFA network (chip to switch, or switch to chip), ns. Not published: assumed 5 us, so a
+  /// message between UltraServers takes 10 us plus its bytes, several NeuronLink hops' worth.
+  double efa_latency_ns = 5000.0;
 
   uint64_t sbuf_bytes() const { return uint64_t(sbuf_partitions) * sbuf_partition_bytes; }
   uint64_t psum_bytes() const { return uint64_t(psum_partitions) * psum_partition_bytes; }
   uint32_t psum_bank_bytes() const { return psum_partition_bytes / uint32_t(psum_banks); }
 };
 
-/// The configuration called `name` (tiny, trn2, trn2-16, trn2-64, trn3). Throws std::invalid_argument naming the
+/// The configuration called `name` (tiny, trn2, trn2-16, trn2-64, trn2-256, trn3). Throws std::invalid_argument naming the
 /// known names for anything else.
 ChipConfig chip_config(std::string_view name);
 /// Names accepted by chip_config().

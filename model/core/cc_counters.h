@@ -11,9 +11,10 @@
 
 namespace trnsim::model {
 
-/// Output links per chip: two per torus dimension (towards +1 and -1), at most three dimensions. Link l of
-/// dimension d and direction positive is l = 2 * d + (positive ? 0 : 1), the LINK block's index.
-constexpr int kLinksPerChip = 6;
+/// Links per chip: two per torus dimension (towards +1 and -1), at most three dimensions, then the EFA link to the
+/// switch and the switch's back (systems of several UltraServers). Link l of dimension d and direction positive is
+/// l = 2 * d + (positive ? 0 : 1); EFA out is 6, in is 7: the LINK block's index.
+constexpr int kLinksPerChip = 8;
 
 /// Where a chip sits in its system (a chip on its own: rank 0 of a 1-chip "torus" with no links).
 struct SystemPlace {
@@ -21,6 +22,9 @@ struct SystemPlace {
   std::array<uint32_t, 3> torus{1, 0, 0};  ///< TORUS: chips per dimension, 0 past the torus's dimensions
   uint32_t hop_latency_ns = 0;             ///< HOP_LATENCY_NS
   std::array<uint32_t, 3> link_mbps{};     ///< LINK_BW_MBPS[d], MB/s, 0 past the torus's dimensions
+  uint32_t pods = 1;                       ///< PODS: UltraServers joined by EFA
+  uint32_t efa_mbps = 0;                   ///< EFA_BW_MBPS
+  uint32_t efa_latency_ns = 0;             ///< EFA_LATENCY_NS
 };
 
 /// What one output link carried.

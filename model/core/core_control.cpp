@@ -166,6 +166,9 @@ uint32_t CoreControl::read_reg(uint32_t offset) const {
       return (place_.torus[0] << regs::TORUS_X_SHIFT) | (place_.torus[1] << regs::TORUS_Y_SHIFT) |
              (place_.torus[2] << regs::TORUS_Z_SHIFT);
     case regs::HOP_LATENCY_NS: return place_.hop_latency_ns;
+    case regs::PODS: return place_.pods;
+    case regs::EFA_BW_MBPS: return place_.efa_mbps;
+    case regs::EFA_LATENCY_NS: return place_.efa_latency_ns;
     case regs::DMA_LATENCY_NS: return uint32_t(c.dma_latency_ns + 0.5);
     case regs::DMA_BW_MBPS: return uint32_t(c.dma_bytes_per_ns * 1000.0 + 0.5);
     case regs::ERR_DETAIL_LEN: return uint32_t(std::min<size_t>(fault_detail_.size(), 4 * regs::ERR_DETAIL_COUNT));

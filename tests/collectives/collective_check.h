@@ -25,6 +25,7 @@ inline golden::CollectiveAlgorithm gold_algo(const CollectiveSystem& sys, Algori
   // The machine as configured (sizes, link bandwidths); the golden plans the flows itself (isa::ring_plan).
   g.dims = sys.topology().dims();
   for (int d = 0; d < sys.topology().num_dims(); ++d) g.link_gbytes_per_s.push_back(sys.topology().gbytes_per_s(d));
+  g.pods = sys.topology().pods();
   return g;
 }
 

@@ -45,6 +45,34 @@ TEST(CollectiveCli, EveryWorkloadAlgorithmAndDtypeOnBothSystems) {
   }
 }
 
+TEST(CollectiveCli, Trn2x256IsFourUltraServersJoinedByEfa) {
+  for (const char* algo : {"ring", "rhd"}) {
+    const std::string report = next_scratch(".json");
+    const Result r = run(std::string("run --workload allreduce --config trn2-256 --bytes 4K --dtype fp32 --algo ") +
+                         algo + " --report " + report);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("  UltraServers      4 of 64 chips, joined by EFA: 25 GB/s per chip and direction, 5.00 us "
+                         "per pass"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("PASS: 262144 elements on 256 chips bit-exact against the golden all-reduce"),
+              std::string::npos)
+        << r.out;
+    const auto j = nlohmann::json::parse(slurp(report));
+    EXPECT_EQ(j["chips"], 256);
+    EXPECT_EQ(j["link_peak_gbps"], 768.0 + 25.0);  // the torus links and the EFA link to the switch
+    // The EFA bound: every chip sends (n - 1) / n of its 4 KiB out through EFA at 25 GB/s at least once.
+    EXPECT_LT(j["busbw_gbps"].get<double>(), 2 * 25.0);
+  }
+  const Result ring = run("run --workload allreduce --config trn2-256 --bytes 4K");
+  EXPECT_NE(ring.out.find("  ring flows        xyzu+ x41, xyzu- x41,"), std::string::npos) << ring.out;
+  const Result tlm = run("run --workload allreduce --config trn2-256 --fabric tlm");
+  EXPECT_EQ(tlm.exit_code, 2);
+  EXPECT_NE(tlm.err.find("--fabric tlm: the router networks are one torus; trn2-256's UltraServers meet over EFA"),
+            std::string::npos)
+      << tlm.err;
+}
+
 TEST(CollectiveCli, ReduceScatterBusBandwidthFactorIsNMinusOneOverN) {
   const std::string report = scratch(".json");
   const Result r = run("run --workload reducescatter --config trn2-64 --bytes 1K --dtype fp32 --report " + report);
@@ -88,8 +116,8 @@ TEST(CollectiveCli, BadFlagsExitTwoNamingTheProblem) {
                        Bad{"--config trn2-16 --bytes 1048577G", "--bytes 1048577G: too large"},
                        Bad{"--config trn2-16 --algo tree", "--algo"},
                        Bad{"--config trn2-16 --dtype fp16", "--dtype fp16: collectives sum fp32 or bf16"},
-                       Bad{"--config tiny --bytes 8", "trn2-16 or trn2-64"},
-                       Bad{"--config trn2 --bytes 8", "trn2-16 or trn2-64"},
+                       Bad{"--config tiny --bytes 8", "--config trn2-16, trn2-64 or trn2-256"},
+                       Bad{"--config trn2 --bytes 8", "--config trn2-16, trn2-64 or trn2-256"},
                        Bad{"--config trn2-128 --bytes 8", "trn2-128"},
                        Bad{"--config trn2-64 --bytes 1G", "more host memory"}}) {
     const Result r = run(std::string("run --workload allreduce ") + b.args);

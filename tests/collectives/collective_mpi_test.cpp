@@ -77,6 +77,11 @@ TEST(CollectiveMpi, AllGatherOnTrn2x64IsTheSameAt1And2And4Ranks) {
   expect_same_at("run --workload allgather --config trn2-64 --bytes 8K --dtype bf16 --seed 9");
 }
 
+TEST(CollectiveMpi, Trn2x256ReduceScatterIsTheSameAt1And2Ranks) {
+  // Four UltraServers over EFA: the rank cut (chips 0..127, 128..255) falls between UltraServers.
+  expect_same_at("run --workload reducescatter --config trn2-256 --bytes 2050 --dtype bf16", {1, 2});
+}
+
 TEST(CollectiveMpi, TheReportNamesEveryRanksChips) {
   const Result r = run("run --workload allreduce --config trn2-16 --bytes 4K", mpirun(2));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;

@@ -191,6 +191,96 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(Systems, CollectiveGolden, ::testing::ValuesIn(cases()), case_name);
 
+// ---- several UltraServers (pods) joined by EFA ----
+
+/// `pods` copies of the torus `dims` at the BRIEF's link figures, joined by EFA at 25 GB/s and 5 us per pass.
+Topology pods_of(std::vector<int> dims, int pods) {
+  const Topology t = torus(dims);
+  std::vector<double> bw;
+  for (int d = 0; d < t.num_dims(); ++d) bw.push_back(t.gbytes_per_s(d));
+  return Topology(t.dims(), bw, t.hop_latency_ns(), pods, 25.0, 5000.0);
+}
+
+TEST(CollectivePods, ChipsAreNumberedTorusFirstAndPodsGoThroughTheSwitch) {
+  const Topology t = pods_of({4, 4}, 3);
+  EXPECT_EQ(t.chips(), 48);
+  EXPECT_EQ(t.torus_chips(), 16);
+  EXPECT_EQ(t.coord(37, 0), 1);  // 37 = 1 + 4 * (1 + 4 * 2)
+  EXPECT_EQ(t.coord(37, 1), 1);
+  EXPECT_EQ(t.coord(37, 2), 2);  // the pod is dimension num_dims()
+  EXPECT_EQ(t.dim(2), 3);
+  EXPECT_EQ(t.with_coord(37, 2, 0), 5);
+  EXPECT_EQ(t.with_coord(37, 2, 4), 21);  // wraps
+  EXPECT_EQ(t.num_links(), 2 * 48 * 2 + 2 * 48);
+  // Within a pod: the torus route; between pods: the sender's EFA link up, the switch's down to the receiver.
+  EXPECT_EQ(t.route(16, 18).size(), 2u);
+  const auto r = t.route(5, 37);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].chip, 5);
+  EXPECT_EQ(r[0].dim, 2);
+  EXPECT_TRUE(r[0].positive);
+  EXPECT_EQ(r[1].chip, 37);
+  EXPECT_FALSE(r[1].positive);
+  EXPECT_NE(t.link_index(r[0]), t.link_index(r[1]));
+  EXPECT_EQ(t.min_link_latency_ns(), 1500.0);
+  EXPECT_THROW(Topology({4}, {160.0}, 1500.0, 2, 0.0, 5000.0), std::invalid_argument);  // pods need EFA
+}
+
+TEST(CollectivePods, AMessageBetweenPodsCrossesTwoEfaLinks) {
+  const Topology t = pods_of({4}, 2);
+  Fabric f(t);
+  double got = -1;
+  f.send(1, 5, 25'000, 0.0, [&](double d) { got = d; });  // 1 us on an EFA link at 25 GB/s
+  f.run();
+  EXPECT_DOUBLE_EQ(got, 2 * 5000.0 + 1000.0);  // up, down (cut through), each 5 us
+  EXPECT_EQ(f.link_stats({1, 1, true}).bytes, 25'000u);
+  EXPECT_EQ(f.link_stats({5, 1, false}).bytes, 25'000u);
+}
+
+TEST(CollectivePods, TheGoldenSumsEachUltraServerFirstThenAcrossThem) {
+  // Two pods of a 2-chip ring: chips 0, 1 in pod 0, chips 2, 3 in pod 1; block 0 is element 0 (4 elements). The
+  // documented order for block 0: each pod's ring first, (v1 + v0) and (v3 + v2), then the ring over the pods ending
+  // at pod 0: (v3 + v2) + (v1 + v0). With v0 = 1 and the others 2^-24: 1 + 2^-24 rounds to 1 (a tie, to even) and
+  // 2^-24 + 2^-24 = 2^-23, so the sum is 1 + 2^-23 = 0x3F800001; summing the four in any chip order gives 1 + 2^-22
+  // or 1.
+  const auto input = [](int r, uint64_t) { return r == 0 ? 0x3F800000u : 0x33800000u; };  // 1.0, 2^-24
+  golden::CollectiveAlgorithm g{false, {2}, {160.0}, 4, 2};
+  EXPECT_EQ(golden::collective_reduced(g, golden::CollectiveDtype::kFp32, 4, input)[0], 0x3F800001u);
+  g.pods = 1;
+  g.dims = {4};  // one ring of all four: the three 2^-24 first, 1.5 ulp of 1, then + 1: rounds to 1 + 2^-22
+  EXPECT_EQ(golden::collective_reduced(g, golden::CollectiveDtype::kFp32, 4, input)[0], 0x3F800002u);
+}
+
+std::vector<std::tuple<std::vector<int>, int, Op, Algorithm>> pod_cases() {
+  std::vector<std::tuple<std::vector<int>, int, Op, Algorithm>> out;
+  for (const Op op : {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter}) {
+    out.emplace_back(std::vector<int>{2, 2}, 3, op, Algorithm::kRing);
+    out.emplace_back(std::vector<int>{4}, 2, op, Algorithm::kRing);
+    out.emplace_back(std::vector<int>{4}, 2, op, Algorithm::kRhd);
+    out.emplace_back(std::vector<int>{2, 2, 2}, 4, op, Algorithm::kRhd);
+  }
+  return out;
+}
+
+TEST(CollectivePods, EveryCollectiveOnSeveralPodsMatchesTheGoldenBitForBit) {
+  for (const auto& [dims, pods, op, algo] : pod_cases()) {
+    CollectiveSystem sys(pods_of(dims, pods), kHbm);
+    for (ElemType type : {ElemType::kFp32, ElemType::kBf16}) {
+      for (uint64_t count : {uint64_t{1}, uint64_t{sys.chips() * 3 + 1}, uint64_t{1000}}) {
+        SCOPED_TRACE(std::to_string(pods) + " pods of " + std::to_string(sys.topology().torus_chips()) + " chips, " +
+                     op_name(op) + " " + algorithm_name(algo) + ", " + std::to_string(count) + " elements");
+        const Result r = run_and_check(sys, op, algo, type, count);
+        // Every pod's chips talk to the other pods over EFA: its links carried bytes.
+        uint64_t efa = 0;
+        for (int c = 0; c < sys.chips(); ++c) {
+          efa += r.links[size_t(sys.topology().link_index({c, sys.topology().num_dims(), true}))].bytes;
+        }
+        EXPECT_GT(efa, 0u);
+      }
+    }
+  }
+}
+
 TEST(Collective, TheOrderMattersSoTheCheckCanFail) {
   // Ring and rhd sum in different orders: on this input some elements differ, so a model that summed in another
   // order than the golden's would be caught.

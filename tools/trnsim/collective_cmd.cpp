@@ -140,8 +140,10 @@ class RankHosts final : public workloads::HostGroup {
 /// The inputs, results and golden of `chips` buffers of `bytes` are held on this host (and, in process, the HBMs).
 void check_host_memory(const std::string& text, uint64_t bytes, int chips) {
   if (bytes * uint64_t(chips) > kMaxTouchedBytes) {
-    throw BadInput(fmt::format("--bytes {}: {} chips x {:.2f} GiB of HBM is more host memory than this command "
-                               "uses ({} GiB)", text, chips, double(bytes) / (1 << 30), kMaxTouchedBytes >> 30));
+    throw BadInput(fmt::format("--bytes {}: {} chips x {:.2f} GiB of HBM is more host memory than one process of "
+                               "this command uses ({} GiB); split the system over MPI ranks (mpirun -np N, "
+                               "docs/distributed.md) or give fewer bytes", text, chips, double(bytes) / (1 << 30),
+                               kMaxTouchedBytes >> 30));
   }
 }
 
@@ -250,10 +252,16 @@ int run_collective_workload(const CollectiveOptions& o,
       throw BadInput(fmt::format("--config: {}", e.what()));
     }
     if (cfg.chips < 2) {
-      throw BadInput(fmt::format("--workload {} runs on a multi-chip system: --config trn2-16 or trn2-64 (not {})",
+      throw BadInput(fmt::format("--workload {} runs on a multi-chip system: --config trn2-16, trn2-64 or trn2-256 (not {})",
                                  o.workload, o.config));
     }
-    check_host_memory(o.bytes, p.bytes, cfg.chips);
+    if (cfg.pods > 1 && fabric != cosim::collective::FabricKind::kMessage) {
+      throw BadInput(fmt::format("--fabric {}: the router networks are one torus; {}'s UltraServers meet over EFA, "
+                                 "which the message-level link model carries (--fabric message)", o.fabric, o.config));
+    }
+    // Each rank's host holds its own chips' buffers (and, in its process, their HBM).
+    const int ranks_n = mpi ? std::max(1, mpi->ranks()) : 1;
+    check_host_memory(o.bytes, p.bytes, (cfg.chips + ranks_n - 1) / ranks_n);
     if (mpi) {
       try {
         ranks = std::make_unique<cosim::mpi::DistributedSystem>(cfg, *mpi);
@@ -299,6 +307,11 @@ int run_collective_workload(const CollectiveOptions& o,
   }
   fmt::print("  system {}: {} chips, {} torus, link GB/s per direction ({}), hop latency {:.2f} us\n",
              info.config_name, n, dims_text(info.torus), links, info.hop_latency_ns / 1000.0);
+  if (info.pods > 1) {
+    fmt::print("  UltraServers      {} of {} chips, joined by EFA: {:.0f} GB/s per chip and direction, {:.2f} us per "
+               "pass (chip to switch, switch to chip)\n", info.pods, info.torus_chips(), info.efa_gbytes_per_s,
+               info.efa_latency_ns / 1000.0);
+  }
   if (fabric != cosim::collective::FabricKind::kMessage) {
     const char* what = fabric == cosim::collective::FabricKind::kTlm ? "the C++ router model"
                        : fabric == cosim::collective::FabricKind::kRtl
@@ -318,10 +331,11 @@ int run_collective_workload(const CollectiveOptions& o,
       if (f.slice) continue;
       std::string order;
       for (int d : f.dims) order += "xyz"[d];
+      if (info.pods > 1) order += "u";  // then the ring over the UltraServers
       flows.push_back(fmt::format("{}{} x{}", order, f.direction > 0 ? "+" : "-", f.weight));
     }
-    fmt::print("  ring flows        {} (phase order, direction, share; {} slices each)\n", fmt::join(flows, ", "),
-               isa::kRingSlices);
+    fmt::print("  ring flows        {} (phase order{}, direction, share; {} slices each)\n", fmt::join(flows, ", "),
+               info.pods > 1 ? ", u: the UltraServers over EFA" : "", isa::kRingSlices);
   }
   if (p.bytes == 0) {
     write_report({{"workload", o.workload}, {"config", info.config_name}, {"bytes", 0}, {"pass", true},
@@ -365,6 +379,7 @@ int run_collective_workload(const CollectiveOptions& o,
   const double busbw = algbw * bus_factor(p.op, n);
   double peak = 0;  // the sum of a chip's output links (dimensions of size > 1, both directions)
   for (size_t d = 0; d < info.torus.size(); ++d) peak += info.torus[d] > 1 ? 2 * info.link_gbytes_per_s[d] : 0.0;
+  peak += info.pods > 1 ? info.efa_gbytes_per_s : 0.0;  // and its EFA link to the switch
   const double busiest_us = double(rep.busiest_link_cycles) * ns_per_cycle / 1000.0;
   fmt::print("  simulated time    {:.3f} us on the devices ({} TE cycles from the doorbells to the last halt; the "
              "collective itself {:.3f} us, {} steps per chip and flow, {} messages)\n", us, rep.device_cycles,
