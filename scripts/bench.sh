@@ -21,7 +21,8 @@
 #        against the link peak (goal on trn2-16: >= 90 %), host wall time and peak memory (docs/neuronlink.md)
 #   mpi. the collective system split over MPI ranks (docs/distributed.md): `mpirun -np 1|2 trnsim run --workload
 #        allreduce --config trn2-64 --bytes 64M --dtype fp32`, wall time (goal: 2 ranks >= 1.6x faster) and peak
-#        memory per rank (goal: about half), both as ratios of the same run
+#        memory per rank (goal: about half), both as ratios of the same run; then trn2-256 (four UltraServers over
+#        EFA) on 2 ranks at each of BENCH_MPI_256_BYTES: simulated busbw and host time
 #   remote. the served device (`trnsim serve`): register round trip, bulk write/read bandwidth through the shared
 #        window, the default transformer block --te tlm over --connect against in process (bench/remote_bench)
 #   5. summary
@@ -40,6 +41,7 @@
 #   BENCH_BUILD_COST_SIZES ["16x16 128x128"]  sizes for step 4 (empty: skip step 4)
 #   BENCH_REMOTE_ROUNDS [7]     rounds of each remote figure (medians reported)
 #   BENCH_MPI_BYTES [64M]      --bytes of step mpi
+#   BENCH_MPI_256_BYTES ["1M 64M"]  sizes of step mpi's trn2-256 runs (64M: about 2 min and 10 GiB per rank)
 #   BENCH_STEPS ["1 2 3 4 tlm coll mpi remote"] steps to run (the summary always prints); without 1, BUILD_DIR must be built already
 #   BENCH_TLM_ROUNDS [7]        alternating TLM / sgemm rounds in te_tlm_bench (medians reported)
 #   JOBS [nproc]                parallel jobs for builds
@@ -61,6 +63,7 @@ ICARUS_64=${BENCH_ICARUS_64:-auto}
 ICARUS_WINDOW=${BENCH_ICARUS_WINDOW:-24}
 BUILD_COST_SIZES=${BENCH_BUILD_COST_SIZES-16x16 128x128}
 STEPS=" ${BENCH_STEPS:-1 2 3 4 tlm coll mpi remote} "
+MPI_256_SIZES=()  # the trn2-256 sizes step mpi ran (for the summary)
 REMOTE_ROUNDS=${BENCH_REMOTE_ROUNDS:-7}
 step() { [[ "$STEPS" == *" $1 "* ]]; }
 
@@ -636,6 +639,17 @@ elif capped cmake --build "$BUILD_DIR" -j "$JOBS" --target trnsim > "$OUT/build-
   if [[ -n "${R[mpi_1_device_cycles]:-}" && "${R[mpi_1_device_cycles]}" != "${R[mpi_2_device_cycles]:-}" ]]; then
     log "  NOTE: device cycles differ between 1 and 2 ranks (${R[mpi_1_device_cycles]} vs ${R[mpi_2_device_cycles]:-none})"
   fi
+  for b in ${BENCH_MPI_256_BYTES:-1M 64M}; do
+    log "mpirun -np 2 trnsim run --workload allreduce --config trn2-256 --bytes $b --dtype fp32 (load $(loadavg)) ..."
+    if mpirun --oversubscribe --bind-to none -np 2 "$BUILD_DIR/bin/trnsim" run --workload allreduce --config trn2-256 \
+        --bytes "$b" --dtype fp32 --report "$OUT/mpi-256-$b.json" > "$OUT/mpi-256-$b.log" 2>&1; then
+      for k in busbw_gbps simulated_us wall_s peak_rss_gib; do R[mpi256_${b}_$k]=$(json_field "$OUT/mpi-256-$b.json" "$k"); done
+      MPI_256_SIZES+=("$b")
+      log "  busbw ${R[mpi256_${b}_busbw_gbps]} GB/s, ${R[mpi256_${b}_simulated_us]} us simulated, wall ${R[mpi256_${b}_wall_s]} s, largest rank ${R[mpi256_${b}_peak_rss_gib]} GiB"
+    else
+      log "  failed; see $OUT/mpi-256-$b.log"; tail -3 "$OUT/mpi-256-$b.log" | sed 's/^/    /'
+    fi
+  done
 else
   log "build failed; see $OUT/build-mpi.log"
 fi
@@ -758,7 +772,7 @@ status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then 
   done
   if [[ -n "${R[mpi_1_wall_s]:-}" && -n "${R[mpi_2_wall_s]:-}" ]]; then
     printf '%-40s %-40s %-10s %s\n' "all-reduce trn2-64, 1 / 2 MPI ranks, wall" \
-      "$(printf '%.2fx (%.0f s / %.0f s; collective %.2fx)' "$(fdiv "${R[mpi_1_wall_s]}" "${R[mpi_2_wall_s]}")" \
+      "$(printf '%.2fx (%.1f s / %.1f s; collective %.2fx)' "$(fdiv "${R[mpi_1_wall_s]}" "${R[mpi_2_wall_s]}")" \
           "${R[mpi_1_wall_s]}" "${R[mpi_2_wall_s]}" \
           "$(fdiv "${R[mpi_1_collective_wall_s]}" "${R[mpi_2_collective_wall_s]}")")" ">= 1.6x" \
       "$(status "$(fdiv "${R[mpi_1_wall_s]}" "${R[mpi_2_wall_s]}")" 1.6)"
@@ -766,6 +780,11 @@ status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then 
       "$(printf '%.2f of 1 rank (%.2f / %.2f GiB)' "$(fdiv "${R[mpi_2_peak_rss_gib]}" "${R[mpi_1_peak_rss_gib]}")" \
           "${R[mpi_2_peak_rss_gib]}" "${R[mpi_1_peak_rss_gib]}")" "about 0.5" ""
   fi
+  for b in "${MPI_256_SIZES[@]}"; do
+    printf '%-40s %-40s %-10s %s\n' "all-reduce $b fp32 trn2-256, 2 ranks" \
+      "$(printf 'busbw %.1f GB/s, %.1f s, %.2f GiB per rank' "${R[mpi256_${b}_busbw_gbps]}" \
+          "${R[mpi256_${b}_wall_s]}" "${R[mpi256_${b}_peak_rss_gib]}")" "" ""
+  done
   if [[ -n "${R[remote_round_trip_us]:-}" ]]; then
     le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }' && echo met || echo "NOT met"; }
     printf '%-40s %-40s %-10s %s\n' "served device: register round trip" \

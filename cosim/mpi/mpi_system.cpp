@@ -26,8 +26,7 @@ namespace mc = model::collective;
 namespace {
 
 // Tags of MPI_COMM_WORLD's messages: the exchange's sizes, then its bytes.
-enum Tag : int { kTagSize = 4, kTagBytes };
-
+enum Tag : int { kTagSize = 1, kTagBytes };
 
 constexpr uint64_t kChunk = uint64_t{1} << 30;  ///< the largest single MPI message (its count is an int)
 

@@ -252,8 +252,8 @@ int run_collective_workload(const CollectiveOptions& o,
       throw BadInput(fmt::format("--config: {}", e.what()));
     }
     if (cfg.chips < 2) {
-      throw BadInput(fmt::format("--workload {} runs on a multi-chip system: --config trn2-16, trn2-64 or trn2-256 (not {})",
-                                 o.workload, o.config));
+      throw BadInput(fmt::format("--workload {} runs on a multi-chip system: --config trn2-16, trn2-64 or trn2-256 "
+                                 "(not {})", o.workload, o.config));
     }
     if (cfg.pods > 1 && fabric != cosim::collective::FabricKind::kMessage) {
       throw BadInput(fmt::format("--fabric {}: the router networks are one torus; {}'s UltraServers meet over EFA, "
