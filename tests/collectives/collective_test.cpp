@@ -266,7 +266,7 @@ TEST(CollectivePods, EveryCollectiveOnSeveralPodsMatchesTheGoldenBitForBit) {
   for (const auto& [dims, pods, op, algo] : pod_cases()) {
     CollectiveSystem sys(pods_of(dims, pods), kHbm);
     for (ElemType type : {ElemType::kFp32, ElemType::kBf16}) {
-      for (uint64_t count : {uint64_t{1}, uint64_t{sys.chips() * 3 + 1}, uint64_t{1000}}) {
+      for (const uint64_t count : {uint64_t{1}, uint64_t(sys.chips()) * 3 + 1, uint64_t{1000}}) {
         SCOPED_TRACE(std::to_string(pods) + " pods of " + std::to_string(sys.topology().torus_chips()) + " chips, " +
                      op_name(op) + " " + algorithm_name(algo) + ", " + std::to_string(count) + " elements");
         const Result r = run_and_check(sys, op, algo, type, count);

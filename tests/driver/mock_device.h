@@ -92,6 +92,7 @@ class MockDevice final : public driver::Device {
     }
     regs_[regs::WATCHDOG_CYCLES] = regs::WATCHDOG_CYCLES_RESET;
     regs_[regs::TORUS] = 1u << regs::TORUS_X_SHIFT;  // a chip on its own
+    regs_[regs::PODS] = 1;                            // one torus
   }
 
   // ---- scripting and inspection
