@@ -375,6 +375,10 @@ void Driver::start() {
   device_.write_reg(regs::INT_ENABLE, regs::INT_ENABLE_DONE_MASK | regs::INT_ENABLE_ERROR_MASK);
   if (progress_) run_macs_origin_ = read_reg64(regs::TE_MACS_LO, regs::TE_MACS_HI);
   device_.write_reg(regs::DOORBELL, doorbell);
+  // Read back, as a PCIe driver flushes its posted writes: the doorbell has reached the device when start() returns.
+  // On a served multi-chip system (one connection per chip) a wait on another chip's connection could otherwise run
+  // the system before this chip's doorbell arrived, and its peers would see its cc queue idle (CC_PEER_STOPPED).
+  (void)device_.read_reg(regs::STATUS);
 }
 
 void Driver::set_progress(std::function<void(const RunProgress&)> callback, double interval_s) {

@@ -283,7 +283,8 @@ class Driver {
   /// `timeout_cycles` TE cycles (it is left running; the next run() soft-resets it), DriverError when no program
   /// is loaded.
   RunResult run(uint64_t timeout_cycles);
-  /// The first half of run(): soft reset, INT_ENABLE, DOORBELL; returns at once. For systems whose chips must all
+  /// The first half of run(): soft reset, INT_ENABLE, DOORBELL, and a read of STATUS that flushes those writes to the
+  /// device (a served device posts writes); returns without waiting for the run. For systems whose chips must all
   /// be started before any of them waits (a multi-chip system: start() every chip's driver, then wait() each).
   /// Throws DriverError when no program is loaded.
   void start();
