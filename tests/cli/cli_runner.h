@@ -66,13 +66,11 @@ inline std::string without_sanitizer_notes(const std::string& err) {
   return kept;
 }
 
-/// Runs `trnsim <args>` (args are passed through the shell: keep them free of quotes). `shell_prefix`: shell
-/// commands run first in the same shell, e.g. "ulimit -f 1; " to limit the sizes of the files trnsim writes.
-inline Result run(const std::string& args, const std::string& shell_prefix = "") {
+/// Runs `command` through the shell and captures its exit code, stdout and stderr.
+inline Result run_command(const std::string& command) {
   const std::string out = scratch(".stdout");
   const std::string err = scratch(".stderr");
-  const std::string cmd =
-      shell_prefix + "'" + TRNSIM_BIN + "' " + args + " >'" + out + "' 2>'" + err + "'";
+  const std::string cmd = command + " >'" + out + "' 2>'" + err + "'";
   const int status = std::system(cmd.c_str());
   Result r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -86,6 +84,12 @@ inline Result run(const std::string& args, const std::string& shell_prefix = "")
 #endif
 #endif
   return r;
+}
+
+/// Runs `trnsim <args>` (args are passed through the shell: keep them free of quotes). `shell_prefix`: shell
+/// commands run first in the same shell, e.g. "ulimit -f 1; " to limit the sizes of the files trnsim writes.
+inline Result run(const std::string& args, const std::string& shell_prefix = "") {
+  return run_command(shell_prefix + "'" + TRNSIM_BIN + "' " + args);
 }
 
 inline std::vector<std::string> lines_of(const std::string& text) {

@@ -15,13 +15,6 @@
 namespace trnsim::test {
 namespace {
 
-/// `command` through the shell, its stdout, stderr and exit code.
-Result run_shell(const std::string& command) {
-  const std::string out = next_scratch(".out"), err = next_scratch(".err");
-  const int status = std::system((command + " >'" + out + "' 2>'" + err + "'").c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
-
 /// The shell prefix that starts `trnsim` on `ranks` MPI ranks of this machine.
 std::string mpirun(int ranks, const std::string& env = "") {
   return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " + env +
@@ -148,7 +141,7 @@ TEST(CollectiveMpi, ARankThatFailsEndsTheJobNamingTheRankAndItsChips) {
 }
 
 /// `scripts/slurm-run ARGS` (TRNSIM_SOURCE_DIR: the tree), its stdout, stderr and exit code.
-Result slurm_run(const std::string& args) { return run_shell("'" TRNSIM_SOURCE_DIR "/scripts/slurm-run' " + args); }
+Result slurm_run(const std::string& args) { return run_command("'" TRNSIM_SOURCE_DIR "/scripts/slurm-run' " + args); }
 
 TEST(CollectiveMpi, TheSlurmScriptIsAnSbatchFileWhoseSrunLineRunsTheSystem) {
   const Result r = slurm_run("--dry-run --nodes 2 --ntasks-per-node 2 --time 00:20:00 --partition compute "
@@ -180,7 +173,7 @@ TEST(CollectiveMpi, TheSlurmScriptIsAnSbatchFileWhoseSrunLineRunsTheSystem) {
                                                         {"output", "trnsim-%j.out"}, {"partition", "compute"}}));
   ASSERT_EQ(srun.rfind("srun --mpi=pmix ", 0), 0u) << srun;
   // The srun line's command, started by mpirun on 4 ranks of this machine instead: the run it asks for.
-  const Result ran = run_shell(mpirun(4) + srun.substr(std::string("srun --mpi=pmix ").size()));
+  const Result ran = run_command(mpirun(4) + srun.substr(std::string("srun --mpi=pmix ").size()));
   EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
   EXPECT_NE(ran.out.find("PASS: 32768 elements on 16 chips"), std::string::npos) << ran.out;
   EXPECT_NE(ran.out.find("  MPI ranks         4, "), std::string::npos) << ran.out;
