@@ -37,6 +37,19 @@ uint16_t FpRtl::narrow(isa::Dtype dt, uint32_t f32, bool saturate) {
   Vtrn_fp_units& m = impl_->model;
   m.narrow_dtype_i = static_cast<uint8_t>(dt);
   m.narrow_sat_i = saturate ? 1 : 0;
+  m.narrow_sr_i = 0;
+  m.narrow_f32_i = f32;
+  m.eval();
+  return m.narrow_data_o;
+}
+
+uint16_t FpRtl::narrow_stochastic(isa::Dtype dt, uint32_t f32, bool saturate, uint32_t seed, uint64_t key) {
+  Vtrn_fp_units& m = impl_->model;
+  m.narrow_dtype_i = static_cast<uint8_t>(dt);
+  m.narrow_sat_i = saturate ? 1 : 0;
+  m.narrow_sr_i = 1;
+  m.sr_seed_i = seed;
+  m.sr_key_i = key;
   m.narrow_f32_i = f32;
   m.eval();
   return m.narrow_data_o;

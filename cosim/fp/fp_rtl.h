@@ -22,6 +22,9 @@ class FpRtl {
   uint32_t widen(isa::Dtype dt, uint16_t bits);
   /// trn_fp_narrow: FP32 bits -> narrow pattern; `saturate` selects the FP8 overflow mode.
   uint16_t narrow(isa::Dtype dt, uint32_t f32, bool saturate);
+  /// trn_fp_narrow with stochastic rounding (BRIEF section 3 rule 9), its random bits from trn_fp_sr_rng for the
+  /// element `key` under `seed`.
+  uint16_t narrow_stochastic(isa::Dtype dt, uint32_t f32, bool saturate, uint32_t seed, uint64_t key);
   /// trn_fp32_add: a + b.
   uint32_t add(uint32_t a, uint32_t b);
   /// trn_fp32_mul: a * b.

@@ -119,9 +119,15 @@ uint16_t overflow_result(isa::Dtype dt, const Format& f, bool negative, bool sat
   throw std::invalid_argument("golden: unknown dtype");
 }
 
-/// The pattern nearest to the finite, non-NaN real number x (rule 6 rounding: ties to the even encoding; overflow
-/// per overflow_result).
-uint16_t round_value(isa::Dtype dt, double x, bool saturate) {
+/// How round_value picks between the two neighbours of a value that is not representable.
+struct Rounding {
+  bool stochastic = false;  ///< false: nearest, ties to even (rule 6); true: rule 9 with the random bits r
+  uint32_t r = 0;
+};
+
+/// The pattern for the finite, non-NaN real number x: the nearest (rule 6 rounding: ties to the even encoding) or
+/// a stochastic choice of the two neighbours (rule 9); overflow per overflow_result.
+uint16_t round_value(isa::Dtype dt, double x, bool saturate, Rounding rounding = {}) {
   const ValueTable& table = table_of(dt);
   const Format& f = table.format;
   const bool negative = std::signbit(x);
@@ -138,6 +144,12 @@ uint16_t round_value(isa::Dtype dt, double x, bool saturate) {
     const size_t lo = hi - 1;  // v[0] = 0 <= a, so hi >= 1
     if (v[lo] == a) {
       chosen = lo;
+    } else if (rounding.stochastic) {
+      // (a - lo) is exact in double (a has 24 significant bits, lo at most 11, at most 2^-149 apart in scale) and
+      // hi - lo is a power of two (adjacent values of a binary format), so f * 2^16 and its floor are exact.
+      const double f = (a - v[lo]) / (v[hi] - v[lo]);
+      const auto fraction = static_cast<uint32_t>(std::floor(std::ldexp(f, isa::kSrBits)));
+      chosen = fraction + rounding.r >= (1u << isa::kSrBits) ? hi : lo;
     } else {
       const double mid = (v[lo] + v[hi]) / 2;  // exact: both have few significant bits
       if (a < mid) {
@@ -213,6 +225,25 @@ uint16_t narrow_scaled(isa::Dtype dt, uint32_t f32, int shift, bool saturate) {
   // x * 2^-shift is exact in double for |shift| <= 300: FP32 values span 2^-149 .. 2^128.
   if (shift < -300 || shift > 300) throw std::invalid_argument("golden::narrow_scaled: shift out of -300..300");
   return round_value(dt, std::ldexp(static_cast<double>(x), -shift), saturate);
+}
+
+uint16_t sr_random_bits(uint32_t seed, uint64_t key) {
+  const auto fmix32 = [](uint32_t h) {
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
+    return h;
+  };
+  const uint32_t h = fmix32(fmix32(fmix32(seed) ^ static_cast<uint32_t>(key)) ^ static_cast<uint32_t>(key >> 32));
+  return static_cast<uint16_t>(h >> (32 - isa::kSrBits));
+}
+
+uint16_t narrow_stochastic(isa::Dtype dt, uint32_t f32, bool saturate, uint16_t r) {
+  const float x = float_from_bits(f32);
+  if (!std::isfinite(x)) return narrow_from_f32(dt, f32, saturate);
+  return round_value(dt, static_cast<double>(x), saturate, Rounding{true, r});
 }
 
 uint32_t f32_add(uint32_t a, uint32_t b) { return canonicalize(float_from_bits(a) + float_from_bits(b)); }

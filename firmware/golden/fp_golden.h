@@ -48,6 +48,22 @@ uint16_t narrow_from_f32(isa::Dtype dt, uint32_t f32, bool saturate);
 /// Throws std::invalid_argument for |shift| > 300.
 uint16_t narrow_scaled(isa::Dtype dt, uint32_t f32, int shift, bool saturate);
 
+/// The isa::kSrBits (16) random bits of one stochastically rounded cast (BRIEF section 3 rule 9; docs/numerics.md
+/// "Stochastic rounding"): a counter-based generator with no running state,
+///   h = fmix32(fmix32(fmix32(seed) ^ lo32(key)) ^ hi32(key)), bits = h >> 16,
+/// fmix32 being MurmurHash3's 32-bit finalizer (A. Appleby, SMHasher, src/MurmurHash3.cpp: x ^= x >> 16;
+/// x *= 0x85EBCA6B; x ^= x >> 13; x *= 0xC2B2AE35; x ^= x >> 16). `key` names the element: the device uses its
+/// destination (space << 56 | byte address), fpcheck the vector's index.
+uint16_t sr_random_bits(uint32_t seed, uint64_t key);
+
+/// Narrows FP32 bits to `dt` with stochastic rounding (rule 9) using the 16 random bits `r`. A value of `dt` is
+/// returned as it is. Otherwise |x| lies strictly between adjacent magnitudes lo < hi of `dt` (hi may be the one
+/// past the largest finite value), f = (|x| - lo) / (hi - lo) is truncated to F = floor(f * 2^16), and the result
+/// is hi (sign kept) when F + r >= 2^16, else lo: hi with probability F / 2^16, within 2^-16 of f. A hi past the
+/// largest finite value, an |x| at or past that one, +-Inf and NaN give rule 6's results (narrow_from_f32 with
+/// `saturate`).
+uint16_t narrow_stochastic(isa::Dtype dt, uint32_t f32, bool saturate, uint16_t r);
+
 /// FP32 a + b with RNE, gradual underflow; any NaN result is kF32CanonicalNan.
 uint32_t f32_add(uint32_t a, uint32_t b);
 

@@ -102,7 +102,10 @@ uint32_t widen(isa::Dtype dt, uint16_t bits) {
   return sign | (static_cast<uint32_t>(unbiased + kF32Bias) << kF32ManBits) | (frac << man_shift);
 }
 
-uint16_t narrow(isa::Dtype dt, uint32_t f32, bool saturate) {
+namespace {
+
+/// narrow() and narrow_stochastic(): `sr_bits` null rounds to nearest even, else stochastically with those bits.
+uint16_t narrow_with(isa::Dtype dt, uint32_t f32, bool saturate, const uint32_t* sr_bits) {
   const Layout l = layout(dt);
   const unsigned width = 1 + l.exp_bits + l.man_bits;
   const uint32_t sign = (f32 & kF32SignBit) ? (1u << (width - 1)) : 0;
@@ -136,7 +139,16 @@ uint16_t narrow(isa::Dtype dt, uint32_t f32, bool saturate) {
   const int shift = quantum - e2;  // > 0 always: the narrow formats have fewer mantissa bits than FP32
 
   uint64_t q;
-  if (shift >= 40) {
+  if (sr_bits != nullptr) {
+    // Stochastic (rule 9): the dropped bits as a fraction of the quantum, truncated to kSrBits bits, plus the
+    // random bits; a carry out rounds the magnitude up. sig < 2^24, so from shift 40 on both q and the fraction are 0.
+    const uint64_t wide = sig;
+    q = shift >= 40 ? 0 : wide >> shift;
+    const uint64_t dropped = shift >= 40 ? wide : wide & ((uint64_t{1} << shift) - 1);
+    const int down = shift - isa::kSrBits;  // dropped has `shift` bits; keep its top kSrBits
+    const uint64_t fraction = down >= 64 ? 0 : down >= 0 ? dropped >> down : dropped << -down;
+    q += (fraction + *sr_bits) >> isa::kSrBits;
+  } else if (shift >= 40) {
     q = 0;  // |x| < 2^(quantum - 16): far below half a quantum, rounds to zero
   } else {
     const uint64_t wide = sig;
@@ -152,6 +164,27 @@ uint16_t narrow(isa::Dtype dt, uint32_t f32, bool saturate) {
   const uint64_t enc = (static_cast<uint64_t>(exp_t + l.bias - 1) << l.man_bits) + q;
   if (enc > l.max_finite) return overflow();
   return static_cast<uint16_t>(sign | static_cast<uint32_t>(enc));
+}
+
+}  // namespace
+
+uint16_t narrow(isa::Dtype dt, uint32_t f32, bool saturate) { return narrow_with(dt, f32, saturate, nullptr); }
+
+uint16_t narrow_stochastic(isa::Dtype dt, uint32_t f32, bool saturate, uint16_t random_bits) {
+  const uint32_t bits = random_bits;
+  return narrow_with(dt, f32, saturate, &bits);
+}
+
+uint16_t sr_bits(uint32_t seed, uint64_t key) {
+  // Three rounds of MurmurHash3's fmix32 (see fp_ops.h).
+  uint32_t h = seed;
+  for (const uint32_t word : {0u, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)}) {
+    h ^= word;
+    h = (h ^ (h >> 16)) * 0x85EBCA6Bu;
+    h = (h ^ (h >> 13)) * 0xC2B2AE35u;
+    h ^= h >> 16;
+  }
+  return static_cast<uint16_t>(h >> 16);
 }
 
 uint32_t add(uint32_t a, uint32_t b) { return canonical(to_float(a) + to_float(b)); }

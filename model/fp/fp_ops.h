@@ -20,6 +20,16 @@ uint32_t widen(isa::Dtype dt, uint16_t bits);
 /// has no Inf or NaN: it always saturates, and NaN gives +0.
 uint16_t narrow(isa::Dtype dt, uint32_t f32, bool saturate);
 
+/// FP32 bits -> narrow pattern with stochastic rounding (BRIEF section 3 rule 9; docs/numerics.md "Stochastic
+/// rounding"): the bits dropped below the target's last mantissa bit, as a fraction of it truncated to
+/// isa::kSrBits (16) bits, are added to `random_bits`; a carry out of those 16 bits rounds the magnitude up.
+/// Exact values, NaN, Inf, overflow and the FP8 saturation mode as narrow().
+uint16_t narrow_stochastic(isa::Dtype dt, uint32_t f32, bool saturate, uint16_t random_bits);
+
+/// Stochastic rounding's 16 random bits for the element `key` under `seed`: the top half of three rounds of
+/// MurmurHash3's 32-bit finalizer fmix32 (A. Appleby, SMHasher) over seed, then the low and the high word of key.
+uint16_t sr_bits(uint32_t seed, uint64_t key);
+
 /// FP32 RNE add / multiply; NaN results canonical (0x7FC00000).
 uint32_t add(uint32_t a, uint32_t b);
 uint32_t mul(uint32_t a, uint32_t b);

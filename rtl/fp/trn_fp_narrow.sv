@@ -11,13 +11,19 @@
 //   FP8, sat_i = 0 (OCP) -> E4M3 NaN 0x7F, E5M2 +-Inf 0x7C/0xFC
 // NaN input, or an illegal dtype code (4..7): the target's canonical NaN (BF16 0x7FC0, FP16 0x7E00,
 // E4M3 0x7F, E5M2 0x7E; 16'h7FC0 for illegal codes). FP8 results are in bits [7:0], bits [15:8] are zero.
-module trn_fp_narrow (
-  input  logic [2:0]  dtype_i,  // trn_fp_pkg::dtype_e code
-  input  logic        sat_i,    // FP8 only: 1 = saturate overflow to +-max, 0 = OCP non-saturating
-  input  logic [31:0] f32_i,
-  output logic [15:0] data_o    // narrow pattern; FP8 in bits [7:0], bits [15:8] zero
-);
+// Stochastic rounding (sr_i = 1; BRIEF section 3 rule 9, docs/numerics.md "Stochastic rounding"): instead of the
+// nearest-even increment, the bits shifted out, as a fraction of the last kept bit truncated to SR_BITS bits, are
+// added to rnd_i, and the carry out is the increment. Exact values stay exact; NaN, Inf and overflow as above.
+module trn_fp_narrow
   import trn_fp_pkg::*;
+(
+  input  logic [2:0]         dtype_i,  // trn_fp_pkg::dtype_e code
+  input  logic               sat_i,    // FP8 only: 1 = saturate overflow to +-max, 0 = OCP non-saturating
+  input  logic               sr_i,     // 1 = stochastic rounding with rnd_i, 0 = round to nearest even
+  input  logic [SR_BITS-1:0] rnd_i,    // random bits (trn_fp_sr_rng), used when sr_i
+  input  logic [31:0]        f32_i,
+  output logic [15:0]        data_o    // narrow pattern; FP8 in bits [7:0], bits [15:8] zero
+);
 
   // Written for an illegal dtype code (there is no target format).
   localparam logic [15:0] ILLEGAL_NAN = 16'h7FC0;
@@ -132,7 +138,10 @@ module trn_fp_narrow (
   logic [31:0] sig_w;
   logic [31:0] kept;
   logic [31:0] rest_mask;
-  logic        guard, sticky, round_up;
+  logic        guard, sticky, rne_up, round_up;
+  logic [31:0] dropped;   // the bits shifted out (all of them from shift 25 on, where nothing is kept)
+  logic [SR_BITS-1:0] frac;  // dropped as a fraction of the last kept bit, truncated to SR_BITS bits
+  logic [SR_BITS:0]   sr_sum;
   logic [31:0] packed_r;
   logic        ovf;
 
@@ -142,7 +151,16 @@ module trn_fp_narrow (
     guard     = sig_w[shamt - 5'd1];
     rest_mask = (32'd1 << (shamt - 5'd1)) - 32'd1;
     sticky    = (sig_w & rest_mask) != '0;
-    round_up  = guard & (sticky | kept[0]);
+    rne_up    = guard & (sticky | kept[0]);
+    // The true shift is shamt_w (shamt stops at 25, which already drops every significand bit).
+    dropped   = sig_w & ((32'd1 << shamt) - 32'd1);
+    if (shamt_w >= 9'(SR_BITS)) begin
+      frac = (shamt_w - 9'(SR_BITS) >= 9'd32) ? '0 : SR_BITS'(dropped >> (shamt_w - 9'(SR_BITS)));
+    end else begin
+      frac = SR_BITS'(dropped << (9'(SR_BITS) - shamt_w));
+    end
+    sr_sum    = {1'b0, frac} + {1'b0, rnd_i};
+    round_up  = sr_i ? sr_sum[SR_BITS] : rne_up;
     packed_r  = ((32'(exp_r) - 32'd1) << man_w) + kept + 32'(round_up);
     ovf       = f_inf | (packed_r > 32'(max_mag));
   end

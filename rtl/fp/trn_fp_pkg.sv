@@ -12,6 +12,8 @@ package trn_fp_pkg;
     DT_FP8E4M3 = 3'd2,  // OCP OFP8 E4M3: 1-4-3, bias 7, no Inf, NaN = S.1111.111, max 448
     DT_FP8E5M2 = 3'd3   // OCP OFP8 E5M2: 1-5-2, bias 15, IEEE-style Inf/NaN, max 57344
   } dtype_e;
+  // Random bits stochastic rounding compares with the discarded fraction (BRIEF section 3 rule 9) (C++ isa::kSrBits).
+  localparam int unsigned SR_BITS = 16;
   // ---- END GENERATED
 
   // Canonical quiet NaN written for every NaN result (numerics contract, rule 5).

@@ -8,6 +8,9 @@ module trn_fp_units (
   // narrowing: FP32 -> narrow
   input  logic [2:0]  narrow_dtype_i,
   input  logic        narrow_sat_i,
+  input  logic        narrow_sr_i,    // stochastic rounding, with the generator's bits for (sr_seed_i, sr_key_i)
+  input  logic [31:0] sr_seed_i,
+  input  logic [63:0] sr_key_i,
   input  logic [31:0] narrow_f32_i,
   output logic [15:0] narrow_data_o,
   // FP32 arithmetic
@@ -23,9 +26,19 @@ module trn_fp_units (
     .f32_o   (widen_f32_o)
   );
 
+  logic [trn_fp_pkg::SR_BITS-1:0] sr_bits;
+
+  trn_fp_sr_rng u_sr_rng (
+    .seed_i (sr_seed_i),
+    .key_i  (sr_key_i),
+    .bits_o (sr_bits)
+  );
+
   trn_fp_narrow u_narrow (
     .dtype_i (narrow_dtype_i),
     .sat_i   (narrow_sat_i),
+    .sr_i    (narrow_sr_i),
+    .rnd_i   (sr_bits),
     .f32_i   (narrow_f32_i),
     .data_o  (narrow_data_o)
   );

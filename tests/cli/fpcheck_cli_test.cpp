@@ -192,6 +192,41 @@ TEST(FpcheckCli, NoSatOnAnOpWithoutSaturationIsAUsageError) {
   }
 }
 
+// Stochastic rounding (BRIEF rule 9): each result is compared with the golden's stochastic rounding of the input,
+// with the random bits of its line index under the seed, on the model and on the RTL; the file's RNE results are
+// not used (one of them, 3F808000 -> 3F80, is a BF16 tie that a stochastic cast rounds either way).
+TEST(FpcheckCli, StochasticRoundingMatchesTheGoldenOnModelAndRtl) {
+  const std::string path = write_file("3F808000 3F80 00\n3F800000 3F80 00\n7F7F8000 7F80 05\n00000001 0000 03\n"
+                                      "BF812345 BF81 01\n7FC00001 7FC0 10\n");
+  for (const char* backend : {"", " --rtl"}) {
+    for (const char* seed : {"1", "4000000000"}) {
+      const Result r = run(std::string("fpcheck --op f32_to_bf16 --round stochastic --seed ") + seed +
+                           " --vectors " + path + backend);
+      EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+      EXPECT_NE(r.out.find("6 passed, 0 failed"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find(std::string("rounding: stochastic, seed ") + seed), std::string::npos) << r.out;
+    }
+  }
+}
+
+TEST(FpcheckCli, StochasticRoundingOptionsOutsideTheirUseAreUsageErrors) {
+  const std::string path = write_file("3F800000 3F80 00\n");
+  const std::string widen = write_file("3F80 3F800000 00\n");
+  const Result add = run("fpcheck --op bf16_to_f32 --round stochastic --vectors " + widen);
+  EXPECT_EQ(add.exit_code, 2);
+  EXPECT_NE(add.err.find("--round stochastic applies to the narrowing ops (f32_to_*) only, not bf16_to_f32"),
+            std::string::npos)
+      << add.err;
+  const Result seed = run("fpcheck --op f32_to_bf16 --seed 3 --vectors " + path);
+  EXPECT_EQ(seed.exit_code, 2);
+  EXPECT_NE(seed.err.find("--seed applies to --round stochastic only"), std::string::npos) << seed.err;
+  const Result bad = run("fpcheck --op f32_to_bf16 --round up --vectors " + path);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--round: unknown rounding 'up' (expected rne or stochastic)"), std::string::npos) << bad.err;
+  const Result big = run("fpcheck --op f32_to_bf16 --round stochastic --seed 4294967296 --vectors " + path);
+  EXPECT_EQ(big.exit_code, 2) << big.out;
+}
+
 TEST(FpcheckCli, HelpListsOps) {
   const Result r = run("fpcheck --help");
   EXPECT_EQ(r.exit_code, 0);

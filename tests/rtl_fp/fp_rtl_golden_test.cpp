@@ -4,6 +4,7 @@
 //   - narrowing to each dtype in both FP8 overflow modes: every FP32 pattern within 2 ulp of each rounding
 //     boundary (midpoints between adjacent representable values, incl. subnormals, zero and the overflow
 //     threshold) and of each representable value, +-Inf and NaNs, then 10 million biased random patterns;
+//   - stochastic rounding (rule 9): generator and converter on random patterns, seeds and keys;
 //   - FP32 add and mul on biased random pairs (subnormals, overflow edge, cancellation, ties, specials).
 // Random tests print their seed; TRNSIM_SEED=<n> re-runs them with another one.
 #include <gtest/gtest.h>
@@ -162,6 +163,43 @@ TEST(RtlFpNarrowVsGolden, Bf16OnRandomFp32BothModes) { narrow_random(Dtype::kBf1
 TEST(RtlFpNarrowVsGolden, Fp16OnRandomFp32BothModes) { narrow_random(Dtype::kFp16, 0xF16F16u); }
 TEST(RtlFpNarrowVsGolden, Fp8E4M3OnRandomFp32BothModes) { narrow_random(Dtype::kFp8E4M3, 0xE4E4E4u); }
 TEST(RtlFpNarrowVsGolden, Fp8E5M2OnRandomFp32BothModes) { narrow_random(Dtype::kFp8E5M2, 0xE5E5E5u); }
+
+// Stochastic rounding (BRIEF rule 9): the RTL's generator (trn_fp_sr_rng) and converter against the golden's, on
+// the same random patterns with a random seed and element key each; 500,000 per dtype, both FP8 modes.
+void narrow_stochastic_random(Dtype dt, uint64_t default_seed) {
+  const uint64_t seed = rtlfp_test::test_seed(default_seed);
+  Fp32Gen gen(seed);
+  const NarrowFormat& f = format(dt);
+  const int emax = static_cast<int>(f.max_finite >> f.man_bits) - f.bias;
+  const int emin_sub = 1 - f.bias - f.man_bits;
+  const auto exp_lo = static_cast<uint32_t>(std::clamp(127 + emin_sub - 20, 0, 255));
+  const auto exp_hi = static_cast<uint32_t>(std::clamp(127 + emax + 3, 0, 255));
+  FpRtl rtl;
+  MismatchLog log("stochastic narrow to " + name(dt));
+  constexpr int kCount = 500000;
+  for (int i = 0; i < kCount; ++i) {
+    const uint64_t kind = gen.bits(3);
+    const uint32_t x = kind == 0   ? static_cast<uint32_t>(gen.bits(32))
+                       : kind == 1 ? gen.special()
+                                   : gen.with_exp(gen.uniform(exp_lo, exp_hi));
+    const auto sr_seed = static_cast<uint32_t>(gen.bits(32));
+    const uint64_t key = gen.bits(64);
+    for (bool sat : {true, false}) {
+      const uint16_t want = golden::narrow_stochastic(dt, x, sat, golden::sr_random_bits(sr_seed, key));
+      const uint16_t got = rtl.narrow_stochastic(dt, x, sat, sr_seed, key);
+      if (got != want) {
+        log.add(fmt::format("{:08X} sat={} seed {:08X} key {:016X}: golden {:04X}, RTL {:04X}", x, sat, sr_seed,
+                            key, want, got));
+      }
+    }
+  }
+  log.expect_none(2ull * kCount);
+}
+
+TEST(RtlFpStochasticVsGolden, Bf16) { narrow_stochastic_random(Dtype::kBf16, 0x5B16u); }
+TEST(RtlFpStochasticVsGolden, Fp16) { narrow_stochastic_random(Dtype::kFp16, 0x5F16u); }
+TEST(RtlFpStochasticVsGolden, Fp8E4M3) { narrow_stochastic_random(Dtype::kFp8E4M3, 0x5E43u); }
+TEST(RtlFpStochasticVsGolden, Fp8E5M2) { narrow_stochastic_random(Dtype::kFp8E5M2, 0x5E52u); }
 
 // ---------------------------------------------------------------------------------------------------------------
 // (d) FP32 add and mul.

@@ -1,6 +1,7 @@
 // `trnsim fpcheck`: runs Berkeley TestFloat-format vectors through the model's FP units (default) or the verilated
 // RTL FP units (--rtl) and compares result bits (BRIEF section 4; vector format: shared/vectors/testfloat/FORMAT.md).
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,6 +100,8 @@ class Backend {
   virtual ~Backend() = default;
   virtual uint32_t widen(isa::Dtype dt, uint16_t bits) = 0;
   virtual uint16_t narrow(isa::Dtype dt, uint32_t f32, bool saturate) = 0;
+  /// Stochastic rounding (BRIEF rule 9) with the backend's own generator for element `key` under `seed`.
+  virtual uint16_t narrow_stochastic(isa::Dtype dt, uint32_t f32, bool saturate, uint32_t seed, uint64_t key) = 0;
   virtual uint32_t add(uint32_t a, uint32_t b) = 0;
   virtual uint32_t mul(uint32_t a, uint32_t b) = 0;
 };
@@ -109,6 +112,9 @@ class ModelBackend final : public Backend {
   uint16_t narrow(isa::Dtype dt, uint32_t f32, bool saturate) override {
     return model::fp::narrow(dt, f32, saturate);
   }
+  uint16_t narrow_stochastic(isa::Dtype dt, uint32_t f32, bool saturate, uint32_t seed, uint64_t key) override {
+    return model::fp::narrow_stochastic(dt, f32, saturate, model::fp::sr_bits(seed, key));
+  }
   uint32_t add(uint32_t a, uint32_t b) override { return model::fp::add(a, b); }
   uint32_t mul(uint32_t a, uint32_t b) override { return model::fp::mul(a, b); }
 };
@@ -117,6 +123,9 @@ class RtlBackend final : public Backend {
  public:
   uint32_t widen(isa::Dtype dt, uint16_t bits) override { return rtl_.widen(dt, bits); }
   uint16_t narrow(isa::Dtype dt, uint32_t f32, bool saturate) override { return rtl_.narrow(dt, f32, saturate); }
+  uint16_t narrow_stochastic(isa::Dtype dt, uint32_t f32, bool saturate, uint32_t seed, uint64_t key) override {
+    return rtl_.narrow_stochastic(dt, f32, saturate, seed, key);
+  }
   uint32_t add(uint32_t a, uint32_t b) override { return rtl_.add(a, b); }
   uint32_t mul(uint32_t a, uint32_t b) override { return rtl_.mul(a, b); }
 
@@ -142,6 +151,8 @@ struct Options {
   std::string vectors;
   bool rtl = false;
   bool no_sat = false;
+  std::string round = "rne";  ///< rne or stochastic (narrowing ops)
+  std::optional<uint32_t> seed;
   int max_failures = 20;
 };
 
@@ -160,6 +171,16 @@ int run_fpcheck(const Options& opt) {
     throw BadInput(fmt::format("--no-sat applies to the FP8 narrowing ops (f32_to_fp8e4m3, f32_to_fp8e5m2) only, "
                                "not {}", op->name));
   }
+
+  const bool stochastic = opt.round == "stochastic";
+  if (opt.round != "rne" && !stochastic) {
+    throw BadInput(fmt::format("--round: unknown rounding '{}' (expected rne or stochastic)", opt.round));
+  }
+  if (stochastic && op->cls != OpClass::kNarrow) {
+    throw BadInput(fmt::format("--round stochastic applies to the narrowing ops (f32_to_*) only, not {}", op->name));
+  }
+  if (opt.seed && !stochastic) throw BadInput("--seed applies to --round stochastic only");
+  const uint32_t seed = opt.seed.value_or(0);
 
   // Read and validate the whole file first, so that bad input (exit 2) is never mixed with a partial report.
   const std::string& path = opt.vectors;
@@ -186,10 +207,20 @@ int run_fpcheck(const Options& opt) {
 
   long passed = 0;
   long failed = 0;
-  for (const testfloat::Line& v : vectors) {
+  for (size_t index = 0; index < vectors.size(); ++index) {
+    const testfloat::Line& v = vectors[index];
     const uint32_t* in = v.fields.data();
-    const uint32_t expected = v.fields[op->inputs];
-    const uint32_t got = apply(*op, *backend, in, saturate);
+    uint32_t expected = v.fields[op->inputs];
+    uint32_t got;
+    if (stochastic) {
+      // The file's result is round-to-nearest; a stochastic result is checked against the golden's, both with
+      // the random bits of element `index` (the vector's position in the file).
+      const isa::Dtype dt = dtype_of(op->result);
+      expected = golden::narrow_stochastic(dt, in[0], saturate, golden::sr_random_bits(seed, index));
+      got = backend->narrow_stochastic(dt, in[0], saturate, seed, index);
+    } else {
+      got = apply(*op, *backend, in, saturate);
+    }
     const bool ok = got == expected || (is_nan(op->result, got) && is_nan(op->result, expected));
     if (ok) {
       ++passed;
@@ -209,6 +240,10 @@ int run_fpcheck(const Options& opt) {
   }
   fmt::print("backend: {}; exception flags of {} lines parsed but not compared (the FP units raise none)\n",
              opt.rtl ? "rtl" : "model", vectors.size());
+  if (stochastic) {
+    fmt::print("rounding: stochastic, seed {}, element key = line index from 0; results compared with the golden's "
+               "stochastic rounding, not the file's\n", seed);
+  }
   fmt::print("{} passed, {} failed\n", passed, failed);
   return failed == 0 ? kExitOk : kExitFail;
 }
@@ -230,6 +265,11 @@ Action add_fpcheck(CLI::App& app) {
   sub->add_flag("--no-sat", opt->no_sat,
                 "f32_to_fp8e4m3/f32_to_fp8e5m2 only: OCP non-saturating overflow (E4M3 -> NaN, E5M2 -> +-Inf) "
                 "instead of saturating to +-max finite");
+  sub->add_option("--round", opt->round,
+                  "Narrowing ops: rne (round to nearest even, the file's results) or stochastic (BRIEF rule 9, "
+                  "compared with the golden's stochastic rounding of each input)")
+      ->capture_default_str();
+  sub->add_option("--seed", opt->seed, "--round stochastic: the generator's seed (default 0)");
   sub->add_option("--max-failures", opt->max_failures, "Print at most this many failing lines")
       ->capture_default_str();
   return [opt] { return run_fpcheck(*opt); };
