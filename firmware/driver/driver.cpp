@@ -240,6 +240,7 @@ void reset_device(Device& device) {
   device.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK | regs::CTRL_PERF_CLEAR_MASK);
   device.write_reg(regs::INT_STATUS, regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK);
   device.write_reg(regs::WATCHDOG_CYCLES, regs::WATCHDOG_CYCLES_RESET);
+  device.write_reg(regs::SR_SEED, regs::SR_SEED_RESET);
   const uint32_t queues = std::min<uint32_t>(device.read_reg(regs::NUM_QUEUES), regs::QUEUE_SLOTS);
   for (uint32_t q = 0; q < queues; ++q) {
     device.write_reg(regs::queue_reg(q, regs::Q_LEN), 0);
@@ -352,6 +353,8 @@ void Driver::load_program(const isa::Program& program) {
 }
 
 void Driver::set_watchdog(uint32_t cycles) { device_.write_reg(regs::WATCHDOG_CYCLES, cycles); }
+
+void Driver::set_sr_seed(uint32_t seed) { device_.write_reg(regs::SR_SEED, seed); }
 
 std::string Driver::instruction_text(uint32_t queue, uint32_t index) const {
   if (queue >= program_.queues.size() || index >= program_.queues[queue].size()) return {};

@@ -218,8 +218,8 @@ std::vector<uint8_t> pack_elements(const std::vector<uint32_t>& elements, isa::D
 std::vector<uint32_t> unpack_elements(const std::vector<uint8_t>& bytes, isa::DataType type);
 
 /// The state every new owner of a device starts from (docs/driver.md, "Wire protocol" HELLO and RESET): interrupts
-/// disabled and cleared, CTRL.SOFT_RESET and PERF_CLEAR (semaphores, status, PCs, counters), the watchdog at its
-/// reset value, no queue loaded (Q_LEN, Q_BASE 0). Only register writes; no time passes.
+/// disabled and cleared, CTRL.SOFT_RESET and PERF_CLEAR (semaphores, status, PCs, counters), the watchdog and
+/// SR_SEED at their reset values, no queue loaded (Q_LEN, Q_BASE 0). Only register writes; no time passes.
 void reset_device(Device& device);
 
 /// Drives one device. Not copyable; holds a reference to the device, which must outlive it.
@@ -275,6 +275,9 @@ class Driver {
   /// Sets WATCHDOG_CYCLES: the device stops with ERR_WATCHDOG when for `cycles` TE cycles no queue retires an
   /// instruction and no DMA copy is moving bytes (0 = off). The device's reset value applies until this is called.
   void set_watchdog(uint32_t cycles);
+  /// Sets SR_SEED, the seed of every stochastically rounded cast (instructions with the sr flag; BRIEF section 3
+  /// rule 9, docs/numerics.md "Stochastic rounding"). 0 (the reset value) until this is called.
+  void set_sr_seed(uint32_t seed);
 
   /// Runs the loaded program: soft reset (CTRL.SOFT_RESET: semaphores, status, PCs, cycle counter), INT_ENABLE =
   /// DONE|ERROR, DOORBELL with one bit per loaded queue, then Device::wait_interrupt(timeout_cycles), then STATUS.

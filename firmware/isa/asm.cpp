@@ -34,7 +34,7 @@ struct Arg {
 };
 
 /// A text field of an instruction: `flag_group` is set for bare flags; the two flags of a group are exclusive
-/// (sat/no_sat, acc/no_acc).
+/// (sat/no_sat, rne/sr, acc/no_acc).
 struct KeySpec {
   std::string_view key;
   std::string_view flag_group;  // empty: key=value field
@@ -50,7 +50,8 @@ std::vector<KeySpec> keys_of(Opcode op) {
     case Opcode::kDmaCopy:
     case Opcode::kPsumCopy:
       return {{"src", "", true},        {"dst", "", true},        {"type", "", false},    {"count", "", true},
-              {"src_stride", "", false}, {"dst_stride", "", false}, {"sat", "sat", false}, {"no_sat", "sat", false}};
+              {"src_stride", "", false}, {"dst_stride", "", false}, {"sat", "sat", false}, {"no_sat", "sat", false},
+              {"rne", "round", false},   {"sr", "round", false}};
     case Opcode::kLoadStationary:
       return {{"dtype", "", false}, {"sbuf", "", true}, {"k", "", true}, {"m", "", true}, {"scales", "", false}};
     case Opcode::kMultiplyMoving:
@@ -109,6 +110,8 @@ std::vector<KeySpec> keys_of(Opcode op) {
   keys.push_back({"type", "", false});
   keys.push_back({"sat", "sat", false});
   keys.push_back({"no_sat", "sat", false});
+  keys.push_back({"rne", "round", false});
+  keys.push_back({"sr", "round", false});
   return keys;
 }
 
@@ -432,6 +435,7 @@ CopyFields parse_copy(const LineParser& p, const Args& args) {
   c.src_stride = strides(p, args, "src_stride", c.count, data_type_bytes(c.src_type));
   c.dst_stride = strides(p, args, "dst_stride", c.count, data_type_bytes(c.dst_type));
   c.no_sat = args.has("no_sat");
+  c.sr = args.has("sr");
   return c;
 }
 
@@ -547,6 +551,7 @@ VecFields parse_vec(const LineParser& p, const Args& args, Opcode op) {
       p.unsigned_number("partitions", *args.get("partitions"), std::numeric_limits<uint16_t>::max()));
   v.free = free_counts(p, args);
   v.no_sat = args.has("no_sat");
+  v.sr = args.has("sr");
   const std::array<uint32_t, 2> counts{v.free[0], v.free[1]};
   if (const auto o = args.get("op")) v.op = p.alu_op("op", *o);
   if (op == Opcode::kTensorScalar) {
@@ -596,6 +601,7 @@ ActFields parse_act(const LineParser& p, const Args& args) {
       p.unsigned_number("partitions", *args.get("partitions"), std::numeric_limits<uint16_t>::max()));
   a.free = free_counts(p, args);
   a.no_sat = args.has("no_sat");
+  a.sr = args.has("sr");
   const std::array<uint32_t, 2> counts{a.free[0], a.free[1]};
   if (const auto sc = args.get("scale")) a.scale = p.float_bits("scale", *sc);
   if (const auto b = args.get("bias")) {
@@ -702,6 +708,7 @@ std::string vec_text(std::string_view name, Opcode op, const VecFields& v) {
   if (op == Opcode::kTensorTensor || op == Opcode::kSelect) out += " " + operand_text("in1", v.in1);
   if (op == Opcode::kSelect) out += " " + operand_text("in2", v.in2);
   out += v.no_sat ? " no_sat" : " sat";
+  out += v.sr ? " sr" : " rne";
   return out;
 }
 
@@ -712,6 +719,7 @@ std::string act_text(std::string_view name, const ActFields& a) {
                      operand_text("out", a.out), operand_text("in0", a.in0));
   if (a.reduce) out += " " + operand_text("sum", a.sum, true);
   out += a.no_sat ? " no_sat" : " sat";
+  out += a.sr ? " sr" : " rne";
   return out;
 }
 
@@ -773,10 +781,11 @@ std::string disassemble(const Instruction& instr) {
     case Opcode::kDmaCopy:
     case Opcode::kPsumCopy: {
       const CopyFields& c = instr.copy;
-      return fmt::format("{} src={}:{} dst={}:{} type={}->{} count={} src_stride={} dst_stride={} {}", *name,
+      return fmt::format("{} src={}:{} dst={}:{} type={}->{} count={} src_stride={} dst_stride={} {} {}", *name,
                          mem_space_name(c.src_space), hex(c.src_addr), mem_space_name(c.dst_space), hex(c.dst_addr),
                          data_type_name(c.src_type), data_type_name(c.dst_type), list_text(c.count),
-                         list_text(c.src_stride), list_text(c.dst_stride), c.no_sat ? "no_sat" : "sat");
+                         list_text(c.src_stride), list_text(c.dst_stride), c.no_sat ? "no_sat" : "sat",
+                         c.sr ? "sr" : "rne");
     }
     case Opcode::kLoadStationary: {
       const TeFields& t = instr.te;

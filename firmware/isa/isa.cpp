@@ -122,6 +122,7 @@ constexpr std::size_t kOffScaleAddr = 32;
 
 constexpr uint8_t kFlagAccumulate = 0x01;  // te format
 constexpr uint8_t kFlagNoSat = 0x02;       // copy format
+constexpr uint8_t kFlagSr = 0x10;          // copy, tensor-op and act formats: stochastic rounding of the casts
 
 template <typename T>
 void put(uint8_t* p, T v) {
@@ -415,7 +416,7 @@ bool operator==(const Instruction& a, const Instruction& b) {
       const CopyFields& x = a.copy;
       const CopyFields& y = b.copy;
       return x.src_type == y.src_type && x.dst_type == y.dst_type && x.src_space == y.src_space &&
-             x.dst_space == y.dst_space && x.no_sat == y.no_sat && x.src_addr == y.src_addr &&
+             x.dst_space == y.dst_space && x.no_sat == y.no_sat && x.sr == y.sr && x.src_addr == y.src_addr &&
              x.dst_addr == y.dst_addr && x.count == y.count && x.src_stride == y.src_stride &&
              x.dst_stride == y.dst_stride;
     }
@@ -452,7 +453,7 @@ std::array<uint8_t, kInstrBytes> encode(const Instruction& instr) {
       break;
     case Format::kCopy: {
       const CopyFields& c = instr.copy;
-      p[kOffFlags] = c.no_sat ? kFlagNoSat : 0;
+      p[kOffFlags] = static_cast<uint8_t>((c.no_sat ? kFlagNoSat : 0) | (c.sr ? kFlagSr : 0));
       p[kOffSrcType] = static_cast<uint8_t>(c.src_type);
       p[kOffDstType] = static_cast<uint8_t>(c.dst_type);
       p[kOffSrcSpace] = static_cast<uint8_t>(c.src_space);
@@ -480,7 +481,7 @@ std::array<uint8_t, kInstrBytes> encode(const Instruction& instr) {
     case Format::kVec: {
       const VecFields& v = instr.vec;
       const Opcode op = instr.op;
-      p[kOffFlags] = v.no_sat ? kFlagNoSat : 0;
+      p[kOffFlags] = static_cast<uint8_t>((v.no_sat ? kFlagNoSat : 0) | (v.sr ? kFlagSr : 0));
       if (op == Opcode::kTensorTensor || op == Opcode::kTensorScalar || op == Opcode::kTensorReduce) {
         p[kOffOp] = static_cast<uint8_t>(v.op);
       }
@@ -509,7 +510,7 @@ std::array<uint8_t, kInstrBytes> encode(const Instruction& instr) {
     case Format::kAct: {
       const ActFields& a = instr.act;
       p[kOffFlags] = static_cast<uint8_t>((a.no_sat ? kFlagNoSat : 0) | (a.bias_tensor ? kFlagBiasTensor : 0) |
-                                          (a.reduce ? kFlagReduce : 0));
+                                          (a.reduce ? kFlagReduce : 0) | (a.sr ? kFlagSr : 0));
       p[kOffOp] = static_cast<uint8_t>(a.func);
       put<uint16_t>(p + kOffPartitions, a.partitions);
       put<uint16_t>(p + kOffFree, a.free[0]);
@@ -566,9 +567,10 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
       instr.sem.value = get<uint32_t>(bytes + kOffValue);
       break;
     case Format::kCopy: {
-      if (auto err = undefined_flags(kFlagNoSat)) return err;
+      if (auto err = undefined_flags(kFlagNoSat | kFlagSr)) return err;
       CopyFields& c = instr.copy;
       c.no_sat = (flags & kFlagNoSat) != 0;
+      c.sr = (flags & kFlagSr) != 0;
       c.src_type = static_cast<DataType>(bytes[kOffSrcType]);
       c.dst_type = static_cast<DataType>(bytes[kOffDstType]);
       c.src_space = static_cast<MemSpace>(bytes[kOffSrcSpace]);
@@ -604,9 +606,10 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
       }
       const Opcode op = instr.op;
       if (format == Format::kAct) {
-        if (auto err = undefined_flags(kFlagNoSat | kFlagBiasTensor | kFlagReduce)) return err;
+        if (auto err = undefined_flags(kFlagNoSat | kFlagBiasTensor | kFlagReduce | kFlagSr)) return err;
         ActFields& a = instr.act;
         a.no_sat = (flags & kFlagNoSat) != 0;
+        a.sr = (flags & kFlagSr) != 0;
         a.bias_tensor = (flags & kFlagBiasTensor) != 0;
         a.reduce = (flags & kFlagReduce) != 0;
         a.func = static_cast<ActFunc>(bytes[kOffOp]);
@@ -620,9 +623,10 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
         if (a.reduce) a.sum = get_operand(bytes + kOffSum, true);
         break;
       }
-      if (auto err = undefined_flags(kFlagNoSat)) return err;
+      if (auto err = undefined_flags(kFlagNoSat | kFlagSr)) return err;
       VecFields& v = instr.vec;
       v.no_sat = (flags & kFlagNoSat) != 0;
+      v.sr = (flags & kFlagSr) != 0;
       if (op == Opcode::kTensorTensor || op == Opcode::kTensorScalar || op == Opcode::kTensorReduce) {
         v.op = static_cast<AluOp>(bytes[kOffOp]);
       }

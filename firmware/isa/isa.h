@@ -77,11 +77,20 @@ static_assert(kNumQueues == int(Engine::kCc) + 1, "spec/isa.json kNumQueues: one
 enum class MemSpace : uint8_t { kHbm = 0, kSbuf = 1, kPsum = 2, kHost = 3 };
 
 
+/// The element key of stochastic rounding (BRIEF section 3 rule 9; docs/numerics.md "Stochastic rounding"): an
+/// element cast with the sr flag is named by its destination, `space` << 56 | its byte address in that space (the
+/// address of docs/isa.md "Addresses": partition * partition bytes + offset in SBUF and PSUM; the low 56 bits of a
+/// host address). The generator hashes SR_SEED with this key, so an element's random bits do not depend on which
+/// engine, instruction or order writes it.
+constexpr uint64_t sr_element_key(MemSpace space, uint64_t address) {
+  return uint64_t(static_cast<uint8_t>(space)) << 56 | (address & ((uint64_t{1} << 56) - 1));
+}
+
 /// Number of dimensions of an access pattern; dimension 0 is the innermost.
 inline constexpr int kApDims = 4;
 
 /// Fields of dma_copy and psum_copy (format "copy").
-///   byte 1: flags (bit 1 = no_sat), 2: src_type, 3: dst_type, 4: src_space, 5: dst_space, 6..7: reserved,
+///   byte 1: flags (bit 1 = no_sat, bit 4 = sr), 2: src_type, 3: dst_type, 4: src_space, 5: dst_space, 6..7: reserved,
 ///   8..15: src_addr, 16..23: dst_addr, 24..31: count[4] (u16), 32..47: src_stride[4] (i32), 48..63: dst_stride[4].
 /// Element (i3, i2, i1, i0) is read at src_addr + sum(i_d * src_stride[d]) and written at
 /// dst_addr + sum(i_d * dst_stride[d]), converted src_type -> FP32 (exact) -> dst_type (BRIEF section 3 rule 6).
@@ -91,6 +100,9 @@ struct CopyFields {
   MemSpace src_space = MemSpace::kHbm;
   MemSpace dst_space = MemSpace::kSbuf;
   bool no_sat = false;                 ///< FP8 overflow: false = saturate to max finite, true = OCP non-saturating
+  /// Stochastic rounding of the cast to a narrower dst_type (BRIEF section 3 rule 9; the bits of each element come
+  /// from SR_SEED and the element's destination address, docs/numerics.md); false = round to nearest even.
+  bool sr = false;
   uint64_t src_addr = 0;               ///< bytes
   uint64_t dst_addr = 0;               ///< bytes
   std::array<uint16_t, kApDims> count{1, 1, 1, 1};  ///< elements per dimension, each >= 1
@@ -183,9 +195,10 @@ enum class ReduceAxis : uint8_t {
 ///   tensor_tensor: op, out, in0, in1        tensor_scalar: op (op0), imm0, op1, imm1, out, in0
 ///   tensor_reduce: op (add/max/min), axis, out, in0    tensor_copy, transpose: out, in0
 ///   memset: out, imm0 (the value)           iota: out, base, pstep, step      select: out, in0 (predicate), in1, in2
-/// Every one: partitions, free, no_sat.
+/// Every one: partitions, free, no_sat, sr.
 struct VecFields {
   bool no_sat = false;                 ///< FP8 overflow of the output cast: OCP non-saturating
+  bool sr = false;                     ///< stochastic rounding of the output cast (as CopyFields::sr)
   AluOp op = AluOp::kAdd;
   AluOp op1 = AluOp::kNone;            ///< tensor_scalar second op (kNone: none)
   ReduceAxis axis = ReduceAxis::kAll;  ///< tensor_reduce
@@ -203,6 +216,7 @@ struct VecFields {
 /// [P, 1] tensor; with `reduce`, sum[P, 1] = the sum of the FP32 results along the free axes.
 struct ActFields {
   bool no_sat = false;
+  bool sr = false;                     ///< stochastic rounding of the output casts, out and sum (as CopyFields::sr)
   bool bias_tensor = false;            ///< bias is the [P, 1] operand `bias_ap`, not the immediate
   bool reduce = false;                 ///< write the free-axis sum to `sum`
   ActFunc func = ActFunc::kIdentity;

@@ -180,6 +180,7 @@ uint32_t CoreControl::read_reg(uint32_t offset) const {
     case regs::CYCLE_LO: return uint32_t(cycles());
     case regs::CYCLE_HI: return uint32_t(cycles() >> 32);
     case regs::WATCHDOG_CYCLES: return watchdog_cycles_;
+    case regs::SR_SEED: return sr_seed_;
     case regs::INT_STATUS: return int_status_;
     case regs::INT_ENABLE: return int_enable_;
     default: return 0;  // CTRL and DOORBELL read as 0, unmapped offsets too
@@ -209,6 +210,7 @@ void CoreControl::write_reg(uint32_t offset, uint32_t value) {
       break;
     case regs::DOORBELL: doorbell(value); break;
     case regs::WATCHDOG_CYCLES: watchdog_cycles_ = value; break;
+    case regs::SR_SEED: sr_seed_ = value; break;
     case regs::INT_STATUS: int_status_ &= ~value; break;  // RW1C
     case regs::INT_ENABLE:
       int_enable_ = value & (regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK);

@@ -68,6 +68,8 @@ class CoreControl : public sc_core::sc_module {
   const sc_core::sc_event& start_event(int q) const { return start_events_.at(q); }
   /// Increments at every soft reset / doorbell: an engine that sees a different epoch abandons its program.
   uint64_t epoch() const { return epoch_; }
+  /// SR_SEED: the stochastic-rounding seed of this core's casts (BRIEF section 3 rule 9).
+  uint32_t sr_seed() const { return sr_seed_; }
   /// True once an error is latched (engines stop at the next instruction boundary).
   bool stopped() const { return status_ & regs::STATUS_ERROR_MASK; }
   /// Fires on an error, a reset or a doorbell: wakes engines blocked on semaphores.
@@ -162,6 +164,7 @@ class CoreControl : public sc_core::sc_module {
   std::string fault_detail_;
   uint32_t int_status_ = 0, int_enable_ = 0;
   uint32_t watchdog_cycles_ = regs::WATCHDOG_CYCLES_RESET;
+  uint32_t sr_seed_ = regs::SR_SEED_RESET;
   sc_core::sc_time cycle_origin_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time run_end_ = sc_core::SC_ZERO_TIME;
   bool run_ended_ = false;  ///< CYCLE holds run_end_ - cycle_origin_

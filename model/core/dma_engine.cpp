@@ -174,7 +174,15 @@ std::optional<Fault> DmaEngine::perform(const isa::CopyFields& c, const AccessCh
             if (c.dst_type == isa::DataType::kFp32) {
               std::memcpy(d, &f32, 4);
             } else {
-              const uint16_t bits = fp::narrow(static_cast<isa::Dtype>(c.dst_type), f32, !c.no_sat);
+              const auto dt = static_cast<isa::Dtype>(c.dst_type);
+              uint16_t bits;
+              if (c.sr) {
+                const uint64_t at = uint64_t(int64_t(c.dst_addr) + dof + int64_t(i0) * c.dst_stride[0]);
+                bits = fp::narrow_stochastic(dt, f32, !c.no_sat,
+                                             fp::sr_bits(control_.sr_seed(), isa::sr_element_key(c.dst_space, at)));
+              } else {
+                bits = fp::narrow(dt, f32, !c.no_sat);
+              }
               d[0] = uint8_t(bits);
               if (dbytes == 2) d[1] = uint8_t(bits >> 8);
             }

@@ -40,8 +40,8 @@ std::optional<Fault> ScalarEngine::execute(const isa::Instruction& instr, uint32
   }
   charge(op_cycles(uint64_t(n0) * n1) + (a.reduce ? kMinII : 0));
   if (control_.epoch() == epoch) {
-    write(a.out, out, a.no_sat);
-    if (a.reduce) write(a.sum, sum, a.no_sat);
+    write(a.out, out, a.no_sat, a.sr);
+    if (a.reduce) write(a.sum, sum, a.no_sat, a.sr);
   }
   return std::nullopt;
 }

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "model/fp/engine_ops.h"
+#include "model/fp/fp_ops.h"
 
 namespace trnsim::model {
 
@@ -110,7 +111,7 @@ TensorOpEngine::Tile TensorOpEngine::read(const isa::Operand& o, int partitions,
   return t;
 }
 
-void TensorOpEngine::write(const isa::Operand& o, const Tile& t, bool no_sat) {
+void TensorOpEngine::write(const isa::Operand& o, const Tile& t, bool no_sat, bool sr) {
   const unsigned es = isa::data_type_bytes(o.type);
   int64_t lo = 0, hi = 0;
   span(o, t.n0, t.n1, &lo, &hi);
@@ -131,7 +132,14 @@ void TensorOpEngine::write(const isa::Operand& o, const Tile& t, bool no_sat) {
       for (int i0 = 0; i0 < t.n0; ++i0) {
         const int64_t at = int64_t(o.offset) - lo + es * (int64_t(i0) * o.stride[0] + int64_t(i1) * o.stride[1]);
         if (checked) report.add(addr + uint64_t(at), es);
-        store_element(&row[size_t(at)], es, fp::from_f32(o.type, t.at(p, i1, i0), !no_sat));
+        const uint32_t v = t.at(p, i1, i0);
+        if (sr) {
+          const uint64_t key = isa::sr_element_key(o.space, uint64_t(o.partition + p) * pb + uint64_t(lo + at));
+          store_element(&row[size_t(at)], es,
+                        fp::from_f32_stochastic(o.type, v, !no_sat, fp::sr_bits(control_.sr_seed(), key)));
+        } else {
+          store_element(&row[size_t(at)], es, fp::from_f32(o.type, v, !no_sat));
+        }
       }
     }
     report.flush();  // before the data lands

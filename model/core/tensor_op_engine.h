@@ -48,8 +48,9 @@ class TensorOpEngine : public QueueEngine {
   /// Reads an operand (checked) widened to FP32.
   Tile read(const isa::Operand& o, int partitions, int n0, int n1);
   /// Casts and writes a tile to an operand (checked); elements are written in index order, so with overlapping
-  /// addresses (stride 0) the last one stays.
-  void write(const isa::Operand& o, const Tile& t, bool no_sat);
+  /// addresses (stride 0) the last one stays. `sr`: stochastic rounding (rule 9) with SR_SEED and each element's
+  /// destination key (isa::sr_element_key).
+  void write(const isa::Operand& o, const Tile& t, bool no_sat, bool sr);
   /// Waits `engine_cycles` of this engine's clock, rounded up to whole TE cycles (the device's time unit).
   void charge(uint64_t engine_cycles);
   /// Cost of an instruction that processes `elements` per partition: max(kMinII, elements) engine cycles.

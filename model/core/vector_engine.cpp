@@ -114,7 +114,7 @@ std::optional<Fault> VectorEngine::execute(const isa::Instruction& instr, uint32
   // N elements per partition: the output row for transpose (P), the input's n0 * n1 otherwise.
   const uint64_t n = op == isa::Opcode::kTranspose ? uint64_t(P) : uint64_t(n0) * n1;
   charge(op_cycles(n));
-  if (control_.epoch() == epoch) write(v.out, out, v.no_sat);
+  if (control_.epoch() == epoch) write(v.out, out, v.no_sat, v.sr);
   return std::nullopt;
 }
 

@@ -74,6 +74,11 @@ uint32_t from_f32(isa::DataType t, uint32_t v, bool saturate) {
   return narrow(static_cast<isa::Dtype>(t), v, saturate);
 }
 
+uint32_t from_f32_stochastic(isa::DataType t, uint32_t v, bool saturate, uint16_t random_bits) {
+  if (t == isa::DataType::kFp32) return bits(f32(v));
+  return narrow_stochastic(static_cast<isa::Dtype>(t), v, saturate, random_bits);
+}
+
 uint32_t alu(isa::AluOp op, uint32_t a, uint32_t b) {
   const float x = f32(a), y = f32(b);
   switch (op) {

@@ -20,6 +20,10 @@ uint32_t to_f32(isa::DataType t, uint32_t bits);
 /// value itself with any NaN canonical.
 uint32_t from_f32(isa::DataType t, uint32_t f32, bool saturate);
 
+/// from_f32 with stochastic rounding (BRIEF section 3 rule 9) using `random_bits` (fp::sr_bits) when `t` is
+/// narrow; an FP32 output is the value itself, as from_f32.
+uint32_t from_f32_stochastic(isa::DataType t, uint32_t f32, bool saturate, uint16_t random_bits);
+
 /// One ALU operation (isa::AluOp, not kNone): a <op> b. Comparisons give 1.0 or 0.0.
 uint32_t alu(isa::AluOp op, uint32_t a, uint32_t b);
 

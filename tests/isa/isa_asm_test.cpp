@@ -129,14 +129,22 @@ TEST(IsaAsm, CanonicalDisassembly) {
             "multiply_moving dtype=fp8e4m3 sbuf=0x200 psum=0x0 k=16 n=512 acc  # 2\n"
             ".queue dma\n"
             "dma_copy src=hbm:0x1000 dst=sbuf:0x0 type=bf16->bf16 count=[64,16,1,1] src_stride=[2,128,0,0] "
-            "dst_stride=[2,128,0,0] no_sat  # 0\n"
+            "dst_stride=[2,128,0,0] no_sat rne  # 0\n"
             "sem_signal sem=3 value=1  # 1\n"
             "halt  # 2\n");
   EXPECT_EQ(disassemble(Program{}),
             "# trnsim ISA v0 program (canonical text; '# N' is the instruction index in its queue)\n");
   EXPECT_EQ(disassemble(copy_instr(Opcode::kPsumCopy, CopyFields{})),
             "psum_copy src=hbm:0x0 dst=sbuf:0x0 type=fp32->fp32 count=[1,1,1,1] src_stride=[0,0,0,0] "
-            "dst_stride=[0,0,0,0] sat");
+            "dst_stride=[0,0,0,0] sat rne");
+  CopyFields stochastic;
+  stochastic.dst_type = DataType::kBf16;
+  stochastic.sr = true;
+  const std::string sr_text = disassemble(copy_instr(Opcode::kDmaCopy, stochastic));
+  EXPECT_EQ(sr_text, "dma_copy src=hbm:0x0 dst=sbuf:0x0 type=fp32->bf16 count=[1,1,1,1] src_stride=[0,0,0,0] "
+                     "dst_stride=[0,0,0,0] sat sr");
+  EXPECT_TRUE(assemble(".queue dma\n" + sr_text + "\n").queue(Engine::kDma).at(0).copy.sr);
+  EXPECT_EQ(encode(assemble(".queue dma\n" + sr_text + "\n").queue(Engine::kDma).at(0))[1], 0x10) << "flags bit 4 = sr";
 }
 
 TEST(IsaAsm, MxInstructionsCarryTheirScaleAddress) {

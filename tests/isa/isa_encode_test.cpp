@@ -389,8 +389,8 @@ TEST(IsaDecode, ScaleAddressOfANarrowDtypeIsReserved) {
 
 TEST(IsaDecode, UndefinedFlagBitsAreRejected) {
   const std::pair<Instruction, uint8_t> cases[] = {
-      {test::one_of_each()[4], 0x02},  // dma_copy: no_sat
-      {test::one_of_each()[7], 0x02},  // psum_copy: no_sat
+      {test::one_of_each()[4], 0x12},  // dma_copy: no_sat, sr
+      {test::one_of_each()[7], 0x12},  // psum_copy: no_sat, sr
       {te_instr(Opcode::kLoadStationary, Dtype::kBf16, 0, 0, 1, 1, false), 0x00},
       {te_instr(Opcode::kMultiplyMoving, Dtype::kBf16, 0, 0, 1, 1, false), 0x01},  // accumulate
   };

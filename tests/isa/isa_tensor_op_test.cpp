@@ -368,7 +368,7 @@ TEST(IsaTensorOpDecode, AccumulateFlagIsATensorEngineFlag) {
 
 TEST(IsaTensorOpDecode, UndefinedFlagBits) {
   for (const Instruction& i : ops()) {
-    const uint8_t defined = i.op == Opcode::kActivation ? 0x0E : 0x02;
+    const uint8_t defined = i.op == Opcode::kActivation ? 0x1E : 0x12;  // no_sat, sr (act: also bias tensor, sum)
     for (int bit = 1; bit < 8; ++bit) {
       Bytes b = encode(i);
       b[1] = static_cast<uint8_t>(1u << bit);
@@ -572,7 +572,7 @@ TEST(IsaTensorOpValidate, HandBuiltInstructions) {
 
 constexpr const char* kTensorProgram = R"(# Vector and Scalar engine instructions
 .queue vec
-tensor_tensor op=add partitions=16 free=[64,2] out=sbuf:0:0x100 in0=sbuf:0:0x0 type=bf16 in1=psum:0:0x40 in1_type=fp32 no_sat
+tensor_tensor op=add partitions=16 free=[64,2] out=sbuf:0:0x100 in0=sbuf:0:0x0 type=bf16 in1=psum:0:0x40 in1_type=fp32 no_sat sr
 tensor_scalar op=multiply imm0=2.5 op1=rsubtract imm1=-0 partitions=128 free=[512] out=sbuf:64:0 in0=sbuf:0:0x40 in0_type=fp16
 tensor_reduce op=max axis=inner partitions=16 free=[64,4] out=sbuf:0:0x0 in0=sbuf:0:0x100 in0_stride=[4,1]
 tensor_reduce op=add partitions=1 free=[3] out=psum:0:4 in0=sbuf:0:1 in0_type=fp8e4m3 in0_stride=[-1]
@@ -680,23 +680,23 @@ TEST(IsaTensorOpAsm, CanonicalTextRoundTrips) {
   EXPECT_EQ(write_program_binary(assemble(disassemble(read_program_binary(bin)))), bin);
   EXPECT_EQ(disassemble(p.queue(Engine::kVec)[0]),
             "tensor_tensor op=add partitions=16 free=[64,2] out=sbuf:0:0x100 out_type=bf16 out_stride=[1,64] "
-            "in0=sbuf:0:0x0 in0_type=bf16 in0_stride=[1,64] in1=psum:0:0x40 in1_type=fp32 in1_stride=[1,64] no_sat");
+            "in0=sbuf:0:0x0 in0_type=bf16 in0_stride=[1,64] in1=psum:0:0x40 in1_type=fp32 in1_stride=[1,64] no_sat sr");
   EXPECT_EQ(disassemble(p.queue(Engine::kVec)[1]),
             "tensor_scalar op=multiply imm0=2.5 op1=rsubtract imm1=-0 partitions=128 free=[512,1] "
-            "out=sbuf:64:0x0 out_type=fp32 out_stride=[1,0] in0=sbuf:0:0x40 in0_type=fp16 in0_stride=[1,0] sat");
+            "out=sbuf:64:0x0 out_type=fp32 out_stride=[1,0] in0=sbuf:0:0x40 in0_type=fp16 in0_stride=[1,0] sat rne");
   EXPECT_EQ(disassemble(p.queue(Engine::kVec)[5]),
-            "memset value=0x7fc00000 partitions=2 free=[5,5] out=sbuf:0:0x0 out_type=fp32 out_stride=[1,5] sat");
+            "memset value=0x7fc00000 partitions=2 free=[5,5] out=sbuf:0:0x0 out_type=fp32 out_stride=[1,5] sat rne");
   EXPECT_EQ(disassemble(p.queue(Engine::kVec)[7]),
             "iota base=-3 pstep=1 step=[1,16] partitions=16 free=[16,2] out=sbuf:0:0x0 out_type=fp32 "
-            "out_stride=[1,16] sat");
+            "out_stride=[1,16] sat rne");
   EXPECT_EQ(disassemble(p.queue(Engine::kAct)[0]),
             "activation func=exp scale=-1 bias=sbuf:0:0x40 bias_type=fp32 partitions=16 free=[128,1] "
             "out=sbuf:0:0x0 out_type=bf16 out_stride=[1,0] in0=psum:0:0x0 in0_type=fp32 in0_stride=[1,0] "
-            "sum=sbuf:0:0x80 sum_type=fp32 sat");
+            "sum=sbuf:0:0x80 sum_type=fp32 sat rne");
   EXPECT_EQ(disassemble(p.queue(Engine::kAct)[2]),
             "activation func=rsqrt scale=1.40129846e-45 bias=-inf partitions=1 free=[1,1] out=psum:0:0x0 "
             "out_type=fp32 out_stride=[0,0] in0=psum:0:0x4 in0_type=fp32 in0_stride=[0,0] sum=psum:0:0x8 "
-            "sum_type=fp32 sat");
+            "sum_type=fp32 sat rne");
 }
 
 TEST(IsaTensorOpAsm, FloatImmediatesRoundTripEveryPattern) {

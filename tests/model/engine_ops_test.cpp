@@ -334,6 +334,102 @@ TEST_F(EngineTest, TensorCopyEveryPatternToEveryTypeBothFp8Modes) {
   }
 }
 
+// ---- stochastic rounding (BRIEF rule 9): casts with the sr flag, keyed by the destination
+
+/// The golden's stochastic cast of FP32 `x` to `t` for the element at byte `address` of `space` under `seed`.
+uint32_t golden_sr(DataType t, uint32_t x, uint32_t seed, MemSpace space, uint64_t address) {
+  const uint16_t r = golden::sr_random_bits(seed, isa::sr_element_key(space, address));
+  return golden::narrow_stochastic(static_cast<isa::Dtype>(t), x, true, r);
+}
+
+TEST_F(EngineTest, StochasticCastsOfVectorAndScalarMatchTheGoldenKeyedByDestination) {
+  std::mt19937_64 rng(test_seed());
+  constexpr int n = 64;
+  const auto x = random_values(DataType::kFp32, size_t(kP) * n, rng);
+  put(0, 0x0, DataType::kFp32, kP, n, x);
+  const uint32_t pb = partition_bytes(MemSpace::kSbuf);
+  struct Out {
+    DataType type;
+    uint32_t offset;
+    int stride;  // elements: 2 interleaves, so that the key must follow the element's real address
+  };
+  const Out outs[] = {{DataType::kBf16, 0x1000, 1}, {DataType::kFp8E4M3, 0x2000, 2}, {DataType::kFp16, 0x3000, 1}};
+  std::vector<std::vector<uint32_t>> first;
+  for (const uint32_t seed : {12345u, 12345u, 777u}) {
+    drv_->set_sr_seed(seed);
+    std::vector<Instruction> vprog;
+    for (const Out& o : {outs[0], outs[1]}) {
+      Instruction i = vec(Opcode::kTensorCopy, kP, n, 1, opnd(MemSpace::kSbuf, o.type, 0, o.offset, o.stride),
+                          sbuf(DataType::kFp32, 0x0, n));
+      i.vec.sr = true;
+      vprog.push_back(i);
+    }
+    run_vec(vprog);
+    Instruction a = activation(isa::ActFunc::kIdentity, kP, n, 1, sbuf(outs[2].type, outs[2].offset, n),
+                               sbuf(DataType::kFp32, 0x0, n));
+    a.act.sr = true;
+    run_act({a});
+    std::vector<std::vector<uint32_t>> got;
+    for (const Out& o : outs) {
+      const unsigned es = isa::data_type_bytes(o.type);
+      const auto all = get(0, o.offset, o.type, kP, n * o.stride);
+      std::vector<uint32_t> mine;
+      for (int p = 0; p < kP; ++p) {
+        for (int i = 0; i < n; ++i) {
+          const uint32_t v = all[size_t(p) * n * o.stride + size_t(i) * o.stride];
+          const uint64_t at = uint64_t(p) * pb + o.offset + uint64_t(i) * o.stride * es;
+          ASSERT_EQ(hex(v), hex(golden_sr(o.type, x[size_t(p) * n + i], seed, MemSpace::kSbuf, at)))
+              << type_name(o.type) << " seed " << seed << " p " << p << " i " << i;
+          mine.push_back(v);
+        }
+      }
+      got.push_back(mine);
+    }
+    if (first.empty()) {
+      first = got;
+    } else if (seed == 12345u) {
+      EXPECT_EQ(got, first) << "same seed, same results";
+    } else {
+      EXPECT_NE(got[0], first[0]) << "another seed rounds some BF16 elements the other way";
+    }
+  }
+  drv_->set_sr_seed(0);
+}
+
+TEST_F(EngineTest, StochasticDmaCopyMatchesTheGoldenKeyedByTheHbmDestination) {
+  std::mt19937_64 rng(test_seed());
+  constexpr int n = 4096;
+  const auto x = random_values(DataType::kFp32, n, rng);
+  std::vector<uint8_t> bytes(size_t(n) * 4);
+  std::memcpy(bytes.data(), x.data(), bytes.size());
+  const uint64_t src = drv_->alloc(bytes.size()), dst = drv_->alloc(size_t(n) * 2);
+  drv_->write_hbm(src, bytes.data(), bytes.size());
+  drv_->set_sr_seed(0xC0FFEEu);
+  Instruction c;
+  c.op = Opcode::kDmaCopy;
+  c.copy.src_space = c.copy.dst_space = MemSpace::kHbm;
+  c.copy.src_type = DataType::kFp32;
+  c.copy.dst_type = DataType::kBf16;
+  c.copy.src_addr = src;
+  c.copy.dst_addr = dst;
+  c.copy.count = {uint16_t(n / 8), 8, 1, 1};
+  c.copy.src_stride = {4, int32_t(n / 8 * 4), 0, 0};
+  c.copy.dst_stride = {2, int32_t(n / 8 * 2), 0, 0};
+  c.copy.sr = true;
+  run_on(isa::Engine::kDma, {c});
+  std::vector<uint8_t> out(size_t(n) * 2);
+  drv_->read_hbm(dst, out.data(), out.size());
+  int up = 0;
+  for (int i = 0; i < n; ++i) {
+    const uint32_t got = uint32_t(out[2 * i] | out[2 * i + 1] << 8);
+    ASSERT_EQ(hex(got), hex(golden_sr(DataType::kBf16, x[size_t(i)], 0xC0FFEEu, MemSpace::kHbm, dst + 2 * i)))
+        << "element " << i;
+    up += got != golden::narrow_from_f32(isa::Dtype::kBf16, x[size_t(i)], true);
+  }
+  EXPECT_GT(up, 0) << "some elements round away from the nearest value";
+  drv_->set_sr_seed(0);
+}
+
 // ---- memset, iota, select, transpose
 
 TEST_F(EngineTest, MemsetEveryValueClassToEveryType) {
