@@ -208,9 +208,7 @@ class LineParser {
   }
 
   DataType data_type(std::string_view field, std::string_view s) const {
-    for (const DataType t : kAllDataTypes) {
-      if (data_type_name(t) == s) return t;
-    }
+    if (const auto t = parse_data_type(s)) return *t;
     fail(s, fmt::format("{}: '{}' is not a data type (bf16, fp16, fp8e4m3, fp8e5m2, fp32)", field, s));
   }
 

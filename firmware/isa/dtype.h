@@ -35,6 +35,16 @@ constexpr std::optional<Dtype> parse_dtype(std::string_view name) {
   return std::nullopt;
 }
 
+/// Parses an element data type name (bf16, fp16, fp8e4m3, fp8e5m2, fp32: the narrow types and FP32, as
+/// data_type_name() prints them); std::nullopt for anything else (the MX types included).
+constexpr std::optional<DataType> parse_data_type(std::string_view name) {
+  for (DataType t : kNarrowTypes) {
+    if (data_type_name(t) == name) return t;
+  }
+  if (data_type_name(DataType::kFp32) == name) return DataType::kFp32;
+  return std::nullopt;
+}
+
 /// The TE dtype names, for messages: "bf16, fp16, fp8e4m3, fp8e5m2, mxfp8e4m3, mxfp8e5m2, mxfp4".
 inline constexpr std::string_view kTeDtypeNames = "bf16, fp16, fp8e4m3, fp8e5m2, mxfp8e4m3, mxfp8e5m2, mxfp4";
 

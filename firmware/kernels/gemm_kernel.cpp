@@ -257,16 +257,21 @@ class GemmBuilder {
     auto make = [&](int col0, int cols, int tiles) {
       isa::CopyFields c;
       c.src_type = c.dst_type = isa::DataType::kFp32;
-      const uint64_t hbm = l_.out_hbm + (uint64_t(b.m0) * l_.n + uint64_t(b.n0 + col0)) * kFp32Bytes;
+      if (drain) {  // the output cast (rule 6, or rule 9 with out_sr), FP8 saturating
+        c.dst_type = l_.out_type;
+        c.sr = l_.out_sr;
+      }
+      const uint64_t ob = isa::data_type_bytes(l_.out_type);  // bytes per output element in HBM
+      const uint64_t hbm = l_.out_hbm + (uint64_t(b.m0) * l_.n + uint64_t(b.n0 + col0)) * ob;
       const uint64_t psum = psum_addr(b.psum_buffer, 0) + (uint64_t(col0) / nt) * bank_bytes_ +
                             (uint64_t(col0) % nt) * kFp32Bytes;
-      const int32_t hbm_row = stride(uint64_t(l_.n) * kFp32Bytes, "output row");
+      const int32_t hbm_row = stride(uint64_t(l_.n) * ob, "output row");
       const int32_t psum_row = static_cast<int32_t>(info_.psum_partition_bytes);
       c.count = {static_cast<uint16_t>(cols), static_cast<uint16_t>(b.rows), static_cast<uint16_t>(tiles), 1};
-      std::array<int32_t, isa::kApDims> hbm_stride{4, b.rows > 1 ? hbm_row : 0, 0, 0};
+      std::array<int32_t, isa::kApDims> hbm_stride{int32_t(ob), b.rows > 1 ? hbm_row : 0, 0, 0};
       std::array<int32_t, isa::kApDims> psum_stride{4, b.rows > 1 ? psum_row : 0, 0, 0};
       if (tiles > 1) {
-        hbm_stride[2] = static_cast<int32_t>(nt * kFp32Bytes);
+        hbm_stride[2] = static_cast<int32_t>(nt * ob);
         psum_stride[2] = static_cast<int32_t>(bank_bytes_);
       }
       if (drain) {
@@ -316,6 +321,10 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
   const uint64_t bank_bytes = info.psum_bank_bytes();
   require(bank_bytes >= kFp32Bytes, fmt::format("PSUM banks of {} bytes hold no FP32", bank_bytes));
   const uint64_t es = isa::dtype_bits(l.dtype) / 8;
+  const bool narrow_out = l.out_type != isa::DataType::kFp32;
+  require(!narrow_out || isa::is_narrow(l.out_type), "the output type must be fp32 or a narrow type");
+  require(!(narrow_out && l.accumulate_into), "accumulate_into needs an FP32 output (P is FP32 in out_hbm)");
+  require(!l.out_sr || narrow_out, "stochastic rounding of the output needs a narrow output type");
 
   GemmPlan p;
   p.k_tile = static_cast<int>(isa::te_max_k(l.dtype, info.te_rows));  // 2 * te_rows for FP8 (rule 8)

@@ -39,7 +39,12 @@ struct GemmLayout {
   int n = 0;                             ///< moving free size (output columns), >= 1
   uint64_t stationary_hbm = 0;           ///< [K, M] narrow elements, row-major
   uint64_t moving_hbm = 0;               ///< [K, N] narrow elements, row-major
-  uint64_t out_hbm = 0;                  ///< [M, N] FP32, row-major
+  uint64_t out_hbm = 0;                  ///< [M, N] of out_type, row-major
+  /// Type of out in HBM: FP32, or a narrow type the drain casts the FP32 sums to (one rule 6 rounding, FP8
+  /// saturating; with out_sr, stochastic per rule 9 with the device's SR_SEED). A narrow out_type needs
+  /// accumulate_into false.
+  isa::DataType out_type = isa::DataType::kFp32;
+  bool out_sr = false;
   /// MX dtypes only (BRIEF section 3 rule 10): E8M0 scales [ceil(K / 32), M] and [ceil(K / 32), N], one byte each.
   uint64_t stationary_scales_hbm = 0, moving_scales_hbm = 0;
   /// out_hbm already holds P[M, N] (FP32); the result is P + S^T @ M, accumulated in PSUM starting from P.
@@ -68,7 +73,8 @@ struct GemmPlan {
 };
 
 /// The tiling for `layout` on a device described by `info`. Throws std::invalid_argument for a dimension < 1, a
-/// tensor too large for the ISA's 32-bit strides, or a device too small for one K tile (fewer SBUF partitions than
+/// narrow out_type with accumulate_into or out_sr with an FP32 out_type, a tensor too large for the ISA's 32-bit
+/// strides, or a device too small for one K tile (fewer SBUF partitions than
 /// TE rows, a PSUM bank smaller than one FP32, SBUF partitions too small for one buffer).
 GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& layout);
 

@@ -35,6 +35,9 @@ GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_
     throw std::invalid_argument(fmt::format("run_gemm: {} needs {} scales ([ceil(K/32), M] and [ceil(K/32), N])",
                                             isa::dtype_name(ops.dtype), mx ? "its" : "no"));
   }
+  if (ops.accumulate_into && ops.out_type != isa::DataType::kFp32) {
+    throw std::invalid_argument("run_gemm: accumulate_into needs an FP32 output (P is FP32 in the output buffer)");
+  }
   const unsigned es = isa::dtype_bits(ops.dtype) / 8;
   drv.free_all();
   GemmLayout layout;
@@ -44,7 +47,10 @@ GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_
   layout.n = ops.n;
   layout.stationary_hbm = drv.alloc(km * es);
   layout.moving_hbm = drv.alloc(kn * es);
-  layout.out_hbm = drv.alloc(mn * 4);
+  const unsigned ob = isa::data_type_bytes(ops.out_type);
+  layout.out_hbm = drv.alloc(mn * ob);
+  layout.out_type = ops.out_type;
+  layout.out_sr = ops.out_sr;
   layout.accumulate_into = ops.accumulate_into != nullptr;
   drv.write_hbm(layout.stationary_hbm, pack(ops.stationary, ops.dtype).data(), km * es);
   drv.write_hbm(layout.moving_hbm, pack(ops.moving, ops.dtype).data(), kn * es);
@@ -58,11 +64,14 @@ GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_
 
   const isa::Program program = make_gemm_program(drv.info(), layout);
   drv.load_program(program);
+  if (ops.out_sr) drv.set_sr_seed(ops.sr_seed);
   GemmDeviceRun r;
   for (const auto& q : program.queues) r.instructions += q.size();
   r.run = drv.run(timeout_cycles);
-  r.out.resize(mn);
-  drv.read_hbm(layout.out_hbm, r.out.data(), mn * 4);
+  std::vector<uint8_t> out(mn * ob);
+  drv.read_hbm(layout.out_hbm, out.data(), out.size());
+  r.out = driver::unpack_elements(out, ops.out_type);
+  r.out_hbm = layout.out_hbm;
   return r;
 }
 

@@ -19,17 +19,24 @@ struct GemmHostOperands {
   /// MX dtypes only (BRIEF section 3 rule 10): E8M0 scales [ceil(K / 32), M] and [ceil(K / 32), N].
   std::vector<uint8_t> stationary_scales, moving_scales;
   const std::vector<uint32_t>* accumulate_into = nullptr;  ///< optional P[M, N] FP32 bits: out = P + S^T @ M
+  /// The output's type in HBM (GemmLayout::out_type): FP32, or a narrow type the sums are cast to; with out_sr the
+  /// cast rounds stochastically (BRIEF rule 9) under SR_SEED = sr_seed.
+  isa::DataType out_type = isa::DataType::kFp32;
+  bool out_sr = false;
+  uint32_t sr_seed = 0;
 };
 
 struct GemmDeviceRun {
-  std::vector<uint32_t> out;     ///< [M, N] FP32 bits, row-major
+  std::vector<uint32_t> out;     ///< [M, N] patterns of out_type (FP32 bits, or narrow in the low bits), row-major
+  uint64_t out_hbm = 0;          ///< HBM address of out (stochastic rounding keys each element by its address)
   driver::RunResult run;         ///< cycles and retired instructions
   size_t instructions = 0;       ///< program size, all queues
 };
 
 /// Allocates HBM for the operands and the result (freeing every earlier allocation of `drv`), writes them, loads
 /// and runs the kernel with `timeout_cycles`, and returns the result. Throws std::invalid_argument on a size
-/// mismatch (scales included: present exactly for an MX dtype), and the driver's errors (DeviceFault, DriverTimeout, OutOfDeviceMemory) as they come.
+/// mismatch (scales included: present exactly for an MX dtype), plan_gemm's for the output type, and the driver's
+/// errors (DeviceFault, DriverTimeout, OutOfDeviceMemory) as they come.
 GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_t timeout_cycles);
 
 }  // namespace trnsim::kernels

@@ -2,6 +2,7 @@
 // GEMM computed here from the same files; ragged shapes, 1x1x1, --accumulate-into; bad files exit 2 naming them.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -282,6 +283,75 @@ TEST(MatmulCliErrors, MxOnTheRtlEngineIsBadInputNamingTheDtype) {
   const Result run_mx = run("run --workload gemm --te tlm -m 4 -k 4 -n 4 --dtype mxfp4");
   EXPECT_EQ(run_mx.exit_code, 2);
   EXPECT_NE(run_mx.err.find("--dtype mxfp4: not a workload dtype"), std::string::npos) << run_mx.err;
+}
+
+// The output cast (--out-dtype) and stochastic rounding (BRIEF rule 9, --round stochastic --seed S). The device
+// keys each element's random bits by its HBM address, which the test does not know; the CLI checks the bits
+// against the golden itself (PASS). Here: RNE equals the golden GEMM cast once; every stochastic result is one of
+// the two neighbours of the FP32 sum; the same seed gives the same file, another seed another one; and about the
+// expected share of elements rounds away from zero.
+TEST(MatmulCliOutputCast, NearestAndStochasticCastsOfTheFp32Sums) {
+  std::mt19937_64 rng(77);
+  const int k = 40, m = 24, n = 33;
+  const auto s = random_f32(size_t(k) * m, rng), mv = random_f32(size_t(k) * n, rng);
+  const std::string sf = write_npy(s, k, m), mf = write_npy(mv, k, n);
+  const auto sums = golden::gemm({isa::Dtype::kBf16, k, m, n, rounded(isa::Dtype::kBf16, s),
+                                  rounded(isa::Dtype::kBf16, mv)},
+                                 16, nullptr);
+  const auto matmul = [&](const std::string& flags) {
+    const std::string out = next_scratch(".npy");
+    const Result r = run("matmul --te tlm --stationary " + sf + " --moving " + mf + " --dtype bf16 --out " + out +
+                         " " + flags);
+    EXPECT_EQ(r.exit_code, 0) << flags << "\n" << r.out << r.err;
+    EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
+    return std::pair{r.out, read_npy_f32(out, sums.size())};
+  };
+  const auto [rne_text, rne] = matmul("--out-dtype bf16");
+  EXPECT_NE(rne_text.find("output cast to bf16 (round to nearest even)"), std::string::npos) << rne_text;
+  for (size_t i = 0; i < sums.size(); ++i) {
+    ASSERT_EQ(rne[i], golden::widen_to_f32(isa::Dtype::kBf16, golden::narrow_from_f32(isa::Dtype::kBf16, sums[i],
+                                                                                      true)));
+  }
+  const auto [sr_text, sr5] = matmul("--out-dtype bf16 --round stochastic --seed 5");
+  EXPECT_NE(sr_text.find("output cast to bf16 (stochastic rounding, seed 5)"), std::string::npos) << sr_text;
+  const auto sr5_again = matmul("--out-dtype bf16 --round stochastic --seed 5").second;
+  const auto sr6 = matmul("--out-dtype bf16 --round stochastic --seed 6").second;
+  EXPECT_EQ(sr5, sr5_again) << "same seed, same result";
+  EXPECT_NE(sr5, sr6) << "another seed rounds some elements the other way";
+  long away = 0, inexact = 0;
+  for (size_t i = 0; i < sums.size(); ++i) {
+    const uint16_t toward_zero = golden::narrow_stochastic(isa::Dtype::kBf16, sums[i], true, 0);  // r = 0: lo
+    const uint32_t lo = golden::widen_to_f32(isa::Dtype::kBf16, toward_zero);
+    const uint32_t hi = golden::widen_to_f32(isa::Dtype::kBf16, uint16_t(toward_zero + 1));
+    ASSERT_TRUE(sr5[i] == lo || sr5[i] == hi) << "O[" << i / n << "][" << i % n << "]";
+    inexact += lo != sums[i];
+    away += sr5[i] == hi && lo != sums[i];
+  }
+  // Each inexact element rounds away with probability f, its own fraction; over ~800 elements with fractions
+  // spread over [0, 1) about half do. 5 standard deviations (sqrt(800 / 4) = 14) either side.
+  EXPECT_NEAR(double(away), double(inexact) / 2, 5 * std::sqrt(double(inexact) / 4)) << away << " of " << inexact;
+}
+
+TEST(MatmulCliErrors, OutputCastOptionsOutsideTheirUseAreBadInput) {
+  std::mt19937_64 rng(4);
+  const std::string base = "matmul --te tlm --stationary " + write_npy(random_f32(8, rng), 4, 2) + " --moving " +
+                           write_npy(random_f32(8, rng), 4, 2) + " --dtype bf16 --out " + next_scratch(".npy");
+  const std::pair<const char*, const char*> cases[] = {
+      {"--round stochastic", "--round stochastic rounds the output cast: give a narrow --out-dtype"},
+      {"--out-dtype bf16 --seed 3", "--seed applies to --round stochastic only"},
+      {"--out-dtype bf16 --round up", "--round: unknown rounding 'up'"},
+      {"--out-dtype mxfp4", "--out-dtype mxfp4: unknown (fp32, bf16, fp16, fp8e4m3, fp8e5m2)"},
+      {"--out-dtype fp16 --accumulate-into X", "--accumulate-into needs --out-dtype fp32"},
+  };
+  for (const auto& [flags, message] : cases) {
+    std::string f = flags;
+    if (const auto x = f.find(" X"); x != std::string::npos) {
+      f = f.substr(0, x) + " " + write_npy(random_f32(4, rng), 2, 2);
+    }
+    const Result r = run(base + " " + f);
+    EXPECT_EQ(r.exit_code, 2) << flags << "\n" << r.out;
+    EXPECT_NE(r.err.find(message), std::string::npos) << flags << "\n" << r.err;
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/core.h>
@@ -21,6 +22,9 @@ namespace {
 
 struct MatmulOptions {
   std::string stationary, moving, out, accumulate_into, dtype;
+  std::string out_dtype = "fp32";  ///< the output cast on the device (fp32: none)
+  std::string round = "rne";       ///< rne or stochastic (the output cast)
+  std::optional<uint32_t> seed;    ///< SR_SEED for --round stochastic
   DeviceFlags device;
   bool te_given = false;  ///< --te was on the command line (else an MX dtype picks the TLM datapath)
 };
@@ -43,6 +47,24 @@ int run_matmul(MatmulOptions o) {
   } else if (mx && o.device.te != "tlm" && o.device.connect.empty()) {
     throw BadInput(fmt::format("--dtype {} with --te {}: the RTL Tensor Engine has no MX datapath (BRIEF rule 10 "
                                "runs on the TLM engine): use --te tlm", o.dtype, o.device.te));
+  }
+  const auto out_type = isa::parse_data_type(o.out_dtype);
+  if (!out_type) {
+    throw BadInput(fmt::format("--out-dtype {}: unknown (fp32, bf16, fp16, fp8e4m3, fp8e5m2)", o.out_dtype));
+  }
+  const bool narrow_out = *out_type != isa::DataType::kFp32;
+  const bool stochastic = o.round == "stochastic";
+  if (o.round != "rne" && !stochastic) {
+    throw BadInput(fmt::format("--round: unknown rounding '{}' (expected rne or stochastic)", o.round));
+  }
+  if (stochastic && !narrow_out) {
+    throw BadInput("--round stochastic rounds the output cast: give a narrow --out-dtype (bf16, fp16, fp8e4m3, "
+                   "fp8e5m2)");
+  }
+  if (o.seed && !stochastic) throw BadInput("--seed applies to --round stochastic only");
+  if (narrow_out && !o.accumulate_into.empty()) {
+    throw BadInput(fmt::format("--accumulate-into needs --out-dtype fp32 (P is accumulated in FP32), not {}",
+                               o.out_dtype));
   }
   const F32Matrix s = load_f32_matrix(o.stationary, "--stationary");
   const F32Matrix m = load_f32_matrix(o.moving, "--moving");
@@ -88,18 +110,40 @@ int run_matmul(MatmulOptions o) {
     ops.moving = round_to(*dt, m.bits);
   }
   ops.accumulate_into = o.accumulate_into.empty() ? nullptr : &p.bits;
-  fmt::print("trnsim matmul: O[M={}, N={}] = S[K={}, M]^T @ M[K, N]{}, dtype {}, config {} ({} datapath)\n", mm, n,
-             k, ops.accumulate_into ? " + P" : "", o.dtype, session.info().config_name, session.info().te_backend);
+  ops.out_type = *out_type;
+  ops.out_sr = stochastic;
+  ops.sr_seed = o.seed.value_or(0);
+  const std::string cast = !narrow_out ? ""
+                           : stochastic ? fmt::format(", output cast to {} (stochastic rounding, seed {})",
+                                                      o.out_dtype, ops.sr_seed)
+                                        : fmt::format(", output cast to {} (round to nearest even)", o.out_dtype);
+  fmt::print("trnsim matmul: O[M={}, N={}] = S[K={}, M]^T @ M[K, N]{}, dtype {}{}, config {} ({} datapath)\n", mm,
+             n, k, ops.accumulate_into ? " + P" : "", o.dtype, cast, session.info().config_name,
+             session.info().te_backend);
   std::fflush(stdout);
 
   return run_on_device(session, [&] {
     const auto t0 = std::chrono::steady_clock::now();
     const kernels::GemmDeviceRun r = kernels::run_gemm(*session.driver, ops, o.device.timeout_cycles);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    save_f32_matrix(o.out, "--out", {mm, n, r.out});
-    const auto want = golden::gemm({*dt, k, mm, n, ops.stationary, ops.moving, ops.stationary_scales,
-                                    ops.moving_scales},
-                                   session.info().te_rows, ops.accumulate_into);
+    // The .npy holds FP32: a narrow output widened exactly.
+    std::vector<uint32_t> out_f32 = r.out;
+    if (narrow_out) {
+      for (uint32_t& v : out_f32) v = golden::widen_to_f32(static_cast<isa::Dtype>(*out_type), uint16_t(v));
+    }
+    save_f32_matrix(o.out, "--out", {mm, n, out_f32});
+    auto want = golden::gemm({*dt, k, mm, n, ops.stationary, ops.moving, ops.stationary_scales, ops.moving_scales},
+                             session.info().te_rows, ops.accumulate_into);
+    const std::string golden_cast = narrow_out ? " and its " + o.out_dtype + " cast" : "";
+    if (narrow_out) {  // the golden output cast: rule 6, or rule 9 with each element's HBM address as its key
+      const auto odt = static_cast<isa::Dtype>(*out_type);
+      const unsigned ob = isa::data_type_bytes(*out_type);
+      for (size_t i = 0; i < want.size(); ++i) {
+        const uint64_t key = isa::sr_element_key(isa::MemSpace::kHbm, r.out_hbm + i * ob);
+        want[i] = stochastic ? golden::narrow_stochastic(odt, want[i], true, golden::sr_random_bits(ops.sr_seed, key))
+                             : golden::narrow_from_f32(odt, want[i], true);
+      }
+    }
     size_t bad = 0;
     for (size_t i = 0; i < want.size(); ++i) {
       if (want[i] != r.out[i] && bad++ < 5) {
@@ -110,10 +154,10 @@ int run_matmul(MatmulOptions o) {
                counted(r.instructions, "instruction"), wall, o.out);
     session.write_timeline();  // before the PASS/FAIL line
     if (bad) {
-      fmt::print("FAIL: {} of {} elements differ from the golden GEMM\n", bad, want.size());
+      fmt::print("FAIL: {} of {} elements differ from the golden GEMM{}\n", bad, want.size(), golden_cast);
       return kExitFail;
     }
-    fmt::print("PASS: {} bit-exact against the golden GEMM\n", counted(want.size(), "element"));
+    fmt::print("PASS: {} bit-exact against the golden GEMM{}\n", counted(want.size(), "element"), golden_cast);
     return kExitOk;
   });
 }
@@ -130,7 +174,16 @@ Action add_matmul(CLI::App& app) {
                   "Input dtype the operands are rounded to: bf16, fp16, fp8e4m3, fp8e5m2, or quantized to (OCP MX, "
                   "blocks of 32 along K): mxfp8e4m3, mxfp8e5m2, mxfp4")
       ->required();
-  cmd->add_option("--out", o->out, "O: float32 [M, N] .npy to write")->required();
+  cmd->add_option("--out", o->out, "O: float32 [M, N] .npy to write (a narrow --out-dtype widened exactly)")
+      ->required();
+  cmd->add_option("--out-dtype", o->out_dtype,
+                  "Type the device casts O to on its way to HBM: fp32 (no cast), bf16, fp16, fp8e4m3, fp8e5m2 (FP8 "
+                  "saturating)")
+      ->capture_default_str();
+  cmd->add_option("--round", o->round,
+                  "Rounding of that cast: rne (nearest even) or stochastic (BRIEF rule 9, seeded by --seed)")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "--round stochastic: SR_SEED, the generator's seed (default 0)");
   cmd->add_option("--accumulate-into", o->accumulate_into, "P: float32 [M, N] .npy; O = P + S^T @ M");
   cmd->add_option("--config", o->device.config, "Machine configuration: tiny, trn2 or trn3")->capture_default_str();
   cmd->add_option("--te", o->device.te,
