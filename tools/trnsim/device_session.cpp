@@ -40,6 +40,7 @@ DeviceSession connect_device(const DeviceFlags& flags) {
   s.driver = std::make_unique<driver::Driver>(*s.device);
   print_progress(*s.driver, s.running);
   if (flags.watchdog_cycles >= 0) s.driver->set_watchdog(uint32_t(flags.watchdog_cycles));
+  if (flags.sr_seed >= 0) s.driver->set_sr_seed(uint32_t(flags.sr_seed));
   return s;
 }
 
@@ -127,6 +128,7 @@ DeviceSession open_device(const DeviceFlags& flags) {
   s.driver = std::make_unique<driver::Driver>(*s.device);
   print_progress(*s.driver, s.running);
   if (flags.watchdog_cycles >= 0) s.driver->set_watchdog(uint32_t(flags.watchdog_cycles));
+  if (flags.sr_seed >= 0) s.driver->set_sr_seed(uint32_t(flags.sr_seed));
   return s;
 }
 
@@ -191,6 +193,13 @@ void add_watchdog_flag(CLI::App& cmd, DeviceFlags& flags) {
   cmd.add_option("--watchdog-cycles", flags.watchdog_cycles,
                  "Stop the device when for this many cycles no instruction retires and no DMA copy moves bytes "
                  "(0 = off; default: the device's 10000000)")
+      ->check(CLI::Range(int64_t(0), int64_t(0xFFFFFFFF)));
+}
+
+void add_sr_seed_flag(CLI::App& cmd, DeviceFlags& flags) {
+  cmd.add_option("--sr-seed", flags.sr_seed,
+                 "SR_SEED: the seed of stochastically rounded casts (instructions with the sr flag; default: the "
+                 "device's 0)")
       ->check(CLI::Range(int64_t(0), int64_t(0xFFFFFFFF)));
 }
 

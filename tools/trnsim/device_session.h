@@ -28,6 +28,9 @@ struct DeviceFlags {
   /// --watchdog-cycles N: WATCHDOG_CYCLES (no instruction retired and no DMA copy moving for N cycles stops the
   /// device; 0 = off); -1: leave the device's value (10,000,000 after reset).
   int64_t watchdog_cycles = -1;
+  /// --sr-seed S: SR_SEED, the seed of the casts of instructions with the sr flag (docs/numerics.md rule 9); -1:
+  /// leave the device's value (0 after reset).
+  int64_t sr_seed = -1;
   std::string timeline;        ///< --timeline FILE.json: Chrome/Perfetto trace of every instruction (empty: off)
   bool check_hazards = false;  ///< --check-hazards: stop with HAZARD on unordered SBUF/PSUM accesses
   bool check_uninit = false;   ///< --check-uninit: fresh SBUF/PSUM is NaN; stop with UNINIT_READ on reading it
@@ -46,6 +49,9 @@ void add_trace_flags(CLI::App& cmd, DeviceFlags& flags);
 
 /// --watchdog-cycles N (0 .. 2^32 - 1; 0 = off).
 void add_watchdog_flag(CLI::App& cmd, DeviceFlags& flags);
+
+/// --sr-seed S (0 .. 2^32 - 1): SR_SEED before the run.
+void add_sr_seed_flag(CLI::App& cmd, DeviceFlags& flags);
 
 /// Adds --wave-from, --wave-to and --wave-scope (the window and hierarchy of --wave) to a device command.
 void add_wave_window_flags(CLI::App& cmd, DeviceFlags& flags);

@@ -132,12 +132,14 @@ int run_program_file(const RunOptions& o) {
 
 // The options only some workloads use, and which ones each workload uses (the rest: --config, --report). Giving an
 // option the chosen workload does not use is bad input, not silently ignored.
-const std::vector<std::string> kDeviceOptions = {"--te", "--timeout-cycles", "--watchdog-cycles", "--wave",
-                                                 "--timeline", "--check-hazards", "--check-uninit", "--connect"};
+const std::vector<std::string> kDeviceOptions = {"--te",       "--timeout-cycles", "--watchdog-cycles", "--sr-seed",
+                                                 "--wave",     "--timeline",       "--check-hazards",   "--check-uninit",
+                                                 "--connect"};
 const std::vector<std::string> kSelectiveOptions = {
     "--dtype", "-m", "-k", "-n", "--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
     "--outputs", "--bytes", "--algo", "--fabric", "--ber", "--drop", "--fault-seed", "--rank-progress", "--te",
-    "--timeout-cycles", "--watchdog-cycles", "--wave", "--timeline", "--check-hazards", "--check-uninit", "--connect"};
+    "--timeout-cycles", "--watchdog-cycles", "--sr-seed", "--wave", "--timeline", "--check-hazards", "--check-uninit",
+    "--connect"};
 
 std::vector<std::string> options_used_by(const RunOptions& o) {
   const auto with_device = [](std::vector<std::string> v) {
@@ -217,6 +219,7 @@ Action add_run(CLI::App& app) {
       ->check(kNonNegative)
       ->capture_default_str();
   add_watchdog_flag(*cmd, opts->device);
+  add_sr_seed_flag(*cmd, opts->device);
   cmd->add_option("--wave", opts->device.wave, "Write an FST waveform of the RTL Tensor Engine");
   add_wave_window_flags(*cmd, opts->device);
   cmd->add_option("--report", opts->report, "Write the figures as JSON");
