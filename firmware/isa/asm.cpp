@@ -77,6 +77,10 @@ std::vector<KeySpec> keys_of(Opcode op) {
     value(kNames[slot][1], false);
     value(kNames[slot][2], false);
   };
+  if (op == Opcode::kQuantizeMx) {  // out and scales are locations; no type=, no flags (rule 10's casts)
+    return {{"dtype", "", true},  {"partitions", "", true}, {"free", "", true},       {"out", "", true},
+            {"in0", "", true},    {"in0_type", "", false},  {"in0_stride", "", false}, {"scales", "", true}};
+  }
   switch (op) {
     case Opcode::kTensorTensor: value("op", true); operand(0); operand(1); operand(2); break;
     case Opcode::kTensorScalar:
@@ -585,6 +589,13 @@ VecFields parse_vec(const LineParser& p, const Args& args, Opcode op) {
   std::array<uint32_t, 2> out_counts = counts;
   if (op == Opcode::kTensorReduce) out_counts = {1, v.axis == ReduceAxis::kInner ? counts[1] : 1};
   if (op == Opcode::kTranspose) out_counts = {v.partitions, 1};
+  if (op == Opcode::kQuantizeMx) {
+    v.mx_dtype = p.dtype(*args.get("dtype"));
+    std::tie(v.out.space, v.out.partition, v.out.offset) = p.operand_location("out", *args.get("out"));
+    v.in0 = parse_operand(p, args, "in0", counts);
+    std::tie(v.scales.space, v.scales.partition, v.scales.offset) = p.operand_location("scales", *args.get("scales"));
+    return v;
+  }
   v.out = parse_operand(p, args, "out", out_counts);
   if (args.has("in0")) v.in0 = parse_operand(p, args, "in0", counts);
   if (args.has("in1")) v.in1 = parse_operand(p, args, "in1", counts);
@@ -686,6 +697,12 @@ std::string operand_text(std::string_view name, const Operand& o, bool column = 
 
 std::string vec_text(std::string_view name, Opcode op, const VecFields& v) {
   std::string out(name);
+  if (op == Opcode::kQuantizeMx) {
+    return out + fmt::format(" dtype={} partitions={} free=[{},{}] out={}:{}:{:#x} {} scales={}:{}:{:#x}",
+                             dtype_name(v.mx_dtype), v.partitions, v.free[0], v.free[1], mem_space_name(v.out.space),
+                             v.out.partition, v.out.offset, operand_text("in0", v.in0),
+                             mem_space_name(v.scales.space), v.scales.partition, v.scales.offset);
+  }
   switch (op) {
     case Opcode::kTensorTensor: out += fmt::format(" op={}", alu_op_name(v.op)); break;
     case Opcode::kTensorScalar:
@@ -804,7 +821,8 @@ std::string disassemble(const Instruction& instr) {
     case Opcode::kMemset:
     case Opcode::kIota:
     case Opcode::kSelect:
-    case Opcode::kTranspose: return vec_text(*name, instr.op, instr.vec);
+    case Opcode::kTranspose:
+    case Opcode::kQuantizeMx: return vec_text(*name, instr.op, instr.vec);
     case Opcode::kAllReduce:
     case Opcode::kAllGather:
     case Opcode::kReduceScatter: {

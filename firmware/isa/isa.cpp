@@ -28,7 +28,8 @@ Format format_of(Opcode op) {
     case Opcode::kMemset:
     case Opcode::kIota:
     case Opcode::kSelect:
-    case Opcode::kTranspose: return Format::kVec;
+    case Opcode::kTranspose:
+    case Opcode::kQuantizeMx: return Format::kVec;
     case Opcode::kActivation: return Format::kAct;
     case Opcode::kAllReduce:
     case Opcode::kAllGather:
@@ -85,6 +86,8 @@ std::vector<ByteRange> reserved_ranges(Opcode op, const uint8_t* bytes) {
     case Opcode::kTensorCopy:
     case Opcode::kTranspose: return {{2, 4}, {10, 12}, {36, 64}};
     case Opcode::kMemset: return {{2, 4}, {10, 12}, {24, 36}, {40, 64}};
+    // quantize_mx: out and scales are locations (their type byte and strides reserved).
+    case Opcode::kQuantizeMx: return {{3, 4}, {10, 12}, {13, 14}, {20, 24}, {37, 38}, {44, 64}};
     case Opcode::kIota: return {{2, 4}, {10, 12}, {24, 36}, {52, 64}};
     case Opcode::kSelect: return {{2, 4}, {10, 12}, {60, 64}};
     case Opcode::kActivation: {
@@ -321,6 +324,27 @@ std::optional<IsaError> validate_vec(Opcode op, const VecFields& v) {
   if (op == Opcode::kTensorReduce && v.axis != ReduceAxis::kAll && v.axis != ReduceAxis::kInner) {
     return bad("axis", fmt::format("value {} is not a reduce axis (0 all, 1 inner)", static_cast<int>(v.axis)));
   }
+  if (op == Opcode::kQuantizeMx) {
+    if (v.no_sat || v.sr) {
+      return bad("flags", "quantize_mx has no flags: its casts are rule 10's (nearest even, saturating)");
+    }
+    if (!is_mx(static_cast<DataType>(v.mx_dtype))) {
+      return bad("dtype", fmt::format("value {} is not an MX type (5 mxfp8e4m3, 6 mxfp8e5m2, 7 mxfp4)",
+                                      static_cast<int>(v.mx_dtype)));
+    }
+    if (auto err = check_counts(v.partitions, v.free)) return err;
+    if (v.free[1] != 1) return bad("free", fmt::format("quantize_mx takes free[1] = 1, not {}", v.free[1]));
+    if (v.out.space != MemSpace::kSbuf) {
+      return bad("out_space", fmt::format("{}: MX elements go to sbuf, where the Tensor Engine reads them",
+                                          mem_space_name(v.out.space)));
+    }
+    if (auto err = check_operand("in0", v.in0)) return err;
+    if (v.scales.space != MemSpace::kSbuf) {
+      return bad("scales_space", fmt::format("{}: MX scales go to sbuf, where the Tensor Engine reads them",
+                                             mem_space_name(v.scales.space)));
+    }
+    return std::nullopt;
+  }
   if (auto err = check_counts(v.partitions, v.free)) return err;
   if (auto err = check_operand("out", v.out)) return err;
   const bool has_in0 = op != Opcode::kMemset && op != Opcode::kIota;
@@ -482,6 +506,18 @@ std::array<uint8_t, kInstrBytes> encode(const Instruction& instr) {
       const VecFields& v = instr.vec;
       const Opcode op = instr.op;
       p[kOffFlags] = static_cast<uint8_t>((v.no_sat ? kFlagNoSat : 0) | (v.sr ? kFlagSr : 0));
+      if (op == Opcode::kQuantizeMx) {
+        p[kOffOp] = static_cast<uint8_t>(v.mx_dtype);
+        put<uint16_t>(p + kOffPartitions, v.partitions);
+        put<uint16_t>(p + kOffFree, v.free[0]);
+        put<uint16_t>(p + kOffFree + 2, v.free[1]);
+        put_operand(p + kOffOut, v.out, true);
+        p[kOffOut + 1] = 0;  // a location: the type byte is reserved
+        put_operand(p + kOffIn0, v.in0, false);
+        put_operand(p + kOffIn1, v.scales, true);
+        p[kOffIn1 + 1] = 0;
+        break;
+      }
       if (op == Opcode::kTensorTensor || op == Opcode::kTensorScalar || op == Opcode::kTensorReduce) {
         p[kOffOp] = static_cast<uint8_t>(v.op);
       }
@@ -623,10 +659,20 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
         if (a.reduce) a.sum = get_operand(bytes + kOffSum, true);
         break;
       }
-      if (auto err = undefined_flags(kFlagNoSat | kFlagSr)) return err;
+      // quantize_mx's casts are rule 10's (nearest even, saturating): it has no flags.
+      if (auto err = undefined_flags(op == Opcode::kQuantizeMx ? 0 : kFlagNoSat | kFlagSr)) return err;
       VecFields& v = instr.vec;
       v.no_sat = (flags & kFlagNoSat) != 0;
       v.sr = (flags & kFlagSr) != 0;
+      if (op == Opcode::kQuantizeMx) {
+        v.mx_dtype = static_cast<Dtype>(bytes[kOffOp]);
+        v.partitions = get<uint16_t>(bytes + kOffPartitions);
+        v.free = {get<uint16_t>(bytes + kOffFree), get<uint16_t>(bytes + kOffFree + 2)};
+        v.out = get_operand(bytes + kOffOut, true);
+        v.in0 = get_operand(bytes + kOffIn0, false);
+        v.scales = get_operand(bytes + kOffIn1, true);
+        break;
+      }
       if (op == Opcode::kTensorTensor || op == Opcode::kTensorScalar || op == Opcode::kTensorReduce) {
         v.op = static_cast<AluOp>(bytes[kOffOp]);
       }
@@ -708,7 +754,8 @@ bool engine_accepts(Engine engine, Opcode op) {
     case Opcode::kMemset:
     case Opcode::kIota:
     case Opcode::kSelect:
-    case Opcode::kTranspose: return engine == Engine::kVec;
+    case Opcode::kTranspose:
+    case Opcode::kQuantizeMx: return engine == Engine::kVec;
     case Opcode::kActivation: return engine == Engine::kAct;
     case Opcode::kAllReduce:
     case Opcode::kAllGather:
@@ -752,6 +799,7 @@ std::optional<std::string_view> opcode_name(Opcode op) {
     case Opcode::kIota: return "iota";
     case Opcode::kSelect: return "select";
     case Opcode::kTranspose: return "transpose";
+    case Opcode::kQuantizeMx: return "quantize_mx";
     case Opcode::kActivation: return "activation";
     case Opcode::kAllReduce: return "all_reduce";
     case Opcode::kAllGather: return "all_gather";

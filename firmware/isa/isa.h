@@ -52,6 +52,7 @@ enum class Opcode : uint8_t {
   kIota = 0x45,            ///< Vector: out = base + p * pstep + i0 * step0 + i1 * step1 (integers, then cast)
   kSelect = 0x46,          ///< Vector: out = in0 != 0 ? in1 : in2
   kTranspose = 0x47,       ///< Vector: out[j, i] = in0[i, j], up to 32 x 32
+  kQuantizeMx = 0x48,      ///< Vector: FP32 [K, F] -> MX elements and E8M0 scales in the TE's SBUF layout (rule 10)
   kActivation = 0x50,      ///< Scalar: out = func(in0 * scale + bias), optional sum along the free axes
   kAllReduce = 0x60,       ///< Collective: every chip's HBM buffer becomes the element-wise sum over the chips
   kAllGather = 0x61,       ///< Collective: every chip's buffer becomes every chip's block
@@ -195,7 +196,8 @@ enum class ReduceAxis : uint8_t {
 ///   tensor_tensor: op, out, in0, in1        tensor_scalar: op (op0), imm0, op1, imm1, out, in0
 ///   tensor_reduce: op (add/max/min), axis, out, in0    tensor_copy, transpose: out, in0
 ///   memset: out, imm0 (the value)           iota: out, base, pstep, step      select: out, in0 (predicate), in1, in2
-/// Every one: partitions, free, no_sat, sr.
+///   quantize_mx: mx_dtype, out (elements), in0 ([K = P, F = n0]), scales
+/// Every one: partitions, free, no_sat, sr (quantize_mx: no_sat and sr false; its casts are rule 10's).
 struct VecFields {
   bool no_sat = false;                 ///< FP8 overflow of the output cast: OCP non-saturating
   bool sr = false;                     ///< stochastic rounding of the output cast (as CopyFields::sr)
@@ -208,6 +210,12 @@ struct VecFields {
   uint32_t imm0 = 0;                   ///< FP32 bits: tensor_scalar imm0, memset value
   uint32_t imm1 = 0;                   ///< FP32 bits: tensor_scalar imm1 (0 without op1)
   int32_t base = 0;                    ///< iota
+  /// quantize_mx: the MX type (byte 2). `out` and `scales` are SBUF locations (space, partition, offset; their type
+  /// and strides unused): element (k, f) goes to partition out.partition + k / 2, byte out.offset + 2 f + k % 2
+  /// (the TE's MX operand layout), the scale of its block to partition scales.partition + k / 2, byte
+  /// scales.offset + f (docs/isa.md "quantize_mx").
+  Dtype mx_dtype = Dtype::kMxFp8E4M3;
+  Operand scales;
   int32_t pstep = 0;                   ///< iota: step per partition
   std::array<int32_t, 2> step{};       ///< iota: steps along i0, i1
 };
@@ -298,6 +306,8 @@ inline constexpr std::string_view kFieldNames[] = {
     "algorithm",      "peer",          "hbm_addr",      "bytes",
     // MX scales of the Tensor Engine format (id 65)
     "scale_addr",
+    // quantize_mx's scale operand (ids 66..68)
+    "scales_space",   "scales_partition", "scales_offset",
 };
 inline constexpr int kNumFields = static_cast<int>(sizeof(kFieldNames) / sizeof(kFieldNames[0]));
 
@@ -343,7 +353,7 @@ inline constexpr Opcode kAllOpcodes[] = {
     Opcode::kDmaCopy,      Opcode::kLoadStationary, Opcode::kMultiplyMoving, Opcode::kPsumCopy,
     Opcode::kTensorTensor, Opcode::kTensorScalar, Opcode::kTensorReduce, Opcode::kTensorCopy,
     Opcode::kMemset,       Opcode::kIota,         Opcode::kSelect,       Opcode::kTranspose,
-    Opcode::kActivation,   Opcode::kAllReduce,    Opcode::kAllGather,    Opcode::kReduceScatter,
+    Opcode::kQuantizeMx,   Opcode::kActivation,   Opcode::kAllReduce,    Opcode::kAllGather,    Opcode::kReduceScatter,
     Opcode::kSend,         Opcode::kRecv};
 
 /// Every engine, in queue-id order.

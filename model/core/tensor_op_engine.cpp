@@ -147,6 +147,19 @@ void TensorOpEngine::write(const isa::Operand& o, const Tile& t, bool no_sat, bo
   }
 }
 
+void TensorOpEngine::write_bytes(const isa::Operand& o, int partitions, int n, const std::vector<uint8_t>& bytes) {
+  const uint64_t base = space_base(o.space);
+  const uint32_t pb = partition_bytes(o.space);
+  const CheckScope scope(*this, false);
+  RunReport report(*this, true);
+  for (int p = 0; p < partitions; ++p) {
+    const uint64_t addr = base + uint64_t(o.partition + p) * pb + o.offset;
+    if (control_.checker() != nullptr) report.add(addr, uint64_t(n));
+    report.flush();  // before the data lands
+    bus_write(addr, &bytes[size_t(p) * n], size_t(n));
+  }
+}
+
 void TensorOpEngine::charge(uint64_t engine_cycles) {
   engine_cycles_ += engine_cycles;
   const uint64_t te_mhz = control_.config().te_clock_mhz;

@@ -51,6 +51,9 @@ class TensorOpEngine : public QueueEngine {
   /// addresses (stride 0) the last one stays. `sr`: stochastic rounding (rule 9) with SR_SEED and each element's
   /// destination key (isa::sr_element_key).
   void write(const isa::Operand& o, const Tile& t, bool no_sat, bool sr);
+  /// Writes `bytes` ([partitions][n], row-major) as they are to a 1-byte operand's first n bytes of each partition
+  /// (checked by check() first; no cast).
+  void write_bytes(const isa::Operand& o, int partitions, int n, const std::vector<uint8_t>& bytes);
   /// Waits `engine_cycles` of this engine's clock, rounded up to whole TE cycles (the device's time unit).
   void charge(uint64_t engine_cycles);
   /// Cost of an instruction that processes `elements` per partition: max(kMinII, elements) engine cycles.

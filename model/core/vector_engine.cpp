@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "model/fp/engine_ops.h"
+#include "model/fp/fp_ops.h"
 
 namespace trnsim::model {
 
@@ -14,6 +15,7 @@ std::optional<Fault> VectorEngine::execute(const isa::Instruction& instr, uint32
   const isa::VecFields& v = instr.vec;
   const isa::Opcode op = instr.op;
   const int P = v.partitions, n0 = v.free[0], n1 = v.free[1];
+  if (op == isa::Opcode::kQuantizeMx) return quantize_mx(v);
 
   // Operand shapes: the output walks the input's free counts, except tensor_reduce ([P, 1] or [P, n1]) and
   // transpose ([n0, P]).
@@ -115,6 +117,57 @@ std::optional<Fault> VectorEngine::execute(const isa::Instruction& instr, uint32
   const uint64_t n = op == isa::Opcode::kTranspose ? uint64_t(P) : uint64_t(n0) * n1;
   charge(op_cycles(n));
   if (control_.epoch() == epoch) write(v.out, out, v.no_sat, v.sr);
+  return std::nullopt;
+}
+
+std::optional<Fault> VectorEngine::quantize_mx(const isa::VecFields& v) {
+  const int K = v.partitions, F = v.free[0];
+  const int rows = (K + 1) / 2;  // SBUF partitions of the elements and the scales: two K rows per partition
+  const isa::Dtype dt = v.mx_dtype;
+  // The destinations as 1-byte operands: elements [rows, 2 (k % 2), F] (a pair per column), scales [rows, F].
+  isa::Operand elems = v.out, scales = v.scales;
+  elems.type = static_cast<isa::DataType>(dt);
+  elems.stride = {1, 2};
+  scales.type = isa::DataType::kFp8E4M3;  // any 1-byte type: the codes are written as bytes
+  scales.stride = {1, 0};
+  if (auto f = check_free(F, 1)) return f;
+  if (auto f = check(v.in0, K, F, 1, "in0")) return f;
+  if (auto f = check(elems, rows, 2, F, "out")) return f;
+  if (auto f = check(scales, rows, F, 1, "scales")) return f;
+
+  const uint64_t epoch = run_epoch();
+  const Tile x = read(v.in0, K, F, 1);
+  // Blocks of kMxBlockSize rows from in0's first partition; the last one may be short (its padding is zero).
+  const int blocks = int(isa::mx_blocks(unsigned(K)));
+  std::vector<uint8_t> code(size_t(blocks) * F);
+  for (int b = 0; b < blocks; ++b) {
+    for (int f = 0; f < F; ++f) {
+      uint32_t max_abs = 0;
+      for (int k = b * int(isa::kMxBlockSize); k < std::min(K, (b + 1) * int(isa::kMxBlockSize)); ++k) {
+        max_abs = std::max(max_abs, x.at(k, 0, f) & 0x7FFFFFFFu);
+      }
+      code[size_t(b) * F + f] = fp::mx_scale_code(dt, max_abs);
+    }
+  }
+  Tile e(rows, 2, F);  // widened element values (exact), cast back to the element format by write()
+  std::vector<uint8_t> sbytes(size_t(rows) * F);
+  for (int j = 0; j < rows; ++j) {
+    for (int f = 0; f < F; ++f) {
+      const uint8_t c = code[size_t(2 * j / int(isa::kMxBlockSize)) * F + f];
+      sbytes[size_t(j) * F + f] = c;
+      for (int r = 0; r < 2; ++r) {
+        const int k = 2 * j + r;
+        uint16_t pattern = 0;  // a NaN block's elements and the padding row are 0
+        if (k < K && c != isa::kE8M0Nan) pattern = fp::narrow_scaled(dt, x.at(k, 0, f), int(c) - 127, true);
+        e.at(j, f, r) = fp::widen(dt, pattern);
+      }
+    }
+  }
+  charge(2 * op_cycles(uint64_t(F)));
+  if (control_.epoch() == epoch) {
+    write(elems, e, /*no_sat=*/false, /*sr=*/false);
+    write_bytes(scales, rows, F, sbytes);
+  }
   return std::nullopt;
 }
 

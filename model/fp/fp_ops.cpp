@@ -105,7 +105,7 @@ uint32_t widen(isa::Dtype dt, uint16_t bits) {
 namespace {
 
 /// narrow() and narrow_stochastic(): `sr_bits` null rounds to nearest even, else stochastically with those bits.
-uint16_t narrow_with(isa::Dtype dt, uint32_t f32, bool saturate, const uint32_t* sr_bits) {
+uint16_t narrow_with(isa::Dtype dt, uint32_t f32, bool saturate, const uint32_t* sr_bits, int scale_shift = 0) {
   const Layout l = layout(dt);
   const unsigned width = 1 + l.exp_bits + l.man_bits;
   const uint32_t sign = (f32 & kF32SignBit) ? (1u << (width - 1)) : 0;
@@ -128,18 +128,24 @@ uint16_t narrow_with(isa::Dtype dt, uint32_t f32, bool saturate, const uint32_t*
 
   // |x| = sig * 2^e2 with an integer significand.
   const uint32_t sig = exp32 == 0 ? man32 : (man32 | (1u << kF32ManBits));
-  const int e2 = exp32 == 0 ? (1 - kF32Bias - static_cast<int>(kF32ManBits))
-                            : (static_cast<int>(exp32) - kF32Bias - static_cast<int>(kF32ManBits));
+  // The value is multiplied by 2^-scale_shift here, exactly (narrow_scaled; 0 otherwise).
+  const int e2 = (exp32 == 0 ? (1 - kF32Bias - static_cast<int>(kF32ManBits))
+                             : (static_cast<int>(exp32) - kF32Bias - static_cast<int>(kF32ManBits))) -
+                 scale_shift;
   // Unbiased exponent of |x|, clamped below at the target's minimum normal exponent (subnormal range), and the
   // target's quantum exponent there.
   const int exp_x = e2 + static_cast<int>(msb_index(sig));
   const int min_exp = 1 - l.bias;
   const int exp_t = exp_x > min_exp ? exp_x : min_exp;
   const int quantum = exp_t - static_cast<int>(l.man_bits);
-  const int shift = quantum - e2;  // > 0 always: the narrow formats have fewer mantissa bits than FP32
+  // > 0 without scaling (the narrow formats have fewer mantissa bits than FP32); a scaled-up FP32 subnormal can
+  // have fewer significant bits than the target keeps (shift <= 0): then it is exact.
+  const int shift = quantum - e2;
 
   uint64_t q;
-  if (sr_bits != nullptr) {
+  if (shift <= 0) {
+    q = uint64_t{sig} << -shift;
+  } else if (sr_bits != nullptr) {
     // Stochastic (rule 9): the dropped bits as a fraction of the quantum, truncated to kSrBits bits, plus the
     // random bits; a carry out rounds the magnitude up. sig < 2^24, so from shift 40 on both q and the fraction are 0.
     const uint64_t wide = sig;
@@ -173,6 +179,22 @@ uint16_t narrow(isa::Dtype dt, uint32_t f32, bool saturate) { return narrow_with
 uint16_t narrow_stochastic(isa::Dtype dt, uint32_t f32, bool saturate, uint16_t random_bits) {
   const uint32_t bits = random_bits;
   return narrow_with(dt, f32, saturate, &bits);
+}
+
+uint16_t narrow_scaled(isa::Dtype dt, uint32_t f32, int shift, bool saturate) {
+  return narrow_with(dt, f32, saturate, nullptr, shift);
+}
+
+uint8_t mx_scale_code(isa::Dtype dt, uint32_t max_abs) {
+  if (max_abs >= kF32Inf) return 0xFF;  // NaN or Inf in the block
+  if (max_abs == 0) return 0;
+  const uint32_t exp32 = max_abs >> kF32ManBits;
+  const int log2_max = exp32 != 0 ? static_cast<int>(exp32) - kF32Bias
+                                  : static_cast<int>(msb_index(max_abs)) - kF32Bias - static_cast<int>(kF32ManBits) + 1;
+  const Layout l = layout(dt);
+  const int emax = static_cast<int>((l.max_finite >> l.man_bits)) - l.bias;  // the largest normal binade
+  const int code = log2_max - emax + 127;
+  return static_cast<uint8_t>(code < 0 ? 0 : code > 254 ? 254 : code);
 }
 
 uint16_t sr_bits(uint32_t seed, uint64_t key) {

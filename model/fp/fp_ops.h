@@ -20,6 +20,15 @@ uint32_t widen(isa::Dtype dt, uint16_t bits);
 /// has no Inf or NaN: it always saturates, and NaN gives +0.
 uint16_t narrow(isa::Dtype dt, uint32_t f32, bool saturate);
 
+/// narrow() of the real number f32 * 2^-shift (exact scaling, one rounding; NaN, Inf and zero as narrow()): the
+/// MX element rounding of BRIEF section 3 rule 10 with shift = scale code - 127.
+uint16_t narrow_scaled(isa::Dtype dt, uint32_t f32, int shift, bool saturate);
+
+/// The E8M0 scale code of an MX block (BRIEF rule 10) of type `dt` whose largest |v| as an FP32 pattern (sign bit
+/// clear; NaN and Inf compare above every finite value) is `max_abs`: 0xFF for NaN or Inf, 0 for zero, else
+/// clamp(floor(log2 max) - emax + 127, 0, 254) with emax 8 (E4M3), 15 (E5M2), 2 (E2M1).
+uint8_t mx_scale_code(isa::Dtype dt, uint32_t max_abs);
+
 /// FP32 bits -> narrow pattern with stochastic rounding (BRIEF section 3 rule 9; docs/numerics.md "Stochastic
 /// rounding"): the bits dropped below the target's last mantissa bit, as a fraction of it truncated to
 /// isa::kSrBits (16) bits, are added to `random_bits`; a carry out of those 16 bits rounds the magnitude up.

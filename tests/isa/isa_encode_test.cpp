@@ -77,10 +77,11 @@ TEST(IsaNames, FieldIdsFollowTheDocumentedOrder) {
       "in2_partition", "in2_offset",  "in2_stride",    "imm0",           "imm1",        "scale",
       "bias",          "bias_space",  "bias_type",     "bias_partition", "bias_offset", "sum_space",
       "sum_type",      "sum_partition", "sum_offset",  "base",           "pstep",       "step",
-      "algorithm",     "peer",        "hbm_addr",      "bytes",          "scale_addr"};
+      "algorithm",     "peer",        "hbm_addr",      "bytes",          "scale_addr",  "scales_space",
+      "scales_partition", "scales_offset"};
   constexpr int kCount = static_cast<int>(sizeof(fields) / sizeof(fields[0]));
   ASSERT_EQ(kNumFields, kCount);
-  ASSERT_EQ(kCount, 65);
+  ASSERT_EQ(kCount, 68);
   for (int id = 1; id <= kCount; ++id) {
     EXPECT_EQ(field_name(id), fields[id - 1]);
     EXPECT_EQ(field_id(fields[id - 1]), id);
@@ -100,7 +101,7 @@ TEST(IsaEngines, QueuesAcceptTheirOpcodes) {
     const bool dma = everywhere || op == Opcode::kDmaCopy || op == Opcode::kPsumCopy;
     const bool act = everywhere || op == Opcode::kActivation;
     const uint8_t code = static_cast<uint8_t>(op);
-    const bool vec = everywhere || (code >= 0x40 && code <= 0x47);
+    const bool vec = everywhere || (code >= 0x40 && code <= 0x48);
     EXPECT_EQ(engine_accepts(Engine::kTe, op), te) << *opcode_name(op);
     EXPECT_EQ(engine_accepts(Engine::kDma, op), dma) << *opcode_name(op);
     EXPECT_EQ(engine_accepts(Engine::kAct, op), act) << *opcode_name(op);
@@ -293,13 +294,13 @@ TEST(IsaDecode, EveryByteThatIsNoOpcodeIsRejected) {
     Bytes b{};
     b[0] = static_cast<uint8_t>(v);
     const bool is_op = v == 0x00 || v == 0x01 || v == 0x02 || v == 0x03 || v == 0x10 || v == 0x20 || v == 0x21 ||
-                       v == 0x30 || (v >= 0x40 && v <= 0x47) || v == 0x50 || (v >= 0x60 && v <= 0x64);
+                       v == 0x30 || (v >= 0x40 && v <= 0x48) || v == 0x50 || (v >= 0x60 && v <= 0x64);
     if (is_op) continue;
     SCOPED_TRACE(v);
     expect_error(b, IsaError::Code::kBadOpcode, "opcode", "byte " + hex2(v) + " is not an opcode");
     ++rejected;
   }
-  EXPECT_EQ(rejected, 256 - 22);
+  EXPECT_EQ(rejected, 256 - 23);
 }
 
 TEST(IsaDecode, EveryReservedByteOfEveryOpcodeIsChecked) {

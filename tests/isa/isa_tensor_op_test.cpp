@@ -59,18 +59,19 @@ TEST(IsaTensorOpNames, OpcodesQueuesOpsAndFunctions) {
   const std::pair<Opcode, uint8_t> values[] = {
       {Opcode::kTensorTensor, 0x40}, {Opcode::kTensorScalar, 0x41}, {Opcode::kTensorReduce, 0x42},
       {Opcode::kTensorCopy, 0x43},   {Opcode::kMemset, 0x44},       {Opcode::kIota, 0x45},
-      {Opcode::kSelect, 0x46},       {Opcode::kTranspose, 0x47},    {Opcode::kActivation, 0x50}};
+      {Opcode::kSelect, 0x46},       {Opcode::kTranspose, 0x47},    {Opcode::kQuantizeMx, 0x48},
+      {Opcode::kActivation, 0x50}};
   const char* names[] = {"tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_copy", "memset",
-                         "iota",          "select",        "transpose",     "activation"};
-  for (std::size_t i = 0; i < 9; ++i) {
+                         "iota",          "select",        "transpose",     "quantize_mx", "activation"};
+  for (std::size_t i = 0; i < 10; ++i) {
     EXPECT_EQ(static_cast<uint8_t>(values[i].first), values[i].second);
     EXPECT_EQ(opcode_name(values[i].first).value_or("?"), names[i]);
     EXPECT_EQ(kAllOpcodes[8 + i], values[i].first);
     EXPECT_TRUE(is_tensor_op(values[i].first));
   }
-  EXPECT_EQ(std::size(kAllOpcodes), 22u);
+  EXPECT_EQ(std::size(kAllOpcodes), 23u);
   EXPECT_FALSE(is_tensor_op(Opcode::kPsumCopy));
-  EXPECT_FALSE(is_tensor_op(static_cast<Opcode>(0x48)));
+  EXPECT_FALSE(is_tensor_op(static_cast<Opcode>(0x49)));
   const char* alu[] = {"none",     "add",   "subtract", "multiply", "max",   "min",       "divide", "is_equal",
                        "not_equal", "is_gt", "is_ge",    "is_lt",    "is_le", "rsubtract", "rdivide"};
   ASSERT_EQ(kNumAluOps, 15);
@@ -325,6 +326,19 @@ Instruction random_tensor_op(std::mt19937_64& rng, Opcode op) {
     v.partitions = static_cast<uint16_t>(1 + pick(kMaxTranspose));
     v.free = {static_cast<uint16_t>(1 + pick(kMaxTranspose)), 1};
     v.out.stride[1] = 0;
+  }
+  if (op == Opcode::kQuantizeMx) {  // no flags, free[1] = 1, locations in SBUF (their type and strides unused)
+    v.no_sat = false;
+    v.mx_dtype = isa::kMxTypes[pick(3)];
+    v.free[1] = 1;
+    v.out = Operand{};
+    v.out.space = MemSpace::kSbuf;
+    v.out.partition = static_cast<uint16_t>(pick(0xFFFF));
+    v.out.offset = static_cast<uint32_t>(rng());
+    v.scales = v.out;
+    v.scales.partition = static_cast<uint16_t>(pick(0xFFFF));
+    v.scales.offset = static_cast<uint32_t>(rng());
+    v.out.type = v.scales.type = DataType::kBf16;  // what a decoded location holds (type byte 0)
   }
   return i;
 }

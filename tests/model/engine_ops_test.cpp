@@ -16,6 +16,7 @@
 #include "firmware/golden/engine_golden.h"
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/gemm_golden.h"
+#include "firmware/golden/mx_golden.h"
 #include "tests/model/engine_test_util.h"
 #include "tests/support/test_seed.h"
 
@@ -428,6 +429,70 @@ TEST_F(EngineTest, StochasticDmaCopyMatchesTheGoldenKeyedByTheHbmDestination) {
   }
   EXPECT_GT(up, 0) << "some elements round away from the nearest value";
   drv_->set_sr_seed(0);
+}
+
+// ---- quantize_mx (BRIEF rule 10): elements and scales in the TE's MX layout, against the golden quantizer
+
+TEST_F(EngineTest, QuantizeMxWritesTheGoldenElementsAndScalesInTheTeLayout) {
+  std::mt19937_64 rng(test_seed());
+  constexpr int F = 40;
+  for (const isa::Dtype dt : isa::kMxTypes) {
+    for (const int K : {kP, kP - 3}) {  // a whole tile and an odd K (its last pair half padding)
+      SCOPED_TRACE(std::string(isa::dtype_name(dt)) + " K=" + std::to_string(K));
+      auto x = random_values(DataType::kFp32, size_t(K) * F, rng);
+      // Columns with a block rule 10 treats apart: a NaN, an Inf, all zeros (one -0), subnormals, huge values.
+      for (int k = 0; k < K; ++k) {
+        x[size_t(k) * F + 5] = k == 0 ? 0x80000000u : 0;
+        x[size_t(k) * F + 7] = 0x00000100u * uint32_t(k + 1);
+        x[size_t(k) * F + 9] = fbits(3e38f) ^ (uint32_t(k & 1) << 31);
+      }
+      x[size_t(K / 2) * F + 3] = 0x7FC00001u;
+      x[size_t(K - 1) * F + 4] = 0xFF800000u;
+      put(0, 0x0, DataType::kFp32, K, F, x);
+      fill(MemSpace::kSbuf, 0x400, 0x100, 0xAB);  // so that every byte written is seen to be written
+      Instruction q;
+      q.op = Opcode::kQuantizeMx;
+      q.vec.mx_dtype = dt;
+      q.vec.partitions = uint16_t(K);
+      q.vec.free = {uint16_t(F), 1};
+      q.vec.out = opnd(MemSpace::kSbuf, DataType::kFp32, 0, 0x400);
+      q.vec.in0 = sbuf(DataType::kFp32, 0x0, F);
+      q.vec.scales = opnd(MemSpace::kSbuf, DataType::kFp32, 0, 0x480);
+      run_vec({q});
+      const golden::MxTensor want = golden::quantize_mx(dt, K, F, x);
+      const int rows = (K + 1) / 2;
+      const auto elems = get(0, 0x400, DataType::kFp8E4M3, rows, 2 * F);
+      const auto scales = get(0, 0x480, DataType::kFp8E4M3, rows, F);
+      for (int k = 0; k < 2 * rows; ++k) {
+        for (int f = 0; f < F; ++f) {
+          const uint32_t got = elems[size_t(k / 2) * 2 * F + 2 * f + k % 2];
+          const uint32_t expect = k < K ? want.elements[size_t(k) * F + f] : 0;  // the padding row is 0
+          ASSERT_EQ(hex(got), hex(expect)) << "element k=" << k << " f=" << f;
+        }
+      }
+      for (int j = 0; j < rows; ++j) {
+        for (int f = 0; f < F; ++f) {
+          ASSERT_EQ(hex(scales[size_t(j) * F + f]), hex(want.scales[size_t(2 * j / 32) * F + f]))
+              << "scale row " << j << " f=" << f;
+        }
+      }
+      EXPECT_EQ(want.scales[3], isa::kE8M0Nan);
+      EXPECT_EQ(want.scales[5], 0) << "an all-zero block";
+    }
+  }
+}
+
+TEST_F(EngineTest, QuantizeMxOutsideSbufStopsTheDeviceNamingTheScales) {
+  Instruction q;
+  q.op = Opcode::kQuantizeMx;
+  q.vec.mx_dtype = isa::Dtype::kMxFp4;
+  q.vec.partitions = uint16_t(kP);
+  q.vec.free = {8, 1};
+  q.vec.out = opnd(MemSpace::kSbuf, DataType::kFp32, 0, 0x0);
+  q.vec.in0 = sbuf(DataType::kFp32, 0x100, 8);
+  q.vec.scales = opnd(MemSpace::kSbuf, DataType::kFp32, 0, partition_bytes(MemSpace::kSbuf) - 4);  // 8 bytes
+  expect_fault(isa::Engine::kVec, {isa::encode(q), isa::encode(isa::Instruction::halt())}, regs::ERR_SBUF_RANGE, 0,
+               "scales_offset");
 }
 
 // ---- memset, iota, select, transpose
