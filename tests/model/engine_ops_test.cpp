@@ -835,6 +835,58 @@ TEST_F(EngineTest, TeResultInPsumEvictedByTheVectorEngineAfterASemaphore) {
   }
 }
 
+// quantize_mx feeds the Tensor Engine: S and M quantized on the device, then load_stationary / multiply_moving of
+// the MX type read the elements and scales where quantize_mx left them; PSUM = the golden MX GEMM of the golden
+// quantization (tiny: K <= 16, one partial block).
+TEST_F(EngineTest, QuantizeMxOutputIsWhatTheTensorEngineReads) {
+  std::mt19937_64 rng(test_seed());
+  const int k = 15, m = 12, n = 20;
+  for (const isa::Dtype dt : isa::kMxTypes) {
+    SCOPED_TRACE(isa::dtype_name(dt));
+    const auto s = random_values(DataType::kFp32, size_t(k) * m, rng, 3.0f);
+    const auto mv = random_values(DataType::kFp32, size_t(k) * n, rng, 3.0f);
+    put(0, 0x0, DataType::kFp32, k, m, s);
+    put(0, 0x100, DataType::kFp32, k, n, mv);
+    const auto quantize = [&](uint32_t in, int f, uint32_t out, uint32_t scales) {
+      Instruction q;
+      q.op = Opcode::kQuantizeMx;
+      q.vec.mx_dtype = dt;
+      q.vec.partitions = uint16_t(k);
+      q.vec.free = {uint16_t(f), 1};
+      q.vec.out = opnd(MemSpace::kSbuf, DataType::kFp32, 0, out);
+      q.vec.in0 = sbuf(DataType::kFp32, in, f);
+      q.vec.scales = opnd(MemSpace::kSbuf, DataType::kFp32, 0, scales);
+      return q;
+    };
+    Instruction ls;
+    ls.op = Opcode::kLoadStationary;
+    ls.te = {dt, false, 0x400, 0, uint16_t(k), uint16_t(m)};
+    ls.te.scale_addr = 0x500;
+    Instruction mm;
+    mm.op = Opcode::kMultiplyMoving;
+    mm.te = {dt, false, 0x600, 0x0, uint16_t(k), uint16_t(n)};
+    mm.te.scale_addr = 0x700;
+    Instruction sig, wait;
+    sig.op = Opcode::kSemSignal;
+    sig.sem = {5, 1};
+    wait.op = Opcode::kSemWait;
+    wait.sem = {5, 1};
+    isa::Program p;
+    p.queue(isa::Engine::kVec) = {quantize(0x0, m, 0x400, 0x500), quantize(0x100, n, 0x600, 0x700), sig,
+                                  Instruction::halt()};
+    p.queue(isa::Engine::kTe) = {wait, ls, mm, Instruction::halt()};
+    drv_->load_program(p);
+    drv_->run(10'000'000);
+    ASSERT_EQ(dev_->read_reg(regs::STATUS) & regs::STATUS_ERROR_MASK, 0u) << dev_->fault_detail();
+    const golden::MxTensor qs = golden::quantize_mx(dt, k, m, s), qm = golden::quantize_mx(dt, k, n, mv);
+    const auto want = golden::gemm({dt, k, m, n, qs.elements, qm.elements, qs.scales, qm.scales}, kP);
+    const auto got = get(MemSpace::kPsum, 0, 0x0, DataType::kFp32, m, n);
+    for (size_t e = 0; e < got.size(); ++e) {
+      ASSERT_EQ(hex(got[e]), hex(want[e])) << "O[" << e / n << "][" << e % n << "]";
+    }
+  }
+}
+
 // ---- cost model (docs/isa.md "Costs")
 
 TEST_F(EngineTest, CyclesFollowTheDocumentedCostModel) {
