@@ -9,8 +9,10 @@
 //   BF16 / FP16          -> +-Inf
 //   FP8, sat_i = 1       -> +-max finite (E4M3 0x7E/0xFE = 448, E5M2 0x7B/0xFB = 57344)
 //   FP8, sat_i = 0 (OCP) -> E4M3 NaN 0x7F, E5M2 +-Inf 0x7C/0xFC
-// NaN input, or an illegal dtype code (4..7): the target's canonical NaN (BF16 0x7FC0, FP16 0x7E00,
+// NaN input, or an illegal dtype code (4): the target's canonical NaN (BF16 0x7FC0, FP16 0x7E00,
 // E4M3 0x7F, E5M2 0x7E; 16'h7FC0 for illegal codes). FP8 results are in bits [7:0], bits [15:8] are zero.
+// The MX types narrow to their element formats: MXFP8 as FP8 (sat_i applies), MXFP4 to FP4 E2M1 in bits [3:0]
+// (OCP MX v1.0 section 5.3.3: no Inf or NaN, so overflow and Inf saturate to +-6 and NaN gives +0).
 // Stochastic rounding (sr_i = 1; BRIEF section 3 rule 9, docs/numerics.md "Stochastic rounding"): instead of the
 // nearest-even increment, the bits shifted out, as a fraction of the last kept bit truncated to SR_BITS bits, are
 // added to rnd_i, and the carry out is the increment. Exact values stay exact; NaN, Inf and overflow as above.
@@ -22,7 +24,7 @@ module trn_fp_narrow
   input  logic               sr_i,     // 1 = stochastic rounding with rnd_i, 0 = round to nearest even
   input  logic [SR_BITS-1:0] rnd_i,    // random bits (trn_fp_sr_rng), used when sr_i
   input  logic [31:0]        f32_i,
-  output logic [15:0]        data_o    // narrow pattern; FP8 in bits [7:0], bits [15:8] zero
+  output logic [15:0]        data_o    // narrow pattern; FP8 in bits [7:0], FP4 in [3:0], the rest zero
 );
 
   // Written for an illegal dtype code (there is no target format).
@@ -45,6 +47,7 @@ module trn_fp_narrow
   logic [15:0] nan_pat;
   logic        legal;
   logic        is_fp8;
+  logic        is_fp4;
 
   always_comb begin
     man_w    = 4'd7;
@@ -55,6 +58,7 @@ module trn_fp_narrow
     nan_pat  = 16'h7FC0;
     legal    = 1'b1;
     is_fp8   = 1'b0;
+    is_fp4   = 1'b0;
     unique case (dtype_i)
       DT_BF16: begin
         man_w   = 4'd7;
@@ -70,7 +74,7 @@ module trn_fp_narrow
         ovf_mag = 15'h7C00;
         nan_pat = 16'h7E00;
       end
-      DT_FP8E4M3: begin
+      DT_FP8E4M3, DT_MXFP8E4M3: begin  // an MX type converts to its element format
         man_w    = 4'd3;
         bias     = 8'd7;
         max_mag  = 15'h007E;
@@ -79,13 +83,21 @@ module trn_fp_narrow
         nan_pat  = 16'h007F;
         is_fp8   = 1'b1;
       end
-      DT_FP8E5M2: begin
+      DT_FP8E5M2, DT_MXFP8E5M2: begin
         man_w   = 4'd2;
         bias    = 8'd15;
         max_mag = 15'h007B;
         ovf_mag = sat_i ? 15'h007B : 15'h007C;
         nan_pat = 16'h007E;
         is_fp8  = 1'b1;
+      end
+      DT_MXFP4: begin  // E2M1: bias 1, max 6 (0x7); no Inf or NaN, so it always saturates and NaN gives +0
+        man_w   = 4'd1;
+        bias    = 8'd1;
+        max_mag = 15'h0007;
+        ovf_mag = 15'h0007;
+        nan_pat = 16'h0000;
+        is_fp4  = 1'b1;
       end
       default: begin
         legal = 1'b0;
@@ -185,6 +197,8 @@ module trn_fp_narrow
       data_o = ILLEGAL_NAN;
     end else if (is_fp8) begin
       data_o = {8'd0, res_sign, res_mag[6:0]};
+    end else if (is_fp4) begin
+      data_o = {12'd0, res_sign, res_mag[2:0]};
     end else begin
       data_o = {res_sign, res_mag};
     end

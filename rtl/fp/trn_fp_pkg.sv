@@ -4,13 +4,16 @@
 package trn_fp_pkg;
 
   // ---- GENERATED from spec/isa.json by scripts/gen-isa.cmake (make isa-gen): do not edit this region
-  // 3-bit dtype field (the TE operand types); codes above 3 are illegal and flagged by the units
-  // that decode them.
+  // 3-bit dtype field: the narrow TE operand types (codes 0..3, dtype_legal) and the MX types,
+  // whose element formats the FP units convert. Other codes are illegal and flagged by the units that decode them.
   typedef enum logic [2:0] {
     DT_BF16 = 3'd0,  // bfloat16: 1-8-7, bias 127
     DT_FP16 = 3'd1,  // IEEE 754 binary16: 1-5-10, bias 15
     DT_FP8E4M3 = 3'd2,  // OCP OFP8 E4M3: 1-4-3, bias 7, no Inf, NaN = S.1111.111, max 448
-    DT_FP8E5M2 = 3'd3   // OCP OFP8 E5M2: 1-5-2, bias 15, IEEE-style Inf/NaN, max 57344
+    DT_FP8E5M2 = 3'd3,  // OCP OFP8 E5M2: 1-5-2, bias 15, IEEE-style Inf/NaN, max 57344
+    DT_MXFP8E4M3 = 3'd5,  // OCP MXFP8 E4M3: FP8 E4M3 elements (emax 8) in blocks of 32 partitions sharing an E8M0 scale
+    DT_MXFP8E5M2 = 3'd6,  // OCP MXFP8 E5M2: FP8 E5M2 elements (emax 15) in blocks of 32 partitions sharing an E8M0 scale
+    DT_MXFP4 = 3'd7   // OCP MXFP4: FP4 E2M1 elements (emax 2, one per byte in the low nibble) in blocks of 32 partitions sharing an E8M0 scale
   } dtype_e;
   // Random bits stochastic rounding compares with the discarded fraction (BRIEF section 3 rule 9) (C++ isa::kSrBits).
   localparam int unsigned SR_BITS = 16;

@@ -6,10 +6,12 @@
 //   - FP16, FP8 E4M3 and FP8 E5M2 subnormals become normal FP32 numbers (shifted left until the leading one
 //     becomes the hidden bit, exponent lowered by the shift).
 //   - Signed zero and +-Inf are kept. E4M3 has no Inf: S.1111.111 is NaN, every other S.1111.xxx is finite.
-//   - Any NaN, and any illegal dtype code (4..7), gives the canonical quiet NaN 32'h7FC0_0000.
+//   - The MX types convert their element formats: MXFP8 as FP8, MXFP4 as FP4 E2M1 (pattern in bits [3:0]; its
+//     subnormal 0.5 becomes a normal FP32 number).
+//   - Any NaN, and any illegal dtype code (4), gives the canonical quiet NaN 32'h7FC0_0000.
 module trn_fp_widen (
   input  logic [2:0]  dtype_i,  // trn_fp_pkg::dtype_e code
-  input  logic [15:0] data_i,   // narrow pattern; FP8 in bits [7:0]
+  input  logic [15:0] data_i,   // narrow pattern; FP8 in bits [7:0], FP4 in bits [3:0]
   output logic [31:0] f32_o     // exact FP32 value; NaN -> 32'h7FC0_0000
 );
   import trn_fp_pkg::*;
@@ -52,20 +54,26 @@ module trn_fp_widen (
         is_nan  = (&data_i[14:10]) && (data_i[9:0] != '0);
         is_inf  = (&data_i[14:10]) && (data_i[9:0] == '0);
       end
-      DT_FP8E4M3: begin
+      DT_FP8E4M3, DT_MXFP8E4M3: begin  // an MX type converts its element format
         sign    = data_i[7];
         exp_f   = {4'd0, data_i[6:3]};
         man_al  = {data_i[2:0], 20'd0};
         exp_adj = 8'd120;
         is_nan  = &data_i[6:0];
       end
-      DT_FP8E5M2: begin
+      DT_FP8E5M2, DT_MXFP8E5M2: begin
         sign    = data_i[7];
         exp_f   = {3'd0, data_i[6:2]};
         man_al  = {data_i[1:0], 21'd0};
         exp_adj = 8'd112;
         is_nan  = (&data_i[6:2]) && (data_i[1:0] != '0);
         is_inf  = (&data_i[6:2]) && (data_i[1:0] == '0);
+      end
+      DT_MXFP4: begin  // E2M1 (OCP MX v1.0 section 5.3.3): bias 1, no Inf, no NaN; the code in bits [3:0]
+        sign    = data_i[3];
+        exp_f   = {6'd0, data_i[2:1]};
+        man_al  = {data_i[0], 22'd0};
+        exp_adj = 8'd126;
       end
       default: begin
         // Illegal dtype code: no value to convert.

@@ -43,8 +43,9 @@ inline std::string next_scratch(const std::string& suffix) {
   return scratch("." + std::to_string(counter++) + suffix);
 }
 
+/// Writes `text` to a fresh scratch file (`<test>.<n>.tv`, a new one on every call) and returns its path.
 inline std::string write_file(const std::string& text) {
-  const std::string path = scratch(".tv");
+  const std::string path = next_scratch(".tv");
   std::ofstream(path) << text;
   return path;
 }

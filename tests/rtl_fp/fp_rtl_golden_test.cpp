@@ -164,6 +164,38 @@ TEST(RtlFpNarrowVsGolden, Fp16OnRandomFp32BothModes) { narrow_random(Dtype::kFp1
 TEST(RtlFpNarrowVsGolden, Fp8E4M3OnRandomFp32BothModes) { narrow_random(Dtype::kFp8E4M3, 0xE4E4E4u); }
 TEST(RtlFpNarrowVsGolden, Fp8E5M2OnRandomFp32BothModes) { narrow_random(Dtype::kFp8E5M2, 0xE5E5E5u); }
 
+// The MX element formats (BRIEF rule 10; OCP MX v1.0 section 5.3): the MX dtype codes convert their elements,
+// MXFP8 as FP8 and MXFP4 as FP4 E2M1 (no Inf or NaN: saturating, NaN -> +0). Every pattern widens as the golden
+// says; narrowing near every value and rounding boundary (E2M1's listed by hand) and on random values, both modes.
+TEST(RtlFpMxElementsVsGolden, EveryPatternWidensAndBoundariesAndRandomValuesNarrow) {
+  FpRtl rtl;
+  // E2M1: 1 sign, 2 exponent, 1 mantissa bit, bias 1, no specials, largest magnitude pattern 0x7 (6.0).
+  constexpr NarrowFormat kE2M1{Dtype::kMxFp4, 2, 1, 1, false, 0x7};
+  for (const Dtype dt : isa::kMxTypes) {
+    MismatchLog log("MX element " + name(dt));
+    const NarrowFormat& f = dt == Dtype::kMxFp4      ? kE2M1
+                            : dt == Dtype::kMxFp8E4M3 ? format(Dtype::kFp8E4M3)
+                                                      : format(Dtype::kFp8E5M2);
+    const uint32_t patterns = dt == Dtype::kMxFp4 ? 16 : 256;
+    for (uint32_t p = 0; p < patterns; ++p) {
+      const uint32_t want = golden::widen_to_f32(dt, uint16_t(p)), got = rtl.widen(dt, uint16_t(p));
+      if (got != want) log.add(fmt::format("widen {:02X}: golden {:08X}, RTL {:08X}", p, want, got));
+    }
+    std::vector<uint32_t> points = boundary_points(f);
+    Fp32Gen gen(rtlfp_test::test_seed(0x3A3Au + uint64_t(dt)));
+    for (int i = 0; i < 200000; ++i) {
+      points.push_back(i % 4 == 0 ? static_cast<uint32_t>(gen.bits(32)) : gen.with_exp(gen.uniform(100, 140)));
+    }
+    for (const uint32_t x : points) {
+      for (const bool sat : {true, false}) {
+        const uint16_t want = golden::narrow_from_f32(dt, x, sat), got = rtl.narrow(dt, x, sat);
+        if (got != want) log.add(fmt::format("narrow {:08X} sat={}: golden {:04X}, RTL {:04X}", x, sat, want, got));
+      }
+    }
+    log.expect_none(patterns + 2 * points.size());
+  }
+}
+
 // Stochastic rounding (BRIEF rule 9): the RTL's generator (trn_fp_sr_rng) and converter against the golden's, on
 // the same random patterns with a random seed and element key each; 500,000 per dtype, both FP8 modes.
 void narrow_stochastic_random(Dtype dt, uint64_t default_seed) {

@@ -247,11 +247,12 @@ TEST(RtlFpFieldCases, NarrowSubnormalResultsAndSignedZeros) {
 }
 
 TEST(RtlFpFieldCases, NarrowIllegalDtypeCodesGiveNan) {
+  // Code 4 (fp32) is no narrow format; 5..7 are the MX types, which narrow to their element formats.
   FpRtl rtl;
-  for (int code = 4; code < 8; ++code) {
-    const uint16_t got = rtl.narrow(static_cast<Dtype>(code), 0x3F800000u, true);
-    EXPECT_EQ(got, 0x7FC0u) << "code " << code;
-  }
+  EXPECT_EQ(rtl.narrow(static_cast<Dtype>(4), 0x3F800000u, true), 0x7FC0u);
+  EXPECT_EQ(rtl.narrow(Dtype::kMxFp8E4M3, 0x3F800000u, true), 0x38u);  // 1.0 in E4M3
+  EXPECT_EQ(rtl.narrow(Dtype::kMxFp8E5M2, 0x3F800000u, true), 0x3Cu);  // 1.0 in E5M2
+  EXPECT_EQ(rtl.narrow(Dtype::kMxFp4, 0x3F800000u, true), 0x2u);       // 1.0 in E2M1
 }
 
 TEST(RtlFpFieldCases, WidenSpecialPatternsOfEachFormat) {
@@ -286,10 +287,11 @@ TEST(RtlFpFieldCases, WidenSpecialPatternsOfEachFormat) {
 }
 
 TEST(RtlFpFieldCases, WidenIllegalDtypeCodesGiveCanonicalNan) {
+  // Code 4 (fp32) is no narrow format; the MX codes widen their elements (E2M1 0x3 = 1.5, the upper bits ignored).
   FpRtl rtl;
-  for (int code = 4; code < 8; ++code) {
-    EXPECT_EQ(rtl.widen(static_cast<Dtype>(code), 0x3C00), 0x7FC00000u) << "code " << code;
-  }
+  EXPECT_EQ(rtl.widen(static_cast<Dtype>(4), 0x3C00), 0x7FC00000u);
+  EXPECT_EQ(rtl.widen(Dtype::kMxFp8E5M2, 0x3C00), 0x00000000u) << "E5M2 reads bits [7:0]: 0x00";
+  EXPECT_EQ(rtl.widen(Dtype::kMxFp4, 0x3C03), 0x3FC00000u);
 }
 
 TEST(RtlFpFieldCases, MulSpecialCasesAndGradualUnderflow) {
