@@ -63,10 +63,13 @@ uint32_t FpRtl::add(uint32_t a, uint32_t b) {
   return m.sum_o;
 }
 
-uint32_t FpRtl::mul(uint32_t a, uint32_t b) {
+uint32_t FpRtl::mul(uint32_t a, uint32_t b) { return mul_scaled(a, b, 0); }
+
+uint32_t FpRtl::mul_scaled(uint32_t a, uint32_t b, int scale) {
   Vtrn_fp_units& m = impl_->model;
   m.a_i = a;
   m.b_i = b;
+  m.mul_scale_i = static_cast<uint16_t>(scale) & 0x3FFu;  // 10-bit two's complement
   m.eval();
   return m.prod_o;
 }

@@ -29,6 +29,8 @@ class FpRtl {
   uint32_t add(uint32_t a, uint32_t b);
   /// trn_fp32_mul: a * b.
   uint32_t mul(uint32_t a, uint32_t b);
+  /// trn_fp32_mul with scale_i: a * b * 2^scale rounded once (the MX product; scale -512..511).
+  uint32_t mul_scaled(uint32_t a, uint32_t b, int scale);
 
  private:
   struct Impl;

@@ -250,4 +250,11 @@ uint32_t f32_add(uint32_t a, uint32_t b) { return canonicalize(float_from_bits(a
 
 uint32_t f32_mul(uint32_t a, uint32_t b) { return canonicalize(float_from_bits(a) * float_from_bits(b)); }
 
+uint32_t f32_mul_scaled(uint32_t a, uint32_t b, int scale) {
+  if (scale < -600 || scale > 600) throw std::invalid_argument("golden::f32_mul_scaled: scale out of -600..600");
+  const double p = std::ldexp(static_cast<double>(float_from_bits(a)) * static_cast<double>(float_from_bits(b)),
+                              scale);
+  return canonicalize(static_cast<float>(p));
+}
+
 }  // namespace trnsim::golden

@@ -70,4 +70,10 @@ uint32_t f32_add(uint32_t a, uint32_t b);
 /// FP32 a * b with RNE, gradual underflow; any NaN result is kF32CanonicalNan.
 uint32_t f32_mul(uint32_t a, uint32_t b);
 
+/// FP32 a * b * 2^scale rounded once (RNE, gradual underflow, overflow to +-Inf; NaN canonical): the MX product
+/// of BRIEF section 3 rule 10 with scale = ca + cb - 254. The product and the scaling are exact in double (48
+/// significant bits; magnitudes within 2^-900 .. 2^860 for |scale| <= 600), and the conversion to float rounds
+/// once. Throws std::invalid_argument for |scale| > 600.
+uint32_t f32_mul_scaled(uint32_t a, uint32_t b, int scale);
+
 }  // namespace trnsim::golden

@@ -10,10 +10,15 @@
 // below the normal range, the bits shifted out going to the sticky bit), then one rounding increment on the
 // packed {exponent, mantissa} word so that a mantissa carry moves into the exponent on its own
 // (subnormal -> normal, max finite -> Inf).
+//
+// scale_i multiplies the exact product by 2^scale_i before that one rounding (0 for a plain multiply): the MX
+// product of BRIEF section 3 rule 10, a * b * 2^(ca - 127) * 2^(cb - 127) rounded once, with scale_i = ca + cb -
+// 254. The scaling is exact, so a result that the scale moves into the subnormal range is rounded once, not twice.
 module trn_fp32_mul (
-  input  logic [31:0] a_i,
-  input  logic [31:0] b_i,
-  output logic [31:0] p_o
+  input  logic [31:0]        a_i,
+  input  logic [31:0]        b_i,
+  input  logic signed [9:0]  scale_i,  // power of two applied before the rounding, -512..511
+  output logic [31:0]        p_o
 );
   import trn_fp_pkg::*;
 
@@ -73,15 +78,16 @@ module trn_fp32_mul (
   // Significand product, in [2^46, 2^48) for non-zero operands. With the leading one at bit 47 the biased
   // result exponent is a_exp + b_exp - 2*EXP_OFS - 126 = exp_sum - 190.
   // ---------------------------------------------------------------------------------------------------
-  localparam logic [9:0] EXP_AT_47 = 10'(2 * EXP_OFS + 126);  // exp_sum giving result exponent 0
+  // exp_sum is signed and 12 bits wide: a_exp + b_exp (18..574) plus scale_i (-512..511).
+  localparam logic signed [11:0] EXP_AT_47 = 12'(2 * EXP_OFS + 126);  // exp_sum giving result exponent 0
 
-  logic [47:0] prod;
-  logic [9:0]  exp_sum;
-  logic        prod_lz;  // leading zeros of the product: 0 or 1
+  logic [47:0]        prod;
+  logic signed [11:0] exp_sum;
+  logic               prod_lz;  // leading zeros of the product: 0 or 1
 
   always_comb begin
     prod    = 48'(a_sig) * 48'(b_sig);
-    exp_sum = 10'(a_exp) + 10'(b_exp);
+    exp_sum = $signed(12'(a_exp)) + $signed(12'(b_exp)) + 12'(scale_i);
     prod_lz = ~prod[47];
   end
 
@@ -92,43 +98,45 @@ module trn_fp32_mul (
   //   - otherwise (E = exp_sum - 190 <= 1): shift right by 1 - E so that the exponent becomes 1; the bits
   //     shifted out go to the sticky bit. Shifts of 63 or more leave only the sticky bit.
   // ---------------------------------------------------------------------------------------------------
-  logic [47:0] norm;
-  logic [9:0]  exp_r;
-  logic        shr_sticky;
-  logic [5:0]  shr_amt;
-  logic [63:0] prod_shr;
+  logic [47:0]        norm;
+  logic [10:0]        exp_r;  // 1..1022 (a scaled product can be far past the FP32 range: an overflow)
+  logic               shr_sticky;
+  logic [5:0]         shr_amt;
+  logic [63:0]        prod_shr;
+  logic signed [11:0] lz_s;
 
   always_comb begin
     shr_amt    = '0;
     prod_shr   = '0;
     shr_sticky = 1'b0;
-    if (exp_sum > EXP_AT_47 + 10'(prod_lz)) begin
+    lz_s       = $signed({11'd0, prod_lz});
+    if (exp_sum > EXP_AT_47 + lz_s) begin
       norm  = prod << prod_lz;
-      exp_r = exp_sum - EXP_AT_47 - 10'(prod_lz);
+      exp_r = 11'(exp_sum - EXP_AT_47 - lz_s);
     end else begin
-      shr_amt    = (exp_sum + 10'd63 <= EXP_AT_47 + 10'd1) ? 6'd63 : 6'(EXP_AT_47 + 10'd1 - exp_sum);
+      shr_amt    = (exp_sum + 12'sd63 <= EXP_AT_47 + 12'sd1) ? 6'd63 : 6'(EXP_AT_47 + 12'sd1 - exp_sum);
       prod_shr   = {16'd0, prod} >> shr_amt;
       shr_sticky = (prod_shr << shr_amt) != {16'd0, prod};
       norm       = prod_shr[47:0];
-      exp_r      = 10'd1;
+      exp_r      = 11'd1;
     end
   end
 
   // ---------------------------------------------------------------------------------------------------
   // Round to nearest even on the packed word {exp_r - 1, 24-bit significand}: adding the hidden bit to
-  // exp_r - 1 gives the exponent field, and a rounding carry propagates into it. exp_r is at most 382,
-  // so a 10-bit exponent part holds it; a field of 255 or more is an overflow.
+  // exp_r - 1 gives the exponent field, and a rounding carry propagates into it. exp_r is at most 893
+  // (382 without a scale), so an 11-bit exponent part holds it; a field of 255 or more is an overflow.
   // ---------------------------------------------------------------------------------------------------
   logic        guard, sticky, round_up;
-  logic [32:0] packed_r;  // [32:23] exponent field
+  logic [33:0] packed_r;  // [33:23] exponent field
   logic        ovf;
 
   always_comb begin
     guard    = norm[23];
     sticky   = (norm[22:0] != '0) | shr_sticky;
     round_up = guard & (sticky | norm[24]);
-    packed_r = {exp_r - 10'd1, 23'd0} + 33'(norm[47:24]) + 33'(round_up);
-    ovf      = packed_r[32:23] >= 10'd255;
+    packed_r = {exp_r - 11'd1, 23'd0} + 34'(norm[47:24]) + 34'(round_up);
+    ovf      = packed_r[33:23] >= 11'd255;
   end
 
   // ---------------------------------------------------------------------------------------------------
@@ -137,10 +145,12 @@ module trn_fp32_mul (
   always_comb begin
     if (a_nan | b_nan | (a_inf & b_zero) | (a_zero & b_inf)) begin
       p_o = F32_QNAN;
-    end else if (a_inf | b_inf | ovf) begin
+    end else if (a_inf | b_inf) begin
       p_o = {sign, 8'hFF, 23'd0};
-    end else if (a_zero | b_zero) begin
+    end else if (a_zero | b_zero) begin  // before ovf: a zero stays zero whatever scale_i says
       p_o = {sign, 31'd0};
+    end else if (ovf) begin
+      p_o = {sign, 8'hFF, 23'd0};
     end else begin
       p_o = {sign, packed_r[30:0]};
     end

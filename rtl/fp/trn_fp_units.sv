@@ -16,6 +16,7 @@ module trn_fp_units (
   // FP32 arithmetic
   input  logic [31:0] a_i,
   input  logic [31:0] b_i,
+  input  logic [9:0]  mul_scale_i,  // signed power of two on the product before its rounding (MX products)
   output logic [31:0] sum_o,
   output logic [31:0] prod_o
 );
@@ -50,9 +51,10 @@ module trn_fp_units (
   );
 
   trn_fp32_mul u_mul (
-    .a_i (a_i),
-    .b_i (b_i),
-    .p_o (prod_o)
+    .a_i     (a_i),
+    .b_i     (b_i),
+    .scale_i ($signed(mul_scale_i)),
+    .p_o     (prod_o)
   );
 
 endmodule

@@ -30,9 +30,10 @@ module trn_te_pe (
   logic [31:0] prod, sum, psum_mid, prod1, sum1, psum_d;
 
   trn_fp32_mul u_mul (
-    .a_i (w0_q),
-    .b_i (mov0_i),
-    .p_o (prod)
+    .a_i     (w0_q),
+    .b_i     (mov0_i),
+    .scale_i (10'sd0),
+    .p_o     (prod)
   );
 
   trn_fp32_add u_add (
@@ -45,9 +46,10 @@ module trn_te_pe (
 
   // The second partition of an FP8 row, added after the first (rule 8).
   trn_fp32_mul u_mul1 (
-    .a_i (w1_q),
-    .b_i (mov1_i),
-    .p_o (prod1)
+    .a_i     (w1_q),
+    .b_i     (mov1_i),
+    .scale_i (10'sd0),
+    .p_o     (prod1)
   );
 
   trn_fp32_add u_add1 (

@@ -267,5 +267,30 @@ TEST(RtlFpArithVsGolden, MulOnBiasedRandomPairs) {
   log.expect_none(kArithPairs);
 }
 
+// The scaled multiply (MX products, BRIEF rule 10): a * b * 2^scale rounded once, on biased random pairs with a
+// scale anywhere in the unit's -512..511 (most within the MX range -254..254), and by hand: 1.5 * 2^-149 is a tie
+// between the two smallest subnormals (even: 2 * 2^-149); 2^127 is the largest power of two, 2^128 overflows.
+TEST(RtlFpArithVsGolden, ScaledMulRoundsOnceOnBiasedRandomPairs) {
+  FpRtl rtl;
+  EXPECT_EQ(rtl.mul_scaled(0x3FC00000u, 0x3F800000u, -149), 0x00000002u);
+  EXPECT_EQ(rtl.mul_scaled(0x3F800000u, 0x3F800000u, 127), 0x7F000000u);
+  EXPECT_EQ(rtl.mul_scaled(0x3F800000u, 0x3F800000u, 128), 0x7F800000u);
+  EXPECT_EQ(rtl.mul_scaled(0x43E00000u, 0x43E00000u, -254), 0x00000000u) << "448^2 * 2^-254 < half of 2^-149";
+  EXPECT_EQ(rtl.mul_scaled(0x00000001u, 0x7F7FFFFFu, 254), golden::f32_mul_scaled(0x00000001u, 0x7F7FFFFFu, 254));
+  Fp32Gen gen(rtlfp_test::test_seed(0x5CA1Eu));
+  MismatchLog log("f32 mul scaled");
+  constexpr int kPairs = 1000000;
+  for (int i = 0; i < kPairs; ++i) {
+    const auto [a, b] = gen.pair();
+    const int scale = gen.bits(2) == 0 ? int(gen.uniform(0, 1023)) - 512 : int(gen.uniform(0, 508)) - 254;
+    const uint32_t want = golden::f32_mul_scaled(a, b, scale);
+    const uint32_t got = rtl.mul_scaled(a, b, scale);
+    if (got != want) {
+      log.add(fmt::format("{:08X} * {:08X} * 2^{}: golden {:08X}, RTL {:08X}", a, b, scale, want, got));
+    }
+  }
+  log.expect_none(kPairs);
+}
+
 }  // namespace
 }  // namespace trnsim
