@@ -27,6 +27,11 @@ package trn_fp_pkg;
     return code <= 3'd3;
   endfunction
 
+  // True for the MX (block-scaled) dtype codes (BRIEF section 3 rule 10).
+  function automatic logic dtype_is_mx(logic [2:0] code);
+    return code == DT_MXFP8E4M3 || code == DT_MXFP8E5M2 || code == DT_MXFP4;
+  endfunction
+
   // Leading-zero count of a 32-bit word, as a 5-stage binary search: each stage tests the upper part of what
   // is left and shifts it out when it is all zero. Shifts by {flag, zeros} and one flag variable per stage
   // keep the verilated code short and free of branches. Returns 31 for x == 0 (callers handle zero).

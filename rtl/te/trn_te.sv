@@ -55,10 +55,12 @@ module trn_te
   input  logic                          stat_valid_i,
   output logic                          stat_ready_o,
   input  logic [COLS-1:0][15:0]         stat_data_i,
+  input  logic [COLS-1:0][7:0]          stat_scale_i,  // MX dtypes: E8M0 scale of each lane's block; else unused
   // Moving stream (valid/ready): one moving column (all PE rows) per beat, n = 0 first.
   input  logic                          mov_valid_i,
   output logic                          mov_ready_o,
   input  logic [ROWS-1:0][15:0]         mov_data_i,
+  input  logic [ROWS-1:0][7:0]          mov_scale_i,   // MX dtypes: E8M0 scale of each PE row's block; else unused
   // Result stream (valid/ready, backpressure allowed): one FP32 result column per beat.
   output logic                          out_valid_o,
   input  logic                          out_ready_i,
@@ -208,6 +210,14 @@ module trn_te
 
   assign dbl_cmd = dtype_pe_partitions(dtype_q) == 2'd2;
 
+  // MX scales (rule 10) go to the PEs with their values; every other dtype multiplies by 2^0 (code 127).
+  logic                  mx_cmd;
+  logic [COLS-1:0][7:0]  stat_scale;
+  logic [ROWS-1:0][7:0]  mov_scale;
+  assign mx_cmd     = dtype_is_mx(dtype_q);
+  assign stat_scale = mx_cmd ? stat_scale_i : {COLS{8'd127}};
+  assign mov_scale  = mx_cmd ? mov_scale_i : {ROWS{8'd127}};
+
   for (genvar c = 0; c < COLS; c++) begin : g_stat_widen
     logic [31:0] hi_f32;
     trn_fp_widen u_widen (
@@ -243,14 +253,15 @@ module trn_te
   // Input skew -> PE array -> output de-skew
   // ---------------------------------------------------------------------------------------------------------------
   logic [ROWS-1:0][31:0] mov0_skewed, mov1_skewed;
+  logic [ROWS-1:0][7:0]  ms_skewed;
   logic [COLS-1:0][31:0] col_sum;
 
   for (genvar r = 0; r < ROWS; r++) begin : g_skew
-    trn_prim_delay #(.WIDTH(64), .DEPTH(r + 1)) u_skew (
+    trn_prim_delay #(.WIDTH(72), .DEPTH(r + 1)) u_skew (
       .clk_i  (clk_i),
       .en_i   (adv),
-      .data_i ({mov1_f32[r], mov0_f32[r]}),
-      .data_o ({mov1_skewed[r], mov0_skewed[r]})
+      .data_i ({mov_scale[r], mov1_f32[r], mov0_f32[r]}),
+      .data_o ({ms_skewed[r], mov1_skewed[r], mov0_skewed[r]})
     );
   end
 
@@ -262,8 +273,10 @@ module trn_te
     .w_we_i (w_we),
     .w0_i   (stat0_f32),
     .w1_i   (stat1_f32),
+    .ws_i   (stat_scale),
     .mov0_i (mov0_skewed),
     .mov1_i (mov1_skewed),
+    .ms_i   (ms_skewed),
     .psum_o (col_sum)
   );
 

@@ -18,8 +18,10 @@ module trn_te_array #(
   input  logic [ROWS-1:0]           w_we_i,     // write the stationary rows w0_i, w1_i into PE row r
   input  logic [COLS-1:0][31:0]     w0_i,       // widened stationary row of the first partition (FP32 per column)
   input  logic [COLS-1:0][31:0]     w1_i,       // widened stationary row of the second partition (0 unless FP8)
+  input  logic [COLS-1:0][7:0]      ws_i,       // E8M0 scales of the stationary row (MX; 127 otherwise)
   input  logic [ROWS-1:0][31:0]     mov0_i,     // skewed, widened moving values, first partition of each PE row
   input  logic [ROWS-1:0][31:0]     mov1_i,     // the same, second partition (0 unless FP8)
+  input  logic [ROWS-1:0][7:0]      ms_i,       // skewed E8M0 scales of the moving values (MX; 127 otherwise)
   output logic [COLS-1:0][31:0]     psum_o      // column sums from the bottom row (column c lags column 0 by c)
 );
 
@@ -37,8 +39,10 @@ module trn_te_array #(
       .w_we_i (w_we_i[r]),
       .w0_i   (w0_i),
       .w1_i   (w1_i),
+      .ws_i   (ws_i),
       .mov0_i (mov0_i[r]),
       .mov1_i (mov1_i[r]),
+      .ms_i   (ms_i[r]),
       .psum_i (psum[r]),
       .psum_o (psum[r+1])
     );

@@ -9,7 +9,13 @@
 // Numerics: BRIEF section 3 rules 2-3 and 8. Every product is rounded before its add (separate units, no FMA) and
 // the two partitions are added one after the other in partition order, so the column sum is rule 3's. An inactive
 // partition (k >= K, or the second partition of a BF16/FP16 row) passes the sum through unchanged.
-module trn_te_pe (
+// MX (rule 10): each product is w * mov * 2^(ws - 127) * 2^(ms - 127), rounded once (trn_fp32_mul scale_i), with
+// ws the E8M0 scale loaded with the stationary values and ms the moving values' scale, which travels right with
+// them; both partitions of a PE row lie in one 32-partition block, so one scale serves both. A scale of 0xFF (NaN)
+// on either side makes the product the canonical NaN. Other dtypes get scales of 127 (2^0) from trn_te.
+module trn_te_pe
+  import trn_fp_pkg::*;
+(
   input  logic        clk_i,
   input  logic        en_i,     // pipeline advance; 0 = global stall (hold all registers)
   input  logic        act0_i,   // the row's first partition is part of the contraction (k < K)
@@ -17,24 +23,35 @@ module trn_te_pe (
   input  logic        w_we_i,   // write w0_i, w1_i into the stationary registers
   input  logic [31:0] w0_i,     // widened stationary value of the first partition (FP32)
   input  logic [31:0] w1_i,     // widened stationary value of the second partition (FP32; 0 unless FP8)
+  input  logic [7:0]  ws_i,     // E8M0 scale of the stationary values (MX; 127 otherwise), written with them
   input  logic [31:0] mov0_i,   // widened moving value of the first partition (FP32) from the left
   input  logic [31:0] mov1_i,   // widened moving value of the second partition (FP32; 0 unless FP8)
+  input  logic [7:0]  ms_i,     // E8M0 scale of the moving values (MX; 127 otherwise), from the left
   input  logic [31:0] psum_i,   // partial column sum (FP32) from above
   output logic [31:0] mov0_o,   // registered moving values, to the right
   output logic [31:0] mov1_o,
+  output logic [7:0]  ms_o,     // registered moving scale, to the right
   output logic [31:0] psum_o    // registered partial column sum, downward
 );
 
   logic [31:0] w0_q, w1_q;
+  logic [7:0]  ws_q, ms_q;
   logic [31:0] mov0_q, mov1_q, psum_q;
-  logic [31:0] prod, sum, psum_mid, prod1, sum1, psum_d;
+  logic [31:0] prod_raw, prod, sum, psum_mid, prod1_raw, prod1, sum1, psum_d;
+  logic signed [9:0] scale;    // (ws - 127) + (ms - 127)
+  logic              scale_nan;
+
+  assign scale     = $signed({2'b00, ws_q}) + $signed({2'b00, ms_i}) - 10'sd254;
+  assign scale_nan = (ws_q == 8'hFF) || (ms_i == 8'hFF);
 
   trn_fp32_mul u_mul (
     .a_i     (w0_q),
     .b_i     (mov0_i),
-    .scale_i (10'sd0),
-    .p_o     (prod)
+    .scale_i (scale),
+    .p_o     (prod_raw)
   );
+
+  assign prod = scale_nan ? F32_QNAN : prod_raw;
 
   trn_fp32_add u_add (
     .a_i (psum_i),
@@ -48,9 +65,11 @@ module trn_te_pe (
   trn_fp32_mul u_mul1 (
     .a_i     (w1_q),
     .b_i     (mov1_i),
-    .scale_i (10'sd0),
-    .p_o     (prod1)
+    .scale_i (scale),
+    .p_o     (prod1_raw)
   );
+
+  assign prod1 = scale_nan ? F32_QNAN : prod1_raw;
 
   trn_fp32_add u_add1 (
     .a_i (psum_mid),
@@ -64,6 +83,7 @@ module trn_te_pe (
     if (w_we_i) begin
       w0_q <= w0_i;
       w1_q <= w1_i;
+      ws_q <= ws_i;
     end
   end
 
@@ -71,12 +91,14 @@ module trn_te_pe (
     if (en_i) begin
       mov0_q <= mov0_i;
       mov1_q <= mov1_i;
+      ms_q   <= ms_i;
       psum_q <= psum_d;
     end
   end
 
   assign mov0_o = mov0_q;
   assign mov1_o = mov1_q;
+  assign ms_o   = ms_q;
   assign psum_o = psum_q;
 
 endmodule

@@ -20,8 +20,10 @@ module trn_te_row #(
   input  logic                  w_we_i,   // write the stationary rows w0_i, w1_i into this PE row
   input  logic [COLS-1:0][31:0] w0_i,     // widened stationary row of the first partition (FP32 per column)
   input  logic [COLS-1:0][31:0] w1_i,     // widened stationary row of the second partition (0 unless FP8)
+  input  logic [COLS-1:0][7:0]  ws_i,     // E8M0 scales of the stationary row (MX; 127 otherwise)
   input  logic [31:0]           mov0_i,   // skewed, widened moving value of the first partition
   input  logic [31:0]           mov1_i,   // skewed, widened moving value of the second partition (0 unless FP8)
+  input  logic [7:0]            ms_i,     // skewed E8M0 scale of the moving values (MX; 127 otherwise)
   input  logic [COLS-1:0][31:0] psum_i,   // partial column sums from the row above
   output logic [COLS-1:0][31:0] psum_o    // partial column sums to the row below (registered in the PEs)
 );
@@ -29,9 +31,11 @@ module trn_te_row #(
   // mov0[c], mov1[c] enter PE c from the left; index COLS leaves the right-most PE unused.
   logic [31:0] mov0 [COLS+1];
   logic [31:0] mov1 [COLS+1];
+  logic [7:0]  ms [COLS+1];
 
   assign mov0[0] = mov0_i;
   assign mov1[0] = mov1_i;
+  assign ms[0]   = ms_i;
 
   for (genvar c = 0; c < COLS; c++) begin : g_col
     trn_te_pe u_pe (
@@ -42,17 +46,20 @@ module trn_te_row #(
       .w_we_i (w_we_i),
       .w0_i   (w0_i[c]),
       .w1_i   (w1_i[c]),
+      .ws_i   (ws_i[c]),
       .mov0_i (mov0[c]),
       .mov1_i (mov1[c]),
+      .ms_i   (ms[c]),
       .psum_i (psum_i[c]),
       .mov0_o (mov0[c+1]),
       .mov1_o (mov1[c+1]),
+      .ms_o   (ms[c+1]),
       .psum_o (psum_o[c])
     );
   end
 
   // The right-most PE's moving outputs leave the array unused.
   logic unused_mov_last;
-  assign unused_mov_last = ^{mov0[COLS], mov1[COLS]};
+  assign unused_mov_last = ^{mov0[COLS], mov1[COLS], ms[COLS]};
 
 endmodule
