@@ -210,6 +210,10 @@ class TeRtlImpl final : public TeRtl {
         const Beat& b = stat_beats[next_stat];
         const uint16_t* row = &commands[b.command].beats[b.index * static_cast<size_t>(cols_)];
         for (int c = 0; c < cols_; ++c) put_field(top_->stat_data_i, 16u * c, 16, row[c]);
+        const std::vector<uint8_t>& sc = commands[b.command].scales;
+        for (int c = 0; c < cols_; ++c) {
+          put_field(top_->stat_scale_i, 8u * c, 8, sc.empty() ? 0u : sc[b.index * size_t(cols_) + c]);
+        }
       }
       mov_presented = present(next_mov < mov_beats.size(), mov_presented, 4u);
       top_->mov_valid_i = mov_presented;
@@ -217,6 +221,10 @@ class TeRtlImpl final : public TeRtl {
         const Beat& b = mov_beats[next_mov];
         const uint16_t* col = &commands[b.command].beats[b.index * static_cast<size_t>(rows_)];
         for (int r = 0; r < rows_; ++r) put_field(top_->mov_data_i, 16u * r, 16, col[r]);
+        const std::vector<uint8_t>& sc = commands[b.command].scales;
+        for (int r = 0; r < rows_; ++r) {
+          put_field(top_->mov_scale_i, 8u * r, 8, sc.empty() ? 0u : sc[b.index * size_t(rows_) + r]);
+        }
       }
       top_->out_ready_i = !stall(rng_);
 
@@ -490,25 +498,42 @@ void put_lane(isa::Dtype dtype, int kk, uint16_t pattern, uint16_t& lane) {
 }
 }  // namespace
 
-TeCommand stationary_command(isa::Dtype dtype, int k, int m, int cols, const std::vector<uint16_t>& stationary) {
+// The scale lane of element kk (MX): one code per lane, shared by the two partitions of a pair.
+void put_scale(int kk, uint8_t code, uint8_t& lane) {
+  if (kk % 2 == 1 && lane != code) {
+    throw std::invalid_argument(fmt::format("MX scales: partitions {} and {} share a PE row but have scales {} and "
+                                            "{} (a K tile starts at an even partition, blocks are 32)",
+                                            kk - 1, kk, lane, code));
+  }
+  lane = code;
+}
+
+TeCommand stationary_command(isa::Dtype dtype, int k, int m, int cols, const std::vector<uint16_t>& stationary,
+                             const std::vector<uint8_t>& scales) {
   const unsigned beats = isa::te_sbuf_partitions(dtype, unsigned(k));
   TeCommand load{TeCommand::Op::kLoadStationary, static_cast<uint8_t>(dtype), k,
                  std::vector<uint16_t>(size_t(beats) * size_t(cols), 0)};
+  if (!scales.empty()) load.scales.assign(load.beats.size(), 0);
   for (int kk = 0; kk < k; ++kk) {
     const size_t beat = isa::te_sbuf_partition(dtype, unsigned(kk));
-    for (int mm = 0; mm < m; ++mm) put_lane(dtype, kk, stationary[size_t(kk) * m + mm], load.beats[beat * cols + mm]);
+    for (int mm = 0; mm < m; ++mm) {
+      put_lane(dtype, kk, stationary[size_t(kk) * m + mm], load.beats[beat * cols + mm]);
+      if (!scales.empty()) put_scale(kk, scales[size_t(kk) * m + mm], load.scales[beat * cols + mm]);
+    }
   }
   return load;
 }
 
 TeCommand moving_command(isa::Dtype dtype, int k, int n, int rows, const std::vector<uint16_t>& moving,
-                         bool accumulate) {
+                         bool accumulate, const std::vector<uint8_t>& scales) {
   TeCommand mult{TeCommand::Op::kMultiplyMoving, static_cast<uint8_t>(dtype), n,
                  std::vector<uint16_t>(size_t(n) * size_t(rows), 0), accumulate};
+  if (!scales.empty()) mult.scales.assign(mult.beats.size(), 0);
   for (int nn = 0; nn < n; ++nn) {
     for (int kk = 0; kk < k; ++kk) {
-      put_lane(dtype, kk, moving[size_t(kk) * n + nn],
-               mult.beats[size_t(nn) * rows + isa::te_sbuf_partition(dtype, unsigned(kk))]);
+      const size_t lane = size_t(nn) * rows + isa::te_sbuf_partition(dtype, unsigned(kk));
+      put_lane(dtype, kk, moving[size_t(kk) * n + nn], mult.beats[lane]);
+      if (!scales.empty()) put_scale(kk, scales[size_t(kk) * n + nn], mult.scales[lane]);
     }
   }
   return mult;

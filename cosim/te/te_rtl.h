@@ -59,14 +59,22 @@ struct TeCommand {
   std::vector<uint16_t> beats;
   bool accumulate = false;      ///< cmd_acc_i, the PSUM write-back mode of a MultiplyMoving's results: true = add
                                 ///< to PSUM, false = overwrite (a LoadStationary with it set is illegal)
+  /// MX dtypes (BRIEF section 3 rule 10): the E8M0 scale of every lane of every beat (stat_scale_i / mov_scale_i),
+  /// the same shape as `beats`; both partitions of an FP8-style pair share one (they lie in one 32-partition
+  /// block). Empty for the other dtypes (the ports are driven 0 and the engine ignores them).
+  std::vector<uint8_t> scales = {};
 };
 
 /// A LoadStationary of stationary[k, m] (row-major narrow patterns) for an engine of `cols` columns: its beats in
 /// the lane layout of TeCommand::beats (FP8 partitions paired), columns >= m and a missing last partner zero.
-TeCommand stationary_command(isa::Dtype dtype, int k, int m, int cols, const std::vector<uint16_t>& stationary);
+/// `scales` (MX dtypes only, else empty): the E8M0 code of every element, [k, m]; the two elements of a pair must
+/// have the same code (std::invalid_argument otherwise).
+TeCommand stationary_command(isa::Dtype dtype, int k, int m, int cols, const std::vector<uint16_t>& stationary,
+                             const std::vector<uint8_t>& scales = {});
 /// A MultiplyMoving of moving[k, n] for an engine of `rows` PE rows, in the same layout; partitions >= k zero.
+/// `scales` as for stationary_command, [k, n].
 TeCommand moving_command(isa::Dtype dtype, int k, int n, int rows, const std::vector<uint16_t>& moving,
-                         bool accumulate);
+                         bool accumulate, const std::vector<uint8_t>& scales = {});
 
 /// Stat/mov beats of `c`: N for a MultiplyMoving; ceil(K / P) for a LoadStationary (TeCommand::beats).
 inline int beat_count(const TeCommand& c) {

@@ -11,32 +11,20 @@ namespace trnsim::cosim {
 TeRtlCompute::TeRtlCompute(int rows, int cols, const TeRtlOptions& options)
     : rtl_(TeRtl::create(rows, cols, options)) {}
 
-namespace {
-void require_narrow(isa::Dtype dtype) {
-  if (!isa::is_narrow(dtype)) {
-    throw TeRtlError(fmt::format("the RTL Tensor Engine has no datapath for dtype {} (MX formats run on the TLM "
-                                 "engine: --te tlm)", isa::dtype_name(dtype)));
-  }
-}
-}  // namespace
-
 uint64_t TeRtlCompute::load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary,
-                                       const std::vector<uint8_t>& /*scales: narrow dtypes only*/) {
-  require_narrow(dtype);
-  const TeCommand load = stationary_command(dtype, k, m, rtl_->cols(), stationary);
+                                       const std::vector<uint8_t>& scales) {
+  const TeCommand load = stationary_command(dtype, k, m, rtl_->cols(), stationary, scales);
   const TeRunResult r = rtl_->run({load});
   m_ = m;
   return r.timing.at(0).latency();
 }
 
 uint64_t TeRtlCompute::multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
-                                       const std::vector<uint8_t>& /*scales: narrow dtypes only*/,
-                                       std::vector<uint32_t>& out, model::PsumWrite& psum_write,
-                                       uint32_t instr_index) {
-  require_narrow(dtype);
+                                       const std::vector<uint8_t>& scales, std::vector<uint32_t>& out,
+                                       model::PsumWrite& psum_write, uint32_t instr_index) {
   const int rows = rtl_->rows(), cols = rtl_->cols();
   const TeCommand mult =
-      moving_command(dtype, k, n, rows, moving, psum_write == model::PsumWrite::kAccumulate);
+      moving_command(dtype, k, n, rows, moving, psum_write == model::PsumWrite::kAccumulate, scales);
   TeRunResult r;
   try {
     r = rtl_->run({mult});  // checks each beat's out_acc_o against cmd_acc_i

@@ -17,7 +17,8 @@ class TeRtlCompute : public model::TeCompute {
   int cols() const override { return rtl_->cols(); }
   std::string name() const override { return "rtl"; }
   /// Cycles = the command's latency on the pins (cmd handshake .. last beat), which the TE tests assert equals
-  /// model::TeTiming. The RTL has the narrow dtypes only (supports()); an MX dtype throws TeRtlError.
+  /// model::TeTiming. Every TE dtype, the MX ones with their per-element scales (BRIEF section 3 rule 10).
+  bool supports(isa::Dtype dtype) const override { return isa::is_te_dtype(dtype); }
   using TeCompute::load_stationary;
   uint64_t load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary,
                            const std::vector<uint8_t>& scales) override;

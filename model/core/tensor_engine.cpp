@@ -49,7 +49,7 @@ std::optional<Fault> TensorEngine::read_sbuf_scales(const isa::TeFields& f, int 
   out.clear();
   if (!compute_->supports(f.dtype)) {
     return Fault{regs::ERR_BAD_FIELD, uint32_t(isa::field_id("dtype")),
-                 fmt::format("dtype {}: the {} Tensor Engine datapath has no MX formats (they run on --te tlm)",
+                 fmt::format("dtype {}: the {} Tensor Engine datapath does not compute with it",
                              isa::dtype_name(f.dtype), compute_->name())};
   }
   if (!isa::is_mx(f.dtype)) return std::nullopt;

@@ -32,8 +32,8 @@ class TeCompute {
   virtual int cols() const = 0;  ///< array columns (M per pass)
   /// Backend name for reports ("tlm", "rtl", "lockstep").
   virtual std::string name() const = 0;
-  /// True when the datapath computes with `dtype` operands: every backend has the narrow types; the MX types
-  /// (BRIEF section 3 rule 10) only the TLM model (the RTL has no MX datapath yet).
+  /// True when the datapath computes with `dtype` operands: the narrow types here; the TLM model and the RTL
+  /// engine also take the MX types (BRIEF section 3 rule 10).
   virtual bool supports(isa::Dtype dtype) const { return isa::is_narrow(dtype); }
 
   /// Loads stationary[k, m] (row-major narrow bit patterns, FP8 in the low 8 bits); 1 <= k <= max_k(dtype),

@@ -4,7 +4,7 @@
 package trn_fp_pkg;
 
   // ---- GENERATED from spec/isa.json by scripts/gen-isa.cmake (make isa-gen): do not edit this region
-  // 3-bit dtype field: the narrow TE operand types (codes 0..3, dtype_legal) and the MX types,
+  // 3-bit dtype field: the narrow TE operand types (codes 0..3) and the MX types (dtype_legal),
   // whose element formats the FP units convert. Other codes are illegal and flagged by the units that decode them.
   typedef enum logic [2:0] {
     DT_BF16 = 3'd0,  // bfloat16: 1-8-7, bias 127
@@ -22,14 +22,14 @@ package trn_fp_pkg;
   // Canonical quiet NaN written for every NaN result (numerics contract, rule 5).
   localparam logic [31:0] F32_QNAN = 32'h7FC0_0000;
 
-  // True for the dtype codes the hardware implements.
-  function automatic logic dtype_legal(logic [2:0] code);
-    return code <= 3'd3;
-  endfunction
-
   // True for the MX (block-scaled) dtype codes (BRIEF section 3 rule 10).
   function automatic logic dtype_is_mx(logic [2:0] code);
     return code == DT_MXFP8E4M3 || code == DT_MXFP8E5M2 || code == DT_MXFP4;
+  endfunction
+
+  // True for the dtype codes the Tensor Engine implements: the narrow types and the MX types (not 4, fp32).
+  function automatic logic dtype_legal(logic [2:0] code);
+    return code <= 3'd3 || dtype_is_mx(code);
   endfunction
 
   // Leading-zero count of a 32-bit word, as a 5-stage binary search: each stage tests the upper part of what

@@ -5,7 +5,9 @@
 //      stream, beat j carrying PE row j's stationary row [COLS] of 16-bit lanes. BF16/FP16: K <= ROWS beats, beat k
 //      = partition k. FP8 (double-row, BRIEF section 3 rule 8): K <= 2 * ROWS, ceil(K / 2) beats, lane bits [7:0] =
 //      partition 2j and [15:8] = partition 2j + 1. Partitions k >= K are marked inactive and pass partial sums
-//      through. The beats are taken only once no MultiplyMoving column is in flight.
+//      through. The beats are taken only once no MultiplyMoving column is in flight. The MX types (rule 10) pair
+//      as FP8 and come with an E8M0 scale per lane (stat_scale_i, mov_scale_i) that each PE applies to its
+//      products before their one rounding.
 //   2. MultiplyMoving (cmd_op_i = OP_MULTIPLY_MOVING, cmd_n_i = N, cmd_dtype_i): N beats on the mov stream, beat n
 //      carrying moving[:, n] for all ROWS PE rows (lane r = PE row r's partitions, paired as above for FP8; the
 //      dtype must pair as the loaded stationary's did); N beats come out on the out stream, beat n carrying the FP32
@@ -46,7 +48,7 @@ module trn_te
   input  logic                          cmd_valid_i,
   output logic                          cmd_ready_o,
   input  te_op_e                        cmd_op_i,
-  input  logic [2:0]                    cmd_dtype_i,   // trn_fp_pkg::dtype_e; 4..7 illegal
+  input  logic [2:0]                    cmd_dtype_i,   // trn_fp_pkg::dtype_e; 4 illegal
   input  logic [$clog2(2*ROWS+1)-1:0]   cmd_k_i,       // LoadStationary: K, 1..ROWS (FP8: 1..2*ROWS)
   input  logic [N_W-1:0]                cmd_n_i,       // MultiplyMoving: N, 1..NMAX
   input  logic                          cmd_acc_i,     // MultiplyMoving: 1 = add results to PSUM, 0 = overwrite;
@@ -361,7 +363,7 @@ module trn_te
   // Command fields are legal when a command is taken.
   a_cmd_dtype: assert property (@(posedge clk_i) disable iff (!rst_ni)
       cmd_hs |-> dtype_legal(cmd_dtype_i))
-    else $error("trn_te: illegal dtype code %0d (legal: 0..3)", cmd_dtype_i);
+    else $error("trn_te: illegal dtype code %0d (legal: 0..3, MX 5..7)", cmd_dtype_i);
   a_cmd_k: assert property (@(posedge clk_i) disable iff (!rst_ni)
       cmd_hs && cmd_op_i == OP_LOAD_STATIONARY && dtype_legal(cmd_dtype_i) |->
       cmd_k_i != '0 && 32'(cmd_k_i) <= ROWS * 32'(dtype_pe_partitions(cmd_dtype_i)))

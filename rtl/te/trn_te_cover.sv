@@ -70,6 +70,13 @@ module trn_te_cover
   c_mult_fp16:     cover property (@(posedge clk_i) disable iff (!rst_ni) mult && cmd_dtype_i == DT_FP16);
   c_mult_fp8e4m3:  cover property (@(posedge clk_i) disable iff (!rst_ni) mult && cmd_dtype_i == DT_FP8E4M3);
   c_mult_fp8e5m2:  cover property (@(posedge clk_i) disable iff (!rst_ni) mult && cmd_dtype_i == DT_FP8E5M2);
+  // MX (rule 10): each type on each command kind.
+  c_load_mxfp8e4m3: cover property (@(posedge clk_i) disable iff (!rst_ni) load && cmd_dtype_i == DT_MXFP8E4M3);
+  c_load_mxfp8e5m2: cover property (@(posedge clk_i) disable iff (!rst_ni) load && cmd_dtype_i == DT_MXFP8E5M2);
+  c_load_mxfp4:     cover property (@(posedge clk_i) disable iff (!rst_ni) load && cmd_dtype_i == DT_MXFP4);
+  c_mult_mxfp8e4m3: cover property (@(posedge clk_i) disable iff (!rst_ni) mult && cmd_dtype_i == DT_MXFP8E4M3);
+  c_mult_mxfp8e5m2: cover property (@(posedge clk_i) disable iff (!rst_ni) mult && cmd_dtype_i == DT_MXFP8E5M2);
+  c_mult_mxfp4:     cover property (@(posedge clk_i) disable iff (!rst_ni) mult && cmd_dtype_i == DT_MXFP4);
   // Tiles: K partial and full, M partial, N partial and full.
   logic [31:0] k_max;  // partitions one pass of this dtype contracts: ROWS, or 2 * ROWS for FP8 (rule 8)
   logic        dbl;    // the command's dtype pairs two partitions per PE row

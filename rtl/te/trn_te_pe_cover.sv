@@ -7,7 +7,9 @@ module trn_te_pe_cover (
   input logic        en_i,
   input logic        act_i,
   input logic [30:0] psum_i,  // adder operand a, the partial sum from above, without its sign bit
-  input logic [30:0] prod     // adder operand b, the rounded product, without its sign bit
+  input logic [30:0] prod,    // adder operand b, the rounded product, without its sign bit
+  input logic        scale_nan,  // MX: a NaN (0xFF) scale on either side
+  input logic signed [9:0] scale // MX: the product's power of two, (ws - 127) + (ms - 127); 0 for other dtypes
 );
 
   // Operand classes (sign bit dropped). Plain signals, not functions: Verilator 5.006 never counted a cover
@@ -31,13 +33,20 @@ module trn_te_pe_cover (
   c_add_inf:       cover property (@(posedge clk_i) inf_in);
   c_add_inf_both:  cover property (@(posedge clk_i) inf_both);
   c_add_subnormal: cover property (@(posedge clk_i) sub_in);
+  // MX products (rule 10): a NaN scale, a scale that pushes the product far down (into FP32's subnormal range or
+  // below) and far up (past FP32's range).
+  c_mx_scale_nan:  cover property (@(posedge clk_i) add_on && scale_nan);
+  c_mx_scale_low:  cover property (@(posedge clk_i) add_on && !scale_nan && scale < -10'sd126);
+  c_mx_scale_high: cover property (@(posedge clk_i) add_on && !scale_nan && scale > 10'sd127);
 
 endmodule
 
 bind trn_te_pe trn_te_pe_cover u_cover (
-  .clk_i  (clk_i),
-  .en_i   (en_i),
-  .act_i  (act0_i),
-  .psum_i (psum_i[30:0]),
-  .prod   (prod[30:0])
+  .clk_i     (clk_i),
+  .en_i      (en_i),
+  .act_i     (act0_i),
+  .psum_i    (psum_i[30:0]),
+  .prod      (prod[30:0]),
+  .scale_nan (scale_nan),
+  .scale     (scale)
 );

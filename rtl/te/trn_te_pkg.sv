@@ -18,6 +18,9 @@ package trn_te_pkg;
       3'd1: return 2'd1;  // fp16
       3'd2: return 2'd2;  // fp8e4m3
       3'd3: return 2'd2;  // fp8e5m2
+      3'd5: return 2'd2;  // mxfp8e4m3
+      3'd6: return 2'd2;  // mxfp8e5m2
+      3'd7: return 2'd2;  // mxfp4
       default: return 2'd0;
     endcase
   endfunction

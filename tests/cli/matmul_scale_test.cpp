@@ -47,7 +47,7 @@ TEST_P(MatmulTrnScaleMx, Trn3GemmMatchesTheGoldenQuantizationAndGemm) {
   s[size_t(5) * m + 7] = 0x7FC00000u;  // a NaN block on each side: code 0xFF, NaN products in those columns
   mv[size_t(600) * n + 11] = 0xFF800000u;
   const std::string out = next_scratch(".npy");
-  const Result r = run(std::string("matmul --config trn3 --dtype ") + c.dtype + " --stationary " +
+  const Result r = run(std::string("matmul --config trn3 --te tlm --dtype ") + c.dtype + " --stationary " +
                        write_npy(s, k, m) + " --moving " + write_npy(mv, k, n) + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;

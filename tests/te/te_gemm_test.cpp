@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "cosim/te/te_rtl.h"
+#include "firmware/golden/fp_golden.h"
 #include "firmware/golden/gemm_golden.h"
 #include "tests/te/te_test_util.h"
 
@@ -127,6 +128,63 @@ INSTANTIATE_TEST_SUITE_P(Sizes, TeRandomGemm,
                          param_name);
 
 // ---- Orientation: the result is stationary^T @ moving, not its transpose -------------------------------------
+// ---- MX (BRIEF section 3 rule 10) --------------------------------------------------------------------------------
+// Every PE multiplies its two elements by both E8M0 scales before the one rounding, and a NaN scale makes the
+// product NaN. The expected column sums are formed here from the golden primitives, in rule 3's order: from +0.0,
+// partition by partition, f32_add(sum, f32_mul_scaled(widen(s), widen(m), cs + cm - 254)). Each PE row gets scales
+// of its own (the RTL takes a scale per PE row and column; whole 32-partition blocks are the kernel's business), with
+// codes across the range: 0, 127, 254, 0xFF (NaN) and random ones.
+TEST(TeMx, EachPeScalesItsProductsByBothScalesBeforeTheOneRounding) {
+  std::mt19937_64 rng(test::test_seed());
+  for (const auto& [rows, cols] : {std::pair{4, 4}, std::pair{16, 16}}) {
+    auto te = TeRtl::create(rows, cols);
+    for (const Dtype dt : isa::kMxTypes) {
+      for (const int k : {2 * rows, 2 * rows - 1, 3}) {
+        const int m = cols, n = 37;
+        const uint16_t mask = dt == Dtype::kMxFp4 ? 0x0F : 0xFF;
+        std::vector<uint16_t> s(size_t(k) * m), mv(size_t(k) * n);
+        for (auto& x : s) x = uint16_t(rng() & mask);
+        for (auto& x : mv) x = uint16_t(rng() & mask);
+        const auto code = [&] {
+          const uint64_t r = rng() % 16;
+          return uint8_t(r == 0 ? 0 : r == 1 ? 254 : r == 2 ? 0xFF : r == 3 ? 127 : 100 + rng() % 55);
+        };
+        // One code per PE row (partition pair) and column, given to both partitions of the pair.
+        std::vector<uint8_t> ss(s.size()), ms(mv.size());
+        for (int j = 0; 2 * j < k; ++j) {
+          for (int c = 0; c < m; ++c) ss[size_t(2 * j) * m + c] = code();
+          for (int c = 0; c < n; ++c) ms[size_t(2 * j) * n + c] = code();
+          if (2 * j + 1 < k) {
+            for (int c = 0; c < m; ++c) ss[size_t(2 * j + 1) * m + c] = ss[size_t(2 * j) * m + c];
+            for (int c = 0; c < n; ++c) ms[size_t(2 * j + 1) * n + c] = ms[size_t(2 * j) * n + c];
+          }
+        }
+        const cosim::TeRunResult r = te->run({cosim::stationary_command(dt, k, m, cols, s, ss),
+                                              cosim::moving_command(dt, k, n, rows, mv, false, ms)});
+        std::vector<uint32_t> got(size_t(m) * n), want(size_t(m) * n);
+        for (int mm = 0; mm < m; ++mm) {
+          for (int nn = 0; nn < n; ++nn) {
+            got[size_t(mm) * n + nn] = r.results.at(0)[size_t(nn) * cols + mm];
+            uint32_t sum = 0;
+            for (int kk = 0; kk < k; ++kk) {
+              const uint8_t cs = ss[size_t(kk) * m + mm], cm = ms[size_t(kk) * n + nn];
+              const uint32_t p = cs == 0xFF || cm == 0xFF
+                                     ? golden::kF32CanonicalNan
+                                     : golden::f32_mul_scaled(golden::widen_to_f32(dt, s[size_t(kk) * m + mm]),
+                                                              golden::widen_to_f32(dt, mv[size_t(kk) * n + nn]),
+                                                              int(cs) + int(cm) - 254);
+              sum = golden::f32_add(sum, p);
+            }
+            want[size_t(mm) * n + nn] = sum;
+          }
+        }
+        expect_bit_exact(got, want, m, n, std::string(isa::dtype_name(dt)) + " " + std::to_string(rows) + "x" +
+                                              std::to_string(cols) + " K=" + std::to_string(k));
+      }
+    }
+  }
+}
+
 TEST(TeOrientation, TwoByTwoByTwoComesOutUntransposed) {
   auto te = TeRtl::create(4, 4);
   // stationary S = [[1, 2], [3, 4]] (K=2 x M=2), moving = [[5, 6], [7, 8]] (K=2 x N=2), BF16.

@@ -15,7 +15,9 @@
 #include <gtest/gtest.h>
 
 #include "cosim/te/te_rtl.h"
+#include "firmware/golden/float_bits.h"
 #include "firmware/golden/gemm_golden.h"
+#include "firmware/golden/mx_golden.h"
 #include "tests/te/te_test_util.h"
 #include "tools/wave/vcd_declarations.h"
 
@@ -85,6 +87,53 @@ INSTANTIATE_TEST_SUITE_P(Sizes, TeLarge, ::testing::Combine(::testing::ValuesIn(
                                   std::string(isa::dtype_name(std::get<1>(info.param)));
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TeLarge);
+
+// MX (BRIEF section 3 rule 10) at size: one pass contracts 2 x size partitions, so 4 (64x64) or 8 (128x128) scale
+// blocks of 32 meet in one column sum, each PE row taking its block's scales. Operands quantized by the golden
+// quantizer from random FP32 (a NaN in one stationary block), the result against the golden MX GEMM.
+class TeLargeMx : public ::testing::TestWithParam<std::tuple<int, Dtype>> {};
+
+// The E8M0 code of every element from the block scales [ceil(K / 32), F]: element (k, f) takes block k / 32's.
+std::vector<uint8_t> element_scales(const std::vector<uint8_t>& blocks, int k, int f) {
+  std::vector<uint8_t> out(size_t(k) * f);
+  for (int kk = 0; kk < k; ++kk) {
+    for (int ff = 0; ff < f; ++ff) out[size_t(kk) * f + ff] = blocks[size_t(kk / int(isa::kMxBlockSize)) * f + ff];
+  }
+  return out;
+}
+
+TEST_P(TeLargeMx, QuantizedGemmsWithSeveralBlocksPerPass) {
+  const auto [size, dt] = GetParam();
+  std::mt19937_64 rng(test::test_seed());
+  std::normal_distribution<float> d(0.0f, 4.0f);
+  auto te = cosim::TeRtl::create(size, size);
+  for (const auto& [k, m, n] : {std::tuple{2 * size, size, 300}, std::tuple{2 * size - 37, size / 2 + 3, 17}}) {
+    std::vector<uint32_t> s(size_t(k) * m), mv(size_t(k) * n);
+    for (auto& x : s) x = golden::bits_from_float(d(rng));
+    for (auto& x : mv) x = golden::bits_from_float(d(rng) * 0.01f);
+    s[size_t(40) * m + 1] = 0x7FC00000u;  // column 1's second block gets the NaN scale 0xFF
+    const golden::MxTensor qs = golden::quantize_mx(dt, k, m, s), qm = golden::quantize_mx(dt, k, n, mv);
+    const cosim::TeRunResult r =
+        te->run({cosim::stationary_command(dt, k, m, size, qs.elements, element_scales(qs.scales, k, m)),
+                 cosim::moving_command(dt, k, n, size, qm.elements, false, element_scales(qm.scales, k, n))});
+    const auto want = golden::gemm({dt, k, m, n, qs.elements, qm.elements, qs.scales, qm.scales}, size);
+    for (int mm = 0; mm < m; ++mm) {
+      for (int nn = 0; nn < n; ++nn) {
+        ASSERT_EQ(r.results.at(0)[size_t(nn) * size + mm], want[size_t(mm) * n + nn])
+            << isa::dtype_name(dt) << " K=" << k << " out[" << mm << "][" << nn << "]";
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, TeLargeMx, ::testing::Combine(::testing::ValuesIn(large_sizes()),
+                                                              ::testing::ValuesIn(isa::kMxTypes)),
+                         [](const auto& info) {
+                           const int size = std::get<0>(info.param);
+                           return std::to_string(size) + "x" + std::to_string(size) + "_" +
+                                  std::string(isa::dtype_name(std::get<1>(info.param)));
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TeLargeMx);
 
 // Full dotted names of the variables the FST declares (tools/wave/vcd_declarations.h).
 std::set<std::string> fst_signals(const std::string& fst) {

@@ -26,7 +26,6 @@ struct MatmulOptions {
   std::string round = "rne";       ///< rne or stochastic (the output cast)
   std::optional<uint32_t> seed;    ///< SR_SEED for --round stochastic
   DeviceFlags device;
-  bool te_given = false;  ///< --te was on the command line (else an MX dtype picks the TLM datapath)
 };
 
 constexpr int64_t kMaxDim = 1 << 20;
@@ -42,12 +41,6 @@ int run_matmul(MatmulOptions o) {
   const auto dt = isa::parse_dtype(o.dtype);
   if (!dt) throw BadInput(fmt::format("--dtype {}: unknown ({})", o.dtype, isa::kTeDtypeNames));
   const bool mx = isa::is_mx(*dt);
-  if (mx && !o.te_given && o.device.connect.empty()) {
-    o.device.te = "tlm";  // the RTL Tensor Engine has no MX datapath: the default goes where the dtype runs
-  } else if (mx && o.device.te != "tlm" && o.device.connect.empty()) {
-    throw BadInput(fmt::format("--dtype {} with --te {}: the RTL Tensor Engine has no MX datapath (BRIEF rule 10 "
-                               "runs on the TLM engine): use --te tlm", o.dtype, o.device.te));
-  }
   const auto out_type = isa::parse_data_type(o.out_dtype);
   if (!out_type) {
     throw BadInput(fmt::format("--out-dtype {}: unknown (fp32, bf16, fp16, fp8e4m3, fp8e5m2)", o.out_dtype));
@@ -187,7 +180,7 @@ Action add_matmul(CLI::App& app) {
   cmd->add_option("--accumulate-into", o->accumulate_into, "P: float32 [M, N] .npy; O = P + S^T @ M");
   cmd->add_option("--config", o->device.config, "Machine configuration: tiny, trn2 or trn3")->capture_default_str();
   cmd->add_option("--te", o->device.te,
-                  "Tensor Engine datapath: rtl, tlm or lockstep (MX dtypes: tlm, the default for them)")
+                  "Tensor Engine datapath: rtl, tlm or lockstep")
       ->capture_default_str();
   cmd->add_option("--timeout-cycles", o->device.timeout_cycles, "Give up after this many device cycles")
       ->check(kNonNegative)
@@ -199,7 +192,6 @@ Action add_matmul(CLI::App& app) {
   add_connect_flag(*cmd, o->device);
   return [o, cmd] {
     check_connect_flags(*cmd, o->device);
-    o->te_given = cmd->count("--te") > 0;
     return run_matmul(*o);
   };
 }
