@@ -10,10 +10,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <string>
 
+#include "firmware/golden/float_bits.h"
 #include "firmware/golden/fp_golden.h"
 #include "model/fp/fp_ops.h"
 #include "tests/support/test_seed.h"
@@ -23,17 +23,8 @@ namespace {
 
 using isa::Dtype;
 
-uint32_t bits_of(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
-
-float float_of(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
+using golden::bits_from_float;
+using golden::float_from_bits;
 
 constexpr Dtype kSrTypes[] = {Dtype::kBf16, Dtype::kFp16, Dtype::kFp8E4M3, Dtype::kFp8E5M2};
 
@@ -78,13 +69,13 @@ TEST(SrGenerator, SameSeedSameBitsOtherSeedsOtherBits) {
 
 TEST(SrGolden, FlipsAtTheRandomBitsTheFractionSays) {
   // BF16, 1 + 2^-9: between 1.0 (0x3F80) and 1 + 2^-7 (0x3F81), f = 1/4, F = 16384: hi iff r >= 65536 - 16384.
-  const uint32_t x = bits_of(1.0f + std::ldexp(1.0f, -9));
+  const uint32_t x = bits_from_float(1.0f + std::ldexp(1.0f, -9));
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kBf16, x, true, 49151), 0x3F80);
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kBf16, x, true, 49152), 0x3F81);
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kBf16, x | 0x80000000u, true, 49152), 0xBF81);  // sign kept
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kBf16, x | 0x80000000u, true, 0), 0xBF80);
   // FP16, 1 + 3 * 2^-13: between 1 (0x3C00) and 1 + 2^-10 (0x3C01), f = 3/8, F = 24576.
-  const uint32_t y = bits_of(1.0f + 3 * std::ldexp(1.0f, -13));
+  const uint32_t y = bits_from_float(1.0f + 3 * std::ldexp(1.0f, -13));
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp16, y, true, 40959), 0x3C00);
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp16, y, true, 40960), 0x3C01);
   // E5M2, 1.1 (FP32 0x3F8CCCCD): between 1 (0x3C) and 1.25 (0x3D); f = 0.1 / 0.25 = 0.4000000238...,
@@ -95,15 +86,15 @@ TEST(SrGolden, FlipsAtTheRandomBitsTheFractionSays) {
 
 TEST(SrGolden, ExactValuesStayWhateverTheBits) {
   for (const uint16_t r : {0, 1, 32768, 65535}) {
-    EXPECT_EQ(golden::narrow_stochastic(Dtype::kBf16, bits_of(1.0f), true, r), 0x3F80);
-    EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp8E4M3, bits_of(448.0f), true, r), 0x7E);
+    EXPECT_EQ(golden::narrow_stochastic(Dtype::kBf16, bits_from_float(1.0f), true, r), 0x3F80);
+    EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp8E4M3, bits_from_float(448.0f), true, r), 0x7E);
     EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp16, 0x80000000u, true, r), 0x8000);  // -0
   }
 }
 
 TEST(SrGolden, SubnormalsAndTheTruncatedFraction) {
   // FP16: 2^-25 is half the smallest subnormal 2^-24 (0x0001): f = 1/2.
-  const uint32_t half_min = bits_of(std::ldexp(1.0f, -25));
+  const uint32_t half_min = bits_from_float(std::ldexp(1.0f, -25));
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp16, half_min, true, 32767), 0x0000);
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp16, half_min, true, 32768), 0x0001);
   // BF16: 2^-149 (FP32's smallest subnormal) is 2^-16 of BF16's smallest subnormal 2^-133: F = 1.
@@ -115,7 +106,7 @@ TEST(SrGolden, SubnormalsAndTheTruncatedFraction) {
 
 TEST(SrGolden, OverflowAndSpecialsFollowRuleSix) {
   // E4M3 464 lies halfway between max 448 (0x7E) and the one past it (480): hi is an overflow.
-  const uint32_t x = bits_of(464.0f);
+  const uint32_t x = bits_from_float(464.0f);
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp8E4M3, x, true, 32767), 0x7E);
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp8E4M3, x, true, 32768), 0x7E);   // saturating
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp8E4M3, x, false, 32767), 0x7E);
@@ -124,8 +115,8 @@ TEST(SrGolden, OverflowAndSpecialsFollowRuleSix) {
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kBf16, 0x7F7F8000u, true, 32767), 0x7F7F);
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kBf16, 0x7F7F8000u, true, 32768), 0x7F80);
   // At or past the one past max: always the overflow result. Infinities and NaN: rule 6.
-  EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp8E5M2, bits_of(65536.0f), false, 0), 0x7C);
-  EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp8E5M2, bits_of(-65536.0f), true, 0), 0xFB);
+  EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp8E5M2, bits_from_float(65536.0f), false, 0), 0x7C);
+  EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp8E5M2, bits_from_float(-65536.0f), true, 0), 0xFB);
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kBf16, 0xFF800000u, true, 12345), 0xFF80);
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp8E5M2, 0x7F800000u, true, 12345), 0x7B);
   EXPECT_EQ(golden::narrow_stochastic(Dtype::kFp16, 0x7F800001u, true, 12345), golden::kFp16CanonicalNan);
@@ -175,7 +166,7 @@ Tally tally(Dtype dt, uint32_t x, uint16_t hi_pattern, long n, uint32_t seed) {
   for (long k = 0; k < n; ++k) {
     const uint16_t p = model::fp::narrow_stochastic(dt, x, true, model::fp::sr_bits(seed, uint64_t(k)));
     t.hi += p == hi_pattern;
-    sum += float_of(golden::widen_to_f32(dt, p));
+    sum += float_from_bits(golden::widen_to_f32(dt, p));
   }
   t.mean = sum / double(n);
   return t;
@@ -186,7 +177,7 @@ TEST(SrStatistics, RoundUpFrequencyMatchesTheDiscardedFraction) {
   // frequency's standard deviation is <= sqrt(0.25 / 200000) = 0.0011; the bound is 5 of them.
   constexpr long kN = 200000;
   for (int j = 1; j <= 7; ++j) {
-    const uint32_t x = bits_of(1.0f + float(j) * std::ldexp(1.0f, -10));
+    const uint32_t x = bits_from_float(1.0f + float(j) * std::ldexp(1.0f, -10));
     const Tally t = tally(Dtype::kBf16, x, 0x3F81, kN, 2026);
     const double p = double(j) / 8, sd = std::sqrt(p * (1 - p) / kN);
     EXPECT_NEAR(double(t.hi) / kN, p, 5 * sd) << "j = " << j;
@@ -205,7 +196,7 @@ TEST(SrStatistics, MeanOfManyRoundingsConvergesToTheValue) {
   };
   for (const Case c : {Case{Dtype::kFp8E4M3, 1.3f, 0.125f}, Case{Dtype::kFp8E4M3, -0.0421f, 1.0f / 256},
                        Case{Dtype::kFp16, 3.14159265f, 1.0f / 512}, Case{Dtype::kBf16, 1e-3f, std::ldexp(1.0f, -17)}}) {
-    const Tally t = tally(c.dt, bits_of(c.x), 0xFFFF, kN, 99);
+    const Tally t = tally(c.dt, bits_from_float(c.x), 0xFFFF, kN, 99);
     const double bound = 5 * c.ulp / (2 * std::sqrt(double(kN))) + c.ulp * std::ldexp(1.0, -16);
     EXPECT_NEAR(t.mean, double(c.x), bound) << isa::dtype_name(c.dt) << " " << c.x;
   }

@@ -130,14 +130,18 @@ TEST(RtlFpNarrowVsGolden, Fp8E5M2WithinTwoUlpOfEveryRoundingBoundaryBothModes) {
 // 2.5 million patterns per dtype (10 million in all), each narrowed in both FP8 modes.
 constexpr int kRandomNarrowPerDtype = 2500000;
 
+/// FP32 biased exponents from `below` binades under the target's smallest subnormal to 3 above its largest binade.
+std::pair<uint32_t, uint32_t> exp_range(const NarrowFormat& f, int below) {
+  const int emax = static_cast<int>(f.max_finite >> f.man_bits) - f.bias;
+  const int emin_sub = 1 - f.bias - f.man_bits;
+  return {static_cast<uint32_t>(std::clamp(127 + emin_sub - below, 0, 255)),
+          static_cast<uint32_t>(std::clamp(127 + emax + 3, 0, 255))};
+}
+
 void narrow_random(Dtype dt, uint64_t default_seed) {
   const uint64_t seed = rtlfp_test::test_seed(default_seed);
   Fp32Gen gen(seed);
-  const NarrowFormat& f = format(dt);
-  const int emax = static_cast<int>(f.max_finite >> f.man_bits) - f.bias;
-  const int emin_sub = 1 - f.bias - f.man_bits;
-  const auto exp_lo = static_cast<uint32_t>(std::clamp(127 + emin_sub - 3, 0, 255));
-  const auto exp_hi = static_cast<uint32_t>(std::clamp(127 + emax + 3, 0, 255));
+  const auto [exp_lo, exp_hi] = exp_range(format(dt), 3);
   FpRtl rtl;
   MismatchLog log("narrow to " + name(dt) + " (random)");
   for (int i = 0; i < kRandomNarrowPerDtype; ++i) {
@@ -201,11 +205,7 @@ TEST(RtlFpMxElementsVsGolden, EveryPatternWidensAndBoundariesAndRandomValuesNarr
 void narrow_stochastic_random(Dtype dt, uint64_t default_seed) {
   const uint64_t seed = rtlfp_test::test_seed(default_seed);
   Fp32Gen gen(seed);
-  const NarrowFormat& f = format(dt);
-  const int emax = static_cast<int>(f.max_finite >> f.man_bits) - f.bias;
-  const int emin_sub = 1 - f.bias - f.man_bits;
-  const auto exp_lo = static_cast<uint32_t>(std::clamp(127 + emin_sub - 20, 0, 255));
-  const auto exp_hi = static_cast<uint32_t>(std::clamp(127 + emax + 3, 0, 255));
+  const auto [exp_lo, exp_hi] = exp_range(format(dt), 20);  // deep underflow too: fractions below 2^-16
   FpRtl rtl;
   MismatchLog log("stochastic narrow to " + name(dt));
   constexpr int kCount = 500000;

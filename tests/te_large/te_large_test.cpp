@@ -36,6 +36,13 @@ std::vector<int> large_sizes() {
   return sizes;
 }
 
+// "128x128_bf16": the test name of a (size, dtype) parameter.
+std::string size_dtype_name(const ::testing::TestParamInfo<std::tuple<int, Dtype>>& info) {
+  const int size = std::get<0>(info.param);
+  return std::to_string(size) + "x" + std::to_string(size) + "_" +
+         std::string(isa::dtype_name(std::get<1>(info.param)));
+}
+
 class TeLarge : public ::testing::TestWithParam<std::tuple<int, Dtype>> {};
 
 // A handful of shapes on one engine, each a LoadStationary + MultiplyMoving pass with every valid/ready high: the
@@ -81,11 +88,7 @@ TEST_P(TeLarge, BackpressureAndGapsKeepResultsExact) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, TeLarge, ::testing::Combine(::testing::ValuesIn(large_sizes()),
                                                             ::testing::ValuesIn(isa::kAllDtypes)),
-                         [](const auto& info) {
-                           const int size = std::get<0>(info.param);
-                           return std::to_string(size) + "x" + std::to_string(size) + "_" +
-                                  std::string(isa::dtype_name(std::get<1>(info.param)));
-                         });
+                         size_dtype_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TeLarge);
 
 // MX (BRIEF section 3 rule 10) at size: one pass contracts 2 x size partitions, so 4 (64x64) or 8 (128x128) scale
@@ -128,11 +131,7 @@ TEST_P(TeLargeMx, QuantizedGemmsWithSeveralBlocksPerPass) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, TeLargeMx, ::testing::Combine(::testing::ValuesIn(large_sizes()),
                                                               ::testing::ValuesIn(isa::kMxTypes)),
-                         [](const auto& info) {
-                           const int size = std::get<0>(info.param);
-                           return std::to_string(size) + "x" + std::to_string(size) + "_" +
-                                  std::string(isa::dtype_name(std::get<1>(info.param)));
-                         });
+                         size_dtype_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TeLargeMx);
 
 // Full dotted names of the variables the FST declares (tools/wave/vcd_declarations.h).

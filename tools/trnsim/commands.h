@@ -31,6 +31,17 @@ inline std::string counted(uint64_t n, const std::string& noun) {
 
 /// Check of the unsigned options (seeds, cycle counts): a negative value is bad input (CLI11 would wrap "-1" to
 /// 2^64 - 1). Error: "--seed: -1 is negative (an unsigned value)".
+/// The --round / --seed pair of the commands that cast (fpcheck, matmul): true for `stochastic`, false for `rne`;
+/// BadInput for any other rounding, or a --seed given without --round stochastic.
+inline bool stochastic_rounding(const std::string& round, bool seed_given) {
+  const bool stochastic = round == "stochastic";
+  if (round != "rne" && !stochastic) {
+    throw BadInput("--round: unknown rounding '" + round + "' (expected rne or stochastic)");
+  }
+  if (seed_given && !stochastic) throw BadInput("--seed applies to --round stochastic only");
+  return stochastic;
+}
+
 inline const CLI::Validator kNonNegative(
     [](std::string& v) {
       const size_t first = v.find_first_not_of(" \t");

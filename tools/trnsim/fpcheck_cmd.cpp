@@ -172,14 +172,10 @@ int run_fpcheck(const Options& opt) {
                                "not {}", op->name));
   }
 
-  const bool stochastic = opt.round == "stochastic";
-  if (opt.round != "rne" && !stochastic) {
-    throw BadInput(fmt::format("--round: unknown rounding '{}' (expected rne or stochastic)", opt.round));
-  }
+  const bool stochastic = stochastic_rounding(opt.round, opt.seed.has_value());
   if (stochastic && op->cls != OpClass::kNarrow) {
     throw BadInput(fmt::format("--round stochastic applies to the narrowing ops (f32_to_*) only, not {}", op->name));
   }
-  if (opt.seed && !stochastic) throw BadInput("--seed applies to --round stochastic only");
   const uint32_t seed = opt.seed.value_or(0);
 
   // Read and validate the whole file first, so that bad input (exit 2) is never mixed with a partial report.

@@ -46,15 +46,11 @@ int run_matmul(MatmulOptions o) {
     throw BadInput(fmt::format("--out-dtype {}: unknown (fp32, bf16, fp16, fp8e4m3, fp8e5m2)", o.out_dtype));
   }
   const bool narrow_out = *out_type != isa::DataType::kFp32;
-  const bool stochastic = o.round == "stochastic";
-  if (o.round != "rne" && !stochastic) {
-    throw BadInput(fmt::format("--round: unknown rounding '{}' (expected rne or stochastic)", o.round));
-  }
+  const bool stochastic = stochastic_rounding(o.round, o.seed.has_value());
   if (stochastic && !narrow_out) {
     throw BadInput("--round stochastic rounds the output cast: give a narrow --out-dtype (bf16, fp16, fp8e4m3, "
                    "fp8e5m2)");
   }
-  if (o.seed && !stochastic) throw BadInput("--seed applies to --round stochastic only");
   if (narrow_out && !o.accumulate_into.empty()) {
     throw BadInput(fmt::format("--accumulate-into needs --out-dtype fp32 (P is accumulated in FP32), not {}",
                                o.out_dtype));
