@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "cosim/te/te_rtl_compute.h"
-#include "model/core/neuron_core.h"
+#include "model/core/chip.h"
 #include "model/te/te_functional.h"
 
 namespace trnsim::cosim {
@@ -46,20 +46,27 @@ std::unique_ptr<model::TeCompute> make_te(const model::ChipConfig& c, const SimD
 }  // namespace
 
 SimDevice::SimDevice(const model::ChipConfig& config, const SimDeviceOptions& options) : options_(options) {
-  auto te = make_te(config, options);
+  auto te0 = make_te(config, options);
   claim_elaboration("SimDevice");
-  core_ = std::make_unique<model::NeuronCore>("core", config, std::move(te));
-  core_->control.on_irq([] { sc_core::sc_pause(); });
-  core_->control.set_observer(options.observer);
-  if (options.check_uninit) {
-    core_->sbuf.set_fill(0xFF);  // NaN in FP32, BF16, FP16, FP8 E4M3 and E5M2
-    core_->psum.set_fill(0xFF);
+  chip_ = std::make_unique<model::Chip>("chip", config, [&](int c) {
+    return c == 0 ? std::move(te0) : std::make_unique<model::TeFunctional>(config.te_rows, config.te_cols);
+  });
+  chip_->on_core_irq([] { sc_core::sc_pause(); });
+  for (int c = 0; c < chip_->cores(); ++c) {
+    model::NeuronCore& core = chip_->core(c);
+    core.control.set_observer(options.observer);
+    if (options.check_uninit) {
+      core.sbuf.set_fill(0xFF);  // NaN in FP32, BF16, FP16, FP8 E4M3 and E5M2
+      core.psum.set_fill(0xFF);
+    }
+    core.control.enable_checks(options.check_hazards, options.check_uninit);
   }
-  core_->control.enable_checks(options.check_hazards, options.check_uninit);
   // Finish elaboration (the interconnect's multi-sockets bind their callbacks then), so that the host can reach
   // registers and memory before any simulated time passes.
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
 }
+
+model::NeuronCore& SimDevice::core(int c) { return chip_->core(c); }
 
 SimDevice::~SimDevice() = default;
 
@@ -88,41 +95,42 @@ void check_register_offset(const char* what, uint32_t offset) {
 
 uint32_t SimDevice::read_reg(uint32_t offset) {
   check_register_offset("read", offset);
-  uint32_t v = 0;
-  core_->host.read(regs::MMIO_BASE + offset, &v, 4);
-  return v;
+  return chip_->read_reg(offset);
 }
 
 void SimDevice::write_reg(uint32_t offset, uint32_t value) {
   check_register_offset("write", offset);
-  core_->host.write(regs::MMIO_BASE + offset, &value, 4);
+  chip_->write_reg(offset, value);
 }
 
 void SimDevice::write_mem(uint64_t device_addr, const void* data, std::size_t bytes) {
-  core_->host.write(device_addr, data, bytes);
+  chip_->write_mem(device_addr, data, bytes);
 }
 
 void SimDevice::read_mem(uint64_t device_addr, void* data, std::size_t bytes) {
-  core_->host.read(device_addr, data, bytes);
+  chip_->read_mem(device_addr, data, bytes);
 }
 
 bool SimDevice::wait_interrupt(uint64_t max_cycles) {
-  if (core_->control.irq()) return true;
+  if (chip_->irq()) return true;
   if (max_cycles == 0) return false;
   // Runs until the interrupt callback pauses the kernel, or the time is up. sc_start(0) would only run deltas,
   // so a start pending from a register write runs first (only when one is pending: SystemC warns, W571, of an
-  // sc_start(0) with nothing to do, which the driver's sliced waits would otherwise hit every slice).
+  // sc_start(0) with nothing to do, which the driver's sliced waits would otherwise hit every slice). Every core's
+  // rising line pauses the kernel; one the chip does not pass on (CHIP_INT_ENABLE) lets it go on.
   if (sc_core::sc_pending_activity_at_current_time()) run_kernel(sc_core::SC_ZERO_TIME);
-  if (!core_->control.irq()) run_kernel(core_->control.cycle_time() * double(max_cycles));
-  return core_->control.irq();
+  const sc_core::sc_time deadline =
+      sc_core::sc_time_stamp() + chip_->core(0).control.cycle_time() * double(max_cycles);
+  while (!chip_->irq() && sc_core::sc_time_stamp() < deadline) run_kernel(deadline - sc_core::sc_time_stamp());
+  return chip_->irq();
 }
 
-void SimDevice::attach_host_memory(model::HostMemory* memory) { core_->host_port.attach(memory); }
-
-std::string SimDevice::te_name() const { return core_->te.compute().name(); }
-std::string SimDevice::fault_detail() const { return core_->control.fault_detail(); }
-uint64_t SimDevice::resident_bytes() const {
-  return core_->hbm.resident_bytes() + core_->sbuf.resident_bytes() + core_->psum.resident_bytes();
+void SimDevice::attach_host_memory(model::HostMemory* memory) {
+  for (int c = 0; c < chip_->cores(); ++c) chip_->core(c).host_port.attach(memory);
 }
+
+std::string SimDevice::te_name() const { return chip_->core(0).te.compute().name(); }
+std::string SimDevice::fault_detail() const { return chip_->core(0).control.fault_detail(); }
+uint64_t SimDevice::resident_bytes() const { return chip_->resident_bytes(); }
 
 }  // namespace trnsim::cosim

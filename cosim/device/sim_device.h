@@ -1,5 +1,6 @@
-// The in-process backend of the driver's device interface: a SystemC NeuronCore (model/) whose Tensor Engine
-// datapath is the TLM model, the verilated RTL, or both in lockstep.
+// The in-process backend of the driver's device interface: a SystemC chip (model/core/chip.h: the config's
+// NeuronCores sharing one HBM) whose core 0 computes with the Tensor Engine datapath asked for -- the TLM model, the
+// verilated RTL, or both in lockstep -- and whose other cores with the TLM model (one verilated TE per process).
 //
 // SystemC elaborates once per process, so a process holds at most one SimDevice (std::logic_error otherwise).
 // Simulated time only passes inside wait_interrupt(). Everything the host learns about a run (cycles, counters,
@@ -20,6 +21,7 @@
 #include "model/te/te_compute.h"
 
 namespace trnsim::model {
+class Chip;
 class NeuronCore;
 class EngineObserver;
 }
@@ -58,7 +60,7 @@ struct SimDeviceOptions {
 
 class SimDevice : public driver::Device {
  public:
-  /// Builds the NeuronCore for `config`. Throws TeRtlError for a TE size the binary's RTL was not built with
+  /// Builds the chip of `config`. Throws TeRtlError for a TE size the binary's RTL was not built with
   /// (naming the sizes it has) or a waveform that cannot be opened, std::logic_error for a second device in one
   /// process.
   SimDevice(const model::ChipConfig& config, const SimDeviceOptions& options);
@@ -69,22 +71,24 @@ class SimDevice : public driver::Device {
   /// Memory accesses on the device address map; std::out_of_range for an unmapped range.
   void write_mem(uint64_t device_addr, const void* data, std::size_t bytes) override;
   void read_mem(uint64_t device_addr, void* data, std::size_t bytes) override;
+  /// Runs until the chip's interrupt line (CHIP_INT_SUMMARY & CHIP_INT_ENABLE) is high or the cycles have passed.
   bool wait_interrupt(uint64_t max_cycles) override;
 
-  model::NeuronCore& core() { return *core_; }
+  model::Chip& chip() { return *chip_; }
+  model::NeuronCore& core(int c = 0);
   /// Host memory for the DMA's space host (bus mastering; not owned, must outlive the device or be detached with
   /// nullptr). Without it, a copy of space host stops the device with HOST_ACCESS.
   void attach_host_memory(model::HostMemory* memory);
-  /// The datapath's name: tlm, rtl or lockstep.
+  /// Core 0's datapath's name: tlm, rtl or lockstep.
   std::string te_name() const;
-  /// Longer text of the latched device fault (a lockstep mismatch, the RTL's message); empty if none. For model
+  /// Longer text of core 0's latched device fault (a lockstep mismatch, the RTL's message); empty if none. For model
   /// tests: the host reads the same text from ERR_DETAIL (driver::DeviceFault::detail()).
   std::string fault_detail() const;
   /// Host memory held by the model's memories (touched pages), in bytes.
   uint64_t resident_bytes() const;
 
  private:
-  std::unique_ptr<model::NeuronCore> core_;
+  std::unique_ptr<model::Chip> chip_;
   SimDeviceOptions options_;
 };
 

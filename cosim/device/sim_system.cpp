@@ -8,7 +8,7 @@
 
 #include "cosim/device/sim_device.h"
 #include "model/collective/collective_hub.h"
-#include "model/core/neuron_core.h"
+#include "model/core/chip.h"
 #include "model/te/te_functional.h"
 
 namespace trnsim::cosim {
@@ -18,55 +18,54 @@ using namespace sc_core;
 /// One chip's view of the system behind the driver's Device interface.
 class SimSystem::ChipDevice : public driver::Device {
  public:
-  ChipDevice(SimSystem& system, int chip) : system_(system), core_(*system.cores_[size_t(chip)]), chip_(chip) {}
+  ChipDevice(SimSystem& system, int chip) : system_(system), model_(*system.chips_[size_t(chip)]), chip_(chip) {}
 
-  uint32_t read_reg(uint32_t offset) override {
-    uint32_t v = 0;
-    core_.host.read(regs::MMIO_BASE + offset, &v, 4);
-    return v;
-  }
-  void write_reg(uint32_t offset, uint32_t value) override { core_.host.write(regs::MMIO_BASE + offset, &value, 4); }
+  uint32_t read_reg(uint32_t offset) override { return model_.read_reg(offset); }
+  void write_reg(uint32_t offset, uint32_t value) override { model_.write_reg(offset, value); }
   void write_mem(uint64_t device_addr, const void* data, std::size_t bytes) override {
-    core_.host.write(device_addr, data, bytes);
+    model_.write_mem(device_addr, data, bytes);
   }
   void read_mem(uint64_t device_addr, void* data, std::size_t bytes) override {
-    core_.host.read(device_addr, data, bytes);
+    model_.read_mem(device_addr, data, bytes);
   }
   bool wait_interrupt(uint64_t max_cycles) override {
     if (system_.distributed()) return system_.run_windows(chip_, max_cycles);
-    return system_.run_until([this] { return core_.control.irq(); }, max_cycles);
+    return system_.run_until([this] { return model_.irq(); }, max_cycles);
   }
 
  private:
   SimSystem& system_;
-  model::NeuronCore& core_;
+  model::Chip& model_;
   int chip_;
 };
 
 SimSystem::SimSystem(const model::ChipConfig& config) : SimSystem(config, model::collective::Topology::from_config(config)) {}
 
-void SimSystem::add_core(const model::ChipConfig& config, int c, bool pause_on_irq) {
-  cores_[size_t(c)] = std::make_unique<model::NeuronCore>(
-      fmt::format("chip{}", c).c_str(), config, std::make_unique<model::TeFunctional>(config.te_rows, config.te_cols));
-  if (pause_on_irq) cores_[size_t(c)]->control.on_irq([] { sc_pause(); });
-  cycle_ = cores_[size_t(c)]->control.cycle_time();
+void SimSystem::add_chip(const model::ChipConfig& config, int c, bool pause_on_irq) {
+  chips_[size_t(c)] = std::make_unique<model::Chip>(fmt::format("chip{}", c).c_str(), config, [&](int) {
+    return std::make_unique<model::TeFunctional>(config.te_rows, config.te_cols);
+  });
+  if (pause_on_irq) chips_[size_t(c)]->on_core_irq([] { sc_pause(); });
+  cycle_ = core(c).control.cycle_time();
 }
+
+model::NeuronCore& SimSystem::core(int chip) { return chips_.at(size_t(chip))->core(0); }
 
 SimSystem::SimSystem(const model::ChipConfig& config, const model::collective::Topology& topology,
                      model::collective::TransportFactory transport) {
   claim_elaboration("SimSystem");
   std::vector<model::CoreControl*> controls;
   std::vector<model::Memory*> hbms;
-  cores_.resize(size_t(topology.chips()));
+  chips_.resize(size_t(topology.chips()));
   for (int c = 0; c < topology.chips(); ++c) {
-    add_core(config, c, /*pause_on_irq=*/true);
-    controls.push_back(&cores_[size_t(c)]->control);
-    hbms.push_back(&cores_[size_t(c)]->hbm);
+    add_chip(config, c, /*pause_on_irq=*/true);
+    controls.push_back(&core(c).control);
+    hbms.push_back(&chips_[size_t(c)]->hbm);
   }
   hub_ = std::make_unique<model::collective::CollectiveHub>("hub", topology, controls, hbms);
   if (transport) hub_->system().set_transport(std::move(transport));
   for (int c = 0; c < topology.chips(); ++c) {
-    cores_[size_t(c)]->cc.attach(hub_.get(), c);
+    core(c).cc.attach(hub_.get(), c);
     devices_.push_back(std::make_unique<ChipDevice>(*this, c));
   }
   // Finish elaboration so that the host reaches registers and memory before any simulated time passes.
@@ -80,12 +79,12 @@ SimSystem::SimSystem(const model::ChipConfig& config, const model::collective::T
   const int n = topology.chips();
   std::vector<model::CoreControl*> controls(size_t(n), nullptr);
   std::vector<model::Memory*> hbms(size_t(n), nullptr);
-  cores_.resize(size_t(n));
+  chips_.resize(size_t(n));
   devices_.resize(size_t(n));
   for (int c = partition.first_chip(partition.rank()); c < partition.end_chip(partition.rank()); ++c) {
-    add_core(config, c, /*pause_on_irq=*/false);  // the hosts look at window ends
-    controls[size_t(c)] = &cores_[size_t(c)]->control;
-    hbms[size_t(c)] = &cores_[size_t(c)]->hbm;
+    add_chip(config, c, /*pause_on_irq=*/false);  // the hosts look at window ends
+    controls[size_t(c)] = &core(c).control;
+    hbms[size_t(c)] = &chips_[size_t(c)]->hbm;
   }
   window_ = cycle_ * std::floor(topology.min_link_latency_ns() * 1e-9 / cycle_.to_seconds());
   if (window_ < cycle_) {
@@ -95,8 +94,8 @@ SimSystem::SimSystem(const model::ChipConfig& config, const model::collective::T
   }
   hub_ = std::make_unique<model::collective::CollectiveHub>("hub", topology, controls, hbms, partition, exchange);
   for (int c = 0; c < n; ++c) {
-    if (!cores_[size_t(c)]) continue;
-    cores_[size_t(c)]->cc.attach(hub_.get(), c);
+    if (!chips_[size_t(c)]) continue;
+    core(c).cc.attach(hub_.get(), c);
     devices_[size_t(c)] = std::make_unique<ChipDevice>(*this, c);
   }
   sc_start(SC_ZERO_TIME);
@@ -152,8 +151,8 @@ bool SimSystem::wait_all(uint64_t max_cycles) {
   if (distributed_) return run_windows(-1, max_cycles);
   return run_until(
       [this] {
-        for (const auto& c : cores_) {
-          if (!c->control.irq()) return false;
+        for (const auto& c : chips_) {
+          if (!c->irq()) return false;
         }
         return true;
       },
@@ -162,8 +161,8 @@ bool SimSystem::wait_all(uint64_t max_cycles) {
 
 uint64_t SimSystem::resident_bytes() const {
   uint64_t total = 0;
-  for (const auto& c : cores_) {
-    if (c) total += c->hbm.resident_bytes() + c->sbuf.resident_bytes() + c->psum.resident_bytes();
+  for (const auto& c : chips_) {
+    if (c) total += c->resident_bytes();
   }
   return total;
 }

@@ -1,6 +1,7 @@
-// A simulated multi-chip system in one process: N NeuronCores (the SystemC model, TLM Tensor Engine datapath), their
-// collective engines joined by one CollectiveHub over the system's torus (docs/neuronlink.md "Collective instructions"),
-// and one driver::Device per chip, so that a driver per chip loads programs and data through the registers.
+// A simulated multi-chip system in one process: N chips (model/core/chip.h: the config's NeuronCores sharing an HBM;
+// the SystemC model, TLM Tensor Engine datapath), the collective engines of their cores 0 joined by one
+// CollectiveHub over the system's torus (docs/neuronlink.md "Collective instructions"), and one driver::Device per
+// chip, so that a driver per chip (or per core) loads programs and data through the registers.
 //
 // SystemC elaborates once per process: a process holds one SimSystem or one SimDevice (std::logic_error otherwise).
 // Simulated time passes only inside a chip device's wait_interrupt() or wait_all(), and it passes for every chip:
@@ -20,6 +21,7 @@
 #include "model/config/chip_config.h"
 
 namespace trnsim::model {
+class Chip;
 class NeuronCore;
 namespace collective {
 class CollectiveHub;
@@ -46,9 +48,9 @@ class SimSystem {
   SimSystem(const SimSystem&) = delete;
   SimSystem& operator=(const SimSystem&) = delete;
 
-  int chips() const { return int(cores_.size()); }
-  /// Chip r's device (registers, memory, interrupt line). wait_interrupt() runs the whole system until this chip's
-  /// line is high or the cycles (of this chip's TE clock) have passed. Distributed: local chips only, and their
+  int chips() const { return int(chips_.size()); }
+  /// Chip r's device (registers, memory, interrupt line; the chip's whole map). wait_interrupt() runs the whole
+  /// system until this chip's line is high or the cycles (of this chip's TE clock) have passed. Distributed: local chips only, and their
   /// wait_interrupt() is run_windows(chip, ...) (std::out_of_range for another rank's chip).
   driver::Device& device(int chip);
   /// Distributed: runs every rank's chips, in windows of window() ending on multiples of it from time 0 (and at the
@@ -61,7 +63,9 @@ class SimSystem {
   /// The window of a distributed run: the shortest link latency (the hop latency) rounded down to whole TE cycles.
   sc_core::sc_time window() const { return window_; }
   bool distributed() const { return distributed_; }
-  model::NeuronCore& core(int chip) { return *cores_.at(size_t(chip)); }
+  /// Chip `chip`'s core 0: the one whose collective engine takes part in the system's collectives.
+  model::NeuronCore& core(int chip);
+  model::Chip& chip(int chip) { return *chips_.at(size_t(chip)); }
   model::collective::CollectiveHub& hub() { return *hub_; }
   /// Runs the system until every chip's interrupt line is high (each chip done or stopped with an error) or
   /// `max_cycles` TE cycles have passed; true when every line is high.
@@ -72,9 +76,9 @@ class SimSystem {
  private:
   class ChipDevice;
   bool run_until(const std::function<bool()>& done, uint64_t max_cycles);
-  /// Elaborates chip c (a NeuronCore with the TLM Tensor Engine datapath).
-  void add_core(const model::ChipConfig& config, int c, bool pause_on_irq);
-  std::vector<std::unique_ptr<model::NeuronCore>> cores_;  ///< per chip; null for another rank's
+  /// Elaborates chip c (its cores with the TLM Tensor Engine datapath).
+  void add_chip(const model::ChipConfig& config, int c, bool pause_on_irq);
+  std::vector<std::unique_ptr<model::Chip>> chips_;  ///< null for another rank's
   std::unique_ptr<model::collective::CollectiveHub> hub_;
   std::vector<std::unique_ptr<ChipDevice>> devices_;  ///< per chip; null for another rank's
   bool distributed_ = false;

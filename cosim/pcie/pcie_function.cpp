@@ -1,6 +1,8 @@
 // The device as a PCI function (pcie_function.h).
 #include "cosim/pcie/pcie_function.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <cstring>
@@ -57,8 +59,10 @@ void PcieFunction::reset() {
   }
   window_ = (uint64_t(regs::PCIE_WIN_HI_RESET) << 32) | regs::PCIE_WIN_LO_RESET;
   error_.clear();
-  device_.write_reg(regs::INT_ENABLE, 0);
-  device_.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
+  // Every core: its interrupt enables off, a soft reset (CHIP_RESET; CHIP_INT_ENABLE back to every core).
+  const uint32_t cores = std::min<uint32_t>(device_.read_reg(regs::CHIP_CORES), regs::MAX_CORES);
+  for (uint32_t c = 0; c < std::max(cores, 1u); ++c) device_.write_reg(c * regs::CORE_STRIDE + regs::INT_ENABLE, 0);
+  device_.write_reg(regs::CHIP_RESET, regs::CHIP_RESET_CORES_MASK);
 }
 
 uint32_t PcieFunction::config_read(uint32_t offset, int len) {

@@ -15,7 +15,7 @@ namespace {
 /// ISA version this driver encodes (VERSION.ISA of a device it can drive).
 constexpr uint32_t kIsaVersion = 0;
 /// Oldest register map (VERSION.MODEL) with every register this driver reads.
-constexpr uint32_t kRegisterMapVersion = 4;
+constexpr uint32_t kRegisterMapVersion = 5;
 /// The interrupt bits run() enables and clears.
 constexpr uint32_t kIrqBits = regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK;
 /// Alignment of each queue's program in the program area.
@@ -38,8 +38,9 @@ std::string queue_name(uint32_t queue) {
 // Errors
 
 DeviceFault::DeviceFault(uint32_t code, uint32_t queue, uint32_t index, uint32_t info, uint64_t cycles,
-                         std::string instruction, std::string detail)
-    : DriverError(describe(code, queue, index, info)),
+                         std::string instruction, std::string detail, uint32_t core)
+    : DriverError(describe(code, queue, index, info) + (core != 0 ? fmt::format(" (core {})", core) : "")),
+      core_(core),
       code_(code),
       queue_(queue),
       index_(index),
@@ -96,7 +97,7 @@ DriverTimeout::DriverTimeout(uint64_t waited_cycles, uint64_t device_cycles, std
 // ---------------------------------------------------------------------------------------------------------------
 // Driver
 
-Driver::Driver(Device& device) : device_(device) {
+Driver::Driver(Device& device, HbmRegion region) : device_(device), region_(region) {
   const uint32_t id = device_.read_reg(regs::ID);
   if (id != regs::kIdValue) {
     throw DeviceMismatch(
@@ -157,6 +158,13 @@ Driver::Driver(Device& device) : device_(device) {
   info_.hop_latency_ns = device_.read_reg(regs::HOP_LATENCY_NS);
   info_.efa_gbytes_per_s = device_.read_reg(regs::EFA_BW_MBPS) / 1000.0;
   info_.efa_latency_ns = device_.read_reg(regs::EFA_LATENCY_NS);
+  info_.cores = device_.read_reg(regs::CHIP_CORES);
+  info_.core = device_.read_reg(regs::CORE_ID);
+  info_.hbm_bytes_per_ns = device_.read_reg(regs::HBM_BW_MBPS) / 1000.0;
+  if (info_.cores < 1 || info_.cores > regs::MAX_CORES || info_.core >= info_.cores) {
+    throw DeviceMismatch(fmt::format("CHIP_CORES reads {} and CORE_ID {}: a chip has 1 to {} cores, numbered from 0",
+                                     info_.cores, info_.core, regs::MAX_CORES));
+  }
 
   const std::pair<const char*, uint64_t> must_be_positive[] = {
       {"TE_DIM.ROWS", info_.te_rows},
@@ -188,7 +196,13 @@ Driver::Driver(Device& device) : device_(device) {
     throw DeviceMismatch(fmt::format("device reports {} semaphores; the ISA names {}", info_.num_semaphores,
                                      isa::kNumSemaphores));
   }
-  program_floor_ = info_.hbm_bytes;
+  if (region_.first >= info_.hbm_bytes || region_.bytes == 0) {
+    throw AddressError(fmt::format("HBM region at 0x{:x} of {} bytes: not inside the {} bytes of HBM", region_.first,
+                                   region_.bytes, info_.hbm_bytes));
+  }
+  region_.bytes = std::min(region_.bytes, info_.hbm_bytes - region_.first);
+  next_free_ = region_.first;
+  program_floor_ = region_.first + region_.bytes;
   queue_base_.assign(info_.num_queues, 0);
   queue_len_.assign(info_.num_queues, 0);
 }
@@ -236,17 +250,30 @@ void Driver::read_hbm(uint64_t hbm_addr, void* data, std::size_t bytes) const {
 }
 
 void reset_device(Device& device) {
-  device.write_reg(regs::INT_ENABLE, 0);
-  device.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK | regs::CTRL_PERF_CLEAR_MASK);
-  device.write_reg(regs::INT_STATUS, regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK);
-  device.write_reg(regs::WATCHDOG_CYCLES, regs::WATCHDOG_CYCLES_RESET);
-  device.write_reg(regs::SR_SEED, regs::SR_SEED_RESET);
-  const uint32_t queues = std::min<uint32_t>(device.read_reg(regs::NUM_QUEUES), regs::QUEUE_SLOTS);
-  for (uint32_t q = 0; q < queues; ++q) {
-    device.write_reg(regs::queue_reg(q, regs::Q_LEN), 0);
-    device.write_reg(regs::queue_reg(q, regs::Q_BASE_LO), 0);
-    device.write_reg(regs::queue_reg(q, regs::Q_BASE_HI), 0);
+  const uint32_t cores = std::clamp<uint32_t>(device.read_reg(regs::CHIP_CORES), 1, regs::MAX_CORES);
+  for (uint32_t c = 0; c < cores; ++c) {
+    const uint32_t b = c * regs::CORE_STRIDE;
+    device.write_reg(b + regs::INT_ENABLE, 0);
+    device.write_reg(b + regs::CTRL, regs::CTRL_SOFT_RESET_MASK | regs::CTRL_PERF_CLEAR_MASK);
+    device.write_reg(b + regs::INT_STATUS, regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK);
+    device.write_reg(b + regs::WATCHDOG_CYCLES, regs::WATCHDOG_CYCLES_RESET);
+    device.write_reg(b + regs::SR_SEED, regs::SR_SEED_RESET);
+    const uint32_t queues = std::min<uint32_t>(device.read_reg(b + regs::NUM_QUEUES), regs::QUEUE_SLOTS);
+    for (uint32_t q = 0; q < queues; ++q) {
+      device.write_reg(b + regs::queue_reg(q, regs::Q_LEN), 0);
+      device.write_reg(b + regs::queue_reg(q, regs::Q_BASE_LO), 0);
+      device.write_reg(b + regs::queue_reg(q, regs::Q_BASE_HI), 0);
+    }
   }
+  device.write_reg(regs::CHIP_INT_ENABLE, uint32_t((uint64_t{1} << cores) - 1));
+}
+
+std::vector<HbmRegion> chip_regions(uint64_t hbm_bytes, uint32_t cores) {
+  if (cores == 0) throw DriverError("chip_regions: 0 cores");
+  const uint64_t each = (hbm_bytes / cores) & ~(kProgramAlign - 1);
+  std::vector<HbmRegion> out;
+  for (uint32_t c = 0; c < cores; ++c) out.push_back({c * each, each});
+  return out;
 }
 
 std::vector<uint8_t> pack_elements(const std::vector<uint32_t>& elements, isa::DataType type) {
@@ -311,7 +338,7 @@ void Driver::load_program(const isa::Program& program) {
       throw DriverError(fmt::format("load_program: queue {} is not on the device ({} queues)", q, info_.num_queues));
     }
   }
-  const uint64_t top = info_.hbm_bytes & ~(kProgramAlign - 1);
+  const uint64_t top = (region_.first + region_.bytes) & ~(kProgramAlign - 1);
   if (total > top || top - total < next_free_) {
     const uint64_t available = top > next_free_ ? top - next_free_ : 0;
     throw OutOfDeviceMemory(fmt::format("load_program: {} bytes of program do not fit in HBM above the {} "
@@ -326,7 +353,7 @@ void Driver::load_program(const isa::Program& program) {
   std::fill(queue_base_.begin(), queue_base_.end(), 0);
   std::fill(queue_len_.begin(), queue_len_.end(), 0);
   program_ = isa::Program{};
-  program_floor_ = info_.hbm_bytes;
+  program_floor_ = region_.first + region_.bytes;
 
   uint64_t addr = floor;
   std::vector<uint8_t> bytes;
@@ -501,7 +528,8 @@ RunResult Driver::wait(uint64_t timeout_cycles) {
     const uint32_t info = device_.read_reg(regs::ERR_INFO);
     std::string detail = read_err_detail();
     device_.write_reg(regs::INT_STATUS, kIrqBits);
-    throw DeviceFault(code, queue, index, info, cycles, instruction_text(queue, index), std::move(detail));
+    throw DeviceFault(code, queue, index, info, cycles, instruction_text(queue, index), std::move(detail),
+                      info_.core);
   }
   if (!(status & regs::STATUS_DONE_MASK)) {
     std::vector<DriverTimeout::QueueSnapshot> queues;

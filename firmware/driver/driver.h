@@ -51,6 +51,9 @@ struct DeviceInfo {
   int pods = 1;                       ///< PODS: UltraServers (tori) joined by EFA
   double efa_gbytes_per_s = 0;        ///< EFA_BW_MBPS / 1000, per chip and direction (0 with one torus)
   double efa_latency_ns = 0;          ///< EFA_LATENCY_NS
+  uint32_t cores = 1;                 ///< CHIP_CORES: NeuronCores on the chip
+  uint32_t core = 0;                  ///< CORE_ID: the core this driver drives
+  double hbm_bytes_per_ns = 0;        ///< HBM_BW_MBPS / 1000: the chip's HBM bandwidth, shared by its cores
 
   /// Bytes of one PSUM bank in one partition (psum_partition_bytes / psum_banks).
   uint32_t psum_bank_bytes() const { return psum_banks == 0 ? 0 : psum_partition_bytes / psum_banks; }
@@ -106,11 +109,13 @@ class OutOfDeviceMemory : public DriverError {
 };
 
 /// The device stopped with an error (STATUS.ERROR). what() is one line, e.g.
-/// "device error bad_field (a field holds an illegal value): queue te, instruction 4, field dtype".
+/// "device error bad_field (a field holds an illegal value): queue te, instruction 4, field dtype"; a core other
+/// than core 0 is named at the end: "... field dtype (core 3)".
 class DeviceFault : public DriverError {
  public:
   DeviceFault(uint32_t code, uint32_t queue, uint32_t index, uint32_t info, uint64_t cycles,
-              std::string instruction, std::string detail = {});
+              std::string instruction, std::string detail = {}, uint32_t core = 0);
+  uint32_t core() const { return core_; }    ///< CORE_ID of the core that stopped
   uint32_t code() const { return code_; }    ///< ERR_CODE (a regs::ErrCode value)
   uint32_t queue() const { return queue_; }  ///< ERR_QUEUE: queue id (isa::Engine value)
   uint32_t index() const { return index_; }  ///< ERR_INDEX: instruction index within the queue
@@ -124,6 +129,7 @@ class DeviceFault : public DriverError {
   static std::string describe(uint32_t code, uint32_t queue, uint32_t index, uint32_t info);
 
  private:
+  uint32_t core_;
   uint32_t code_, queue_, index_, info_;
   uint64_t cycles_;
   std::string instruction_;
@@ -222,13 +228,27 @@ std::vector<uint32_t> unpack_elements(const std::vector<uint8_t>& bytes, isa::Da
 /// SR_SEED at their reset values, no queue loaded (Q_LEN, Q_BASE 0). Only register writes; no time passes.
 void reset_device(Device& device);
 
-/// Drives one device. Not copyable; holds a reference to the device, which must outlive it.
+/// The part of HBM a Driver allocates from and places its programs in (alloc(), load_program()): HBM addresses
+/// [first, first + bytes). The default is all of HBM; drivers of several cores of one chip take disjoint regions
+/// (chip_regions). HBM is one for the chip, so every core reaches every region at the same addresses.
+struct HbmRegion {
+  uint64_t first = 0;
+  uint64_t bytes = UINT64_MAX;  ///< clipped to the end of HBM
+};
+
+/// `cores` disjoint HBM regions of equal size (aligned to 4 KiB) covering HBM of `hbm_bytes`, for one Driver per
+/// core; DriverError for 0 cores.
+std::vector<HbmRegion> chip_regions(uint64_t hbm_bytes, uint32_t cores);
+
+/// Drives one NeuronCore: core 0 of `device`, or core c through a CoreDevice view (core_device.h). Not copyable;
+/// holds a reference to the device, which must outlive it.
 class Driver {
  public:
   /// Reads ID, VERSION and the configuration registers. Throws DeviceMismatch when ID is not regs::kIdValue, the
   /// device decodes an ISA version other than 0, or a configuration register is 0 / too small for the ISA (fewer
-  /// than isa::kNumQueues queues or isa::kNumSemaphores semaphores).
-  explicit Driver(Device& device);
+  /// than isa::kNumQueues queues or isa::kNumSemaphores semaphores); AddressError for a region that starts past
+  /// the end of HBM or is empty.
+  explicit Driver(Device& device, HbmRegion region = {});
   Driver(const Driver&) = delete;
   Driver& operator=(const Driver&) = delete;
 
@@ -237,13 +257,16 @@ class Driver {
 
   // ---- HBM allocation. A bump allocator from HBM address 0 upwards; the loaded program lives at the top of HBM.
 
-  /// Reserves `bytes` (>= 1) of HBM aligned to `align` (a power of two) and returns its HBM address.
+  /// Reserves `bytes` (>= 1) of HBM aligned to `align` (a power of two) inside the driver's region and returns its
+  /// HBM address.
   /// Throws OutOfDeviceMemory when it does not fit below the program area, DriverError for bytes 0 or a bad align.
   uint64_t alloc(uint64_t bytes, uint64_t align = 64);
   /// Releases every alloc() (the loaded program stays).
-  void free_all() { next_free_ = 0; }
-  /// Bytes below the end of the last allocation (including alignment padding).
-  uint64_t hbm_allocated() const { return next_free_; }
+  void free_all() { next_free_ = region_.first; }
+  /// Bytes of the region below the end of the last allocation (including alignment padding).
+  uint64_t hbm_allocated() const { return next_free_ - region_.first; }
+  /// The driver's HBM region (clipped to HBM).
+  const HbmRegion& hbm_region() const { return region_; }
 
   // ---- Memory access (host <-> device). Each throws AddressError for a range outside its space.
 
@@ -264,7 +287,8 @@ class Driver {
   // ---- Programs
 
   /// Encodes every non-empty queue of `program` (isa::encode, 64 bytes per instruction) into the program area at
-  /// the top of HBM (each queue 4 KiB aligned) and programs Q_BASE_LO/HI and Q_LEN; every other queue gets Q_LEN 0.
+  /// the top of the driver's HBM region (each queue 4 KiB aligned) and programs Q_BASE_LO/HI and Q_LEN; every other
+  /// queue gets Q_LEN 0.
   /// Replaces the previously loaded program. Does not validate instructions: the device reports malformed ones when
   /// it runs them (check with isa::validate first to catch them on the host). Throws DriverError for an empty
   /// program or a queue the device does not have, OutOfDeviceMemory when the program would overlap alloc()ed HBM.
@@ -320,8 +344,9 @@ class Driver {
 
   Device& device_;
   DeviceInfo info_;
+  HbmRegion region_;
   uint64_t next_free_ = 0;        ///< first HBM byte not allocated
-  uint64_t program_floor_;        ///< lowest HBM byte of the program area (hbm_bytes when none)
+  uint64_t program_floor_;        ///< lowest HBM byte of the program area (the region's end when none)
   std::vector<uint64_t> queue_base_;  ///< per queue id: HBM address of its program
   std::vector<uint32_t> queue_len_;   ///< per queue id: instructions (0 = not loaded)
   isa::Program program_;              ///< the loaded program (for error messages)

@@ -45,7 +45,7 @@ std::vector<KeySpec> keys_of(Opcode op) {
   switch (op) {
     case Opcode::kNop:
     case Opcode::kHalt: return {};
-    case Opcode::kSemSignal: return {{"sem", "", true}, {"value", "", false}};
+    case Opcode::kSemSignal: return {{"sem", "", true}, {"value", "", false}, {"core", "", false}};
     case Opcode::kSemWait: return {{"sem", "", true}, {"value", "", true}};
     case Opcode::kDmaCopy:
     case Opcode::kPsumCopy:
@@ -660,6 +660,7 @@ Instruction parse_instruction(const LineParser& p, const std::vector<std::string
     const auto value = args.get("value");
     instr.sem.value =
         value ? static_cast<uint32_t>(p.unsigned_number("value", *value, std::numeric_limits<uint32_t>::max())) : 1;
+    if (const auto core = args.get("core")) instr.sem.core = int(p.unsigned_number("core", *core, kMaxCores - 1));
   } else if (instr.op == Opcode::kDmaCopy || instr.op == Opcode::kPsumCopy) {
     instr.copy = parse_copy(p, args);
   } else if (instr.op == Opcode::kLoadStationary || instr.op == Opcode::kMultiplyMoving) {
@@ -792,7 +793,9 @@ std::string disassemble(const Instruction& instr) {
     case Opcode::kNop:
     case Opcode::kHalt: return std::string(*name);
     case Opcode::kSemSignal:
-    case Opcode::kSemWait: return fmt::format("{} sem={} value={}", *name, instr.sem.sem, instr.sem.value);
+    case Opcode::kSemWait:
+      return fmt::format("{} sem={} value={}{}", *name, instr.sem.sem, instr.sem.value,
+                         instr.sem.core >= 0 ? fmt::format(" core={}", instr.sem.core) : "");
     case Opcode::kDmaCopy:
     case Opcode::kPsumCopy: {
       const CopyFields& c = instr.copy;

@@ -55,6 +55,8 @@ constexpr std::size_t kOffImm0 = 36, kOffImm1 = 40;                             
 constexpr std::size_t kOffBase = 36, kOffPstep = 40, kOffStep = 44;                 // iota
 constexpr std::size_t kOffScale = 36, kOffBias = 40, kOffBiasAp = 44, kOffSum = 52;  // activation
 
+constexpr uint8_t kFlagCore = 0x01;        // sem_signal: byte 5 names the core whose semaphore it increments
+constexpr uint8_t kOffSemCore = 5;
 constexpr uint8_t kFlagBiasTensor = 0x04;  // act format
 constexpr uint8_t kFlagReduce = 0x08;      // act format
 
@@ -65,7 +67,10 @@ std::vector<ByteRange> reserved_ranges(Opcode op, const uint8_t* bytes) {
   switch (op) {
     case Opcode::kNop:
     case Opcode::kHalt: return {{1, 64}};
+    // sem_signal's flags byte (bit 0: to another core) and core byte are fields; byte 5 is reserved without bit 0.
     case Opcode::kSemSignal:
+      if (bytes && (bytes[1] & kFlagCore)) return {{2, 4}, {6, 8}, {12, 64}};
+      return {{2, 4}, {5, 8}, {12, 64}};
     case Opcode::kSemWait: return {{1, 4}, {5, 8}, {12, 64}};
     case Opcode::kDmaCopy:
     case Opcode::kPsumCopy: return {{6, 8}};
@@ -435,7 +440,7 @@ bool operator==(const Instruction& a, const Instruction& b) {
   if (a.op != b.op) return false;
   switch (format_of(a.op)) {
     case Format::kPlain: return true;
-    case Format::kSem: return a.sem.sem == b.sem.sem && a.sem.value == b.sem.value;
+    case Format::kSem: return a.sem.sem == b.sem.sem && a.sem.value == b.sem.value && a.sem.core == b.sem.core;
     case Format::kCopy: {
       const CopyFields& x = a.copy;
       const CopyFields& y = b.copy;
@@ -474,6 +479,10 @@ std::array<uint8_t, kInstrBytes> encode(const Instruction& instr) {
     case Format::kSem:
       p[kOffSem] = instr.sem.sem;
       put<uint32_t>(p + kOffValue, instr.sem.value);
+      if (instr.op == Opcode::kSemSignal && instr.sem.core >= 0) {
+        p[kOffFlags] = kFlagCore;
+        p[kOffSemCore] = static_cast<uint8_t>(instr.sem.core);
+      }
       break;
     case Format::kCopy: {
       const CopyFields& c = instr.copy;
@@ -599,6 +608,10 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
   switch (format) {
     case Format::kPlain: break;
     case Format::kSem:
+      if (instr.op == Opcode::kSemSignal) {
+        if (auto err = undefined_flags(kFlagCore)) return err;
+        if (flags & kFlagCore) instr.sem.core = bytes[kOffSemCore];
+      }
       instr.sem.sem = bytes[kOffSem];
       instr.sem.value = get<uint32_t>(bytes + kOffValue);
       break;
@@ -724,6 +737,11 @@ std::optional<IsaError> validate(const Instruction& instr) {
     case Format::kSem:
       if (instr.sem.sem >= kNumSemaphores) {
         return bad("sem", fmt::format("sem {} is out of range 0..{}", instr.sem.sem, kNumSemaphores - 1));
+      }
+      if (instr.sem.core != -1 && (instr.op != Opcode::kSemSignal || instr.sem.core < 0 || instr.sem.core >= kMaxCores)) {
+        return bad("core", instr.op != Opcode::kSemSignal
+                               ? std::string("only sem_signal names a core")
+                               : fmt::format("core {} is out of range 0..{}", instr.sem.core, kMaxCores - 1));
       }
       return std::nullopt;
     case Format::kCopy: return validate_copy(instr.op, instr.copy);

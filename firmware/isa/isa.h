@@ -264,6 +264,9 @@ struct CcFields {
 struct SemFields {
   uint8_t sem = 0;     ///< semaphore id, 0..kNumSemaphores-1
   uint32_t value = 0;  ///< increment (signal) or threshold (wait)
+  /// sem_signal only: the core of the chip whose semaphore is incremented (0..kMaxCores-1), -1 = this core's
+  /// (docs/isa.md "Semaphores across cores"). Encoded as flag bit 0 and byte 5.
+  int core = -1;
 };
 
 /// One decoded instruction. Only the fields of its opcode's format are meaningful; the others keep their defaults
@@ -308,6 +311,8 @@ inline constexpr std::string_view kFieldNames[] = {
     "scale_addr",
     // quantize_mx's scale operand (ids 66..68)
     "scales_space",   "scales_partition", "scales_offset",
+    // sem_signal's target core (id 69)
+    "core",
 };
 inline constexpr int kNumFields = static_cast<int>(sizeof(kFieldNames) / sizeof(kFieldNames[0]));
 

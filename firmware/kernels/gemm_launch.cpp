@@ -1,5 +1,6 @@
 #include "firmware/kernels/gemm_launch.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/core.h>
@@ -19,9 +20,9 @@ std::vector<uint8_t> pack(const std::vector<uint16_t>& v, isa::Dtype dt) {
   }
   return out;
 }
-}  // namespace
 
-GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_t timeout_cycles) {
+/// run_gemm's checks of the operands' sizes and options (std::invalid_argument).
+void check_operands(const GemmHostOperands& ops) {
   const size_t km = size_t(ops.k) * ops.m, kn = size_t(ops.k) * ops.n, mn = size_t(ops.m) * ops.n;
   if (ops.k < 1 || ops.m < 1 || ops.n < 1 || ops.stationary.size() != km || ops.moving.size() != kn ||
       (ops.accumulate_into && ops.accumulate_into->size() != mn)) {
@@ -38,6 +39,13 @@ GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_
   if (ops.accumulate_into && ops.out_type != isa::DataType::kFp32) {
     throw std::invalid_argument("run_gemm: accumulate_into needs an FP32 output (P is FP32 in the output buffer)");
   }
+}
+}  // namespace
+
+GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_t timeout_cycles) {
+  check_operands(ops);
+  const size_t km = size_t(ops.k) * ops.m, kn = size_t(ops.k) * ops.n, mn = size_t(ops.m) * ops.n;
+  const bool mx = isa::is_mx(ops.dtype);
   const unsigned es = isa::dtype_bits(ops.dtype) / 8;
   drv.free_all();
   GemmLayout layout;
@@ -72,6 +80,75 @@ GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_
   drv.read_hbm(layout.out_hbm, out.data(), out.size());
   r.out = driver::unpack_elements(out, ops.out_type);
   r.out_hbm = layout.out_hbm;
+  return r;
+}
+
+GemmCoresRun run_gemm_cores(const std::vector<driver::Driver*>& cores, const GemmHostOperands& ops,
+                            uint64_t timeout_cycles) {
+  if (cores.empty()) throw std::invalid_argument("run_gemm_cores: no cores");
+  check_operands(ops);
+  const bool mx = isa::is_mx(ops.dtype);
+  const size_t kn = size_t(ops.k) * ops.n, mn = size_t(ops.m) * ops.n, blocks = isa::mx_blocks(unsigned(ops.k));
+  const unsigned es = isa::dtype_bits(ops.dtype) / 8, ob = isa::data_type_bytes(ops.out_type);
+  // Rows per core: whole M tiles of the TE, spread as evenly as they go.
+  const int tile = int(cores[0]->info().te_cols), tiles = (ops.m + tile - 1) / tile;
+  const int per = (tiles + int(cores.size()) - 1) / int(cores.size()) * tile;
+  for (driver::Driver* d : cores) d->free_all();
+  driver::Driver& d0 = *cores[0];
+  GemmLayout shared;
+  shared.dtype = ops.dtype;
+  shared.k = ops.k;
+  shared.n = ops.n;
+  shared.out_type = ops.out_type;
+  shared.out_sr = ops.out_sr;
+  shared.accumulate_into = ops.accumulate_into != nullptr;
+  shared.moving_hbm = d0.alloc(kn * es);
+  d0.write_hbm(shared.moving_hbm, pack(ops.moving, ops.dtype).data(), kn * es);
+  const uint64_t out_hbm = d0.alloc(mn * ob);
+  if (ops.accumulate_into) d0.write_hbm(out_hbm, ops.accumulate_into->data(), mn * 4);
+  if (mx) {
+    shared.moving_scales_hbm = d0.alloc(ops.moving_scales.size());
+    d0.write_hbm(shared.moving_scales_hbm, ops.moving_scales.data(), ops.moving_scales.size());
+  }
+  GemmCoresRun r;
+  std::vector<driver::Driver*> active;
+  for (size_t c = 0; c < cores.size(); ++c) {
+    const int m0 = int(c) * per, rows = std::max(0, std::min(per, ops.m - m0));
+    r.rows.push_back(rows);
+    if (rows == 0) continue;
+    driver::Driver& d = *cores[c];
+    std::vector<uint16_t> slice(size_t(ops.k) * rows);
+    for (int k = 0; k < ops.k; ++k) {
+      for (int j = 0; j < rows; ++j) slice[size_t(k) * rows + j] = ops.stationary[size_t(k) * ops.m + m0 + j];
+    }
+    GemmLayout layout = shared;
+    layout.m = rows;
+    layout.stationary_hbm = d.alloc(slice.size() * es);
+    d.write_hbm(layout.stationary_hbm, pack(slice, ops.dtype).data(), slice.size() * es);
+    layout.out_hbm = out_hbm + uint64_t(m0) * ops.n * ob;  // rows [m0, m0 + rows) of the shared output
+    if (mx) {
+      std::vector<uint8_t> scales(blocks * rows);
+      for (size_t b = 0; b < blocks; ++b) {
+        for (int j = 0; j < rows; ++j) scales[b * rows + j] = ops.stationary_scales[b * ops.m + m0 + j];
+      }
+      layout.stationary_scales_hbm = d.alloc(scales.size());
+      d.write_hbm(layout.stationary_scales_hbm, scales.data(), scales.size());
+    }
+    const isa::Program program = make_gemm_program(d.info(), layout);
+    for (const auto& q : program.queues) r.instructions += q.size();
+    d.load_program(program);
+    if (ops.out_sr) d.set_sr_seed(ops.sr_seed);
+    active.push_back(&d);
+  }
+  for (driver::Driver* d : active) d->start();
+  for (driver::Driver* d : active) {
+    r.runs.push_back(d->wait(timeout_cycles));
+    r.cycles = std::max(r.cycles, r.runs.back().cycles);
+  }
+  std::vector<uint8_t> out(mn * ob);
+  d0.read_hbm(out_hbm, out.data(), out.size());
+  r.out = driver::unpack_elements(out, ops.out_type);
+  r.out_hbm = out_hbm;
   return r;
 }
 

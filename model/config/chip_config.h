@@ -1,5 +1,5 @@
-// Named machine configurations (BRIEF section 2): sizes of the Tensor Engine, SBUF, PSUM, HBM and DMA of one
-// NeuronCore, and the clocks. Chosen at run time with `--config`.
+// Named machine configurations (BRIEF section 2): sizes of the Tensor Engine, SBUF, PSUM and DMA of one
+// NeuronCore, the cores of a chip and their HBM, the clocks. Chosen at run time with `--config`.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 namespace trnsim::model {
 
-/// One NeuronCore's resources. Sizes in bytes unless named otherwise.
+/// One chip: its cores (each with the same resources) and their shared HBM. Sizes in bytes unless named otherwise.
 struct ChipConfig {
   std::string name;
   int te_rows = 16;                       ///< TE array rows = partitions of the contraction (K per pass)
@@ -20,6 +20,12 @@ struct ChipConfig {
   uint32_t psum_partition_bytes = 16 * 1024;   ///< Trainium2: 2 MiB / 128 partitions = 16 KiB (8 banks)
   int psum_banks = 8;                          ///< each bank holds 512 FP32 per partition
   uint64_t hbm_bytes = 1ull << 30;             ///< address range; storage is allocated on touch
+  /// NeuronCores on the chip, sharing its HBM (BRIEF section 2: trn2 8; `tiny` 2, the small count of the tests).
+  int cores = 2;
+  /// The chip's HBM bandwidth, shared by its cores' DMA copies, bytes/ns = GB/s (BRIEF section 2: 2.9 TB/s);
+  /// the HBM model (model/mem/hbm_model.h) books it in slots of hbm_slot_ns.
+  double hbm_bytes_per_ns = 2900.0;
+  double hbm_slot_ns = 100.0;
   int num_dma_engines = 16;                    ///< per NeuronCore (BRIEF section 2)
   double dma_bytes_per_ns = 23.0;              ///< per DMA engine (BRIEF section 2: ~23 B/ns)
   double dma_latency_ns = 1300.0;              ///< start latency of one copy (BRIEF section 2: ~1.3 us)

@@ -162,6 +162,7 @@ uint32_t CoreControl::read_reg(uint32_t offset) const {
     case regs::VEC_CLOCK_MHZ: return c.vector_clock_mhz;
     case regs::SIM_TE_BACKEND: return te_backend_;
     case regs::CHIP_ID: return place_.chip;
+    case regs::CORE_ID: return uint32_t(core_index_);
     case regs::TORUS:
       return (place_.torus[0] << regs::TORUS_X_SHIFT) | (place_.torus[1] << regs::TORUS_Y_SHIFT) |
              (place_.torus[2] << regs::TORUS_Z_SHIFT);
@@ -285,12 +286,14 @@ void CoreControl::set_waiting(int q, int sem, uint32_t value) {
   qs.wait_sem = sem;
   qs.wait_value = value;
   check_done_or_deadlock();
+  if (state_change_) state_change_();
 }
 
 void CoreControl::set_halted(int q) {
   queues_[q].state = regs::QSTATE_HALTED;
   queues_[q].wait_sem = -1;
   check_done_or_deadlock();
+  if (state_change_) state_change_();
 }
 
 void CoreControl::retire(int q) {
@@ -302,6 +305,24 @@ void CoreControl::retire(int q) {
 void CoreControl::sem_add(int s, uint32_t value) {
   sems_[s] += value;
   sem_changed_.notify(SC_ZERO_TIME);
+}
+
+bool CoreControl::signal_core(int core, int s, uint32_t value) {
+  if (core == core_index_) {
+    sem_add(s, value);
+    return true;
+  }
+  return core_signal_ && core_signal_(core, s, value);
+}
+
+void CoreControl::recheck() {
+  const bool waiting =
+      std::any_of(queues_.begin(), queues_.end(), [](const Queue& q) { return q.state == regs::QSTATE_WAITING; });
+  if (waiting) check_done_or_deadlock();
+}
+
+bool CoreControl::any_running() const {
+  return std::any_of(queues_.begin(), queues_.end(), [](const Queue& q) { return q.state == regs::QSTATE_RUNNING; });
 }
 
 // Done: every started queue halted. Deadlock: nothing runs, and no waiting queue's condition holds (a wait whose
@@ -323,6 +344,9 @@ void CoreControl::check_done_or_deadlock() {
     }
   }
   if (any_running || any_wakeable) return;
+  // Another core that still runs may signal a semaphore this core waits for (sem_signal core=): not stuck yet; the
+  // chip asks again (recheck) when that core halts, stops or waits itself.
+  if (any_waiting && others_running_ && others_running_()) return;
   if (any_waiting) {
     const Queue& qs = queues_[first_stuck];
     raise_error(first_stuck, qs.pc,
@@ -351,6 +375,7 @@ void CoreControl::raise_error(int q, uint32_t index, const Fault& fault) {
   stop_event_.notify(SC_ZERO_TIME);
   if (observer_) observer_->on_launch_end(true, sc_time_stamp());
   set_int(regs::INT_STATUS_ERROR_MASK);
+  if (state_change_) state_change_();
 }
 
 void CoreControl::end_run() {

@@ -90,6 +90,22 @@ class CoreControl : public sc_core::sc_module {
   uint32_t sem(int s) const { return sems_.at(s); }
   void sem_add(int s, uint32_t value);
   const sc_core::sc_event& sem_changed() const { return sem_changed_; }
+  /// sem_signal core=C: adds `value` to semaphore `s` of core `core` of this chip (this core's own when it is
+  /// this core). False when the chip has no such core. The chip (chip.h) wires the other cores in.
+  bool signal_core(int core, int s, uint32_t value);
+  void set_core_signal(std::function<bool(int core, int s, uint32_t value)> signal) {
+    core_signal_ = std::move(signal);
+  }
+  /// Whether another core of the chip has a queue running (so it may still signal one of this core's semaphores):
+  /// while it has, a wait that no queue of this core can satisfy is not a deadlock yet. Set by the chip.
+  void set_others_running(std::function<bool()> probe) { others_running_ = std::move(probe); }
+  /// Called after this core's queues changed state in a way another core's deadlock check depends on (a queue
+  /// halted, stopped or started waiting). Set by the chip.
+  void on_state_change(std::function<void()> callback) { state_change_ = std::move(callback); }
+  /// True while a queue is running.
+  bool any_running() const;
+  /// Looks again for a deadlock when a queue waits (the chip calls it when another core changed state).
+  void recheck();
 
   // --- Optional instrumentation (off, i.e. null, unless asked for) ---
   /// The observer the engines report instructions, DMA copies and launches to (engine_observer.h); not owned.
@@ -119,6 +135,9 @@ class CoreControl : public sc_core::sc_module {
   void set_perf_source(std::function<PerfCounters()> source) { perf_source_ = std::move(source); }
   /// CHIP_ID, TORUS, HOP_LATENCY_NS, LINK_BW_MBPS: set by whatever joins the chips into a system (the hub).
   void set_system_place(const SystemPlace& place) { place_ = place; }
+  /// CORE_ID: this core's index on its chip; set by the top (NeuronCore).
+  void set_core_index(int index) { core_index_ = index; }
+  int core_index() const { return core_index_; }
   /// The collective engine completed a collective (or send/recv): `share` is this chip's part of its figures.
   void add_cc(const CcCounters& share) { cc_.add(share); }
   /// This chip's output links carried `traffic` (for any chips' collective: a message may cross this chip).
@@ -169,6 +188,9 @@ class CoreControl : public sc_core::sc_module {
   sc_core::sc_time run_end_ = sc_core::SC_ZERO_TIME;
   bool run_ended_ = false;  ///< CYCLE holds run_end_ - cycle_origin_
   std::function<void()> irq_callback_;
+  std::function<bool(int, int, uint32_t)> core_signal_;
+  std::function<bool()> others_running_;
+  std::function<void()> state_change_;
   std::function<bool()> transfer_probe_;
   EngineObserver* observer_ = nullptr;
   std::unique_ptr<AccessChecker> checker_;
@@ -177,6 +199,7 @@ class CoreControl : public sc_core::sc_module {
   sc_core::sc_time uptime_origin_ = sc_core::SC_ZERO_TIME;
   uint32_t te_backend_ = regs::TE_BACKEND_TLM;
   SystemPlace place_;
+  int core_index_ = 0;
   CcCounters cc_;  ///< since creation or the last PERF_CLEAR
   CcLinks links_{};
 };

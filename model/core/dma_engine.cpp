@@ -87,7 +87,18 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
   const int engine = int(it - engine_free_at_.begin());
   const ChipConfig& cfg = control_.config();
   const uint64_t bytes = c.elements() * std::max(sbytes, dbytes);
-  const sc_time duration = sc_time(cfg.dma_latency_ns + double(bytes) / cfg.dma_bytes_per_ns, SC_NS);
+  sc_time duration = sc_time(cfg.dma_latency_ns + double(bytes) / cfg.dma_bytes_per_ns, SC_NS);
+  // The HBM side: what the copy reads from and writes to HBM streams through the chip's HBM after the start
+  // latency, at the engine's pace scaled to those bytes (an HBM-to-HBM copy carries each byte twice).
+  const uint64_t hbm_bytes = (c.src_space == isa::MemSpace::kHbm ? c.elements() * sbytes : 0) +
+                             (c.dst_space == isa::MemSpace::kHbm ? c.elements() * dbytes : 0);
+  if (hbm_ != nullptr && hbm_bytes > 0) {
+    const sc_time begin = sc_time_stamp() + sc_time(cfg.dma_latency_ns, SC_NS);
+    const double rate = cfg.dma_bytes_per_ns * double(hbm_bytes) / double(bytes);
+    const uint64_t throttled = hbm_->throttled_streams();
+    const sc_time end = hbm_->stream(begin, hbm_bytes, rate);
+    if (hbm_->throttled_streams() != throttled) duration = std::max(duration, end - sc_time_stamp());
+  }
   *it = sc_time_stamp() + duration;
   ++outstanding_;
   const uint64_t epoch = run_epoch();  // the program's, never a later one's

@@ -1,6 +1,7 @@
 // The Sync/DMA queue and its DMA engines (BRIEF section 2: 16 per NeuronCore, ~23 B/ns each, ~1.3 us start
 // latency). dma_copy and psum_copy are checked when issued, then run asynchronously on the earliest free engine:
-// the data moves when the copy completes, start latency + bytes / bandwidth after it started. The queue only
+// the data moves when the copy completes, start latency + bytes / bandwidth after it started, or later when the
+// chip's HBM, shared by every core, cannot carry its HBM bytes at that pace (model/mem/hbm_model.h). The queue only
 // stalls when every engine is busy; sem_signal and halt wait for all copies the queue issued before them.
 #pragma once
 
@@ -8,6 +9,7 @@
 
 #include "model/core/host_port.h"
 #include "model/core/queue_engine.h"
+#include "model/mem/hbm_model.h"
 
 namespace trnsim::model {
 
@@ -23,6 +25,9 @@ class DmaEngine : public QueueEngine {
   const std::vector<uint64_t>& engine_copies() const { return engine_copies_; }
   /// The port copies of space host go through (for the reason of a failed access); set by the NeuronCore.
   void use_host_port(const HostPort* port) { host_port_ = port; }
+  /// The chip's HBM bandwidth model every copy that reads or writes HBM books (not owned); set by the NeuronCore.
+  /// Null: HBM has no bandwidth limit of its own.
+  void use_hbm(HbmModel* hbm) { hbm_ = hbm; }
 
  protected:
   std::optional<Fault> execute(const isa::Instruction& instr, uint32_t index) override;
@@ -47,6 +52,7 @@ class DmaEngine : public QueueEngine {
   std::vector<sc_core::sc_time> engine_busy_;
   std::vector<uint64_t> engine_copies_;
   const HostPort* host_port_ = nullptr;
+  HbmModel* hbm_ = nullptr;
 };
 
 }  // namespace trnsim::model

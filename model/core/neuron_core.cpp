@@ -18,11 +18,11 @@ std::unique_ptr<TeCompute> checked(std::unique_ptr<TeCompute> te, const ChipConf
 }
 }  // namespace
 
-NeuronCore::NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& config,
-                       std::unique_ptr<TeCompute> te_datapath)
+NeuronCore::NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& config, int index, Memory& chip_hbm,
+                       HbmModel& hbm_model, std::unique_ptr<TeCompute> te_datapath)
     : sc_module(name),
       control("control", config),
-      hbm("hbm", config.hbm_bytes),
+      hbm(chip_hbm),
       sbuf("sbuf", config.sbuf_bytes()),
       psum("psum", config.psum_bytes()),
       bus("bus"),
@@ -32,7 +32,9 @@ NeuronCore::NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& co
       dma("dma", control),
       act("act", control),
       vec("vec", control),
-      cc("cc", control) {
+      cc("cc", control),
+      index_(index) {
+  control.set_core_index(index);
   // Targets, in the order of the address map.
   bus.map("mmio", regs::MMIO_BASE, 64 * 1024);
   bus.initiator_socket.bind(control.socket);
@@ -45,6 +47,7 @@ NeuronCore::NeuronCore(const sc_core::sc_module_name& name, const ChipConfig& co
   bus.map("host", regs::HOST_BASE, regs::HOST_SIZE);
   bus.initiator_socket.bind(host_port.socket);
   dma.use_host_port(&host_port);
+  dma.use_hbm(&hbm_model);
   // Initiators.
   host.socket.bind(bus.target_socket);
   te.bus.bind(bus.target_socket);

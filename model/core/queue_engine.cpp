@@ -156,6 +156,13 @@ std::optional<Fault> QueueEngine::step(const isa::Instruction& instr, uint32_t i
     case isa::Opcode::kSemSignal:
       timed_drain();
       if (control_.stopped() || control_.epoch() != epoch) return std::nullopt;  // abandoned while draining
+      if (instr.sem.core >= 0 && instr.sem.core != control_.core_index()) {  // another core's semaphore
+        if (!control_.signal_core(instr.sem.core, instr.sem.sem, instr.sem.value)) {
+          return Fault{regs::ERR_BAD_FIELD, uint32_t(isa::field_id("core")),
+                       fmt::format("sem_signal core={}: the chip has no core {}", instr.sem.core, instr.sem.core)};
+        }
+        return std::nullopt;
+      }
       if (AccessChecker* checker = control_.checker()) checker->on_signal(q_, instr.sem.sem);
       control_.sem_add(instr.sem.sem, instr.sem.value);
       return std::nullopt;

@@ -76,9 +76,9 @@ bool Memory::execute(tlm::tlm_generic_payload& trans) {
   return true;
 }
 
-void Memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& /*delay*/) { execute(trans); }
+void Memory::b_transport(int /*id*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& /*delay*/) { execute(trans); }
 
-unsigned int Memory::transport_dbg(tlm::tlm_generic_payload& trans) {
+unsigned int Memory::transport_dbg(int /*id*/, tlm::tlm_generic_payload& trans) {
   return execute(trans) ? trans.get_data_length() : 0;
 }
 

@@ -12,15 +12,16 @@
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 
 namespace trnsim::model {
 
 class Memory : public sc_core::sc_module {
  public:
-  /// Target socket; addresses are offsets 0..size-1 inside this memory. Accesses past the end answer
-  /// TLM_ADDRESS_ERROR_RESPONSE. Zero-delay: engines charge their own transfer time.
-  tlm_utils::simple_target_socket<Memory> socket;
+  /// Target socket, for any number of initiators (a chip's HBM answers every core's bus); addresses are offsets
+  /// 0..size-1 inside this memory. Accesses past the end answer TLM_ADDRESS_ERROR_RESPONSE. Zero-delay: engines
+  /// charge their own transfer time.
+  tlm_utils::multi_passthrough_target_socket<Memory> socket;
 
   Memory(const sc_core::sc_module_name& name, uint64_t size_bytes);
 
@@ -35,8 +36,8 @@ class Memory : public sc_core::sc_module {
 
  private:
   static constexpr uint64_t kPageBytes = 64 * 1024;
-  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
-  unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
+  void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  unsigned int transport_dbg(int id, tlm::tlm_generic_payload& trans);
   bool execute(tlm::tlm_generic_payload& trans);
   void check(uint64_t addr, uint64_t bytes) const;
 

@@ -49,6 +49,27 @@ TEST(RunCli, ProgramFileRunsToItsHalts) {
   EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
 }
 
+TEST(RunCli, ProgramRunsOnEveryCoreAskedForWithAPerCoreTable) {
+  // Each core copies 256 FP32 from HBM into its own SBUF (docs/driver.md "Cores"): 2 DMA instructions each.
+  const std::string prog = write_file(".queue dma\ndma_copy src=hbm:0x0 dst=sbuf:0x0 type=fp32 count=[256]\nhalt\n");
+  const std::string report = scratch(".json");
+  const Result r = run("run --te tlm --cores 2 --program " + prog + " --report " + report);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("on cores 0..1 (each runs the program)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("retired te/dma/act/vec/cc"), std::string::npos) << r.out;
+  const std::string json = slurp(report);
+  for (const char* core : {"\"core\": 0", "\"core\": 1"}) EXPECT_NE(json.find(core), std::string::npos) << json;
+  EXPECT_NE(json.find("\"dma\": 2"), std::string::npos) << json;
+  // More cores than the chip has, or --cores on a workload: usage errors naming the flag.
+  const Result many = run("run --te tlm --cores 3 --program " + prog);
+  EXPECT_EQ(many.exit_code, 2) << many.out << many.err;
+  EXPECT_NE(many.err.find("--cores 3: a tiny chip has 2 cores"), std::string::npos) << many.err;
+  const Result workload = run("run --te tlm --cores 2 --workload gemm");
+  EXPECT_EQ(workload.exit_code, 2) << workload.out << workload.err;
+  EXPECT_NE(workload.err.find("--cores does not apply to --workload gemm"), std::string::npos) << workload.err;
+}
+
 TEST(RunCli, DeadlockedProgramIsBadInputNamingQueueInstructionAndSemaphore) {
   const std::string prog = write_file(".queue te\nnop\nsem_wait sem=4 value=2\nhalt\n.queue dma\nhalt\n");
   const Result r = run("run --te tlm --program " + prog);

@@ -93,6 +93,7 @@ class MockDevice final : public driver::Device {
     regs_[regs::WATCHDOG_CYCLES] = regs::WATCHDOG_CYCLES_RESET;
     regs_[regs::TORUS] = 1u << regs::TORUS_X_SHIFT;  // a chip on its own
     regs_[regs::PODS] = 1;                            // one torus
+    regs_[regs::CHIP_CORES] = info.cores;             // CORE_ID reads 0: the mock is core 0
   }
 
   // ---- scripting and inspection

@@ -39,6 +39,30 @@ halt
 halt
 )";
 
+TEST(IsaAsm, SemSignalToAnotherCoreRoundTripsThroughTheEncodingAndTheText) {
+  const Program p = assemble(".queue dma\nsem_signal sem=7 value=3 core=5\nsem_signal sem=7 value=3\nhalt\n");
+  const auto& dma = p.queue(Engine::kDma);
+  ASSERT_EQ(dma.size(), 3u);
+  EXPECT_EQ(dma[0].sem.core, 5);
+  EXPECT_EQ(dma[1].sem.core, -1) << "no core=: this core";
+  const auto bytes = encode(dma[0]);
+  EXPECT_EQ(bytes[1], 0x01) << "flag bit 0: byte 5 names the core";
+  EXPECT_EQ(bytes[5], 5);
+  EXPECT_EQ(encode(dma[1])[1], 0x00);
+  Instruction back;
+  EXPECT_FALSE(decode(bytes.data(), &back).has_value());
+  EXPECT_EQ(back, dma[0]);
+  EXPECT_EQ(disassemble(dma[0]), "sem_signal sem=7 value=3 core=5");
+  EXPECT_EQ(disassemble(dma[1]), "sem_signal sem=7 value=3");
+  // Byte 5 without the flag is reserved; sem_wait takes no flag.
+  auto stray = encode(dma[1]);
+  stray[5] = 2;
+  EXPECT_TRUE(decode(stray.data(), &back).has_value());
+  auto wait = encode(assemble(".queue dma\nsem_wait sem=1 value=1\nhalt\n").queue(Engine::kDma)[0]);
+  wait[1] = 0x01;
+  EXPECT_TRUE(decode(wait.data(), &back).has_value());
+}
+
 TEST(IsaAsm, EdgeProgramAssemblesToTheWrittenFields) {
   const Program p = assemble(kEdgeProgram);
   const auto& te = p.queue(Engine::kTe);
@@ -361,6 +385,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadText{".queue te\nload_stationary sbuf=0x10000000000000000 k=1 m=1\n", "2:22:", "bad number"},
         BadText{".queue te\nload_stationary sbuf=0 k=65536 m=1\n", "2:26:", "k: value 65536 is out of range 0..65535"},
         BadText{".queue te\nsem_signal sem=32\n", "2:16:", "sem: value 32 is out of range 0..31"},
+        BadText{".queue te\nsem_signal sem=1 core=8\n", "2:23:", "core: value 8 is out of range 0..7"},
+        BadText{".queue te\nsem_wait sem=1 value=1 core=1\n", "2:24:", "sem_wait: unknown field 'core'"},
         BadText{".queue te\nsem_signal sem=1 value=0x100000000\n", "2:24:", "value: value 0x100000000 is out of"},
         BadText{".queue te\nload_stationary dtype=fp32 sbuf=0 k=1 m=1\n", "2:23:", "'fp32' is not a dtype"},
         BadText{".queue te\nload_stationary sbuf=0 k=0 m=1\n", "2:24:", "load_stationary: field k: k is 0"},

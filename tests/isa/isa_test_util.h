@@ -23,7 +23,7 @@ inline std::set<std::size_t> reserved_offsets(Opcode op) {
   switch (op) {
     case Opcode::kNop:
     case Opcode::kHalt: add(1, 63); break;
-    case Opcode::kSemSignal:
+    case Opcode::kSemSignal: add(2, 3); add(5, 7); add(12, 63); break;  // byte 1: flags (bit 0: core in byte 5)
     case Opcode::kSemWait: add(1, 3); add(5, 7); add(12, 63); break;
     case Opcode::kDmaCopy:
     case Opcode::kPsumCopy: add(6, 7); break;

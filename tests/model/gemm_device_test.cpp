@@ -13,6 +13,7 @@
 #include "firmware/kernels/gemm_kernel.h"
 #include "firmware/kernels/gemm_launch.h"
 #include "tests/model/device_fixture.h"
+#include "tests/support/random_operands.h"
 #include "tests/support/test_seed.h"
 
 namespace trnsim::test {
@@ -63,9 +64,7 @@ TEST_P(GemmOnDevice, MatchesTheGoldenGemmBitForBit) {
   ops.n = c.n;
   ops.stationary = operand(c.dtype, size_t(c.k) * c.m, rng);
   ops.moving = operand(c.dtype, size_t(c.k) * c.n, rng);
-  std::vector<uint32_t> p(size_t(c.m) * c.n);
-  for (auto& x : p) x = golden::widen_to_f32(isa::Dtype::kBf16, golden::narrow_from_f32(isa::Dtype::kBf16,
-                                                                                        uint32_t(rng()), true));
+  const std::vector<uint32_t> p = random_bf16_exact_f32(size_t(c.m) * c.n, rng);
   if (c.accumulate) ops.accumulate_into = &p;
   const auto r = kernels::run_gemm(*drv_, ops, 100'000'000);
   const auto want = golden::gemm({c.dtype, c.k, c.m, c.n, ops.stationary, ops.moving}, int(drv_->info().te_rows),

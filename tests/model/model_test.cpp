@@ -319,7 +319,7 @@ TEST_P(DeviceErrorTest, StopsWithErrorRegistersNamingQueueIndexAndField) {
 INSTANTIATE_TEST_SUITE_P(Malformed, DeviceErrorTest, ::testing::ValuesIn(error_cases()),
                          [](const auto& info) { return std::string(info.param.name); });
 
-// Device::read_reg/write_reg outside the 64 KiB register map or unaligned: std::out_of_range naming the offset
+// Device::read_reg/write_reg outside the 1 MiB register map (every core's block and the chip's) or unaligned: std::out_of_range naming the offset
 // (driver/device.h), as a memory access outside the mapped spaces is; a hole stays a plain access (found by the mmio
 // fuzz target: the errors were the TLM bridge's "TLM_ADDRESS_ERROR_RESPONSE" and "TLM_BURST_ERROR_RESPONSE").
 TEST_F(ModelTest, RegisterOffsetsOutsideTheMapOrUnalignedAreOutOfRangeNamingTheOffset) {
@@ -329,7 +329,7 @@ TEST_F(ModelTest, RegisterOffsetsOutsideTheMapOrUnalignedAreOutOfRangeNamingTheO
       dev_->write_reg(off, 1);
       ADD_FAILURE() << "write at " << off << " was taken";
     } catch (const std::out_of_range& e) {
-      EXPECT_NE(std::string(e.what()).find(fmt::format("offset 0x{:x}: outside the 64 KiB register map", off)),
+      EXPECT_NE(std::string(e.what()).find(fmt::format("offset 0x{:x}: outside the 1024 KiB register map", off)),
                 std::string::npos) << e.what();
     }
     EXPECT_THROW(dev_->read_reg(off), std::out_of_range);

@@ -78,7 +78,7 @@ TEST(PcieFunction, TheHeaderHasTheMapsIdsAndSizesItsBars) {
   EXPECT_EQ(q.cfg_read(0x0E, 1), 0u);           // header type 0, single function
   EXPECT_EQ(q.cfg_read(0x34, 1), 0u);           // no capabilities
   q.bring_up();
-  EXPECT_EQ(q.sizes[0], 64u * 1024);        // the register map
+  EXPECT_EQ(q.sizes[0], 1024u * 1024);      // the register map: every core's block and the chip's
   EXPECT_EQ(q.sizes[2], 64u * 1024 * 1024);  // the window
   for (const int unused : {1, 3, 4, 5, 6}) EXPECT_EQ(q.sizes[std::size_t(unused)], 0u) << "BAR " << unused;
   EXPECT_EQ(q.cfg_read(0x10, 4), kBar0At);
@@ -125,9 +125,9 @@ TEST(PcieFunction, UnsupportedRequestsReadAllOnesAndAreLogged) {
   FakeQemu q(s.path());
   q.bring_up();
   EXPECT_EQ(q.bar_read(kBar0At + regs::ID + 1, 2), ~0ull);  // registers take 4 aligned bytes
-  EXPECT_EQ(q.bar_read(kBar0At + 0x10000, 4), ~0ull);       // past BAR0
+  EXPECT_EQ(q.bar_read(kBar0At + 0x100000, 4), ~0ull);      // past BAR0
   q.bar_write(kBar0At + regs::PCIE_WIN_HI, 0x0, 4);          // the window onto device address 0 .. 64 MiB: MMIO,
-  q.bar_write(kBar0At + regs::PCIE_WIN_LO, 0x20000, 4);      // then a hole of the device map
+  q.bar_write(kBar0At + regs::PCIE_WIN_LO, 0x100000, 4);     // then a hole of the device map
   EXPECT_EQ(q.bar_read(kBar2At, 4), ~0ull);
   q.cfg_write(0x04, 0x0000, 2);  // memory decoding off: nothing answers
   EXPECT_EQ(q.bar_read(kBar0At + regs::ID, 4), ~0ull);
@@ -136,7 +136,7 @@ TEST(PcieFunction, UnsupportedRequestsReadAllOnesAndAreLogged) {
   s.stop();
   EXPECT_NE(s.log().find("registers take 4 (or 8) aligned bytes"), std::string::npos) << s.log();
   EXPECT_NE(s.log().find("no enabled BAR holds it"), std::string::npos) << s.log();
-  EXPECT_NE(s.log().find("BAR2 read at window offset 0x0 (device address 0x20000)"), std::string::npos) << s.log();
+  EXPECT_NE(s.log().find("BAR2 read at window offset 0x0 (device address 0x100000)"), std::string::npos) << s.log();
 }
 
 TEST(QemuServer, RaisesIntxThroughTheIrqfdAndAgainAfterTheResample) {

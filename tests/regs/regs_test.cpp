@@ -30,7 +30,7 @@ TEST(Regs, IdentificationAndVersion) {
   EXPECT_EQ(r::VERSION, 0x004u);
   EXPECT_EQ(r::VERSION_MODEL_MASK, 0x0000FFFFu);
   EXPECT_EQ(r::VERSION_ISA_SHIFT, 16u);
-  EXPECT_EQ((r::VERSION_RESET & r::VERSION_MODEL_MASK) >> r::VERSION_MODEL_SHIFT, 4u);  // map version 4
+  EXPECT_EQ((r::VERSION_RESET & r::VERSION_MODEL_MASK) >> r::VERSION_MODEL_SHIFT, 5u);  // map version 5
   EXPECT_EQ((r::VERSION_RESET & r::VERSION_ISA_MASK) >> r::VERSION_ISA_SHIFT, 0u);
 }
 
@@ -179,12 +179,20 @@ TEST(Regs, ErrorDetail) {
 
 TEST(Regs, AddressMap) {
   EXPECT_EQ(r::MMIO_BASE, 0x0ull);
-  EXPECT_EQ(r::MMIO_SIZE, 64ull * 1024);
+  EXPECT_EQ(r::MMIO_SIZE, 1024ull * 1024);
+  // Every core's register block, then the chip's, inside the map; core 0's registers inside its block; the cores'
+  // SBUF and PSUM windows between their bases.
+  EXPECT_EQ(r::CHIP_BASE, r::MAX_CORES * r::CORE_STRIDE);
+  EXPECT_LT(r::HBM_SLOT_NS, r::MMIO_SIZE);
+  EXPECT_GE(r::CHIP_CORES, r::CHIP_BASE);
+  EXPECT_LE(r::PCIE_WIN_HI + r::kRegBytes, r::CORE_STRIDE);
+  EXPECT_LE(r::SBUF_BASE + uint64_t{r::MAX_CORES} * r::CORE_MEM_STRIDE, r::PSUM_BASE);
+  EXPECT_EQ(r::PCI_BAR_MMIO_BYTES, r::MMIO_SIZE);
   EXPECT_EQ(r::SBUF_BASE, 0x1'0000'0000ull);
   EXPECT_EQ(r::PSUM_BASE, 0x2'0000'0000ull);
   EXPECT_EQ(r::HBM_BASE, 0x100'0000'0000ull);
-  EXPECT_LE(r::sem_reg(r::SEM_COUNT), r::MMIO_SIZE);
-  EXPECT_LE(r::err_detail_reg(r::ERR_DETAIL_COUNT), r::MMIO_SIZE);
+  EXPECT_LE(r::sem_reg(r::SEM_COUNT), r::CORE_STRIDE);
+  EXPECT_LE(r::err_detail_reg(r::ERR_DETAIL_COUNT), r::CORE_STRIDE);
 }
 
 TEST(Regs, ErrorCodes) {

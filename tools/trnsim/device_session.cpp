@@ -12,6 +12,7 @@
 #include "firmware/driver/remote_device.h"
 #include "model/config/chip_config.h"
 #include "spec/trn_regs.h"
+#include "spec/trn_regs.h"
 #include "tools/trnsim/commands.h"
 
 namespace trnsim::tool {
@@ -45,6 +46,40 @@ DeviceSession connect_device(const DeviceFlags& flags) {
 }
 
 }  // namespace
+
+void add_cores_flag(CLI::App& cmd, DeviceFlags& flags) {
+  cmd.add_option("--cores", flags.cores, "Cores of the chip to run on, from core 0 (the config's CHIP_CORES at most)")
+      ->check(CLI::Range(1, int(regs::MAX_CORES)))
+      ->capture_default_str();
+}
+
+std::vector<driver::Driver*> DeviceSession::cores() const {
+  std::vector<driver::Driver*> v{driver.get()};
+  for (const auto& d : other_cores) v.push_back(d.get());
+  return v;
+}
+
+void open_cores(DeviceSession& s, const DeviceFlags& flags) {
+  const uint32_t have = s.info().cores;
+  if (flags.cores < 1 || uint32_t(flags.cores) > have) {
+    throw BadInput(fmt::format("--cores {}: a {} chip has {} core{}", flags.cores, s.info().config_name, have,
+                               have == 1 ? "" : "s"));
+  }
+  if (flags.cores == 1) return;
+  const std::vector<driver::HbmRegion> regions = driver::chip_regions(s.info().hbm_bytes, uint32_t(flags.cores));
+  for (int c = 0; c < flags.cores; ++c) {
+    s.views.push_back(std::make_unique<driver::CoreDevice>(*s.device, uint32_t(c)));
+    auto d = std::make_unique<driver::Driver>(*s.views.back(), regions[size_t(c)]);
+    if (flags.watchdog_cycles >= 0) d->set_watchdog(uint32_t(flags.watchdog_cycles));
+    if (flags.sr_seed >= 0) d->set_sr_seed(uint32_t(flags.sr_seed));
+    if (c == 0) {
+      print_progress(*d, s.running);
+      s.driver = std::move(d);
+    } else {
+      s.other_cores.push_back(std::move(d));
+    }
+  }
+}
 
 void add_connect_flag(CLI::App& cmd, DeviceFlags& flags) {
   cmd.add_option("--connect", flags.connect,

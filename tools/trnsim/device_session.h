@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "firmware/driver/core_device.h"
 #include "firmware/driver/device.h"
 #include "firmware/driver/driver.h"
 #include "tools/trnsim/timeline.h"
@@ -35,6 +36,7 @@ struct DeviceFlags {
   bool check_hazards = false;  ///< --check-hazards: stop with HAZARD on unordered SBUF/PSUM accesses
   bool check_uninit = false;   ///< --check-uninit: fresh SBUF/PSUM is NaN; stop with UNINIT_READ on reading it
   std::string connect;         ///< --connect PATH: the device `trnsim serve --socket PATH` serves (empty: in process)
+  int cores = 1;               ///< --cores N: cores of the chip the command runs on (open_cores)
 };
 
 /// Adds --connect PATH to a device command.
@@ -56,12 +58,18 @@ void add_sr_seed_flag(CLI::App& cmd, DeviceFlags& flags);
 /// Adds --wave-from, --wave-to and --wave-scope (the window and hierarchy of --wave) to a device command.
 void add_wave_window_flags(CLI::App& cmd, DeviceFlags& flags);
 
+/// --cores N (1 .. 8): the cores of the chip a command runs on, core 0 first.
+void add_cores_flag(CLI::App& cmd, DeviceFlags& flags);
+
 /// An open device (in process, or a driver::RemoteDevice) and its driver.
 struct DeviceSession {
   std::unique_ptr<TimelineRecorder> timeline;  ///< --timeline (declared before the device: it outlives it)
   std::string timeline_path;
   std::unique_ptr<driver::Device> device;
-  std::unique_ptr<driver::Driver> driver;
+  /// After open_cores(N > 1): each core's view of the chip (docs/driver.md "Cores"), core 0's included.
+  std::vector<std::unique_ptr<driver::CoreDevice>> views;
+  std::unique_ptr<driver::Driver> driver;  ///< core 0's
+  std::vector<std::unique_ptr<driver::Driver>> other_cores;  ///< after open_cores(N): cores 1 .. N-1
   std::string connect;  ///< the socket of a served device, empty in process
   /// What the progress lines name as running ("program 3 of 62 (qkv gemm)"); empty: "this program".
   std::shared_ptr<std::string> running = std::make_shared<std::string>();
@@ -69,6 +77,8 @@ struct DeviceSession {
 
   /// What the device's registers say it is (config name, TE size and backend, clocks, ...).
   const driver::DeviceInfo& info() const { return driver->info(); }
+  /// The drivers of the cores the command runs on: core 0's, then open_cores()'s others.
+  std::vector<driver::Driver*> cores() const;
 
   /// Writes the --timeline file (once; later calls do nothing) and prints its line of the report. The engine report
   /// (engine_report.h) calls it, and run_on_device() does when the device stops with an error. BadInput when the
@@ -80,6 +90,11 @@ struct DeviceSession {
 /// built, --wave not .fst or with --te tlm; a --connect socket nobody serves) and opens the device, printing progress
 /// lines to stderr while it runs.
 DeviceSession open_device(const DeviceFlags& flags);
+
+/// Makes the session drive cores 0 .. flags.cores - 1: with more than one, each core gets a driver over its own
+/// CoreDevice view and HBM region (driver::chip_regions; core 0's driver is replaced), with the watchdog and SR
+/// seed flags applied to every core. BadInput when the chip has fewer cores (CHIP_CORES).
+void open_cores(DeviceSession& s, const DeviceFlags& flags);
 
 /// Runs `body` and maps device failures to exit codes (BRIEF section 4): a lockstep mismatch or an engine fault
 /// prints FAIL and returns 1; any other device fault or a timeout is a bad program: BadInput (exit 2) naming the

@@ -82,6 +82,7 @@ int run_matmul(MatmulOptions o) {
   }
 
   DeviceSession session = open_device(o.device);
+  open_cores(session, o.device);
   kernels::GemmHostOperands ops;
   ops.dtype = *dt;
   ops.k = k;
@@ -106,14 +107,27 @@ int run_matmul(MatmulOptions o) {
                            : stochastic ? fmt::format(", output cast to {} (stochastic rounding, seed {})",
                                                       o.out_dtype, ops.sr_seed)
                                         : fmt::format(", output cast to {} (round to nearest even)", o.out_dtype);
-  fmt::print("trnsim matmul: O[M={}, N={}] = S[K={}, M]^T @ M[K, N]{}, dtype {}{}, config {} ({} datapath)\n", mm,
-             n, k, ops.accumulate_into ? " + P" : "", o.dtype, cast, session.info().config_name,
-             session.info().te_backend);
+  fmt::print("trnsim matmul: O[M={}, N={}] = S[K={}, M]^T @ M[K, N]{}, dtype {}{}, config {} ({} datapath){}\n",
+             mm, n, k, ops.accumulate_into ? " + P" : "", o.dtype, cast, session.info().config_name,
+             session.info().te_backend,
+             o.device.cores > 1 ? fmt::format(", split by M over cores 0..{}", o.device.cores - 1) : "");
   std::fflush(stdout);
 
   return run_on_device(session, [&] {
     const auto t0 = std::chrono::steady_clock::now();
-    const kernels::GemmDeviceRun r = kernels::run_gemm(*session.driver, ops, o.device.timeout_cycles);
+    kernels::GemmDeviceRun r;
+    if (o.device.cores > 1) {  // docs/kernels.md, "Multi-core GEMM"
+      kernels::GemmCoresRun c = kernels::run_gemm_cores(session.cores(), ops, o.device.timeout_cycles);
+      r.out = std::move(c.out);
+      r.out_hbm = c.out_hbm;
+      r.run.cycles = c.cycles;
+      r.instructions = c.instructions;
+      for (size_t i = 0; i < c.rows.size(); ++i) {
+        fmt::print("  core {}: {} rows{}\n", i, c.rows[i], c.rows[i] == 0 ? " (nothing left: it sat out)" : "");
+      }
+    } else {
+      r = kernels::run_gemm(*session.driver, ops, o.device.timeout_cycles);
+    }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // The .npy holds FP32: a narrow output widened exactly.
     std::vector<uint32_t> out_f32 = r.out;
@@ -182,6 +196,7 @@ Action add_matmul(CLI::App& app) {
       ->check(kNonNegative)
       ->capture_default_str();
   add_watchdog_flag(*cmd, o->device);
+  add_cores_flag(*cmd, o->device);
   cmd->add_option("--wave", o->device.wave, "Write an FST waveform of the RTL Tensor Engine");
   add_wave_window_flags(*cmd, o->device);
   add_trace_flags(*cmd, o->device);

@@ -68,7 +68,7 @@ void write_report(std::ofstream& report, const std::string& path, const nlohmann
 }
 
 void print_figures(const DeviceSession& s, uint64_t cycles, uint64_t macs, double wall, nlohmann::json& j) {
-  const int pes = s.info().te_rows * s.info().te_cols;
+  const int pes = s.info().te_rows * s.info().te_cols * int(s.cores().size());  // every core's array
   const double util = cycles ? double(macs) / (double(cycles) * pes) : 0.0;
   const double sim_us = double(cycles) / s.info().te_clock_mhz;
   fmt::print("  device cycles     {} (TE clock)\n", cycles);
@@ -88,7 +88,39 @@ void print_figures(const DeviceSession& s, uint64_t cycles, uint64_t macs, doubl
   print_engine_report(s, j);  // per-engine utilization; writes --timeline
 }
 
-// --program FILE: a binary (.bin, "TRNP") or text program; it runs to its halts, there is no golden result.
+// With --cores N > 1: one line per core (its launch's cycles, TE MACs and utilization of its own array, retired
+// instructions per queue), and `j["cores"]`, the same as an array. The engine table after it is core 0's.
+void print_core_table(const DeviceSession& s, const std::vector<driver::RunResult>& runs,
+                      const std::vector<uint64_t>& macs0, nlohmann::json& j) {
+  const std::vector<driver::Driver*> cores = s.cores();
+  const double pes = double(s.info().te_rows) * s.info().te_cols;
+  fmt::print("  {:<5} {:>12} {:>14} {:>8}  retired te/dma/act/vec/cc\n", "core", "cycles", "TE MACs", "TE util");
+  j["cores"] = nlohmann::json::array();
+  for (size_t c = 0; c < cores.size(); ++c) {
+    const driver::RunResult& r = runs[c];
+    const uint64_t macs = cores[c]->read_counters().te_macs - macs0[c];
+    const double util = r.cycles ? double(macs) / (double(r.cycles) * pes) : 0.0;
+    const auto q = [&](isa::Engine e) { return r.retired[size_t(e)]; };
+    fmt::print("  {:<5} {:>12} {:>14} {:>7.1f}%  {}/{}/{}/{}/{}\n", cores[c]->info().core, r.cycles, macs,
+               100.0 * util, q(isa::Engine::kTe), q(isa::Engine::kDma), q(isa::Engine::kAct), q(isa::Engine::kVec),
+               q(isa::Engine::kCc));
+    j["cores"].push_back({{"core", cores[c]->info().core},
+                          {"cycles", r.cycles},
+                          {"te_macs", macs},
+                          {"te_utilization", util},
+                          {"retired",
+                           {{"te", q(isa::Engine::kTe)},
+                            {"dma", q(isa::Engine::kDma)},
+                            {"act", q(isa::Engine::kAct)},
+                            {"vec", q(isa::Engine::kVec)},
+                            {"cc", q(isa::Engine::kCc)}}}});
+  }
+  fmt::print("  (the engine table below is core 0's)\n");
+}
+
+// --program FILE: a binary (.bin, "TRNP") or text program; it runs to its halts, there is no golden result. With
+// --cores N it runs on each of cores 0 .. N-1 at once (a program file is one core's; each core has its own SBUF and
+// PSUM, and HBM is shared, so a program that writes HBM writes the same bytes from every core).
 int run_program_file(const RunOptions& o) {
   std::error_code ec;
   if (std::filesystem::is_directory(o.program, ec)) {
@@ -108,22 +140,38 @@ int run_program_file(const RunOptions& o) {
   }
   std::ofstream report = open_report(o.report);
   DeviceSession s = open_device(o.device);
+  open_cores(s, o.device);
+  const std::vector<driver::Driver*> cores = s.cores();
   fmt::print("trnsim run: program {}\n", o.program);
-  fmt::print("  config {} ({}x{} Tensor Engine, {} datapath)\n", s.info().config_name, s.info().te_rows, s.info().te_cols,
-             s.info().te_backend);
+  fmt::print("  config {} ({}x{} Tensor Engine, {} datapath){}\n", s.info().config_name, s.info().te_rows,
+             s.info().te_cols, s.info().te_backend,
+             cores.size() > 1 ? fmt::format(", on cores 0..{} (each runs the program)", cores.size() - 1) : "");
   std::fflush(stdout);
   return run_on_device(s, [&] {
     const auto t0 = std::chrono::steady_clock::now();
-    const uint64_t macs0 = s.driver->read_counters().te_macs;
-    s.driver->load_program(program);
-    const driver::RunResult r = s.driver->run(o.device.timeout_cycles);
+    std::vector<uint64_t> macs0;
+    for (driver::Driver* d : cores) {
+      macs0.push_back(d->read_counters().te_macs);
+      d->load_program(program);
+    }
+    // Every core's doorbell first, then each core's interrupt (docs/driver.md, "Cores").
+    std::vector<driver::RunResult> runs;
+    for (driver::Driver* d : cores) d->start();
+    for (driver::Driver* d : cores) runs.push_back(d->wait(o.device.timeout_cycles));
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const driver::RunResult& r = runs.front();
     fmt::print("  retired           te {}, dma {}, act {}, vec {}\n", r.retired[size_t(isa::Engine::kTe)],
                r.retired[size_t(isa::Engine::kDma)], r.retired[size_t(isa::Engine::kAct)],
                r.retired[size_t(isa::Engine::kVec)]);
     nlohmann::json j = {{"program", o.program}, {"config", s.info().config_name}, {"te", s.info().te_backend},
                         {"pass", true}};
-    print_figures(s, r.cycles, s.driver->read_counters().te_macs - macs0, wall, j);
+    uint64_t cycles = 0, macs = 0;
+    for (size_t c = 0; c < cores.size(); ++c) {
+      cycles = std::max(cycles, runs[c].cycles);
+      macs += cores[c]->read_counters().te_macs - macs0[c];
+    }
+    if (cores.size() > 1) print_core_table(s, runs, macs0, j);
+    print_figures(s, cycles, macs, wall, j);
     write_report(report, o.report, j);
     fmt::print("PASS: the program ran to its halts (no golden result for a program file)\n");
     return kExitOk;
@@ -135,18 +183,24 @@ int run_program_file(const RunOptions& o) {
 const std::vector<std::string> kDeviceOptions = {"--te",       "--timeout-cycles", "--watchdog-cycles", "--sr-seed",
                                                  "--wave",     "--timeline",       "--check-hazards",   "--check-uninit",
                                                  "--connect"};
+/// Options only --program takes (the workloads run on core 0; docs/kernels.md "Multi-core GEMM" for `matmul`).
+const std::vector<std::string> kProgramOptions = {"--cores"};
 const std::vector<std::string> kSelectiveOptions = {
     "--dtype", "-m", "-k", "-n", "--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
     "--outputs", "--bytes", "--algo", "--fabric", "--ber", "--drop", "--fault-seed", "--rank-progress", "--te",
     "--timeout-cycles", "--watchdog-cycles", "--sr-seed", "--wave", "--timeline", "--check-hazards", "--check-uninit",
-    "--connect"};
+    "--connect", "--cores"};
 
 std::vector<std::string> options_used_by(const RunOptions& o) {
   const auto with_device = [](std::vector<std::string> v) {
     v.insert(v.end(), kDeviceOptions.begin(), kDeviceOptions.end());
     return v;
   };
-  if (!o.program.empty()) return kDeviceOptions;
+  if (!o.program.empty()) {
+    std::vector<std::string> v = kDeviceOptions;
+    v.insert(v.end(), kProgramOptions.begin(), kProgramOptions.end());
+    return v;
+  }
   if (is_collective_workload(o.workload)) {
     return {"--dtype", "--seed", "--bytes", "--algo", "--fabric", "--ber", "--drop", "--fault-seed", "--rank-progress",
             "--connect"};
@@ -220,6 +274,7 @@ Action add_run(CLI::App& app) {
       ->capture_default_str();
   add_watchdog_flag(*cmd, opts->device);
   add_sr_seed_flag(*cmd, opts->device);
+  add_cores_flag(*cmd, opts->device);
   cmd->add_option("--wave", opts->device.wave, "Write an FST waveform of the RTL Tensor Engine");
   add_wave_window_flags(*cmd, opts->device);
   cmd->add_option("--report", opts->report, "Write the figures as JSON");

@@ -15,6 +15,7 @@
 #include "firmware/kernels/gemm_kernel.h"
 #include "tests/kernels/program_sim.h"
 #include "tests/kernels/device/kernel_device.h"
+#include "tests/support/random_operands.h"
 #include "tests/support/test_seed.h"
 
 namespace trnsim::kernels {
@@ -47,16 +48,7 @@ TEST_P(GemmOnModel, MatchesGoldenBitForBit) {
   const unsigned es = isa::dtype_bits(s.dtype) / 8;
   std::mt19937_64 rng(test::test_seed());
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  auto narrow_random = [&](std::size_t n) {
-    std::vector<uint16_t> v(n);
-    for (auto& x : v) {
-      const float f = dist(rng);
-      uint32_t b;
-      std::memcpy(&b, &f, 4);
-      x = golden::narrow_from_f32(s.dtype, b, true);
-    }
-    return v;
-  };
+  const auto narrow_random = [&](std::size_t n) { return test::random_narrow(s.dtype, n, rng); };
   golden::GemmOperands ops;
   ops.dtype = s.dtype;
   ops.k = s.k;
