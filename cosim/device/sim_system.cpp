@@ -46,6 +46,7 @@ void SimSystem::add_chip(const model::ChipConfig& config, int c, bool pause_on_i
     return std::make_unique<model::TeFunctional>(config.te_rows, config.te_cols);
   });
   if (pause_on_irq) chips_[size_t(c)]->on_core_irq([] { sc_pause(); });
+  for (int k = 1; k < chips_[size_t(c)]->cores(); ++k) chips_[size_t(c)]->core(k).cc.refuse_collectives(c);
   cycle_ = core(c).control.cycle_time();
 }
 

@@ -1,5 +1,7 @@
 #include "model/core/collective_engine.h"
 
+#include <fmt/core.h>
+
 #include "model/collective/collective_hub.h"
 
 namespace trnsim::model {
@@ -16,6 +18,12 @@ void CollectiveEngine::on_halt() {
 }
 
 std::optional<Fault> CollectiveEngine::execute(const isa::Instruction& instr, uint32_t index) {
+  if (refuse_chip_ >= 0) {
+    return Fault{regs::ERR_CC_UNSUPPORTED, uint32_t(isa::field_id("opcode")),
+                 fmt::format("{} on core {} of chip {}: a chip's collectives are issued by its core 0 (hand it the data "
+                             "through HBM and sem_signal core=0)",
+                             *isa::opcode_name(instr.op), control_.core_index(), refuse_chip_)};
+  }
   if (hub_) return hub_->execute(chip_, index, instr);
   // A 1-chip device: the hub's checks, then nothing to move.
   (void)index;

@@ -24,6 +24,11 @@ class CollectiveEngine : public QueueEngine {
     chip_ = chip;
   }
   int chip() const { return chip_; }
+  /// A core other than core 0 of a chip in a multi-chip system: the chip's collectives are its core 0's
+  /// (docs/neuronlink.md "The cores of a chip"), so every collective this engine meets stops the core with
+  /// CC_UNSUPPORTED, field opcode. The other cores take part by handing core 0 their data through HBM and a
+  /// semaphore (sem_signal core=0).
+  void refuse_collectives(int chip) { refuse_chip_ = chip; }
 
  protected:
   std::optional<Fault> execute(const isa::Instruction& instr, uint32_t index) override;
@@ -33,6 +38,7 @@ class CollectiveEngine : public QueueEngine {
  private:
   collective::CollectiveHub* hub_ = nullptr;
   int chip_ = 0;
+  int refuse_chip_ = -1;
 };
 
 }  // namespace trnsim::model
