@@ -129,12 +129,12 @@ class GemmBuilder {
       }
       tile_stack_copies(l_.moving_hbm, l_.n, b.n0, b.cols, batch.kt0, batch.nkt, moving_addr(batch.buffer, 0),
                         p.moving_row_bytes, &wave);
-      tile_stack_copies(l_.stationary_hbm, l_.m, b.m0, b.rows, batch.kt0, batch.nkt,
+      tile_stack_copies(l_.stationary_hbm, stationary_ld(), b.m0, b.rows, batch.kt0, batch.nkt,
                         stationary_addr(batch.buffer, 0), p.stationary_row_bytes, &wave);
       if (isa::is_mx(l_.dtype)) {
         scale_stack_copies(l_.moving_scales_hbm, l_.n, b.n0, b.cols, batch.kt0, batch.nkt,
                            moving_scale_addr(batch.buffer, 0), p.moving_scale_bytes, &wave);
-        scale_stack_copies(l_.stationary_scales_hbm, l_.m, b.m0, b.rows, batch.kt0, batch.nkt,
+        scale_stack_copies(l_.stationary_scales_hbm, stationary_ld(), b.m0, b.rows, batch.kt0, batch.nkt,
                            stationary_scale_addr(batch.buffer, 0), p.stationary_scale_bytes, &wave);
       }
       load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, info_.num_dma_engines), load_after,
@@ -210,6 +210,8 @@ class GemmBuilder {
   /// Copies of one [rows, cols] tile stack: K tiles [kt0, kt0 + nkt) of a row-major [K, width] HBM tensor,
   /// columns [c0, c0 + cols), into SBUF at `dst` (partition 0) with `row_bytes` between K tiles, in the TE operand
   /// layout (te_operand_copies; FP8 pairs two K rows per partition).
+  int stationary_ld() const { return l_.stationary_ld > 0 ? l_.stationary_ld : l_.m; }
+
   void tile_stack_copies(uint64_t tensor, int width, int c0, int cols, int kt0, int nkt, uint64_t dst,
                          uint32_t row_bytes, std::vector<isa::CopyFields>* out) const {
     const uint64_t R = static_cast<uint64_t>(plan_.k_tile);
@@ -336,7 +338,9 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
   p.n_tiles = static_cast<int>(ceil_div(uint64_t(l.n), uint64_t(p.n_tile)));
   // Row strides of the tensors must fit the ISA's int32 strides.
   stride(uint64_t(l.n) * es, "moving row");
-  stride(uint64_t(l.m) * es, "stationary row");
+  require(l.stationary_ld == 0 || l.stationary_ld >= l.m,
+          fmt::format("stationary_ld {} is smaller than M {}", l.stationary_ld, l.m));
+  stride(uint64_t(l.stationary_ld > 0 ? l.stationary_ld : l.m) * es, "stationary row");
   stride(uint64_t(l.n) * kFp32Bytes, "output row");
 
   // Latency and bandwidth of one DMA engine in TE cycles.

@@ -38,6 +38,9 @@ struct GemmLayout {
   int m = 0;                             ///< stationary free size (output rows), >= 1
   int n = 0;                             ///< moving free size (output columns), >= 1
   uint64_t stationary_hbm = 0;           ///< [K, M] narrow elements, row-major
+  /// Elements from one stationary row to the next in HBM, and from one row of its MX scales to the next; 0: m
+  /// (dense). A column slice of a wider [K, ld] tensor: stationary_hbm at its first column (run_gemm_cores).
+  int stationary_ld = 0;
   uint64_t moving_hbm = 0;               ///< [K, N] narrow elements, row-major
   uint64_t out_hbm = 0;                  ///< [M, N] of out_type, row-major
   /// Type of out in HBM: FP32, or a narrow type the drain casts the FP32 sums to (one rule 6 rounding, FP8

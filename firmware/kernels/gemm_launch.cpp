@@ -88,25 +88,32 @@ GemmCoresRun run_gemm_cores(const std::vector<driver::Driver*>& cores, const Gem
   if (cores.empty()) throw std::invalid_argument("run_gemm_cores: no cores");
   check_operands(ops);
   const bool mx = isa::is_mx(ops.dtype);
-  const size_t kn = size_t(ops.k) * ops.n, mn = size_t(ops.m) * ops.n, blocks = isa::mx_blocks(unsigned(ops.k));
+  const size_t km = size_t(ops.k) * ops.m, kn = size_t(ops.k) * ops.n, mn = size_t(ops.m) * ops.n;
   const unsigned es = isa::dtype_bits(ops.dtype) / 8, ob = isa::data_type_bytes(ops.out_type);
   // Rows per core: whole M tiles of the TE, spread as evenly as they go.
   const int tile = int(cores[0]->info().te_cols), tiles = (ops.m + tile - 1) / tile;
   const int per = (tiles + int(cores.size()) - 1) / int(cores.size()) * tile;
   for (driver::Driver* d : cores) d->free_all();
+  // One copy of each operand and of the output in HBM (cores[0]'s region); every core reads its column slice of
+  // the stationary tensor in place (GemmLayout::stationary_ld) and writes its rows of the output.
   driver::Driver& d0 = *cores[0];
   GemmLayout shared;
   shared.dtype = ops.dtype;
   shared.k = ops.k;
   shared.n = ops.n;
+  shared.stationary_ld = ops.m;
   shared.out_type = ops.out_type;
   shared.out_sr = ops.out_sr;
   shared.accumulate_into = ops.accumulate_into != nullptr;
+  shared.stationary_hbm = d0.alloc(km * es);
+  d0.write_hbm(shared.stationary_hbm, pack(ops.stationary, ops.dtype).data(), km * es);
   shared.moving_hbm = d0.alloc(kn * es);
   d0.write_hbm(shared.moving_hbm, pack(ops.moving, ops.dtype).data(), kn * es);
   const uint64_t out_hbm = d0.alloc(mn * ob);
   if (ops.accumulate_into) d0.write_hbm(out_hbm, ops.accumulate_into->data(), mn * 4);
   if (mx) {
+    shared.stationary_scales_hbm = d0.alloc(ops.stationary_scales.size());
+    d0.write_hbm(shared.stationary_scales_hbm, ops.stationary_scales.data(), ops.stationary_scales.size());
     shared.moving_scales_hbm = d0.alloc(ops.moving_scales.size());
     d0.write_hbm(shared.moving_scales_hbm, ops.moving_scales.data(), ops.moving_scales.size());
   }
@@ -116,24 +123,12 @@ GemmCoresRun run_gemm_cores(const std::vector<driver::Driver*>& cores, const Gem
     const int m0 = int(c) * per, rows = std::max(0, std::min(per, ops.m - m0));
     r.rows.push_back(rows);
     if (rows == 0) continue;
-    driver::Driver& d = *cores[c];
-    std::vector<uint16_t> slice(size_t(ops.k) * rows);
-    for (int k = 0; k < ops.k; ++k) {
-      for (int j = 0; j < rows; ++j) slice[size_t(k) * rows + j] = ops.stationary[size_t(k) * ops.m + m0 + j];
-    }
     GemmLayout layout = shared;
     layout.m = rows;
-    layout.stationary_hbm = d.alloc(slice.size() * es);
-    d.write_hbm(layout.stationary_hbm, pack(slice, ops.dtype).data(), slice.size() * es);
-    layout.out_hbm = out_hbm + uint64_t(m0) * ops.n * ob;  // rows [m0, m0 + rows) of the shared output
-    if (mx) {
-      std::vector<uint8_t> scales(blocks * rows);
-      for (size_t b = 0; b < blocks; ++b) {
-        for (int j = 0; j < rows; ++j) scales[b * rows + j] = ops.stationary_scales[b * ops.m + m0 + j];
-      }
-      layout.stationary_scales_hbm = d.alloc(scales.size());
-      d.write_hbm(layout.stationary_scales_hbm, scales.data(), scales.size());
-    }
+    layout.stationary_hbm += uint64_t(m0) * es;  // columns [m0, m0 + rows) of every row
+    if (mx) layout.stationary_scales_hbm += uint64_t(m0);
+    layout.out_hbm = out_hbm + uint64_t(m0) * ops.n * ob;  // rows [m0, m0 + rows) of the output
+    driver::Driver& d = *cores[c];
     const isa::Program program = make_gemm_program(d.info(), layout);
     for (const auto& q : program.queues) r.instructions += q.size();
     d.load_program(program);

@@ -52,9 +52,9 @@ struct GemmCoresRun {
 /// The GEMM split over the cores of one chip (docs/kernels.md, "Multi-core GEMM"), by M: core c computes output
 /// rows [m0, m1), a whole number of te_cols tiles except the last, with all of K, so every element is the sum of
 /// BRIEF section 3 rule 3 in its order and the result is bit for bit run_gemm's (a K split would need a
-/// reduction across cores that changes the order: not used). The moving operand and the output are one copy in
-/// HBM, in cores[0]'s region (its rows of the output are contiguous for every core); each core's stationary slice
-/// (and MX scales) is in its own driver's region. `cores` are the drivers of distinct cores of one chip (CoreDevice
+/// reduction across cores that changes the order: not used). Each operand and the output are one copy in HBM, in
+/// cores[0]'s region: a core reads its columns of the stationary tensor (and of its MX scales) in place
+/// (GemmLayout::stationary_ld) and writes its rows of the output, which are contiguous. `cores` are the drivers of distinct cores of one chip (CoreDevice
 /// views with disjoint HbmRegions). Starts every core, then waits for each. Throws std::invalid_argument as
 /// run_gemm does and for an empty `cores`; the drivers' errors as they come (the first core's that fails).
 GemmCoresRun run_gemm_cores(const std::vector<driver::Driver*>& cores, const GemmHostOperands& ops,

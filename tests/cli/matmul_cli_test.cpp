@@ -357,6 +357,11 @@ TEST(MatmulCliCores, SplitByRowsOverTwoCoresGivesTheOneCoreResultAndTheGolden) {
   // (PASS); a second run gives the same bits.
   const auto sr = matmul("--cores 2 --out-dtype bf16 --round stochastic --seed 3").second;
   EXPECT_EQ(sr, matmul("--cores 2 --out-dtype bf16 --round stochastic --seed 3").second);
+  // MX: each core reads its columns of the stationary elements and of their scales in place.
+  const Result mx = run("matmul --te tlm --stationary " + sf + " --moving " + mf +
+                        " --dtype mxfp8e4m3 --cores 2 --out " + next_scratch(".npy"));
+  EXPECT_EQ(mx.exit_code, 0) << mx.out << mx.err;
+  EXPECT_EQ(last_line(mx.out).rfind("PASS", 0), 0u) << mx.out;
 }
 
 TEST(MatmulCliErrors, OutputCastOptionsOutsideTheirUseAreBadInput) {
