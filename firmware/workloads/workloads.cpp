@@ -21,6 +21,7 @@
 #include "firmware/kernels/attention_kernel.h"
 #include "firmware/kernels/dma_copies.h"
 #include "firmware/kernels/gemm_kernel.h"
+#include "firmware/kernels/gemm_launch.h"
 #include "firmware/kernels/mlp_kernel.h"
 #include "firmware/kernels/norm_kernel.h"
 #include "firmware/kernels/softmax_kernel.h"
@@ -322,6 +323,22 @@ Workload gemm_workload(std::string name, std::string title, isa::Dtype dt, int k
     return Tensors{{"out", golden::gemm({dt, k, m, n, narrow(in.at("stationary")), narrow(in.at("moving"))},
                                         te_rows)}};
   };
+  w.run_cores = [=](const std::vector<driver::Driver*>& cores, const Tensors& in, uint64_t timeout) {
+    kernels::GemmHostOperands ops;
+    ops.dtype = dt, ops.k = k, ops.m = m, ops.n = n;
+    ops.stationary.assign(in.at("stationary").begin(), in.at("stationary").end());
+    ops.moving.assign(in.at("moving").begin(), in.at("moving").end());
+    kernels::GemmCoresRun r = kernels::run_gemm_cores(cores, ops, timeout);
+    Workload::CoresRun out;
+    out.outputs.push_back({"out", {m, n}, DataType::kFp32, r.out_hbm});
+    out.got["out"] = std::move(r.out);
+    out.runs = std::move(r.runs);
+    for (size_t c = 0; c < r.rows.size(); ++c) {
+      if (r.rows[c] > 0) out.cores.push_back(int(c));
+    }
+    out.instructions = r.instructions;
+    return out;
+  };
   return w;
 }
 
@@ -398,6 +415,29 @@ Tensors make_inputs(const std::vector<InputSpec>& specs, uint64_t seed, const Te
   return t;
 }
 
+namespace {
+/// Compares the outputs the golden names with it; sets the checks, mismatches and pass.
+void compare_with_golden(const Workload& w, const Tensors& inputs, int te_rows, Report* report) {
+  Report& rep = *report;
+  const Tensors want = w.golden(inputs, te_rows);
+  for (const auto& out : rep.outputs) {
+    const auto it = want.find(out.name);
+    if (it == want.end()) continue;
+    const Patterns& g = rep.got.at(out.name);
+    Check c{out.name, out.shape, out.type, g.size(), 0, {}};
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (g[i] == it->second[i]) continue;
+      if (c.first.size() < 5) c.first.push_back({i, g[i], it->second[i]});
+      ++c.mismatches;
+    }
+    rep.mismatches += c.mismatches;
+    rep.compared += c.elements;
+    rep.checks.push_back(std::move(c));
+  }
+  rep.pass = rep.mismatches == 0 && !rep.checks.empty();
+}
+}  // namespace
+
 Report run_and_check(driver::Driver& drv, const Workload& w, const Tensors& inputs, uint64_t timeout_cycles,
                      const OnBuilt& on_built, std::string* failed_step, const OnStep& on_step) {
   Report rep;
@@ -442,7 +482,6 @@ Report run_and_check(driver::Driver& drv, const Workload& w, const Tensors& inpu
   rep.macs = r.macs;
   rep.retired = r.retired;
   for (const auto& out : rep.outputs) rep.got[out.name] = drv.read_tensor(out.hbm, elements(out.shape), out.type);
-  const Tensors want = w.golden(inputs, int(drv.info().te_rows));
 
   for (const auto& st : r.steps) {
     const std::string g = step_group(st.name);
@@ -451,22 +490,45 @@ Report run_and_check(driver::Driver& drv, const Workload& w, const Tensors& inpu
     it->programs += 1;
     it->cycles += st.run.cycles;
   }
-  for (const auto& out : rep.outputs) {
-    const auto it = want.find(out.name);
-    if (it == want.end()) continue;
-    const Patterns& g = rep.got.at(out.name);
-    Check c{out.name, out.shape, out.type, g.size(), 0, {}};
-    for (size_t i = 0; i < g.size(); ++i) {
-      if (g[i] == it->second[i]) continue;
-      if (c.first.size() < 5) c.first.push_back({i, g[i], it->second[i]});
-      ++c.mismatches;
-    }
-    rep.mismatches += c.mismatches;
-    rep.compared += c.elements;
-    rep.checks.push_back(std::move(c));
-  }
-  rep.pass = rep.mismatches == 0 && !rep.checks.empty();
+  compare_with_golden(w, inputs, int(drv.info().te_rows), &rep);
   return rep;
 }
+
+Report run_and_check_cores(const std::vector<driver::Driver*>& cores, const Workload& w, const Tensors& inputs,
+                           uint64_t timeout_cycles) {
+  if (!w.run_cores) throw std::invalid_argument(fmt::format("--workload {} runs on one core", w.name));
+  Report rep;
+  rep.workload = w.name;
+  rep.title = w.title;
+  rep.golden_name = w.golden_name;
+  std::vector<uint64_t> macs0;
+  for (driver::Driver* d : cores) macs0.push_back(d->read_counters().te_macs);
+  const auto t0 = std::chrono::steady_clock::now();
+  Workload::CoresRun r;
+  try {
+    r = w.run_cores(cores, inputs, timeout_cycles);
+  } catch (const driver::OutOfDeviceMemory& e) {
+    throw std::invalid_argument(fmt::format("the workload's tensors do not fit the device's HBM: {}", e.what()));
+  }
+  rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rep.programs = r.runs.size();
+  rep.instructions = r.instructions;
+  rep.outputs = std::move(r.outputs);
+  rep.got = std::move(r.got);
+  rep.core_runs = std::move(r.runs);
+  rep.core_index = std::move(r.cores);
+  for (size_t i = 0; i < rep.core_runs.size(); ++i) {
+    const driver::RunResult& run = rep.core_runs[i];
+    rep.cycles = std::max(rep.cycles, run.cycles);
+    for (size_t q = 0; q < rep.retired.size(); ++q) rep.retired[q] += run.retired[q];
+  }
+  for (const int c : rep.core_index) {
+    rep.core_macs.push_back(cores[size_t(c)]->read_counters().te_macs - macs0[size_t(c)]);
+    rep.macs += rep.core_macs.back();
+  }
+  compare_with_golden(w, inputs, int(cores.front()->info().te_rows), &rep);
+  return rep;
+}
+
 
 }  // namespace trnsim::workloads

@@ -63,6 +63,18 @@ struct Workload {
       build;
   /// Expected patterns of (some of) the outputs, by name, for a TE of `te_rows` rows.
   std::function<Tensors(const Tensors& in, int te_rows)> golden;
+  /// Workloads that split over the cores of a chip (the GEMM, docs/kernels.md "Multi-core GEMM"): writes `in`,
+  /// runs on every core of `cores` (drivers of distinct cores with disjoint HBM regions) and returns the outputs
+  /// and each core's run. Empty: the workload runs on one core.
+  struct CoresRun {
+    Tensors got;
+    std::vector<OutputSpec> outputs;
+    std::vector<driver::RunResult> runs;  ///< per core that computed (in core order)
+    std::vector<int> cores;               ///< their indices in `cores`
+    std::size_t instructions = 0;
+  };
+  std::function<CoresRun(const std::vector<driver::Driver*>& cores, const Tensors& in, uint64_t timeout_cycles)>
+      run_cores;
 };
 
 /// One entry of the registry.
@@ -123,6 +135,10 @@ struct Report {
   bool pass = false;
   std::vector<OutputSpec> outputs;  ///< every output, with its HBM address
   Tensors got;                      ///< every output as read back
+  /// run_and_check_cores: each core's run and its index among the drivers given (cores with nothing to do skipped).
+  std::vector<driver::RunResult> core_runs;
+  std::vector<int> core_index;
+  std::vector<uint64_t> core_macs;  ///< each one's TE multiply-accumulates
 };
 
 /// Called once the inputs are in HBM and the programs built, before the first runs: (programs, instructions).
@@ -137,5 +153,11 @@ using OnStep = std::function<void(std::size_t index, const std::string& name)>;
 /// number of the program that failed ("program 3 of 62 (\"qkv gemm\")").
 Report run_and_check(driver::Driver& drv, const Workload& w, const Tensors& inputs, uint64_t timeout_cycles,
                      const OnBuilt& on_built = {}, std::string* failed_step = nullptr, const OnStep& on_step = {});
+
+/// The same over the cores `cores` (the first is core 0's driver) with Workload::run_cores: one launch per core, all
+/// at once; Report::cycles is the longest core's, `macs` and `retired` the sums, `core_runs` each core's.
+/// std::invalid_argument naming the workload when it does not split over cores.
+Report run_and_check_cores(const std::vector<driver::Driver*>& cores, const Workload& w, const Tensors& inputs,
+                           uint64_t timeout_cycles);
 
 }  // namespace trnsim::workloads

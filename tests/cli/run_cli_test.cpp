@@ -65,9 +65,22 @@ TEST(RunCli, ProgramRunsOnEveryCoreAskedForWithAPerCoreTable) {
   const Result many = run("run --te tlm --cores 3 --program " + prog);
   EXPECT_EQ(many.exit_code, 2) << many.out << many.err;
   EXPECT_NE(many.err.find("--cores 3: a tiny chip has 2 cores"), std::string::npos) << many.err;
-  const Result workload = run("run --te tlm --cores 2 --workload gemm");
+  const Result workload = run("run --te tlm --cores 2 --workload softmax");
   EXPECT_EQ(workload.exit_code, 2) << workload.out << workload.err;
-  EXPECT_NE(workload.err.find("--cores does not apply to --workload gemm"), std::string::npos) << workload.err;
+  EXPECT_NE(workload.err.find("--cores does not apply to --workload softmax"), std::string::npos) << workload.err;
+}
+
+TEST(RunCli, TheGemmWorkloadSplitsOverTheCoresAskedForAndStaysBitExact) {
+  // M = 37 on a 16-column TE: core 0 computes 32 rows, core 1 five (docs/kernels.md "Multi-core GEMM").
+  const std::string report = scratch(".json");
+  const Result r = run("run --te tlm --workload gemm -m 37 -k 40 -n 45 --cores 2 --report " + report);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("split over cores 0..1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("check out      [37, 45] fp32: bit-exact"), std::string::npos) << r.out;
+  const std::string json = slurp(report);
+  EXPECT_NE(json.find("\"te_macs\": 57600"), std::string::npos) << "core 0: 32 x 40 x 45\n" << json;
+  EXPECT_NE(json.find("\"te_macs\": 9000"), std::string::npos) << "core 1: 5 x 40 x 45\n" << json;
 }
 
 TEST(RunCli, DeadlockedProgramIsBadInputNamingQueueInstructionAndSemaphore) {

@@ -78,4 +78,34 @@ void print_engine_report(const DeviceSession& s, nlohmann::json& j) {
   s.write_timeline();
 }
 
+void print_core_table(const DeviceSession& s, const std::vector<int>& which,
+                      const std::vector<driver::RunResult>& runs, const std::vector<uint64_t>& te_macs,
+                      nlohmann::json& j) {
+  const std::vector<driver::Driver*> all = s.cores();
+  const double pes = double(s.info().te_rows) * s.info().te_cols;
+  fmt::print("  {:<5} {:>12} {:>14} {:>8}  retired te/dma/act/vec/cc\n", "core", "cycles", "TE MACs", "TE util");
+  j["cores"] = nlohmann::json::array();
+  for (size_t i = 0; i < which.size(); ++i) {
+    driver::Driver* core = all.at(size_t(which[i]));
+    const driver::RunResult& r = runs.at(i);
+    const uint64_t macs = te_macs.at(i);
+    const double util = r.cycles ? double(macs) / (double(r.cycles) * pes) : 0.0;
+    const auto q = [&](isa::Engine e) { return r.retired[size_t(e)]; };
+    fmt::print("  {:<5} {:>12} {:>14} {:>7.1f}%  {}/{}/{}/{}/{}\n", core->info().core, r.cycles, macs,
+               100.0 * util, q(isa::Engine::kTe), q(isa::Engine::kDma), q(isa::Engine::kAct), q(isa::Engine::kVec),
+               q(isa::Engine::kCc));
+    j["cores"].push_back({{"core", core->info().core},
+                          {"cycles", r.cycles},
+                          {"te_macs", macs},
+                          {"te_utilization", util},
+                          {"retired",
+                           {{"te", q(isa::Engine::kTe)},
+                            {"dma", q(isa::Engine::kDma)},
+                            {"act", q(isa::Engine::kAct)},
+                            {"vec", q(isa::Engine::kVec)},
+                            {"cc", q(isa::Engine::kCc)}}}});
+  }
+  fmt::print("  (the engine table below is core 0's)\n");
+}
+
 }  // namespace trnsim::tool

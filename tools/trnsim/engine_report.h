@@ -3,6 +3,9 @@
 // the simulated time went: waiting on a semaphore, waiting for DMA, idle. docs/timeline.md explains the columns.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "tools/trnsim/device_session.h"
@@ -17,5 +20,11 @@ namespace trnsim::tool {
 /// `j["dma_engines"]`, an array of {engine, copies, busy_us, utilization}; `j["engine_window_us"]`, the simulated
 /// time the fractions refer to. Then writes the --timeline file, if asked (DeviceSession::write_timeline).
 void print_engine_report(const DeviceSession& s, nlohmann::json& j);
+
+/// With --cores N > 1: one line per core that ran (`which[i]`: its index into s.cores(), `runs[i]` its launch,
+/// `te_macs[i]` its TE multiply-accumulates) with its cycles, TE MACs and utilization of its own array and its
+/// retired instructions per queue, and `j["cores"]`, the same as an array. The engine table after it is core 0's.
+void print_core_table(const DeviceSession& s, const std::vector<int>& which, const std::vector<driver::RunResult>& runs,
+                      const std::vector<uint64_t>& te_macs, nlohmann::json& j);
 
 }  // namespace trnsim::tool

@@ -88,36 +88,6 @@ void print_figures(const DeviceSession& s, uint64_t cycles, uint64_t macs, doubl
   print_engine_report(s, j);  // per-engine utilization; writes --timeline
 }
 
-// With --cores N > 1: one line per core (its launch's cycles, TE MACs and utilization of its own array, retired
-// instructions per queue), and `j["cores"]`, the same as an array. The engine table after it is core 0's.
-void print_core_table(const DeviceSession& s, const std::vector<driver::RunResult>& runs,
-                      const std::vector<uint64_t>& macs0, nlohmann::json& j) {
-  const std::vector<driver::Driver*> cores = s.cores();
-  const double pes = double(s.info().te_rows) * s.info().te_cols;
-  fmt::print("  {:<5} {:>12} {:>14} {:>8}  retired te/dma/act/vec/cc\n", "core", "cycles", "TE MACs", "TE util");
-  j["cores"] = nlohmann::json::array();
-  for (size_t c = 0; c < cores.size(); ++c) {
-    const driver::RunResult& r = runs[c];
-    const uint64_t macs = cores[c]->read_counters().te_macs - macs0[c];
-    const double util = r.cycles ? double(macs) / (double(r.cycles) * pes) : 0.0;
-    const auto q = [&](isa::Engine e) { return r.retired[size_t(e)]; };
-    fmt::print("  {:<5} {:>12} {:>14} {:>7.1f}%  {}/{}/{}/{}/{}\n", cores[c]->info().core, r.cycles, macs,
-               100.0 * util, q(isa::Engine::kTe), q(isa::Engine::kDma), q(isa::Engine::kAct), q(isa::Engine::kVec),
-               q(isa::Engine::kCc));
-    j["cores"].push_back({{"core", cores[c]->info().core},
-                          {"cycles", r.cycles},
-                          {"te_macs", macs},
-                          {"te_utilization", util},
-                          {"retired",
-                           {{"te", q(isa::Engine::kTe)},
-                            {"dma", q(isa::Engine::kDma)},
-                            {"act", q(isa::Engine::kAct)},
-                            {"vec", q(isa::Engine::kVec)},
-                            {"cc", q(isa::Engine::kCc)}}}});
-  }
-  fmt::print("  (the engine table below is core 0's)\n");
-}
-
 // --program FILE: a binary (.bin, "TRNP") or text program; it runs to its halts, there is no golden result. With
 // --cores N it runs on each of cores 0 .. N-1 at once (a program file is one core's; each core has its own SBUF and
 // PSUM, and HBM is shared, so a program that writes HBM writes the same bytes from every core).
@@ -166,11 +136,15 @@ int run_program_file(const RunOptions& o) {
     nlohmann::json j = {{"program", o.program}, {"config", s.info().config_name}, {"te", s.info().te_backend},
                         {"pass", true}};
     uint64_t cycles = 0, macs = 0;
+    std::vector<int> which;
+    std::vector<uint64_t> core_macs;
     for (size_t c = 0; c < cores.size(); ++c) {
       cycles = std::max(cycles, runs[c].cycles);
-      macs += cores[c]->read_counters().te_macs - macs0[c];
+      which.push_back(int(c));
+      core_macs.push_back(cores[c]->read_counters().te_macs - macs0[c]);
+      macs += core_macs.back();
     }
-    if (cores.size() > 1) print_core_table(s, runs, macs0, j);
+    if (cores.size() > 1) print_core_table(s, which, runs, core_macs, j);
     print_figures(s, cycles, macs, wall, j);
     write_report(report, o.report, j);
     fmt::print("PASS: the program ran to its halts (no golden result for a program file)\n");
@@ -183,8 +157,8 @@ int run_program_file(const RunOptions& o) {
 const std::vector<std::string> kDeviceOptions = {"--te",       "--timeout-cycles", "--watchdog-cycles", "--sr-seed",
                                                  "--wave",     "--timeline",       "--check-hazards",   "--check-uninit",
                                                  "--connect"};
-/// Options only --program takes (the workloads run on core 0; docs/kernels.md "Multi-core GEMM" for `matmul`).
-const std::vector<std::string> kProgramOptions = {"--cores"};
+/// Options only --program and the workloads that split over cores take (docs/kernels.md "Multi-core GEMM").
+const std::vector<std::string> kCoreOptions = {"--cores"};
 const std::vector<std::string> kSelectiveOptions = {
     "--dtype", "-m", "-k", "-n", "--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
     "--outputs", "--bytes", "--algo", "--fabric", "--ber", "--drop", "--fault-seed", "--rank-progress", "--te",
@@ -198,15 +172,15 @@ std::vector<std::string> options_used_by(const RunOptions& o) {
   };
   if (!o.program.empty()) {
     std::vector<std::string> v = kDeviceOptions;
-    v.insert(v.end(), kProgramOptions.begin(), kProgramOptions.end());
+    v.insert(v.end(), kCoreOptions.begin(), kCoreOptions.end());
     return v;
   }
   if (is_collective_workload(o.workload)) {
     return {"--dtype", "--seed", "--bytes", "--algo", "--fabric", "--ber", "--drop", "--fault-seed", "--rank-progress",
             "--connect"};
   }
-  if (o.workload == "gemm") return with_device({"--dtype", "-m", "-k", "-n", "--seed"});
-  if (o.workload == "gpt2-mlp-up") return with_device({"--seed"});
+  if (o.workload == "gemm") return with_device({"--dtype", "-m", "-k", "-n", "--seed", "--cores"});
+  if (o.workload == "gpt2-mlp-up") return with_device({"--seed", "--cores"});
   return with_device({"--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
                       "--outputs"});  // the composite workloads
 }

@@ -12,6 +12,7 @@
 #include "cosim/te/te_rtl.h"
 #include "firmware/golden/transformer_golden.h"
 #include "tools/trnsim/commands.h"
+#include "tools/trnsim/engine_report.h"
 #include "tools/trnsim/npy_io.h"
 
 namespace trnsim::tool {
@@ -65,10 +66,16 @@ int run_workload(const WorkloadOptions& o, const ReportHooks& hooks) {
       throw BadInput(fmt::format("--outputs {}: cannot create the directory", o.outputs));
     }
   }
+  if (o.device.cores > 1 && !w.run_cores) {
+    throw BadInput(fmt::format("--cores {}: --workload {} runs on one core (its kernels are not split over cores; "
+                               "--workload gemm and gpt2-mlp-up are)", o.device.cores, o.name));
+  }
   DeviceSession s = open_device(o.device);
+  open_cores(s, o.device);
   fmt::print("trnsim run: {}\n", w.title);
-  fmt::print("  config {} ({}x{} Tensor Engine, {} datapath), seed {}\n", s.info().config_name, s.info().te_rows,
-             s.info().te_cols, s.info().te_backend, o.seed);
+  fmt::print("  config {} ({}x{} Tensor Engine, {} datapath), seed {}{}\n", s.info().config_name, s.info().te_rows,
+             s.info().te_cols, s.info().te_backend, o.seed,
+             o.device.cores > 1 ? fmt::format(", split over cores 0..{}", o.device.cores - 1) : "");
   for (const workloads::InputSpec& in : w.inputs) {
     const bool file = std::find(from_files.begin(), from_files.end(), in.name) != from_files.end();
     fmt::print("  input {:<8} {} {} {}{}\n", in.name, shape_text(in.shape), isa::data_type_name(in.type),
@@ -83,18 +90,24 @@ int run_workload(const WorkloadOptions& o, const ReportHooks& hooks) {
     std::string failed;
     std::size_t total = 0;  // programs, once built
     try {
-      r = workloads::run_and_check(
-          *s.driver, w, inputs, o.device.timeout_cycles,
-          [&total](std::size_t programs, std::size_t instructions) {
-            total = programs;
-            fmt::print("  {}, {}{}\n", counted(programs, "program"), counted(instructions, "instruction"),
-                       programs > 1 ? ", launched one after another (intermediates in HBM)" : "");
-            std::fflush(stdout);
-          },
-          &failed,
-          [&](std::size_t index, const std::string& name) {
-            *s.running = fmt::format("program {} of {} ({})", index + 1, total, name);
-          });
+      if (o.device.cores > 1) {
+        r = workloads::run_and_check_cores(s.cores(), w, inputs, o.device.timeout_cycles);
+        fmt::print("  {} (one per core that has rows), {}\n", counted(r.programs, "program"),
+                   counted(r.instructions, "instruction"));
+      } else {
+        r = workloads::run_and_check(
+            *s.driver, w, inputs, o.device.timeout_cycles,
+            [&total](std::size_t programs, std::size_t instructions) {
+              total = programs;
+              fmt::print("  {}, {}{}\n", counted(programs, "program"), counted(instructions, "instruction"),
+                         programs > 1 ? ", launched one after another (intermediates in HBM)" : "");
+              std::fflush(stdout);
+            },
+            &failed,
+            [&](std::size_t index, const std::string& name) {
+              *s.running = fmt::format("program {} of {} ({})", index + 1, total, name);
+            });
+      }
     } catch (const std::invalid_argument& e) {
       throw BadInput(e.what());
     } catch (const driver::DriverError&) {
@@ -140,6 +153,7 @@ int run_workload(const WorkloadOptions& o, const ReportHooks& hooks) {
       steps.push_back({{"step", g.name}, {"programs", g.programs}, {"cycles", g.cycles}});
     }
     j["steps"] = steps;
+    if (!r.core_runs.empty()) print_core_table(s, r.core_index, r.core_runs, r.core_macs, j);
     hooks.figures(s, r.cycles, r.macs, r.wall_s, j);
     if (!o.device.wave.empty()) {
       const std::string gtkw = std::filesystem::path(o.device.wave).replace_extension(".gtkw").string();
