@@ -41,6 +41,19 @@ uint32_t parse_index(std::string_view text, uint32_t count, bool queues, std::st
 }  // namespace
 
 RegisterRef find_register(std::string_view name) {
+  // "CORE3.STATUS": register STATUS of core 3's block (spec/registers.json, "The chip and its cores").
+  if (const std::string u = upper(name); u.rfind("CORE", 0) == 0 && u.size() > 4 && std::isdigit(u[4])) {
+    const auto dot = u.find('.');
+    if (dot == std::string::npos) {
+      throw std::invalid_argument(fmt::format("register {}: a core's register is written COREc.NAME", name));
+    }
+    const uint32_t core = parse_index(u.substr(4, dot - 4), regs::MAX_CORES, false, "CORE");
+    RegisterRef r = find_register(name.substr(dot + 1));
+    if (r.offset >= regs::CHIP_BASE) {
+      throw std::invalid_argument(fmt::format("register {}: {} is the chip's, not a core's", name, r.name));
+    }
+    return {fmt::format("CORE{}.{}", core, r.name), core * regs::CORE_STRIDE + r.offset, r.access};
+  }
   const std::string n = upper(name);
   const auto open = n.find('[');
   const std::string base = n.substr(0, open);
@@ -78,6 +91,10 @@ RegisterRef find_register(std::string_view name) {
 }
 
 std::string register_name(uint32_t offset) {
+  if (offset >= regs::CORE_STRIDE && offset < regs::CHIP_BASE) {  // core c's block: its core 0 name, prefixed
+    const std::string inner = register_name(offset % regs::CORE_STRIDE);
+    return inner.empty() ? inner : fmt::format("CORE{}.{}", offset / regs::CORE_STRIDE, inner);
+  }
   for (const regs::RegisterName& r : regs::kRegisterNames) {
     if (r.offset == offset) return std::string(r.name);
   }

@@ -1,5 +1,6 @@
 // Registers by name, for debug tools (`trnsim attach`): "STATUS", "Q_PC[2]" or "Q_PC[te]", "SEM[5]",
-// "P_BUSY_LO[vec]", "DE_COPIES_LO[3]", "ERR_DETAIL[0]". The names are those of the generated register map
+// "P_BUSY_LO[vec]", "DE_COPIES_LO[3]", "ERR_DETAIL[0]"; core 0's block by plain names, core c's as "COREc.STATUS",
+// the chip's as "CHIP_CORES". The names are those of the generated register map
 // (spec/registers.json, docs/registers.md); this file only parses and prints them.
 #pragma once
 
@@ -23,7 +24,7 @@ struct RegisterRef {
 /// missing, unexpected or out-of-range index).
 RegisterRef find_register(std::string_view name);
 
-/// The canonical name of the register at `offset` ("Q_PC[2]"), or "" for a hole in the map.
+/// The canonical name of the register at `offset` ("Q_PC[2]", "CORE1.STATUS"), or "" for a hole in the map.
 std::string register_name(uint32_t offset);
 
 }  // namespace trnsim::driver

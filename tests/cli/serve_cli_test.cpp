@@ -157,6 +157,13 @@ TEST(ServeCli, AttachShowsStateReadsWritesAndDumpsBesideTheDriver) {
   EXPECT_NE(rw.out.find("WATCHDOG_CYCLES        0x00001234 = 4660"), std::string::npos) << rw.out;
   EXPECT_NE(rw.out.find("Q_RETIRED[3]           0x00000002 = 2"), std::string::npos) << rw.out;
   EXPECT_NE(rw.out.find("P_RETIRED_LO[3]        0x00000002 = 2"), std::string::npos) << rw.out;
+  // Another core's block and the chip's registers by name (tiny: 2 cores).
+  const Result cores = run("attach " + server.path() + " --read core1.core_id --read core1.Q_PC[te] --read chip_cores");
+  ASSERT_EQ(cores.exit_code, 0) << cores.err;
+  EXPECT_NE(cores.out.find("CORE1.CORE_ID"), std::string::npos) << cores.out;
+  EXPECT_NE(cores.out.find("0x00000001 = 1"), std::string::npos) << cores.out;
+  EXPECT_NE(cores.out.find("CORE1.Q_PC[0]"), std::string::npos) << cores.out;
+  EXPECT_NE(cores.out.find("CHIP_CORES"), std::string::npos) << cores.out;
 }
 
 TEST(ServeCli, BadInputIsOneLineAndExitTwo) {
@@ -172,6 +179,8 @@ TEST(ServeCli, BadInputIsOneLineAndExitTwo) {
       {"run --workload gemm --config trn2 --connect " + s, "--config configures the device"},
       {"attach " + s + " --read NO_SUCH_REG", "no register named NO_SUCH_REG"},
       {"attach " + s + " --read Q_PC[9]", "the index must be 0 .. 7"},
+      {"attach " + s + " --read core8.STATUS", "register CORE[8]: the index must be 0 .. 7"},
+      {"attach " + s + " --read core1.CHIP_CORES", "CHIP_CORES is the chip's, not a core's"},
       {"attach " + s + " --write STATUS=1", "STATUS: the register is read-only"},
       {"attach " + s + " --dump hbm:0x1000 --count 4", "--dump needs --out"},
       {"attach " + s + " --dump sbuf:99:0 --count 4 --out x.npy", "partition 99 of 16"},
