@@ -188,7 +188,7 @@ Action add_matmul(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "--round stochastic: SR_SEED, the generator's seed (default 0)");
   cmd->add_option("--accumulate-into", o->accumulate_into, "P: float32 [M, N] .npy; O = P + S^T @ M");
-  cmd->add_option("--config", o->device.config, "Machine configuration: tiny, trn2 or trn3")->capture_default_str();
+  cmd->add_option("--config", o->device.config, "Machine configuration: tiny (2 cores), trn2 or trn3 (8 cores)")->capture_default_str();
   cmd->add_option("--te", o->device.te,
                   "Tensor Engine datapath: rtl, tlm or lockstep")
       ->capture_default_str();

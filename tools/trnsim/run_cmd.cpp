@@ -217,8 +217,9 @@ Action add_run(CLI::App& app) {
   cmd->add_option("--program", opts->program, "Run a program file (.bin from `trnsim asm`, or program text)")
       ->excludes(workload);
   cmd->add_option("--config", opts->device.config,
-                  "Machine configuration: tiny (16x16 TE) or trn2 (128x128 TE); trn2-16 (4x4 torus of chips), "
-                  "trn2-64 (4x4x4) or trn2-256 (four trn2-64 joined by EFA) for the collective workloads")
+                  "Machine configuration: tiny (2 cores, 16x16 TE), trn2 (8 cores, 128x128 TE) or trn3; trn2-16 "
+                  "(4x4 torus of chips), trn2-64 (4x4x4) or trn2-256 (four trn2-64 joined by EFA) for the "
+                  "collective workloads")
       ->capture_default_str();
   cmd->add_option("--te", opts->device.te, "Tensor Engine datapath: rtl (verilated), tlm, or lockstep (both)")
       ->capture_default_str();
