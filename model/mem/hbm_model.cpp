@@ -34,6 +34,14 @@ sc_time HbmModel::stream(const sc_time& start, uint64_t bytes, double rate) {
   double t = t0, left = double(bytes);
   bool limited = false;
   for (auto s = std::max(first_slot_, uint64_t(std::floor(t0 / slot_ns_)));; ++s) {
+    if (s - first_slot_ >= kMaxBookedSlots) {
+      // Past the booking horizon: the rest runs at the engine's rate, or the HBM's if that is less, and books
+      // nothing (so a copy of any length costs bounded host time; a found defect, docs/verification.md).
+      const double pace = std::min(rate, bytes_per_ns_);
+      if (limited || pace < rate) ++throttled_;
+      if (!limited && pace == rate) return start + sc_time(double(bytes) / rate, sc_core::SC_NS);
+      return sc_time(t + left / pace, sc_core::SC_NS);
+    }
     while (used_.size() <= s - first_slot_) used_.push_back(0.0);
     double& booked = used_[size_t(s - first_slot_)];
     const double slot_end = double(s + 1) * slot_ns_;

@@ -7,6 +7,9 @@
 // that starts later gets what earlier ones left. A stream that never meets a full slot ends exactly at
 // start + bytes / rate, the engine's own formula (BRIEF section 2: ~23 B/ns per DMA engine).
 //
+// Bookings reach kMaxBookedSlots slots (about 105 ms of simulated time at 100 ns) past the present: the part of a
+// stream beyond that runs at min(rate, bandwidth) and books nothing, which keeps the host cost of one copy bounded.
+//
 // Left out, on purpose: channels and banks (the address does not matter), refresh, read/write turnaround, row
 // buffers, an access latency of its own (the DMA start latency, ~1.3 us, covers the HBM's), any scheduling but
 // first come, first served.
@@ -29,6 +32,9 @@ class HbmModel {
   /// call), at up to `rate` bytes/ns: returns the time its last byte is carried. Books the stream's share of every
   /// slot it crosses. `bytes` 0 returns `start`; std::invalid_argument for a rate that is not positive.
   sc_core::sc_time stream(const sc_core::sc_time& start, uint64_t bytes, double rate);
+
+  /// Slots a stream books at most, counted from the oldest slot still kept (the present's).
+  static constexpr uint64_t kMaxBookedSlots = uint64_t{1} << 20;
 
   double bytes_per_ns() const { return bytes_per_ns_; }
   const sc_core::sc_time& slot() const { return slot_; }

@@ -294,6 +294,13 @@ TEST(HbmModel, AStreamBelowTheBandwidthEndsAtItsOwnRateAndTwoShareFullSlots) {
   EXPECT_EQ(hbm.throttled_streams(), 1u);
   EXPECT_EQ(hbm.stream(t1, 0, 8.0), t1);
   EXPECT_THROW(hbm.stream(t1, 1, 0.0), std::invalid_argument);
+  // A stream of any length costs bounded host time (found by the mmio fuzz target: a copy of 2^64-ish bytes booked
+  // slot after slot): past kMaxBookedSlots it runs at min(rate, bandwidth) without booking.
+  const uint64_t huge = uint64_t{1} << 50;
+  const sc_time t2 = t1 + sc_time(10000, SC_NS);
+  EXPECT_EQ(hbm.stream(t2, huge, 4.0), t2 + sc_time(double(huge) / 4.0, SC_NS)) << "below the bandwidth";
+  const sc_time far = hbm.stream(t2, huge, 40.0);  // faster than the HBM: the HBM's 10 B/ns for almost all of it
+  EXPECT_NEAR(far.to_seconds(), (t2 + sc_time(double(huge) / 10.0, SC_NS)).to_seconds(), 1e-3 * far.to_seconds());
   EXPECT_THROW(model::HbmModel(0.0, sc_time(100, SC_NS)), std::invalid_argument);
 }
 
