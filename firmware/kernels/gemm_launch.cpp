@@ -43,43 +43,13 @@ void check_operands(const GemmHostOperands& ops) {
 }  // namespace
 
 GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_t timeout_cycles) {
-  check_operands(ops);
-  const size_t km = size_t(ops.k) * ops.m, kn = size_t(ops.k) * ops.n, mn = size_t(ops.m) * ops.n;
-  const bool mx = isa::is_mx(ops.dtype);
-  const unsigned es = isa::dtype_bits(ops.dtype) / 8;
-  drv.free_all();
-  GemmLayout layout;
-  layout.dtype = ops.dtype;
-  layout.k = ops.k;
-  layout.m = ops.m;
-  layout.n = ops.n;
-  layout.stationary_hbm = drv.alloc(km * es);
-  layout.moving_hbm = drv.alloc(kn * es);
-  const unsigned ob = isa::data_type_bytes(ops.out_type);
-  layout.out_hbm = drv.alloc(mn * ob);
-  layout.out_type = ops.out_type;
-  layout.out_sr = ops.out_sr;
-  layout.accumulate_into = ops.accumulate_into != nullptr;
-  drv.write_hbm(layout.stationary_hbm, pack(ops.stationary, ops.dtype).data(), km * es);
-  drv.write_hbm(layout.moving_hbm, pack(ops.moving, ops.dtype).data(), kn * es);
-  if (ops.accumulate_into) drv.write_hbm(layout.out_hbm, ops.accumulate_into->data(), mn * 4);
-  if (mx) {
-    layout.stationary_scales_hbm = drv.alloc(ops.stationary_scales.size());
-    layout.moving_scales_hbm = drv.alloc(ops.moving_scales.size());
-    drv.write_hbm(layout.stationary_scales_hbm, ops.stationary_scales.data(), ops.stationary_scales.size());
-    drv.write_hbm(layout.moving_scales_hbm, ops.moving_scales.data(), ops.moving_scales.size());
-  }
-
-  const isa::Program program = make_gemm_program(drv.info(), layout);
-  drv.load_program(program);
-  if (ops.out_sr) drv.set_sr_seed(ops.sr_seed);
+  // One core is the split over one core: the same buffers in the same order, the same program.
+  GemmCoresRun c = run_gemm_cores({&drv}, ops, timeout_cycles);
   GemmDeviceRun r;
-  for (const auto& q : program.queues) r.instructions += q.size();
-  r.run = drv.run(timeout_cycles);
-  std::vector<uint8_t> out(mn * ob);
-  drv.read_hbm(layout.out_hbm, out.data(), out.size());
-  r.out = driver::unpack_elements(out, ops.out_type);
-  r.out_hbm = layout.out_hbm;
+  r.out = std::move(c.out);
+  r.out_hbm = c.out_hbm;
+  r.run = c.runs.front();
+  r.instructions = c.instructions;
   return r;
 }
 
