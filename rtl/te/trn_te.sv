@@ -5,7 +5,10 @@
 //      stream, beat j carrying PE row j's stationary row [COLS] of 16-bit lanes. BF16/FP16: K <= ROWS beats, beat k
 //      = partition k. FP8 (double-row, BRIEF section 3 rule 8): K <= 2 * ROWS, ceil(K / 2) beats, lane bits [7:0] =
 //      partition 2j and [15:8] = partition 2j + 1. Partitions k >= K are marked inactive and pass partial sums
-//      through. The beats are taken only once no MultiplyMoving column is in flight. The MX types (rule 10) pair
+//      through. The beats go to the PEs' shadow registers, so they may be taken while the columns of earlier
+//      MultiplyMovings are still in flight; the next MultiplyMoving's first column swaps them in, PE by PE as it
+//      passes (trn_te_pe). The beats wait only while an earlier swap is still inside the array: until
+//      ROWS + COLS cycles after the swapping column was taken. The MX types (rule 10) pair
 //      as FP8 and come with an E8M0 scale per lane (stat_scale_i, mov_scale_i) that each PE applies to its
 //      products before their one rounding.
 //   2. MultiplyMoving (cmd_op_i = OP_MULTIPLY_MOVING, cmd_n_i = N, cmd_dtype_i): N beats on the mov stream, beat n
@@ -20,8 +23,10 @@
 // (column c delayed COLS-c cycles) and a control pipeline of the same depth carrying valid/last/acc. The whole pipeline
 // advances together and stalls together when the output beat is not taken (out_ready_i low).
 // Timing, with every valid/ready high (docs/architecture.md derives it):
-//   LoadStationary:  1 command cycle + ceil(K / P) beat cycles (P = 2 for FP8, else 1)
-//   MultiplyMoving:  1 command cycle + N beat cycles + ROWS + COLS + 1 pipeline stages to the last result beat
+//   LoadStationary:  1 command cycle + ceil(K / P) beat cycles (P = 2 for FP8, else 1); its first beat no earlier
+//                    than ROWS + COLS cycles after the last swapping moving column was taken
+//   MultiplyMoving:  1 command cycle + N beat cycles + ROWS + COLS + 1 pipeline stages to the last result beat;
+//                    the next command is taken the cycle after its last moving beat
 // Numerics: BRIEF section 3 rules 1-3, 5 and 8. PSUM accumulation (rule 4) is done by the PSUM write port outside the
 // engine, in the mode out_acc_o gives it.
 //
@@ -77,6 +82,7 @@ module trn_te
   localparam int unsigned K_W        = $clog2(2 * ROWS + 1);
   localparam int unsigned CTRL_DEPTH = ROWS + COLS + 1;  // mov handshake -> result beat on the out port
   localparam int unsigned FLIGHT_W   = $clog2(CTRL_DEPTH + 1);
+  localparam int unsigned SWAP_DEPTH = ROWS + COLS - 1;  // pipeline stages a swap flag spends inside the array
 
   typedef enum logic [1:0] {
     ST_IDLE   = 2'd0,  // waiting for a command
@@ -94,6 +100,9 @@ module trn_te
   logic [ROWS-1:0]         row_act0_q;           // per PE row: first partition active
   logic [ROWS-1:0]         row_act1_q;           // per PE row: second partition active (FP8 only)
   logic [FLIGHT_W-1:0]     inflight_q;           // result columns in the pipeline
+  logic                    swap_pend_q;          // a LoadStationary was taken: the next moving column swaps
+  logic [SWAP_DEPTH-1:0]   swap_q;               // stage i: the column reaching the PEs with r + c = i swaps
+  logic                    swap_in;              // this moving beat carries the swap flag
   logic                    err_q;
 
   logic cmd_hs, stat_hs, mov_hs, out_hs;
@@ -105,7 +114,7 @@ module trn_te
   // ---------------------------------------------------------------------------------------------------------------
   assign adv          = !out_valid_o || out_ready_i;
   assign cmd_ready_o  = (state_q == ST_IDLE);
-  assign stat_ready_o = (state_q == ST_LOAD) && (inflight_q == '0);
+  assign stat_ready_o = (state_q == ST_LOAD) && (swap_q == '0);
   assign mov_ready_o  = (state_q == ST_STREAM) && adv;
 
   assign cmd_hs  = cmd_valid_i && cmd_ready_o;
@@ -178,8 +187,9 @@ module trn_te
         end
       end
       if (cmd_hs && cmd_illegal) err_q <= 1'b1;
-      // Partition activity changes only while nothing is in flight (stat_ready_o requires it). Beat j activates
-      // PE row j's first partition, and for FP8 its second unless K is odd and this is the last beat.
+      // The loaded partition activity, which the PEs take on the swap. It changes only while no swap is inside the
+      // array (stat_ready_o requires it). Beat j activates PE row j's first partition, and for FP8 its second
+      // unless K is odd and this is the last beat.
       if (stat_hs) begin
         row_act0_q <= ((count_q == '0) ? '0 : row_act0_q) | (ROWS'(1) << count_q);
         row_act1_q <= ((count_q == '0) ? '0 : row_act1_q) |
@@ -193,6 +203,20 @@ module trn_te
       inflight_q <= '0;
     end else if (mov_hs != out_hs) begin
       inflight_q <= mov_hs ? inflight_q + 1'b1 : inflight_q - 1'b1;
+    end
+  end
+
+  // Weight swap: the first moving column after a LoadStationary carries the flag through the skew and the array;
+  // swap_q follows it (in step with the datapath) for as long as it is inside the array.
+  assign swap_in = mov_hs && swap_pend_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      swap_pend_q <= 1'b0;
+      swap_q      <= '0;
+    end else begin
+      if (cmd_hs && !cmd_illegal && cmd_op_i == OP_LOAD_STATIONARY) swap_pend_q <= 1'b1;
+      else if (swap_in) swap_pend_q <= 1'b0;
+      if (adv) swap_q <= SWAP_DEPTH'({swap_q, swap_in});
     end
   end
 
@@ -256,14 +280,15 @@ module trn_te
   // ---------------------------------------------------------------------------------------------------------------
   logic [ROWS-1:0][31:0] mov0_skewed, mov1_skewed;
   logic [ROWS-1:0][7:0]  ms_skewed;
+  logic [ROWS-1:0]       sw_skewed;
   logic [COLS-1:0][31:0] col_sum;
 
   for (genvar r = 0; r < ROWS; r++) begin : g_skew
-    trn_prim_delay #(.WIDTH(72), .DEPTH(r + 1)) u_skew (
+    trn_prim_delay #(.WIDTH(73), .DEPTH(r + 1)) u_skew (
       .clk_i  (clk_i),
       .en_i   (adv),
-      .data_i ({mov_scale[r], mov1_f32[r], mov0_f32[r]}),
-      .data_o ({ms_skewed[r], mov1_skewed[r], mov0_skewed[r]})
+      .data_i ({swap_in, mov_scale[r], mov1_f32[r], mov0_f32[r]}),
+      .data_o ({sw_skewed[r], ms_skewed[r], mov1_skewed[r], mov0_skewed[r]})
     );
   end
 
@@ -279,6 +304,7 @@ module trn_te
     .mov0_i (mov0_skewed),
     .mov1_i (mov1_skewed),
     .ms_i   (ms_skewed),
+    .sw_i   (sw_skewed),
     .psum_o (col_sum)
   );
 
@@ -430,6 +456,10 @@ module trn_te
   a_acc_fifo: assert property (@(posedge clk_i) disable iff (!rst_ni)
       32'(acc_cnt_q) <= ACC_FIFO_DEPTH && !(out_hs && out_last_o && acc_cnt_q == '0))
     else $error("trn_te: MultiplyMoving tracking FIFO out of range (%0d entries)", acc_cnt_q);
+  // Shadow weights: no stationary beat while a swap flag is inside the array (a PE that has not swapped yet would
+  // lose the values it is about to take).
+  a_stat_swap: assert property (@(posedge clk_i) disable iff (!rst_ni) stat_hs |-> swap_q == '0)
+    else $error("trn_te: stationary beat taken while a weight swap is inside the array (swap_q=%0h)", swap_q);
   // Internal bookkeeping.
   a_inflight: assert property (@(posedge clk_i) disable iff (!rst_ni)
       32'(inflight_q) <= CTRL_DEPTH && !(out_hs && inflight_q == '0))

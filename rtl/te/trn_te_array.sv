@@ -13,15 +13,16 @@ module trn_te_array #(
 ) (
   input  logic                      clk_i,
   input  logic                      en_i,       // pipeline advance for every PE (global stall when 0)
-  input  logic [ROWS-1:0]           act0_i,     // per PE row: its first partition is active (partition < K)
+  input  logic [ROWS-1:0]           act0_i,     // per PE row, as loaded: its first partition is active (partition < K)
   input  logic [ROWS-1:0]           act1_i,     // per PE row: its second partition is active (FP8 only)
-  input  logic [ROWS-1:0]           w_we_i,     // write the stationary rows w0_i, w1_i into PE row r
+  input  logic [ROWS-1:0]           w_we_i,     // write the stationary rows w0_i, w1_i into PE row r's shadow registers
   input  logic [COLS-1:0][31:0]     w0_i,       // widened stationary row of the first partition (FP32 per column)
   input  logic [COLS-1:0][31:0]     w1_i,       // widened stationary row of the second partition (0 unless FP8)
   input  logic [COLS-1:0][7:0]      ws_i,       // E8M0 scales of the stationary row (MX; 127 otherwise)
   input  logic [ROWS-1:0][31:0]     mov0_i,     // skewed, widened moving values, first partition of each PE row
   input  logic [ROWS-1:0][31:0]     mov1_i,     // the same, second partition (0 unless FP8)
   input  logic [ROWS-1:0][7:0]      ms_i,       // skewed E8M0 scales of the moving values (MX; 127 otherwise)
+  input  logic [ROWS-1:0]           sw_i,       // skewed swap flags (the first column after a LoadStationary)
   output logic [COLS-1:0][31:0]     psum_o      // column sums from the bottom row (column c lags column 0 by c)
 );
 
@@ -43,6 +44,7 @@ module trn_te_array #(
       .mov0_i (mov0_i[r]),
       .mov1_i (mov1_i[r]),
       .ms_i   (ms_i[r]),
+      .sw_i   (sw_i[r]),
       .psum_i (psum[r]),
       .psum_o (psum[r+1])
     );

@@ -5,7 +5,7 @@
 module trn_te_pe_cover (
   input logic        clk_i,
   input logic        en_i,
-  input logic        act_i,
+  input logic        act_i,    // the first partition is active for this column (after a swap: the loaded one)
   input logic [30:0] psum_i,  // adder operand a, the partial sum from above, without its sign bit
   input logic [30:0] prod,    // adder operand b, the rounded product, without its sign bit
   input logic        scale_nan,  // MX: a NaN (0xFF) scale on either side
@@ -44,7 +44,7 @@ endmodule
 bind trn_te_pe trn_te_pe_cover u_cover (
   .clk_i     (clk_i),
   .en_i      (en_i),
-  .act_i     (act0_i),
+  .act_i     (a0),
   .psum_i    (psum_i[30:0]),
   .prod      (prod[30:0]),
   .scale_nan (scale_nan),

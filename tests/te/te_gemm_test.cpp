@@ -253,5 +253,41 @@ TEST(TeSequences, BackToBackMultiplyMovingReuseStationary) {
   }
 }
 
+// Shadow weights: a LoadStationary taken while the previous MultiplyMoving's columns are still in the array must not
+// change them, and the next MultiplyMoving must compute with the new stationary only, including a new K (the
+// partition activity swaps with the weights) and a new pairing (BF16 -> FP8 double-row -> FP16). N = 1 puts the
+// load right behind the single column of the multiply before it.
+TEST(TeSequences, LoadDuringTheDrainSwapsWeightsBetweenColumns) {
+  std::mt19937_64 rng(test::test_seed());
+  for (const auto& [rows, cols] : {std::pair{4, 4}, std::pair{8, 4}, std::pair{16, 16}}) {
+    auto te = TeRtl::create(rows, cols);
+    struct Step {
+      Dtype dt;
+      int k, n;
+    };
+    const std::vector<Step> steps = {{Dtype::kBf16, rows, 1}, {Dtype::kBf16, rows / 2, 3},
+                                     {Dtype::kFp8E4M3, 2 * rows - 1, 1}, {Dtype::kFp16, 1, 2 * (rows + cols)}};
+    std::vector<cosim::TeCommand> cmds;
+    std::vector<std::vector<uint32_t>> want;
+    for (const Step& st : steps) {
+      const auto s = test::random_tensor(st.dt, size_t(st.k) * cols, rng);
+      const auto mv = test::random_tensor(st.dt, size_t(st.k) * st.n, rng);
+      cmds.push_back(cosim::stationary_command(st.dt, st.k, cols, cols, s));
+      cmds.push_back(cosim::moving_command(st.dt, st.k, st.n, rows, mv, false));
+      want.push_back(golden_gemm(st.dt, st.k, cols, st.n, s, mv, rows));
+    }
+    const cosim::TeRunResult r = te->run(cmds);
+    ASSERT_EQ(r.results.size(), steps.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const int n = steps[i].n;
+      std::vector<uint32_t> got(size_t(cols) * n);  // beats are [N, M]
+      for (int j = 0; j < n; ++j)
+        for (int c = 0; c < cols; ++c) got[size_t(c) * n + j] = r.results[i][size_t(j) * cols + c];
+      expect_bit_exact(got, want[i], cols, n,
+                       std::to_string(rows) + "x" + std::to_string(cols) + " multiply #" + std::to_string(i));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trnsim

@@ -8,7 +8,11 @@
 //   LoadStationary + Multiply    = K + N + ROWS + COLS + 3  cycles, i.e. 2R + C + N + 3 for a full-height tile,
 //                                  SCALE-Sim's weight-stationary 2R + C + T - 2 plus 5 (see the doc)
 //   one LoadStationary and MultiplyMoving(N1), (N2), ... back to back: each further command adds 1 + N_i cycles.
+//   a LoadStationary after a MultiplyMoving: its command is taken the cycle after the last moving beat, and its first
+//                                  beat no earlier than ROWS + COLS cycles after the first moving beat of the
+//                                  MultiplyMoving that swapped the previous weights in (shadow weights).
 // The expected values below are the formula, written out; nothing is taken from the engine under test.
+#include <algorithm>
 #include <random>
 #include <tuple>
 #include <utility>
@@ -112,6 +116,37 @@ TEST(TeTiming, BackToBackMultipliesStreamOneColumnPerCycle) {
   // Load (1 + K) + each multiply (1 + N_i) + the pipeline (ROWS + COLS + 1) behind the last beat.
   const uint64_t expect = (1 + size) + (1 + 10) + (1 + 3) + (1 + 50) + size + size + 1;
   EXPECT_EQ(r.timing.back().last_out_cycle - r.timing.front().cmd_cycle + 1, expect);
+}
+
+// Shadow weights: the next LoadStationary does not wait for the drain of the multiply before it; only for the swap
+// flag of the multiply's first column to leave the array (ROWS + COLS cycles after that column was taken). Then the
+// next MultiplyMoving follows at once, and its results come out one pipeline depth after its own last beat.
+TEST(TeTiming, LoadOverlapsTheDrainOfThePreviousMultiply) {
+  for (const auto& [r, c] : {std::pair{4, 4}, std::pair{8, 4}, std::pair{16, 16}}) {
+    auto te = TeRtl::create(r, c);
+    const uint64_t rows = r, cols = c;
+    for (int n : {1, 5, r + c - 2, r + c - 1, r + c, 100}) {
+      const int k = r;
+      std::vector<TeCommand> cmds;
+      for (int rep = 0; rep < 2; ++rep) {
+        cmds.push_back({TeCommand::Op::kLoadStationary, 0, k, std::vector<uint16_t>(size_t(k) * c, 0x3F80)});
+        cmds.push_back({TeCommand::Op::kMultiplyMoving, 0, n, std::vector<uint16_t>(size_t(n) * r, 0x3F80)});
+      }
+      const auto t = te->run(cmds).timing;
+      ASSERT_EQ(t.size(), 4u);
+      SCOPED_TRACE(testing::Message() << r << "x" << c << " N=" << n);
+      const uint64_t first_mov = t[1].cmd_cycle + 1;  // the swapping column
+      EXPECT_EQ(t[2].cmd_cycle, t[1].last_beat_cycle + 1);
+      const uint64_t first_stat = std::max(t[2].cmd_cycle + 1, first_mov + rows + cols);
+      EXPECT_EQ(t[2].last_beat_cycle, first_stat + uint64_t(k) - 1);
+      EXPECT_EQ(t[3].cmd_cycle, t[2].last_beat_cycle + 1);
+      EXPECT_EQ(t[3].last_out_cycle, t[3].cmd_cycle + uint64_t(n) + rows + cols + 1);
+      // Without the overlap the load would wait for the drain: its first beat after t[1].last_out_cycle.
+      if (uint64_t(n) + 1 >= rows + cols) {
+        EXPECT_LT(t[2].last_beat_cycle, t[1].last_out_cycle);
+      }
+    }
+  }
 }
 
 }  // namespace
