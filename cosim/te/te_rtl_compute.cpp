@@ -16,6 +16,7 @@ uint64_t TeRtlCompute::load_stationary(isa::Dtype dtype, int k, int m, const std
   const TeCommand load = stationary_command(dtype, k, m, rtl_->cols(), stationary, scales);
   const TeRunResult r = rtl_->run({load});
   m_ = m;
+  issue_ = r.timing.at(0).last_beat_cycle - r.timing.at(0).cmd_cycle + 1;
   return r.timing.at(0).latency();
 }
 
@@ -37,6 +38,7 @@ uint64_t TeRtlCompute::multiply_moving(isa::Dtype dtype, int k, int n, const std
   out.resize(size_t(m_) * n);
   for (int mm = 0; mm < m_; ++mm)
     for (int nn = 0; nn < n; ++nn) out[size_t(mm) * n + nn] = beats[size_t(nn) * cols + mm];
+  issue_ = r.timing.at(0).last_beat_cycle - r.timing.at(0).cmd_cycle + 1;
   return r.timing.at(0).latency();
 }
 
@@ -65,6 +67,14 @@ std::string rtl_where(std::optional<uint64_t> start, std::optional<uint64_t> end
                      "--wave-to {})",
                      *start, *end, w.from, w.to);
 }
+
+// Throws "lockstep mismatch ..." when the two datapaths' issue_cycles() of the last command differ.
+void compare_issue(const model::TeCompute& ref, const model::TeCompute& dut, const std::string& what,
+                   std::optional<uint64_t> start, std::optional<uint64_t> end) {
+  if (ref.issue_cycles() == dut.issue_cycles()) return;
+  throw std::runtime_error(fmt::format("lockstep mismatch at {}: cycles to the next command expected {} (tlm), got {} "
+                                       "(rtl){}", what, ref.issue_cycles(), dut.issue_cycles(), rtl_where(start, end)));
+}
 }  // namespace
 
 uint64_t TeLockstep::load_stationary(isa::Dtype dtype, int k, int m, const std::vector<uint16_t>& stationary,
@@ -76,6 +86,7 @@ uint64_t TeLockstep::load_stationary(isa::Dtype dtype, int k, int m, const std::
     throw std::runtime_error(fmt::format("lockstep mismatch in load_stationary (k={}, m={}): cycles expected {} "
                                          "(tlm), got {} (rtl){}", k, m, want, got, rtl_where(start, rtl_cycle(*dut_))));
   }
+  compare_issue(*ref_, *dut_, "load_stationary", start, rtl_cycle(*dut_));
   return want;
 }
 
@@ -109,7 +120,9 @@ uint64_t TeLockstep::multiply_moving(isa::Dtype dtype, int k, int n, const std::
     throw std::runtime_error(fmt::format("lockstep mismatch at instruction {}: cycles expected {} (tlm), got {} (rtl){}",
                                          instr_index, want_cycles, got_cycles, rtl_where(start, end)));
   }
+  compare_issue(*ref_, *dut_, fmt::format("instruction {}", instr_index), start, end);
   return want_cycles;
 }
+
 
 }  // namespace trnsim::cosim

@@ -29,11 +29,14 @@ class TeRtlCompute : public model::TeCompute {
   uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
                            const std::vector<uint8_t>& scales, std::vector<uint32_t>& out,
                            model::PsumWrite& psum_write, uint32_t instr_index) override;
+  /// Measured: the command's handshake to its last stationary/moving beat, inclusive.
+  uint64_t issue_cycles() const override { return issue_; }
   TeRtl& rtl() { return *rtl_; }
 
  private:
   std::unique_ptr<TeRtl> rtl_;
   int m_ = 0;
+  uint64_t issue_ = 0;
 };
 
 /// Runs the TLM datapath and the RTL side by side and stops at the first difference in result bits or cycles.
@@ -53,6 +56,8 @@ class TeLockstep : public model::TeCompute {
   uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
                            const std::vector<uint8_t>& scales, std::vector<uint32_t>& out,
                            model::PsumWrite& psum_write, uint32_t instr_index) override;
+  /// The reference's (the two were compared after the command: a difference is a lockstep mismatch).
+  uint64_t issue_cycles() const override { return ref_->issue_cycles(); }
 
  private:
   std::unique_ptr<model::TeCompute> ref_, dut_;

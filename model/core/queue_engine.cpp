@@ -189,7 +189,10 @@ void QueueEngine::timed_drain() {
   const sc_time t0 = sc_time_stamp();
   drain();
   // An abandoned program's waits count for nobody: they would land in the statistics of the program after it.
-  if (sc_time_stamp() != t0 && control_.epoch() == run_epoch_) note_dma_wait(sc_time_stamp() - t0);
+  // The DMA queue waits for its engines; another queue's drain is its own work (the TE's pipeline: busy()).
+  if (engine_ == isa::Engine::kDma && sc_time_stamp() != t0 && control_.epoch() == run_epoch_) {
+    note_dma_wait(sc_time_stamp() - t0);
+  }
 }
 
 std::optional<ByteRange> pattern_range(uint64_t addr, const std::array<uint16_t, isa::kApDims>& count,

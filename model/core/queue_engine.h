@@ -97,7 +97,7 @@ class QueueEngine : public sc_core::sc_module {
   void run_thread();
   void run_program(uint64_t epoch);
   std::optional<Fault> step(const isa::Instruction& instr, uint32_t index, uint64_t epoch);
-  /// drain(), its time counted as DMA wait.
+  /// drain(), its time counted as DMA wait on the DMA queue.
   void timed_drain();
 
   const isa::Engine engine_;

@@ -1,6 +1,7 @@
 #include "model/core/tensor_engine.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/core.h>
 
@@ -11,6 +12,17 @@ namespace trnsim::model {
 TensorEngine::TensorEngine(const sc_core::sc_module_name& name, CoreControl& control,
                            std::unique_ptr<TeCompute> compute)
     : QueueEngine(name, isa::Engine::kTe, control), compute_(std::move(compute)) {}
+
+void TensorEngine::on_start() {
+  loaded_ = false;
+  swap_pending_ = false;
+  results_at_ = swap_clear_at_ = sc_core::SC_ZERO_TIME;
+}
+
+void TensorEngine::drain() {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  if (results_at_ > now) busy(static_cast<uint64_t>(std::ceil((results_at_ - now) / control_.cycle_time())));
+}
 
 std::optional<Fault> TensorEngine::execute(const isa::Instruction& instr, uint32_t index) {
   if (instr.op == isa::Opcode::kLoadStationary) return load_stationary(instr.te);
@@ -89,7 +101,14 @@ std::optional<Fault> TensorEngine::load_stationary(const isa::TeFields& f) {
   if (auto fault = read_sbuf_scales(f, f.free_size, scales)) return fault;
   std::vector<uint16_t> stationary;
   if (auto fault = read_sbuf_rows(f.sbuf_addr, f.k, f.free_size, f.dtype, stationary)) return fault;
-  busy(compute_->load_stationary(f.dtype, f.k, f.free_size, stationary, scales));
+  compute_->load_stationary(f.dtype, f.k, f.free_size, stationary, scales);
+  // Shadow weights: the first stationary beat (a cycle after the command) waits for the last swap to leave the array.
+  const sc_core::sc_time first_beat = sc_core::sc_time_stamp() + control_.cycle_time();
+  uint64_t held = 0;
+  if (swap_clear_at_ > first_beat) held = static_cast<uint64_t>(std::ceil((swap_clear_at_ - first_beat) /
+                                                                          control_.cycle_time()));
+  busy(compute_->issue_cycles() + held);
+  swap_pending_ = true;
   loaded_ = true;
   loaded_dtype_ = f.dtype;
   loaded_k_ = f.k;
@@ -137,7 +156,14 @@ std::optional<Fault> TensorEngine::multiply_moving(const isa::TeFields& f, uint3
     return Fault{regs::ERR_ENGINE_FAULT, 0, fmt::format("cycle {}: {}", control_.cycles(), e.what())};
   }
   const uint64_t epoch = run_epoch();
-  busy(cycles);
+  const sc_core::sc_time issued = sc_core::sc_time_stamp();
+  if (swap_pending_) {  // this command's first column (a cycle after it) swaps the loaded weights in
+    swap_clear_at_ = issued + control_.cycle_time() * double(1 + TeTiming::swap_clear(compute_->rows(),
+                                                                                      compute_->cols()));
+    swap_pending_ = false;
+  }
+  results_at_ = issued + control_.cycle_time() * double(cycles);
+  busy(compute_->issue_cycles());
   // A soft reset while the array streamed abandons the instruction: its results must not land in the next run's
   // PSUM (the Vector, Scalar and DMA engines drop theirs the same way).
   if (control_.epoch() != epoch) return std::nullopt;

@@ -1,5 +1,11 @@
 // The Tensor Engine's queue: load_stationary and multiply_moving read SBUF over the bus, run on a TeCompute
 // backend (TLM, RTL or lockstep) and write PSUM through the PSUM adder (BRIEF section 3 rule 4).
+//
+// Timing in a stream (docs/architecture.md "Timing", TeTiming): the queue issues the next instruction as soon as the
+// engine takes its command (issue_cycles), so a MultiplyMoving's pipeline drain overlaps what follows; a
+// load_stationary's first beat waits until the swap of the previous weights has left the array (shadow weights);
+// sem_signal and halt wait for the last results (drain). The PSUM adder's writes are made when the instruction is
+// issued: nothing can observe them earlier, since every reader waits for a semaphore that the drain delays.
 #pragma once
 
 #include <memory>
@@ -20,7 +26,9 @@ class TensorEngine : public QueueEngine {
 
  protected:
   std::optional<Fault> execute(const isa::Instruction& instr, uint32_t index) override;
-  void on_start() override { loaded_ = false; }
+  void on_start() override;
+  /// Waits until the last multiply_moving's results are in PSUM (before sem_signal and halt).
+  void drain() override;
 
  private:
   std::optional<Fault> load_stationary(const isa::TeFields& f);
@@ -38,6 +46,9 @@ class TensorEngine : public QueueEngine {
   isa::Dtype loaded_dtype_ = isa::Dtype::kBf16;
   int loaded_k_ = 0, loaded_m_ = 0;
   uint64_t macs_ = 0;
+  sc_core::sc_time results_at_;     ///< the last multiply_moving's last result column is in PSUM
+  sc_core::sc_time swap_clear_at_;  ///< a stationary beat may be taken from then on (the last swap left the array)
+  bool swap_pending_ = false;       ///< a load_stationary since the last multiply_moving: the next one swaps
 };
 
 }  // namespace trnsim::model

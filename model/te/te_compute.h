@@ -55,6 +55,10 @@ class TeCompute {
   virtual uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
                                    const std::vector<uint8_t>& scales, std::vector<uint32_t>& out,
                                    PsumWrite& psum_write, uint32_t instr_index) = 0;
+  /// Of the last command: cycles from its handshake until the engine takes the next command (through its last
+  /// stationary or moving beat), which the returned latency exceeds by the pipeline depth for a MultiplyMoving
+  /// (TeTiming::issue_*; the RTL's measured on its pins).
+  virtual uint64_t issue_cycles() const = 0;
   /// The same for a narrow dtype (no scales).
   uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
                            std::vector<uint32_t>& out, PsumWrite& psum_write, uint32_t instr_index) {
@@ -68,14 +72,20 @@ class TeCompute {
   }
 };
 
-/// Cycle cost of the engine's commands, issued one at a time (docs/architecture.md, "Timing"; the RTL tests
-/// assert the same formulas): LoadStationary(K) = 1 + ceil(K / P), one beat per PE row's P partitions (P = 2 for
-/// FP8 and MX, rule 8; 1 for BF16/FP16); MultiplyMoving(N) = N + R + C + 2 for every dtype.
+/// Cycle cost of the engine's commands (docs/architecture.md, "Timing"; tests/te/te_timing_test.cpp asserts the same
+/// formulas on the RTL). Latency, a command alone: LoadStationary(K) = 1 + ceil(K / P), one beat per PE row's P
+/// partitions (P = 2 for FP8 and MX, rule 8; 1 for BF16/FP16); MultiplyMoving(N) = N + R + C + 2 for every dtype.
+/// In a stream: the next command is taken `issue_*` cycles after a command's handshake, and a LoadStationary's
+/// first beat comes no earlier than `swap_clear` cycles after the first moving beat of the MultiplyMoving that swapped
+/// the previous stationary in (shadow weights: it must have left the array).
 struct TeTiming {
   static uint64_t load_stationary(isa::Dtype dtype, int k) {
     return 1u + uint64_t(isa::te_sbuf_partitions(dtype, unsigned(k)));
   }
   static uint64_t multiply_moving(int rows, int cols, int n) { return uint64_t(n) + rows + cols + 2u; }
+  static uint64_t issue_load(isa::Dtype dtype, int k) { return load_stationary(dtype, k); }
+  static uint64_t issue_multiply(int n) { return 1u + uint64_t(n); }
+  static uint64_t swap_clear(int rows, int cols) { return uint64_t(rows) + uint64_t(cols); }
 };
 
 }  // namespace trnsim::model

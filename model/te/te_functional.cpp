@@ -410,6 +410,7 @@ uint64_t TeFunctional::load_stationary(isa::Dtype dtype, int k, int m, const std
     stationary_exact_ = true;
   }
   pack_weights();
+  issue_ = TeTiming::issue_load(dtype, k);
   return TeTiming::load_stationary(dtype, k);
 }
 
@@ -429,6 +430,7 @@ uint64_t TeFunctional::multiply_moving(isa::Dtype dtype, int k, int n, const std
     x = &combined;
     if (!exact || !stationary_exact_) {
       mx_exact_pass(dtype, stationary_, combined, k, m_, n, out);
+      issue_ = TeTiming::issue_multiply(n);
       return TeTiming::multiply_moving(rows_, cols_, n);
     }
   }
@@ -437,6 +439,7 @@ uint64_t TeFunctional::multiply_moving(isa::Dtype dtype, int k, int n, const std
   kern.pack_x(widen_source(dtype), x->data(), k, n, xpack_.data());
   out.resize(size_t(m_) * n);
   kern.run(wpack_.data(), xpack_.data(), k, m_, n, out.data());
+  issue_ = TeTiming::issue_multiply(n);
   return TeTiming::multiply_moving(rows_, cols_, n);
 }
 

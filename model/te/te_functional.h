@@ -44,6 +44,7 @@ class TeFunctional : public TeCompute {
   uint64_t multiply_moving(isa::Dtype dtype, int k, int n, const std::vector<uint16_t>& moving,
                            const std::vector<uint8_t>& scales, std::vector<uint32_t>& out, PsumWrite& psum_write,
                            uint32_t instr_index) override;
+  uint64_t issue_cycles() const override { return issue_; }
 
   /// Kernels this CPU can run, fastest first ("avx512", "avx2", "generic"; "generic" always).
   static std::vector<std::string> available_kernels();
@@ -59,6 +60,7 @@ class TeFunctional : public TeCompute {
 
   int rows_, cols_;
   int k_ = 0, m_ = 0;
+  uint64_t issue_ = 0;         ///< issue_cycles() of the last command
   int kernel_ = 0;             ///< index into the kernel table (te_functional.cpp)
   isa::Dtype dtype_ = isa::Dtype::kBf16;
   std::vector<uint16_t> stationary_;  ///< [k, m] as loaded (MX: scale << 8 | element; kept to re-pack)

@@ -711,6 +711,10 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
   double copies_done = 0.0;  // when every copy issued so far has completed
   double te_busy = 0.0, te_stall = 0.0;
   uint64_t stationary_m = 0;
+  // The TE in a stream (docs/architecture.md "Timing"): the last results leave the pipeline at te_results; a load's
+  // first beat waits for te_swap_clear, ROWS + COLS cycles after the first column that swapped the weights in.
+  double te_results = 0.0, te_swap_clear = 0.0;
+  bool te_swap_pending = false;
   for (int q = 0; q < kQueues; ++q) halted[q] = program.queues[q].empty();
 
   for (;;) {
@@ -739,6 +743,10 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
           case Opcode::kSemSignal:
           case Opcode::kHalt:
             if (q == kDma) t[q] = std::max(t[q], copies_done);
+            if (q == kTe && te_results > t[q]) {  // the pipeline drains before the signal
+              te_busy += te_results - t[q];
+              t[q] = te_results;
+            }
             if (in.op == Opcode::kSemSignal) {
               counter[in.sem.sem] += in.sem.value;
               signals[in.sem.sem].emplace_back(counter[in.sem.sem], t[q]);
@@ -747,14 +755,19 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
             }
             break;
           case Opcode::kLoadStationary: {
-            const double c = 1.0 + isa::te_sbuf_partitions(in.te.dtype, in.te.k);  // one beat per PE row
+            const double held = std::max(0.0, te_swap_clear - (t[q] + 1.0));
+            const double c = 1.0 + isa::te_sbuf_partitions(in.te.dtype, in.te.k) + held;  // one beat per PE row
             stationary_m = in.te.free_size;
+            te_swap_pending = true;
             te_busy += c;
             t[q] += c;
             break;
           }
           case Opcode::kMultiplyMoving: {
-            const double c = double(in.te.free_size) + info.te_rows + info.te_cols + 2.0;
+            if (te_swap_pending) te_swap_clear = t[q] + 1.0 + info.te_rows + info.te_cols;
+            te_swap_pending = false;
+            te_results = t[q] + double(in.te.free_size) + info.te_rows + info.te_cols + 2.0;
+            const double c = 1.0 + double(in.te.free_size);  // the next command follows the last moving beat
             te_busy += c;
             t[q] += c;
             est.macs += uint64_t(in.te.k) * in.te.free_size * stationary_m;
