@@ -40,11 +40,13 @@ isa::Instruction copy_instr(const isa::CopyFields& c) {
   return i;
 }
 
-/// Cuts `c` into `parts` pieces along its outermost dimension with more than one entry, recursing into the next
-/// one when that dimension has fewer entries than `parts`.
-void cut(const isa::CopyFields& c, uint64_t parts, std::vector<isa::Instruction>* out) {
-  int d = isa::kApDims - 1;
-  while (d > 0 && c.count[std::size_t(d)] == 1) --d;
+/// Cuts `c` into `parts` pieces along dimension `d` (the outermost with more than one entry when d < 0), recursing
+/// into the next one with each run's share of the pieces when `d` has fewer entries than `parts`.
+void cut(const isa::CopyFields& c, uint64_t parts, std::vector<isa::Instruction>* out, int d = -1) {
+  if (d < 0) {
+    d = isa::kApDims - 1;
+    while (d > 0 && c.count[std::size_t(d)] == 1) --d;
+  }
   if (parts <= 1 || d == 0) {
     out->push_back(copy_instr(c));
     return;
@@ -69,9 +71,24 @@ uint64_t copy_bytes(const isa::CopyFields& c) {
 }
 
 std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint64_t parts) {
+  parts = std::min<uint64_t>(std::max<uint64_t>(parts, 1), std::max<uint64_t>(1, copy_bytes(c) / kMinPieceBytes));
+  // The cut whose largest piece is smallest: from the outermost dimension down (recursing), or straight along the
+  // outermost dimension with at least `parts` entries (e.g. 15 pieces of [cols, 128 rows, 8 tiles]: 8 or 9 rows of
+  // every tile each, where cutting the tiles first leaves one tile whole, twice the others' pieces).
+  auto largest = [](const std::vector<isa::Instruction>& v) {
+    uint64_t m = 0;
+    for (const auto& i : v) m = std::max(m, copy_bytes(i.copy));
+    return m;
+  };
   std::vector<isa::Instruction> out;
-  cut(c, std::min<uint64_t>(std::max<uint64_t>(parts, 1), std::max<uint64_t>(1, copy_bytes(c) / kMinPieceBytes)),
-      &out);
+  cut(c, parts, &out);
+  for (int d = isa::kApDims - 1; d > 0; --d) {
+    if (c.count[std::size_t(d)] < parts) continue;
+    std::vector<isa::Instruction> straight;
+    cut(c, parts, &straight, d);
+    if (largest(straight) < largest(out)) out = std::move(straight);
+    break;
+  }
   return out;
 }
 

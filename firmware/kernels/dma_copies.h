@@ -24,8 +24,9 @@ uint64_t copy_bytes(const isa::CopyFields& c);
 
 /// `c` as dma_copy instructions: at most `parts` pieces and no more than it has kMinPieceBytes units, cut along its
 /// outermost dimension with more than one entry into runs as equal as the counts allow; when that dimension has
-/// fewer entries than pieces are wanted, each run is cut further along the next dimension. Dimension 0 (the
-/// contiguous run of elements) is never cut. The pieces together are exactly `c`: every element once, in no
+/// fewer entries than pieces are wanted, each run is cut further along the next dimension, unless cutting only the
+/// outermost dimension that has enough entries gives a smaller largest piece. Dimension 0 (the contiguous run of
+/// elements) is never cut. The pieces together are exactly `c`: every element once, in no
 /// particular order of completion.
 std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint64_t parts);
 

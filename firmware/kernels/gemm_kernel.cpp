@@ -48,11 +48,13 @@ struct Block {
   int first_batch = 0, last_batch = 0;
 };
 
-/// One DMA load wave: K tiles [kt0, kt0 + nkt) of one block into one SBUF buffer.
+/// One DMA load wave: K tiles [kt0, kt0 + nkt) of one block: the stationary tiles into one stationary slot, and the
+/// moving tiles into one moving slot unless they are already there (a resident panel: load_moving false).
 struct Batch {
   int block = 0;
   int kt0 = 0, nkt = 0;
-  int buffer = 0;
+  int stationary_slot = 0, moving_slot = 0;
+  bool load_moving = true;
 };
 
 class GemmBuilder {
@@ -62,8 +64,10 @@ class GemmBuilder {
     dtype_ = static_cast<isa::DataType>(static_cast<uint8_t>(l.dtype));
     bank_bytes_ = info.psum_bank_bytes();
     const GemmPlan& p = plan_;
-    for (int mt = 0; mt < p.m_tiles; ++mt) {
-      for (int g = 0; g < p.n_groups; ++g) {
+    // Blocks sweep the M tiles of one group of N tiles before the next group, so that a resident moving panel (the
+    // group's columns, all K) serves every M tile.
+    for (int g = 0; g < p.n_groups; ++g) {
+      for (int mt = 0; mt < p.m_tiles; ++mt) {
         Block b;
         b.m0 = mt * p.m_tile;
         b.rows = std::min(p.m_tile, l.m - b.m0);
@@ -80,7 +84,10 @@ class GemmBuilder {
           batch.kt0 = kb * p.ktiles_per_batch;
           batch.nkt = std::min(p.ktiles_per_batch, p.k_tiles - batch.kt0);
           if (batch.nkt <= 0) break;
-          batch.buffer = static_cast<int>(batches_.size()) % p.sbuf_buffers;
+          const int j = static_cast<int>(batches_.size());
+          batch.stationary_slot = j % p.sbuf_buffers;
+          batch.moving_slot = p.moving_resident ? kb : j % p.sbuf_buffers;
+          batch.load_moving = !p.moving_resident || mt == 0;
           batches_.push_back(batch);
         }
         b.last_batch = static_cast<int>(batches_.size()) - 1;
@@ -94,6 +101,7 @@ class GemmBuilder {
     const GemmPlan& p = plan_;
     const std::size_t nbatches = batches_.size(), nbuf = std::size_t(p.sbuf_buffers);
     std::vector<Pipeline::OpId> load(nbatches), compute(nbatches), drain(blocks_.size(), -1);
+    std::vector<int> moving_reader(std::size_t(p.moving_slots), -1);  // the last batch that read each moving slot
     auto drain_op = [&](std::size_t bi, const std::vector<Pipeline::OpId>& after) {
       std::vector<isa::CopyFields> out;
       psum_block_copies(blocks_[bi], /*drain=*/true, &out);
@@ -121,21 +129,28 @@ class GemmBuilder {
       }
       std::vector<isa::CopyFields> wave;
       std::vector<Pipeline::OpId> load_after;
-      if (j >= nbuf) load_after.push_back(compute[j - nbuf]);
+      if (j >= nbuf) load_after.push_back(compute[j - nbuf]);  // its stationary slot (and moving, unless resident)
+      const int moving_prev = moving_reader[std::size_t(batch.moving_slot)];
+      if (batch.load_moving && moving_prev >= 0) load_after.push_back(compute[std::size_t(moving_prev)]);
+      moving_reader[std::size_t(batch.moving_slot)] = int(j);
       if (carry >= 0) psum_block_copies(blocks_[std::size_t(carry)], /*drain=*/true, &wave);
       if (l_.accumulate_into && first) {
         if (reuse >= 0) load_after.push_back(drain[std::size_t(reuse)]);  // P -> PSUM overwrites that buffer
         psum_block_copies(b, /*drain=*/false, &wave);
       }
-      tile_stack_copies(l_.moving_hbm, l_.n, b.n0, b.cols, batch.kt0, batch.nkt, moving_addr(batch.buffer, 0),
-                        p.moving_row_bytes, &wave);
+      if (batch.load_moving) {
+        tile_stack_copies(l_.moving_hbm, l_.n, b.n0, b.cols, batch.kt0, batch.nkt, moving_addr(batch.moving_slot, 0),
+                          p.moving_row_bytes, &wave);
+      }
       tile_stack_copies(l_.stationary_hbm, stationary_ld(), b.m0, b.rows, batch.kt0, batch.nkt,
-                        stationary_addr(batch.buffer, 0), p.stationary_row_bytes, &wave);
+                        stationary_addr(batch.stationary_slot, 0), p.stationary_row_bytes, &wave);
       if (isa::is_mx(l_.dtype)) {
-        scale_stack_copies(l_.moving_scales_hbm, l_.n, b.n0, b.cols, batch.kt0, batch.nkt,
-                           moving_scale_addr(batch.buffer, 0), p.moving_scale_bytes, &wave);
+        if (batch.load_moving) {
+          scale_stack_copies(l_.moving_scales_hbm, l_.n, b.n0, b.cols, batch.kt0, batch.nkt,
+                             moving_scale_addr(batch.moving_slot, 0), p.moving_scale_bytes, &wave);
+        }
         scale_stack_copies(l_.stationary_scales_hbm, stationary_ld(), b.m0, b.rows, batch.kt0, batch.nkt,
-                           stationary_scale_addr(batch.buffer, 0), p.stationary_scale_bytes, &wave);
+                           stationary_scale_addr(batch.stationary_slot, 0), p.stationary_scale_bytes, &wave);
       }
       load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, info_.num_dma_engines), load_after,
                          Pipeline::Publish::kAtOnce);
@@ -154,18 +169,20 @@ class GemmBuilder {
   }
 
  private:
-  // ---- SBUF / PSUM layout (space addresses at partition 0)
-  uint64_t buffer_base(int buffer) const { return uint64_t(buffer) * plan_.sbuf_buffer_bytes; }
-  uint64_t moving_addr(int buffer, int t) const { return buffer_base(buffer) + uint64_t(t) * plan_.moving_row_bytes; }
-  uint64_t stationary_addr(int buffer, int t) const {
-    return buffer_base(buffer) + uint64_t(plan_.ktiles_per_batch) * plan_.moving_row_bytes +
+  // ---- SBUF layout (space addresses at partition 0): the moving slots, then the stationary slots; a slot holds
+  // its P K tiles' rows, then their MX scales.
+  uint64_t moving_addr(int slot, int t) const {
+    return uint64_t(slot) * plan_.moving_slot_bytes + uint64_t(t) * plan_.moving_row_bytes;
+  }
+  uint64_t moving_scale_addr(int slot, int t) const {
+    return moving_addr(slot, plan_.ktiles_per_batch) + uint64_t(t) * plan_.moving_scale_bytes;
+  }
+  uint64_t stationary_addr(int slot, int t) const {
+    return uint64_t(plan_.moving_slots) * plan_.moving_slot_bytes + uint64_t(slot) * plan_.stationary_slot_bytes +
            uint64_t(t) * plan_.stationary_row_bytes;
   }
-  uint64_t moving_scale_addr(int buffer, int t) const {
-    return stationary_addr(buffer, plan_.ktiles_per_batch) + uint64_t(t) * plan_.moving_scale_bytes;
-  }
-  uint64_t stationary_scale_addr(int buffer, int t) const {
-    return moving_scale_addr(buffer, plan_.ktiles_per_batch) + uint64_t(t) * plan_.stationary_scale_bytes;
+  uint64_t stationary_scale_addr(int slot, int t) const {
+    return stationary_addr(slot, plan_.ktiles_per_batch) + uint64_t(t) * plan_.stationary_scale_bytes;
   }
   uint64_t psum_addr(int psum_buffer, int bank) const {
     return (uint64_t(psum_buffer) * plan_.banks_per_block + bank) * bank_bytes_;
@@ -184,21 +201,24 @@ class GemmBuilder {
       isa::Instruction ls;
       ls.op = isa::Opcode::kLoadStationary;
       ls.te.dtype = l_.dtype;
-      ls.te.sbuf_addr = stationary_addr(batch.buffer, t);
+      ls.te.sbuf_addr = stationary_addr(batch.stationary_slot, t);
       ls.te.k = static_cast<uint16_t>(tile_rows(kt));
       ls.te.free_size = static_cast<uint16_t>(b.rows);
-      if (isa::is_mx(l_.dtype)) ls.te.scale_addr = stationary_scale_addr(batch.buffer, t);
+      if (isa::is_mx(l_.dtype)) ls.te.scale_addr = stationary_scale_addr(batch.stationary_slot, t);
       te.push_back(ls);
       for (int g = 0; g < b.ntiles; ++g) {
         isa::Instruction mm;
         mm.op = isa::Opcode::kMultiplyMoving;
         mm.te.dtype = l_.dtype;
         mm.te.accumulate = l_.accumulate_into || kt > 0;
-        mm.te.sbuf_addr = moving_addr(batch.buffer, t) + isa::te_sbuf_row_bytes(l_.dtype, uint64_t(g) * p.n_tile);
+        mm.te.sbuf_addr =
+            moving_addr(batch.moving_slot, t) + isa::te_sbuf_row_bytes(l_.dtype, uint64_t(g) * p.n_tile);
         mm.te.psum_addr = psum_addr(b.psum_buffer, g);
         mm.te.k = static_cast<uint16_t>(tile_rows(kt));
         mm.te.free_size = static_cast<uint16_t>(std::min(p.n_tile, b.cols - g * p.n_tile));
-        if (isa::is_mx(l_.dtype)) mm.te.scale_addr = moving_scale_addr(batch.buffer, t) + uint64_t(g) * p.n_tile;
+        if (isa::is_mx(l_.dtype)) {
+          mm.te.scale_addr = moving_scale_addr(batch.moving_slot, t) + uint64_t(g) * p.n_tile;
+        }
         te.push_back(mm);
       }
     }
@@ -374,25 +394,30 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
   p.blocks = p.m_tiles * p.n_groups;
 
   // K tiles per batch: enough that the TE works on a batch for kBatchSlack times as long as the DMA needs to load
-  // the next one (estimated: one start latency, then the wave's bytes over all engines), within SBUF.
-  const uint64_t per_ktile =
-      uint64_t(p.moving_row_bytes) + p.stationary_row_bytes + p.moving_scale_bytes + p.stationary_scale_bytes;
+  // the next one (estimated: one start latency, then the wave's bytes over all engines), within SBUF. TE time per K
+  // tile, as the engine streams (TeTiming): the load's 1 + beats, then 1 + N per bank; the drains overlap.
+  const uint64_t moving_per_ktile = uint64_t(p.moving_row_bytes) + p.moving_scale_bytes;
+  const uint64_t stationary_per_ktile = uint64_t(p.stationary_row_bytes) + p.stationary_scale_bytes;
+  const uint64_t per_ktile = moving_per_ktile + stationary_per_ktile;
   const double block_cols = std::min<double>(l.n, double(p.banks_per_block) * p.n_tile);
   const double k_parts = isa::te_sbuf_partitions(l.dtype, unsigned(p.k_tile));  // SBUF partitions of a K tile
-  const double te_per_ktile = 1.0 + k_parts + block_cols +
-                              p.banks_per_block * (double(info.te_rows) + info.te_cols + 2.0);
-  const double dma_per_ktile = k_parts * per_ktile / (engines * bytes_per_cycle);
+  const double te_per_ktile = 1.0 + k_parts + block_cols + p.banks_per_block;
+  const double dma_per_ktile = k_parts * double(per_ktile) / (engines * bytes_per_cycle);
   int want = p.k_tiles;
   if (te_per_ktile > kBatchSlack * dma_per_ktile) {
     want = static_cast<int>(std::ceil(kBatchSlack * latency / (te_per_ktile - kBatchSlack * dma_per_ktile)));
   }
   want = std::max(1, std::min(want, p.k_tiles));
+  // SBUF bytes per partition of `slots` moving slots and `nbuf` stationary slots of `kt` K tiles each.
+  auto layout_bytes = [&](uint64_t slots, uint64_t nbuf, uint64_t kt) {
+    return slots * align_up(kt * moving_per_ktile, 64) + nbuf * align_up(kt * stationary_per_ktile, 64);
+  };
   const int total_batches_max = p.blocks * p.k_tiles;
   p.sbuf_buffers = std::max(1, std::min(kWantedSbufBuffers, total_batches_max));
   for (;;) {
-    const uint64_t cap = pb / p.sbuf_buffers / per_ktile;  // K tiles per buffer that fit (64-byte aligned below)
-    int ktiles = static_cast<int>(std::min<uint64_t>(uint64_t(want), cap));
-    while (ktiles >= 1 && align_up(uint64_t(ktiles) * per_ktile, 64) * p.sbuf_buffers > pb) --ktiles;
+    const uint64_t nbuf = uint64_t(p.sbuf_buffers);
+    int ktiles = static_cast<int>(std::min<uint64_t>(uint64_t(want), pb / nbuf / per_ktile));
+    while (ktiles >= 1 && layout_bytes(nbuf, nbuf, uint64_t(ktiles)) > pb) --ktiles;
     if (ktiles >= 1) {
       p.batches_per_block = static_cast<int>(ceil_div(uint64_t(p.k_tiles), uint64_t(ktiles)));
       p.ktiles_per_batch = static_cast<int>(ceil_div(uint64_t(p.k_tiles), uint64_t(p.batches_per_block)));
@@ -403,7 +428,18 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
   }
   p.batches = p.blocks * p.batches_per_block;
   p.sbuf_buffers = std::min(p.sbuf_buffers, p.batches);
-  p.sbuf_buffer_bytes = static_cast<uint32_t>(align_up(uint64_t(p.ktiles_per_batch) * per_ktile, 64));
+  // The moving panel of a group (all its K tiles) stays in SBUF for the group's M tiles when it fits beside the
+  // stationary slots: every moving element then crosses the DMA once instead of once per M tile.
+  const uint64_t kt = uint64_t(p.ktiles_per_batch), nbuf = uint64_t(p.sbuf_buffers);
+  p.moving_resident = p.m_tiles > 1 && layout_bytes(uint64_t(p.batches_per_block), nbuf, kt) <= pb;
+  p.moving_slots = p.moving_resident ? p.batches_per_block : p.sbuf_buffers;
+  p.moving_slot_bytes = static_cast<uint32_t>(align_up(kt * moving_per_ktile, 64));
+  p.stationary_slot_bytes = static_cast<uint32_t>(align_up(kt * stationary_per_ktile, 64));
+  p.sbuf_bytes = static_cast<uint32_t>(layout_bytes(uint64_t(p.moving_slots), nbuf, kt));
+  // What crosses the DMA (the loads, P -> PSUM and the drains), for the bound beside the TE's.
+  const double moving_loads = p.moving_resident ? 1.0 : double(p.m_tiles);
+  p.dma_bytes = uint64_t(double(l.k) * l.n * double(es) * moving_loads + double(l.k) * l.m * double(es) * p.n_groups +
+                         double(l.m) * l.n * (double(isa::data_type_bytes(l.out_type)) + (l.accumulate_into ? 4 : 0)));
   return p;
 }
 

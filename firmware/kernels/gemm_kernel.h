@@ -10,13 +10,16 @@
 //
 // Tiling and ops are described in docs/driver.md ("The GEMM kernel"). In short:
 //   - a *block* is one M tile (<= te_cols rows, PSUM partitions) x one group of G N tiles (<= 512 FP32 columns
-//     each, one PSUM bank each); the stationary tile stays loaded while the TE sweeps the block's G banks;
+//     each, one PSUM bank each); the stationary tile stays loaded while the TE sweeps the block's G banks; the
+//     blocks go group by group, each group's M tiles in turn, and when the group's moving panel (all K) fits in
+//     SBUF beside the stationary slots it is loaded once, with the group's first M tile (moving_resident);
 //   - the blocks alternate between PSUM buffers (psum_banks / G of them) so that the DMA drains one block to HBM
 //     while the TE fills the next;
-//   - each block's K tiles arrive in *batches* of P K tiles (moving [P*K_tile, block columns] and stationary
-//     [P*K_tile, M tile]) in one of nbuf SBUF buffers, each batch loaded by a few large 4-D copies spread over
-//     the DMA engines, so that DMA and TE overlap.
-// Per batch j three kinds of op: load j (dma, after compute j - nbuf: its SBUF buffer is free; published at once),
+//   - each block's K tiles arrive in *batches* of P K tiles (stationary [P*K_tile, M tile] into one of nbuf
+//     stationary slots, moving [P*K_tile, block columns] into a moving slot unless resident), each batch loaded by
+//     a few large 4-D copies spread over the DMA engines, so that DMA and TE overlap.
+// Per batch j three kinds of op: load j (dma, after compute j - nbuf: its stationary slot is free, and after the
+// last reader of its moving slot; published at once),
 // compute j (te, after load j and compute j - 1; a block's first batch also after the drain of the block that used
 // its PSUM buffer before) and, after a block's last batch, drain (dma). The Pipeline turns these dependencies into
 // semaphores; the program is free of races under any timing (tests/kernels check this by a happens-before
@@ -67,8 +70,18 @@ struct GemmPlan {
   int ktiles_per_batch = 0;  ///< P
   int batches_per_block = 0;
   int batches = 0;           ///< blocks * batches_per_block = DMA load waves
-  int sbuf_buffers = 0;      ///< batch buffers in SBUF (nbuf)
-  uint32_t sbuf_buffer_bytes = 0;  ///< bytes per partition of one batch buffer
+  int sbuf_buffers = 0;      ///< stationary slots in SBUF (nbuf), a ring: batch j uses slot j % nbuf
+  /// The moving panel of a group of N tiles (all K) stays in SBUF while the group's M tiles are computed (loaded
+  /// with the group's first M tile); else the moving tiles are loaded with every batch, into a ring like the
+  /// stationary's.
+  bool moving_resident = false;
+  int moving_slots = 0;      ///< moving slots: batches_per_block when resident, else sbuf_buffers
+  uint32_t moving_slot_bytes = 0;      ///< bytes per partition of one moving slot (P K tiles, then their MX scales)
+  uint32_t stationary_slot_bytes = 0;  ///< the same for a stationary slot
+  uint32_t sbuf_bytes = 0;   ///< bytes per partition used from offset 0: the moving slots, then the stationary ones
+  /// Bytes the GEMM moves over the DMA: operand loads (the moving once per M tile, or once when resident; the
+  /// stationary once per group), the P -> PSUM copies with accumulate_into and the output.
+  uint64_t dma_bytes = 0;
   uint32_t moving_row_bytes = 0;   ///< bytes per partition of one K tile's moving columns in a buffer (2 per column)
   uint32_t stationary_row_bytes = 0;  ///< bytes per partition of one K tile's stationary columns in a buffer
   uint32_t moving_scale_bytes = 0;      ///< MX: bytes per partition of one K tile's moving scales (1 per column)
@@ -82,8 +95,7 @@ struct GemmPlan {
 GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& layout);
 
 /// Adds the GEMM's ops to `pipe` (built on `info`'s device) and returns its drains: when all of them have completed,
-/// out[M, N] is in HBM. Uses SBUF from offset 0 of partitions 0..te_rows-1 (plan.sbuf_buffers *
-/// plan.sbuf_buffer_bytes bytes each) and PSUM partitions 0..m_tile-1 from offset 0 (plan.psum_buffers * G banks),
+/// out[M, N] is in HBM. Uses SBUF from offset 0 of partitions 0..te_rows-1 (plan.sbuf_bytes each) and PSUM partitions 0..m_tile-1 from offset 0 (plan.psum_buffers * G banks),
 /// so other ops of `pipe` must not touch those while the GEMM runs. Touches HBM only inside the three tensors.
 /// Throws like plan_gemm().
 std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& layout);

@@ -1,6 +1,7 @@
 #include "firmware/kernels/gemm_launch.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/core.h>
@@ -100,11 +101,23 @@ GemmCoresRun run_gemm_cores(const std::vector<driver::Driver*>& cores, const Gem
     layout.out_hbm = out_hbm + uint64_t(m0) * ops.n * ob;  // rows [m0, m0 + rows) of the output
     driver::Driver& d = *cores[c];
     const isa::Program program = make_gemm_program(d.info(), layout);
+    const driver::DeviceInfo& info = d.info();
+    const double to_cycles = info.te_clock_mhz / 1000.0;  // TE cycles per ns
+    const uint64_t bytes = plan_gemm(info, layout).dma_bytes;
+    r.bound.dma_bytes += bytes;
+    r.bound.te_cycles = std::max<uint64_t>(r.bound.te_cycles, uint64_t(std::ceil(double(ops.k) * rows * ops.n /
+                                                                               (info.te_rows * info.te_cols))));
+    r.bound.dma_cycles = std::max<uint64_t>(r.bound.dma_cycles,
+        uint64_t(std::ceil(bytes / (info.num_dma_engines * info.dma_bytes_per_ns) * to_cycles)));
+    if (info.hbm_bytes_per_ns > 0) {
+      r.bound.hbm_cycles = uint64_t(std::ceil(r.bound.dma_bytes / info.hbm_bytes_per_ns * to_cycles));
+    }
     for (const auto& q : program.queues) r.instructions += q.size();
     d.load_program(program);
     if (ops.out_sr) d.set_sr_seed(ops.sr_seed);
     active.push_back(&d);
   }
+  r.bound.bytes_per_mac = double(r.bound.dma_bytes) / (double(ops.k) * ops.m * ops.n);
   for (driver::Driver* d : active) d->start();
   for (driver::Driver* d : active) {
     r.runs.push_back(d->wait(timeout_cycles));

@@ -39,6 +39,16 @@ struct GemmDeviceRun {
 /// errors (DeviceFault, DriverTimeout, OutOfDeviceMemory) as they come.
 GemmDeviceRun run_gemm(driver::Driver& drv, const GemmHostOperands& ops, uint64_t timeout_cycles);
 
+/// The floors a GEMM's time cannot go below at the kernel's tiling (docs/kernels.md "Bounds"), in TE cycles: the
+/// Tensor Engine's (MACs / PEs, the busiest core), the DMA's (a core's bytes over the DMA, GemmPlan::dma_bytes, at
+/// num_dma_engines x dma_bytes_per_ns: the busiest core) and the HBM model's (every core's bytes at the chip's
+/// hbm_bytes_per_ns). A run reaches at best the largest.
+struct GemmBound {
+  uint64_t dma_bytes = 0;      ///< all cores
+  double bytes_per_mac = 0;    ///< dma_bytes / MACs
+  uint64_t te_cycles = 0, dma_cycles = 0, hbm_cycles = 0;
+};
+
 /// What run_gemm_cores reports: the whole result and each core's run.
 struct GemmCoresRun {
   std::vector<uint32_t> out;                 ///< [M, N], as GemmDeviceRun::out
@@ -47,6 +57,7 @@ struct GemmCoresRun {
   uint64_t cycles = 0;                       ///< the longest core's cycles: the GEMM's time on the chip
   uint64_t out_hbm = 0;                      ///< HBM address of out (the shared output buffer)
   size_t instructions = 0;                   ///< programs' sizes, all cores and queues
+  GemmBound bound;
 };
 
 /// The GEMM split over the cores of one chip (docs/kernels.md, "Multi-core GEMM"), by M: core c computes output

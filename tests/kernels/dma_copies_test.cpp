@@ -78,6 +78,19 @@ TEST(DmaPieces, CutsTheOuterDimensionThenTheNextAndNeverDimensionZero) {
   EXPECT_EQ(dma_pieces(c, 0).size(), 1u);
 }
 
+TEST(DmaPieces, CutsStraightAlongRowsWhenTheTilesCannotShareThePiecesEvenly) {
+  // 15 pieces of 8 tiles x 128 rows (a GEMM wave: 15 engines for the moving tiles): cutting the tiles first would
+  // leave one tile whole (twice the others' pieces); 15 runs of 8 or 9 rows of every tile are within 1/8.
+  const isa::CopyFields c = tiles_copy(512, 128, 8);
+  const auto pieces = dma_pieces(c, 15);
+  ASSERT_EQ(pieces.size(), 15u);
+  for (const auto& p : pieces) {
+    EXPECT_EQ(p.copy.count[2], 8) << "every piece spans the tiles";
+    EXPECT_TRUE(p.copy.count[1] == 8 || p.copy.count[1] == 9) << p.copy.count[1];
+  }
+  EXPECT_EQ(moves(pieces), moves(c));
+}
+
 TEST(DmaPieces, ARowOnlyCopyIsNotCut) {
   isa::CopyFields c = copy_rows(MemSpace::kHbm, 0, DataType::kFp32, 0, MemSpace::kHbm, 1 << 20, DataType::kFp32, 0,
                                 1, 60000);

@@ -89,7 +89,7 @@ std::vector<Area> kernel_areas(const DeviceInfo& info, const GemmLayout& l, cons
   a.push_back({isa::MemSpace::kHbm, 0, 1, l.moving_hbm, l.moving_hbm + uint64_t(l.k) * l.n * es, true, false,
                "moving"});
   a.push_back({isa::MemSpace::kHbm, 0, 1, l.out_hbm, hbm_end(l), l.accumulate_into, true, "out"});
-  a.push_back({isa::MemSpace::kSbuf, 0, uint32_t(p.k_tile), 0, uint64_t(p.sbuf_buffers) * p.sbuf_buffer_bytes, true,
+  a.push_back({isa::MemSpace::kSbuf, 0, uint32_t(p.k_tile), 0, uint64_t(p.sbuf_bytes), true,
                true, "sbuf buffers"});
   a.push_back({isa::MemSpace::kPsum, 0, uint32_t(p.m_tile), 0,
                uint64_t(p.psum_buffers) * p.banks_per_block * info.psum_bank_bytes(), true, true, "psum buffers"});
@@ -246,7 +246,7 @@ TEST(GemmPlan, DefaultWorkloadOnTiny) {
   EXPECT_EQ(p.blocks, 16);
   EXPECT_EQ(p.sbuf_buffers, 3);
   EXPECT_GE(p.ktiles_per_batch, 2);
-  EXPECT_LE(uint64_t(p.sbuf_buffers) * p.sbuf_buffer_bytes, tiny_info().sbuf_partition_bytes);
+  EXPECT_LE(uint64_t(p.sbuf_bytes), tiny_info().sbuf_partition_bytes);
 }
 
 TEST(GemmPlan, RejectsBadInput) {

@@ -119,7 +119,7 @@ TEST_F(DeviceTest, GemmKernelLeavesMemoryOutsideItsBuffersUntouched) {
   layout.m = m;
   layout.n = n;
   const kernels::GemmPlan plan = kernels::plan_gemm(info, layout);
-  const uint64_t sbuf_used = uint64_t(plan.sbuf_buffers) * plan.sbuf_buffer_bytes;
+  const uint64_t sbuf_used = uint64_t(plan.sbuf_bytes);
   const uint64_t psum_used = uint64_t(plan.psum_buffers) * plan.banks_per_block * info.psum_bank_bytes();
   std::vector<uint8_t> row(info.sbuf_partition_bytes);
   for (uint32_t p = 0; p < info.sbuf_partitions; ++p) {

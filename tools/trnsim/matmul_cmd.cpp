@@ -115,18 +115,12 @@ int run_matmul(MatmulOptions o) {
 
   return run_on_device(session, [&] {
     const auto t0 = std::chrono::steady_clock::now();
-    kernels::GemmDeviceRun r;
-    if (o.device.cores > 1) {  // docs/kernels.md, "Multi-core GEMM"
-      kernels::GemmCoresRun c = kernels::run_gemm_cores(session.cores(), ops, o.device.timeout_cycles);
-      r.out = std::move(c.out);
-      r.out_hbm = c.out_hbm;
-      r.run.cycles = c.cycles;
-      r.instructions = c.instructions;
-      for (size_t i = 0; i < c.rows.size(); ++i) {
-        fmt::print("  core {}: {} rows{}\n", i, c.rows[i], c.rows[i] == 0 ? " (nothing left: it sat out)" : "");
+    // docs/kernels.md, "Multi-core GEMM" (one core: the split over one core, as run_gemm).
+    const kernels::GemmCoresRun r = kernels::run_gemm_cores(session.cores(), ops, o.device.timeout_cycles);
+    if (o.device.cores > 1) {
+      for (size_t i = 0; i < r.rows.size(); ++i) {
+        fmt::print("  core {}: {} rows{}\n", i, r.rows[i], r.rows[i] == 0 ? " (nothing left: it sat out)" : "");
       }
-    } else {
-      r = kernels::run_gemm(*session.driver, ops, o.device.timeout_cycles);
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // The .npy holds FP32: a narrow output widened exactly.
@@ -153,8 +147,18 @@ int run_matmul(MatmulOptions o) {
         fmt::print("  MISMATCH O[{}][{}]: device 0x{:08X}, golden 0x{:08X}\n", i / n, i % n, r.out[i], want[i]);
       }
     }
-    fmt::print("  {} device cycles, {}, {:.3f} s host time; wrote {}\n", r.run.cycles,
+    const double macs = double(k) * mm * n;
+    fmt::print("  {} device cycles, {}, {:.3f} s host time; wrote {}\n", r.cycles,
                counted(r.instructions, "instruction"), wall, o.out);
+    fmt::print("  TE utilization {:.1f}% of the {} array{}\n",
+               100.0 * macs / (double(r.cycles) * session.info().te_rows * session.info().te_cols * r.runs.size()),
+               fmt::format("{}x{}", session.info().te_rows, session.info().te_cols),
+               r.runs.size() > 1 ? fmt::format("s of {} cores", r.runs.size()) : "");
+    const kernels::GemmBound& b = r.bound;
+    fmt::print("  bounds (cycles)  TE {} | DMA {} ({:.1f} MB, {:.4f} B/MAC at this tiling) | HBM {}: {} of the run\n",
+               b.te_cycles, b.dma_cycles, b.dma_bytes / 1e6, b.bytes_per_mac, b.hbm_cycles,
+               fmt::format("{:.1f}%", 100.0 * double(std::max({b.te_cycles, b.dma_cycles, b.hbm_cycles})) /
+                                          double(r.cycles)));
     session.write_timeline();  // before the PASS/FAIL line
     if (bad) {
       fmt::print("FAIL: {} of {} elements differ from the golden GEMM{}\n", bad, want.size(), golden_cast);
