@@ -16,13 +16,19 @@ TensorEngine::TensorEngine(const sc_core::sc_module_name& name, CoreControl& con
 void TensorEngine::on_start() {
   loaded_ = false;
   swap_pending_ = false;
-  results_at_ = swap_clear_at_ = sc_core::SC_ZERO_TIME;
+  load_free_at_ = stream_free_at_ = results_at_ = swap_clear_at_ = swap_taken_at_ = sc_core::SC_ZERO_TIME;
 }
 
-void TensorEngine::drain() {
+uint64_t TensorEngine::cycles_until(const sc_core::sc_time& t) const {
   const sc_core::sc_time now = sc_core::sc_time_stamp();
-  if (results_at_ > now) busy(static_cast<uint64_t>(std::ceil((results_at_ - now) / control_.cycle_time())));
+  return t > now ? static_cast<uint64_t>(std::ceil((t - now) / control_.cycle_time())) : 0;
 }
+
+void TensorEngine::busy_until(const sc_core::sc_time& t) {
+  if (const uint64_t n = cycles_until(t)) busy(n);
+}
+
+void TensorEngine::drain() { busy_until(std::max({load_free_at_, stream_free_at_, results_at_})); }
 
 std::optional<Fault> TensorEngine::execute(const isa::Instruction& instr, uint32_t index) {
   if (instr.op == isa::Opcode::kLoadStationary) return load_stationary(instr.te);
@@ -101,13 +107,14 @@ std::optional<Fault> TensorEngine::load_stationary(const isa::TeFields& f) {
   if (auto fault = read_sbuf_scales(f, f.free_size, scales)) return fault;
   std::vector<uint16_t> stationary;
   if (auto fault = read_sbuf_rows(f.sbuf_addr, f.k, f.free_size, f.dtype, stationary)) return fault;
+  // The command is taken once the previous load is done and the swapping multiply took its first column; the beats
+  // (issue_cycles - 1 of them) follow, the first no earlier than the last swap's leaving the array (shadow weights).
+  busy_until(std::max(load_free_at_, swap_taken_at_));
   compute_->load_stationary(f.dtype, f.k, f.free_size, stationary, scales);
-  // Shadow weights: the first stationary beat (a cycle after the command) waits for the last swap to leave the array.
-  const sc_core::sc_time first_beat = sc_core::sc_time_stamp() + control_.cycle_time();
-  uint64_t held = 0;
-  if (swap_clear_at_ > first_beat) held = static_cast<uint64_t>(std::ceil((swap_clear_at_ - first_beat) /
-                                                                          control_.cycle_time()));
-  busy(compute_->issue_cycles() + held);
+  const sc_core::sc_time cycle = control_.cycle_time();
+  const sc_core::sc_time first_beat = std::max(sc_core::sc_time_stamp() + cycle, swap_clear_at_);
+  load_free_at_ = first_beat + cycle * double(compute_->issue_cycles() - 1);
+  busy(1);  // the command handshake
   swap_pending_ = true;
   loaded_ = true;
   loaded_dtype_ = f.dtype;
@@ -150,20 +157,22 @@ std::optional<Fault> TensorEngine::multiply_moving(const isa::TeFields& f, uint3
   uint64_t cycles = 0;
   // The PSUM write-back mode goes to the datapath with the command and comes back with the result columns.
   PsumWrite write = f.accumulate ? PsumWrite::kAccumulate : PsumWrite::kOverwrite;
+  busy_until(std::max(load_free_at_, stream_free_at_));  // both sequencers idle: the command is taken
   try {
     cycles = compute_->multiply_moving(f.dtype, f.k, n, moving, scales, sums, write, index);
   } catch (const std::exception& e) {
     return Fault{regs::ERR_ENGINE_FAULT, 0, fmt::format("cycle {}: {}", control_.cycles(), e.what())};
   }
   const uint64_t epoch = run_epoch();
-  const sc_core::sc_time issued = sc_core::sc_time_stamp();
+  const sc_core::sc_time taken = sc_core::sc_time_stamp(), cycle = control_.cycle_time();
   if (swap_pending_) {  // this command's first column (a cycle after it) swaps the loaded weights in
-    swap_clear_at_ = issued + control_.cycle_time() * double(1 + TeTiming::swap_clear(compute_->rows(),
-                                                                                      compute_->cols()));
+    swap_clear_at_ = taken + cycle * double(1 + TeTiming::swap_clear(compute_->rows(), compute_->cols()));
+    swap_taken_at_ = taken + cycle * 2.0;
     swap_pending_ = false;
   }
-  results_at_ = issued + control_.cycle_time() * double(cycles);
-  busy(compute_->issue_cycles());
+  stream_free_at_ = taken + cycle * double(compute_->issue_cycles());
+  results_at_ = taken + cycle * double(cycles);
+  busy(1);  // the command handshake
   // A soft reset while the array streamed abandons the instruction: its results must not land in the next run's
   // PSUM (the Vector, Scalar and DMA engines drop theirs the same way).
   if (control_.epoch() != epoch) return std::nullopt;

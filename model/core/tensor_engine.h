@@ -1,11 +1,13 @@
 // The Tensor Engine's queue: load_stationary and multiply_moving read SBUF over the bus, run on a TeCompute
 // backend (TLM, RTL or lockstep) and write PSUM through the PSUM adder (BRIEF section 3 rule 4).
 //
-// Timing in a stream (docs/architecture.md "Timing", TeTiming): the queue issues the next instruction as soon as the
-// engine takes its command (issue_cycles), so a MultiplyMoving's pipeline drain overlaps what follows; a
-// load_stationary's first beat waits until the swap of the previous weights has left the array (shadow weights);
-// sem_signal and halt wait for the last results (drain). The PSUM adder's writes are made when the instruction is
-// issued: nothing can observe them earlier, since every reader waits for a semaphore that the drain delays.
+// Timing in a stream (docs/architecture.md "Timing", TeTiming; the RTL's two sequencers): an instruction retires
+// when the engine takes its command. A load_stationary is taken once the previous load is done and the multiply
+// that swaps the weights before it has taken its first column; its beats follow (no earlier than the swap's
+// leaving the array) while earlier multiplies stream. A multiply_moving is taken once both sequencers are idle, and
+// its results leave the pipeline ROWS + COLS + 1 cycles after its last column. sem_signal and halt wait for all of
+// it (drain). The datapath computes, and the PSUM adder writes, when the command is taken: nothing can observe them
+// earlier, since every reader waits for a semaphore that the drain delays.
 #pragma once
 
 #include <memory>
@@ -27,7 +29,8 @@ class TensorEngine : public QueueEngine {
  protected:
   std::optional<Fault> execute(const isa::Instruction& instr, uint32_t index) override;
   void on_start() override;
-  /// Waits until the last multiply_moving's results are in PSUM (before sem_signal and halt).
+  /// Waits until the last load's beats are taken and the last multiply_moving's results are in PSUM (before
+  /// sem_signal and halt).
   void drain() override;
 
  private:
@@ -46,9 +49,17 @@ class TensorEngine : public QueueEngine {
   isa::Dtype loaded_dtype_ = isa::Dtype::kBf16;
   int loaded_k_ = 0, loaded_m_ = 0;
   uint64_t macs_ = 0;
-  sc_core::sc_time results_at_;     ///< the last multiply_moving's last result column is in PSUM
-  sc_core::sc_time swap_clear_at_;  ///< a stationary beat may be taken from then on (the last swap left the array)
-  bool swap_pending_ = false;       ///< a load_stationary since the last multiply_moving: the next one swaps
+  /// Waits until `t`, counting the time as the TE's (the queue is held by the engine).
+  void busy_until(const sc_core::sc_time& t);
+  /// Whole TE cycles from now until `t` (0 when `t` has passed).
+  uint64_t cycles_until(const sc_core::sc_time& t) const;
+
+  sc_core::sc_time load_free_at_;    ///< the load sequencer is idle: the last stationary beat was taken
+  sc_core::sc_time stream_free_at_;  ///< the stream sequencer is idle: the last moving column was taken
+  sc_core::sc_time results_at_;      ///< the last multiply_moving's last result column is in PSUM
+  sc_core::sc_time swap_clear_at_;   ///< a stationary beat may be taken from then on (the last swap left the array)
+  sc_core::sc_time swap_taken_at_;   ///< a load may be taken from then on (the swapping multiply took its column)
+  bool swap_pending_ = false;        ///< a load_stationary since the last multiply_moving: the next one swaps
 };
 
 }  // namespace trnsim::model

@@ -84,38 +84,41 @@ module trn_te
   localparam int unsigned FLIGHT_W   = $clog2(CTRL_DEPTH + 1);
   localparam int unsigned SWAP_DEPTH = ROWS + COLS - 1;  // pipeline stages a swap flag spends inside the array
 
-  typedef enum logic [1:0] {
-    ST_IDLE   = 2'd0,  // waiting for a command
-    ST_LOAD   = 2'd1,  // taking stationary rows
-    ST_STREAM = 2'd2   // taking moving columns
-  } state_e;
-
-  state_e                  state_q, state_d;
-  logic [2:0]              dtype_q;
-  logic                    acc_q;                // PSUM write-back mode of the MultiplyMoving being streamed
-  logic [N_W-1:0]          count_q, count_d;     // LOAD: rows taken so far; STREAM: columns still to take
+  // Two sequencers share the command port, in command order: the load sequencer takes a LoadStationary's beats into
+  // the shadow weights while the stream sequencer may still take an earlier MultiplyMoving's columns.
+  logic                    ld_busy_q;            // a LoadStationary's beats are being taken
+  logic [N_W-1:0]          ld_count_q;           // its beats taken so far
+  logic [2:0]              ld_dtype_q;           // its dtype (stationary widening)
+  logic                    mv_busy_q;            // a MultiplyMoving's columns are being taken
+  logic [N_W-1:0]          mv_count_q;           // its columns still to take
+  logic [2:0]              mv_dtype_q;           // its dtype (moving widening)
+  logic                    acc_q;                // its PSUM write-back mode
   logic [K_W-1:0]          k_q;
   logic                    dbl_q;                // the loaded stationary pairs two partitions per PE row (FP8)
   logic [K_W-1:0]          stat_beats;           // beats of the LoadStationary being taken: ceil(K / P)
   logic [ROWS-1:0]         row_act0_q;           // per PE row: first partition active
   logic [ROWS-1:0]         row_act1_q;           // per PE row: second partition active (FP8 only)
   logic [FLIGHT_W-1:0]     inflight_q;           // result columns in the pipeline
-  logic                    swap_pend_q;          // a LoadStationary was taken: the next moving column swaps
+  logic                    swap_pend_q;          // a LoadStationary completed: the next MultiplyMoving swaps
+  logic                    mv_swap_q;            // the MultiplyMoving taken swaps on its first column, not yet taken
   logic [SWAP_DEPTH-1:0]   swap_q;               // stage i: the column reaching the PEs with r + c = i swaps
   logic                    swap_in;              // this moving beat carries the swap flag
   logic                    err_q;
 
   logic cmd_hs, stat_hs, mov_hs, out_hs;
-  logic cmd_illegal;
+  logic cmd_illegal, cmd_load, cmd_mult, last_stat;
   logic adv;                                    // the datapath pipeline advances this cycle
 
   // ---------------------------------------------------------------------------------------------------------------
   // Command sequencing
   // ---------------------------------------------------------------------------------------------------------------
+  // A LoadStationary is taken while no other is loading and no taken MultiplyMoving still waits to swap the previous
+  // weights in (its beats would overwrite them); a MultiplyMoving (and any other command) once both sequencers are
+  // idle, so it streams with the weights of every LoadStationary before it.
   assign adv          = !out_valid_o || out_ready_i;
-  assign cmd_ready_o  = (state_q == ST_IDLE);
-  assign stat_ready_o = (state_q == ST_LOAD) && (swap_q == '0);
-  assign mov_ready_o  = (state_q == ST_STREAM) && adv;
+  assign cmd_ready_o  = (cmd_op_i == OP_LOAD_STATIONARY) ? (!ld_busy_q && !mv_swap_q) : (!ld_busy_q && !mv_busy_q);
+  assign stat_ready_o = ld_busy_q && (swap_q == '0);
+  assign mov_ready_o  = mv_busy_q && adv;
 
   assign cmd_hs  = cmd_valid_i && cmd_ready_o;
   assign stat_hs = stat_valid_i && stat_ready_o;
@@ -132,68 +135,52 @@ module trn_te
     endcase
   end
 
-  always_comb begin
-    state_d = state_q;
-    count_d = count_q;
-    unique case (state_q)
-      ST_IDLE: begin
-        if (cmd_hs && !cmd_illegal) begin
-          if (cmd_op_i == OP_LOAD_STATIONARY) begin
-            state_d = ST_LOAD;
-            count_d = '0;
-          end else begin
-            state_d = ST_STREAM;
-            count_d = cmd_n_i;
-          end
-        end
-      end
-      ST_LOAD: begin
-        if (stat_hs) begin
-          count_d = count_q + 1'b1;
-          if (count_d == N_W'(stat_beats)) state_d = ST_IDLE;
-        end
-      end
-      ST_STREAM: begin
-        if (mov_hs) begin
-          count_d = count_q - 1'b1;
-          if (count_d == '0) state_d = ST_IDLE;
-        end
-      end
-      default: state_d = ST_IDLE;
-    endcase
-  end
+  assign cmd_load  = cmd_hs && !cmd_illegal && cmd_op_i == OP_LOAD_STATIONARY;
+  assign cmd_mult  = cmd_hs && !cmd_illegal && cmd_op_i == OP_MULTIPLY_MOVING;
+  assign last_stat = stat_hs && (ld_count_q + 1'b1 == N_W'(stat_beats));
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      state_q      <= ST_IDLE;
-      count_q      <= '0;
-      k_q          <= '0;
-      dbl_q        <= 1'b0;
-      dtype_q      <= DT_BF16;
-      acc_q        <= 1'b0;
-      row_act0_q   <= '0;
-      row_act1_q   <= '0;
-      err_q        <= 1'b0;
+      ld_busy_q  <= 1'b0;
+      ld_count_q <= '0;
+      ld_dtype_q <= DT_BF16;
+      mv_busy_q  <= 1'b0;
+      mv_count_q <= '0;
+      mv_dtype_q <= DT_BF16;
+      acc_q      <= 1'b0;
+      k_q        <= '0;
+      dbl_q      <= 1'b0;
+      row_act0_q <= '0;
+      row_act1_q <= '0;
+      err_q      <= 1'b0;
     end else begin
-      state_q <= state_d;
-      count_q <= count_d;
-      if (cmd_hs && !cmd_illegal) begin
-        dtype_q <= cmd_dtype_i;
-        if (cmd_op_i == OP_LOAD_STATIONARY) begin
-          k_q   <= cmd_k_i;
-          dbl_q <= dtype_pe_partitions(cmd_dtype_i) == 2'd2;
-        end else begin
-          acc_q <= cmd_acc_i;
-        end
+      if (cmd_load) begin
+        ld_busy_q  <= 1'b1;
+        ld_count_q <= '0;
+        ld_dtype_q <= cmd_dtype_i;
+        k_q        <= cmd_k_i;
+        dbl_q      <= dtype_pe_partitions(cmd_dtype_i) == 2'd2;
+      end else if (stat_hs) begin
+        ld_count_q <= ld_count_q + 1'b1;
+        if (last_stat) ld_busy_q <= 1'b0;
+      end
+      if (cmd_mult) begin
+        mv_busy_q  <= 1'b1;
+        mv_count_q <= cmd_n_i;
+        mv_dtype_q <= cmd_dtype_i;
+        acc_q      <= cmd_acc_i;
+      end else if (mov_hs) begin
+        mv_count_q <= mv_count_q - 1'b1;
+        if (mv_count_q == N_W'(1)) mv_busy_q <= 1'b0;
       end
       if (cmd_hs && cmd_illegal) err_q <= 1'b1;
       // The loaded partition activity, which the PEs take on the swap. It changes only while no swap is inside the
       // array (stat_ready_o requires it). Beat j activates PE row j's first partition, and for FP8 its second
       // unless K is odd and this is the last beat.
       if (stat_hs) begin
-        row_act0_q <= ((count_q == '0) ? '0 : row_act0_q) | (ROWS'(1) << count_q);
-        row_act1_q <= ((count_q == '0) ? '0 : row_act1_q) |
-                      (ROWS'(dbl_q && 32'(count_q) * 2 + 1 < 32'(k_q)) << count_q);
+        row_act0_q <= ((ld_count_q == '0) ? '0 : row_act0_q) | (ROWS'(1) << ld_count_q);
+        row_act1_q <= ((ld_count_q == '0) ? '0 : row_act1_q) |
+                      (ROWS'(dbl_q && 32'(ld_count_q) * 2 + 1 < 32'(k_q)) << ld_count_q);
       end
     end
   end
@@ -206,22 +193,25 @@ module trn_te
     end
   end
 
-  // Weight swap: the first moving column after a LoadStationary carries the flag through the skew and the array;
-  // swap_q follows it (in step with the datapath) for as long as it is inside the array.
-  assign swap_in = mov_hs && swap_pend_q;
+  // Weight swap: a completed LoadStationary arms the next MultiplyMoving, whose first column carries the flag
+  // through the skew and the array; swap_q follows it (in step with the datapath) while it is inside the array.
+  assign swap_in = mov_hs && mv_swap_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       swap_pend_q <= 1'b0;
+      mv_swap_q   <= 1'b0;
       swap_q      <= '0;
     end else begin
-      if (cmd_hs && !cmd_illegal && cmd_op_i == OP_LOAD_STATIONARY) swap_pend_q <= 1'b1;
-      else if (swap_in) swap_pend_q <= 1'b0;
+      if (last_stat) swap_pend_q <= 1'b1;
+      else if (cmd_mult) swap_pend_q <= 1'b0;
+      if (cmd_mult) mv_swap_q <= swap_pend_q;
+      else if (swap_in) mv_swap_q <= 1'b0;
       if (adv) swap_q <= SWAP_DEPTH'({swap_q, swap_in});
     end
   end
 
   assign stat_beats = dbl_q ? K_W'((32'(k_q) + 1) / 2) : k_q;
-  assign busy_o = (state_q != ST_IDLE) || (inflight_q != '0);
+  assign busy_o = ld_busy_q || mv_busy_q || (inflight_q != '0);
   assign err_o  = err_q;
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -232,47 +222,46 @@ module trn_te
   logic [COLS-1:0][31:0] stat0_f32, stat1_f32;
   logic [ROWS-1:0][31:0] mov0_f32, mov1_f32;
   logic [ROWS-1:0]       w_we;
-  logic                  dbl_cmd;   // the dtype being streamed pairs partitions (FP8)
+  logic                  ld_dbl, mv_dbl;  // the dtype being loaded / streamed pairs partitions (FP8)
 
-  assign dbl_cmd = dtype_pe_partitions(dtype_q) == 2'd2;
+  assign ld_dbl = dtype_pe_partitions(ld_dtype_q) == 2'd2;
+  assign mv_dbl = dtype_pe_partitions(mv_dtype_q) == 2'd2;
 
   // MX scales (rule 10) go to the PEs with their values; every other dtype multiplies by 2^0 (code 127).
-  logic                  mx_cmd;
   logic [COLS-1:0][7:0]  stat_scale;
   logic [ROWS-1:0][7:0]  mov_scale;
-  assign mx_cmd     = dtype_is_mx(dtype_q);
-  assign stat_scale = mx_cmd ? stat_scale_i : {COLS{8'd127}};
-  assign mov_scale  = mx_cmd ? mov_scale_i : {ROWS{8'd127}};
+  assign stat_scale = dtype_is_mx(ld_dtype_q) ? stat_scale_i : {COLS{8'd127}};
+  assign mov_scale  = dtype_is_mx(mv_dtype_q) ? mov_scale_i : {ROWS{8'd127}};
 
   for (genvar c = 0; c < COLS; c++) begin : g_stat_widen
     logic [31:0] hi_f32;
     trn_fp_widen u_widen (
-      .dtype_i (dtype_q),
+      .dtype_i (ld_dtype_q),
       .data_i  (stat_data_i[c]),
       .f32_o   (stat0_f32[c])
     );
     trn_fp_widen u_widen_hi (
-      .dtype_i (dtype_q),
+      .dtype_i (ld_dtype_q),
       .data_i  ({8'd0, stat_data_i[c][15:8]}),
       .f32_o   (hi_f32)
     );
-    assign stat1_f32[c] = dbl_cmd ? hi_f32 : '0;
+    assign stat1_f32[c] = ld_dbl ? hi_f32 : '0;
   end
 
   for (genvar r = 0; r < ROWS; r++) begin : g_mov_widen
     logic [31:0] hi_f32;
     trn_fp_widen u_widen (
-      .dtype_i (dtype_q),
+      .dtype_i (mv_dtype_q),
       .data_i  (mov_data_i[r]),
       .f32_o   (mov0_f32[r])
     );
     trn_fp_widen u_widen_hi (
-      .dtype_i (dtype_q),
+      .dtype_i (mv_dtype_q),
       .data_i  ({8'd0, mov_data_i[r][15:8]}),
       .f32_o   (hi_f32)
     );
-    assign mov1_f32[r] = dbl_cmd ? hi_f32 : '0;
-    assign w_we[r] = stat_hs && (count_q == N_W'(r));
+    assign mov1_f32[r] = mv_dbl ? hi_f32 : '0;
+    assign w_we[r] = stat_hs && (ld_count_q == N_W'(r));
   end
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -327,7 +316,7 @@ module trn_te
       accp_q <= '0;
     end else if (adv) begin
       vld_q  <= {vld_q[CTRL_DEPTH-2:0], mov_hs};
-      last_q <= {last_q[CTRL_DEPTH-2:0], mov_hs && (count_q == N_W'(1))};
+      last_q <= {last_q[CTRL_DEPTH-2:0], mov_hs && (mv_count_q == N_W'(1))};
       accp_q <= {accp_q[CTRL_DEPTH-2:0], mov_hs && acc_q};
     end
   end

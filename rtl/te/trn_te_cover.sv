@@ -29,6 +29,7 @@ module trn_te_cover
   input logic                      cmd_acc_i,
   input logic                      stat_hs,
   input logic                      in_flight,       // result columns are in the pipeline
+  input logic                      streaming,       // a MultiplyMoving's columns are being taken
   input logic [15:0]               stat_last_col,   // stat_data_i[COLS-1]
   input logic [N_W-1:0]            count_q,
   input logic [$clog2(2*ROWS+1)-1:0] stat_beats,  // beats of the load being taken: ceil(K / P)
@@ -105,6 +106,8 @@ module trn_te_cover
   c_cmd_illegal:   cover property (@(posedge clk_i) disable iff (!rst_ni) cmd_hs && cmd_illegal);
   // Shadow weights: a stationary beat taken while an earlier MultiplyMoving's columns are still in the pipeline.
   c_load_in_flight: cover property (@(posedge clk_i) disable iff (!rst_ni) stat_hs && in_flight);
+  // ... and while an earlier MultiplyMoving still streams its columns (the two sequencers at once).
+  c_load_streaming: cover property (@(posedge clk_i) disable iff (!rst_ni) stat_hs && streaming);
 
 endmodule
 
@@ -120,8 +123,9 @@ bind trn_te trn_te_cover #(.ROWS(ROWS)) u_cover (
   .cmd_acc_i     (cmd_acc_i),
   .stat_hs       (stat_hs),
   .in_flight     (inflight_q != '0),
+  .streaming     (mv_busy_q),
   .stat_last_col (stat_data_i[COLS-1]),
-  .count_q       (count_q),
+  .count_q       (ld_count_q),
   .stat_beats    (stat_beats),
   .out_valid_o   (out_valid_o),
   .out_ready_i   (out_ready_i),

@@ -711,9 +711,11 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
   double copies_done = 0.0;  // when every copy issued so far has completed
   double te_busy = 0.0, te_stall = 0.0;
   uint64_t stationary_m = 0;
-  // The TE in a stream (docs/architecture.md "Timing"): the last results leave the pipeline at te_results; a load's
-  // first beat waits for te_swap_clear, ROWS + COLS cycles after the first column that swapped the weights in.
-  double te_results = 0.0, te_swap_clear = 0.0;
+  // The TE's two sequencers (docs/architecture.md "Timing"): a load is taken once the previous load is done
+  // (te_load_free) and the swapping multiply took its first column (te_swap_taken); its beats start no earlier than
+  // te_swap_clear, ROWS + COLS cycles after that column. A multiply is taken once both sequencers are idle; its last
+  // results leave the pipeline at te_results.
+  double te_load_free = 0.0, te_stream_free = 0.0, te_results = 0.0, te_swap_clear = 0.0, te_swap_taken = 0.0;
   bool te_swap_pending = false;
   for (int q = 0; q < kQueues; ++q) halted[q] = program.queues[q].empty();
 
@@ -743,9 +745,12 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
           case Opcode::kSemSignal:
           case Opcode::kHalt:
             if (q == kDma) t[q] = std::max(t[q], copies_done);
-            if (q == kTe && te_results > t[q]) {  // the pipeline drains before the signal
-              te_busy += te_results - t[q];
-              t[q] = te_results;
+            if (q == kTe) {  // the loads and the pipeline drain before the signal
+              const double done = std::max({te_load_free, te_stream_free, te_results});
+              if (done > t[q]) {
+                te_busy += done - t[q];
+                t[q] = done;
+              }
             }
             if (in.op == Opcode::kSemSignal) {
               counter[in.sem.sem] += in.sem.value;
@@ -755,21 +760,26 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
             }
             break;
           case Opcode::kLoadStationary: {
-            const double held = std::max(0.0, te_swap_clear - (t[q] + 1.0));
-            const double c = 1.0 + isa::te_sbuf_partitions(in.te.dtype, in.te.k) + held;  // one beat per PE row
+            const double taken = std::max({t[q], te_load_free, te_swap_taken});
+            const double first_beat = std::max(taken + 1.0, te_swap_clear);
+            te_load_free = first_beat + isa::te_sbuf_partitions(in.te.dtype, in.te.k);  // one beat per PE row
             stationary_m = in.te.free_size;
             te_swap_pending = true;
-            te_busy += c;
-            t[q] += c;
+            te_busy += taken + 1.0 - t[q];
+            t[q] = taken + 1.0;
             break;
           }
           case Opcode::kMultiplyMoving: {
-            if (te_swap_pending) te_swap_clear = t[q] + 1.0 + info.te_rows + info.te_cols;
+            const double taken = std::max({t[q], te_load_free, te_stream_free});
+            if (te_swap_pending) {
+              te_swap_clear = taken + 1.0 + info.te_rows + info.te_cols;
+              te_swap_taken = taken + 2.0;
+            }
             te_swap_pending = false;
-            te_results = t[q] + double(in.te.free_size) + info.te_rows + info.te_cols + 2.0;
-            const double c = 1.0 + double(in.te.free_size);  // the next command follows the last moving beat
-            te_busy += c;
-            t[q] += c;
+            te_stream_free = taken + 1.0 + double(in.te.free_size);
+            te_results = taken + double(in.te.free_size) + info.te_rows + info.te_cols + 2.0;
+            te_busy += taken + 1.0 - t[q];
+            t[q] = taken + 1.0;
             est.macs += uint64_t(in.te.k) * in.te.free_size * stationary_m;
             break;
           }
