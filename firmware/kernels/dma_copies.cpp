@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 #include <limits>
 #include <stdexcept>
 
@@ -72,9 +73,9 @@ uint64_t copy_bytes(const isa::CopyFields& c) {
 
 std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint64_t parts) {
   parts = std::min<uint64_t>(std::max<uint64_t>(parts, 1), std::max<uint64_t>(1, copy_bytes(c) / kMinPieceBytes));
-  // The cut whose largest piece is smallest: from the outermost dimension down (recursing), or straight along the
-  // outermost dimension with at least `parts` entries (e.g. 15 pieces of [cols, 128 rows, 8 tiles]: 8 or 9 rows of
-  // every tile each, where cutting the tiles first leaves one tile whole, twice the others' pieces).
+  // The cut whose largest piece is smallest: from the outermost dimension down (recursing), or straight along any
+  // dimension with at least `parts` entries (e.g. 15 pieces of [cols, 128 rows, 8 tiles]: 8 or 9 rows of every
+  // tile each, where cutting the tiles first leaves one tile whole, twice the others' pieces).
   auto largest = [](const std::vector<isa::Instruction>& v) {
     uint64_t m = 0;
     for (const auto& i : v) m = std::max(m, copy_bytes(i.copy));
@@ -87,7 +88,6 @@ std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint64_t part
     std::vector<isa::Instruction> straight;
     cut(c, parts, &straight, d);
     if (largest(straight) < largest(out)) out = std::move(straight);
-    break;
   }
   return out;
 }
@@ -96,9 +96,22 @@ std::vector<isa::Instruction> spread_copies(const std::vector<isa::CopyFields>& 
   uint64_t total = 0;
   for (const auto& c : copies) total += copy_bytes(c);
   const uint64_t e = std::max<uint32_t>(1, engines);
+  // Shares by bytes, at least one each; the engines left over go to the largest remainders (Hamilton's method), so
+  // that the wave's pieces fill every engine once when the copies allow it.
+  std::vector<uint64_t> share(copies.size());
+  std::vector<std::pair<uint64_t, std::size_t>> remainder;
+  uint64_t given = 0;
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    const uint64_t scaled = copy_bytes(copies[i]) * e, t = std::max<uint64_t>(1, total);
+    share[i] = std::max<uint64_t>(1, scaled / t);
+    given += share[i];
+    remainder.emplace_back(scaled % t, i);
+  }
+  std::stable_sort(remainder.begin(), remainder.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t r = 0; r < remainder.size() && given < e; ++r, ++given) ++share[remainder[r].second];
   std::vector<isa::Instruction> out;
-  for (const auto& c : copies) {
-    const auto pieces = dma_pieces(c, std::max<uint64_t>(1, copy_bytes(c) * e / std::max<uint64_t>(1, total)));
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    const auto pieces = dma_pieces(copies[i], share[i]);
     out.insert(out.end(), pieces.begin(), pieces.end());
   }
   return out;

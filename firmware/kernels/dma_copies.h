@@ -24,14 +24,14 @@ uint64_t copy_bytes(const isa::CopyFields& c);
 
 /// `c` as dma_copy instructions: at most `parts` pieces and no more than it has kMinPieceBytes units, cut along its
 /// outermost dimension with more than one entry into runs as equal as the counts allow; when that dimension has
-/// fewer entries than pieces are wanted, each run is cut further along the next dimension, unless cutting only the
-/// outermost dimension that has enough entries gives a smaller largest piece. Dimension 0 (the contiguous run of
+/// fewer entries than pieces are wanted, each run is cut further along the next dimension, unless cutting straight
+/// along one dimension that has enough entries gives a smaller largest piece. Dimension 0 (the contiguous run of
 /// elements) is never cut. The pieces together are exactly `c`: every element once, in no
 /// particular order of completion.
 std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint64_t parts);
 
 /// A wave of copies issued back to back, cut so that it spreads over `engines` DMA engines: each copy gets a share
-/// of the engines proportional to its bytes (at least one), then dma_pieces.
+/// of the engines proportional to its bytes (at least one; the rest by largest remainder), then dma_pieces.
 std::vector<isa::Instruction> spread_copies(const std::vector<isa::CopyFields>& copies, uint32_t engines);
 
 /// A DMA-only program: `copies` spread over the device's DMA engines (spread_copies), then halt (which waits for all

@@ -55,6 +55,9 @@ struct Batch {
   int kt0 = 0, nkt = 0;
   int stationary_slot = 0, moving_slot = 0;
   bool load_moving = true;
+  /// Double-buffered panels: K tiles [prefetch_kt0, prefetch_kt0 + prefetch_nkt) of the next group's moving panel,
+  /// loaded with this wave into the other panel.
+  int prefetch_kt0 = 0, prefetch_nkt = 0;
 };
 
 class GemmBuilder {
@@ -86,12 +89,25 @@ class GemmBuilder {
           if (batch.nkt <= 0) break;
           const int j = static_cast<int>(batches_.size());
           batch.stationary_slot = j % p.sbuf_buffers;
-          batch.moving_slot = p.moving_resident ? kb : j % p.sbuf_buffers;
-          batch.load_moving = !p.moving_resident || mt == 0;
+          batch.moving_slot = p.moving_resident ? (g % std::max(1, p.moving_panels)) * p.batches_per_block + kb
+                                                : j % p.sbuf_buffers;
+          // A resident panel is loaded with its group's first M tile, unless the group before prefetched it.
+          batch.load_moving = !p.moving_resident || (mt == 0 && (p.moving_panels < 2 || g == 0));
           batches_.push_back(batch);
         }
         b.last_batch = static_cast<int>(batches_.size()) - 1;
         blocks_.push_back(b);
+      }
+      // Double-buffered panels: the waves of this group's M tiles after the first (the group before is done with
+      // the other panel by then) share the next group's panel load, K tiles in order.
+      if (p.moving_panels == 2 && g + 1 < p.n_groups) {
+        const int first = blocks_[blocks_.size() - size_t(p.m_tiles) + 1].first_batch;
+        const int waves = static_cast<int>(batches_.size()) - first;
+        for (int i = 0; i < waves; ++i) {
+          Batch& w = batches_[size_t(first + i)];
+          w.prefetch_kt0 = int(int64_t(p.k_tiles) * i / waves);
+          w.prefetch_nkt = int(int64_t(p.k_tiles) * (i + 1) / waves) - w.prefetch_kt0;
+        }
       }
     }
   }
@@ -102,6 +118,7 @@ class GemmBuilder {
     const std::size_t nbatches = batches_.size(), nbuf = std::size_t(p.sbuf_buffers);
     std::vector<Pipeline::OpId> load(nbatches), compute(nbatches), drain(blocks_.size(), -1);
     std::vector<int> moving_reader(std::size_t(p.moving_slots), -1);  // the last batch that read each moving slot
+    std::vector<std::vector<Pipeline::OpId>> prefetched(std::size_t(p.moving_slots));  // loads into a slot ahead
     auto drain_op = [&](std::size_t bi, const std::vector<Pipeline::OpId>& after) {
       std::vector<isa::CopyFields> out;
       psum_block_copies(blocks_[bi], /*drain=*/true, &out);
@@ -142,6 +159,25 @@ class GemmBuilder {
         tile_stack_copies(l_.moving_hbm, l_.n, b.n0, b.cols, batch.kt0, batch.nkt, moving_addr(batch.moving_slot, 0),
                           p.moving_row_bytes, &wave);
       }
+      // The next group's panel share, slot by slot (a slot holds P K tiles), after that slot's last reader.
+      std::vector<int> prefetch_slots;
+      for (int t = batch.prefetch_kt0; t < batch.prefetch_kt0 + batch.prefetch_nkt;) {
+        const int g = int(bi) / p.m_tiles;                                  // this block's group
+        const Block& next = blocks_[std::size_t(g + 1) * std::size_t(p.m_tiles)];  // the next group's first block
+        const int kb = t / p.ktiles_per_batch, off = t % p.ktiles_per_batch;
+        const int n = std::min(p.ktiles_per_batch - off, batch.prefetch_kt0 + batch.prefetch_nkt - t);
+        const int slot = ((g + 1) % 2) * p.batches_per_block + kb;
+        const int prev = moving_reader[std::size_t(slot)];
+        if (prev >= 0) load_after.push_back(compute[std::size_t(prev)]);
+        tile_stack_copies(l_.moving_hbm, l_.n, next.n0, next.cols, t, n, moving_addr(slot, off), p.moving_row_bytes,
+                          &wave);
+        if (isa::is_mx(l_.dtype)) {
+          scale_stack_copies(l_.moving_scales_hbm, l_.n, next.n0, next.cols, t, n, moving_scale_addr(slot, off),
+                             p.moving_scale_bytes, &wave);
+        }
+        prefetch_slots.push_back(slot);
+        t += n;
+      }
       tile_stack_copies(l_.stationary_hbm, stationary_ld(), b.m0, b.rows, batch.kt0, batch.nkt,
                         stationary_addr(batch.stationary_slot, 0), p.stationary_row_bytes, &wave);
       if (isa::is_mx(l_.dtype)) {
@@ -154,9 +190,15 @@ class GemmBuilder {
       }
       load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, info_.num_dma_engines), load_after,
                          Pipeline::Publish::kAtOnce);
+      for (int slot : prefetch_slots) prefetched[std::size_t(slot)].push_back(load[j]);
       if (carry >= 0) drain[std::size_t(carry)] = load[j];
       // The TE takes the batches in order: a block's K tiles accumulate into PSUM in increasing K (rule 4).
       std::vector<Pipeline::OpId> compute_after{load[j]};
+      if (!batch.load_moving) {  // a prefetched panel slot: after the waves that filled it
+        auto& ahead = prefetched[std::size_t(batch.moving_slot)];
+        compute_after.insert(compute_after.end(), ahead.begin(), ahead.end());
+        ahead.clear();
+      }
       if (j > 0) compute_after.push_back(compute[j - 1]);
       if (reuse >= 0) compute_after.push_back(drain[std::size_t(reuse)]);
       compute[j] = pipe.add(isa::Engine::kTe, te_batch(batch), compute_after);
@@ -334,7 +376,11 @@ class GemmBuilder {
 
 }  // namespace
 
-GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
+namespace {
+
+/// The tiling with at most `max_g` banks per block; with `panels` = 2, double-buffered moving panels when they fit
+/// (GemmPlan::moving_panels tells).
+GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, int max_g, int panels) {
   require(l.k >= 1 && l.m >= 1 && l.n >= 1, fmt::format("K, M and N must be >= 1 (got {}, {}, {})", l.k, l.m, l.n));
   require(info.te_rows >= 1 && info.te_cols >= 1, "the device has no Tensor Engine rows/columns");
   require(info.sbuf_partitions >= info.te_rows,
@@ -372,7 +418,6 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
 
   // Banks per block: half of PSUM (so that two blocks alternate), balanced over the N tiles, and a block's
   // columns must fit a 16-bit count and, for one K tile, an SBUF partition.
-  const int max_g = static_cast<int>(std::max<uint32_t>(1, info.psum_banks / 2));
   for (int g_limit = std::min(max_g, p.n_tiles); g_limit >= 1; --g_limit) {
     p.n_groups = static_cast<int>(ceil_div(uint64_t(p.n_tiles), uint64_t(g_limit)));
     p.banks_per_block = static_cast<int>(ceil_div(uint64_t(p.n_tiles), uint64_t(p.n_groups)));
@@ -429,10 +474,16 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
   p.batches = p.blocks * p.batches_per_block;
   p.sbuf_buffers = std::min(p.sbuf_buffers, p.batches);
   // The moving panel of a group (all its K tiles) stays in SBUF for the group's M tiles when it fits beside the
-  // stationary slots: every moving element then crosses the DMA once instead of once per M tile.
+  // stationary slots: every moving element then crosses the DMA once instead of once per M tile. Two panels, when
+  // they fit and there are two groups or more: the next group's loads during this one's M tiles.
   const uint64_t kt = uint64_t(p.ktiles_per_batch), nbuf = uint64_t(p.sbuf_buffers);
-  p.moving_resident = p.m_tiles > 1 && layout_bytes(uint64_t(p.batches_per_block), nbuf, kt) <= pb;
-  p.moving_slots = p.moving_resident ? p.batches_per_block : p.sbuf_buffers;
+  const uint64_t bpb = uint64_t(p.batches_per_block);
+  p.moving_resident = p.m_tiles > 1 && layout_bytes(bpb, nbuf, kt) <= pb;
+  p.moving_panels = p.moving_resident ? 1 : 0;
+  if (panels == 2 && p.moving_resident && p.n_groups > 1 && layout_bytes(2 * bpb, nbuf, kt) <= pb) {
+    p.moving_panels = 2;
+  }
+  p.moving_slots = p.moving_resident ? p.moving_panels * p.batches_per_block : p.sbuf_buffers;
   p.moving_slot_bytes = static_cast<uint32_t>(align_up(kt * moving_per_ktile, 64));
   p.stationary_slot_bytes = static_cast<uint32_t>(align_up(kt * stationary_per_ktile, 64));
   p.sbuf_bytes = static_cast<uint32_t>(layout_bytes(uint64_t(p.moving_slots), nbuf, kt));
@@ -441,6 +492,21 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
   p.dma_bytes = uint64_t(double(l.k) * l.n * double(es) * moving_loads + double(l.k) * l.m * double(es) * p.n_groups +
                          double(l.m) * l.n * (double(isa::data_type_bytes(l.out_type)) + (l.accumulate_into ? 4 : 0)));
   return p;
+}
+
+}  // namespace
+
+GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
+  // Banks per block: at most half of PSUM, so that two blocks alternate. Double-buffered panels are preferred: only
+  // the first group's panel load is exposed (docs/kernels.md "The GEMM kernel"), so fewer banks per block are taken
+  // when that is what lets two panels fit.
+  const int max_g = static_cast<int>(std::max<uint32_t>(1, info.psum_banks / 2));
+  GemmPlan best = plan_with_groups(info, l, max_g, 1);
+  for (int g = std::min(max_g, best.n_tiles); g >= 1 && best.m_tiles > 1 && best.n_tiles > 1; --g) {
+    const GemmPlan p = plan_with_groups(info, l, g, 2);
+    if (p.moving_panels == 2) return p;
+  }
+  return best;
 }
 
 std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& layout) {

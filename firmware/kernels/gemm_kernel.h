@@ -75,7 +75,10 @@ struct GemmPlan {
   /// with the group's first M tile); else the moving tiles are loaded with every batch, into a ring like the
   /// stationary's.
   bool moving_resident = false;
-  int moving_slots = 0;      ///< moving slots: batches_per_block when resident, else sbuf_buffers
+  /// Moving panels in SBUF when resident: 2 = double-buffered, group g in panel g % 2, the next group's loaded
+  /// with this group's M tiles after the first (so only the first panel's load is exposed); 0 when not resident.
+  int moving_panels = 0;
+  int moving_slots = 0;      ///< moving slots: moving_panels x batches_per_block when resident, else sbuf_buffers
   uint32_t moving_slot_bytes = 0;      ///< bytes per partition of one moving slot (P K tiles, then their MX scales)
   uint32_t stationary_slot_bytes = 0;  ///< the same for a stationary slot
   uint32_t sbuf_bytes = 0;   ///< bytes per partition used from offset 0: the moving slots, then the stationary ones

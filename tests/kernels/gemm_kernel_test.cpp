@@ -241,10 +241,18 @@ TEST(GemmPlan, DefaultWorkloadOnTiny) {
   EXPECT_EQ(p.k_tiles, 48);
   EXPECT_EQ(p.m_tiles, 8);
   EXPECT_EQ(p.n_tiles, 6);
-  EXPECT_EQ(p.banks_per_block, 3);  // 6 N tiles in two blocks of 3 banks, two PSUM buffers
-  EXPECT_EQ(p.psum_buffers, 2);
-  EXPECT_EQ(p.blocks, 16);
+  // One bank per block lets two moving panels (all K, 512 columns) fit beside the stationary slots: six groups, the
+  // next group's panel loaded during this one's M tiles; eight blocks in PSUM at once.
+  EXPECT_EQ(p.banks_per_block, 1);
+  EXPECT_EQ(p.n_groups, 6);
+  EXPECT_TRUE(p.moving_resident);
+  EXPECT_EQ(p.moving_panels, 2);
+  EXPECT_EQ(p.moving_slots, 2 * p.batches_per_block);
+  EXPECT_EQ(p.psum_buffers, 8);
+  EXPECT_EQ(p.blocks, 48);
   EXPECT_EQ(p.sbuf_buffers, 3);
+  // Each operand crosses the DMA: moving once, stationary once per group, and the output.
+  EXPECT_EQ(p.dma_bytes, uint64_t(768) * 3072 * 2 + uint64_t(768) * 128 * 2 * 6 + uint64_t(128) * 3072 * 4);
   EXPECT_GE(p.ktiles_per_batch, 2);
   EXPECT_LE(uint64_t(p.sbuf_bytes), tiny_info().sbuf_partition_bytes);
 }
