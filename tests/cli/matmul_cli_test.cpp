@@ -70,6 +70,21 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulCli,
                                            Shape{"fp8e5m2", isa::Dtype::kFp8E5M2, 16, 16, 513, false},
                                            Shape{"fp8e4m3", isa::Dtype::kFp8E4M3, 33, 17, 9, true}));
 
+// The bounds line: one tile (K = M = 16, N = 512 on tiny's 16x16 array) moves each operand and the FP32 output once
+// over the DMA: 16 x 512 x 2 + 16 x 16 x 2 + 16 x 512 x 4 = 49,664 bytes for 131,072 MACs. The floors, from the
+// config's figures (BRIEF section 2: 16 DMA engines x 23 B/ns per core, HBM 2900 B/ns, TE 2.4 GHz): TE 131072 / 256
+// = 512 cycles, DMA ceil(49664 / 368 x 2.4) = 324, HBM ceil(49664 / 2900 x 2.4) = 42.
+TEST(MatmulCliBounds, OneTileMovesEachOperandOnce) {
+  std::mt19937_64 rng(7);
+  const auto s = random_f32(16 * 16, rng), mv = random_f32(16 * 512, rng);
+  const Result r = run("matmul --te tlm --dtype bf16 --stationary " + write_npy(s, 16, 16) + " --moving " +
+                       write_npy(mv, 16, 512) + " --out " + next_scratch(".npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("bounds (cycles)  TE 512 | DMA 324 (0.0 MB, 0.3789 B/MAC at this tiling) | HBM 42;"),
+            std::string::npos)
+      << r.out;
+}
+
 // BRIEF section 3 rule 8 through the command line, with values worked out by hand (tiny: 16 TE rows). K = 32:
 // products 2048 * 2048 = 2^22 at k = 0..3 sum to 2^24, then 28 products 1 * 1. FP8 contracts 2 x 16 = 32
 // partitions in one pass, where each + 1 on 2^24 is a tie back to 2^24: O = 2^24. BF16 tiles K by 16: the first
