@@ -73,6 +73,14 @@ std::optional<Fault> DmaEngine::check_side(isa::MemSpace space, uint64_t addr,
 std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t index) {
   const isa::CopyFields& c = instr.copy;
   const unsigned sbytes = isa::data_type_bytes(c.src_type), dbytes = isa::data_type_bytes(c.dst_type);
+  // A copy's bytes (count product x element bytes) must fit the model's arithmetic: zero strides let a copy repeat
+  // a few bytes up to 65535^4 times, which as bytes would wrap 64 bits and make its time silently wrong.
+  if (c.elements() > kMaxCopyBytes / std::max(sbytes, dbytes)) {
+    return Fault{regs::ERR_BAD_FIELD, uint32_t(isa::field_id("count")),
+                 fmt::format("count [{}, {}, {}, {}] of {}-byte elements is {} elements, more than one copy may move "
+                             "(2^50 bytes, over 13 hours of one DMA engine at 23 B/ns)", c.count[0], c.count[1],
+                             c.count[2], c.count[3], std::max(sbytes, dbytes), c.elements())};
+  }
   if (auto f = check_side(c.src_space, c.src_addr, c.src_stride, c, sbytes, true)) return f;
   if (auto f = check_side(c.dst_space, c.dst_addr, c.dst_stride, c, dbytes, false)) return f;
 

@@ -17,6 +17,10 @@ class DmaEngine : public QueueEngine {
  public:
   DmaEngine(const sc_core::sc_module_name& name, CoreControl& control);
 
+  /// Bytes one copy may move (count product x the wider element's bytes); more faults ERR_BAD_FIELD naming count.
+  /// Zero strides make such copies legal in range (a few bytes repeated), and their byte count would otherwise wrap.
+  static constexpr uint64_t kMaxCopyBytes = uint64_t{1} << 50;
+
   /// Bytes moved by completed copies (the larger of the read and written sizes of each).
   uint64_t bytes_moved() const { return bytes_moved_; }
   /// Per DMA engine: time spent on copies since the device was created (start latency included).

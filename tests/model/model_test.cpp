@@ -301,6 +301,9 @@ std::vector<ErrorCase> error_cases() {
   const auto mult = enc(te(Opcode::kMultiplyMoving, isa::Dtype::kBf16, 0, 0, 4, 4));
   const auto big_k = enc(te(Opcode::kLoadStationary, isa::Dtype::kBf16, 0, 0, 17, 4));
   const auto wait5 = enc(sem(Opcode::kSemWait, 5, 1));
+  // 65535^4 FP32 elements with zero strides: four bytes of HBM repeated, in range, but 2^66 bytes to move.
+  const auto huge_copy = enc(copy(Opcode::kDmaCopy, MemSpace::kHbm, 0, DataType::kFp32, MemSpace::kHbm, 64,
+                                  DataType::kFp32, {65535, 65535, 65535, 65535}, {0, 0, 0, 0}, {0, 0, 0, 0}));
   return {
       {"bad_opcode", 0, {nop, bad_opcode, halt}, regs::ERR_BAD_OPCODE, 1, "opcode", 0},
       {"reserved", 1, {nop, nop, reserved}, regs::ERR_RESERVED_NONZERO, 2, "reserved", 0},
@@ -311,6 +314,7 @@ std::vector<ErrorCase> error_cases() {
       {"hbm_range", 1, {hbm_range, halt}, regs::ERR_HBM_RANGE, 0, "src_addr", 0},
       {"wrong_engine", 0, {dma_on_te, halt}, regs::ERR_WRONG_ENGINE, 0, "opcode", 0},
       {"no_stationary", 0, {mult, halt}, regs::ERR_NO_STATIONARY, 0, nullptr, 0},
+      {"copy_bytes_wrap", 1, {nop, huge_copy, halt}, regs::ERR_BAD_FIELD, 1, "count", 0},
       {"k_over_rows", 0, {big_k, halt}, regs::ERR_TE_SHAPE, 0, "k", 0},
       {"no_halt", 0, {nop, nop}, regs::ERR_NO_HALT, 2, nullptr, 0},
       {"deadlock", 1, {nop, wait5, halt}, regs::ERR_DEADLOCK, 1, nullptr, 5},
