@@ -575,6 +575,21 @@ PY
       log "  trn3 GEMM $dt: failed; see $OUT/gemm-$dt.log"
     fi
   done
+  # (f) trn2 BF16 GEMMs on the TLM datapath (issue 14): 2048^3 and 4096^3 on one core (TE utilization, goal >= 90 %)
+  # and 4096^3 on the chip's 8 cores (cycles-throughput against one core, goal >= 7x). `trnsim matmul` prints the
+  # DMA and HBM bounds beside these (docs/performance.md).
+  for shape in "2048 1" "4096 1" "4096 8"; do
+    read -r sz cores <<< "$shape"
+    key="trn2_gemm_${sz}_${cores}"
+    if "$TRNSIM_BIN" run --workload gemm --config trn2 --te tlm -m "$sz" -k "$sz" -n "$sz" --cores "$cores" \
+        --report "$OUT/$key.json" > "$OUT/$key.log" 2>&1; then
+      R[${key}_cycles]=$(json_field "$OUT/$key.json" cycles)
+      R[${key}_util]=$(json_field "$OUT/$key.json" te_utilization)
+      log "  trn2 GEMM ${sz}^3 on $cores core(s): ${R[${key}_cycles]} cycles, TE utilization ${R[${key}_util]}"
+    else
+      log "  trn2 GEMM ${sz}^3 on $cores core(s): failed; see $OUT/$key.log"
+    fi
+  done
 else
   log "build failed; last lines of $OUT/build-tlm.log:"
   tail -20 "$OUT/build-tlm.log"
@@ -756,6 +771,17 @@ status() { if [[ -z "$1" ]]; then echo "not measured"; elif fge "$1" "$2"; then 
         "$(printf '%s / %s cycles = %.2fx' "${R[gemm_${dt}_cycles]}" "${R[gemm_bf16_cycles]}" \
             "$(fdiv "${R[gemm_${dt}_cycles]}" "${R[gemm_bf16_cycles]}")")" "" ""
     done
+    for sz in 2048 4096; do
+      u="${R[trn2_gemm_${sz}_1_util]:-}"
+      [[ -n "$u" ]] && printf '%-40s %-40s %-10s %s\n' "trn2 GEMM ${sz}^3 BF16, 1 core, TE util" \
+        "$(awk -v u="$u" 'BEGIN { printf "%.1f%%", 100 * u }') (${R[trn2_gemm_${sz}_1_cycles]} cycles)" ">= 90 %" \
+        "$(status "$(awk -v u="$u" 'BEGIN { print 100 * u }')" 90)"
+    done
+    if [[ -n "${R[trn2_gemm_4096_8_cycles]:-}" && -n "${R[trn2_gemm_4096_1_cycles]:-}" ]]; then
+      sp=$(fdiv "${R[trn2_gemm_4096_1_cycles]}" "${R[trn2_gemm_4096_8_cycles]}")
+      printf '%-40s %-40s %-10s %s\n' "trn2 GEMM 4096^3, 8 cores / 1 core" \
+        "$(printf '%.2fx (%s cycles)' "$sp" "${R[trn2_gemm_4096_8_cycles]}")" ">= 7x" "$(status "$sp" 7)"
+    fi
     if [[ -n "${R[block_wall]:-}" ]]; then
       printf '%-40s %-40s %-10s %s\n' "transformer-block trn2 --te tlm, wall" \
         "$(printf '%.1f s, %s cycles, TE util %.1f%%' "${R[block_wall]}" "${R[block_cycles]}" \
