@@ -2,8 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
+#include <vector>
 
 #include "cosim/te/te_rtl_compute.h"
 #include "model/core/chip.h"
@@ -30,14 +32,18 @@ void claim_elaboration(const char* who) {
 
 namespace {
 
-std::unique_ptr<model::TeCompute> make_te(const model::ChipConfig& c, const SimDeviceOptions& o) {
+// Core `core`'s Tensor Engine datapath: every core gets the backend `o.te` names (one verilated engine each for rtl
+// and lockstep); the waveform, when asked for, is core 0's.
+std::unique_ptr<model::TeCompute> make_te(const model::ChipConfig& c, const SimDeviceOptions& o, int core) {
   auto tlm = std::make_unique<model::TeFunctional>(c.te_rows, c.te_cols);
   if (o.te == TeMode::kTlm) return tlm;
   TeRtlOptions rtl_options;
-  rtl_options.wave_path = o.wave_path;
-  rtl_options.wave_from = o.wave_from;
-  rtl_options.wave_to = o.wave_to;
-  rtl_options.wave_scope = o.wave_scope;
+  if (core == 0) {
+    rtl_options.wave_path = o.wave_path;
+    rtl_options.wave_from = o.wave_from;
+    rtl_options.wave_to = o.wave_to;
+    rtl_options.wave_scope = o.wave_scope;
+  }
   // TeRtlError (a size this binary lacks, an FST that cannot be opened) propagates with the RTL's message.
   std::unique_ptr<model::TeCompute> rtl = std::make_unique<TeRtlCompute>(c.te_rows, c.te_cols, rtl_options);
   if (o.te == TeMode::kRtl) return rtl;
@@ -46,11 +52,11 @@ std::unique_ptr<model::TeCompute> make_te(const model::ChipConfig& c, const SimD
 }  // namespace
 
 SimDevice::SimDevice(const model::ChipConfig& config, const SimDeviceOptions& options) : options_(options) {
-  auto te0 = make_te(config, options);
+  // The datapaths first: a size this binary lacks fails before SystemC elaborates.
+  std::vector<std::unique_ptr<model::TeCompute>> tes;
+  for (int c = 0; c < std::max(1, config.cores); ++c) tes.push_back(make_te(config, options, c));
   claim_elaboration("SimDevice");
-  chip_ = std::make_unique<model::Chip>("chip", config, [&](int c) {
-    return c == 0 ? std::move(te0) : std::make_unique<model::TeFunctional>(config.te_rows, config.te_cols);
-  });
+  chip_ = std::make_unique<model::Chip>("chip", config, [&](int c) { return std::move(tes.at(size_t(c))); });
   chip_->on_core_irq([] { sc_core::sc_pause(); });
   for (int c = 0; c < chip_->cores(); ++c) {
     model::NeuronCore& core = chip_->core(c);

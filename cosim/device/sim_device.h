@@ -1,6 +1,6 @@
 // The in-process backend of the driver's device interface: a SystemC chip (model/core/chip.h: the config's
-// NeuronCores sharing one HBM) whose core 0 computes with the Tensor Engine datapath asked for -- the TLM model, the
-// verilated RTL, or both in lockstep -- and whose other cores with the TLM model (one verilated TE per process).
+// NeuronCores sharing one HBM) whose cores each compute with the Tensor Engine datapath asked for -- the TLM model,
+// a verilated RTL engine of their own, or both in lockstep; a waveform records core 0's engine.
 //
 // SystemC elaborates once per process, so a process holds at most one SimDevice (std::logic_error otherwise).
 // Simulated time only passes inside wait_interrupt(). Everything the host learns about a run (cycles, counters,
@@ -79,7 +79,7 @@ class SimDevice : public driver::Device {
   /// Host memory for the DMA's space host (bus mastering; not owned, must outlive the device or be detached with
   /// nullptr). Without it, a copy of space host stops the device with HOST_ACCESS.
   void attach_host_memory(model::HostMemory* memory);
-  /// Core 0's datapath's name: tlm, rtl or lockstep.
+  /// The cores' datapath's name (every core has the same): tlm, rtl or lockstep.
   std::string te_name() const;
   /// Longer text of core 0's latched device fault (a lockstep mismatch, the RTL's message); empty if none. For model
   /// tests: the host reads the same text from ERR_DETAIL (driver::DeviceFault::detail()).

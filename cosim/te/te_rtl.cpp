@@ -131,11 +131,16 @@ class TeRtlImpl final : public TeRtl {
   }
 
   ~TeRtlImpl() override {
+    // The model's scopes unregister from the thread's current context: make it this engine's, which outlives them
+    // here, and not another engine's that may be gone already (several engines in one process hung here).
+    Verilated::threadContextp(context_.get());
     top_->final();
     write_rtl_coverage(*context_, "te");  // coverage builds only
 #if VM_TRACE
     if (wave_) wave_->close(cycle_);
+    wave_.reset();
 #endif
+    top_.reset();
   }
 
   int rows() const override { return rows_; }
@@ -153,6 +158,9 @@ class TeRtlImpl final : public TeRtl {
 
   TeRunResult run(const std::vector<TeCommand>& commands) override {
     validate(commands);
+    // Several engines may live in one process (one per NeuronCore): the thread's Verilator context is this one's
+    // while it runs, so what a hierarchically verilated row reports is this engine's.
+    Verilated::threadContextp(context_.get());
     // Stream schedules: the beats of every LoadStationary and MultiplyMoving, in command order.
     struct Beat {
       size_t command;

@@ -2,6 +2,7 @@
 // or stop with the device's error; bad flags and unwritable output paths exit 2 with a one-line reason naming
 // the flag (BRIEF section 4).
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -81,6 +82,19 @@ TEST(RunCli, TheGemmWorkloadSplitsOverTheCoresAskedForAndStaysBitExact) {
   const std::string json = slurp(report);
   EXPECT_NE(json.find("\"te_macs\": 57600"), std::string::npos) << "core 0: 32 x 40 x 45\n" << json;
   EXPECT_NE(json.find("\"te_macs\": 9000"), std::string::npos) << "core 1: 5 x 40 x 45\n" << json;
+}
+
+TEST(RunCli, EveryCoreComputesOnTheVerilatedTensorEngineInLockstep) {
+  // --te lockstep: each core has its own verilated engine beside the TLM model (its SIM_TE_BACKEND register says so),
+  // and both cores' products pass through it: core 0 computes 32 rows, core 1 five.
+  const std::string report = scratch(".json");
+  const Result r = run("run --te lockstep --workload gemm -m 37 -k 40 -n 45 --cores 2 --report " + report);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(report));
+  ASSERT_EQ(j.at("cores").size(), 2u) << j.dump(2);
+  for (const auto& core : j.at("cores")) EXPECT_EQ(core.at("te_backend"), "lockstep") << core.dump();
+  EXPECT_EQ(j.at("cores").at(1).at("te_macs"), 9000) << "core 1: 5 x 40 x 45";
 }
 
 TEST(RunCli, DeadlockedProgramIsBadInputNamingQueueInstructionAndSemaphore) {

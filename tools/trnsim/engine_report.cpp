@@ -83,7 +83,8 @@ void print_core_table(const DeviceSession& s, const std::vector<int>& which,
                       nlohmann::json& j) {
   const std::vector<driver::Driver*> all = s.cores();
   const double pes = double(s.info().te_rows) * s.info().te_cols;
-  fmt::print("  {:<5} {:>12} {:>14} {:>8}  retired te/dma/act/vec/cc\n", "core", "cycles", "TE MACs", "TE util");
+  fmt::print("  {:<5} {:>12} {:>14} {:>8}  {:<8} retired te/dma/act/vec/cc\n", "core", "cycles", "TE MACs", "TE util",
+             "TE");
   j["cores"] = nlohmann::json::array();
   for (size_t i = 0; i < which.size(); ++i) {
     driver::Driver* core = all.at(size_t(which[i]));
@@ -91,10 +92,12 @@ void print_core_table(const DeviceSession& s, const std::vector<int>& which,
     const uint64_t macs = te_macs.at(i);
     const double util = r.cycles ? double(macs) / (double(r.cycles) * pes) : 0.0;
     const auto q = [&](isa::Engine e) { return r.retired[size_t(e)]; };
-    fmt::print("  {:<5} {:>12} {:>14} {:>7.1f}%  {}/{}/{}/{}/{}\n", core->info().core, r.cycles, macs,
-               100.0 * util, q(isa::Engine::kTe), q(isa::Engine::kDma), q(isa::Engine::kAct), q(isa::Engine::kVec),
-               q(isa::Engine::kCc));
+    // The core's own datapath, as its SIM_TE_BACKEND register tells (every core has the --te backend).
+    fmt::print("  {:<5} {:>12} {:>14} {:>7.1f}%  {:<8} {}/{}/{}/{}/{}\n", core->info().core, r.cycles, macs,
+               100.0 * util, core->info().te_backend, q(isa::Engine::kTe), q(isa::Engine::kDma), q(isa::Engine::kAct),
+               q(isa::Engine::kVec), q(isa::Engine::kCc));
     j["cores"].push_back({{"core", core->info().core},
+                          {"te_backend", core->info().te_backend},
                           {"cycles", r.cycles},
                           {"te_macs", macs},
                           {"te_utilization", util},
