@@ -96,17 +96,20 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
     order.push_back(id);
     const Op& op = ops_[std::size_t(id)];
     const int q = static_cast<int>(op.engine);
-    double now = best_start, done = best_start;
+    double now = best_start, done = best_start, te_drain = 0.0;
     // A dma op after a wait or a barrier: the signal in front of it waits for every copy issued so far.
     if (q == kDma && !op.deps.empty()) now = std::max(now, outstanding);
     for (const isa::Instruction& in : op.instrs) {
       now += 1.0;  // issue
       switch (in.op) {
+        // The TE streams (docs/architecture.md "Timing"): a multiply's next command follows its last column, its
+        // results one pipeline depth later (added once, at the op's end); a load's beats are counted in full.
         case isa::Opcode::kLoadStationary:
-          now += 1.0 + in.te.k;
+          now += 1.0 + isa::te_sbuf_partitions(in.te.dtype, in.te.k);
           break;
         case isa::Opcode::kMultiplyMoving:
-          now += double(in.te.free_size) + info_.te_rows + info_.te_cols + 2.0;
+          now += 1.0 + double(in.te.free_size);
+          te_drain = double(info_.te_rows) + info_.te_cols + 1.0;
           break;
         case isa::Opcode::kActivation:
           now += std::ceil(
@@ -130,6 +133,7 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
           break;
       }
     }
+    now += te_drain;  // the te queue's signal after the op waits for the last results
     // A signal right after the op: the queue waits for every copy issued so far.
     if (q == kDma && op.publish == Publish::kAtOnce && op.cross_users) now = std::max(now, outstanding) + 1.0;
     t[std::size_t(q)] = now;
