@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -207,10 +208,19 @@ void QemuServer::update_intx() {
   if (::write(irqfd_.get(), &one, sizeof one) == sizeof one) irq_signalled_ = true;
 }
 
+bool QemuServer::any_core_busy() {
+  const uint32_t cores = std::max<uint32_t>(1, device_.read_reg(regs::CHIP_CORES));
+  for (uint32_t c = 0; c < cores; ++c) {
+    if (device_.read_reg(c * regs::CORE_STRIDE + regs::STATUS) & regs::STATUS_BUSY_MASK) return true;
+  }
+  return false;
+}
+
 void QemuServer::serve() {
   while (!stop_ && !(options_.once && served_one_)) {
-    const bool busy = conn_.get() >= 0 && (device_.read_reg(regs::STATUS) & regs::STATUS_BUSY_MASK) != 0 &&
-                      !function_.intx();
+    // Time moves while any core runs (a guest may drive core 1 through its register block) and the interrupt line
+    // is low (a raised line waits for the guest).
+    const bool busy = conn_.get() >= 0 && any_core_busy() && !function_.intx();
     std::vector<pollfd> fds{{wake_read_.get(), POLLIN, 0}, {listener_.fd(), POLLIN, 0}};
     if (conn_.get() >= 0) fds.push_back({conn_.get(), POLLIN, 0});
     if (resample_.get() >= 0) fds.push_back({resample_.get(), POLLIN, 0});

@@ -63,18 +63,23 @@ void LinuxDevice::read_mem(uint64_t device_addr, void* data, std::size_t bytes) 
 }
 
 bool LinuxDevice::wait_interrupt(uint64_t max_cycles) {
-  auto cycles = [this] {
+  // The core to wait for: the one CHIP_INT_ENABLE names when it names exactly one (a driver::CoreDevice points it at
+  // its core), else core 0, whose registers are the device's own. Its registers are at core * CORE_STRIDE.
+  const uint32_t enabled = read_reg(regs::CHIP_INT_ENABLE);
+  const uint32_t core = enabled != 0 && (enabled & (enabled - 1)) == 0 ? uint32_t(__builtin_ctz(enabled)) : 0;
+  const auto reg = [&](uint32_t offset) { return read_reg(core * regs::CORE_STRIDE + offset); };
+  auto cycles = [&] {
     for (;;) {  // HI, LO, HI: the counter runs while we read it
-      const uint32_t hi = read_reg(regs::CYCLE_HI), lo = read_reg(regs::CYCLE_LO);
-      if (read_reg(regs::CYCLE_HI) == hi) return (uint64_t(hi) << 32) | lo;
+      const uint32_t hi = reg(regs::CYCLE_HI), lo = reg(regs::CYCLE_LO);
+      if (reg(regs::CYCLE_HI) == hi) return (uint64_t(hi) << 32) | lo;
     }
   };
   const uint64_t start = cycles();
   uint64_t last = start;
   auto last_progress = std::chrono::steady_clock::now();
   for (;;) {
-    if ((read_reg(regs::INT_STATUS) & read_reg(regs::INT_ENABLE)) != 0) return true;
-    if ((read_reg(regs::STATUS) & regs::STATUS_BUSY_MASK) == 0) return false;
+    if ((reg(regs::INT_STATUS) & reg(regs::INT_ENABLE)) != 0) return true;
+    if ((reg(regs::STATUS) & regs::STATUS_BUSY_MASK) == 0) return false;
     const uint64_t now = cycles();
     if (now - start >= max_cycles) return false;
     if (now != last) {

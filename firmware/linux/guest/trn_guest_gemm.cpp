@@ -8,7 +8,10 @@
 // S^T @ M, a second DMA program stages out back into a guest buffer, whose FP32 bits are printed ("guest: out ROW
 // HEX..."), for the host to compare with the golden GEMM. Then a malformed program (a copy past the end of HBM at
 // instruction 1), loaded and run with the module's ioctls, must fail with EIO and HBM_RANGE at queue dma,
-// instruction 1, field dst_addr. Console lines start with "guest:"; the last
+// instruction 1, field dst_addr. On a chip of several NeuronCores (CHIP_CORES), core 1 then computes the same GEMM
+// through a driver::CoreDevice over the same /dev/trn0 (its register block at CORE_STRIDE, its own HBM region, the
+// operands read in place from the shared HBM), and its output must equal core 0's bit for bit ("guest: core 1 of
+// N: ..."). Console lines start with "guest:"; the last
 // is "guest: PASS ..." or "guest: FAIL ...". Exit code 0 / 1 (2: bad arguments).
 #include <fmt/format.h>
 #include <sys/ioctl.h>
@@ -22,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "firmware/driver/core_device.h"
 #include "firmware/driver/driver.h"
 #include "firmware/isa/isa.h"
 #include "firmware/kernels/dma_copies.h"
@@ -133,7 +137,30 @@ int run(int k, int m, int n, const std::vector<uint8_t>& s_bytes, const std::vec
     fmt::print("guest: FAIL: expected EIO, hbm_range at queue dma, instruction 1, field dst_addr\n");
     return 1;
   }
-  fmt::print("guest: PASS: a {}x{}x{} BF16 GEMM through /dev/trn0 and the malformed program's fault\n", k, m, n);
+  // The other cores: core 1 computes the same GEMM from the operands core 0 staged (HBM is the chip's).
+  const uint32_t cores = dev.read_reg(regs::CHIP_CORES);
+  fmt::print("guest: CHIP_CORES = {}\n", cores);
+  if (cores > 1) {
+    driver::CoreDevice core1(dev, 1);
+    driver::Driver drv1(core1, driver::chip_regions(info.hbm_bytes, cores).at(1));
+    kernels::GemmLayout l1 = l;
+    l1.out_hbm = drv1.alloc(out_size);
+    drv1.load_program(kernels::make_gemm_program(drv1.info(), l1));
+    const driver::RunResult r1 = drv1.run(kTimeoutCycles);
+    std::vector<uint8_t> out0(out_size), out1(out_size);
+    drv.read_hbm(l.out_hbm, out0.data(), out_size);
+    drv1.read_hbm(l1.out_hbm, out1.data(), out_size);
+    dev.write_reg(regs::CHIP_INT_ENABLE, (1u << cores) - 1);  // back to every core (core 0's waits)
+    const bool same = out0 == out1;
+    fmt::print("guest: core 1 of {}: gemm {} cycles (core {} registers at {:#x}), output {} core 0's\n", cores,
+               r1.cycles, drv1.info().core, regs::CORE_STRIDE, same ? "identical to" : "DIFFERENT from");
+    if (!same) {
+      fmt::print("guest: FAIL: core 1's GEMM differs from core 0's\n");
+      return 1;
+    }
+  }
+  fmt::print("guest: PASS: a {}x{}x{} BF16 GEMM through /dev/trn0{} and the malformed program's fault\n", k, m, n,
+             cores > 1 ? " on cores 0 and 1" : "");
   return 0;
 }
 

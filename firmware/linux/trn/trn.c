@@ -427,7 +427,10 @@ static int trn_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	pci_set_drvdata(pdev, td);
 	trn_device = td;
-	dev_info(&pdev->dev, "trnsim device, VERSION %#x, /dev/trn0 (STATUS polled)\n", trn_rd(td, TRN_VERSION));
+	/* The chip's NeuronCores: core c's register block at c * CORE_STRIDE of BAR0 (the ioctls' offsets reach every
+	 * one; TRN_IOC_RUN drives core 0's). */
+	dev_info(&pdev->dev, "trnsim device, VERSION %#x, %u NeuronCore(s), /dev/trn0 (STATUS polled)\n",
+		 trn_rd(td, TRN_VERSION), trn_rd(td, TRN_CHIP_CORES));
 	return 0;
 }
 
