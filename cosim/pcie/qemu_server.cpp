@@ -210,7 +210,9 @@ void QemuServer::update_intx() {
 
 bool QemuServer::any_core_busy() {
   const uint32_t cores = std::max<uint32_t>(1, device_.read_reg(regs::CHIP_CORES));
+  const uint32_t raised = device_.read_reg(regs::CHIP_INT_SUMMARY) & device_.read_reg(regs::CHIP_INT_ENABLE);
   for (uint32_t c = 0; c < cores; ++c) {
+    if ((raised >> c) & 1) continue;  // its raised line waits for the guest
     if (device_.read_reg(c * regs::CORE_STRIDE + regs::STATUS) & regs::STATUS_BUSY_MASK) return true;
   }
   return false;
@@ -218,9 +220,9 @@ bool QemuServer::any_core_busy() {
 
 void QemuServer::serve() {
   while (!stop_ && !(options_.once && served_one_)) {
-    // Time moves while any core runs (a guest may drive core 1 through its register block) and the interrupt line
-    // is low (a raised line waits for the guest).
-    const bool busy = conn_.get() >= 0 && any_core_busy() && !function_.intx();
+    // Time moves while a core runs whose interrupt line is low (a raised line waits for the guest; a guest may
+    // drive core 1 through its register block while core 0's line is raised).
+    const bool busy = conn_.get() >= 0 && any_core_busy();
     std::vector<pollfd> fds{{wake_read_.get(), POLLIN, 0}, {listener_.fd(), POLLIN, 0}};
     if (conn_.get() >= 0) fds.push_back({conn_.get(), POLLIN, 0});
     if (resample_.get() >= 0) fds.push_back({resample_.get(), POLLIN, 0});

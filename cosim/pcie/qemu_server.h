@@ -98,7 +98,8 @@ class QemuServer {
   bool handle();
   void close_conn(const std::string& why);
   void run_slice();
-  /// Some core of the chip is running a program (its STATUS.BUSY): simulated time must move.
+  /// Some core of the chip is running a program (its STATUS.BUSY) and its interrupt line (CHIP_INT_SUMMARY &
+  /// CHIP_INT_ENABLE) is low: simulated time must move.
   bool any_core_busy();
   void update_intx();
   void say(const std::string& line) const;

@@ -11,7 +11,8 @@
 // instruction 1, field dst_addr. On a chip of several NeuronCores (CHIP_CORES), core 1 then computes the same GEMM
 // through a driver::CoreDevice over the same /dev/trn0 (its register block at CORE_STRIDE, its own HBM region, the
 // operands read in place from the shared HBM), and its output must equal core 0's bit for bit ("guest: core 1 of
-// N: ..."). Console lines start with "guest:"; the last
+// N: ..."), and the malformed program run on core 1 with the ioctls' core field must fault there the same way.
+// Console lines start with "guest:"; the last
 // is "guest: PASS ..." or "guest: FAIL ...". Exit code 0 / 1 (2: bad arguments).
 #include <fmt/format.h>
 #include <sys/ioctl.h>
@@ -121,12 +122,12 @@ int run(int k, int m, int n, const std::vector<uint8_t>& s_bytes, const std::vec
   const uint32_t dma = uint32_t(isa::Engine::kDma);
   for (uint32_t q = 0; q < info.num_queues; ++q) dev.write_reg(regs::queue_reg(q, regs::Q_LEN), 0);
   dev.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
-  trn_program prog{dma, 3, drv.alloc(bad.size()), reinterpret_cast<uint64_t>(bad.data())};
+  trn_program prog{dma, 3, drv.alloc(bad.size()), reinterpret_cast<uint64_t>(bad.data()), 0, 0};
   if (::ioctl(dev.fd(), TRN_IOC_LOAD_PROGRAM, &prog) != 0) {
     fmt::print("guest: FAIL: TRN_IOC_LOAD_PROGRAM: {}\n", std::strerror(errno));
     return 1;
   }
-  trn_run run{1u << dma, 10000, 0, 0, 0, 0, 0, {}};
+  trn_run run{1u << dma, 10000, 0, 0, 0, 0, 0, {}, 0, 0};
   const int rc = ::ioctl(dev.fd(), TRN_IOC_RUN, &run);
   const int err = errno;
   fmt::print("guest: fault {} at queue {}, instruction {} (errno {}): {}\n", regs::err_code_name(run.err_code),
@@ -158,9 +159,30 @@ int run(int k, int m, int n, const std::vector<uint8_t>& s_bytes, const std::vec
       fmt::print("guest: FAIL: core 1's GEMM differs from core 0's\n");
       return 1;
     }
+    // The module's own ioctls on core 1: the malformed program must stop core 1 with the same fault.
+    for (uint32_t q = 0; q < info.num_queues; ++q) {
+      dev.write_reg(regs::CORE_STRIDE + regs::queue_reg(q, regs::Q_LEN), 0);
+    }
+    dev.write_reg(regs::CORE_STRIDE + regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
+    trn_program prog1{dma, 3, drv1.alloc(bad.size()), reinterpret_cast<uint64_t>(bad.data()), 1, 0};
+    if (::ioctl(dev.fd(), TRN_IOC_LOAD_PROGRAM, &prog1) != 0) {
+      fmt::print("guest: FAIL: TRN_IOC_LOAD_PROGRAM on core 1: {}\n", std::strerror(errno));
+      return 1;
+    }
+    trn_run run1{1u << dma, 10000, 0, 0, 0, 0, 0, {}, 1, 0};
+    const int rc1 = ::ioctl(dev.fd(), TRN_IOC_RUN, &run1);
+    const int err1 = errno;
+    fmt::print("guest: core 1 fault {} at queue {}, instruction {} (errno {})\n", regs::err_code_name(run1.err_code),
+               isa::engine_name(static_cast<isa::Engine>(run1.err_queue)), run1.err_index,
+               rc1 == 0 ? "none" : std::strerror(err1));
+    if (rc1 == 0 || err1 != EIO || run1.err_code != regs::ERR_HBM_RANGE || run1.err_queue != dma ||
+        run1.err_index != 1) {
+      fmt::print("guest: FAIL: expected EIO, hbm_range at queue dma, instruction 1 on core 1\n");
+      return 1;
+    }
   }
   fmt::print("guest: PASS: a {}x{}x{} BF16 GEMM through /dev/trn0{} and the malformed program's fault\n", k, m, n,
-             cores > 1 ? " on cores 0 and 1" : "");
+             cores > 1 ? " on cores 0 and 1 (each)" : "");
   return 0;
 }
 

@@ -120,72 +120,85 @@ static long trn_mem(struct trn_dev *td, struct trn_mem *m, bool write)
 	return ret;
 }
 
+/* Core `core`'s register block: its offsets + core * CORE_STRIDE; -EINVAL past CHIP_CORES. */
+static long trn_core_base(struct trn_dev *td, u32 core, u32 *base)
+{
+	if (core >= trn_rd(td, TRN_CHIP_CORES))
+		return -EINVAL;
+	*base = core * TRN_CORE_STRIDE;
+	return 0;
+}
+
 static long trn_load_program(struct trn_dev *td, struct trn_program *p)
 {
 	const u64 hbm = ((u64)trn_rd(td, TRN_HBM_BYTES_HI) << 32) | trn_rd(td, TRN_HBM_BYTES_LO);
+	u32 base;
 	const u64 bytes = (u64)p->count * 64;
 	struct trn_mem m = {
 		.device_addr = TRN_HBM_BASE + p->hbm_addr, .user_ptr = p->user_ptr, .bytes = bytes,
 	};
 	long ret;
 
-	if (p->queue >= trn_rd(td, TRN_NUM_QUEUES) || p->count == 0 || p->count > (1u << 20) ||
-	    p->hbm_addr > hbm || bytes > hbm - p->hbm_addr)
+	if (trn_core_base(td, p->core, &base) || p->reserved || p->queue >= trn_rd(td, TRN_NUM_QUEUES) ||
+	    p->count == 0 || p->count > (1u << 20) || p->hbm_addr > hbm || bytes > hbm - p->hbm_addr)
 		return -EINVAL;
 	ret = trn_mem(td, &m, true);
 	if (ret)
 		return ret;
-	trn_wr(td, TRN_QUEUE_REG(p->queue, TRN_Q_BASE_LO), lower_32_bits(p->hbm_addr));
-	trn_wr(td, TRN_QUEUE_REG(p->queue, TRN_Q_BASE_HI), upper_32_bits(p->hbm_addr));
-	trn_wr(td, TRN_QUEUE_REG(p->queue, TRN_Q_LEN), p->count);
+	trn_wr(td, base + TRN_QUEUE_REG(p->queue, TRN_Q_BASE_LO), lower_32_bits(p->hbm_addr));
+	trn_wr(td, base + TRN_QUEUE_REG(p->queue, TRN_Q_BASE_HI), upper_32_bits(p->hbm_addr));
+	trn_wr(td, base + TRN_QUEUE_REG(p->queue, TRN_Q_LEN), p->count);
 	return 0;
 }
 
-static void trn_fault(struct trn_dev *td, struct trn_run *r)
+static void trn_fault(struct trn_dev *td, u32 base, struct trn_run *r)
 {
 	u32 len, w;
 
-	r->err_code = trn_rd(td, TRN_ERR_CODE);
-	r->err_queue = trn_rd(td, TRN_ERR_QUEUE);
-	r->err_index = trn_rd(td, TRN_ERR_INDEX);
-	r->err_info = trn_rd(td, TRN_ERR_INFO);
-	len = min_t(u32, trn_rd(td, TRN_ERR_DETAIL_LEN), sizeof(r->detail) - 1);
+	r->err_code = trn_rd(td, base + TRN_ERR_CODE);
+	r->err_queue = trn_rd(td, base + TRN_ERR_QUEUE);
+	r->err_index = trn_rd(td, base + TRN_ERR_INDEX);
+	r->err_info = trn_rd(td, base + TRN_ERR_INFO);
+	len = min_t(u32, trn_rd(td, base + TRN_ERR_DETAIL_LEN), sizeof(r->detail) - 1);
 	for (w = 0; 4 * w < len; w++) {
-		const u32 v = trn_rd(td, TRN_ERR_DETAIL_REG(w));
+		const u32 v = trn_rd(td, base + TRN_ERR_DETAIL_REG(w));
 		u32 b;
 
 		for (b = 0; b < 4 && 4 * w + b < len; b++)
 			r->detail[4 * w + b] = (char)(v >> (8 * b));
 	}
 	r->detail[len] = '\0';
-	dev_warn(&td->pdev->dev, "device error %s (%u): queue %u, instruction %u, field %u: %s\n",
+	dev_warn(&td->pdev->dev, "device error %s (%u) on core %u: queue %u, instruction %u, field %u: %s\n",
 		 r->err_code < ARRAY_SIZE(trn_errcode_names) && trn_errcode_names[r->err_code] ?
 			 trn_errcode_names[r->err_code] : "unknown",
-		 r->err_code, r->err_queue, r->err_index, r->err_info, r->detail);
+		 r->err_code, r->core, r->err_queue, r->err_index, r->err_info, r->detail);
 }
 
 static long trn_run(struct trn_dev *td, struct trn_run *r)
 {
 	unsigned long deadline;
 	long ret = -ETIMEDOUT;
+	u32 base;
 
+	if (trn_core_base(td, r->core, &base) || r->reserved)
+		return -EINVAL;
 	mutex_lock(&td->lock);
-	if (trn_rd(td, TRN_STATUS) & TRN_STATUS_BUSY_MASK) {
+	if (trn_rd(td, base + TRN_STATUS) & TRN_STATUS_BUSY_MASK) {
 		mutex_unlock(&td->lock);
 		return -EBUSY;
 	}
-	trn_wr(td, TRN_DOORBELL, r->queues);
+	trn_wr(td, base + TRN_DOORBELL, r->queues);
 	deadline = jiffies + msecs_to_jiffies(r->timeout_ms);
 	for (;;) {
-		const u32 s = trn_rd(td, TRN_STATUS);
+		const u32 s = trn_rd(td, base + TRN_STATUS);
 
 		if (s & TRN_STATUS_ERROR_MASK) {
-			trn_fault(td, r);
+			trn_fault(td, base, r);
 			ret = -EIO;
 			break;
 		}
 		if (s & TRN_STATUS_DONE_MASK) {
-			r->cycles = ((u64)trn_rd(td, TRN_CYCLE_HI) << 32) | trn_rd(td, TRN_CYCLE_LO);
+			r->cycles = ((u64)trn_rd(td, base + TRN_CYCLE_HI) << 32) | trn_rd(td, base + TRN_CYCLE_LO);
 			ret = 0;
 			break;
 		}
@@ -193,6 +206,10 @@ static long trn_run(struct trn_dev *td, struct trn_run *r)
 			break;
 		usleep_range(200, 1000);
 	}
+	/* The run's end is taken: acknowledge the core's interrupt (RW1C), so the chip's line is low again for the
+	 * other cores. */
+	if (ret != -ETIMEDOUT)
+		trn_wr(td, base + TRN_INT_STATUS, TRN_INT_STATUS_DONE_MASK | TRN_INT_STATUS_ERROR_MASK);
 	mutex_unlock(&td->lock);
 	return ret;
 }
@@ -264,6 +281,8 @@ static long trn_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			.irq_mode = 0,
 			.bar0_bytes = pci_resource_len(td->pdev, TRN_PCI_BAR_MMIO),
 			.window_bytes = pci_resource_len(td->pdev, TRN_PCI_BAR_WINDOW),
+			.cores = trn_rd(td, TRN_CHIP_CORES),
+			.core_stride = TRN_CORE_STRIDE,
 		};
 
 		return copy_to_user(up, &i, sizeof(i)) ? -EFAULT : 0;
@@ -427,8 +446,8 @@ static int trn_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	pci_set_drvdata(pdev, td);
 	trn_device = td;
-	/* The chip's NeuronCores: core c's register block at c * CORE_STRIDE of BAR0 (the ioctls' offsets reach every
-	 * one; TRN_IOC_RUN drives core 0's). */
+	/* The chip's NeuronCores: core c's register block at c * CORE_STRIDE of BAR0 (TRN_IOC_LOAD_PROGRAM and
+	 * TRN_IOC_RUN name the core; the register ioctls reach every block). */
 	dev_info(&pdev->dev, "trnsim device, VERSION %#x, %u NeuronCore(s), /dev/trn0 (STATUS polled)\n",
 		 trn_rd(td, TRN_VERSION), trn_rd(td, TRN_CHIP_CORES));
 	return 0;

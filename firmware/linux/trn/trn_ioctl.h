@@ -14,7 +14,7 @@ typedef uint32_t __u32;
 typedef uint64_t __u64;
 #endif
 
-#define TRN_IOCTL_VERSION 1u
+#define TRN_IOCTL_VERSION 2u
 
 /* TRN_IOC_INFO: what the function and its registers say. */
 struct trn_info {
@@ -23,6 +23,8 @@ struct trn_info {
   __u32 id, version;    /* ID and VERSION registers */
   __u32 irq_mode;       /* 0: the module polls STATUS (no INTx reached it), 1: INTx */
   __u64 bar0_bytes, window_bytes;
+  __u32 cores;       /* CHIP_CORES: the chip's NeuronCores, 0 .. cores - 1 */
+  __u32 core_stride; /* CORE_STRIDE: BAR0 bytes from one core's register block to the next */
 };
 
 /* TRN_IOC_READ_REG / TRN_IOC_WRITE_REG: one 32-bit register at BAR0 offset `offset` (4-byte aligned, < bar0_bytes;
@@ -51,25 +53,31 @@ struct trn_dma_buf {
 };
 
 /* TRN_IOC_LOAD_PROGRAM: `count` 64-byte instructions (docs/isa.md) from `user_ptr` into HBM at byte `hbm_addr`
- * (through the window), then Q_BASE_LO/HI = hbm_addr and Q_LEN = count of queue `queue`. -EINVAL for a queue past
- * NUM_QUEUES, count 0 or > 1M, or a program not inside HBM; -EFAULT for a bad buffer. */
+ * (through the window), then Q_BASE_LO/HI = hbm_addr and Q_LEN = count of queue `queue` of core `core`. -EINVAL for
+ * a core past CHIP_CORES, a queue past NUM_QUEUES, count 0 or > 1M, or a program not inside HBM; -EFAULT for a bad
+ * buffer. */
 struct trn_program {
   __u32 queue;
   __u32 count;
   __u64 hbm_addr;
   __u64 user_ptr;
+  __u32 core;
+  __u32 reserved; /* 0 */
 };
 
-/* TRN_IOC_RUN: rings DOORBELL with `queues` (one bit per queue; the caller has set Q_BASE/Q_LEN) and waits, at most
- * `timeout_ms`, for STATUS.DONE or STATUS.ERROR. 0 on DONE (cycles filled in); -EIO when the device stopped with an
- * error (err_* filled in, detail = ERR_DETAIL's text); -ETIMEDOUT when neither came (the device is left running);
- * -EBUSY when the device is busy already. */
+/* TRN_IOC_RUN: rings core `core`'s DOORBELL with `queues` (one bit per queue; the caller has set Q_BASE/Q_LEN) and
+ * waits, at most `timeout_ms`, for its STATUS.DONE or STATUS.ERROR. 0 on DONE (cycles filled in); -EIO when the core
+ * stopped with an error (err_* filled in, detail = ERR_DETAIL's text); -ETIMEDOUT when neither came (the core is left
+ * running); -EBUSY when the core is busy already; -EINVAL for a core past CHIP_CORES. On DONE and on the error the
+ * core's INT_STATUS is acknowledged (the chip's interrupt line drops for the other cores). */
 struct trn_run {
   __u32 queues;
   __u32 timeout_ms;
   __u64 cycles;                              /* out: CYCLE_HI:LO */
   __u32 err_code, err_queue, err_index, err_info; /* out */
   char detail[256];                          /* out: ERR_DETAIL, NUL-terminated */
+  __u32 core;
+  __u32 reserved;                            /* 0 */
 };
 
 #define TRN_IOC_MAGIC 'T'
