@@ -98,7 +98,8 @@ struct GemmPlan {
 GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& layout);
 
 /// Adds the GEMM's ops to `pipe` (built on `info`'s device) and returns its drains: when all of them have completed,
-/// out[M, N] is in HBM. Uses SBUF from offset 0 of partitions 0..te_rows-1 (plan.sbuf_bytes each) and PSUM partitions 0..m_tile-1 from offset 0 (plan.psum_buffers * G banks),
+/// out[M, N] is in HBM. Uses SBUF from offset 0 of partitions 0..te_rows-1 (plan.sbuf_bytes each) and PSUM
+/// partitions 0..m_tile-1 from offset 0 (plan.psum_buffers * G banks),
 /// so other ops of `pipe` must not touch those while the GEMM runs. Touches HBM only inside the three tensors.
 /// Throws like plan_gemm().
 std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& layout);

@@ -89,8 +89,8 @@ struct TimingEstimate {
 /// then the TE's two sequencers: a load_stationary is taken once the previous load is done and the swapping multiply
 /// took its first column, its k beats (FP8: ceil(k / 2)) start no earlier than rows + cols cycles after that column;
 /// a multiply_moving is taken once both are idle, streams N columns, its results rows + cols + 1 cycles behind; an
-/// instruction retires when taken, the te queue's sem_signal and halt wait for all of it; Vector/Scalar instructions their
-/// docs/isa.md costs in TE cycles, each copy latency + bytes / bandwidth
+/// instruction retires when taken, the te queue's sem_signal and halt wait for all of it; Vector/Scalar instructions
+/// their docs/isa.md costs in TE cycles, each copy latency + bytes / bandwidth
 /// (bytes of the wider element type) on the earliest free of num_dma_engines engines (the dma queue stalls while
 /// all are busy). Throws on a deadlock.
 TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Program& program,

@@ -155,8 +155,8 @@ int run_matmul(MatmulOptions o) {
                fmt::format("{}x{}", session.info().te_rows, session.info().te_cols),
                r.runs.size() > 1 ? fmt::format("s of {} cores", r.runs.size()) : "");
     const kernels::GemmBound& b = r.bound;
-    fmt::print("  bounds (cycles)  TE {} | DMA {} ({:.1f} MB, {:.4f} B/MAC at this tiling) | HBM {}; the run is at {} of "
-               "the tightest\n",
+    fmt::print("  bounds (cycles)  TE {} | DMA {} ({:.1f} MB, {:.4f} B/MAC at this tiling) | HBM {}; the run is at {} "
+               "of the tightest\n",
                b.te_cycles, b.dma_cycles, b.dma_bytes / 1e6, b.bytes_per_mac, b.hbm_cycles,
                fmt::format("{:.1f}%", 100.0 * double(std::max({b.te_cycles, b.dma_cycles, b.hbm_cycles})) /
                                           double(r.cycles)));
