@@ -83,7 +83,8 @@ bool BusMaster::write(uint64_t addr, const void* data, uint64_t bytes, std::stri
 }
 
 QemuServer::QemuServer(driver::Device& device, std::string socket_path, Options options)
-    : device_(device), function_(device), options_(std::move(options)), listener_(std::move(socket_path)) {
+    : device_(device), function_(device), options_(std::move(options)), listener_(std::move(socket_path)),
+      cores_(std::max<uint32_t>(1, device.read_reg(regs::CHIP_CORES))) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) throw wire::WireError(fmt::format("pipe(): {}", std::strerror(errno)));
   wake_read_ = mpqemu::Fd(p[0]);
@@ -209,9 +210,8 @@ void QemuServer::update_intx() {
 }
 
 bool QemuServer::any_core_busy() {
-  const uint32_t cores = std::max<uint32_t>(1, device_.read_reg(regs::CHIP_CORES));
   const uint32_t raised = device_.read_reg(regs::CHIP_INT_SUMMARY) & device_.read_reg(regs::CHIP_INT_ENABLE);
-  for (uint32_t c = 0; c < cores; ++c) {
+  for (uint32_t c = 0; c < cores_; ++c) {
     if ((raised >> c) & 1) continue;  // its raised line waits for the guest
     if (device_.read_reg(c * regs::CORE_STRIDE + regs::STATUS) & regs::STATUS_BUSY_MASK) return true;
   }

@@ -108,6 +108,7 @@ class QemuServer {
   PcieFunction function_;
   Options options_;
   wire::ListeningSocket listener_;
+  uint32_t cores_;  ///< CHIP_CORES, read once
   mpqemu::Fd conn_, irqfd_, resample_;
   mpqemu::Fd wake_read_, wake_write_;
   std::atomic<bool> stop_{false};

@@ -7,11 +7,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "firmware/linux/trn/trn_ioctl.h"
 #include "spec/trn_regs.h"
@@ -63,31 +65,50 @@ void LinuxDevice::read_mem(uint64_t device_addr, void* data, std::size_t bytes) 
 }
 
 bool LinuxDevice::wait_interrupt(uint64_t max_cycles) {
-  // The core to wait for: the one CHIP_INT_ENABLE names when it names exactly one (a driver::CoreDevice points it at
-  // its core), else core 0, whose registers are the device's own. Its registers are at core * CORE_STRIDE.
-  const uint32_t enabled = read_reg(regs::CHIP_INT_ENABLE);
-  const uint32_t core = enabled != 0 && (enabled & (enabled - 1)) == 0 ? uint32_t(__builtin_ctz(enabled)) : 0;
-  const auto reg = [&](uint32_t offset) { return read_reg(core * regs::CORE_STRIDE + offset); };
-  auto cycles = [&] {
+  // The device's interrupt line is the chip's: CHIP_INT_SUMMARY & CHIP_INT_ENABLE (docs/registers.md), which a
+  // driver::CoreDevice points at its core. The cores it may come from are the enabled ones; their registers are at
+  // core * CORE_STRIDE.
+  const uint32_t cores = std::min<uint32_t>(32, std::max<uint32_t>(1, read_reg(regs::CHIP_CORES)));
+  const uint32_t enabled = read_reg(regs::CHIP_INT_ENABLE) & uint32_t((uint64_t{1} << cores) - 1);
+  const auto reg = [&](uint32_t core, uint32_t offset) { return read_reg(core * regs::CORE_STRIDE + offset); };
+  const auto busy = [&] {
+    for (uint32_t c = 0; c < cores; ++c) {
+      if ((enabled >> c & 1) && (reg(c, regs::STATUS) & regs::STATUS_BUSY_MASK)) return true;
+    }
+    return false;
+  };
+  auto counter = [&](uint32_t c) {
     for (;;) {  // HI, LO, HI: the counter runs while we read it
-      const uint32_t hi = reg(regs::CYCLE_HI), lo = reg(regs::CYCLE_LO);
-      if (reg(regs::CYCLE_HI) == hi) return (uint64_t(hi) << 32) | lo;
+      const uint32_t hi = reg(c, regs::CYCLE_HI), lo = reg(c, regs::CYCLE_LO);
+      if (reg(c, regs::CYCLE_HI) == hi) return (uint64_t(hi) << 32) | lo;
     }
   };
-  const uint64_t start = cycles();
-  uint64_t last = start;
+  std::vector<uint64_t> start(cores, 0);
+  for (uint32_t c = 0; c < cores; ++c) {
+    if (enabled >> c & 1) start[c] = counter(c);
+  }
+  auto elapsed = [&] {  // the cycles the furthest enabled core ran since entry
+    uint64_t most = 0;
+    for (uint32_t c = 0; c < cores; ++c) {
+      if (!(enabled >> c & 1)) continue;
+      const uint64_t v = counter(c);  // a counter below its start (reset under us) has not run
+      if (v > start[c]) most = std::max(most, v - start[c]);
+    }
+    return most;
+  };
+  uint64_t last = 0;
   auto last_progress = std::chrono::steady_clock::now();
   for (;;) {
-    if ((reg(regs::INT_STATUS) & reg(regs::INT_ENABLE)) != 0) return true;
-    if ((reg(regs::STATUS) & regs::STATUS_BUSY_MASK) == 0) return false;
-    const uint64_t now = cycles();
-    if (now - start >= max_cycles) return false;
+    if ((read_reg(regs::CHIP_INT_SUMMARY) & enabled) != 0) return true;
+    if (!busy()) return false;
+    const uint64_t now = elapsed();
+    if (now >= max_cycles) return false;
     if (now != last) {
       last = now;
       last_progress = std::chrono::steady_clock::now();
     } else if (std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(60)) {
-      throw std::runtime_error(fmt::format("{}: the device is busy but its cycle counter stood still for 60 s at {}",
-                                           path_, now));
+      throw std::runtime_error(fmt::format("{}: the device is busy but its cycle counters stood still for 60 s, {} "
+                                           "cycles after the wait began", path_, now));
     }
     std::this_thread::sleep_for(std::chrono::microseconds(500));
   }

@@ -34,8 +34,9 @@ class LinuxDevice final : public Device {
   void write_reg(uint32_t offset, uint32_t value) override;
   void write_mem(uint64_t device_addr, const void* data, std::size_t bytes) override;
   void read_mem(uint64_t device_addr, void* data, std::size_t bytes) override;
-  /// Polls until the interrupt condition holds (true), `max_cycles` device cycles passed since entry or the device
-  /// is not busy (false). std::runtime_error when the cycle counter stands still for 60 s of wall time while busy.
+  /// Polls until the chip's interrupt line (CHIP_INT_SUMMARY & CHIP_INT_ENABLE) is high (true), `max_cycles` device
+  /// cycles passed since entry or no enabled core is busy (false). std::runtime_error when the enabled cores' cycle
+  /// counters stand still for 60 s of wall time while one is busy.
   bool wait_interrupt(uint64_t max_cycles) override;
 
   /// A DMA-coherent buffer of `bytes` (the module's TRN_IOC_DMA_ALLOC, mmap()ed); freed with the device.

@@ -52,6 +52,37 @@ std::vector<uint8_t> read_file(const char* path) {
   return {std::istreambuf_iterator<char>(f), {}};
 }
 
+// The malformed program `bad` (3 instructions for the dma queue, the second a copy past the end of HBM) on core
+// `core`, through the module's own C interface (TRN_IOC_LOAD_PROGRAM, TRN_IOC_RUN with the core field) after a soft
+// reset of that core: RUN must fail with EIO and the fault's registers (hbm_range at dma instruction 1, field
+// dst_addr). Prints "guest: [core C ]fault ..."; false (after a "guest: FAIL" line) otherwise.
+bool malformed_program_faults(driver::LinuxDevice& dev, const driver::DeviceInfo& info, uint32_t core,
+                              uint64_t hbm_addr, const std::vector<uint8_t>& bad) {
+  const uint32_t base = core * regs::CORE_STRIDE, dma = uint32_t(isa::Engine::kDma);
+  const std::string who = core == 0 ? "" : fmt::format("core {} ", core);
+  for (uint32_t q = 0; q < info.num_queues; ++q) dev.write_reg(base + regs::queue_reg(q, regs::Q_LEN), 0);
+  dev.write_reg(base + regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
+  trn_program prog{dma, uint32_t(bad.size() / isa::kInstrBytes), hbm_addr, reinterpret_cast<uint64_t>(bad.data()),
+                   core, 0};
+  if (::ioctl(dev.fd(), TRN_IOC_LOAD_PROGRAM, &prog) != 0) {
+    fmt::print("guest: FAIL: {}TRN_IOC_LOAD_PROGRAM: {}\n", who, std::strerror(errno));
+    return false;
+  }
+  trn_run run{1u << dma, 10000, 0, 0, 0, 0, 0, {}, core, 0};
+  const int rc = ::ioctl(dev.fd(), TRN_IOC_RUN, &run);
+  const int err = errno;
+  fmt::print("guest: {}fault {} at queue {}, instruction {} (errno {}): {}\n", who, regs::err_code_name(run.err_code),
+             isa::engine_name(static_cast<isa::Engine>(run.err_queue)), run.err_index,
+             rc == 0 ? "none" : std::strerror(err), run.detail);
+  if (rc == 0 || err != EIO || run.err_code != regs::ERR_HBM_RANGE || run.err_queue != dma || run.err_index != 1 ||
+      run.err_info != uint32_t(isa::field_id("dst_addr"))) {
+    fmt::print("guest: FAIL: expected EIO, hbm_range at queue dma, instruction 1, field dst_addr{}\n",
+               core == 0 ? "" : fmt::format(" on core {}", core));
+    return false;
+  }
+  return true;
+}
+
 int run(int k, int m, int n, const std::vector<uint8_t>& s_bytes, const std::vector<uint8_t>& m_bytes) {
   driver::LinuxDevice dev;
   driver::Driver drv(dev);
@@ -102,8 +133,7 @@ int run(int k, int m, int n, const std::vector<uint8_t>& s_bytes, const std::vec
   }
   std::fflush(stdout);
 
-  // A malformed program, through the module's own C interface (TRN_IOC_LOAD_PROGRAM, TRN_IOC_RUN): its second
-  // instruction copies past the end of HBM, so RUN must fail with EIO and the fault's registers.
+  // A malformed program, through the module's own C interface: its second instruction copies past the end of HBM.
   isa::Instruction nop;
   nop.op = isa::Opcode::kNop;
   isa::Instruction copy;
@@ -119,25 +149,7 @@ int run(int k, int m, int n, const std::vector<uint8_t>& s_bytes, const std::vec
     const auto b = isa::encode(in);
     bad.insert(bad.end(), b.begin(), b.end());
   }
-  const uint32_t dma = uint32_t(isa::Engine::kDma);
-  for (uint32_t q = 0; q < info.num_queues; ++q) dev.write_reg(regs::queue_reg(q, regs::Q_LEN), 0);
-  dev.write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
-  trn_program prog{dma, 3, drv.alloc(bad.size()), reinterpret_cast<uint64_t>(bad.data()), 0, 0};
-  if (::ioctl(dev.fd(), TRN_IOC_LOAD_PROGRAM, &prog) != 0) {
-    fmt::print("guest: FAIL: TRN_IOC_LOAD_PROGRAM: {}\n", std::strerror(errno));
-    return 1;
-  }
-  trn_run run{1u << dma, 10000, 0, 0, 0, 0, 0, {}, 0, 0};
-  const int rc = ::ioctl(dev.fd(), TRN_IOC_RUN, &run);
-  const int err = errno;
-  fmt::print("guest: fault {} at queue {}, instruction {} (errno {}): {}\n", regs::err_code_name(run.err_code),
-             isa::engine_name(static_cast<isa::Engine>(run.err_queue)), run.err_index,
-             rc == 0 ? "none" : std::strerror(err), run.detail);
-  if (rc == 0 || err != EIO || run.err_code != regs::ERR_HBM_RANGE || run.err_queue != dma || run.err_index != 1 ||
-      run.err_info != uint32_t(isa::field_id("dst_addr"))) {
-    fmt::print("guest: FAIL: expected EIO, hbm_range at queue dma, instruction 1, field dst_addr\n");
-    return 1;
-  }
+  if (!malformed_program_faults(dev, info, 0, drv.alloc(bad.size()), bad)) return 1;
   // The other cores: core 1 computes the same GEMM from the operands core 0 staged (HBM is the chip's).
   const uint32_t cores = dev.read_reg(regs::CHIP_CORES);
   fmt::print("guest: CHIP_CORES = {}\n", cores);
@@ -151,7 +163,6 @@ int run(int k, int m, int n, const std::vector<uint8_t>& s_bytes, const std::vec
     std::vector<uint8_t> out0(out_size), out1(out_size);
     drv.read_hbm(l.out_hbm, out0.data(), out_size);
     drv1.read_hbm(l1.out_hbm, out1.data(), out_size);
-    dev.write_reg(regs::CHIP_INT_ENABLE, (1u << cores) - 1);  // back to every core (core 0's waits)
     const bool same = out0 == out1;
     fmt::print("guest: core 1 of {}: gemm {} cycles (core {} registers at {:#x}), output {} core 0's\n", cores,
                r1.cycles, drv1.info().core, regs::CORE_STRIDE, same ? "identical to" : "DIFFERENT from");
@@ -160,26 +171,7 @@ int run(int k, int m, int n, const std::vector<uint8_t>& s_bytes, const std::vec
       return 1;
     }
     // The module's own ioctls on core 1: the malformed program must stop core 1 with the same fault.
-    for (uint32_t q = 0; q < info.num_queues; ++q) {
-      dev.write_reg(regs::CORE_STRIDE + regs::queue_reg(q, regs::Q_LEN), 0);
-    }
-    dev.write_reg(regs::CORE_STRIDE + regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
-    trn_program prog1{dma, 3, drv1.alloc(bad.size()), reinterpret_cast<uint64_t>(bad.data()), 1, 0};
-    if (::ioctl(dev.fd(), TRN_IOC_LOAD_PROGRAM, &prog1) != 0) {
-      fmt::print("guest: FAIL: TRN_IOC_LOAD_PROGRAM on core 1: {}\n", std::strerror(errno));
-      return 1;
-    }
-    trn_run run1{1u << dma, 10000, 0, 0, 0, 0, 0, {}, 1, 0};
-    const int rc1 = ::ioctl(dev.fd(), TRN_IOC_RUN, &run1);
-    const int err1 = errno;
-    fmt::print("guest: core 1 fault {} at queue {}, instruction {} (errno {})\n", regs::err_code_name(run1.err_code),
-               isa::engine_name(static_cast<isa::Engine>(run1.err_queue)), run1.err_index,
-               rc1 == 0 ? "none" : std::strerror(err1));
-    if (rc1 == 0 || err1 != EIO || run1.err_code != regs::ERR_HBM_RANGE || run1.err_queue != dma ||
-        run1.err_index != 1) {
-      fmt::print("guest: FAIL: expected EIO, hbm_range at queue dma, instruction 1 on core 1\n");
-      return 1;
-    }
+    if (!malformed_program_faults(dev, info, 1, drv1.alloc(bad.size()), bad)) return 1;
   }
   fmt::print("guest: PASS: a {}x{}x{} BF16 GEMM through /dev/trn0{} and the malformed program's fault\n", k, m, n,
              cores > 1 ? " on cores 0 and 1 (each)" : "");
