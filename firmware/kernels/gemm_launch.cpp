@@ -109,15 +109,17 @@ GemmCoresRun run_gemm_cores(const std::vector<driver::Driver*>& cores, const Gem
                                                                                (info.te_rows * info.te_cols))));
     r.bound.dma_cycles = std::max<uint64_t>(r.bound.dma_cycles,
         uint64_t(std::ceil(bytes / (info.num_dma_engines * info.dma_bytes_per_ns) * to_cycles)));
-    if (info.hbm_bytes_per_ns > 0) {
-      r.bound.hbm_cycles = uint64_t(std::ceil(r.bound.dma_bytes / info.hbm_bytes_per_ns * to_cycles));
-    }
     for (const auto& q : program.queues) r.instructions += q.size();
     d.load_program(program);
     if (ops.out_sr) d.set_sr_seed(ops.sr_seed);
     active.push_back(&d);
   }
   r.bound.bytes_per_mac = double(r.bound.dma_bytes) / (double(ops.k) * ops.m * ops.n);
+  const driver::DeviceInfo& chip = d0.info();  // the HBM is the chip's: every core's bytes at its bandwidth
+  if (chip.hbm_bytes_per_ns > 0) {
+    r.bound.hbm_cycles = uint64_t(std::ceil(double(r.bound.dma_bytes) / chip.hbm_bytes_per_ns *
+                                            (chip.te_clock_mhz / 1000.0)));
+  }
   for (driver::Driver* d : active) d->start();
   for (driver::Driver* d : active) {
     r.runs.push_back(d->wait(timeout_cycles));
