@@ -18,27 +18,27 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("golden::gemm: " + what);
 }
 
-/// Widens a row-major [rows, cols] tensor of narrow patterns and stores it transposed, [cols, rows], so that the
-/// contraction loop below reads both operands contiguously.
-std::vector<float> widen_transposed(isa::Dtype dt, const std::vector<uint16_t>& in, int rows, int cols) {
+/// Widens a row-major [rows, cols] tensor of narrow patterns to FP32 values, keeping the layout; `transposed` stores
+/// it [cols, rows] instead.
+std::vector<float> widen(isa::Dtype dt, const std::vector<uint16_t>& in, int rows, int cols, bool transposed) {
   std::vector<float> out(in.size());
-  for (int r = 0; r < rows; ++r) {
-    for (int c = 0; c < cols; ++c) {
-      out[static_cast<size_t>(c) * rows + r] = float_from_bits(widen_to_f32(dt, in[static_cast<size_t>(r) * cols + c]));
+  for (size_t r = 0; r < size_t(rows); ++r) {
+    for (size_t c = 0; c < size_t(cols); ++c) {
+      out[transposed ? c * rows + r : r * cols + c] = float_from_bits(widen_to_f32(dt, in[r * cols + c]));
     }
   }
   return out;
 }
 
-/// The MX operand as real values, transposed to [cols, rows] like widen_transposed: element * 2^(scale - 127) in
-/// double (exact: at most 4 significant bits, exponents within -160..160).
-std::vector<double> mx_values_transposed(isa::Dtype dt, const std::vector<uint16_t>& in,
-                                         const std::vector<uint8_t>& scales, int rows, int cols) {
+/// The MX operand as real values, element * 2^(scale - 127) in double (exact: at most 4 significant bits, exponents
+/// within -160..160); layout as widen().
+std::vector<double> mx_values(isa::Dtype dt, const std::vector<uint16_t>& in, const std::vector<uint8_t>& scales,
+                              int rows, int cols, bool transposed) {
   std::vector<double> out(in.size());
-  for (int r = 0; r < rows; ++r) {
-    for (int c = 0; c < cols; ++c) {
-      const uint8_t scale = scales[size_t(r) / isa::kMxBlockSize * size_t(cols) + size_t(c)];
-      out[static_cast<size_t>(c) * rows + r] = mx_value(dt, in[static_cast<size_t>(r) * cols + c], scale);
+  for (size_t r = 0; r < size_t(rows); ++r) {
+    for (size_t c = 0; c < size_t(cols); ++c) {
+      const uint8_t scale = scales[r / isa::kMxBlockSize * size_t(cols) + c];
+      out[transposed ? c * rows + r : r * cols + c] = mx_value(dt, in[r * cols + c], scale);
     }
   }
   return out;
@@ -67,39 +67,68 @@ std::vector<uint32_t> gemm(const GemmOperands& ops, int array_rows, const std::v
           "an MX GEMM needs ceil(K/32)*M stationary and ceil(K/32)*N moving scales");
   require(mx || (ops.stationary_scales.empty() && ops.moving_scales.empty()), "only MX dtypes have scales");
   // Narrow types: FP32 values (the products are FP32 operations). MX: exact real values (the product is rounded
-  // once, from double).
+  // once, from double). Stationary transposed to [M, K], moving kept [K, N], so that the loops below run across
+  // output columns: every column's sum still adds its products one by one in partition order, but a block of
+  // columns advances together, which the compiler vectorises (-ffp-contract=off keeps product and sum two roundings).
   std::vector<float> st, mv;
   std::vector<double> st_mx, mv_mx;
   if (mx) {
-    st_mx = mx_values_transposed(ops.dtype, ops.stationary, ops.stationary_scales, ops.k, ops.m);  // [M, K]
-    mv_mx = mx_values_transposed(ops.dtype, ops.moving, ops.moving_scales, ops.k, ops.n);          // [N, K]
+    st_mx = mx_values(ops.dtype, ops.stationary, ops.stationary_scales, ops.k, ops.m, true);  // [M, K]
+    mv_mx = mx_values(ops.dtype, ops.moving, ops.moving_scales, ops.k, ops.n, false);         // [K, N]
   } else {
-    st = widen_transposed(ops.dtype, ops.stationary, ops.k, ops.m);  // [M, K]
-    mv = widen_transposed(ops.dtype, ops.moving, ops.k, ops.n);      // [N, K]
+    st = widen(ops.dtype, ops.stationary, ops.k, ops.m, true);  // [M, K]
+    mv = widen(ops.dtype, ops.moving, ops.k, ops.n, false);     // [K, N]
   }
   const size_t tile = static_cast<size_t>(k_tile(ops.dtype, array_rows));
+  constexpr size_t kCols = 256;  // output columns per block
+  constexpr size_t kRows = 8;    // output rows per block: each moving row read once for all of them
 
   std::vector<uint32_t> out(m * n);
-  for (size_t i = 0; i < m; ++i) {
-    for (size_t j = 0; j < n; ++j) {
-      // Rule 2 (narrow): one FP32 RNE multiply. Rule 10 (MX): the exact product (at most 8 significant bits,
-      // exponent within -320..320) rounded once to FP32, gradual underflow, overflow to +-Inf.
-      auto product = [&](size_t kk) -> float {
-        if (mx) return static_cast<float>(st_mx[i * k + kk] * mv_mx[j * k + kk]);
-        return st[i * k + kk] * mv[j * k + kk];
-      };
-      float psum = accumulate_into ? float_from_bits((*accumulate_into)[i * n + j]) : 0.0f;
+  std::vector<float> psum(kRows * kCols), column_sum(kRows * kCols);
+  for (size_t i0 = 0; i0 < m; i0 += kRows) {
+    const size_t rows = std::min(kRows, m - i0);
+    for (size_t j0 = 0; j0 < n; j0 += kCols) {
+      const size_t cols = std::min(kCols, n - j0);
+      for (size_t r = 0; r < rows; ++r) {
+        for (size_t j = 0; j < cols; ++j) {
+          psum[r * kCols + j] = accumulate_into ? float_from_bits((*accumulate_into)[(i0 + r) * n + j0 + j]) : 0.0f;
+        }
+      }
       for (size_t k0 = 0; k0 < k; k0 += tile) {
         const size_t k1 = std::min(k, k0 + tile);
-        float column_sum = +0.0f;  // rule 3: starts at +0.0 in the tile's first partition
+        std::fill(column_sum.begin(), column_sum.end(), +0.0f);  // rule 3: +0.0 at the tile's first partition
         for (size_t kk = k0; kk < k1; ++kk) {
-          column_sum = column_sum + product(kk);  // rule 3: one FP32 RNE rounding, in partition order
+          for (size_t r = 0; r < rows; ++r) {
+            // Rule 2 (narrow): one FP32 RNE multiply. Rule 10 (MX): the exact product (at most 8 significant bits,
+            // exponent within -320..320) rounded once to FP32, gradual underflow, overflow to +-Inf. Rule 3: one
+            // FP32 RNE addition per partition, in partition order.
+            float* sum = &column_sum[r * kCols];
+            if (mx) {
+              const double s = st_mx[(i0 + r) * k + kk];
+              const double* row = &mv_mx[kk * n + j0];
+              for (size_t j = 0; j < cols; ++j) sum[j] = sum[j] + static_cast<float>(s * row[j]);
+            } else {
+              const float s = st[(i0 + r) * k + kk];
+              const float* row = &mv[kk * n + j0];
+              for (size_t j = 0; j < cols; ++j) sum[j] = sum[j] + s * row[j];
+            }
+          }
         }
         // Rule 4: the first tile writes PSUM (unless accumulating into given data), later tiles add to it.
         const bool writes = (k0 == 0 && accumulate_into == nullptr);
-        psum = writes ? column_sum : psum + column_sum;
+        for (size_t r = 0; r < rows; ++r) {
+          for (size_t j = 0; j < cols; ++j) {
+            float& p = psum[r * kCols + j];
+            p = writes ? column_sum[r * kCols + j] : p + column_sum[r * kCols + j];
+          }
+        }
       }
-      out[i * n + j] = std::isnan(psum) ? kF32CanonicalNan : bits_from_float(psum);  // rule 5
+      for (size_t r = 0; r < rows; ++r) {
+        for (size_t j = 0; j < cols; ++j) {
+          const float p = psum[r * kCols + j];
+          out[(i0 + r) * n + j0 + j] = std::isnan(p) ? kF32CanonicalNan : bits_from_float(p);  // rule 5
+        }
+      }
     }
   }
   return out;

@@ -159,16 +159,27 @@ std::vector<uint32_t> transpose_te(isa::Dtype dtype, int rows, int cols, const s
                                    isa::DataType out_type) {
   check_shape("transpose_te", rows, cols, in.size());
   if (tile_rows < 1) throw std::invalid_argument("golden::transpose_te: tile_rows must be >= 1");
+  // The sum written out has a closed form, used here because the literal loop costs tile_rows operations per
+  // element: every product in[k][c] * 0 (k != r) is +-0 for a finite input and NaN for an Inf or NaN (IEEE 754
+  // section 7.2: 0 x Inf is invalid); in[r][c] * 1 is in[r][c]. Summed from +0 in RNE, the +-0 terms leave a nonzero
+  // value unchanged and turn -0 into +0 (+0 + -0 = +0, section 6.3). So out[c][r] is NaN when another row of r's
+  // tile holds an Inf or NaN in column c, else in[r][c] with -0 as +0 (NaN stays NaN, Inf stays Inf).
+  // GoldenTranspose.EqualsGoldenGemmWithIdentity checks this form against golden::gemm with an identity operand.
   std::vector<uint32_t> out(in.size());
+  std::vector<uint32_t> x(std::size_t(std::min(rows, tile_rows)));
   for (int r0 = 0; r0 < rows; r0 += tile_rows) {
     const int r1 = std::min(rows, r0 + tile_rows);
     for (int c = 0; c < cols; ++c) {
+      int nonfinite = 0;  // Inf or NaN inputs in this tile's column c
+      for (int k = r0; k < r1; ++k) {
+        x[std::size_t(k - r0)] = widen_to_f32(dtype, static_cast<uint16_t>(in[std::size_t(k) * cols + c]));
+        nonfinite += !std::isfinite(float_from_bits(x[std::size_t(k - r0)]));
+      }
       for (int r = r0; r < r1; ++r) {
-        uint32_t sum = 0;  // +0.0, rows of the tile in increasing order (rule 3)
-        for (int k = r0; k < r1; ++k) {
-          const uint32_t x = widen_to_f32(dtype, static_cast<uint16_t>(in[std::size_t(k) * cols + c]));
-          sum = f32_add(sum, f32_mul(x, k == r ? kOneBits : 0u));
-        }
+        const uint32_t v = x[std::size_t(r - r0)];
+        const bool own = !std::isfinite(float_from_bits(v));
+        uint32_t sum = v == kMinusZeroBits ? 0u : v;
+        if (nonfinite > (own ? 1 : 0)) sum = kF32CanonicalNan;
         out[std::size_t(c) * rows + r] = element_from_f32(out_type, sum, true);
       }
     }

@@ -167,8 +167,11 @@ TEST(GoldenNorm, AccurateAgainstExtendedPrecision) {
 
 TEST(GoldenTranspose, EqualsGoldenGemmWithIdentity) {
   std::mt19937_64 rng(test::test_seed());
-  for (const auto& [rows, cols, tile] : {std::tuple{5, 7, 16}, std::tuple{37, 20, 16}, std::tuple{20, 9, 8}}) {
-    const auto in = test::random_elements(DataType::kBf16, std::size_t(rows) * cols, rng, 3.0f, true, 17);
+  // The last shape has a special value (Inf, NaN, -0, ...) in about one element of three: most tile columns hold
+  // two or more non-finite inputs.
+  for (const auto& [rows, cols, tile, special_every] :
+       {std::tuple{5, 7, 16, 17}, std::tuple{37, 20, 16, 17}, std::tuple{20, 9, 8, 17}, std::tuple{19, 13, 4, 3}}) {
+    const auto in = test::random_elements(DataType::kBf16, std::size_t(rows) * cols, rng, 3.0f, true, special_every);
     const auto out = transpose_te(isa::Dtype::kBf16, rows, cols, in, tile, DataType::kFp32);
     // Per row tile: stationary = in[r0:r1, :] ([K, cols]), moving = identity [K, K] -> [cols, K].
     for (int r0 = 0; r0 < rows; r0 += tile) {
