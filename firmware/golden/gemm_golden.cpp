@@ -18,30 +18,30 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("golden::gemm: " + what);
 }
 
-/// Widens a row-major [rows, cols] tensor of narrow patterns to FP32 values, keeping the layout; `transposed` stores
-/// it [cols, rows] instead.
-std::vector<float> widen(isa::Dtype dt, const std::vector<uint16_t>& in, int rows, int cols, bool transposed) {
-  std::vector<float> out(in.size());
+/// A row-major [rows, cols] operand as values `value(r, c)`, keeping the layout; `transposed` stores it [cols, rows].
+template <typename T, typename Value>
+std::vector<T> operand_values(int rows, int cols, bool transposed, Value value) {
+  std::vector<T> out(size_t(rows) * size_t(cols));
   for (size_t r = 0; r < size_t(rows); ++r) {
-    for (size_t c = 0; c < size_t(cols); ++c) {
-      out[transposed ? c * rows + r : r * cols + c] = float_from_bits(widen_to_f32(dt, in[r * cols + c]));
-    }
+    for (size_t c = 0; c < size_t(cols); ++c) out[transposed ? c * rows + r : r * cols + c] = value(r, c);
   }
   return out;
 }
 
+/// Narrow patterns widened to FP32 values (exact).
+std::vector<float> widen(isa::Dtype dt, const std::vector<uint16_t>& in, int rows, int cols, bool transposed) {
+  return operand_values<float>(rows, cols, transposed, [&](size_t r, size_t c) {
+    return float_from_bits(widen_to_f32(dt, in[r * cols + c]));
+  });
+}
+
 /// The MX operand as real values, element * 2^(scale - 127) in double (exact: at most 4 significant bits, exponents
-/// within -160..160); layout as widen().
+/// within -160..160).
 std::vector<double> mx_values(isa::Dtype dt, const std::vector<uint16_t>& in, const std::vector<uint8_t>& scales,
                               int rows, int cols, bool transposed) {
-  std::vector<double> out(in.size());
-  for (size_t r = 0; r < size_t(rows); ++r) {
-    for (size_t c = 0; c < size_t(cols); ++c) {
-      const uint8_t scale = scales[r / isa::kMxBlockSize * size_t(cols) + c];
-      out[transposed ? c * rows + r : r * cols + c] = mx_value(dt, in[r * cols + c], scale);
-    }
-  }
-  return out;
+  return operand_values<double>(rows, cols, transposed, [&](size_t r, size_t c) {
+    return mx_value(dt, in[r * cols + c], scales[r / isa::kMxBlockSize * size_t(cols) + c]);
+  });
 }
 
 }  // namespace
