@@ -198,10 +198,14 @@ CollectiveReport run_collective(const std::vector<driver::Driver*>& chips, const
       throw std::invalid_argument(fmt::format("{} bytes per chip do not fit: {}", p.bytes, e.what()));
     }
   }
-  std::vector<uint32_t> values(rep.count);
+  // Filled and read back in chunks, so the host holds the device's buffers once (in HBM) and the golden's result.
+  const uint64_t chunk = uint64_t(1) << 20;  // elements
   for (size_t i = 0; i < chips.size(); ++i) {
-    for (uint64_t j = 0; j < rep.count; ++j) values[j] = input(first + int(i), j);
-    chips[i]->write_tensor(addr, values, p.dtype);
+    for (uint64_t j0 = 0; j0 < rep.count; j0 += chunk) {
+      std::vector<uint32_t> values(std::min(chunk, rep.count - j0));
+      for (uint64_t j = 0; j < values.size(); ++j) values[j] = input(first + int(i), j0 + j);
+      chips[i]->write_tensor(addr + j0 * es, values, p.dtype);
+    }
   }
   for (driver::Driver* d : chips) {
     d->set_watchdog(0);  // a chip waiting in a long collective retires nothing; the hub reports stuck rendezvous
@@ -271,14 +275,17 @@ CollectiveReport run_collective(const std::vector<driver::Driver*>& chips, const
   const auto t3 = clock::now();
   for (size_t i = 0; i < chips.size(); ++i) {
     const int r = first + int(i);
-    const std::vector<uint32_t> got = chips[i]->read_tensor(addr, rep.count, p.dtype);
     const bool scatter = p.op == isa::Opcode::kReduceScatter;
     const uint64_t lo = scatter ? golden::collective_block_begin(rep.count, n, r) : 0;
     const uint64_t hi = scatter ? golden::collective_block_begin(rep.count, n, r + 1) : rep.count;
-    for (uint64_t j = lo; j < hi; ++j) {
-      ++rep.checked;
-      if (got[j] == want[j]) continue;
-      if (rep.mismatches++ < 5) rep.first.push_back({r, j, got[j], want[j]});
+    for (uint64_t j0 = lo; j0 < hi; j0 += chunk) {
+      const std::vector<uint32_t> got = chips[i]->read_tensor(addr + j0 * es, std::min(chunk, hi - j0), p.dtype);
+      for (uint64_t e = 0; e < got.size(); ++e) {
+        const uint64_t j = j0 + e;
+        ++rep.checked;
+        if (got[e] == want[j]) continue;
+        if (rep.mismatches++ < 5) rep.first.push_back({r, j, got[e], want[j]});
+      }
     }
   }
   if (group) {  // the hosts' checks, merged in chip order (rank order)

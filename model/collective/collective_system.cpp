@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <fmt/core.h>
@@ -44,7 +45,8 @@ struct CollectiveSystem::Plan {
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> parts;
 };
 
-CollectiveSystem::CollectiveSystem(const Topology& topology, uint64_t hbm_bytes) : topo_(topology) {
+CollectiveSystem::CollectiveSystem(const Topology& topology, uint64_t hbm_bytes)
+    : topo_(topology), part_(topo_.chips(), 1, 0) {
   for (int c = 0; c < topo_.chips(); ++c) {
     owned_.push_back(std::make_unique<Memory>(("chip" + std::to_string(c) + "_hbm").c_str(), hbm_bytes));
     hbm_.push_back(owned_.back().get());
@@ -52,7 +54,7 @@ CollectiveSystem::CollectiveSystem(const Topology& topology, uint64_t hbm_bytes)
 }
 
 CollectiveSystem::CollectiveSystem(const Topology& topology, std::vector<Memory*> hbms)
-    : topo_(topology), hbm_(std::move(hbms)) {
+    : topo_(topology), hbm_(std::move(hbms)), part_(topo_.chips(), 1, 0) {
   if (hbm_.size() != size_t(topo_.chips())) {
     throw std::invalid_argument("CollectiveSystem: " + std::to_string(hbm_.size()) + " HBMs for " +
                                 std::to_string(topo_.chips()) + " chips");
@@ -277,10 +279,11 @@ void CollectiveSystem::apply_step(const Call& call, const Plan& plan, size_t f, 
 }
 
 Result CollectiveSystem::execute(const Call& call, const Plan& plan) {
-  // Distributed: every rank times the whole system on the message-level fabric (its timing depends on message
-  // sizes only), then the ranks move the data step by step (move_data). In process: data and timing together, on
-  // any transport (the router networks carry the payload in their flits).
-  const bool with_data = exchange_ == nullptr;
+  // On the message-level fabric (its timing depends on message sizes only) the system is timed first, then the data
+  // moves step by step (move_data): in process, so that a round's messages need not all be held at once, and
+  // distributed, where every rank times the whole system and the ranks exchange the data. The router networks
+  // carry the payload in their flits: data and timing together.
+  const bool with_data = exchange_ == nullptr && make_transport_;
   std::unique_ptr<Transport> transport = with_data ? new_transport() : nullptr;
   Fabric* sizes = nullptr;
   if (!with_data) {
@@ -384,11 +387,32 @@ void CollectiveSystem::move_data(const Call& call, const Plan& plan, int rounds)
   // Round i: every local chip sends step i of every flow (local receivers take it directly, the others' ranks get
   // it in one all-to-all), then applies the step-i message it received. Step i's send reads what step i - 1 left,
   // as in the timed run, so the bits are the same.
+  //
+  // Host memory: a round's messages together are a large part of every buffer (a ring over a torus dimension of 4
+  // chips moves a quarter of it per step), so a message between two chips of this rank is applied as soon as it is
+  // read, when that cannot change what the round still reads: within one (flow, step) a chip's received blocks are
+  // not the blocks it sends (ring and halving-doubling), and the flows' parts of a block are disjoint. A round
+  // where some chip would receive a block it also sends keeps every message until all are read.
+  const auto sends_what_it_receives = [&](int i) {
+    for (size_t f = 0; f < nf; ++f) {
+      for (int r = 0; r < n; ++r) {
+        const auto& steps = plan.steps[f][size_t(r)];
+        if (size_t(i) >= steps.size()) continue;
+        for (int b : steps[size_t(i)].recv_blocks) {
+          const auto& sb = steps[size_t(i)].send_blocks;
+          if (std::find(sb.begin(), sb.end(), b) != sb.end()) return true;
+        }
+      }
+    }
+    return false;
+  };
   for (int i = 0; i < rounds; ++i) {
+    const bool apply_at_once = !sends_what_it_receives(i);
     // (flow, receiving chip) -> its payload: a local sender's buffer, or a range of a received one.
     std::map<std::pair<size_t, int>, std::pair<const uint8_t*, size_t>> got;
     std::vector<std::vector<uint8_t>> local;  // payloads between chips of this rank
-    local.reserve(nf * size_t(n));
+    if (!apply_at_once) local.reserve(nf * size_t(n));
+    std::set<std::pair<size_t, int>> applied;
     std::vector<std::vector<uint8_t>> out(size_t(part_.ranks()));
     for (size_t f = 0; f < nf; ++f) {
       for (int r = 0; r < n; ++r) {
@@ -397,6 +421,16 @@ void CollectiveSystem::move_data(const Call& call, const Plan& plan, int rounds)
         const int to = steps[size_t(i)].send_to;
         std::vector<uint8_t> payload;
         read_step(call, plan, f, r, steps[size_t(i)], &payload);
+        if (part_.local(to) && apply_at_once) {
+          const auto& theirs = plan.steps[f][size_t(to)];
+          if (size_t(i) >= theirs.size()) {
+            throw std::logic_error(fmt::format("collective: chip {} flow {} step {}: a message for a step it does "
+                                               "not have", to, f, i));
+          }
+          apply_step(call, plan, f, to, theirs[size_t(i)], payload.data(), payload.size());
+          applied.insert({f, to});
+          continue;
+        }
         if (part_.local(to)) {
           local.push_back(std::move(payload));
           got[{f, to}] = {local.back().data(), local.back().size()};
@@ -412,7 +446,8 @@ void CollectiveSystem::move_data(const Call& call, const Plan& plan, int rounds)
         buf.insert(buf.end(), payload.begin(), payload.end());
       }
     }
-    const std::vector<std::vector<uint8_t>> in = exchange_->all_to_all(std::move(out));
+    const std::vector<std::vector<uint8_t>> in =
+        exchange_ ? exchange_->all_to_all(std::move(out)) : std::vector<std::vector<uint8_t>>{};
     for (const std::vector<uint8_t>& buf : in) {
       ByteReader rd(buf);
       while (!rd.done()) {
@@ -425,7 +460,7 @@ void CollectiveSystem::move_data(const Call& call, const Plan& plan, int rounds)
     for (size_t f = 0; f < nf; ++f) {
       for (int r = 0; r < n; ++r) {
         const auto& steps = plan.steps[f][size_t(r)];
-        if (!part_.local(r) || size_t(i) >= steps.size()) continue;
+        if (!part_.local(r) || size_t(i) >= steps.size() || applied.count({f, r})) continue;
         const auto it = got.find({f, r});
         if (it == got.end()) {
           throw std::logic_error(fmt::format("collective: chip {} flow {} step {}: no message arrived", r, f, i));

@@ -123,7 +123,8 @@ class CollectiveSystem {
   /// Reduces (or copies) the step's received payload into chip r's HBM.
   void apply_step(const Call& call, const Plan& plan, size_t f, int r, const Step& st, const uint8_t* data,
                   size_t size);
-  /// Distributed: the payloads of a timed plan, `rounds` steps, moved between the ranks.
+  /// The payloads of a plan timed on the message-level fabric, `rounds` steps, moved between the chips (and the
+  /// ranks, distributed).
   void move_data(const Call& call, const Plan& plan, int rounds);
   std::unique_ptr<Transport> new_transport() const;
 
