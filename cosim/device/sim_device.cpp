@@ -60,7 +60,7 @@ SimDevice::SimDevice(const model::ChipConfig& config, const SimDeviceOptions& op
   chip_->on_core_irq([] { sc_core::sc_pause(); });
   for (int c = 0; c < chip_->cores(); ++c) {
     model::NeuronCore& core = chip_->core(c);
-    core.control.set_observer(options.observer);
+    if (c == 0) core.control.set_observer(options.observer);  // the observer's events carry no core: core 0's
     if (options.check_uninit) {
       core.sbuf.set_fill(0xFF);  // NaN in FP32, BF16, FP16, FP8 E4M3 and E5M2
       core.psum.set_fill(0xFF);

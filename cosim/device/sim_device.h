@@ -49,8 +49,8 @@ struct SimDeviceOptions {
   uint64_t wave_from = 0;            ///< first TE cycle recorded (TeRtlOptions::wave_from)
   uint64_t wave_to = UINT64_MAX;     ///< last TE cycle recorded, inclusive
   std::string wave_scope;            ///< TE hierarchy recorded, e.g. "trn_te.u_array.g_row[0]" (empty: all)
-  /// Receives every retired instruction, DMA copy and launch (the --timeline writer); not owned, must outlive the
-  /// device. Null: the engines skip the calls.
+  /// Receives every retired instruction, DMA copy and launch of core 0 (the --timeline writer; the events carry no
+  /// core); not owned, must outlive the device. Null: the engines skip the calls.
   model::EngineObserver* observer = nullptr;
   /// Stop with HAZARD when two engines touch the same SBUF/PSUM bytes (one writing) without a semaphore chain.
   bool check_hazards = false;

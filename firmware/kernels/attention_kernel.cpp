@@ -26,6 +26,7 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   for (int h = 0; h < l.heads; ++h) {
     seq.push_back(gemm_step(info, fmt::format("head {} scores", h), l.head_dim, l.seq, l.seq, l.qT_hbm + h * qk_head,
                             l.kT_hbm + h * qk_head, l.scores_hbm + h * tt * 4));
+    seq.back().with_previous = h > 0;  // the heads are independent: one wave per step kind
   }
   SoftmaxLayout sm;
   sm.cols = l.seq;
@@ -38,7 +39,7 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
     for (int h = 0; h < l.heads; ++h) {
       sm.in_hbm = l.scores_hbm + h * tt * 4;
       sm.out_hbm = l.probs_hbm + h * tt * 2;
-      seq.push_back({fmt::format("head {} softmax", h), make_softmax_program(info, sm), 0});
+      seq.push_back({fmt::format("head {} softmax", h), make_softmax_program(info, sm), 0, h > 0});
     }
   } else {
     sm.rows = l.seq * l.heads;
@@ -54,7 +55,7 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
       t.out_hbm = l.probsT_hbm + h * tt * 2;
       t.dtype = isa::Dtype::kBf16;
       t.out_type = isa::DataType::kBf16;
-      seq.push_back({fmt::format("head {} transpose", h), make_transpose_program(info, t), 0});
+      seq.push_back({fmt::format("head {} transpose", h), make_transpose_program(info, t), 0, h > 0});
     }
   } else {
     std::vector<isa::CopyFields> copies;
@@ -67,6 +68,7 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   for (int h = 0; h < l.heads; ++h) {
     seq.push_back(gemm_step(info, fmt::format("head {} pv", h), l.seq, l.head_dim, l.seq, l.v_hbm + h * T * d * 2,
                             l.probsT_hbm + h * tt * 2, l.outT_hbm + h * d * T * 4));
+    seq.back().with_previous = h > 0;
   }
   return seq;
 }

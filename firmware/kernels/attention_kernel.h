@@ -18,6 +18,7 @@ struct AttentionLayout {
   int head_dim = 0;            ///< d, >= 1
   bool causal = false;         ///< query q attends to keys k <= q only (GPT-2)
   bool te_transpose = true;    ///< transpose the probabilities on the TE (identity matmul); else by strided DMA
+  int cores = 1;               ///< the heads' programs of each step are one wave over this many cores
   uint64_t qT_hbm = 0;         ///< [H*d, T] BF16: rows h*d .. h*d+d-1 are Q_h^T
   uint64_t kT_hbm = 0;         ///< [H*d, T] BF16: K_h^T likewise
   uint64_t v_hbm = 0;          ///< [H, T, d] BF16: V_h, token-major

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "firmware/kernels/gemm_kernel.h"
+#include "firmware/kernels/kernel_sequence.h"
 
 namespace trnsim::kernels {
 
@@ -62,8 +63,7 @@ GemmCoresRun run_gemm_cores(const std::vector<driver::Driver*>& cores, const Gem
   const size_t km = size_t(ops.k) * ops.m, kn = size_t(ops.k) * ops.n, mn = size_t(ops.m) * ops.n;
   const unsigned es = isa::dtype_bits(ops.dtype) / 8, ob = isa::data_type_bytes(ops.out_type);
   // Rows per core: whole M tiles of the TE, spread as evenly as they go.
-  const int tile = int(cores[0]->info().te_cols), tiles = (ops.m + tile - 1) / tile;
-  const int per = (tiles + int(cores.size()) - 1) / int(cores.size()) * tile;
+  const int per = rows_per_core(ops.m, int(cores[0]->info().te_cols), int(cores.size()));
   for (driver::Driver* d : cores) d->free_all();
   // One copy of each operand and of the output in HBM (cores[0]'s region); every core reads its column slice of
   // the stationary tensor in place (GemmLayout::stationary_ld) and writes its rows of the output.

@@ -1,6 +1,11 @@
 // Workloads as sequences of programs (kernel_sequence.h).
 #include "firmware/kernels/kernel_sequence.h"
 
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/core.h>
+
 #include "firmware/kernels/gemm_kernel.h"
 
 namespace trnsim::kernels {
@@ -9,39 +14,94 @@ void append(KernelSequence* seq, KernelSequence more) {
   for (auto& s : more) seq->push_back(std::move(s));
 }
 
-SequenceRun run_sequence(driver::Driver& drv, const KernelSequence& seq, uint64_t timeout_cycles,
-                         const std::function<void(const StepRun&)>& on_step, std::size_t* failed_step) {
+SequenceRun run_sequence(const std::vector<driver::Driver*>& cores, const KernelSequence& seq,
+                         uint64_t timeout_cycles, const std::function<void(const StepRun&)>& on_step,
+                         std::size_t* failed_step) {
+  if (cores.empty()) throw std::invalid_argument("run_sequence: no cores");
   SequenceRun total;
-  for (std::size_t i = 0; i < seq.size(); ++i) {
-    const KernelStep& step = seq[i];
-    if (failed_step) *failed_step = i;
-    StepRun r;
-    r.name = step.name;
-    r.macs = step.macs;
-    for (const auto& q : step.program.queues) r.instructions += q.size();
-    drv.load_program(step.program);
-    r.run = drv.run(timeout_cycles);
-    total.cycles += r.run.cycles;
-    total.macs += r.macs;
-    total.instructions += r.instructions;
-    for (std::size_t q = 0; q < total.retired.size(); ++q) total.retired[q] += r.run.retired[q];
-    if (on_step) on_step(r);
-    total.steps.push_back(std::move(r));
+  total.core_runs.assign(cores.size(), {});
+  total.core_macs.assign(cores.size(), 0);
+  for (std::size_t first = 0; first < seq.size();) {
+    std::size_t end = first + 1;  // the round: [first, end)
+    while (end < seq.size() && seq[end].with_previous && end - first < cores.size()) ++end;
+    for (std::size_t i = first; i < end; ++i) cores[i - first]->load_program(seq[i].program);
+    for (std::size_t i = first; i < end; ++i) cores[i - first]->start();
+    std::vector<StepRun> round;
+    for (std::size_t i = first; i < end; ++i) {
+      if (failed_step) *failed_step = i;
+      StepRun r;
+      r.name = seq[i].name;
+      r.macs = seq[i].macs;
+      r.core = int(i - first);
+      for (const auto& q : seq[i].program.queues) r.instructions += q.size();
+      r.run = cores[i - first]->wait(timeout_cycles);
+      round.push_back(std::move(r));
+    }
+    const auto longest = std::max_element(round.begin(), round.end(), [](const StepRun& a, const StepRun& b) {
+      return a.run.cycles < b.run.cycles;
+    });
+    longest->elapsed = longest->run.cycles;
+    total.cycles += longest->elapsed;
+    for (StepRun& r : round) {
+      total.macs += r.macs;
+      total.instructions += r.instructions;
+      driver::RunResult& c = total.core_runs[size_t(r.core)];
+      c.cycles += r.run.cycles;
+      total.core_macs[size_t(r.core)] += r.macs;
+      for (std::size_t q = 0; q < total.retired.size(); ++q) {
+        total.retired[q] += r.run.retired[q];
+        c.retired[q] += r.run.retired[q];
+      }
+      if (on_step) on_step(r);
+      total.steps.push_back(std::move(r));
+    }
+    first = end;
   }
   return total;
 }
 
+SequenceRun run_sequence(driver::Driver& drv, const KernelSequence& seq, uint64_t timeout_cycles,
+                         const std::function<void(const StepRun&)>& on_step, std::size_t* failed_step) {
+  return run_sequence(std::vector<driver::Driver*>{&drv}, seq, timeout_cycles, on_step, failed_step);
+}
+
 KernelStep gemm_step(const driver::DeviceInfo& info, std::string name, int k, int m, int n, uint64_t stationary_hbm,
                      uint64_t moving_hbm, uint64_t out_hbm) {
-  GemmLayout g;
-  g.dtype = isa::Dtype::kBf16;
-  g.k = k;
-  g.m = m;
-  g.n = n;
-  g.stationary_hbm = stationary_hbm;
-  g.moving_hbm = moving_hbm;
-  g.out_hbm = out_hbm;
-  return {std::move(name), make_gemm_program(info, g), uint64_t(k) * uint64_t(m) * uint64_t(n)};
+  return std::move(gemm_steps(info, name, k, m, n, stationary_hbm, moving_hbm, out_hbm, 1).front());
+}
+
+int rows_per_core(int rows, int tile, int cores) {
+  const int tiles = (rows + tile - 1) / tile;
+  return (tiles + cores - 1) / cores * tile;
+}
+
+KernelSequence row_split_steps(const std::string& name, int rows, int tile, int cores,
+                               const std::function<KernelStep(int r0, int n)>& make) {
+  if (cores < 1 || tile < 1) throw std::invalid_argument(fmt::format("{}: {} cores, tiles of {} rows", name, cores, tile));
+  const int per = rows_per_core(rows, tile, cores);
+  KernelSequence seq;
+  for (int r0 = 0; r0 < rows; r0 += per) {
+    seq.push_back(make(r0, std::min(per, rows - r0)));
+    seq.back().name = name;
+    seq.back().with_previous = r0 > 0;
+  }
+  return seq;
+}
+
+KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, int k, int m, int n,
+                          uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores) {
+  return row_split_steps(name, m, int(info.te_cols), cores, [&](int m0, int rows) {
+    GemmLayout g;
+    g.dtype = isa::Dtype::kBf16;
+    g.k = k;
+    g.m = rows;
+    g.n = n;
+    g.stationary_ld = m;
+    g.stationary_hbm = stationary_hbm + uint64_t(m0) * 2;  // columns [m0, m0 + rows) of every BF16 row
+    g.moving_hbm = moving_hbm;
+    g.out_hbm = out_hbm + uint64_t(m0) * uint64_t(n) * 4;  // rows [m0, m0 + rows) of the FP32 output
+    return KernelStep{"", make_gemm_program(info, g), uint64_t(k) * uint64_t(rows) * uint64_t(n)};
+  });
 }
 
 }  // namespace trnsim::kernels

@@ -1,7 +1,8 @@
 // Workloads as sequences of programs: each step is one complete program (its engines run in parallel, ordered by
 // semaphores, every queue ending in halt) that reads its inputs from HBM and leaves its outputs in HBM; the steps
 // are launched one after another through the driver (load_program, run), so every intermediate tensor of a
-// workload lives in HBM between two steps. The DMA-only steps workloads need between kernels (transposes, casts and
+// workload lives in HBM between two steps. Steps that do not depend on each other form a wave, whose steps run on
+// the cores of a chip at the same time (docs/kernels.md "Sequences over cores"). The DMA-only steps workloads need between kernels (transposes, casts and
 // re-layouts of HBM tensors by strided copies) are dma_program()s of the copies of dma_copies.h.
 #pragma once
 
@@ -21,6 +22,9 @@ struct KernelStep {
   std::string name;       ///< e.g. "qkv gemm", "softmax", "head 3 scores"
   isa::Program program;
   uint64_t macs = 0;      ///< Tensor Engine multiply-accumulates the step performs (for utilization figures)
+  /// The step belongs to the wave of the step before it: it reads nothing an earlier step of the wave writes and
+  /// writes nothing such a step reads or writes, so run_sequence may run it on another core at the same time.
+  bool with_previous = false;
 };
 
 using KernelSequence = std::vector<KernelStep>;
@@ -34,21 +38,38 @@ struct StepRun {
   driver::RunResult run;
   std::size_t instructions = 0;  ///< all queues
   uint64_t macs = 0;
+  int core = 0;          ///< index into run_sequence's `cores`
+  /// TE cycles the step adds to the sequence's time: a round's longest run carries the round's cycles, the other
+  /// runs of the round 0 (one core: run.cycles).
+  uint64_t elapsed = 0;
 };
 
-/// The whole sequence: cycles and retired instructions summed over the steps (each run starts its cycle counter at
-/// 0 after the driver's soft reset, so the sum is the device time of the steps back to back).
+/// The whole sequence. Each run starts its cycle counter at 0 after the driver's soft reset; the steps of a round
+/// start together and the round lasts as long as its longest run, so `cycles`, the sum over the rounds, is the
+/// device time of the sequence (one core: the steps back to back).
 struct SequenceRun {
   uint64_t cycles = 0;
   uint64_t macs = 0;
   std::size_t instructions = 0;
   std::array<uint64_t, isa::kNumQueues> retired{};
   std::vector<StepRun> steps;
+  /// Per core of `cores`: its runs summed (cycles it was busy, instructions it retired) and its MACs.
+  std::vector<driver::RunResult> core_runs;
+  std::vector<uint64_t> core_macs;
 };
 
-/// Loads and runs the steps in order, each with `timeout_cycles`; `on_step` (if set) is called after each step.
-/// Throws the driver's errors (DeviceFault, DriverTimeout, ...) as they come; `failed_step` (if set) holds the index
-/// of the step being run, so after a throw it names the step that failed.
+/// Runs the steps in order over the cores `cores` (drivers of distinct cores of one chip, core 0's first; with
+/// several, each allocates from its own region, and every core reads and writes all of HBM). A round is up to
+/// cores.size() consecutive steps of one wave (KernelStep::with_previous): step j of the round is loaded on
+/// cores[j], all are started, then each is waited for (`timeout_cycles` each). Rounds run one after another, so
+/// every step sees what earlier rounds wrote. `on_step` (if set) is called after each step. Throws
+/// std::invalid_argument for an empty `cores` and the drivers' errors (DeviceFault, DriverTimeout, ...) as they
+/// come; `failed_step` (if set) holds the index of the step being waited for, so after a throw it names the step
+/// that failed.
+SequenceRun run_sequence(const std::vector<driver::Driver*>& cores, const KernelSequence& seq,
+                         uint64_t timeout_cycles, const std::function<void(const StepRun&)>& on_step = {},
+                         std::size_t* failed_step = nullptr);
+/// One core: the steps one after another.
 SequenceRun run_sequence(driver::Driver& drv, const KernelSequence& seq, uint64_t timeout_cycles,
                          const std::function<void(const StepRun&)>& on_step = {}, std::size_t* failed_step = nullptr);
 
@@ -56,5 +77,23 @@ SequenceRun run_sequence(driver::Driver& drv, const KernelSequence& seq, uint64_
 /// MACs K * M * N. Throws like make_gemm_program.
 KernelStep gemm_step(const driver::DeviceInfo& info, std::string name, int k, int m, int n, uint64_t stationary_hbm,
                      uint64_t moving_hbm, uint64_t out_hbm);
+
+/// Rows per core when `rows` rows are split over `cores` cores in whole tiles of `tile` rows (a GEMM's M by the TE's
+/// columns, an element-wise kernel's rows by the SBUF partitions), spread as evenly as they go: core c takes rows
+/// [c * per, min(rows, (c + 1) * per)), so the last cores may take fewer or none (docs/kernels.md "Multi-core GEMM").
+int rows_per_core(int rows, int tile, int cores);
+
+/// A row-wise step split over `cores` cores (rows_per_core with tiles of `tile` rows): `make(r0, n)` returns the
+/// step of rows [r0, r0 + n) (program and MACs); each gets `name`, and the ones after the first are with_previous.
+/// For kernels whose rows are independent and whose row ranges of every tensor are contiguous in HBM.
+KernelSequence row_split_steps(const std::string& name, int rows, int tile, int cores,
+                               const std::function<KernelStep(int r0, int n)>& make);
+
+/// gemm_step split by M over `cores` cores: one step per core that has rows (rows_per_core), each reading its
+/// columns of the stationary tensor in place (GemmLayout::stationary_ld) and writing its rows of the output; the
+/// steps after the first are with_previous. Every element keeps all of K in the one-core order, so the result is
+/// bit for bit gemm_step's. MACs are each step's own. Throws like make_gemm_program.
+KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, int k, int m, int n,
+                          uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores);
 
 }  // namespace trnsim::kernels

@@ -201,13 +201,38 @@ isa::Program make_col_bias_add_program(const driver::DeviceInfo& info, const Col
   return tp.build(isa::Engine::kVec, loads, compute, stores);
 }
 
+KernelSequence row_bias_activation_steps(const driver::DeviceInfo& info, const std::string& name,
+                                         const RowBiasActLayout& layout, int cores) {
+  return row_split_steps(name, layout.rows, int(info.sbuf_partitions), cores, [&](int r0, int n) {
+    RowBiasActLayout l = layout;
+    l.rows = n;
+    l.in_hbm += uint64_t(r0) * uint64_t(l.cols) * 4;
+    l.bias_hbm += uint64_t(r0) * 4;
+    l.out_hbm += uint64_t(r0) * uint64_t(l.cols) * isa::data_type_bytes(l.out_type);
+    return KernelStep{"", make_row_bias_activation_program(info, l), 0};
+  });
+}
+
+KernelSequence col_bias_add_steps(const driver::DeviceInfo& info, const std::string& name,
+                                  const ColBiasAddLayout& layout, int cores) {
+  return row_split_steps(name, layout.rows, int(info.sbuf_partitions), cores, [&](int r0, int n) {
+    ColBiasAddLayout l = layout;
+    const uint64_t row = uint64_t(r0) * uint64_t(l.cols);
+    l.rows = n;
+    l.in_hbm += row * 4;
+    if (l.residual) l.residual_hbm += row * 4;
+    l.out_hbm += row * isa::data_type_bytes(l.out_type);
+    return KernelStep{"", make_col_bias_add_program(info, l), 0};
+  });
+}
+
 KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout& l) {
   if (l.tokens < 1 || l.d_model < 1 || l.d_ff < 1) {
     throw std::invalid_argument(
         fmt::format("mlp kernel: tokens, d_model and d_ff must be >= 1 (got {}, {}, {})", l.tokens, l.d_model, l.d_ff));
   }
   KernelSequence seq;
-  seq.push_back(gemm_step(info, "mlp up gemm", l.d_model, l.d_ff, l.tokens, l.w1_hbm, l.xT_hbm, l.hT_hbm));
+  append(&seq, gemm_steps(info, "mlp up gemm", l.d_model, l.d_ff, l.tokens, l.w1_hbm, l.xT_hbm, l.hT_hbm, l.cores));
 
   RowBiasActLayout act;
   act.rows = l.d_ff;
@@ -217,9 +242,9 @@ KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout
   act.func = isa::ActFunc::kGeluTanh;
   act.out_hbm = l.gT_hbm;
   act.out_type = isa::DataType::kBf16;
-  seq.push_back({"mlp bias+gelu", make_row_bias_activation_program(info, act), 0});
+  append(&seq, row_bias_activation_steps(info, "mlp bias+gelu", act, l.cores));
 
-  seq.push_back(gemm_step(info, "mlp down gemm", l.d_ff, l.tokens, l.d_model, l.gT_hbm, l.w2_hbm, l.y_hbm));
+  append(&seq, gemm_steps(info, "mlp down gemm", l.d_ff, l.tokens, l.d_model, l.gT_hbm, l.w2_hbm, l.y_hbm, l.cores));
 
   ColBiasAddLayout bias;
   bias.rows = l.tokens;
@@ -230,7 +255,7 @@ KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout
   bias.residual_hbm = l.residual_hbm;
   bias.out_hbm = l.out_hbm;
   bias.out_type = isa::DataType::kFp32;
-  seq.push_back({l.residual ? "mlp bias+residual" : "mlp bias", make_col_bias_add_program(info, bias), 0});
+  append(&seq, col_bias_add_steps(info, l.residual ? "mlp bias+residual" : "mlp bias", bias, l.cores));
   return seq;
 }
 

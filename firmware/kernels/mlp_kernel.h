@@ -49,6 +49,13 @@ struct ColBiasAddLayout {
 isa::Program make_row_bias_activation_program(const driver::DeviceInfo& info, const RowBiasActLayout& layout);
 isa::Program make_col_bias_add_program(const driver::DeviceInfo& info, const ColBiasAddLayout& layout);
 
+/// The two programs split by rows over `cores` cores (row_split_steps, tiles of the SBUF partitions): rows are
+/// independent, so each core's rows are the one-core bits. Throws as the programs do.
+KernelSequence row_bias_activation_steps(const driver::DeviceInfo& info, const std::string& name,
+                                         const RowBiasActLayout& layout, int cores);
+KernelSequence col_bias_add_steps(const driver::DeviceInfo& info, const std::string& name,
+                                  const ColBiasAddLayout& layout, int cores);
+
 /// The GELU MLP of `tokens` tokens: out[T, D] = (residual +) (gelu_tanh(x @ W1 + b1) @ W2 + b2), with the input given
 /// feature-major and BF16 GEMM operands:
 ///   1. "mlp up gemm"     h^T[F, T] = W1^T @ x^T                     (stationary W1 [D, F], moving x^T [D, T]; FP32)
@@ -57,6 +64,7 @@ isa::Program make_col_bias_add_program(const driver::DeviceInfo& info, const Col
 ///   4. "mlp bias"        out[T, D] = (residual +) (y + b2[col])     (Vector engine; FP32)
 struct MlpLayout {
   int tokens = 0, d_model = 0, d_ff = 0;        ///< T, D, F >= 1
+  int cores = 1;                                ///< the GEMMs are split by M over this many cores (gemm_steps)
   uint64_t xT_hbm = 0;                          ///< [D, T] BF16 (feature-major input)
   uint64_t w1_hbm = 0;                          ///< [D, F] BF16
   uint64_t b1_hbm = 0;                          ///< [F] FP32

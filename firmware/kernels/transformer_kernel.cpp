@@ -39,19 +39,23 @@ KernelStep transpose_step(const driver::DeviceInfo& info, const std::string& nam
           0};
 }
 
-KernelStep layernorm_step(const driver::DeviceInfo& info, const std::string& name, const TransformerShape& s,
-                          uint64_t in, uint64_t g, uint64_t b, uint64_t out) {
-  LayerNormLayout ln;
-  ln.rows = s.seq;
-  ln.cols = s.d_model;
-  ln.in_hbm = in;
-  ln.out_hbm = out;
-  ln.gamma_hbm = g;
-  ln.beta_hbm = b;
-  ln.eps = s.ln_eps;
-  ln.in_type = isa::DataType::kFp32;
-  ln.out_type = isa::DataType::kBf16;
-  return {name, make_layernorm_program(info, ln), 0};
+/// LayerNorm of [seq, d_model] FP32 -> BF16, its rows split over the cores.
+KernelSequence layernorm_steps(const driver::DeviceInfo& info, const std::string& name, const TransformerShape& s,
+                               uint64_t in, uint64_t g, uint64_t b, uint64_t out) {
+  return row_split_steps(name, s.seq, int(info.sbuf_partitions), s.cores, [&](int r0, int n) {
+    const uint64_t row = uint64_t(r0) * uint64_t(s.d_model);
+    LayerNormLayout ln;
+    ln.rows = n;
+    ln.cols = s.d_model;
+    ln.in_hbm = in + row * 4;
+    ln.out_hbm = out + row * 2;
+    ln.gamma_hbm = g;
+    ln.beta_hbm = b;
+    ln.eps = s.ln_eps;
+    ln.in_type = isa::DataType::kFp32;
+    ln.out_type = isa::DataType::kBf16;
+    return KernelStep{"", make_layernorm_program(info, ln), 0};
+  });
 }
 }  // namespace
 
@@ -92,10 +96,10 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   check_shape(s);
   const uint64_t T = s.seq, D = s.d_model, d = s.head_dim();
   KernelSequence seq;
-  seq.push_back(layernorm_step(info, "ln1", s, in.x, in.ln1_g, in.ln1_b, b.ln1));
+  append(&seq, layernorm_steps(info, "ln1", s, in.x, in.ln1_g, in.ln1_b, b.ln1));
   seq.push_back(transpose_step(info, "ln1 transpose", s.te_transpose, b.ln1, b.ln1T, s.seq, s.d_model));
 
-  seq.push_back(gemm_step(info, "qkv gemm", s.d_model, 3 * s.d_model, s.seq, in.w_qkv, b.ln1T, b.qkvT32));
+  append(&seq, gemm_steps(info, "qkv gemm", s.d_model, 3 * s.d_model, s.seq, in.w_qkv, b.ln1T, b.qkvT32, s.cores));
 
   RowBiasActLayout qb;
   qb.rows = 3 * s.d_model;
@@ -105,7 +109,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   qb.func = isa::ActFunc::kIdentity;
   qb.out_hbm = b.qkvT;
   qb.out_type = isa::DataType::kBf16;
-  seq.push_back({"qkv bias", make_row_bias_activation_program(info, qb), 0});
+  append(&seq, row_bias_activation_steps(info, "qkv bias", qb, s.cores));
 
   // V^T (rows 2D.. of qkvT) -> V_h [T, d] per head: one transposing copy per head.
   std::vector<isa::CopyFields> vcopies;
@@ -121,6 +125,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   at.head_dim = static_cast<int>(d);
   at.causal = s.causal;
   at.te_transpose = s.te_transpose;
+  at.cores = s.cores;
   at.qT_hbm = b.qkvT;
   at.kT_hbm = b.qkvT + D * T * 2;
   at.v_hbm = b.v;
@@ -132,7 +137,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
 
   seq.push_back({"attn cast", dma_program(info, dense_copies(b.attnT32, isa::DataType::kFp32, b.attnT,
                                                             isa::DataType::kBf16, D * T)), 0});
-  seq.push_back(gemm_step(info, "proj gemm", s.d_model, s.seq, s.d_model, b.attnT, in.w_o, b.proj));
+  append(&seq, gemm_steps(info, "proj gemm", s.d_model, s.seq, s.d_model, b.attnT, in.w_o, b.proj, s.cores));
 
   ColBiasAddLayout pb;
   pb.rows = s.seq;
@@ -142,15 +147,16 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   pb.residual = true;
   pb.residual_hbm = in.x;
   pb.out_hbm = b.h1;
-  seq.push_back({"proj bias+residual", make_col_bias_add_program(info, pb), 0});
+  append(&seq, col_bias_add_steps(info, "proj bias+residual", pb, s.cores));
 
-  seq.push_back(layernorm_step(info, "ln2", s, b.h1, in.ln2_g, in.ln2_b, b.ln2));
+  append(&seq, layernorm_steps(info, "ln2", s, b.h1, in.ln2_g, in.ln2_b, b.ln2));
   seq.push_back(transpose_step(info, "ln2 transpose", s.te_transpose, b.ln2, b.ln2T, s.seq, s.d_model));
 
   MlpLayout m;
   m.tokens = s.seq;
   m.d_model = s.d_model;
   m.d_ff = s.d_ff;
+  m.cores = s.cores;
   m.xT_hbm = b.ln2T;
   m.w1_hbm = in.w1;
   m.b1_hbm = in.b1;

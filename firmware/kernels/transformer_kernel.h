@@ -22,6 +22,7 @@ struct TransformerShape {
   float ln_eps = 1e-5f;
   bool causal = true;
   bool te_transpose = true;  ///< activation transposes on the TE (identity matmul); else strided DMA copies
+  int cores = 1;             ///< GEMMs split by M and attention heads spread over this many cores
   int head_dim() const { return d_model / heads; }
 };
 

@@ -148,7 +148,7 @@ Workload mlp_instance(const Params& o) {
               {"b2", {D}, DataType::kFp32, 0.0f, 0.02f, ""}};
   w.build = [=](driver::Driver& drv, const Addrs& in, kernels::KernelSequence* seq, std::vector<OutputSpec>* outs) {
     kernels::MlpLayout l;
-    l.tokens = T, l.d_model = D, l.d_ff = F;
+    l.tokens = T, l.d_model = D, l.d_ff = F, l.cores = o.cores;
     l.xT_hbm = alloc(drv, {D, T}, DataType::kBf16);
     l.w1_hbm = in.at("w1"), l.b1_hbm = in.at("b1"), l.w2_hbm = in.at("w2"), l.b2_hbm = in.at("b2");
     l.hT_hbm = alloc(drv, {F, T}, DataType::kFp32);
@@ -183,7 +183,7 @@ Workload attention_instance(const Params& o) {
               {"v", {T, D}, DataType::kFp32, 0.0f, 1.0f, ""}};
   w.build = [=](driver::Driver& drv, const Addrs& in, kernels::KernelSequence* seq, std::vector<OutputSpec>* outs) {
     kernels::AttentionLayout l;
-    l.seq = T, l.heads = H, l.head_dim = d, l.causal = true, l.te_transpose = te_t;
+    l.seq = T, l.heads = H, l.head_dim = d, l.causal = true, l.te_transpose = te_t, l.cores = o.cores;
     l.qT_hbm = alloc(drv, {D, T}, DataType::kBf16);
     l.kT_hbm = alloc(drv, {D, T}, DataType::kBf16);
     l.v_hbm = alloc(drv, {H, T, d}, DataType::kBf16);
@@ -235,6 +235,7 @@ Workload attention_instance(const Params& o) {
 Workload transformer_instance(const Params& o) {
   kernels::TransformerShape sh;
   sh.seq = o.seq, sh.d_model = o.d_model, sh.heads = o.heads, sh.d_ff = o.d_ff, sh.te_transpose = !o.dma_transpose;
+  sh.cores = o.cores;
   const int T = o.seq, D = o.d_model, H = o.heads, F = o.d_ff;
   Workload w;
   w.title = fmt::format("GPT-2 transformer block (pre-LN, causal attention, GELU MLP), {}", gpt2_dims(o));
@@ -440,11 +441,19 @@ void compare_with_golden(const Workload& w, const Tensors& inputs, int te_rows, 
 
 Report run_and_check(driver::Driver& drv, const Workload& w, const Tensors& inputs, uint64_t timeout_cycles,
                      const OnBuilt& on_built, std::string* failed_step, const OnStep& on_step) {
+  return run_and_check(std::vector<driver::Driver*>{&drv}, w, inputs, timeout_cycles, on_built, failed_step, on_step);
+}
+
+Report run_and_check(const std::vector<driver::Driver*>& cores, const Workload& w, const Tensors& inputs,
+                     uint64_t timeout_cycles, const OnBuilt& on_built, std::string* failed_step,
+                     const OnStep& on_step) {
+  if (cores.empty()) throw std::invalid_argument("run_and_check: no cores");
+  driver::Driver& drv = *cores.front();
+  for (driver::Driver* d : cores) d->free_all();
   Report rep;
   rep.workload = w.name;
   rep.title = w.title;
   rep.golden_name = w.golden_name;
-  drv.free_all();
   Addrs addrs;
   kernels::KernelSequence seq;
   try {
@@ -468,7 +477,7 @@ Report run_and_check(driver::Driver& drv, const Workload& w, const Tensors& inpu
     if (on_step && !seq.empty()) on_step(0, seq.front().name);
     std::size_t done = 0;
     r = kernels::run_sequence(
-        drv, seq, timeout_cycles,
+        cores, seq, timeout_cycles,
         [&](const kernels::StepRun&) {
           if (on_step && ++done < seq.size()) on_step(done, seq[done].name);
         },
@@ -488,7 +497,14 @@ Report run_and_check(driver::Driver& drv, const Workload& w, const Tensors& inpu
     auto it = std::find_if(rep.steps.begin(), rep.steps.end(), [&](const StepGroup& x) { return x.name == g; });
     if (it == rep.steps.end()) it = rep.steps.insert(rep.steps.end(), StepGroup{g, 0, 0});
     it->programs += 1;
-    it->cycles += st.run.cycles;
+    it->cycles += st.elapsed;
+  }
+  if (cores.size() > 1) {
+    for (size_t c = 0; c < cores.size(); ++c) {
+      rep.core_index.push_back(int(c));
+      rep.core_runs.push_back(r.core_runs[c]);
+      rep.core_macs.push_back(r.core_macs[c]);
+    }
   }
   compare_with_golden(w, inputs, int(drv.info().te_rows), &rep);
   return rep;

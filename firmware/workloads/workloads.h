@@ -31,6 +31,9 @@ struct Params {
   bool dma_transpose = false;  ///< transpose by strided DMA copies instead of the TE (identity matmul)
   isa::Dtype dtype = isa::Dtype::kBf16;  ///< gemm: operand type
   int m = 128, k = 128, n = 128;         ///< gemm: out[M, N] = stationary[K, M]^T @ moving[K, N]
+  /// Cores the composite workloads' programs are built for: their GEMMs split by M, the attention heads spread
+  /// (KernelStep::with_previous); run them with run_and_check over this many cores.
+  int cores = 1;
 };
 
 /// A named input: its shape, the type it has on the device (values are drawn or given as FP32 and cast to it: RNE,
@@ -153,6 +156,12 @@ using OnStep = std::function<void(std::size_t index, const std::string& name)>;
 /// number of the program that failed ("program 3 of 62 (\"qkv gemm\")").
 Report run_and_check(driver::Driver& drv, const Workload& w, const Tensors& inputs, uint64_t timeout_cycles,
                      const OnBuilt& on_built = {}, std::string* failed_step = nullptr, const OnStep& on_step = {});
+/// The same over the cores `cores` (core 0's driver first: it allocates and holds every tensor): the programs run
+/// as kernels::run_sequence runs them; Report::cycles is the sequence's time, each step group's cycles what its
+/// rounds add to it, and `core_runs` / `core_macs` each core's sums (with more than one core).
+Report run_and_check(const std::vector<driver::Driver*>& cores, const Workload& w, const Tensors& inputs,
+                     uint64_t timeout_cycles, const OnBuilt& on_built = {}, std::string* failed_step = nullptr,
+                     const OnStep& on_step = {});
 
 /// The same over the cores `cores` (the first is core 0's driver) with Workload::run_cores: one launch per core, all
 /// at once; Report::cycles is the longest core's, `macs` and `retired` the sums, `core_runs` each core's.

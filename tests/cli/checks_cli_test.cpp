@@ -52,8 +52,8 @@ constexpr double kTeCycleUs = 417e-6;  // one 2.4 GHz TE cycle on SystemC's 1 ps
 TEST(TimelineCli, SmallGemmTraceHasOneSlicePerRetiredInstructionInOrderWithoutOverlap) {
   const std::string trace_path = scratch(".json"), report_path = scratch(".report.json");
   // K = 40, M = 24, N = 100 on the 16x16 tiny TE: ceil(40/16) x ceil(24/16) x ceil(100/512) = 3 x 2 x 1 = 6 passes.
-  const Result r = run("run --te tlm --workload gemm -k 40 -m 24 -n 100 --timeline " + trace_path + " --report " +
-                       report_path);
+  const Result r = run("run --te tlm --cores 1 --workload gemm -k 40 -m 24 -n 100 --timeline " + trace_path +
+                       " --report " + report_path);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("timeline          " + trace_path), std::string::npos) << r.out;
   EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << "the timeline line comes before PASS:\n" << r.out;

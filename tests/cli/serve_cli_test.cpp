@@ -217,7 +217,7 @@ TEST(ServeCli, AServerThatDiesMidRunFailsTheClientWithinASecond) {
   // Wait until the transformer block is running (its first progress line would take 2 s; the input table is
   // printed before the first program starts).
   const auto t0 = clock_type::now();
-  while (client.out().find("launched one after another") == std::string::npos && seconds_since(t0) < 30) {
+  while (client.out().find(", launched ") == std::string::npos && seconds_since(t0) < 30) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   server.proc().signal(SIGKILL);

@@ -47,7 +47,14 @@ DeviceSession connect_device(const DeviceFlags& flags) {
 
 }  // namespace
 
-void add_cores_flag(CLI::App& cmd, DeviceFlags& flags) {
+void add_cores_flag(CLI::App& cmd, DeviceFlags& flags, bool every_core_default) {
+  if (every_core_default) {
+    flags.cores = 0;
+    cmd.add_option("--cores", flags.cores, "Cores of the chip to run on, from core 0 (the config's CHIP_CORES at "
+                                           "most; default: all of them, a --program file: core 0)")
+        ->check(CLI::Range(1, int(regs::MAX_CORES)));
+    return;
+  }
   cmd.add_option("--cores", flags.cores, "Cores of the chip to run on, from core 0 (the config's CHIP_CORES at most)")
       ->check(CLI::Range(1, int(regs::MAX_CORES)))
       ->capture_default_str();
@@ -59,8 +66,9 @@ std::vector<driver::Driver*> DeviceSession::cores() const {
   return v;
 }
 
-void open_cores(DeviceSession& s, const DeviceFlags& flags) {
+void open_cores(DeviceSession& s, DeviceFlags& flags) {
   const uint32_t have = s.info().cores;
+  if (flags.cores == 0) flags.cores = int(std::max<uint32_t>(1, have));
   if (flags.cores < 1 || uint32_t(flags.cores) > have) {
     throw BadInput(fmt::format("--cores {}: a {} chip has {} core{}", flags.cores, s.info().config_name, have,
                                have == 1 ? "" : "s"));
@@ -183,7 +191,8 @@ void add_wave_window_flags(CLI::App& cmd, DeviceFlags& flags) {
 
 void add_trace_flags(CLI::App& cmd, DeviceFlags& flags) {
   cmd.add_option("--timeline", flags.timeline,
-                 "Write a Chrome/Perfetto trace (JSON) of every instruction and DMA copy; open it in ui.perfetto.dev");
+                 "Write a Chrome/Perfetto trace (JSON) of every instruction and DMA copy of core 0; open it in "
+                 "ui.perfetto.dev");
   cmd.add_flag("--check-hazards", flags.check_hazards,
                "Stop (exit 2) when two engines touch the same SBUF/PSUM bytes, one writing, with no semaphore "
                "chain between them");

@@ -36,7 +36,7 @@ struct DeviceFlags {
   bool check_hazards = false;  ///< --check-hazards: stop with HAZARD on unordered SBUF/PSUM accesses
   bool check_uninit = false;   ///< --check-uninit: fresh SBUF/PSUM is NaN; stop with UNINIT_READ on reading it
   std::string connect;         ///< --connect PATH: the device `trnsim serve --socket PATH` serves (empty: in process)
-  int cores = 1;               ///< --cores N: cores of the chip the command runs on (open_cores)
+  int cores = 1;               ///< --cores N: cores of the chip the command runs on (open_cores); 0: all of them
 };
 
 /// Adds --connect PATH to a device command.
@@ -58,8 +58,9 @@ void add_sr_seed_flag(CLI::App& cmd, DeviceFlags& flags);
 /// Adds --wave-from, --wave-to and --wave-scope (the window and hierarchy of --wave) to a device command.
 void add_wave_window_flags(CLI::App& cmd, DeviceFlags& flags);
 
-/// --cores N (1 .. 8): the cores of the chip a command runs on, core 0 first.
-void add_cores_flag(CLI::App& cmd, DeviceFlags& flags);
+/// --cores N (1 .. 8): the cores of the chip a command runs on, core 0 first. `every_core_default`: not given, the
+/// command runs on every core of the chip (flags.cores = 0 until open_cores); else on core 0.
+void add_cores_flag(CLI::App& cmd, DeviceFlags& flags, bool every_core_default = false);
 
 /// An open device (in process, or a driver::RemoteDevice) and its driver.
 struct DeviceSession {
@@ -94,7 +95,8 @@ DeviceSession open_device(const DeviceFlags& flags);
 /// Makes the session drive cores 0 .. flags.cores - 1: with more than one, each core gets a driver over its own
 /// CoreDevice view and HBM region (driver::chip_regions; core 0's driver is replaced), with the watchdog and SR
 /// seed flags applied to every core. BadInput when the chip has fewer cores (CHIP_CORES).
-void open_cores(DeviceSession& s, const DeviceFlags& flags);
+/// flags.cores 0 is every core of the chip; `flags` is updated to the count opened.
+void open_cores(DeviceSession& s, DeviceFlags& flags);
 
 /// Runs `body` and maps device failures to exit codes (BRIEF section 4): a lockstep mismatch or an engine fault
 /// prints FAIL and returns 1; any other device fault or a timeout is a bad program: BadInput (exit 2) naming the

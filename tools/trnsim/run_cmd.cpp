@@ -110,7 +110,9 @@ int run_program_file(const RunOptions& o) {
   }
   std::ofstream report = open_report(o.report);
   DeviceSession s = open_device(o.device);
-  open_cores(s, o.device);
+  DeviceFlags device = o.device;
+  if (device.cores == 0) device.cores = 1;  // a program file is one core's unless --cores says more
+  open_cores(s, device);
   const std::vector<driver::Driver*> cores = s.cores();
   fmt::print("trnsim run: program {}\n", o.program);
   fmt::print("  config {} ({}x{} Tensor Engine, {} datapath){}\n", s.info().config_name, s.info().te_rows,
@@ -249,7 +251,7 @@ Action add_run(CLI::App& app) {
       ->capture_default_str();
   add_watchdog_flag(*cmd, opts->device);
   add_sr_seed_flag(*cmd, opts->device);
-  add_cores_flag(*cmd, opts->device);
+  add_cores_flag(*cmd, opts->device, true);
   cmd->add_option("--wave", opts->device.wave, "Write an FST waveform of the RTL Tensor Engine");
   add_wave_window_flags(*cmd, opts->device);
   cmd->add_option("--report", opts->report, "Write the figures as JSON");

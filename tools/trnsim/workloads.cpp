@@ -50,9 +50,15 @@ workloads::Tensors read_input_files(const std::vector<workloads::InputSpec>& spe
 int run_workload(const WorkloadOptions& o, const ReportHooks& hooks) {
   const workloads::Entry* entry = workloads::find(o.name);
   if (entry == nullptr) throw BadInput(fmt::format("--workload {}: unknown", o.name));
+  // The programs are built for the cores they run on, so the device comes first.
+  DeviceSession s = open_device(o.device);
+  DeviceFlags device = o.device;
+  open_cores(s, device);
+  workloads::Params params = o.params;
+  params.cores = device.cores;
   workloads::Workload w;
   try {
-    w = entry->make(o.params);
+    w = entry->make(params);
   } catch (const std::invalid_argument& e) {
     throw BadInput(e.what());
   }
@@ -66,16 +72,10 @@ int run_workload(const WorkloadOptions& o, const ReportHooks& hooks) {
       throw BadInput(fmt::format("--outputs {}: cannot create the directory", o.outputs));
     }
   }
-  if (o.device.cores > 1 && !w.run_cores) {
-    throw BadInput(fmt::format("--cores {}: --workload {} runs on one core (its kernels are not split over cores; "
-                               "--workload gemm and gpt2-mlp-up are)", o.device.cores, o.name));
-  }
-  DeviceSession s = open_device(o.device);
-  open_cores(s, o.device);
   fmt::print("trnsim run: {}\n", w.title);
   fmt::print("  config {} ({}x{} Tensor Engine, {} datapath), seed {}{}\n", s.info().config_name, s.info().te_rows,
              s.info().te_cols, s.info().te_backend, o.seed,
-             o.device.cores > 1 ? fmt::format(", split over cores 0..{}", o.device.cores - 1) : "");
+             device.cores > 1 ? fmt::format(", split over cores 0..{}", device.cores - 1) : "");
   for (const workloads::InputSpec& in : w.inputs) {
     const bool file = std::find(from_files.begin(), from_files.end(), in.name) != from_files.end();
     fmt::print("  input {:<8} {} {} {}{}\n", in.name, shape_text(in.shape), isa::data_type_name(in.type),
@@ -90,17 +90,19 @@ int run_workload(const WorkloadOptions& o, const ReportHooks& hooks) {
     std::string failed;
     std::size_t total = 0;  // programs, once built
     try {
-      if (o.device.cores > 1) {
+      if (device.cores > 1 && w.run_cores) {
         r = workloads::run_and_check_cores(s.cores(), w, inputs, o.device.timeout_cycles);
         fmt::print("  {} (one per core that has rows), {}\n", counted(r.programs, "program"),
                    counted(r.instructions, "instruction"));
       } else {
         r = workloads::run_and_check(
-            *s.driver, w, inputs, o.device.timeout_cycles,
-            [&total](std::size_t programs, std::size_t instructions) {
+            s.cores(), w, inputs, o.device.timeout_cycles,
+            [&total, &device](std::size_t programs, std::size_t instructions) {
               total = programs;
               fmt::print("  {}, {}{}\n", counted(programs, "program"), counted(instructions, "instruction"),
-                         programs > 1 ? ", launched one after another (intermediates in HBM)" : "");
+                         programs == 1   ? ""
+                         : device.cores > 1 ? ", launched in rounds over the cores (intermediates in HBM)"
+                                            : ", launched one after another (intermediates in HBM)");
               std::fflush(stdout);
             },
             &failed,

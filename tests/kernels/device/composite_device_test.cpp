@@ -6,13 +6,16 @@
 // its hazard checker and uninitialised-read checker on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "firmware/driver/core_device.h"
 #include "firmware/golden/engine_golden.h"
 #include "firmware/golden/transformer_golden.h"
 #include "firmware/kernels/attention_kernel.h"
@@ -64,12 +67,27 @@ class CompositeOnModel : public ::testing::Test {
 
   Patterns get(uint64_t a, size_t n, DataType t) { return drv_->read_tensor(a, n, t); }
 
+  /// Drives cores 0 .. n-1 of the chip (each a Driver over a CoreDevice with its own HBM region); drv_ becomes
+  /// core 0's, so put() and scratch() allocate from its region.
+  void use_cores(uint32_t n) {
+    const auto regions = driver::chip_regions(drv_->info().hbm_bytes, n);
+    views_.clear();
+    cores_.clear();
+    for (uint32_t c = 0; c < n; ++c) {
+      views_.push_back(std::make_unique<driver::CoreDevice>(*dev_, c));
+      cores_.push_back(std::make_unique<driver::Driver>(*views_.back(), regions[c]));
+    }
+    drv_ = std::move(cores_.front());
+  }
+
   SequenceRun run(const KernelSequence& seq) {
     for (const KernelStep& step : seq) {
       const test::ProgramCheck c = test::check_program(drv_->info(), step.program);
       EXPECT_TRUE(c.ok()) << step.name << ":\n" << c.summary();
     }
-    const SequenceRun r = run_sequence(*drv_, seq, 50'000'000);
+    std::vector<driver::Driver*> cores{drv_.get()};
+    for (size_t c = 1; c < cores_.size(); ++c) cores.push_back(cores_[c].get());
+    const SequenceRun r = run_sequence(cores, seq, 50'000'000);
     std::cout << fmt::format("[ model    ] {} programs, {} cycles\n", r.steps.size(), r.cycles);
     return r;
   }
@@ -89,6 +107,8 @@ class CompositeOnModel : public ::testing::Test {
   int te_rows() const { return int(drv_->info().te_rows); }
   driver::Device* dev_ = nullptr;
   std::unique_ptr<driver::Driver> drv_;
+  std::vector<std::unique_ptr<driver::CoreDevice>> views_;  ///< after use_cores
+  std::vector<std::unique_ptr<driver::Driver>> cores_;      ///< after use_cores: [0] moved to drv_, then 1 .. n-1
   std::mt19937_64 rng_;
 };
 
@@ -193,9 +213,15 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionOnModel,
                                               c.causal ? "causal" : "full", c.te_transpose ? "te" : "dma");
                          });
 
-TEST_F(CompositeOnModel, TransformerBlockOnASmallShape) {
+/// The block on 1 core and split over 2 (its GEMMs by M, the heads' steps in waves, the row-wise steps by rows):
+/// the same golden bits either way.
+class TransformerOnCores : public CompositeOnModel, public ::testing::WithParamInterface<int> {};
+
+TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
   TransformerShape s;
   s.seq = 18, s.d_model = 36, s.heads = 3, s.d_ff = 50;
+  s.cores = GetParam();
+  use_cores(uint32_t(s.cores));
   const size_t T = s.seq, D = s.d_model, F = s.d_ff;
   golden::TransformerParams p;
   const Patterns x = random(T * D, DataType::kFp32);
@@ -225,7 +251,20 @@ TEST_F(CompositeOnModel, TransformerBlockOnASmallShape) {
   in.b2 = put(p.mlp.b2, DataType::kFp32);
   const uint64_t out = scratch(T * D, DataType::kFp32);
   const TransformerBuffers b = transformer_buffers(s, drv_->alloc(transformer_buffers(s, 0).end));
-  run(make_transformer_programs(drv_->info(), s, in, b, out));
+  const KernelSequence seq = make_transformer_programs(drv_->info(), s, in, b, out);
+  const SequenceRun r = run(seq);
+  if (s.cores > 1) {
+    // Every split step kind ran on core 1 too (the tiny TE has 16 columns and 16 partitions: 18 tokens are 2 row
+    // tiles, 3 x 36 QKV features 7 GEMM tiles, 3 heads).
+    for (const char* kind : {"ln1", "qkv gemm", "qkv bias", "head 1 scores", "mlp up gemm", "mlp bias+gelu"}) {
+      const bool on_core1 = std::any_of(r.steps.begin(), r.steps.end(), [&](const StepRun& st) {
+        return st.name == kind && st.core == 1;
+      });
+      EXPECT_TRUE(on_core1) << kind << " did not run on core 1";
+    }
+    EXPECT_GT(r.core_macs[1], 0u);
+    EXPECT_EQ(r.core_macs[0] + r.core_macs[1], r.macs);
+  }
   golden::TransformerSpec gs;
   gs.seq = s.seq, gs.d_model = s.d_model, gs.heads = s.heads, gs.d_ff = s.d_ff;
   const golden::TransformerResult want = golden::transformer_block(gs, x, p, te_rows());
@@ -235,6 +274,9 @@ TEST_F(CompositeOnModel, TransformerBlockOnASmallShape) {
   expect_same("h1", get(b.h1, T * D, DataType::kFp32), want.h1);
   expect_same("out", get(out, T * D, DataType::kFp32), want.mlp.out);
 }
+
+INSTANTIATE_TEST_SUITE_P(Cores, TransformerOnCores, ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& i) { return std::to_string(i.param) + "core"; });
 
 }  // namespace
 }  // namespace trnsim::kernels
