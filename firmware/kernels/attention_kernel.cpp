@@ -14,19 +14,41 @@ namespace trnsim::kernels {
 
 float attention_scale(int head_dim) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim))); }
 
+namespace {
+/// Pieces each head's step is cut into so that the H x p pieces fill the rounds of `cores` cores best: the p in
+/// 1 .. cores with the least ceil(H p / cores) / p (a round is one piece's time), the smallest on a tie.
+int pieces_per_head(int heads, int cores) {
+  int best = 1;
+  for (int p = 2; p <= cores; ++p) {
+    const auto rounds = [&](int q) { return (int64_t(heads) * q + cores - 1) / cores; };
+    if (rounds(p) * best < rounds(best) * p) best = p;
+  }
+  return best;
+}
+
+/// Appends one head's pieces to `seq`: the first one joins the wave of the heads before it (h > 0).
+void append_head(KernelSequence* seq, KernelSequence pieces, int h) {
+  pieces.front().with_previous = h > 0;
+  append(seq, std::move(pieces));
+}
+}  // namespace
+
 KernelSequence make_attention_programs(const driver::DeviceInfo& info, const AttentionLayout& l) {
-  if (l.seq < 1 || l.heads < 1 || l.head_dim < 1) {
-    throw std::invalid_argument(fmt::format("attention kernel: seq, heads and head_dim must be >= 1 (got {}, {}, {})",
-                                            l.seq, l.heads, l.head_dim));
+  if (l.seq < 1 || l.heads < 1 || l.head_dim < 1 || l.cores < 1) {
+    throw std::invalid_argument(fmt::format("attention kernel: seq, heads, head_dim and cores must be >= 1 (got {}, "
+                                            "{}, {}, {})", l.seq, l.heads, l.head_dim, l.cores));
   }
   const uint64_t T = l.seq, d = l.head_dim;
   const uint64_t qk_head = d * T * 2;  // bytes of Q_h^T / K_h^T (BF16)
   const uint64_t tt = T * T;           // elements of one head's score matrix
+  // The heads are independent: one wave per step kind, each head's scores and softmax cut into `pieces` by query
+  // rows, so that 12 heads on 8 cores take 1.5 rounds of a whole head, not 2.
+  const int pieces = pieces_per_head(l.heads, l.cores);
   KernelSequence seq;
   for (int h = 0; h < l.heads; ++h) {
-    seq.push_back(gemm_step(info, fmt::format("head {} scores", h), l.head_dim, l.seq, l.seq, l.qT_hbm + h * qk_head,
-                            l.kT_hbm + h * qk_head, l.scores_hbm + h * tt * 4));
-    seq.back().with_previous = h > 0;  // the heads are independent: one wave per step kind
+    append_head(&seq, gemm_steps(info, fmt::format("head {} scores", h), l.head_dim, l.seq, l.seq,
+                                 l.qT_hbm + h * qk_head, l.kT_hbm + h * qk_head, l.scores_hbm + h * tt * 4, pieces),
+                h);
   }
   SoftmaxLayout sm;
   sm.cols = l.seq;
@@ -34,12 +56,18 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   sm.in_type = isa::DataType::kFp32;
   sm.out_type = isa::DataType::kBf16;
   sm.causal = l.causal;
-  if (l.causal) {  // the mask depends on the query row, so one program per head
-    sm.rows = l.seq;
+  if (l.causal) {  // the mask depends on the query row, so one program per head (per piece of its rows)
     for (int h = 0; h < l.heads; ++h) {
-      sm.in_hbm = l.scores_hbm + h * tt * 4;
-      sm.out_hbm = l.probs_hbm + h * tt * 2;
-      seq.push_back({fmt::format("head {} softmax", h), make_softmax_program(info, sm), 0, h > 0});
+      append_head(&seq, row_split_steps(fmt::format("head {} softmax", h), l.seq, int(info.sbuf_partitions), pieces,
+                                        [&](int r0, int n) {
+                                          SoftmaxLayout part = sm;
+                                          part.rows = n;
+                                          part.causal_offset = r0;  // row i of the piece is query r0 + i
+                                          part.in_hbm = l.scores_hbm + (h * tt + uint64_t(r0) * T) * 4;
+                                          part.out_hbm = l.probs_hbm + (h * tt + uint64_t(r0) * T) * 2;
+                                          return KernelStep{"", make_softmax_program(info, part), 0};
+                                        }),
+                  h);
     }
   } else {
     sm.rows = l.seq * l.heads;
@@ -48,6 +76,8 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
     seq.push_back({"softmax", make_softmax_program(info, sm), 0});
   }
   if (l.te_transpose) {
+    // Whole heads: a piece of a transpose pays the DMA start latency of every row tile's load and drain for half
+    // the bytes, so cutting it makes the wave longer (measured at T = 2048 on trn2: 548 k -> 563 k cycles).
     for (int h = 0; h < l.heads; ++h) {
       TransposeLayout t;
       t.rows = t.cols = l.seq;
@@ -66,6 +96,7 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
     seq.push_back({"probs transpose", dma_program(info, copies), 0});
   }
   for (int h = 0; h < l.heads; ++h) {
+    // O_h^T = V_h^T P_h^T has M = d (one TE tile at d = 64): one program per head.
     seq.push_back(gemm_step(info, fmt::format("head {} pv", h), l.seq, l.head_dim, l.seq, l.v_hbm + h * T * d * 2,
                             l.probsT_hbm + h * tt * 2, l.outT_hbm + h * d * T * 4));
     seq.back().with_previous = h > 0;

@@ -77,7 +77,9 @@ int rows_per_core(int rows, int tile, int cores) {
 
 KernelSequence row_split_steps(const std::string& name, int rows, int tile, int cores,
                                const std::function<KernelStep(int r0, int n)>& make) {
-  if (cores < 1 || tile < 1) throw std::invalid_argument(fmt::format("{}: {} cores, tiles of {} rows", name, cores, tile));
+  if (cores < 1 || tile < 1) {
+    throw std::invalid_argument(fmt::format("{}: {} cores, tiles of {} rows", name, cores, tile));
+  }
   const int per = rows_per_core(rows, tile, cores);
   KernelSequence seq;
   for (int r0 = 0; r0 < rows; r0 += per) {

@@ -2,8 +2,9 @@
 // semaphores, every queue ending in halt) that reads its inputs from HBM and leaves its outputs in HBM; the steps
 // are launched one after another through the driver (load_program, run), so every intermediate tensor of a
 // workload lives in HBM between two steps. Steps that do not depend on each other form a wave, whose steps run on
-// the cores of a chip at the same time (docs/kernels.md "Sequences over cores"). The DMA-only steps workloads need between kernels (transposes, casts and
-// re-layouts of HBM tensors by strided copies) are dma_program()s of the copies of dma_copies.h.
+// the cores of a chip at the same time (docs/kernels.md "Sequences over cores"). The DMA-only steps workloads need
+// between kernels (transposes, casts and re-layouts of HBM tensors by strided copies) are dma_program()s of the
+// copies of dma_copies.h.
 #pragma once
 
 #include <array>

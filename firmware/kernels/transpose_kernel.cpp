@@ -36,6 +36,7 @@ int transpose_tile_rows(const driver::DeviceInfo& info) {
 
 isa::Program make_transpose_program(const driver::DeviceInfo& info, const TransposeLayout& l) {
   require(l.rows >= 1 && l.cols >= 1, fmt::format("rows and cols must be >= 1 (got {}, {})", l.rows, l.cols));
+  const uint64_t ld = uint64_t(l.cols);  // elements from one input row to the next
   require(static_cast<uint8_t>(l.dtype) <= static_cast<uint8_t>(isa::Dtype::kFp8E5M2),
           "dtype must be a Tensor Engine input type (bf16, fp16, fp8e4m3, fp8e5m2)");
   require(info.te_rows >= 1 && info.te_cols >= 1 && info.sbuf_partitions >= 1 && info.psum_partitions >= 1 &&
@@ -66,6 +67,11 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
   auto slot_offset = [&](int s) {
     return uint32_t(uint64_t(s / slots_per_bank) * bank + uint64_t(s % slots_per_bank) * kt * 4);
   };
+  // When the slots fill the banks exactly, slot s is at s * kt * 4 and a drain may cover slots of several banks:
+  // up to half the slots, so the TE fills the other half while a group drains (each drain is one DMA op, with its
+  // start latency). Otherwise a group stays inside one bank.
+  const bool linear_slots = uint64_t(slots_per_bank) * uint64_t(kt) * 4 == bank;
+  const int max_group = linear_slots ? std::max(1, slots / 2) : slots_per_bank;
 
   // SBUF: the FP32 iota scratch and the identity [kt, kt], then nbuf column blocks of [kt, block_cols].
   const uint64_t pb = info.sbuf_partition_bytes;
@@ -99,19 +105,31 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
   std::vector<std::vector<Pipeline::OpId>> block_te(static_cast<std::size_t>(nblocks));
   std::vector<Pipeline::OpId> slot_drain(static_cast<std::size_t>(slots), -1);
   int next_slot = 0;
+  // Block bi's load into buffer bi % nbuf, after the TE ops of the block that used the buffer before.
+  std::vector<Pipeline::OpId> loads(static_cast<std::size_t>(nblocks), -1);
+  const auto add_load = [&](int bi) {
+    const int rt = bi / blocks_per_row, cb = bi % blocks_per_row;
+    const int r0 = rt * kt, k = std::min(kt, l.rows - r0);
+    const int c0 = cb * block_cols, w = std::min(block_cols, l.cols - c0);
+    const isa::CopyFields in =
+        copy_rows(MemSpace::kHbm, l.in_hbm + (uint64_t(r0) * ld + c0) * ei, in_type, int64_t(ld * ei),
+                  MemSpace::kSbuf, buffers[std::size_t(bi % nbuf)], te_type, int64_t(pb), k, w);
+    loads[std::size_t(bi)] = pipe.add(Engine::kDma, dma_pieces(in, info.num_dma_engines),
+                                      bi >= nbuf ? block_te[std::size_t(bi - nbuf)] : std::vector<Pipeline::OpId>{});
+  };
+  // The DMA queue runs in order: the loads go nbuf - 1 blocks ahead of the drains, so a drain waiting for its TE
+  // tiles does not hold back the loads the TE needs next.
+  for (int bi = 0; bi < std::min(nbuf - 1, nblocks); ++bi) add_load(bi);
   for (int rt = 0; rt < row_tiles; ++rt) {
     const int r0 = rt * kt, k = std::min(kt, l.rows - r0);
     for (int cb = 0; cb < blocks_per_row; ++cb) {
       const int bi = rt * blocks_per_row + cb;
       const uint32_t buf = buffers[std::size_t(bi % nbuf)];
       const int c0 = cb * block_cols, w = std::min(block_cols, l.cols - c0);
-      const isa::CopyFields in =
-          copy_rows(MemSpace::kHbm, l.in_hbm + (uint64_t(r0) * l.cols + c0) * ei, in_type,
-                    int64_t(uint64_t(l.cols) * ei), MemSpace::kSbuf, buf, te_type, int64_t(pb), k, w);
-      const Pipeline::OpId load =
-          pipe.add(Engine::kDma, dma_pieces(in, info.num_dma_engines),
-                   bi >= nbuf ? block_te[std::size_t(bi - nbuf)] : std::vector<Pipeline::OpId>{});
-      // Column tiles of the block; consecutive tiles in consecutive slots of one bank drain as one copy.
+      if (loads[std::size_t(bi)] < 0) add_load(bi);
+      if (bi + nbuf - 1 < nblocks && loads[std::size_t(bi + nbuf - 1)] < 0) add_load(bi + nbuf - 1);
+      const Pipeline::OpId load = loads[std::size_t(bi)];
+      // Column tiles of the block; consecutive tiles in consecutive slots drain as one copy (max_group).
       std::vector<int> group_tiles;
       int group_first_slot = 0;
       std::vector<Pipeline::OpId> group_ops;
@@ -137,10 +155,11 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
         const int m = std::min(mt, l.cols - c);
         const int s = next_slot;
         next_slot = (next_slot + 1) % slots;
-        // A new group at a bank start, after a ragged tile, when the slots wrap, or when the output's tile stride
-        // does not fit the ISA's 32-bit strides (then every tile drains alone).
-        if (!group_ops.empty() && (s % slots_per_bank == 0 || m < mt || !group_stride_fits ||
-                                   s != group_first_slot + int(group_ops.size()))) {
+        // A new group when the group is full (at a bank start, slots not linear), after a ragged tile, when the
+        // slots wrap, or when the output's tile stride does not fit the ISA's 32-bit strides (then every tile
+        // drains alone).
+        if (!group_ops.empty() && ((!linear_slots && s % slots_per_bank == 0) || int(group_ops.size()) >= max_group ||
+                                   m < mt || !group_stride_fits || s != group_first_slot + int(group_ops.size()))) {
           drain(group_c0);
         }
         if (group_ops.empty()) {

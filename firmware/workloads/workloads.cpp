@@ -83,14 +83,18 @@ Workload softmax_instance(const Params& o) {
                         rows, cols, d);
   w.inputs = {{"x", {rows, cols}, DataType::kFp32, 0.0f, std::sqrt(float(d)), "scores"}};
   w.build = [=](driver::Driver& drv, const Addrs& in, kernels::KernelSequence* seq, std::vector<OutputSpec>* outs) {
-    kernels::SoftmaxLayout l;
-    l.rows = rows;
-    l.cols = cols;
-    l.in_hbm = in.at("x");
-    l.out_hbm = alloc(drv, {rows, cols}, DataType::kFp32);
-    l.scale = scale;
-    seq->push_back({"softmax", kernels::make_softmax_program(drv.info(), l), 0});
-    outs->push_back({"out", {rows, cols}, DataType::kFp32, l.out_hbm});
+    const uint64_t x = in.at("x"), out = alloc(drv, {rows, cols}, DataType::kFp32);
+    // Rows are independent: split over the cores in whole row tiles.
+    *seq = kernels::row_split_steps("softmax", rows, int(drv.info().sbuf_partitions), o.cores, [&](int r0, int n) {
+      kernels::SoftmaxLayout l;
+      l.rows = n;
+      l.cols = cols;
+      l.in_hbm = x + uint64_t(r0) * uint64_t(cols) * 4;
+      l.out_hbm = out + uint64_t(r0) * uint64_t(cols) * 4;
+      l.scale = scale;
+      return kernels::KernelStep{"", kernels::make_softmax_program(drv.info(), l), 0};
+    });
+    outs->push_back({"out", {rows, cols}, DataType::kFp32, out});
   };
   w.golden = [=](const Tensors& in, int) {
     golden::SoftmaxSpec s;
@@ -111,16 +115,20 @@ Workload norm_instance(const Params& o, bool rms) {
   if (!rms) w.inputs.push_back({"beta", {cols}, DataType::kFp32, 0.0f, 0.1f, ""});
   w.build = [=](driver::Driver& drv, const Addrs& in, kernels::KernelSequence* seq, std::vector<OutputSpec>* outs) {
     const uint64_t out = alloc(drv, {rows, cols}, DataType::kFp32);
-    if (rms) {
-      kernels::RmsNormLayout l;
-      l.rows = rows, l.cols = cols, l.in_hbm = in.at("x"), l.out_hbm = out, l.gamma_hbm = in.at("gamma");
-      seq->push_back({"rmsnorm", kernels::make_rmsnorm_program(drv.info(), l), 0});
-    } else {
+    // Rows are independent: split over the cores in whole row tiles.
+    *seq = kernels::row_split_steps(rms ? "rmsnorm" : "layernorm", rows, int(drv.info().sbuf_partitions), o.cores,
+                                    [&](int r0, int n) {
+      const uint64_t row = uint64_t(r0) * uint64_t(cols) * 4;
+      if (rms) {
+        kernels::RmsNormLayout l;
+        l.rows = n, l.cols = cols, l.in_hbm = in.at("x") + row, l.out_hbm = out + row, l.gamma_hbm = in.at("gamma");
+        return kernels::KernelStep{"", kernels::make_rmsnorm_program(drv.info(), l), 0};
+      }
       kernels::LayerNormLayout l;
-      l.rows = rows, l.cols = cols, l.in_hbm = in.at("x"), l.out_hbm = out, l.gamma_hbm = in.at("gamma");
+      l.rows = n, l.cols = cols, l.in_hbm = in.at("x") + row, l.out_hbm = out + row, l.gamma_hbm = in.at("gamma");
       l.beta_hbm = in.at("beta");
-      seq->push_back({"layernorm", kernels::make_layernorm_program(drv.info(), l), 0});
-    }
+      return kernels::KernelStep{"", kernels::make_layernorm_program(drv.info(), l), 0};
+    });
     outs->push_back({"out", {rows, cols}, DataType::kFp32, out});
   };
   w.golden = [=](const Tensors& in, int) {

@@ -62,13 +62,38 @@ TEST(RunCli, ProgramRunsOnEveryCoreAskedForWithAPerCoreTable) {
   const std::string json = slurp(report);
   for (const char* core : {"\"core\": 0", "\"core\": 1"}) EXPECT_NE(json.find(core), std::string::npos) << json;
   EXPECT_NE(json.find("\"dma\": 2"), std::string::npos) << json;
-  // More cores than the chip has, or --cores on a workload: usage errors naming the flag.
+  // More cores than the chip has: a usage error naming the flag; 0 cores likewise.
   const Result many = run("run --te tlm --cores 3 --program " + prog);
   EXPECT_EQ(many.exit_code, 2) << many.out << many.err;
   EXPECT_NE(many.err.find("--cores 3: a tiny chip has 2 cores"), std::string::npos) << many.err;
-  const Result workload = run("run --te tlm --cores 2 --workload softmax");
-  EXPECT_EQ(workload.exit_code, 2) << workload.out << workload.err;
-  EXPECT_NE(workload.err.find("--cores does not apply to --workload softmax"), std::string::npos) << workload.err;
+  const Result none = run("run --te tlm --cores 0 --workload softmax");
+  EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
+  EXPECT_NE(none.err.find("--cores"), std::string::npos) << none.err;
+}
+
+TEST(RunCli, CompositeWorkloadsSplitOverEveryCoreByDefaultWithTheOneCoreBits) {
+  // tiny has 2 cores: without --cores the block runs on both (its GEMMs by M, the heads in waves, the row-wise
+  // steps by rows); --cores 1 is the one-core sequence. Both are bit-exact against the golden block, and the
+  // outputs are the same files.
+  const std::string shape = " --workload transformer-block --te tlm --seq 20 --d-model 32 --heads 2 --d-ff 48";
+  const std::string both = scratch(".both"), one = scratch(".one");
+  const Result r2 = run("run" + shape + " --outputs " + both);
+  ASSERT_EQ(r2.exit_code, 0) << r2.out << r2.err;
+  EXPECT_NE(r2.out.find("split over cores 0..1"), std::string::npos) << r2.out;
+  EXPECT_NE(r2.out.find("launched in rounds over the cores"), std::string::npos) << r2.out;
+  EXPECT_NE(r2.out.find("retired te/dma/act/vec/cc"), std::string::npos) << r2.out;  // the per-core table
+  const Result r1 = run("run" + shape + " --cores 1 --outputs " + one);
+  ASSERT_EQ(r1.exit_code, 0) << r1.out << r1.err;
+  EXPECT_EQ(r1.out.find("split over cores"), std::string::npos) << r1.out;
+  for (const char* name : {"out", "h1", "qkvT", "probs", "gT"}) {
+    EXPECT_EQ(slurp(both + "/" + name + ".npy"), slurp(one + "/" + name + ".npy")) << name;
+  }
+  // The row-wise standalone workloads split too, and stay bit-exact.
+  for (const char* w : {"softmax", "layernorm", "rmsnorm"}) {
+    const Result s = run(std::string("run --te tlm --seq 40 --d-model 24 --heads 2 --workload ") + w);
+    EXPECT_EQ(s.exit_code, 0) << w << s.out << s.err;
+    EXPECT_NE(s.out.find("split over cores 0..1"), std::string::npos) << w << s.out;
+  }
 }
 
 TEST(RunCli, TheGemmWorkloadSplitsOverTheCoresAskedForAndStaysBitExact) {

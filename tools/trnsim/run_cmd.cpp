@@ -156,11 +156,11 @@ int run_program_file(const RunOptions& o) {
 
 // The options only some workloads use, and which ones each workload uses (the rest: --config, --report). Giving an
 // option the chosen workload does not use is bad input, not silently ignored.
-const std::vector<std::string> kDeviceOptions = {"--te",       "--timeout-cycles", "--watchdog-cycles", "--sr-seed",
-                                                 "--wave",     "--timeline",       "--check-hazards",   "--check-uninit",
-                                                 "--connect"};
-/// Options only --program and the workloads that split over cores take (docs/kernels.md "Multi-core GEMM").
-const std::vector<std::string> kCoreOptions = {"--cores"};
+/// Every single-chip run takes these (a program file, every workload but the collectives).
+const std::vector<std::string> kDeviceOptions = {"--te",           "--timeout-cycles", "--watchdog-cycles",
+                                                 "--sr-seed",      "--wave",           "--timeline",
+                                                 "--check-hazards", "--check-uninit",   "--connect",
+                                                 "--cores"};
 const std::vector<std::string> kSelectiveOptions = {
     "--dtype", "-m", "-k", "-n", "--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
     "--outputs", "--bytes", "--algo", "--fabric", "--ber", "--drop", "--fault-seed", "--rank-progress", "--te",
@@ -172,17 +172,13 @@ std::vector<std::string> options_used_by(const RunOptions& o) {
     v.insert(v.end(), kDeviceOptions.begin(), kDeviceOptions.end());
     return v;
   };
-  if (!o.program.empty()) {
-    std::vector<std::string> v = kDeviceOptions;
-    v.insert(v.end(), kCoreOptions.begin(), kCoreOptions.end());
-    return v;
-  }
+  if (!o.program.empty()) return kDeviceOptions;
   if (is_collective_workload(o.workload)) {
     return {"--dtype", "--seed", "--bytes", "--algo", "--fabric", "--ber", "--drop", "--fault-seed", "--rank-progress",
             "--connect"};
   }
-  if (o.workload == "gemm") return with_device({"--dtype", "-m", "-k", "-n", "--seed", "--cores"});
-  if (o.workload == "gpt2-mlp-up") return with_device({"--seed", "--cores"});
+  if (o.workload == "gemm") return with_device({"--dtype", "-m", "-k", "-n", "--seed"});
+  if (o.workload == "gpt2-mlp-up") return with_device({"--seed"});
   return with_device({"--seed", "--seq", "--d-model", "--heads", "--d-ff", "--dma-transpose", "--inputs",
                       "--outputs"});  // the composite workloads
 }
