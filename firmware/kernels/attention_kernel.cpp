@@ -18,9 +18,9 @@ namespace {
 /// Pieces each head's step is cut into so that the H x p pieces fill the rounds of `cores` cores best: the p in
 /// 1 .. cores with the least ceil(H p / cores) / p (a round is one piece's time), the smallest on a tie.
 int pieces_per_head(int heads, int cores) {
+  const auto rounds = [&](int q) { return (int64_t(heads) * q + cores - 1) / cores; };
   int best = 1;
   for (int p = 2; p <= cores; ++p) {
-    const auto rounds = [&](int q) { return (int64_t(heads) * q + cores - 1) / cores; };
     if (rounds(p) * best < rounds(best) * p) best = p;
   }
   return best;

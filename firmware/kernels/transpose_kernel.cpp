@@ -36,7 +36,6 @@ int transpose_tile_rows(const driver::DeviceInfo& info) {
 
 isa::Program make_transpose_program(const driver::DeviceInfo& info, const TransposeLayout& l) {
   require(l.rows >= 1 && l.cols >= 1, fmt::format("rows and cols must be >= 1 (got {}, {})", l.rows, l.cols));
-  const uint64_t ld = uint64_t(l.cols);  // elements from one input row to the next
   require(static_cast<uint8_t>(l.dtype) <= static_cast<uint8_t>(isa::Dtype::kFp8E5M2),
           "dtype must be a Tensor Engine input type (bf16, fp16, fp8e4m3, fp8e5m2)");
   require(info.te_rows >= 1 && info.te_cols >= 1 && info.sbuf_partitions >= 1 && info.psum_partitions >= 1 &&
@@ -112,8 +111,8 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
     const int r0 = rt * kt, k = std::min(kt, l.rows - r0);
     const int c0 = cb * block_cols, w = std::min(block_cols, l.cols - c0);
     const isa::CopyFields in =
-        copy_rows(MemSpace::kHbm, l.in_hbm + (uint64_t(r0) * ld + c0) * ei, in_type, int64_t(ld * ei),
-                  MemSpace::kSbuf, buffers[std::size_t(bi % nbuf)], te_type, int64_t(pb), k, w);
+        copy_rows(MemSpace::kHbm, l.in_hbm + (uint64_t(r0) * l.cols + c0) * ei, in_type,
+                  int64_t(uint64_t(l.cols) * ei), MemSpace::kSbuf, buffers[std::size_t(bi % nbuf)], te_type, int64_t(pb), k, w);
     loads[std::size_t(bi)] = pipe.add(Engine::kDma, dma_pieces(in, info.num_dma_engines),
                                       bi >= nbuf ? block_te[std::size_t(bi - nbuf)] : std::vector<Pipeline::OpId>{});
   };
@@ -126,11 +125,9 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
       const int bi = rt * blocks_per_row + cb;
       const uint32_t buf = buffers[std::size_t(bi % nbuf)];
       const int c0 = cb * block_cols, w = std::min(block_cols, l.cols - c0);
-      if (loads[std::size_t(bi)] < 0) add_load(bi);
-      if (bi + nbuf - 1 < nblocks && loads[std::size_t(bi + nbuf - 1)] < 0) add_load(bi + nbuf - 1);
+      if (bi + nbuf - 1 < nblocks) add_load(bi + nbuf - 1);  // (nbuf 1: this block's own load)
       const Pipeline::OpId load = loads[std::size_t(bi)];
       // Column tiles of the block; consecutive tiles in consecutive slots drain as one copy (max_group).
-      std::vector<int> group_tiles;
       int group_first_slot = 0;
       std::vector<Pipeline::OpId> group_ops;
       auto drain = [&](int cfirst) {
