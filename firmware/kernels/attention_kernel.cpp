@@ -97,9 +97,10 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   }
   for (int h = 0; h < l.heads; ++h) {
     // O_h^T = V_h^T P_h^T has M = d (one TE tile at d = 64): one program per head.
-    seq.push_back(gemm_step(info, fmt::format("head {} pv", h), l.seq, l.head_dim, l.seq, l.v_hbm + h * T * d * 2,
-                            l.probsT_hbm + h * tt * 2, l.outT_hbm + h * d * T * 4));
-    seq.back().with_previous = h > 0;
+    append_head(&seq, gemm_steps(info, fmt::format("head {} pv", h), l.seq, l.head_dim, l.seq,
+                                 l.v_hbm + h * T * d * 2, l.probsT_hbm + h * tt * 2,
+                                 l.outT_hbm + h * d * T * isa::data_type_bytes(l.out_type), 1, l.out_type),
+                h);
   }
   return seq;
 }

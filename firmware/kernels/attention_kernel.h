@@ -25,7 +25,9 @@ struct AttentionLayout {
   uint64_t scores_hbm = 0;     ///< scratch [H, T, T] FP32: S_h = Q_h K_h^T (unscaled)
   uint64_t probs_hbm = 0;      ///< scratch [H, T, T] BF16: P_h = softmax(S_h / sqrt(d)) along keys
   uint64_t probsT_hbm = 0;     ///< scratch [H, T, T] BF16: P_h^T (keys x queries)
-  uint64_t outT_hbm = 0;       ///< [H*d, T] FP32: rows h*d .. are O_h^T = (P_h V_h)^T
+  uint64_t outT_hbm = 0;       ///< [H*d, T] out_type: rows h*d .. are O_h^T = (P_h V_h)^T
+  /// Type of the output: FP32, or a narrow type the pv GEMMs' drains cast to (one rounding, rule 6; FP8 saturating)
+  isa::DataType out_type = isa::DataType::kFp32;
 };
 
 /// The steps, in order:

@@ -124,6 +124,19 @@ class GemmBuilder {
       psum_block_copies(blocks_[bi], /*drain=*/true, &out);
       drain[bi] = pipe.add(isa::Engine::kDma, spread_copies(out, info_.num_dma_engines), after);
     };
+    // With an epilogue a block leaves PSUM through the act or vec queue: drain[bi] is then the epilogue op (its PSUM
+    // buffer is free once it completes) and stored[bi] the copy of its staging slot to HBM.
+    const bool epi = has_epilogue();
+    std::vector<Pipeline::OpId> stored(blocks_.size(), -1), epi_loads(blocks_.size(), -1);
+    const Pipeline::OpId row_bias = epi ? add_row_bias_load(pipe) : -1;
+    auto epilogue_ops = [&](std::size_t bi) {
+      const Block& b = blocks_[bi];
+      const int prev = int(bi) >= p.psum_buffers ? int(bi) - p.psum_buffers : -1;  // the slot's previous block
+      std::vector<Pipeline::OpId> after{compute[std::size_t(b.last_batch)], row_bias, epi_loads[bi]};
+      if (prev >= 0) after.push_back(stored[std::size_t(prev)]);
+      drain[bi] = pipe.add(epilogue_engine(), epilogue_instrs(b), after);
+      stored[bi] = pipe.add(isa::Engine::kDma, spread_copies({staging_store(b)}, info_.num_dma_engines), {drain[bi]});
+    };
     for (std::size_t j = 0; j < nbatches; ++j) {
       const Batch& batch = batches_[j];
       const std::size_t bi = std::size_t(batch.block);
@@ -134,15 +147,23 @@ class GemmBuilder {
       // The batch that freed this SBUF buffer may have completed a block: its drain joins this wave (one spread
       // over the engines: one start latency per engine, not two)...
       int carry = -1;
-      if (j >= nbuf) {
+      if (j >= nbuf && !epi) {
         const int done = batches_[j - nbuf].block;
         if (blocks_[std::size_t(done)].last_batch == int(j - nbuf) && drain[std::size_t(done)] < 0) carry = done;
       }
       // ... unless this batch rewrites a PSUM buffer whose drain is not yet an op: then that drain is an op of its
       // own now (the TE must wait for it, and with accumulate_into this wave's P copy must follow it).
-      if (reuse >= 0 && drain[std::size_t(reuse)] < 0 && (reuse != carry || l_.accumulate_into)) {
+      if (!epi && reuse >= 0 && drain[std::size_t(reuse)] < 0 && (reuse != carry || l_.accumulate_into)) {
         drain_op(std::size_t(reuse), {compute[std::size_t(blocks_[std::size_t(reuse)].last_batch)]});
         if (carry == reuse) carry = -1;
+      }
+      // A column epilogue's bias row and residual for this block, into its slot once the block before in the slot
+      // has read them.
+      if (first && epi && l_.epilogue.kind == GemmEpilogue::Kind::kColBiasAdd) {
+        std::vector<isa::CopyFields> in;
+        epilogue_load_copies(b, &in);
+        epi_loads[bi] = pipe.add(isa::Engine::kDma, spread_copies(in, info_.num_dma_engines),
+                                 {reuse >= 0 ? drain[std::size_t(reuse)] : -1});
       }
       std::vector<isa::CopyFields> wave;
       std::vector<Pipeline::OpId> load_after;
@@ -202,7 +223,9 @@ class GemmBuilder {
       if (j > 0) compute_after.push_back(compute[j - 1]);
       if (reuse >= 0) compute_after.push_back(drain[std::size_t(reuse)]);
       compute[j] = pipe.add(isa::Engine::kTe, te_batch(batch), compute_after);
+      if (epi && int(j) == b.last_batch) epilogue_ops(bi);
     }
+    if (epi) return stored;
     // The blocks no later wave carried.
     for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
       if (drain[bi] < 0) drain_op(bi, {compute[std::size_t(blocks_[bi].last_batch)]});
@@ -230,6 +253,95 @@ class GemmBuilder {
     return (uint64_t(psum_buffer) * plan_.banks_per_block + bank) * bank_bytes_;
   }
   int tile_rows(int kt) const { return std::min(plan_.k_tile, l_.k - kt * plan_.k_tile); }
+
+  // ---- Epilogue (GemmEpilogue): per PSUM buffer a slot at epilogue_offset: the staging of a block's outputs
+  // (out_type), then for a column epilogue its bias row and residual (FP32); a row epilogue's bias columns (one FP32
+  // per partition and M tile) follow the slots.
+  bool has_epilogue() const { return l_.epilogue.kind != GemmEpilogue::Kind::kNone; }
+  isa::Engine epilogue_engine() const {
+    return l_.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct ? isa::Engine::kAct : isa::Engine::kVec;
+  }
+  uint32_t block_cols_max() const {
+    return uint32_t(std::min<int64_t>(l_.n, int64_t(plan_.banks_per_block) * plan_.n_tile));
+  }
+  uint32_t staging_addr(int psum_buffer) const {
+    return plan_.epilogue_offset + uint32_t(psum_buffer) * plan_.epilogue_slot_bytes;
+  }
+  uint32_t col_bias_addr(int psum_buffer) const {
+    return staging_addr(psum_buffer) +
+           uint32_t(align_up(uint64_t(block_cols_max()) * isa::data_type_bytes(l_.out_type), 64));
+  }
+  uint32_t residual_addr(int psum_buffer) const {
+    return col_bias_addr(psum_buffer) + uint32_t(align_up(uint64_t(block_cols_max()) * kFp32Bytes, 64));
+  }
+  uint32_t row_bias_addr(int m_tile_index) const {
+    return staging_addr(plan_.psum_buffers) + uint32_t(m_tile_index) * uint32_t(kFp32Bytes);
+  }
+
+  /// A row epilogue's biases, one FP32 per partition and M tile: one copy per M tile, spread over the engines.
+  Pipeline::OpId add_row_bias_load(Pipeline& pipe) const {
+    if (l_.epilogue.kind != GemmEpilogue::Kind::kRowBiasAct) return -1;
+    std::vector<isa::CopyFields> copies;
+    for (int mt = 0; mt < plan_.m_tiles; ++mt) {
+      const int m0 = mt * plan_.m_tile, rows = std::min(plan_.m_tile, l_.m - m0);
+      copies.push_back(copy_rows(isa::MemSpace::kHbm, l_.epilogue.bias_hbm + uint64_t(m0) * kFp32Bytes,
+                                 isa::DataType::kFp32, kFp32Bytes, isa::MemSpace::kSbuf, row_bias_addr(mt),
+                                 isa::DataType::kFp32, info_.sbuf_partition_bytes, rows, 1));
+    }
+    return pipe.add(isa::Engine::kDma, spread_copies(copies, info_.num_dma_engines));
+  }
+
+  /// A column epilogue's loads for block b: bias[n0 .. n0 + cols) into every row of the slot (source rows 0 bytes
+  /// apart), and residual rows [m0, m0 + rows), columns [n0, n0 + cols).
+  void epilogue_load_copies(const Block& b, std::vector<isa::CopyFields>* out) const {
+    const int64_t pb = info_.sbuf_partition_bytes;
+    out->push_back(copy_rows(isa::MemSpace::kHbm, l_.epilogue.bias_hbm + uint64_t(b.n0) * kFp32Bytes,
+                             isa::DataType::kFp32, 0, isa::MemSpace::kSbuf, col_bias_addr(b.psum_buffer),
+                             isa::DataType::kFp32, pb, b.rows, b.cols));
+    if (l_.epilogue.residual) {
+      out->push_back(copy_rows(isa::MemSpace::kHbm,
+                               l_.epilogue.residual_hbm + (uint64_t(b.m0) * l_.n + uint64_t(b.n0)) * kFp32Bytes,
+                               isa::DataType::kFp32, stride(uint64_t(l_.n) * kFp32Bytes, "residual row"),
+                               isa::MemSpace::kSbuf, residual_addr(b.psum_buffer), isa::DataType::kFp32, pb, b.rows,
+                               b.cols));
+    }
+  }
+
+  /// The epilogue of block b, bank by bank (the operations of make_row_bias_activation_program or
+  /// make_col_bias_add_program, in their order): PSUM -> staging slot in out_type. The column epilogue adds the
+  /// bias in place in PSUM, then the residual.
+  std::vector<isa::Instruction> epilogue_instrs(const Block& b) const {
+    std::vector<isa::Instruction> out;
+    const uint32_t oes = isa::data_type_bytes(l_.out_type);
+    for (int g = 0; g < b.ntiles; ++g) {
+      const int c0 = g * plan_.n_tile, cols = std::min(plan_.n_tile, b.cols - c0);
+      const isa::Operand sum = operand(uint32_t(psum_addr(b.psum_buffer, g)), isa::DataType::kFp32, {1, 0},
+                                       isa::MemSpace::kPsum);
+      const isa::Operand dst = operand(staging_addr(b.psum_buffer) + uint32_t(c0) * oes, l_.out_type);
+      if (l_.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) {
+        const isa::Operand bias = column(row_bias_addr(b.m0 / plan_.m_tile));
+        out.push_back(activation(l_.epilogue.func, b.rows, cols, dst, sum, 1.0f, 0.0f, &bias, nullptr));
+        continue;
+      }
+      const isa::Operand bias = operand(col_bias_addr(b.psum_buffer) + uint32_t(c0) * uint32_t(kFp32Bytes));
+      if (!l_.epilogue.residual) {
+        out.push_back(tensor_tensor(isa::AluOp::kAdd, b.rows, cols, dst, sum, bias));
+        continue;
+      }
+      const isa::Operand res = operand(residual_addr(b.psum_buffer) + uint32_t(c0) * uint32_t(kFp32Bytes));
+      out.push_back(tensor_tensor(isa::AluOp::kAdd, b.rows, cols, sum, sum, bias));
+      out.push_back(tensor_tensor(isa::AluOp::kAdd, b.rows, cols, dst, res, sum));
+    }
+    return out;
+  }
+
+  /// Block b's staging slot -> its rows and columns of out_hbm (out_type on both sides: the cast was the epilogue's).
+  isa::CopyFields staging_store(const Block& b) const {
+    const uint64_t ob = isa::data_type_bytes(l_.out_type);
+    return copy_rows(isa::MemSpace::kSbuf, staging_addr(b.psum_buffer), l_.out_type, info_.sbuf_partition_bytes,
+                     isa::MemSpace::kHbm, l_.out_hbm + (uint64_t(b.m0) * l_.n + uint64_t(b.n0)) * ob, l_.out_type,
+                     stride(uint64_t(l_.n) * ob, "output row"), b.rows, b.cols);
+  }
 
   // ---- TE ops
 
@@ -393,6 +505,12 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   require(!narrow_out || isa::is_narrow(l.out_type), "the output type must be fp32 or a narrow type");
   require(!(narrow_out && l.accumulate_into), "accumulate_into needs an FP32 output (P is FP32 in out_hbm)");
   require(!l.out_sr || narrow_out, "stochastic rounding of the output needs a narrow output type");
+  const GemmEpilogue::Kind epi = l.epilogue.kind;
+  const bool has_epi = epi != GemmEpilogue::Kind::kNone;
+  require(!has_epi || (!l.accumulate_into && !l.out_sr), "an epilogue needs accumulate_into and out_sr false");
+  require(epi == GemmEpilogue::Kind::kNone || epi == GemmEpilogue::Kind::kRowBiasAct ||
+              epi == GemmEpilogue::Kind::kColBiasAdd,
+          fmt::format("epilogue kind {} is not one of none, row bias + activation, column bias add", int(epi)));
 
   GemmPlan p;
   p.k_tile = static_cast<int>(isa::te_max_k(l.dtype, info.te_rows));  // 2 * te_rows for FP8 (rule 8)
@@ -414,7 +532,24 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   const double latency = info.dma_latency_ns * mhz / 1000.0;
   const double bytes_per_cycle = info.dma_bytes_per_ns * 1000.0 / mhz;
   const double engines = std::max(1.0, static_cast<double>(info.num_dma_engines) - 1.0);
-  const uint64_t pb = info.sbuf_partition_bytes;
+  uint64_t pb = info.sbuf_partition_bytes;
+  require(!has_epi || uint64_t(std::min(info.te_cols, info.psum_partitions)) <= info.sbuf_partitions,
+          fmt::format("an epilogue needs an SBUF partition per PSUM partition ({} of {})", info.sbuf_partitions,
+                      std::min(info.te_cols, info.psum_partitions)));
+  // The epilogue's buffers (GemmPlan::epilogue_offset) for blocks of `block_cols` columns and G banks.
+  const uint64_t oes = isa::data_type_bytes(l.out_type);
+  const uint64_t m_tiles_all = ceil_div(uint64_t(l.m), uint64_t(std::min(info.te_cols, info.psum_partitions)));
+  auto epi_slot = [&](uint64_t block_cols) -> uint64_t {
+    if (!has_epi) return 0;
+    uint64_t b = align_up(block_cols * oes, 64);
+    if (epi == GemmEpilogue::Kind::kColBiasAdd) b += align_up(block_cols * kFp32Bytes, 64) * (l.epilogue.residual ? 2 : 1);
+    return b;
+  };
+  auto epi_bytes = [&](uint64_t block_cols, int g) -> uint64_t {
+    if (!has_epi) return 0;
+    const uint64_t rows_bias = epi == GemmEpilogue::Kind::kRowBiasAct ? align_up(m_tiles_all * kFp32Bytes, 64) : 0;
+    return uint64_t(info.psum_banks / uint32_t(g)) * epi_slot(block_cols) + rows_bias;
+  };
 
   // Banks per block: half of PSUM (so that two blocks alternate), balanced over the N tiles, and a block's
   // columns must fit a 16-bit count and, for one K tile, an SBUF partition.
@@ -432,11 +567,16 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
     }
     const uint64_t tile_bytes =
         uint64_t(p.moving_row_bytes) + p.stationary_row_bytes + p.moving_scale_bytes + p.stationary_scale_bytes;
-    if (block_cols <= 0xFFFF && tile_bytes <= pb) break;
+    if (block_cols <= 0xFFFF && tile_bytes + epi_bytes(block_cols, p.banks_per_block) <= pb) break;
     require(g_limit > 1, fmt::format("SBUF partitions of {} bytes cannot hold one K tile", pb));
   }
   p.psum_buffers = static_cast<int>(info.psum_banks / uint32_t(p.banks_per_block));
   p.blocks = p.m_tiles * p.n_groups;
+  // The epilogue's buffers come off the top of the partition; the operand slots share what is left.
+  const uint64_t group_cols = std::min<uint64_t>(uint64_t(l.n), uint64_t(p.banks_per_block) * p.n_tile);
+  p.epilogue_slot_bytes = static_cast<uint32_t>(epi_slot(group_cols));
+  const uint64_t epilogue_bytes = epi_bytes(group_cols, p.banks_per_block);
+  pb -= epilogue_bytes;
 
   // K tiles per batch: enough that the TE works on a batch for kBatchSlack times as long as the DMA needs to load
   // the next one (estimated: one start latency, then the wave's bytes over all engines), within SBUF. TE time per K
@@ -486,11 +626,13 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   p.moving_slots = p.moving_resident ? p.moving_panels * p.batches_per_block : p.sbuf_buffers;
   p.moving_slot_bytes = static_cast<uint32_t>(align_up(kt * moving_per_ktile, 64));
   p.stationary_slot_bytes = static_cast<uint32_t>(align_up(kt * stationary_per_ktile, 64));
-  p.sbuf_bytes = static_cast<uint32_t>(layout_bytes(uint64_t(p.moving_slots), nbuf, kt));
+  p.epilogue_offset = static_cast<uint32_t>(layout_bytes(uint64_t(p.moving_slots), nbuf, kt));
+  p.sbuf_bytes = static_cast<uint32_t>(p.epilogue_offset + epilogue_bytes);
   // What crosses the DMA (the loads, P -> PSUM and the drains), for the bound beside the TE's.
   const double moving_loads = p.moving_resident ? 1.0 : double(p.m_tiles);
+  const double epi_in = epi == GemmEpilogue::Kind::kColBiasAdd ? (l.epilogue.residual ? 8.0 : 4.0) : 0.0;
   p.dma_bytes = uint64_t(double(l.k) * l.n * double(es) * moving_loads + double(l.k) * l.m * double(es) * p.n_groups +
-                         double(l.m) * l.n * (double(isa::data_type_bytes(l.out_type)) + (l.accumulate_into ? 4 : 0)));
+                         double(l.m) * l.n * (double(oes) + (l.accumulate_into ? 4 : 0) + epi_in));
   return p;
 }
 

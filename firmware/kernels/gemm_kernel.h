@@ -34,6 +34,27 @@
 
 namespace trnsim::kernels {
 
+/// What the drain does to each block's FP32 sums on their way to out_hbm (docs/kernels.md "Fused epilogues"): the
+/// element-wise step that would otherwise follow the GEMM as a program of its own (mlp_kernel.h), reading the sums
+/// from PSUM instead of from an FP32 copy in HBM. The FP32 operations and their order are that program's, so the
+/// bits are the same; the GEMM's FP32 output never reaches HBM.
+struct GemmEpilogue {
+  enum class Kind : uint8_t {
+    kNone,        ///< the sums, cast to out_type by the drain's DMA copies
+    /// out[m, n] = func(sum[m, n] * 1 + bias[m]), cast to out_type: RowBiasActLayout's Scalar-engine `activation`
+    /// (a feature-major output: one bias per output row, i.e. per PSUM partition)
+    kRowBiasAct,
+    /// out[m, n] = residual[m, n] + (sum[m, n] + bias[n]) (without residual: sum + bias), cast to out_type:
+    /// ColBiasAddLayout's Vector-engine adds (a token-major output: one bias per column)
+    kColBiasAdd,
+  };
+  Kind kind = Kind::kNone;
+  uint64_t bias_hbm = 0;                        ///< [M] FP32 (kRowBiasAct) or [N] FP32 (kColBiasAdd)
+  isa::ActFunc func = isa::ActFunc::kIdentity;  ///< kRowBiasAct
+  bool residual = false;                        ///< kColBiasAdd
+  uint64_t residual_hbm = 0;                    ///< [M, N] FP32 row-major, kColBiasAdd with residual
+};
+
 /// Where the operands of one GEMM are in HBM (HBM-space byte addresses), and what to compute.
 struct GemmLayout {
   isa::Dtype dtype = isa::Dtype::kBf16;  ///< element type of stationary and moving
@@ -55,6 +76,8 @@ struct GemmLayout {
   uint64_t stationary_scales_hbm = 0, moving_scales_hbm = 0;
   /// out_hbm already holds P[M, N] (FP32); the result is P + S^T @ M, accumulated in PSUM starting from P.
   bool accumulate_into = false;
+  /// The drain's element-wise step (GemmEpilogue); one needs accumulate_into and out_sr false.
+  GemmEpilogue epilogue;
 };
 
 /// The tiling make_gemm_program() chose (all sizes in elements unless named _bytes).
@@ -81,7 +104,13 @@ struct GemmPlan {
   int moving_slots = 0;      ///< moving slots: moving_panels x batches_per_block when resident, else sbuf_buffers
   uint32_t moving_slot_bytes = 0;      ///< bytes per partition of one moving slot (P K tiles, then their MX scales)
   uint32_t stationary_slot_bytes = 0;  ///< the same for a stationary slot
-  uint32_t sbuf_bytes = 0;   ///< bytes per partition used from offset 0: the moving slots, then the stationary ones
+  uint32_t sbuf_bytes = 0;   ///< bytes per partition used from offset 0: the moving slots, the stationary ones, then
+                             ///< the epilogue's buffers
+  /// Epilogue buffers (GemmEpilogue; 0 without one), offsets in each SBUF partition: per PSUM buffer an output
+  /// staging slot of a block's columns in out_type, and for kColBiasAdd a bias row and a residual slot (FP32);
+  /// for kRowBiasAct one bias column (FP32) per M tile.
+  uint32_t epilogue_offset = 0;
+  uint32_t epilogue_slot_bytes = 0;  ///< bytes of one PSUM buffer's slots (staging, bias row, residual)
   /// Bytes the GEMM moves over the DMA: operand loads (the moving once per M tile, or once when resident; the
   /// stationary once per group), the P -> PSUM copies with accumulate_into and the output.
   uint64_t dma_bytes = 0;
@@ -92,13 +121,14 @@ struct GemmPlan {
 };
 
 /// The tiling for `layout` on a device described by `info`. Throws std::invalid_argument for a dimension < 1, a
-/// narrow out_type with accumulate_into or out_sr with an FP32 out_type, a tensor too large for the ISA's 32-bit
-/// strides, or a device too small for one K tile (fewer SBUF partitions than
-/// TE rows, a PSUM bank smaller than one FP32, SBUF partitions too small for one buffer).
+/// narrow out_type with accumulate_into or out_sr with an FP32 out_type, an epilogue with accumulate_into or out_sr, a
+/// tensor too large for the ISA's 32-bit strides, or a device too small for one K tile (fewer SBUF partitions than
+/// TE rows or than an M tile, a PSUM bank smaller than one FP32, SBUF partitions too small for one buffer).
 GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& layout);
 
 /// Adds the GEMM's ops to `pipe` (built on `info`'s device) and returns its drains: when all of them have completed,
-/// out[M, N] is in HBM. Uses SBUF from offset 0 of partitions 0..te_rows-1 (plan.sbuf_bytes each) and PSUM
+/// out[M, N] is in HBM. Uses SBUF from offset 0 of partitions 0..max(te_rows, m_tile)-1 (plan.sbuf_bytes each), the act
+/// (kRowBiasAct) or vec (kColBiasAdd) queue for an epilogue, and PSUM
 /// partitions 0..m_tile-1 from offset 0 (plan.psum_buffers * G banks),
 /// so other ops of `pipe` must not touch those while the GEMM runs. Touches HBM only inside the three tensors.
 /// Throws like plan_gemm().

@@ -91,7 +91,8 @@ KernelSequence row_split_steps(const std::string& name, int rows, int tile, int 
 }
 
 KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, int k, int m, int n,
-                          uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores) {
+                          uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores,
+                          isa::DataType out_type, const GemmEpilogue& epilogue) {
   return row_split_steps(name, m, int(info.te_cols), cores, [&](int m0, int rows) {
     GemmLayout g;
     g.dtype = isa::Dtype::kBf16;
@@ -101,7 +102,11 @@ KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& nam
     g.stationary_ld = m;
     g.stationary_hbm = stationary_hbm + uint64_t(m0) * 2;  // columns [m0, m0 + rows) of every BF16 row
     g.moving_hbm = moving_hbm;
-    g.out_hbm = out_hbm + uint64_t(m0) * uint64_t(n) * 4;  // rows [m0, m0 + rows) of the FP32 output
+    g.out_type = out_type;
+    g.out_hbm = out_hbm + uint64_t(m0) * uint64_t(n) * isa::data_type_bytes(out_type);  // rows [m0, m0 + rows)
+    g.epilogue = epilogue;
+    if (epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) g.epilogue.bias_hbm += uint64_t(m0) * 4;
+    if (epilogue.residual) g.epilogue.residual_hbm += uint64_t(m0) * uint64_t(n) * 4;
     return KernelStep{"", make_gemm_program(info, g), uint64_t(k) * uint64_t(rows) * uint64_t(n)};
   });
 }

@@ -15,6 +15,7 @@
 
 #include "firmware/driver/driver.h"
 #include "firmware/isa/isa.h"
+#include "firmware/kernels/gemm_kernel.h"
 
 namespace trnsim::kernels {
 
@@ -93,8 +94,11 @@ KernelSequence row_split_steps(const std::string& name, int rows, int tile, int 
 /// gemm_step split by M over `cores` cores: one step per core that has rows (rows_per_core), each reading its
 /// columns of the stationary tensor in place (GemmLayout::stationary_ld) and writing its rows of the output; the
 /// steps after the first are with_previous. Every element keeps all of K in the one-core order, so the result is
-/// bit for bit gemm_step's. MACs are each step's own. Throws like make_gemm_program.
+/// bit for bit gemm_step's. MACs are each step's own. `out_type` and `epilogue` are the drain's (GemmLayout): out
+/// [M, N] holds out_type, and a row epilogue's bias and a column epilogue's residual are split with the rows.
+/// Throws like make_gemm_program.
 KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, int k, int m, int n,
-                          uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores);
+                          uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores,
+                          isa::DataType out_type = isa::DataType::kFp32, const GemmEpilogue& epilogue = {});
 
 }  // namespace trnsim::kernels

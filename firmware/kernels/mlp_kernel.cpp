@@ -231,31 +231,19 @@ KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout
     throw std::invalid_argument(
         fmt::format("mlp kernel: tokens, d_model and d_ff must be >= 1 (got {}, {}, {})", l.tokens, l.d_model, l.d_ff));
   }
-  KernelSequence seq;
-  append(&seq, gemm_steps(info, "mlp up gemm", l.d_model, l.d_ff, l.tokens, l.w1_hbm, l.xT_hbm, l.hT_hbm, l.cores));
-
-  RowBiasActLayout act;
-  act.rows = l.d_ff;
-  act.cols = l.tokens;
-  act.in_hbm = l.hT_hbm;
-  act.bias_hbm = l.b1_hbm;
-  act.func = isa::ActFunc::kGeluTanh;
-  act.out_hbm = l.gT_hbm;
-  act.out_type = isa::DataType::kBf16;
-  append(&seq, row_bias_activation_steps(info, "mlp bias+gelu", act, l.cores));
-
-  append(&seq, gemm_steps(info, "mlp down gemm", l.d_ff, l.tokens, l.d_model, l.gT_hbm, l.w2_hbm, l.y_hbm, l.cores));
-
-  ColBiasAddLayout bias;
-  bias.rows = l.tokens;
-  bias.cols = l.d_model;
-  bias.in_hbm = l.y_hbm;
+  GemmEpilogue gelu;
+  gelu.kind = GemmEpilogue::Kind::kRowBiasAct;
+  gelu.bias_hbm = l.b1_hbm;
+  gelu.func = isa::ActFunc::kGeluTanh;
+  KernelSequence seq = gemm_steps(info, "mlp up gemm+gelu", l.d_model, l.d_ff, l.tokens, l.w1_hbm, l.xT_hbm,
+                                  l.gT_hbm, l.cores, isa::DataType::kBf16, gelu);
+  GemmEpilogue bias;
+  bias.kind = GemmEpilogue::Kind::kColBiasAdd;
   bias.bias_hbm = l.b2_hbm;
   bias.residual = l.residual;
   bias.residual_hbm = l.residual_hbm;
-  bias.out_hbm = l.out_hbm;
-  bias.out_type = isa::DataType::kFp32;
-  append(&seq, col_bias_add_steps(info, l.residual ? "mlp bias+residual" : "mlp bias", bias, l.cores));
+  append(&seq, gemm_steps(info, l.residual ? "mlp down gemm+bias+residual" : "mlp down gemm+bias", l.d_ff, l.tokens,
+                          l.d_model, l.gT_hbm, l.w2_hbm, l.out_hbm, l.cores, isa::DataType::kFp32, bias));
   return seq;
 }
 

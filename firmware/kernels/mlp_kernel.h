@@ -57,11 +57,13 @@ KernelSequence col_bias_add_steps(const driver::DeviceInfo& info, const std::str
                                   const ColBiasAddLayout& layout, int cores);
 
 /// The GELU MLP of `tokens` tokens: out[T, D] = (residual +) (gelu_tanh(x @ W1 + b1) @ W2 + b2), with the input given
-/// feature-major and BF16 GEMM operands:
-///   1. "mlp up gemm"     h^T[F, T] = W1^T @ x^T                     (stationary W1 [D, F], moving x^T [D, T]; FP32)
-///   2. "mlp bias+gelu"   g^T[F, T] = bf16(gelu_tanh(h^T + b1[row])) (Scalar engine)
-///   3. "mlp down gemm"   y[T, D]   = (g^T)^T @ W2                   (stationary g^T [F, T], moving W2 [F, D]; FP32)
-///   4. "mlp bias"        out[T, D] = (residual +) (y + b2[col])     (Vector engine; FP32)
+/// feature-major and BF16 GEMM operands, as two GEMMs whose drains do the element-wise steps (GemmEpilogue):
+///   1. "mlp up gemm+gelu"   g^T[F, T] = bf16(gelu_tanh(W1^T @ x^T + b1[row]))
+///                           (stationary W1 [D, F], moving x^T [D, T]; the Scalar engine drains PSUM)
+///   2. "mlp down gemm+bias" out[T, D] = (residual +) ((g^T)^T @ W2 + b2[col])
+///                           (stationary g^T [F, T], moving W2 [F, D]; the Vector engine drains PSUM; FP32)
+/// The FP32 GEMM outputs h^T and y stay in PSUM; the bits are those of the GEMMs followed by
+/// make_row_bias_activation_program and make_col_bias_add_program.
 struct MlpLayout {
   int tokens = 0, d_model = 0, d_ff = 0;        ///< T, D, F >= 1
   int cores = 1;                                ///< the GEMMs are split by M over this many cores (gemm_steps)
@@ -70,15 +72,13 @@ struct MlpLayout {
   uint64_t b1_hbm = 0;                          ///< [F] FP32
   uint64_t w2_hbm = 0;                          ///< [F, D] BF16
   uint64_t b2_hbm = 0;                          ///< [D] FP32
-  uint64_t hT_hbm = 0;                          ///< scratch [F, T] FP32
   uint64_t gT_hbm = 0;                          ///< scratch [F, T] BF16
-  uint64_t y_hbm = 0;                           ///< scratch [T, D] FP32
   bool residual = false;
   uint64_t residual_hbm = 0;                    ///< [T, D] FP32, when `residual`
   uint64_t out_hbm = 0;                         ///< [T, D] FP32
 };
 
-/// The four steps above. Throws std::invalid_argument like the GEMM kernel and the element-wise programs.
+/// The two steps above (each split by M over `cores`). Throws std::invalid_argument like the GEMM kernel and the element-wise programs.
 KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout& layout);
 
 }  // namespace trnsim::kernels

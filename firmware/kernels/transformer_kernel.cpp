@@ -22,21 +22,26 @@ void check_shape(const TransformerShape& s) {
   }
 }
 
-/// [rows, cols] BF16 -> [cols, rows] BF16, on the TE or by strided DMA copies.
-KernelStep transpose_step(const driver::DeviceInfo& info, const std::string& name, bool te, uint64_t in,
-                          uint64_t out, int rows, int cols) {
+/// [rows, cols] BF16 -> [cols, rows] BF16, on the TE or by strided DMA copies. The TE transpose is split over the
+/// cores by whole row tiles of its input (each core writes its columns of the output); a row tile is transposed by
+/// one identity matmul either way, so the bits are the one-core transpose's.
+KernelSequence transpose_steps(const driver::DeviceInfo& info, const std::string& name, bool te, uint64_t in,
+                               uint64_t out, int rows, int cols, int cores) {
   if (te) {
-    TransposeLayout t;
-    t.rows = rows;
-    t.cols = cols;
-    t.in_hbm = in;
-    t.out_hbm = out;
-    t.dtype = isa::Dtype::kBf16;
-    t.out_type = isa::DataType::kBf16;
-    return {name, make_transpose_program(info, t), 0};
+    return row_split_steps(name, rows, transpose_tile_rows(info), cores, [&](int r0, int n) {
+      TransposeLayout t;
+      t.rows = n;
+      t.cols = cols;
+      t.in_hbm = in + uint64_t(r0) * uint64_t(cols) * 2;
+      t.out_hbm = out + uint64_t(r0) * 2;  // columns [r0, r0 + n) of every output row
+      t.out_ld = rows;
+      t.dtype = isa::Dtype::kBf16;
+      t.out_type = isa::DataType::kBf16;
+      return KernelStep{"", make_transpose_program(info, t), 0};
+    });
   }
-  return {name, dma_program(info, {transpose_copy(in, isa::DataType::kBf16, out, isa::DataType::kBf16, rows, cols)}),
-          0};
+  return {{name, dma_program(info, {transpose_copy(in, isa::DataType::kBf16, out, isa::DataType::kBf16, rows, cols)}),
+           0}};
 }
 
 /// LayerNorm of [seq, d_model] FP32 -> BF16, its rows split over the cores.
@@ -71,21 +76,16 @@ TransformerBuffers transformer_buffers(const TransformerShape& s, uint64_t scrat
   TransformerBuffers b;
   b.ln1 = take(T * D * 2);
   b.ln1T = take(D * T * 2);
-  b.qkvT32 = take(3 * D * T * 4);
   b.qkvT = take(3 * D * T * 2);
   b.v = take(D * T * 2);
   b.scores = take(H * T * T * 4);
   b.probs = take(H * T * T * 2);
   b.probsT = take(H * T * T * 2);
-  b.attnT32 = take(D * T * 4);
   b.attnT = take(D * T * 2);
-  b.proj = take(T * D * 4);
   b.h1 = take(T * D * 4);
   b.ln2 = take(T * D * 2);
   b.ln2T = take(D * T * 2);
-  b.mlp_hT = take(F * T * 4);
   b.mlp_gT = take(F * T * 2);
-  b.mlp_y = take(T * D * 4);
   b.end = at;
   return b;
 }
@@ -97,19 +97,14 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   const uint64_t T = s.seq, D = s.d_model, d = s.head_dim();
   KernelSequence seq;
   append(&seq, layernorm_steps(info, "ln1", s, in.x, in.ln1_g, in.ln1_b, b.ln1));
-  seq.push_back(transpose_step(info, "ln1 transpose", s.te_transpose, b.ln1, b.ln1T, s.seq, s.d_model));
+  append(&seq, transpose_steps(info, "ln1 transpose", s.te_transpose, b.ln1, b.ln1T, s.seq, s.d_model, s.cores));
 
-  append(&seq, gemm_steps(info, "qkv gemm", s.d_model, 3 * s.d_model, s.seq, in.w_qkv, b.ln1T, b.qkvT32, s.cores));
-
-  RowBiasActLayout qb;
-  qb.rows = 3 * s.d_model;
-  qb.cols = s.seq;
-  qb.in_hbm = b.qkvT32;
-  qb.bias_hbm = in.b_qkv;
-  qb.func = isa::ActFunc::kIdentity;
-  qb.out_hbm = b.qkvT;
-  qb.out_type = isa::DataType::kBf16;
-  append(&seq, row_bias_activation_steps(info, "qkv bias", qb, s.cores));
+  GemmEpilogue qkv_bias;  // + b_qkv per row, cast to BF16 in the GEMM's drain
+  qkv_bias.kind = GemmEpilogue::Kind::kRowBiasAct;
+  qkv_bias.bias_hbm = in.b_qkv;
+  qkv_bias.func = isa::ActFunc::kIdentity;
+  append(&seq, gemm_steps(info, "qkv gemm+bias", s.d_model, 3 * s.d_model, s.seq, in.w_qkv, b.ln1T, b.qkvT, s.cores,
+                          isa::DataType::kBf16, qkv_bias));
 
   // V^T (rows 2D.. of qkvT) -> V_h [T, d] per head: one transposing copy per head.
   std::vector<isa::CopyFields> vcopies;
@@ -132,25 +127,20 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   at.scores_hbm = b.scores;
   at.probs_hbm = b.probs;
   at.probsT_hbm = b.probsT;
-  at.outT_hbm = b.attnT32;
+  at.outT_hbm = b.attnT;
+  at.out_type = isa::DataType::kBf16;  // the pv GEMMs' drains cast
   append(&seq, make_attention_programs(info, at));
 
-  seq.push_back({"attn cast", dma_program(info, dense_copies(b.attnT32, isa::DataType::kFp32, b.attnT,
-                                                            isa::DataType::kBf16, D * T)), 0});
-  append(&seq, gemm_steps(info, "proj gemm", s.d_model, s.seq, s.d_model, b.attnT, in.w_o, b.proj, s.cores));
-
-  ColBiasAddLayout pb;
-  pb.rows = s.seq;
-  pb.cols = s.d_model;
-  pb.in_hbm = b.proj;
-  pb.bias_hbm = in.b_o;
-  pb.residual = true;
-  pb.residual_hbm = in.x;
-  pb.out_hbm = b.h1;
-  append(&seq, col_bias_add_steps(info, "proj bias+residual", pb, s.cores));
+  GemmEpilogue proj_bias;  // x + (proj + b_o[col]) in the GEMM's drain
+  proj_bias.kind = GemmEpilogue::Kind::kColBiasAdd;
+  proj_bias.bias_hbm = in.b_o;
+  proj_bias.residual = true;
+  proj_bias.residual_hbm = in.x;
+  append(&seq, gemm_steps(info, "proj gemm+bias+residual", s.d_model, s.seq, s.d_model, b.attnT, in.w_o, b.h1,
+                          s.cores, isa::DataType::kFp32, proj_bias));
 
   append(&seq, layernorm_steps(info, "ln2", s, b.h1, in.ln2_g, in.ln2_b, b.ln2));
-  seq.push_back(transpose_step(info, "ln2 transpose", s.te_transpose, b.ln2, b.ln2T, s.seq, s.d_model));
+  append(&seq, transpose_steps(info, "ln2 transpose", s.te_transpose, b.ln2, b.ln2T, s.seq, s.d_model, s.cores));
 
   MlpLayout m;
   m.tokens = s.seq;
@@ -162,9 +152,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   m.b1_hbm = in.b1;
   m.w2_hbm = in.w2;
   m.b2_hbm = in.b2;
-  m.hT_hbm = b.mlp_hT;
   m.gT_hbm = b.mlp_gT;
-  m.y_hbm = b.mlp_y;
   m.residual = true;
   m.residual_hbm = b.h1;
   m.out_hbm = out_hbm;

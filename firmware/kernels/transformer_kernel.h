@@ -1,8 +1,8 @@
 // A GPT-2 transformer block (Radford et al. 2019; pre-LayerNorm): for x[T, D],
 //   h1  = x + c_proj(attention(LN1(x)))          (causal multi-head attention, H heads of D/H)
 //   out = h1 + mlp(LN2(h1))                      (GELU MLP, d_ff F)
-// as a sequence of programs (kernel_sequence.h), each reading and writing HBM, built from the LayerNorm, GEMM,
-// softmax, TE-transpose kernels and the element-wise programs of mlp_kernel.h. Steps, numerics and layouts:
+// as a sequence of programs (kernel_sequence.h), each reading and writing HBM, built from the LayerNorm, GEMM (the
+// element-wise steps after a GEMM fused into its drain), softmax and TE-transpose kernels. Steps, numerics and layouts:
 // docs/kernels.md, "Transformer block".
 #pragma once
 
@@ -46,21 +46,17 @@ struct TransformerInputs {
 struct TransformerBuffers {
   uint64_t ln1 = 0;       ///< [T, D] BF16, LN1(x)
   uint64_t ln1T = 0;      ///< [D, T] BF16
-  uint64_t qkvT32 = 0;    ///< [3D, T] FP32, W_qkv^T @ ln1^T
-  uint64_t qkvT = 0;      ///< [3D, T] BF16, + b_qkv per row: Q^T (rows 0..D-1), K^T (D..2D-1), V^T (2D..3D-1)
+  uint64_t qkvT = 0;      ///< [3D, T] BF16, W_qkv^T @ ln1^T + b_qkv per row: Q^T (rows 0..D-1), K^T (D..2D-1),
+                          ///< V^T (2D..3D-1)
   uint64_t v = 0;         ///< [H, T, d] BF16, V per head token-major
   uint64_t scores = 0;    ///< [H, T, T] FP32
   uint64_t probs = 0;     ///< [H, T, T] BF16
   uint64_t probsT = 0;    ///< [H, T, T] BF16
-  uint64_t attnT32 = 0;   ///< [D, T] FP32, heads' outputs feature-major
-  uint64_t attnT = 0;     ///< [D, T] BF16
-  uint64_t proj = 0;      ///< [T, D] FP32, attn @ W_o
-  uint64_t h1 = 0;        ///< [T, D] FP32, x + (proj + b_o)
+  uint64_t attnT = 0;     ///< [D, T] BF16, heads' outputs feature-major
+  uint64_t h1 = 0;        ///< [T, D] FP32, x + (attn @ W_o + b_o)
   uint64_t ln2 = 0;       ///< [T, D] BF16
   uint64_t ln2T = 0;      ///< [D, T] BF16
-  uint64_t mlp_hT = 0;    ///< [F, T] FP32
-  uint64_t mlp_gT = 0;    ///< [F, T] BF16, gelu_tanh(hT + b1)
-  uint64_t mlp_y = 0;     ///< [T, D] FP32, g @ W2
+  uint64_t mlp_gT = 0;    ///< [F, T] BF16, gelu_tanh(W1^T @ ln2^T + b1 per row)
   uint64_t end = 0;       ///< first byte after the scratch area
 };
 
@@ -68,10 +64,11 @@ struct TransformerBuffers {
 /// shape with a dimension < 1 or d_model not a multiple of heads.
 TransformerBuffers transformer_buffers(const TransformerShape& shape, uint64_t scratch_hbm);
 
-/// The block's programs, in order: "ln1", "ln1 transpose", "qkv gemm", "qkv bias", "v heads" (DMA re-layout of V^T
-/// into per-head token-major V_h), the attention steps (attention_kernel.h), "attn cast" (FP32 -> BF16), "proj gemm",
-/// "proj bias+residual", "ln2", "ln2 transpose", the MLP steps (mlp_kernel.h; "mlp bias+residual" adds h1) into
-/// out[T, D] FP32. Throws std::invalid_argument like the kernels it uses.
+/// The block's programs, in order: "ln1", "ln1 transpose", "qkv gemm+bias" (the bias and the BF16 cast in the GEMM's
+/// drain, GemmEpilogue), "v heads" (DMA re-layout of V^T into per-head token-major V_h), the attention steps
+/// (attention_kernel.h; the pv GEMMs cast to BF16), "proj gemm+bias+residual", "ln2", "ln2 transpose", the MLP steps
+/// (mlp_kernel.h; the residual h1) into out[T, D] FP32. No FP32 GEMM output goes through HBM but the attention
+/// scores. Throws std::invalid_argument like the kernels it uses.
 KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& shape,
                                          const TransformerInputs& in, const TransformerBuffers& buf,
                                          uint64_t out_hbm);

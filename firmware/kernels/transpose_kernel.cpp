@@ -51,8 +51,10 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
   const uint64_t ei = isa::data_type_bytes(in_type), es = isa::data_type_bytes(te_type);
   const uint64_t eo = isa::data_type_bytes(l.out_type);
   const uint64_t elems = uint64_t(l.rows) * uint64_t(l.cols);
+  require(l.out_ld == 0 || l.out_ld >= l.rows, fmt::format("out_ld {} is smaller than rows {}", l.out_ld, l.rows));
+  const uint64_t out_ld = l.out_ld > 0 ? uint64_t(l.out_ld) : uint64_t(l.rows);  // output row stride, elements
   check_hbm_tensor(info, "transpose kernel", "in", l.in_hbm, elems * ei);
-  check_hbm_tensor(info, "transpose kernel", "out", l.out_hbm, elems * eo);
+  check_hbm_tensor(info, "transpose kernel", "out", l.out_hbm, ((uint64_t(l.cols) - 1) * out_ld + l.rows) * eo);
 
   // K tile (input rows = TE rows = moving columns) and M tile (input columns = PSUM partitions).
   const uint64_t bank = info.psum_bank_bytes();
@@ -100,7 +102,7 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
       pipe.add(Engine::kVec, {iota, tensor_scalar(AluOp::kIsEqual, 0.0f, AluOp::kNone, 0.0f, kt, kt,
                                                   operand(ident_off, te_type), operand(iota_off))});
 
-  const bool group_stride_fits = uint64_t(mt) * uint64_t(l.rows) * eo <= uint64_t(INT32_MAX);
+  const bool group_stride_fits = uint64_t(mt) * out_ld * eo <= uint64_t(INT32_MAX);
   std::vector<std::vector<Pipeline::OpId>> block_te(static_cast<std::size_t>(nblocks));
   std::vector<Pipeline::OpId> slot_drain(static_cast<std::size_t>(slots), -1);
   int next_slot = 0;
@@ -136,12 +138,12 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
         const int m = std::min(mt, l.cols - cfirst);
         isa::CopyFields c = copy_rows(MemSpace::kPsum, slot_offset(group_first_slot), DataType::kFp32,
                                       int64_t(info.psum_partition_bytes), MemSpace::kHbm,
-                                      l.out_hbm + (uint64_t(cfirst) * l.rows + r0) * eo, l.out_type,
-                                      int64_t(uint64_t(l.rows) * eo), m, k);
+                                      l.out_hbm + (uint64_t(cfirst) * out_ld + r0) * eo, l.out_type,
+                                      int64_t(out_ld * eo), m, k);
         if (g > 1) {
           c.count[2] = static_cast<uint16_t>(g);
           c.src_stride[2] = kt * 4;
-          c.dst_stride[2] = static_cast<int32_t>(uint64_t(mt) * l.rows * eo);
+          c.dst_stride[2] = static_cast<int32_t>(uint64_t(mt) * out_ld * eo);
         }
         const Pipeline::OpId d = pipe.add(Engine::kDma, dma_pieces(c, info.num_dma_engines), group_ops);
         for (int s = group_first_slot; s < group_first_slot + g; ++s) slot_drain[std::size_t(s)] = d;

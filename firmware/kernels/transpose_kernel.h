@@ -31,6 +31,9 @@ struct TransposeLayout {
   int cols = 0;                                   ///< >= 1: columns of in (= rows of out)
   uint64_t in_hbm = 0;                            ///< [rows, cols] dtype, row-major
   uint64_t out_hbm = 0;                           ///< [cols, rows] out_type, row-major
+  /// Elements from one output row to the next; 0: rows (dense). A column slice of a wider [cols, out_ld] output:
+  /// out_hbm at its first column (the rows of in split over cores, each core writing its columns of out).
+  int out_ld = 0;
   isa::Dtype dtype = isa::Dtype::kBf16;           ///< element type of in (a TE input type)
   isa::DataType out_type = isa::DataType::kBf16;  ///< any data type; the input's type keeps every finite value
 };
@@ -42,7 +45,7 @@ int transpose_tile_rows(const driver::DeviceInfo& info);
 /// The transpose as a program on queues te, dma and vec (each ending with halt). Uses SBUF from offset 0 of the
 /// first min(rows, te_rows) partitions, PSUM from offset 0 of the first min(cols, te_cols) partitions and
 /// semaphores 0..3 (starting at 0); touches HBM only inside the two tensors. Throws std::invalid_argument for rows
-/// or cols < 1, a tensor outside HBM, or a device whose SBUF/PSUM cannot hold one tile.
+/// or cols < 1, an out_ld below rows, a tensor outside HBM, or a device whose SBUF/PSUM cannot hold one tile.
 isa::Program make_transpose_program(const driver::DeviceInfo& info, const TransposeLayout& layout);
 
 }  // namespace trnsim::kernels

@@ -392,6 +392,35 @@ TEST(TransposeKernel, SmallPsumBanksShrinkTheRowTile) {
   test::expect_same_bits(got, golden::transpose_te(l.dtype, rows, cols, in.v, 8, DataType::kBf16), rows, "transpose");
 }
 
+// Rows [16, 37) of a [37, 19] input (whole row tiles of tiny's 16, as a core's share) into their columns of the
+// [19, 37] output (out_ld 37): those columns are the whole transpose's, every other byte of the output untouched.
+TEST(TransposeKernel, ARowSliceWritesItsColumnsOfAWiderOutput) {
+  const DeviceInfo info = tiny();
+  std::mt19937_64 rng(test::test_seed());
+  const int rows = 37, cols = 19, r0 = 16, n = rows - r0;
+  Tensor in{0x1000, DataType::kBf16,
+            test::random_elements(DataType::kBf16, std::size_t(rows) * cols, rng, 3.0f, true, 23),
+            std::size_t(rows) * cols};
+  Tensor out{next_addr(in), DataType::kBf16, {}, std::size_t(rows) * cols};
+  TransposeLayout l;
+  l.rows = n;
+  l.cols = cols;
+  l.in_hbm = in.addr + uint64_t(r0) * cols * 2;
+  l.out_hbm = out.addr + uint64_t(r0) * 2;
+  l.out_ld = rows;
+  const auto got = run_checked(info, make_transpose_program(info, l), {in}, out, 16, 16);
+  ASSERT_EQ(got.size(), out.elements);
+  const auto want = golden::transpose_te(l.dtype, rows, cols, in.v, 16, DataType::kBf16);
+  std::size_t bad = 0;
+  for (int c = 0; c < cols; ++c) {
+    for (int r = 0; r < rows; ++r) {
+      const std::size_t i = std::size_t(c) * rows + std::size_t(r);
+      if (got[i] != (r < r0 ? 0xA5A5u : want[i])) ++bad;
+    }
+  }
+  EXPECT_EQ(bad, 0u) << "elements differ from the golden transpose (columns >= 16) or from the poison (< 16)";
+}
+
 TEST(TransposeKernel, BadLayoutsThrow) {
   const DeviceInfo info = tiny();
   TransposeLayout ok;
@@ -409,6 +438,7 @@ TEST(TransposeKernel, BadLayoutsThrow) {
   bad([](TransposeLayout& l) { l.dtype = static_cast<isa::Dtype>(4); });
   bad([](TransposeLayout& l) { l.in_hbm = (1ull << 30) - 4; });
   bad([](TransposeLayout& l) { l.out_hbm = (1ull << 30) - 4; });
+  bad([](TransposeLayout& l) { l.out_ld = 4; });  // below rows (5)
   DeviceInfo no_psum = info;
   no_psum.psum_banks = 0;
   EXPECT_THROW(make_transpose_program(no_psum, ok), std::invalid_argument);

@@ -117,9 +117,11 @@ int run_workload(const WorkloadOptions& o, const ReportHooks& hooks) {
       throw;
     }
     if (r.steps.size() > 1) {
-      fmt::print("  {:<24} {:>9} {:>12} {:>6}\n", "step", "programs", "cycles", "share");
+      std::size_t width = 24;  // the step names' column fits the longest
+      for (const workloads::StepGroup& g : r.steps) width = std::max(width, g.name.size());
+      fmt::print("  {:<{}} {:>9} {:>12} {:>6}\n", "step", width, "programs", "cycles", "share");
       for (const workloads::StepGroup& g : r.steps) {
-        fmt::print("  {:<24} {:>9} {:>12} {:>5.1f}%\n", g.name, g.programs, g.cycles,
+        fmt::print("  {:<{}} {:>9} {:>12} {:>5.1f}%\n", g.name, width, g.programs, g.cycles,
                    r.cycles ? 100.0 * double(g.cycles) / double(r.cycles) : 0.0);
       }
     }
