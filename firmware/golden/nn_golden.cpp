@@ -18,7 +18,6 @@ using isa::AluOp;
 constexpr uint32_t kOneBits = 0x3F800000u;
 constexpr uint32_t kMinusOneBits = 0xBF800000u;
 constexpr uint32_t kMinusZeroBits = 0x80000000u;
-constexpr uint32_t kMinusInfBits = 0xFF800000u;
 
 uint32_t rounded(double v) {
   const float f = static_cast<float>(v);
@@ -95,19 +94,17 @@ std::vector<uint32_t> softmax_rows(const SoftmaxSpec& s, const std::vector<uint3
   const uint32_t scale = f32(s.scale);
   for (int r = 0; r < s.rows; ++r) {
     std::vector<uint32_t> x = widen_row(s.in_type, in, r, s.cols);
-    if (s.causal) {
-      for (int j = 0; j < s.cols; ++j) {
-        const bool masked = int64_t(j) > int64_t(r) + s.causal_offset;
-        x[std::size_t(j)] = alu(AluOp::kAdd, x[std::size_t(j)], masked ? kMinusInfBits : kMinusZeroBits);
-      }
-    }
+    // Causal: columns j > r + offset are masked: they take no part (their values, NaN or Inf included, never
+    // matter) and their outputs are +0. The softmax runs over the unmasked prefix (at least one column: offset >= 0).
+    const int n = s.causal ? int(std::min<int64_t>(s.cols, int64_t(r) + s.causal_offset + 1)) : s.cols;
+    x.resize(std::size_t(n));
     const uint32_t m = reduce(AluOp::kMax, x);
     const uint32_t bias = tensor_scalar(AluOp::kMultiply, scale, AluOp::kMultiply, kMinusOneBits, m);
     const uint32_t sum = activation_pass(isa::ActFunc::kExp, &x, scale, bias);
     const uint32_t recip = alu(AluOp::kRdivide, sum, kOneBits);  // 1 / sum
     for (int j = 0; j < s.cols; ++j) {
-      out[std::size_t(r) * s.cols + j] =
-          element_from_f32(s.out_type, alu(AluOp::kMultiply, x[std::size_t(j)], recip), true);
+      const uint32_t y = j < n ? alu(AluOp::kMultiply, x[std::size_t(j)], recip) : 0u;  // +0 where masked
+      out[std::size_t(r) * s.cols + j] = element_from_f32(s.out_type, y, true);
     }
   }
   return out;

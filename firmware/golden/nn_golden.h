@@ -26,6 +26,7 @@ uint32_t activation_device(isa::ActFunc f, uint32_t z);
 struct SoftmaxSpec {
   int rows = 0, cols = 0;
   float scale = 1.0f;
+  /// Row r sees columns j <= r + causal_offset; the others take no part (their values never matter) and give +0.
   bool causal = false;
   int causal_offset = 0;
   isa::DataType in_type = isa::DataType::kFp32;

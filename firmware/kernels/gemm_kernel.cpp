@@ -45,6 +45,7 @@ struct Block {
   int n0 = 0, cols = 0;        ///< output columns [n0, n0 + cols)
   int ntiles = 0;              ///< N tiles (banks) in the block
   int psum_buffer = 0;
+  int epilogue_slot = 0;       ///< with an epilogue: its SBUF slot (blocks alternate between GemmPlan's slots)
   int first_batch = 0, last_batch = 0;
 };
 
@@ -80,6 +81,7 @@ class GemmBuilder {
         b.cols = std::min(l.n, t1 * p.n_tile) - b.n0;
         b.ntiles = t1 - t0;
         b.psum_buffer = static_cast<int>(blocks_.size()) % p.psum_buffers;
+        b.epilogue_slot = static_cast<int>(blocks_.size()) % std::max(1, p.epilogue_slots);
         b.first_batch = static_cast<int>(batches_.size());
         for (int kb = 0; kb < p.batches_per_block; ++kb) {
           Batch batch;
@@ -125,17 +127,48 @@ class GemmBuilder {
       drain[bi] = pipe.add(isa::Engine::kDma, spread_copies(out, info_.num_dma_engines), after);
     };
     // With an epilogue a block leaves PSUM through the act or vec queue: drain[bi] is then the epilogue op (its PSUM
-    // buffer is free once it completes) and stored[bi] the copy of its staging slot to HBM.
+    // buffer is free once it completes) and stored[bi] the op that copies its staging slot to HBM. The DMA queue
+    // runs in order, so a copy that waits for an epilogue would hold back the loads behind it: block b's store rides
+    // in the load wave of batch last_b + nbuf + 1 (it waits for the TE's next batch, by when the epilogue is done),
+    // and a column epilogue's bias/residual load of block b in the same wave as the store of the slot's previous
+    // block (b - slots), or in the block's first wave when the slot is fresh. Past the last wave, or when the
+    // epilogue that needs them comes first, they are ops of their own.
     const bool epi = has_epilogue();
+    const int slots = std::max(1, p.epilogue_slots);
+    const bool col_loads = epi && l_.epilogue.kind == GemmEpilogue::Kind::kColBiasAdd;
     std::vector<Pipeline::OpId> stored(blocks_.size(), -1), epi_loads(blocks_.size(), -1);
+    std::vector<std::vector<int>> wave_stores(nbatches), wave_eloads(nbatches);  // blocks carried by each wave
     const Pipeline::OpId row_bias = epi ? add_row_bias_load(pipe) : -1;
+    auto carry_to = [&](std::vector<std::vector<int>>& waves, std::size_t wave, int bi) {
+      if (wave < nbatches) waves[wave].push_back(bi);
+    };
+    if (col_loads) {
+      for (int bi = 0; bi < std::min(slots, int(blocks_.size())); ++bi) {
+        carry_to(wave_eloads, std::size_t(blocks_[std::size_t(bi)].first_batch), bi);
+      }
+    }
+    auto store_op = [&](int bi) {  // block bi's store as an op of its own (when no wave carried it)
+      stored[std::size_t(bi)] = pipe.add(isa::Engine::kDma,
+                                         spread_copies({staging_store(blocks_[std::size_t(bi)])}, info_.num_dma_engines),
+                                         {drain[std::size_t(bi)]});
+    };
+    auto eload_op = [&](int bi) {
+      std::vector<isa::CopyFields> in;
+      epilogue_load_copies(blocks_[std::size_t(bi)], &in);
+      epi_loads[std::size_t(bi)] = pipe.add(isa::Engine::kDma, spread_copies(in, info_.num_dma_engines),
+                                            {bi >= slots ? drain[std::size_t(bi - slots)] : -1});
+    };
     auto epilogue_ops = [&](std::size_t bi) {
       const Block& b = blocks_[bi];
-      const int prev = int(bi) >= p.psum_buffers ? int(bi) - p.psum_buffers : -1;  // the slot's previous block
-      std::vector<Pipeline::OpId> after{compute[std::size_t(b.last_batch)], row_bias, epi_loads[bi]};
-      if (prev >= 0) after.push_back(stored[std::size_t(prev)]);
-      drain[bi] = pipe.add(epilogue_engine(), epilogue_instrs(b), after);
-      stored[bi] = pipe.add(isa::Engine::kDma, spread_copies({staging_store(b)}, info_.num_dma_engines), {drain[bi]});
+      const int prev = int(bi) >= slots ? int(bi) - slots : -1;  // the slot's previous block
+      if (prev >= 0 && stored[std::size_t(prev)] < 0) store_op(prev);  // its wave is still to come
+      if (col_loads && epi_loads[bi] < 0) eload_op(int(bi));
+      drain[bi] = pipe.add(epilogue_engine(), epilogue_instrs(b),
+                           {compute[std::size_t(b.last_batch)], row_bias, epi_loads[bi],
+                            prev >= 0 ? stored[std::size_t(prev)] : -1});
+      const std::size_t wave = std::size_t(b.last_batch) + nbuf + 1;
+      carry_to(wave_stores, wave, int(bi));
+      if (col_loads && bi + std::size_t(slots) < blocks_.size()) carry_to(wave_eloads, wave, int(bi) + slots);
     };
     for (std::size_t j = 0; j < nbatches; ++j) {
       const Batch& batch = batches_[j];
@@ -157,14 +190,6 @@ class GemmBuilder {
         drain_op(std::size_t(reuse), {compute[std::size_t(blocks_[std::size_t(reuse)].last_batch)]});
         if (carry == reuse) carry = -1;
       }
-      // A column epilogue's bias row and residual for this block, into its slot once the block before in the slot
-      // has read them.
-      if (first && epi && l_.epilogue.kind == GemmEpilogue::Kind::kColBiasAdd) {
-        std::vector<isa::CopyFields> in;
-        epilogue_load_copies(b, &in);
-        epi_loads[bi] = pipe.add(isa::Engine::kDma, spread_copies(in, info_.num_dma_engines),
-                                 {reuse >= 0 ? drain[std::size_t(reuse)] : -1});
-      }
       std::vector<isa::CopyFields> wave;
       std::vector<Pipeline::OpId> load_after;
       if (j >= nbuf) load_after.push_back(compute[j - nbuf]);  // its stationary slot (and moving, unless resident)
@@ -172,6 +197,17 @@ class GemmBuilder {
       if (batch.load_moving && moving_prev >= 0) load_after.push_back(compute[std::size_t(moving_prev)]);
       moving_reader[std::size_t(batch.moving_slot)] = int(j);
       if (carry >= 0) psum_block_copies(blocks_[std::size_t(carry)], /*drain=*/true, &wave);
+      // Epilogue stores and bias/residual loads carried by this wave (each after the epilogue it follows).
+      for (int sb : wave_stores[j]) {
+        if (stored[std::size_t(sb)] >= 0) continue;  // made an op of its own already
+        wave.push_back(staging_store(blocks_[std::size_t(sb)]));
+        load_after.push_back(drain[std::size_t(sb)]);
+      }
+      for (int lb : wave_eloads[j]) {
+        if (epi_loads[std::size_t(lb)] >= 0) continue;
+        epilogue_load_copies(blocks_[std::size_t(lb)], &wave);
+        if (lb >= slots) load_after.push_back(drain[std::size_t(lb - slots)]);
+      }
       if (l_.accumulate_into && first) {
         if (reuse >= 0) load_after.push_back(drain[std::size_t(reuse)]);  // P -> PSUM overwrites that buffer
         psum_block_copies(b, /*drain=*/false, &wave);
@@ -213,6 +249,12 @@ class GemmBuilder {
                          Pipeline::Publish::kAtOnce);
       for (int slot : prefetch_slots) prefetched[std::size_t(slot)].push_back(load[j]);
       if (carry >= 0) drain[std::size_t(carry)] = load[j];
+      for (int sb : wave_stores[j]) {
+        if (stored[std::size_t(sb)] < 0) stored[std::size_t(sb)] = load[j];
+      }
+      for (int lb : wave_eloads[j]) {
+        if (epi_loads[std::size_t(lb)] < 0) epi_loads[std::size_t(lb)] = load[j];
+      }
       // The TE takes the batches in order: a block's K tiles accumulate into PSUM in increasing K (rule 4).
       std::vector<Pipeline::OpId> compute_after{load[j]};
       if (!batch.load_moving) {  // a prefetched panel slot: after the waves that filled it
@@ -225,7 +267,12 @@ class GemmBuilder {
       compute[j] = pipe.add(isa::Engine::kTe, te_batch(batch), compute_after);
       if (epi && int(j) == b.last_batch) epilogue_ops(bi);
     }
-    if (epi) return stored;
+    if (epi) {
+      for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
+        if (stored[bi] < 0) store_op(int(bi));  // past the last wave
+      }
+      return stored;
+    }
     // The blocks no later wave carried.
     for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
       if (drain[bi] < 0) drain_op(bi, {compute[std::size_t(blocks_[bi].last_batch)]});
@@ -264,18 +311,18 @@ class GemmBuilder {
   uint32_t block_cols_max() const {
     return uint32_t(std::min<int64_t>(l_.n, int64_t(plan_.banks_per_block) * plan_.n_tile));
   }
-  uint32_t staging_addr(int psum_buffer) const {
-    return plan_.epilogue_offset + uint32_t(psum_buffer) * plan_.epilogue_slot_bytes;
+  uint32_t staging_addr(int slot) const {
+    return plan_.epilogue_offset + uint32_t(slot) * plan_.epilogue_slot_bytes;
   }
-  uint32_t col_bias_addr(int psum_buffer) const {
-    return staging_addr(psum_buffer) +
+  uint32_t col_bias_addr(int slot) const {
+    return staging_addr(slot) +
            uint32_t(align_up(uint64_t(block_cols_max()) * isa::data_type_bytes(l_.out_type), 64));
   }
-  uint32_t residual_addr(int psum_buffer) const {
-    return col_bias_addr(psum_buffer) + uint32_t(align_up(uint64_t(block_cols_max()) * kFp32Bytes, 64));
+  uint32_t residual_addr(int slot) const {
+    return col_bias_addr(slot) + uint32_t(align_up(uint64_t(block_cols_max()) * kFp32Bytes, 64));
   }
   uint32_t row_bias_addr(int m_tile_index) const {
-    return staging_addr(plan_.psum_buffers) + uint32_t(m_tile_index) * uint32_t(kFp32Bytes);
+    return staging_addr(plan_.epilogue_slots) + uint32_t(m_tile_index) * uint32_t(kFp32Bytes);
   }
 
   /// A row epilogue's biases, one FP32 per partition and M tile: one copy per M tile, spread over the engines.
@@ -296,13 +343,13 @@ class GemmBuilder {
   void epilogue_load_copies(const Block& b, std::vector<isa::CopyFields>* out) const {
     const int64_t pb = info_.sbuf_partition_bytes;
     out->push_back(copy_rows(isa::MemSpace::kHbm, l_.epilogue.bias_hbm + uint64_t(b.n0) * kFp32Bytes,
-                             isa::DataType::kFp32, 0, isa::MemSpace::kSbuf, col_bias_addr(b.psum_buffer),
+                             isa::DataType::kFp32, 0, isa::MemSpace::kSbuf, col_bias_addr(b.epilogue_slot),
                              isa::DataType::kFp32, pb, b.rows, b.cols));
     if (l_.epilogue.residual) {
       out->push_back(copy_rows(isa::MemSpace::kHbm,
                                l_.epilogue.residual_hbm + (uint64_t(b.m0) * l_.n + uint64_t(b.n0)) * kFp32Bytes,
                                isa::DataType::kFp32, stride(uint64_t(l_.n) * kFp32Bytes, "residual row"),
-                               isa::MemSpace::kSbuf, residual_addr(b.psum_buffer), isa::DataType::kFp32, pb, b.rows,
+                               isa::MemSpace::kSbuf, residual_addr(b.epilogue_slot), isa::DataType::kFp32, pb, b.rows,
                                b.cols));
     }
   }
@@ -317,18 +364,18 @@ class GemmBuilder {
       const int c0 = g * plan_.n_tile, cols = std::min(plan_.n_tile, b.cols - c0);
       const isa::Operand sum = operand(uint32_t(psum_addr(b.psum_buffer, g)), isa::DataType::kFp32, {1, 0},
                                        isa::MemSpace::kPsum);
-      const isa::Operand dst = operand(staging_addr(b.psum_buffer) + uint32_t(c0) * oes, l_.out_type);
+      const isa::Operand dst = operand(staging_addr(b.epilogue_slot) + uint32_t(c0) * oes, l_.out_type);
       if (l_.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) {
         const isa::Operand bias = column(row_bias_addr(b.m0 / plan_.m_tile));
         out.push_back(activation(l_.epilogue.func, b.rows, cols, dst, sum, 1.0f, 0.0f, &bias, nullptr));
         continue;
       }
-      const isa::Operand bias = operand(col_bias_addr(b.psum_buffer) + uint32_t(c0) * uint32_t(kFp32Bytes));
+      const isa::Operand bias = operand(col_bias_addr(b.epilogue_slot) + uint32_t(c0) * uint32_t(kFp32Bytes));
       if (!l_.epilogue.residual) {
         out.push_back(tensor_tensor(isa::AluOp::kAdd, b.rows, cols, dst, sum, bias));
         continue;
       }
-      const isa::Operand res = operand(residual_addr(b.psum_buffer) + uint32_t(c0) * uint32_t(kFp32Bytes));
+      const isa::Operand res = operand(residual_addr(b.epilogue_slot) + uint32_t(c0) * uint32_t(kFp32Bytes));
       out.push_back(tensor_tensor(isa::AluOp::kAdd, b.rows, cols, sum, sum, bias));
       out.push_back(tensor_tensor(isa::AluOp::kAdd, b.rows, cols, dst, res, sum));
     }
@@ -338,7 +385,7 @@ class GemmBuilder {
   /// Block b's staging slot -> its rows and columns of out_hbm (out_type on both sides: the cast was the epilogue's).
   isa::CopyFields staging_store(const Block& b) const {
     const uint64_t ob = isa::data_type_bytes(l_.out_type);
-    return copy_rows(isa::MemSpace::kSbuf, staging_addr(b.psum_buffer), l_.out_type, info_.sbuf_partition_bytes,
+    return copy_rows(isa::MemSpace::kSbuf, staging_addr(b.epilogue_slot), l_.out_type, info_.sbuf_partition_bytes,
                      isa::MemSpace::kHbm, l_.out_hbm + (uint64_t(b.m0) * l_.n + uint64_t(b.n0)) * ob, l_.out_type,
                      stride(uint64_t(l_.n) * ob, "output row"), b.rows, b.cols);
   }
@@ -575,6 +622,7 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   // The epilogue's buffers come off the top of the partition; the operand slots share what is left.
   const uint64_t group_cols = std::min<uint64_t>(uint64_t(l.n), uint64_t(p.banks_per_block) * p.n_tile);
   p.epilogue_slot_bytes = static_cast<uint32_t>(epi_slot(group_cols));
+  p.epilogue_slots = has_epi ? p.psum_buffers : 0;
   const uint64_t epilogue_bytes = epi_bytes(group_cols, p.banks_per_block);
   pb -= epilogue_bytes;
 

@@ -106,11 +106,12 @@ struct GemmPlan {
   uint32_t stationary_slot_bytes = 0;  ///< the same for a stationary slot
   uint32_t sbuf_bytes = 0;   ///< bytes per partition used from offset 0: the moving slots, the stationary ones, then
                              ///< the epilogue's buffers
-  /// Epilogue buffers (GemmEpilogue; 0 without one), offsets in each SBUF partition: per PSUM buffer an output
-  /// staging slot of a block's columns in out_type, and for kColBiasAdd a bias row and a residual slot (FP32);
-  /// for kRowBiasAct one bias column (FP32) per M tile.
+  /// Epilogue buffers (GemmEpilogue; none without one), offsets in each SBUF partition: epilogue_slots slots (block b
+  /// in slot b % epilogue_slots), each an output staging area of a block's columns in out_type and for kColBiasAdd
+  /// a bias row and a residual area (FP32); then for kRowBiasAct one bias column (FP32) per M tile.
   uint32_t epilogue_offset = 0;
-  uint32_t epilogue_slot_bytes = 0;  ///< bytes of one PSUM buffer's slots (staging, bias row, residual)
+  int epilogue_slots = 0;            ///< psum_buffers with an epilogue (a block's slot waits as long as its PSUM), else 0
+  uint32_t epilogue_slot_bytes = 0;  ///< bytes of one slot (staging, bias row, residual)
   /// Bytes the GEMM moves over the DMA: operand loads (the moving once per M tile, or once when resident; the
   /// stationary once per group), the P -> PSUM copies with accumulate_into and the output.
   uint64_t dma_bytes = 0;

@@ -331,6 +331,16 @@ isa::Instruction tensor_tensor(isa::AluOp op, int partitions, int n0, const isa:
   return i;
 }
 
+isa::Instruction select(int partitions, int n0, const isa::Operand& out, const isa::Operand& pred,
+                        const isa::Operand& in1, const isa::Operand& in2, int n1) {
+  isa::Instruction i = vec(isa::Opcode::kSelect, partitions, n0, n1);
+  i.vec.out = fit(out, n0, n1);
+  i.vec.in0 = fit(pred, n0, n1);
+  i.vec.in1 = fit(in1, n0, n1);
+  i.vec.in2 = fit(in2, n0, n1);
+  return i;
+}
+
 isa::Instruction tensor_scalar(isa::AluOp op, float imm0, isa::AluOp op1, float imm1, int partitions, int n0,
                                const isa::Operand& out, const isa::Operand& in0, int n1) {
   isa::Instruction i = vec(isa::Opcode::kTensorScalar, partitions, n0, n1);
@@ -394,13 +404,14 @@ isa::Instruction activation(isa::ActFunc func, int partitions, int n0, const isa
 namespace {
 /// The 3-D copy between a row group's HBM rows and its SBUF tiles (load: HBM -> SBUF FP32, else the reverse).
 isa::CopyFields group_copy(const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type, const RowGroup& grp,
-                           int cols, uint32_t sbuf_offset, bool load) {
+                           int cols, uint32_t sbuf_offset, bool load, int width) {
   const int64_t row = int64_t(cols) * isa::data_type_bytes(type), pb = int64_t(info.sbuf_partition_bytes);
   const uint64_t first = hbm + uint64_t(grp.row0) * uint64_t(row);
+  const int n = width > 0 ? width : cols;
   isa::CopyFields c = load ? copy_rows(isa::MemSpace::kHbm, first, type, row, isa::MemSpace::kSbuf, sbuf_offset,
-                                       isa::DataType::kFp32, pb, grp.p, cols)
+                                       isa::DataType::kFp32, pb, grp.p, n)
                            : copy_rows(isa::MemSpace::kSbuf, sbuf_offset, isa::DataType::kFp32, pb, isa::MemSpace::kHbm,
-                                       first, type, row, grp.p, cols);
+                                       first, type, row, grp.p, n);
   if (grp.g > 1) {
     const int64_t hbm_tile = row * grp.p, sbuf_tile = int64_t(cols) * 4;
     if (hbm_tile > std::numeric_limits<int32_t>::max()) {
@@ -417,16 +428,17 @@ isa::CopyFields group_copy(const driver::DeviceInfo& info, uint64_t hbm, isa::Da
 
 Pipeline::OpId load_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type,
                          const RowGroup& group, int cols, uint32_t sbuf_offset,
-                         const std::vector<Pipeline::OpId>& after) {
+                         const std::vector<Pipeline::OpId>& after, int width) {
   return pipe.add(isa::Engine::kDma,
-                  dma_pieces(group_copy(info, hbm, type, group, cols, sbuf_offset, true), info.num_dma_engines), after);
+                  dma_pieces(group_copy(info, hbm, type, group, cols, sbuf_offset, true, width), info.num_dma_engines),
+                  after);
 }
 
 Pipeline::OpId store_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type,
                           const RowGroup& group, int cols, uint32_t sbuf_offset,
-                          const std::vector<Pipeline::OpId>& after) {
+                          const std::vector<Pipeline::OpId>& after, int width) {
   return pipe.add(isa::Engine::kDma,
-                  dma_pieces(group_copy(info, hbm, type, group, cols, sbuf_offset, false), info.num_dma_engines),
+                  dma_pieces(group_copy(info, hbm, type, group, cols, sbuf_offset, false, width), info.num_dma_engines),
                   after);
 }
 

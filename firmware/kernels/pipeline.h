@@ -126,6 +126,9 @@ isa::Operand column(uint32_t offset);
 /// Element-wise Vector instructions over free [n0, n1] (operand strides as given; a count of 1 gets stride 0).
 isa::Instruction tensor_tensor(isa::AluOp op, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0,
                                const isa::Operand& in1, int n1 = 1);
+/// select over free [n0, n1]: out = pred != +-0 ? in1 : in2 (a NaN pred selects in1).
+isa::Instruction select(int partitions, int n0, const isa::Operand& out, const isa::Operand& pred,
+                        const isa::Operand& in1, const isa::Operand& in2, int n1 = 1);
 isa::Instruction tensor_scalar(isa::AluOp op, float imm0, isa::AluOp op1, float imm1, int partitions, int n0,
                                const isa::Operand& out, const isa::Operand& in0, int n1 = 1);
 /// tensor_reduce of all n0 elements into a [P, 1] column.
@@ -140,13 +143,13 @@ isa::Instruction activation(isa::ActFunc func, int partitions, int n0, const isa
 
 /// Adds a dma op copying the rows of `group` of a row-major [*, cols] HBM tensor of `type` into SBUF partitions
 /// 0..p-1 at `sbuf_offset` (tile t at + t * cols * 4) as FP32 (exact widening), after `after`; spread over the DMA
-/// engines.
+/// engines. `width` > 0: only columns [0, width) of each row (the SBUF layout unchanged).
 Pipeline::OpId load_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type,
                          const RowGroup& group, int cols, uint32_t sbuf_offset,
-                         const std::vector<Pipeline::OpId>& after);
+                         const std::vector<Pipeline::OpId>& after, int width = 0);
 /// The reverse: FP32 SBUF rows -> HBM rows of `type` (one rounding, rule 6; FP8 saturating).
 Pipeline::OpId store_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type,
                           const RowGroup& group, int cols, uint32_t sbuf_offset,
-                          const std::vector<Pipeline::OpId>& after);
+                          const std::vector<Pipeline::OpId>& after, int width = 0);
 
 }  // namespace trnsim::kernels

@@ -48,81 +48,120 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
   const std::vector<RowGroup> groups = plan_row_groups(l.rows, pt, l.cols, kMinGroups, kGroupBytes);
   const int ngroups = static_cast<int>(groups.size());
 
-  // Causal mask: one [pt, W] tile of -inf / -0 built once; the tile with first row r0 adds its window starting at
-  // column rmo - r0 (masked iff c > r0 + q + offset in partition q). A group needs the mask when its first tile
-  // does (r0 + offset + 1 < cols); rmo is the first row of the last tile of those groups.
-  int masked_groups = 0;
+  // Causal (docs/kernels.md "Softmax"): in a tile of p rows from r0, the columns [0, a) are unmasked in every row
+  // (a = min(C, r0 + offset + 1)), the window [a, w) holds the diagonal block (w = min(C, r0 + offset + p)) and
+  // [w, C) is masked in every row. A group computes columns [0, W), W the w of its last tile: tile t's masked columns
+  // inside [0, W) are [a_t, W), where column a_t + c is masked in partition q iff c >= q, the same pattern for every
+  // tile, so one predicate tile [pt, pw] (1.0 where c < q) serves them all. Columns [W, C) are neither loaded nor
+  // computed: they are stored as +0 from a zero column.
+  const int C = l.cols;
+  const int64_t off = l.causal_offset;
+  std::vector<int> width(static_cast<std::size_t>(ngroups), C);
+  int64_t pw = 0;
+  bool zero_fill = false;
+  auto tile_a = [&](const RowGroup& grp, int t) {
+    return int(std::min<int64_t>(C, int64_t(grp.row0) + int64_t(t) * grp.p + off + 1));
+  };
   if (l.causal) {
-    while (masked_groups < ngroups && int64_t(groups[std::size_t(masked_groups)].row0) + l.causal_offset + 1 < l.cols) {
-      ++masked_groups;
+    for (int j = 0; j < ngroups; ++j) {
+      const RowGroup& grp = groups[std::size_t(j)];
+      const int w = int(std::min<int64_t>(C, int64_t(grp.row0) + int64_t(grp.g - 1) * grp.p + off + grp.p));
+      width[std::size_t(j)] = w;
+      zero_fill = zero_fill || w < C;
+      pw = std::max<int64_t>(pw, w - tile_a(grp, 0));
     }
   }
-  int64_t rmo = 0;
-  if (masked_groups > 0) {
-    const RowGroup& last = groups[std::size_t(masked_groups - 1)];
-    rmo = int64_t(last.row0) + int64_t(last.g - 1) * last.p;
-  }
-  const int64_t mask_width = masked_groups > 0 ? l.cols + rmo : 0;
-  require(mask_width <= 0xFFFF, "causal mask wider than 65535 elements");
+  require(pw <= 0xFFFF, "causal mask wider than 65535 elements");
 
   PartitionArena arena(pb);
-  const uint32_t mask_off = masked_groups > 0 ? arena.take(uint64_t(mask_width) * 4, "softmax causal mask") : 0;
+  const bool consts = pw > 0 || zero_fill;
+  const uint32_t pred_off = pw > 0 ? arena.take(uint64_t(pw) * 4, "softmax causal mask") : 0;
+  const uint32_t const_off = consts ? arena.take(8, "softmax constants") : 0;  // +0, then -inf
+  const uint32_t zero_off = const_off, ninf_off = const_off + 4;
   const std::vector<RowBuffer> buf =
       take_row_buffers(arena, kWantedBuffers, ngroups, l.cols, groups.front().g, "softmax kernel");
   const int nbuf = static_cast<int>(buf.size());
 
   Pipeline pipe(info);
-  Pipeline::OpId mask_op = -1;
-  if (masked_groups > 0) {
-    isa::Instruction iota;
-    iota.op = isa::Opcode::kIota;
-    iota.vec.partitions = static_cast<uint16_t>(pt);
-    iota.vec.free = {static_cast<uint16_t>(mask_width), 1};
-    iota.vec.out = operand(mask_off, DataType::kFp32, {int16_t(mask_width > 1 ? 1 : 0), 0});
-    iota.vec.base = static_cast<int32_t>(-(rmo + l.causal_offset));
-    iota.vec.pstep = -1;
-    iota.vec.step = {1, 0};
-    const isa::Operand m = operand(mask_off);
-    // v > 0 (masked) -> 1 -> -FLT_MAX -> -inf; else 0 -> -0 -> -0.
-    mask_op = pipe.add(Engine::kVec,
-                       {iota, tensor_scalar(AluOp::kIsGt, 0.0f, AluOp::kMultiply, -FLT_MAX, pt, int(mask_width), m, m),
-                        tensor_scalar(AluOp::kMultiply, 2.0f, AluOp::kNone, 0.0f, pt, int(mask_width), m, m)});
+  Pipeline::OpId const_op = -1;
+  if (consts) {
+    auto iota = [&](uint32_t out, int n, int16_t pstep, int32_t step) {
+      isa::Instruction i;
+      i.op = isa::Opcode::kIota;
+      i.vec.partitions = static_cast<uint16_t>(pt);
+      i.vec.free = {static_cast<uint16_t>(n), 1};
+      i.vec.out = operand(out, DataType::kFp32, {int16_t(n > 1 ? 1 : 0), 0});
+      i.vec.pstep = pstep;
+      i.vec.step = {step, 0};
+      return i;
+    };
+    // +0 and -inf (0 -> 1 -> -FLT_MAX -> -inf); the predicate c - q < 0.
+    std::vector<isa::Instruction> c{
+        iota(const_off, 2, 0, 0),
+        tensor_scalar(AluOp::kIsEqual, 0.0f, AluOp::kMultiply, -FLT_MAX, pt, 1, operand(ninf_off), operand(ninf_off)),
+        tensor_scalar(AluOp::kMultiply, 2.0f, AluOp::kNone, 0.0f, pt, 1, operand(ninf_off), operand(ninf_off))};
+    if (pw > 0) {
+      c.push_back(iota(pred_off, int(pw), -1, 1));
+      c.push_back(tensor_scalar(AluOp::kIsLt, 0.0f, AluOp::kNone, 0.0f, pt, int(pw), operand(pred_off),
+                                operand(pred_off)));
+    }
+    const_op = pipe.add(Engine::kVec, std::move(c));
   }
+  const isa::Operand pred = operand(pred_off), ninf = operand(ninf_off, DataType::kFp32, {0, 0}),
+                     zero = operand(zero_off, DataType::kFp32, {0, 0});
 
   std::vector<Pipeline::OpId> store(static_cast<std::size_t>(ngroups), -1);
   for (int j = 0; j < ngroups; ++j) {
     const RowGroup& grp = groups[std::size_t(j)];
     const RowBuffer& b = buf[std::size_t(j % nbuf)];
     const uint32_t mx = b.column[0], nbias = b.column[1], sum_off = b.column[2], rcp = b.column[3];
-    const int p = grp.p, g = grp.g, cols = l.cols;
-    // The group's tiles as [p, cols, g] (tile t at free offset t * cols), and its column blocks as [p, g].
-    const isa::Operand x = operand(b.x, DataType::kFp32, {1, static_cast<int16_t>(cols)});
-    const Pipeline::OpId load =
-        load_rows(pipe, info, l.in_hbm, l.in_type, grp, cols, b.x, {j >= nbuf ? store[std::size_t(j - nbuf)] : -1});
+    const int p = grp.p, g = grp.g, w = width[std::size_t(j)];
+    // The group's tiles as [p, w, g] (tile t at free offset t * C), and its column blocks as [p, g].
+    const isa::Operand x = operand(b.x, DataType::kFp32, {1, static_cast<int16_t>(C)});
+    // Tile t's masked columns inside [0, w): select with the predicate (before the max: -inf; after: +0).
+    auto window = [&](const isa::Operand& fill, std::vector<isa::Instruction>* out) {
+      for (int t = 0; t < g && l.causal; ++t) {
+        const int a = tile_a(grp, t);
+        if (a >= w) continue;
+        const isa::Operand xw = operand(b.x + uint32_t((int64_t(t) * C + a) * 4));
+        out->push_back(select(p, w - a, xw, pred, xw, fill));
+      }
+    };
+    const Pipeline::OpId load = load_rows(pipe, info, l.in_hbm, l.in_type, grp, C, b.x,
+                                          {j >= nbuf ? store[std::size_t(j - nbuf)] : -1}, w);
     std::vector<isa::Instruction> vmax;
-    if (j < masked_groups) {
-      // Tile t's window starts p columns further left than tile t-1's.
-      const isa::Operand mask =
-          operand(mask_off + uint32_t(rmo - grp.row0) * 4, DataType::kFp32, {1, static_cast<int16_t>(-p)});
-      vmax.push_back(tensor_tensor(AluOp::kAdd, p, cols, x, x, mask, g));
-    }
-    vmax.push_back(tensor_reduce_rows(AluOp::kMax, p, cols, g, operand(mx), x));
+    window(ninf, &vmax);
+    const bool masked = !vmax.empty();
+    vmax.push_back(tensor_reduce_rows(AluOp::kMax, p, w, g, operand(mx), x));
     vmax.push_back(
         tensor_scalar(AluOp::kMultiply, l.scale, AluOp::kMultiply, -1.0f, p, g, operand(nbias), operand(mx)));
-    const Pipeline::OpId vmax_op = pipe.add(Engine::kVec, std::move(vmax), {load, j < masked_groups ? mask_op : -1});
+    const Pipeline::OpId vmax_op = pipe.add(Engine::kVec, std::move(vmax), {load, masked ? const_op : -1});
     std::vector<isa::Instruction> exps;
     for (int t = 0; t < g; ++t) {
-      const isa::Operand xt = operand(b.x + uint32_t(t * cols * 4)), nb = column(nbias + 4 * t),
+      const isa::Operand xt = operand(b.x + uint32_t(t * C * 4)), nb = column(nbias + 4 * t),
                          sum = column(sum_off + 4 * t);
-      exps.push_back(activation(ActFunc::kExp, p, cols, xt, xt, l.scale, 0.0f, &nb, &sum));
+      exps.push_back(activation(ActFunc::kExp, p, w, xt, xt, l.scale, 0.0f, &nb, &sum));
     }
     const Pipeline::OpId exp_op = pipe.add(Engine::kAct, std::move(exps), {vmax_op});
-    const Pipeline::OpId norm_op =
-        pipe.add(Engine::kVec,
-                 {tensor_scalar(AluOp::kRdivide, 1.0f, AluOp::kNone, 0.0f, p, g, operand(rcp), operand(sum_off)),
-                  tensor_tensor(AluOp::kMultiply, p, cols, x, x, operand(rcp, DataType::kFp32, {0, 1}), g)},
-                 {exp_op});
-    store[std::size_t(j)] = store_rows(pipe, info, l.out_hbm, l.out_type, grp, cols, b.x, {norm_op});
+    std::vector<isa::Instruction> norm{
+        tensor_scalar(AluOp::kRdivide, 1.0f, AluOp::kNone, 0.0f, p, g, operand(rcp), operand(sum_off)),
+        tensor_tensor(AluOp::kMultiply, p, w, x, x, operand(rcp, DataType::kFp32, {0, 1}), g)};
+    window(zero, &norm);
+    const Pipeline::OpId norm_op = pipe.add(Engine::kVec, std::move(norm), {exp_op});
+    store[std::size_t(j)] = store_rows(pipe, info, l.out_hbm, l.out_type, grp, C, b.x, {norm_op}, w);
+    if (w < C) {  // columns [w, C) of the group's rows: +0, repeated from the zero column
+      const uint64_t eo = eout;
+      isa::CopyFields z = copy_rows(MemSpace::kSbuf, zero_off, DataType::kFp32, 0, MemSpace::kHbm,
+                                    l.out_hbm + (uint64_t(grp.row0) * uint64_t(C) + uint64_t(w)) * eo, l.out_type,
+                                    int64_t(uint64_t(C) * eo), p, C - w);
+      z.src_stride[0] = 0;
+      if (g > 1) {
+        z.count[2] = static_cast<uint16_t>(g);
+        z.src_stride[2] = 0;
+        z.dst_stride[2] = static_cast<int32_t>(uint64_t(p) * uint64_t(C) * eo);
+      }
+      pipe.add(Engine::kDma, dma_pieces(z, info.num_dma_engines), {const_op});
+    }
   }
   return pipe.build();
 }

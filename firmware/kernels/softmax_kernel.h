@@ -2,8 +2,9 @@
 // queues, software-pipelined over row tiles; docs/kernels.md "Softmax").
 //
 // Per row (every step one FP32 RNE operation, BRIEF section 3 rules 6-7; the same order as golden::softmax_rows):
+//   causal: the columns j > row + causal_offset are masked: they take no part below and their outputs are +0,
+//           whatever their inputs (NaN and Inf included); j runs over the unmasked columns
 //   x_j   = widen(in[row, j])                         (exact; the DMA load casts in_type -> FP32)
-//   x_j   = x_j + mask_j  when causal: mask_j = -inf for j > row + causal_offset, else -0 (so x_j is unchanged)
 //   m     = max_j x_j                                  (IEEE maximum, increasing j: a NaN anywhere gives NaN)
 //   b     = -(m * scale)                               (one multiply; the negation is exact)
 //   e_j   = exp(x_j * scale + b)                       (activation: multiply, add, exp as docs/isa.md defines it)
@@ -30,7 +31,7 @@ struct SoftmaxLayout {
   float scale = 1.0f;                             ///< applied before the max (attention: 1/sqrt(d)); finite, > 0
   isa::DataType in_type = isa::DataType::kFp32;   ///< any data type (widened exactly on load)
   isa::DataType out_type = isa::DataType::kFp32;  ///< any data type (cast once on store, FP8 saturating)
-  bool causal = false;                            ///< mask column j > row + causal_offset with -inf
+  bool causal = false;                            ///< mask columns j > row + causal_offset (header)
   int causal_offset = 0;                          ///< >= 0 (so that no row is fully masked)
 };
 
