@@ -101,7 +101,9 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
     seq.push_back({"probs transpose", dma_program(info, copies), 0});
   }
   for (int h = 0; h < l.heads; ++h) {
-    // O_h^T = V_h^T P_h^T has M = d (one TE tile at d = 64): one program per head.
+    // O_h^T = V_h^T P_h^T has M = d (one TE tile at d = 64): one program per head. (Cut by N into the heads'
+    // pieces it got slower: at T = 2048 on trn2 182 k -> 238 k cycles, every K batch's load paying the DMA start
+    // latency for half the bytes.)
     append_head(&seq, gemm_steps(info, fmt::format("head {} pv", h), l.seq, l.head_dim, l.seq,
                                  l.v_hbm + h * T * d * 2, l.probsT_hbm + h * tt * 2,
                                  l.outT_hbm + h * d * T * isa::data_type_bytes(l.out_type), 1, l.out_type),

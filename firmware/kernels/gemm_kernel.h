@@ -52,7 +52,7 @@ struct GemmEpilogue {
   uint64_t bias_hbm = 0;                        ///< [M] FP32 (kRowBiasAct) or [N] FP32 (kColBiasAdd)
   isa::ActFunc func = isa::ActFunc::kIdentity;  ///< kRowBiasAct
   bool residual = false;                        ///< kColBiasAdd
-  uint64_t residual_hbm = 0;                    ///< [M, N] FP32 row-major, kColBiasAdd with residual
+  uint64_t residual_hbm = 0;                    ///< [M, N] FP32 row-major (rows GemmLayout::out_ld apart), with residual
 };
 
 /// Where the operands of one GEMM are in HBM (HBM-space byte addresses), and what to compute.
@@ -66,7 +66,12 @@ struct GemmLayout {
   /// (dense). A column slice of a wider [K, ld] tensor: stationary_hbm at its first column (run_gemm_cores).
   int stationary_ld = 0;
   uint64_t moving_hbm = 0;               ///< [K, N] narrow elements, row-major
+  /// Elements from one moving row to the next in HBM, and from one row of its MX scales to the next; 0: n (dense).
+  /// A column slice of a wider [K, ld] tensor: moving_hbm at its first column (a GEMM split by N).
+  int moving_ld = 0;
   uint64_t out_hbm = 0;                  ///< [M, N] of out_type, row-major
+  /// Elements from one output row to the next (and from one row of an epilogue's residual to the next); 0: n.
+  int out_ld = 0;
   /// Type of out in HBM: FP32, or a narrow type the drain casts the FP32 sums to (one rule 6 rounding, FP8
   /// saturating; with out_sr, stochastic per rule 9 with the device's SR_SEED). A narrow out_type needs
   /// accumulate_into false.
@@ -122,9 +127,10 @@ struct GemmPlan {
 };
 
 /// The tiling for `layout` on a device described by `info`. Throws std::invalid_argument for a dimension < 1, a
-/// narrow out_type with accumulate_into or out_sr with an FP32 out_type, an epilogue with accumulate_into or out_sr, a
-/// tensor too large for the ISA's 32-bit strides, or a device too small for one K tile (fewer SBUF partitions than
-/// TE rows or than an M tile, a PSUM bank smaller than one FP32, SBUF partitions too small for one buffer).
+/// narrow out_type with accumulate_into or out_sr with an FP32 out_type, an epilogue with accumulate_into or out_sr,
+/// a moving_ld or out_ld below N, a tensor too large for the ISA's 32-bit strides, or a device too small for one K
+/// tile (fewer SBUF partitions than TE rows or than an M tile, a PSUM bank smaller than one FP32, SBUF partitions
+/// too small for one buffer).
 GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& layout);
 
 /// Adds the GEMM's ops to `pipe` (built on `info`'s device) and returns its drains: when all of them have completed,

@@ -91,12 +91,18 @@ int rows_per_core(int rows, int tile, int cores);
 KernelSequence row_split_steps(const std::string& name, int rows, int tile, int cores,
                                const std::function<KernelStep(int r0, int n)>& make);
 
-/// gemm_step split by M over `cores` cores: one step per core that has rows (rows_per_core), each reading its
-/// columns of the stationary tensor in place (GemmLayout::stationary_ld) and writing its rows of the output; the
-/// steps after the first are with_previous. Every element keeps all of K in the one-core order, so the result is
-/// bit for bit gemm_step's. MACs are each step's own. `out_type` and `epilogue` are the drain's (GemmLayout): out
-/// [M, N] holds out_type, and a row epilogue's bias and a column epilogue's residual are split with the rows.
-/// Throws like make_gemm_program.
+/// Columns per piece of a GEMM split by N are a multiple of this (64 bytes of BF16).
+constexpr int kGemmSplitColumns = 32;
+
+/// gemm_step split over `cores` cores: by M in whole TE-column tiles (rows_per_core) over min(cores, M tiles) parts,
+/// and each of those by N (multiples of kGemmSplitColumns) into up to cores / parts pieces, so that a GEMM of one M
+/// tile still uses the cores; N is cut only into pieces whose share of the moving operand is at least a quarter of
+/// what the DMA engines move in one start latency (DeviceInfo: engines x bytes per ns x latency; 478 KB on trn2). Each piece reads its columns of the stationary and moving tensors in place
+/// (GemmLayout::stationary_ld, moving_ld) and writes its block of the output (out_ld); the steps after the first
+/// are with_previous. Every element keeps all of K in the one-core order, so the result is bit for bit gemm_step's.
+/// MACs are each step's own. `out_type` and `epilogue` are the drain's (GemmLayout): out
+/// [M, N] holds out_type, and an epilogue's bias and residual are split with the output. Throws
+/// std::invalid_argument for cores, M or N < 1 and like make_gemm_program.
 KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, int k, int m, int n,
                           uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores,
                           isa::DataType out_type = isa::DataType::kFp32, const GemmEpilogue& epilogue = {});

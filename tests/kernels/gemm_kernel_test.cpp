@@ -275,6 +275,16 @@ TEST(GemmPlan, RejectsBadInput) {
   EXPECT_THROW(make_gemm_program(tiny_sbuf, l), std::invalid_argument);
   l.n = 1 << 30;  // a row of 2 GiB does not fit an int32 stride
   EXPECT_THROW(make_gemm_program(tiny_info(), l), std::invalid_argument);
+  l.n = 100;
+  EXPECT_NO_THROW(make_gemm_program(tiny_info(), l));
+  for (auto bad : {+[](GemmLayout& g) { g.moving_ld = 99; },  // row strides below N
+                   +[](GemmLayout& g) { g.out_ld = 50; },
+                   +[](GemmLayout& g) { g.epilogue.kind = GemmEpilogue::Kind::kColBiasAdd, g.accumulate_into = true; },
+                   +[](GemmLayout& g) { g.epilogue.kind = static_cast<GemmEpilogue::Kind>(7); }}) {
+    GemmLayout b = l;
+    bad(b);
+    EXPECT_THROW(make_gemm_program(tiny_info(), b), std::invalid_argument);
+  }
 }
 
 TEST(GemmProtocol, TheTeQueueIsThePlanAndEachQueueSignalsItsOwnSemaphore) {

@@ -203,6 +203,12 @@ TEST_F(GemmEpilogueOnModel, ManyBlocksCarryTheirStoresInLaterLoadWaves) {
 
 TEST_F(GemmEpilogueOnModel, SplitOverTwoCoresTheBiasAndResidualFollowEachCoresRows) { check(20, 45, 33, 2); }
 
+TEST_F(GemmEpilogueOnModel, OneMTileSplitsByNOverTwoCores) {
+  // M 12 is one TE-column tile: the two cores take columns [0, 352) and [352, 700) (moving_ld, out_ld; 280 KB of
+  // moving, enough to cut in two), and the column epilogue's bias and residual follow the columns.
+  check(200, 12, 700, 2);
+}
+
 TEST_F(CompositeOnModel, MlpOnShapesOffTheTiles) {
   // tokens 21, d_model 40, d_ff 70: none a multiple of the 16 TE rows/partitions.
   const int T = 21, D = 40, F = 70;
