@@ -62,17 +62,15 @@ GemmCoresRun run_gemm_cores(const std::vector<driver::Driver*>& cores, const Gem
   const bool mx = isa::is_mx(ops.dtype);
   const size_t km = size_t(ops.k) * ops.m, kn = size_t(ops.k) * ops.n, mn = size_t(ops.m) * ops.n;
   const unsigned es = isa::dtype_bits(ops.dtype) / 8, ob = isa::data_type_bytes(ops.out_type);
-  // Rows per core: whole M tiles of the TE, spread as evenly as they go.
-  const int per = rows_per_core(ops.m, int(cores[0]->info().te_cols), int(cores.size()));
   for (driver::Driver* d : cores) d->free_all();
-  // One copy of each operand and of the output in HBM (cores[0]'s region); every core reads its column slice of
-  // the stationary tensor in place (GemmLayout::stationary_ld) and writes its rows of the output.
+  // One copy of each operand and of the output in HBM (cores[0]'s region); every core reads its columns of the
+  // operands in place and writes its block of the output (split_gemm).
   driver::Driver& d0 = *cores[0];
   GemmLayout shared;
   shared.dtype = ops.dtype;
   shared.k = ops.k;
+  shared.m = ops.m;
   shared.n = ops.n;
-  shared.stationary_ld = ops.m;
   shared.out_type = ops.out_type;
   shared.out_sr = ops.out_sr;
   shared.accumulate_into = ops.accumulate_into != nullptr;
@@ -80,8 +78,8 @@ GemmCoresRun run_gemm_cores(const std::vector<driver::Driver*>& cores, const Gem
   d0.write_hbm(shared.stationary_hbm, pack(ops.stationary, ops.dtype).data(), km * es);
   shared.moving_hbm = d0.alloc(kn * es);
   d0.write_hbm(shared.moving_hbm, pack(ops.moving, ops.dtype).data(), kn * es);
-  const uint64_t out_hbm = d0.alloc(mn * ob);
-  if (ops.accumulate_into) d0.write_hbm(out_hbm, ops.accumulate_into->data(), mn * 4);
+  shared.out_hbm = d0.alloc(mn * ob);
+  if (ops.accumulate_into) d0.write_hbm(shared.out_hbm, ops.accumulate_into->data(), mn * 4);
   if (mx) {
     shared.stationary_scales_hbm = d0.alloc(ops.stationary_scales.size());
     d0.write_hbm(shared.stationary_scales_hbm, ops.stationary_scales.data(), ops.stationary_scales.size());
@@ -89,24 +87,18 @@ GemmCoresRun run_gemm_cores(const std::vector<driver::Driver*>& cores, const Gem
     d0.write_hbm(shared.moving_scales_hbm, ops.moving_scales.data(), ops.moving_scales.size());
   }
   GemmCoresRun r;
+  r.pieces = split_gemm(d0.info(), shared, int(cores.size()));
   std::vector<driver::Driver*> active;
-  for (size_t c = 0; c < cores.size(); ++c) {
-    const int m0 = int(c) * per, rows = std::max(0, std::min(per, ops.m - m0));
-    r.rows.push_back(rows);
-    if (rows == 0) continue;
-    GemmLayout layout = shared;
-    layout.m = rows;
-    layout.stationary_hbm += uint64_t(m0) * es;  // columns [m0, m0 + rows) of every row
-    if (mx) layout.stationary_scales_hbm += uint64_t(m0);
-    layout.out_hbm = out_hbm + uint64_t(m0) * ops.n * ob;  // rows [m0, m0 + rows) of the output
+  for (size_t c = 0; c < r.pieces.size(); ++c) {
+    const GemmLayout& layout = r.pieces[c].layout;
     driver::Driver& d = *cores[c];
     const isa::Program program = make_gemm_program(d.info(), layout);
     const driver::DeviceInfo& info = d.info();
     const double to_cycles = info.te_clock_mhz / 1000.0;  // TE cycles per ns
     const uint64_t bytes = plan_gemm(info, layout).dma_bytes;
     r.bound.dma_bytes += bytes;
-    r.bound.te_cycles = std::max<uint64_t>(r.bound.te_cycles, uint64_t(std::ceil(double(ops.k) * rows * ops.n /
-                                                                               (info.te_rows * info.te_cols))));
+    r.bound.te_cycles = std::max<uint64_t>(r.bound.te_cycles, uint64_t(std::ceil(
+        double(ops.k) * layout.m * layout.n / (info.te_rows * info.te_cols))));
     r.bound.dma_cycles = std::max<uint64_t>(r.bound.dma_cycles,
         uint64_t(std::ceil(bytes / (info.num_dma_engines * info.dma_bytes_per_ns) * to_cycles)));
     for (const auto& q : program.queues) r.instructions += q.size();
@@ -126,9 +118,9 @@ GemmCoresRun run_gemm_cores(const std::vector<driver::Driver*>& cores, const Gem
     r.cycles = std::max(r.cycles, r.runs.back().cycles);
   }
   std::vector<uint8_t> out(mn * ob);
-  d0.read_hbm(out_hbm, out.data(), out.size());
+  d0.read_hbm(shared.out_hbm, out.data(), out.size());
   r.out = driver::unpack_elements(out, ops.out_type);
-  r.out_hbm = out_hbm;
+  r.out_hbm = shared.out_hbm;
   return r;
 }
 

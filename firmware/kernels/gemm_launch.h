@@ -7,6 +7,7 @@
 
 #include "firmware/driver/driver.h"
 #include "firmware/isa/dtype.h"
+#include "firmware/kernels/kernel_sequence.h"
 
 namespace trnsim::kernels {
 
@@ -52,22 +53,20 @@ struct GemmBound {
 /// What run_gemm_cores reports: the whole result and each core's run.
 struct GemmCoresRun {
   std::vector<uint32_t> out;                 ///< [M, N], as GemmDeviceRun::out
-  std::vector<int> rows;                     ///< per core: output rows it computed (0: it sat out)
-  std::vector<driver::RunResult> runs;       ///< per core that computed rows (in core order)
+  std::vector<GemmPiece> pieces;             ///< piece c ran on cores[c]; the cores past them sat out
+  std::vector<driver::RunResult> runs;       ///< per piece (in core order)
   uint64_t cycles = 0;                       ///< the longest core's cycles: the GEMM's time on the chip
   uint64_t out_hbm = 0;                      ///< HBM address of out (the shared output buffer)
   size_t instructions = 0;                   ///< programs' sizes, all cores and queues
   GemmBound bound;
 };
 
-/// The GEMM split over the cores of one chip (docs/kernels.md, "Multi-core GEMM"), by M: core c computes output
-/// rows [m0, m1), a whole number of te_cols tiles except the last, with all of K, so every element is the sum of
-/// BRIEF section 3 rule 3 in its order and the result is bit for bit run_gemm's (a K split would need a
-/// reduction across cores that changes the order: not used). Each operand and the output are one copy in HBM, in
-/// cores[0]'s region: a core reads its columns of the stationary tensor (and of its MX scales) in place
-/// (GemmLayout::stationary_ld) and writes its rows of the output, which are contiguous. `cores` are the drivers of distinct cores of one chip (CoreDevice
-/// views with disjoint HbmRegions). Starts every core, then waits for each. Throws std::invalid_argument as
-/// run_gemm does and for an empty `cores`; the drivers' errors as they come (the first core's that fails).
+/// The GEMM split over the cores of one chip (docs/kernels.md, "Multi-core GEMM"): split_gemm's pieces, piece c on
+/// cores[c], so the result is bit for bit run_gemm's. Each operand and the output are one copy in HBM, in cores[0]'s
+/// region, that every core reads and writes in place. `cores` are the drivers of distinct cores of one chip
+/// (CoreDevice views with disjoint HbmRegions). Starts every core, then waits for each. Throws
+/// std::invalid_argument as run_gemm does and for an empty `cores`; the drivers' errors as they come (the first core's
+/// that fails).
 GemmCoresRun run_gemm_cores(const std::vector<driver::Driver*>& cores, const GemmHostOperands& ops,
                             uint64_t timeout_cycles);
 

@@ -90,11 +90,10 @@ KernelSequence row_split_steps(const std::string& name, int rows, int tile, int 
   return seq;
 }
 
-KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, int k, int m, int n,
-                          uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores,
-                          isa::DataType out_type, const GemmEpilogue& epilogue) {
-  if (cores < 1 || m < 1 || n < 1) {
-    throw std::invalid_argument(fmt::format("{}: {} cores, M {}, N {}", name, cores, m, n));
+std::vector<GemmPiece> split_gemm(const driver::DeviceInfo& info, const GemmLayout& whole, int cores) {
+  const int m = whole.m, n = whole.n;
+  if (cores < 1 || m < 1 || n < 1 || whole.k < 1) {
+    throw std::invalid_argument(fmt::format("split_gemm: {} cores, K {}, M {}, N {}", cores, whole.k, m, n));
   }
   // By M in whole TE-column tiles over as many cores as there are tiles; the cores left over split N, as long as
   // each piece's share of the moving operand is at least a quarter of what the DMA engines move in one start latency
@@ -103,35 +102,53 @@ KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& nam
   // in 1).
   const int tile = int(std::max<uint32_t>(1, info.te_cols));
   const int m_parts = std::min(cores, (m + tile - 1) / tile);
+  const uint64_t es = isa::dtype_bits(whole.dtype) / 8, ob = isa::data_type_bytes(whole.out_type);
   const double latency_bytes =
       std::max(1.0, info.dma_bytes_per_ns * double(std::max<uint32_t>(1, info.num_dma_engines)) * info.dma_latency_ns);
-  const double moving_bytes = double(k) * double(n) * 2.0;
+  const double moving_bytes = double(whole.k) * double(n) * double(es);
   const int n_parts = std::max(1, std::min(cores / m_parts, int(4.0 * moving_bytes / latency_bytes)));
   const int m_per = rows_per_core(m, tile, m_parts), n_per = rows_per_core(n, kGemmSplitColumns, n_parts);
-  const uint64_t ob = isa::data_type_bytes(out_type);
-  KernelSequence seq;
+  const int s_ld = whole.stationary_ld > 0 ? whole.stationary_ld : m;
+  const int m_ld = whole.moving_ld > 0 ? whole.moving_ld : n, o_ld = whole.out_ld > 0 ? whole.out_ld : n;
+  const bool mx = isa::is_mx(whole.dtype);
+  std::vector<GemmPiece> pieces;
   for (int m0 = 0; m0 < m; m0 += m_per) {
     for (int n0 = 0; n0 < n; n0 += n_per) {
-      const int rows = std::min(m_per, m - m0), cols = std::min(n_per, n - n0);
-      GemmLayout g;
-      g.dtype = isa::Dtype::kBf16;
-      g.k = k;
-      g.m = rows;
-      g.n = cols;
-      g.stationary_ld = m;
-      g.stationary_hbm = stationary_hbm + uint64_t(m0) * 2;  // columns [m0, m0 + rows) of every BF16 row
-      g.moving_ld = n;
-      g.moving_hbm = moving_hbm + uint64_t(n0) * 2;          // columns [n0, n0 + cols)
-      g.out_type = out_type;
-      g.out_ld = n;
-      const uint64_t corner = uint64_t(m0) * uint64_t(n) + uint64_t(n0);  // element (m0, n0) of out and residual
-      g.out_hbm = out_hbm + corner * ob;
-      g.epilogue = epilogue;
-      if (epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) g.epilogue.bias_hbm += uint64_t(m0) * 4;
-      if (epilogue.kind == GemmEpilogue::Kind::kColBiasAdd) g.epilogue.bias_hbm += uint64_t(n0) * 4;
-      if (epilogue.residual) g.epilogue.residual_hbm += corner * 4;
-      seq.push_back({name, make_gemm_program(info, g), uint64_t(k) * uint64_t(rows) * uint64_t(cols), !seq.empty()});
+      GemmPiece piece{m0, n0, whole};
+      GemmLayout& g = piece.layout;
+      g.m = std::min(m_per, m - m0);
+      g.n = std::min(n_per, n - n0);
+      g.stationary_ld = s_ld, g.moving_ld = m_ld, g.out_ld = o_ld;
+      g.stationary_hbm += uint64_t(m0) * es;  // columns [m0, m0 + m) of every row (and of the MX scales' rows)
+      g.moving_hbm += uint64_t(n0) * es;      // columns [n0, n0 + n)
+      if (mx) {
+        g.stationary_scales_hbm += uint64_t(m0);
+        g.moving_scales_hbm += uint64_t(n0);
+      }
+      const uint64_t corner = uint64_t(m0) * uint64_t(o_ld) + uint64_t(n0);  // element (m0, n0) of out and residual
+      g.out_hbm += corner * ob;
+      if (g.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) g.epilogue.bias_hbm += uint64_t(m0) * 4;
+      if (g.epilogue.kind == GemmEpilogue::Kind::kColBiasAdd) g.epilogue.bias_hbm += uint64_t(n0) * 4;
+      if (g.epilogue.residual) g.epilogue.residual_hbm += corner * 4;
+      pieces.push_back(std::move(piece));
     }
+  }
+  return pieces;
+}
+
+KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, int k, int m, int n,
+                          uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores,
+                          isa::DataType out_type, const GemmEpilogue& epilogue) {
+  GemmLayout whole;
+  whole.dtype = isa::Dtype::kBf16;
+  whole.k = k, whole.m = m, whole.n = n;
+  whole.stationary_hbm = stationary_hbm, whole.moving_hbm = moving_hbm, whole.out_hbm = out_hbm;
+  whole.out_type = out_type;
+  whole.epilogue = epilogue;
+  KernelSequence seq;
+  for (const GemmPiece& p : split_gemm(info, whole, cores)) {
+    const uint64_t macs = uint64_t(k) * uint64_t(p.layout.m) * uint64_t(p.layout.n);
+    seq.push_back({name, make_gemm_program(info, p.layout), macs, !seq.empty()});
   }
   return seq;
 }

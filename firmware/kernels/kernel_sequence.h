@@ -94,15 +94,27 @@ KernelSequence row_split_steps(const std::string& name, int rows, int tile, int 
 /// Columns per piece of a GEMM split by N are a multiple of this (64 bytes of BF16).
 constexpr int kGemmSplitColumns = 32;
 
-/// gemm_step split over `cores` cores: by M in whole TE-column tiles (rows_per_core) over min(cores, M tiles) parts,
-/// and each of those by N (multiples of kGemmSplitColumns) into up to cores / parts pieces, so that a GEMM of one M
-/// tile still uses the cores; N is cut only into pieces whose share of the moving operand is at least a quarter of
-/// what the DMA engines move in one start latency (DeviceInfo: engines x bytes per ns x latency; 478 KB on trn2). Each piece reads its columns of the stationary and moving tensors in place
-/// (GemmLayout::stationary_ld, moving_ld) and writes its block of the output (out_ld); the steps after the first
-/// are with_previous. Every element keeps all of K in the one-core order, so the result is bit for bit gemm_step's.
-/// MACs are each step's own. `out_type` and `epilogue` are the drain's (GemmLayout): out
-/// [M, N] holds out_type, and an epilogue's bias and residual are split with the output. Throws
-/// std::invalid_argument for cores, M or N < 1 and like make_gemm_program.
+/// One core's share of a GEMM split over the cores of a chip (split_gemm): output rows [m0, m0 + layout.m) and
+/// columns [n0, n0 + layout.n).
+struct GemmPiece {
+  int m0 = 0, n0 = 0;
+  GemmLayout layout;  ///< the block, reading its columns of the operands and writing its block of the output in place
+};
+
+/// `whole` split over up to `cores` cores (docs/kernels.md "Multi-core GEMM"): by M in whole TE-column tiles
+/// (rows_per_core) over min(cores, M tiles) parts, and each of those by N (multiples of kGemmSplitColumns) into up to
+/// cores / parts pieces, so that a GEMM of one M tile still uses the cores; N is cut only into pieces whose share of
+/// the moving operand is at least a quarter of what the DMA engines move in one start latency (DeviceInfo: engines
+/// x bytes per ns x latency; 478 KB on trn2). Each piece reads its columns of the stationary and moving tensors and
+/// of their MX scales in place (GemmLayout::stationary_ld, moving_ld) and writes its block of the output (out_ld);
+/// an epilogue's bias and residual follow the block. Every element keeps all of K in the one-core order, so the
+/// result is bit for bit the whole GEMM's (a K split would change the order: not used). Throws
+/// std::invalid_argument for cores < 1 or an empty shape.
+std::vector<GemmPiece> split_gemm(const driver::DeviceInfo& info, const GemmLayout& whole, int cores);
+
+/// A BF16 GEMM as split_gemm's pieces, one step each (the steps after the first are with_previous; MACs are each
+/// step's own). `out_type` and `epilogue` are the drain's (GemmLayout). Throws std::invalid_argument like
+/// split_gemm and make_gemm_program.
 KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, int k, int m, int n,
                           uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores,
                           isa::DataType out_type = isa::DataType::kFp32, const GemmEpilogue& epilogue = {});

@@ -339,9 +339,7 @@ Workload gemm_workload(std::string name, std::string title, isa::Dtype dt, int k
     out.outputs.push_back({"out", {m, n}, DataType::kFp32, r.out_hbm});
     out.got["out"] = std::move(r.out);
     out.runs = std::move(r.runs);
-    for (size_t c = 0; c < r.rows.size(); ++c) {
-      if (r.rows[c] > 0) out.cores.push_back(int(c));
-    }
+    for (size_t c = 0; c < r.pieces.size(); ++c) out.cores.push_back(int(c));
     out.instructions = r.instructions;
     return out;
   };

@@ -242,21 +242,23 @@ struct CoresGemmCase {
   isa::Dtype dtype;
   int k, m, n;
   bool accumulate;
+  std::vector<std::pair<int, int>> pieces;  ///< rows x columns of the piece on core 0, core 1 (split_gemm)
 };
 
 class CoresGemm : public ChipTest, public ::testing::WithParamInterface<CoresGemmCase> {};
 
-TEST_P(CoresGemm, SplitByRowsOverBothCoresMatchesTheGoldenGemmBitForBit) {
-  // Ragged shapes: M = 37 gives core 0 two 16-row tiles and core 1 five rows; M = 5 leaves core 1 out.
+TEST_P(CoresGemm, SplitOverBothCoresMatchesTheGoldenGemmBitForBit) {
+  // Ragged shapes: M = 37 gives core 0 two 16-row tiles and core 1 five rows; M = 5 leaves core 1 out (too little
+  // moving to cut N); M = 12 with 280 KB of moving is cut by N, and its P is accumulated through out_ld.
   const CoresGemmCase c = GetParam();
   std::mt19937_64 rng(test_seed(uint64_t(c.k) * 7919u + uint64_t(c.m) * 31u + uint64_t(c.n)));
   kernels::GemmHostOperands ops = random_gemm_operands(c.dtype, c.k, c.m, c.n, rng);
   const std::vector<uint32_t> p = random_bf16_exact_f32(size_t(c.m) * c.n, rng);
   if (c.accumulate) ops.accumulate_into = &p;
   const auto r = kernels::run_gemm_cores({&core(0), &core(1)}, ops, 100'000'000);
-  const int tiles = (c.m + 15) / 16;
-  const int rows0 = std::min(c.m, (tiles + 1) / 2 * 16);
-  EXPECT_EQ(r.rows, (std::vector<int>{rows0, c.m - rows0}));
+  std::vector<std::pair<int, int>> pieces;
+  for (const kernels::GemmPiece& piece : r.pieces) pieces.emplace_back(piece.layout.m, piece.layout.n);
+  EXPECT_EQ(pieces, c.pieces);
   const auto want = golden::gemm({c.dtype, c.k, c.m, c.n, ops.stationary, ops.moving}, 16, c.accumulate ? &p : nullptr);
   ASSERT_EQ(r.out.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
@@ -268,10 +270,11 @@ TEST_P(CoresGemm, SplitByRowsOverBothCoresMatchesTheGoldenGemmBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CoresGemm,
-                         ::testing::Values(CoresGemmCase{isa::Dtype::kBf16, 40, 37, 45, false},
-                                           CoresGemmCase{isa::Dtype::kFp16, 17, 64, 130, true},
-                                           CoresGemmCase{isa::Dtype::kFp8E4M3, 70, 33, 20, true},
-                                           CoresGemmCase{isa::Dtype::kBf16, 3, 5, 7, false}),
+                         ::testing::Values(CoresGemmCase{isa::Dtype::kBf16, 40, 37, 45, false, {{32, 45}, {5, 45}}},
+                                           CoresGemmCase{isa::Dtype::kFp16, 17, 64, 130, true, {{32, 130}, {32, 130}}},
+                                           CoresGemmCase{isa::Dtype::kFp8E4M3, 70, 33, 20, true, {{32, 20}, {1, 20}}},
+                                           CoresGemmCase{isa::Dtype::kBf16, 3, 5, 7, false, {{5, 7}}},
+                                           CoresGemmCase{isa::Dtype::kBf16, 200, 12, 700, true, {{12, 352}, {12, 348}}}),
                          [](const ::testing::TestParamInfo<CoresGemmCase>& info) {
                            const CoresGemmCase& c = info.param;
                            return fmt::format("{}_k{}_m{}_n{}{}", isa::dtype_name(c.dtype), c.k, c.m, c.n,

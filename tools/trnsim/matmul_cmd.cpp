@@ -110,7 +110,7 @@ int run_matmul(MatmulOptions o) {
   fmt::print("trnsim matmul: O[M={}, N={}] = S[K={}, M]^T @ M[K, N]{}, dtype {}{}, config {} ({} datapath){}\n",
              mm, n, k, ops.accumulate_into ? " + P" : "", o.dtype, cast, session.info().config_name,
              session.info().te_backend,
-             o.device.cores > 1 ? fmt::format(", split by M over cores 0..{}", o.device.cores - 1) : "");
+             o.device.cores > 1 ? fmt::format(", split over cores 0..{} (by M, then N)", o.device.cores - 1) : "");
   std::fflush(stdout);
 
   return run_on_device(session, [&] {
@@ -118,8 +118,14 @@ int run_matmul(MatmulOptions o) {
     // docs/kernels.md, "Multi-core GEMM" (one core: the split over one core, as run_gemm).
     const kernels::GemmCoresRun r = kernels::run_gemm_cores(session.cores(), ops, o.device.timeout_cycles);
     if (o.device.cores > 1) {
-      for (size_t i = 0; i < r.rows.size(); ++i) {
-        fmt::print("  core {}: {} rows{}\n", i, r.rows[i], r.rows[i] == 0 ? " (nothing left: it sat out)" : "");
+      for (size_t i = 0; i < size_t(o.device.cores); ++i) {
+        if (i >= r.pieces.size()) {
+          fmt::print("  core {}: nothing left: it sat out\n", i);
+          continue;
+        }
+        const kernels::GemmPiece& p = r.pieces[i];
+        fmt::print("  core {}: {} rows x {} columns (rows {}..{}, columns {}..{})\n", i, p.layout.m, p.layout.n, p.m0,
+                   p.m0 + p.layout.m - 1, p.n0, p.n0 + p.layout.n - 1);
       }
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

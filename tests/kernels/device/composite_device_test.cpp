@@ -148,7 +148,7 @@ TEST_F(CompositeOnModel, RowBiasGeluAndColumnBiasResidualOnRaggedTiles) {
   }
 }
 
-/// A [K, M] x [K, N] BF16 GEMM with each epilogue (GemmEpilogue), split by M over `cores`: the row epilogue
+/// A [K, M] x [K, N] BF16 GEMM with each epilogue (GemmEpilogue), split over `cores` (split_gemm): the row epilogue
 /// (bias + GELU, BF16), the column epilogue with a residual (FP32) and without (FP16) must give the golden GEMM
 /// followed by the golden element-wise step, bit for bit.
 class GemmEpilogueOnModel : public CompositeOnModel {
