@@ -148,9 +148,9 @@ class GemmBuilder {
       }
     }
     auto store_op = [&](int bi) {  // block bi's store as an op of its own (when no wave carried it)
-      stored[std::size_t(bi)] = pipe.add(isa::Engine::kDma,
-                                         spread_copies({staging_store(blocks_[std::size_t(bi)])}, info_.num_dma_engines),
-                                         {drain[std::size_t(bi)]});
+      const std::vector<isa::CopyFields> copy{staging_store(blocks_[std::size_t(bi)])};
+      stored[std::size_t(bi)] =
+          pipe.add(isa::Engine::kDma, spread_copies(copy, info_.num_dma_engines), {drain[std::size_t(bi)]});
     };
     auto eload_op = [&](int bi) {
       std::vector<isa::CopyFields> in;
@@ -213,8 +213,8 @@ class GemmBuilder {
         psum_block_copies(b, /*drain=*/false, &wave);
       }
       if (batch.load_moving) {
-        tile_stack_copies(l_.moving_hbm, moving_ld(), b.n0, b.cols, batch.kt0, batch.nkt, moving_addr(batch.moving_slot, 0),
-                          p.moving_row_bytes, &wave);
+        tile_stack_copies(l_.moving_hbm, moving_ld(), b.n0, b.cols, batch.kt0, batch.nkt,
+                          moving_addr(batch.moving_slot, 0), p.moving_row_bytes, &wave);
       }
       // The next group's panel share, slot by slot (a slot holds P K tiles), after that slot's last reader.
       std::vector<int> prefetch_slots;
@@ -226,8 +226,8 @@ class GemmBuilder {
         const int slot = ((g + 1) % 2) * p.batches_per_block + kb;
         const int prev = moving_reader[std::size_t(slot)];
         if (prev >= 0) load_after.push_back(compute[std::size_t(prev)]);
-        tile_stack_copies(l_.moving_hbm, moving_ld(), next.n0, next.cols, t, n, moving_addr(slot, off), p.moving_row_bytes,
-                          &wave);
+        tile_stack_copies(l_.moving_hbm, moving_ld(), next.n0, next.cols, t, n, moving_addr(slot, off),
+                          p.moving_row_bytes, &wave);
         if (isa::is_mx(l_.dtype)) {
           scale_stack_copies(l_.moving_scales_hbm, moving_ld(), next.n0, next.cols, t, n, moving_scale_addr(slot, off),
                              p.moving_scale_bytes, &wave);
@@ -593,7 +593,9 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   auto epi_slot = [&](uint64_t block_cols) -> uint64_t {
     if (!has_epi) return 0;
     uint64_t b = align_up(block_cols * oes, 64);
-    if (epi == GemmEpilogue::Kind::kColBiasAdd) b += align_up(block_cols * kFp32Bytes, 64) * (l.epilogue.residual ? 2 : 1);
+    if (epi == GemmEpilogue::Kind::kColBiasAdd) {
+      b += align_up(block_cols * kFp32Bytes, 64) * (l.epilogue.residual ? 2 : 1);  // bias row, residual
+    }
     return b;
   };
   auto epi_bytes = [&](uint64_t block_cols, int g) -> uint64_t {

@@ -52,7 +52,7 @@ struct GemmEpilogue {
   uint64_t bias_hbm = 0;                        ///< [M] FP32 (kRowBiasAct) or [N] FP32 (kColBiasAdd)
   isa::ActFunc func = isa::ActFunc::kIdentity;  ///< kRowBiasAct
   bool residual = false;                        ///< kColBiasAdd
-  uint64_t residual_hbm = 0;                    ///< [M, N] FP32 row-major (rows GemmLayout::out_ld apart), with residual
+  uint64_t residual_hbm = 0;                    ///< [M, N] FP32, rows GemmLayout::out_ld apart (with residual)
 };
 
 /// Where the operands of one GEMM are in HBM (HBM-space byte addresses), and what to compute.
@@ -115,7 +115,7 @@ struct GemmPlan {
   /// in slot b % epilogue_slots), each an output staging area of a block's columns in out_type and for kColBiasAdd
   /// a bias row and a residual area (FP32); then for kRowBiasAct one bias column (FP32) per M tile.
   uint32_t epilogue_offset = 0;
-  int epilogue_slots = 0;            ///< psum_buffers with an epilogue (a block's slot waits as long as its PSUM), else 0
+  int epilogue_slots = 0;            ///< with an epilogue psum_buffers (a slot per block in PSUM), else 0
   uint32_t epilogue_slot_bytes = 0;  ///< bytes of one slot (staging, bias row, residual)
   /// Bytes the GEMM moves over the DMA: operand loads (the moving once per M tile, or once when resident; the
   /// stationary once per group), the P -> PSUM copies with accumulate_into and the output.

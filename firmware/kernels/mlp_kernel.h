@@ -78,7 +78,8 @@ struct MlpLayout {
   uint64_t out_hbm = 0;                         ///< [T, D] FP32
 };
 
-/// The two steps above (each split by M over `cores`). Throws std::invalid_argument like the GEMM kernel and the element-wise programs.
+/// The two steps above (each split over `cores`, gemm_steps). Throws std::invalid_argument like the GEMM kernel and
+/// the element-wise programs.
 KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout& layout);
 
 }  // namespace trnsim::kernels

@@ -270,11 +270,12 @@ TEST_P(CoresGemm, SplitOverBothCoresMatchesTheGoldenGemmBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CoresGemm,
-                         ::testing::Values(CoresGemmCase{isa::Dtype::kBf16, 40, 37, 45, false, {{32, 45}, {5, 45}}},
-                                           CoresGemmCase{isa::Dtype::kFp16, 17, 64, 130, true, {{32, 130}, {32, 130}}},
-                                           CoresGemmCase{isa::Dtype::kFp8E4M3, 70, 33, 20, true, {{32, 20}, {1, 20}}},
-                                           CoresGemmCase{isa::Dtype::kBf16, 3, 5, 7, false, {{5, 7}}},
-                                           CoresGemmCase{isa::Dtype::kBf16, 200, 12, 700, true, {{12, 352}, {12, 348}}}),
+                         ::testing::Values(
+                             CoresGemmCase{isa::Dtype::kBf16, 40, 37, 45, false, {{32, 45}, {5, 45}}},
+                             CoresGemmCase{isa::Dtype::kFp16, 17, 64, 130, true, {{32, 130}, {32, 130}}},
+                             CoresGemmCase{isa::Dtype::kFp8E4M3, 70, 33, 20, true, {{32, 20}, {1, 20}}},
+                             CoresGemmCase{isa::Dtype::kBf16, 3, 5, 7, false, {{5, 7}}},
+                             CoresGemmCase{isa::Dtype::kBf16, 200, 12, 700, true, {{12, 352}, {12, 348}}}),
                          [](const ::testing::TestParamInfo<CoresGemmCase>& info) {
                            const CoresGemmCase& c = info.param;
                            return fmt::format("{}_k{}_m{}_n{}{}", isa::dtype_name(c.dtype), c.k, c.m, c.n,
