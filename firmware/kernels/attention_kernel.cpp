@@ -45,35 +45,50 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   // rows, so that 12 heads on 8 cores take 1.5 rounds of a whole head, not 2.
   const int pieces = pieces_per_head(l.heads, l.cores);
   KernelSequence seq;
-  for (int h = 0; h < l.heads; ++h) {
-    append_head(&seq, gemm_steps(info, fmt::format("head {} scores", h), l.head_dim, l.seq, l.seq,
-                                 l.qT_hbm + h * qk_head, l.kT_hbm + h * qk_head, l.scores_hbm + h * tt * 4, pieces),
-                h);
-  }
   SoftmaxLayout sm;
   sm.cols = l.seq;
   sm.scale = attention_scale(l.head_dim);
   sm.in_type = isa::DataType::kFp32;
   sm.out_type = isa::DataType::kBf16;
   sm.causal = l.causal;
-  if (l.causal) {  // the mask depends on the query row, so one program per head (per piece of its rows)
+  if (l.fused_softmax && softmax_epilogue_fits(info, l.seq)) {
+    // The softmax in the scores GEMM's drain: the same operations on the scores in PSUM (each piece's rows keep
+    // their causal offset, split_gemm).
+    GemmEpilogue epi;
+    epi.kind = GemmEpilogue::Kind::kSoftmax;
+    epi.scale = sm.scale;
+    epi.causal = l.causal;
     for (int h = 0; h < l.heads; ++h) {
-      append_head(&seq, row_split_steps(fmt::format("head {} softmax", h), l.seq, int(info.sbuf_partitions), pieces,
-                                        [&](int r0, int n) {
-                                          SoftmaxLayout part = sm;
-                                          part.rows = n;
-                                          part.causal_offset = r0;  // row i of the piece is query r0 + i
-                                          part.in_hbm = l.scores_hbm + (h * tt + uint64_t(r0) * T) * 4;
-                                          part.out_hbm = l.probs_hbm + (h * tt + uint64_t(r0) * T) * 2;
-                                          return KernelStep{"", make_softmax_program(info, part), 0};
-                                        }),
+      append_head(&seq, gemm_steps(info, fmt::format("head {} scores+softmax", h), l.head_dim, l.seq, l.seq,
+                                   l.qT_hbm + h * qk_head, l.kT_hbm + h * qk_head, l.probs_hbm + h * tt * 2, pieces,
+                                   isa::DataType::kBf16, epi),
                   h);
     }
   } else {
-    sm.rows = l.seq * l.heads;
-    sm.in_hbm = l.scores_hbm;
-    sm.out_hbm = l.probs_hbm;
-    seq.push_back({"softmax", make_softmax_program(info, sm), 0});
+    for (int h = 0; h < l.heads; ++h) {
+      append_head(&seq, gemm_steps(info, fmt::format("head {} scores", h), l.head_dim, l.seq, l.seq,
+                                   l.qT_hbm + h * qk_head, l.kT_hbm + h * qk_head, l.scores_hbm + h * tt * 4, pieces),
+                  h);
+    }
+    if (l.causal) {  // the mask depends on the query row, so one program per head (per piece of its rows)
+      for (int h = 0; h < l.heads; ++h) {
+        append_head(&seq, row_split_steps(fmt::format("head {} softmax", h), l.seq, int(info.sbuf_partitions), pieces,
+                                          [&](int r0, int n) {
+                                            SoftmaxLayout part = sm;
+                                            part.rows = n;
+                                            part.causal_offset = r0;  // row i of the piece is query r0 + i
+                                            part.in_hbm = l.scores_hbm + (h * tt + uint64_t(r0) * T) * 4;
+                                            part.out_hbm = l.probs_hbm + (h * tt + uint64_t(r0) * T) * 2;
+                                            return KernelStep{"", make_softmax_program(info, part), 0};
+                                          }),
+                    h);
+      }
+    } else {
+      sm.rows = l.seq * l.heads;
+      sm.in_hbm = l.scores_hbm;
+      sm.out_hbm = l.probs_hbm;
+      seq.push_back({"softmax", make_softmax_program(info, sm), 0});
+    }
   }
   if (l.te_transpose) {
     // Each head's transpose cut into the same pieces, by whole row tiles of P_h (keys' columns of P_h^T).

@@ -28,10 +28,15 @@ struct AttentionLayout {
   uint64_t outT_hbm = 0;       ///< [H*d, T] out_type: rows h*d .. are O_h^T = (P_h V_h)^T
   /// Type of the output: FP32, or a narrow type the pv GEMMs' drains cast to (one rounding, rule 6; FP8 saturating)
   isa::DataType out_type = isa::DataType::kFp32;
+  /// The softmax in the scores GEMMs' drains ("head h scores+softmax", GemmEpilogue::kSoftmax) when a row of keys
+  /// fits one block (softmax_epilogue_fits: T <= 2048 on trn2 and tiny): the scores then stay in PSUM and
+  /// scores_hbm is not used. The same bits either way.
+  bool fused_softmax = false;
 };
 
 /// The steps, in order:
 ///   "head h scores"     S_h[T, T] = (Q_h^T)^T @ K_h^T         GEMM, stationary Q_h^T [d, T], moving K_h^T [d, T]
+///                                                              ("head h scores+softmax" with fused_softmax)
 ///   "softmax"           P = softmax(S * (1/sqrt d)) per row   one program over all H*T rows (per head when causal:
 ///                                                              "head h softmax", the mask is per query row)
 ///   "head h transpose"  P_h^T[T, T]                           TE transpose (or "probs transpose", one DMA program)

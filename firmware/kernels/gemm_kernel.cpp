@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -138,7 +139,10 @@ class GemmBuilder {
     const bool col_loads = epi && l_.epilogue.kind == GemmEpilogue::Kind::kColBiasAdd;
     std::vector<Pipeline::OpId> stored(blocks_.size(), -1), epi_loads(blocks_.size(), -1);
     std::vector<std::vector<int>> wave_stores(nbatches), wave_eloads(nbatches);  // blocks carried by each wave
-    const Pipeline::OpId row_bias = epi ? add_row_bias_load(pipe) : -1;
+    // The epilogue's constants: a row epilogue's biases, or the softmax's +0, -inf and causal predicate.
+    const Pipeline::OpId row_bias = !epi                                               ? -1
+                                    : l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax ? add_softmax_constants(pipe)
+                                                                                       : add_row_bias_load(pipe);
     auto carry_to = [&](std::vector<std::vector<int>>& waves, std::size_t wave, int bi) {
       if (wave < nbatches) waves[wave].push_back(bi);
     };
@@ -148,7 +152,8 @@ class GemmBuilder {
       }
     }
     auto store_op = [&](int bi) {  // block bi's store as an op of its own (when no wave carried it)
-      const std::vector<isa::CopyFields> copy{staging_store(blocks_[std::size_t(bi)])};
+      std::vector<isa::CopyFields> copy;
+      staging_stores(blocks_[std::size_t(bi)], &copy);
       stored[std::size_t(bi)] =
           pipe.add(isa::Engine::kDma, spread_copies(copy, info_.num_dma_engines), {drain[std::size_t(bi)]});
     };
@@ -163,9 +168,13 @@ class GemmBuilder {
       const int prev = int(bi) >= slots ? int(bi) - slots : -1;  // the slot's previous block
       if (prev >= 0 && stored[std::size_t(prev)] < 0) store_op(prev);  // its wave is still to come
       if (col_loads && epi_loads[bi] < 0) eload_op(int(bi));
-      drain[bi] = pipe.add(epilogue_engine(), epilogue_instrs(b),
-                           {compute[std::size_t(b.last_batch)], row_bias, epi_loads[bi],
-                            prev >= 0 ? stored[std::size_t(prev)] : -1});
+      const std::vector<Pipeline::OpId> after{compute[std::size_t(b.last_batch)], row_bias, epi_loads[bi],
+                                              prev >= 0 ? stored[std::size_t(prev)] : -1};
+      if (l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax) {
+        drain[bi] = add_softmax_epilogue(pipe, b, after);
+      } else {
+        drain[bi] = pipe.add(epilogue_engine(), epilogue_instrs(b), after);
+      }
       const std::size_t wave = std::size_t(b.last_batch) + nbuf + 1;
       carry_to(wave_stores, wave, int(bi));
       if (col_loads && bi + std::size_t(slots) < blocks_.size()) carry_to(wave_eloads, wave, int(bi) + slots);
@@ -200,7 +209,7 @@ class GemmBuilder {
       // Epilogue stores and bias/residual loads carried by this wave (each after the epilogue it follows).
       for (int sb : wave_stores[j]) {
         if (stored[std::size_t(sb)] >= 0) continue;  // made an op of its own already
-        wave.push_back(staging_store(blocks_[std::size_t(sb)]));
+        staging_stores(blocks_[std::size_t(sb)], &wave);
         load_after.push_back(drain[std::size_t(sb)]);
       }
       for (int lb : wave_eloads[j]) {
@@ -383,11 +392,98 @@ class GemmBuilder {
   }
 
   /// Block b's staging slot -> its rows and columns of out_hbm (out_type on both sides: the cast was the epilogue's).
-  isa::CopyFields staging_store(const Block& b) const {
+  /// A causal softmax stores its live columns and writes +0 past them (from the zero constant, source strides 0).
+  void staging_stores(const Block& b, std::vector<isa::CopyFields>* out) const {
     const uint64_t ob = isa::data_type_bytes(l_.out_type);
-    return copy_rows(isa::MemSpace::kSbuf, staging_addr(b.epilogue_slot), l_.out_type, info_.sbuf_partition_bytes,
-                     isa::MemSpace::kHbm, l_.out_hbm + (uint64_t(b.m0) * out_ld() + uint64_t(b.n0)) * ob, l_.out_type,
-                     stride(uint64_t(out_ld()) * ob, "output row"), b.rows, b.cols);
+    const int w = live_columns(b);
+    const uint64_t row = uint64_t(b.m0) * out_ld() + uint64_t(b.n0);
+    const int32_t row_stride = stride(uint64_t(out_ld()) * ob, "output row");
+    out->push_back(copy_rows(isa::MemSpace::kSbuf, staging_addr(b.epilogue_slot), l_.out_type,
+                             info_.sbuf_partition_bytes, isa::MemSpace::kHbm, l_.out_hbm + row * ob, l_.out_type,
+                             row_stride, b.rows, w));
+    if (w < b.cols) {
+      isa::CopyFields z = copy_rows(isa::MemSpace::kSbuf, softmax_zero_addr(), isa::DataType::kFp32, 0,
+                                    isa::MemSpace::kHbm, l_.out_hbm + (row + uint64_t(w)) * ob, l_.out_type,
+                                    row_stride, b.rows, b.cols - w);
+      z.src_stride[0] = 0;
+      out->push_back(z);
+    }
+  }
+
+  // ---- Softmax epilogue (the operations of make_softmax_program, docs/kernels.md "Softmax", on a block of whole
+  // rows in PSUM). Causal: in a block of p rows whose first row is r0 (+ causal_offset), columns [0, a) are every
+  // row's, the window [a, w) the diagonal block's, and [w, N) masked in every row (a = min(N, r0 + 1),
+  // w = min(N, r0 + p)); column a + c is masked in partition q iff c >= q, whatever the block.
+  int live_columns(const Block& b) const {
+    if (l_.epilogue.kind != GemmEpilogue::Kind::kSoftmax || !l_.epilogue.causal) return b.cols;
+    return int(std::min<int64_t>(b.cols, int64_t(b.m0) + l_.epilogue.causal_offset + b.rows));
+  }
+  int unmasked_columns(const Block& b) const {
+    if (!l_.epilogue.causal) return b.cols;
+    return int(std::min<int64_t>(b.cols, int64_t(b.m0) + l_.epilogue.causal_offset + 1));
+  }
+  uint32_t softmax_zero_addr() const { return staging_addr(plan_.epilogue_slots); }  // +0, then -inf
+  uint32_t softmax_pred_addr() const { return softmax_zero_addr() + 64; }
+  uint32_t softmax_column(int slot, int c) const {  // max, bias, sum, reciprocal
+    return staging_addr(slot) +
+           uint32_t(align_up(uint64_t(block_cols_max()) * isa::data_type_bytes(l_.out_type), 64)) + uint32_t(4 * c);
+  }
+
+  /// +0 and -inf (0 -> 1 -> -FLT_MAX -> -inf), and the predicate [m_tile, m_tile - 1]: 1.0 where c < q.
+  Pipeline::OpId add_softmax_constants(Pipeline& pipe) const {
+    const int pt = plan_.m_tile;
+    auto iota = [&](uint32_t out, int n, int16_t pstep, int32_t step) {
+      isa::Instruction i;
+      i.op = isa::Opcode::kIota;
+      i.vec.partitions = static_cast<uint16_t>(pt);
+      i.vec.free = {static_cast<uint16_t>(n), 1};
+      i.vec.out = operand(out, isa::DataType::kFp32, {int16_t(n > 1 ? 1 : 0), 0});
+      i.vec.pstep = pstep;
+      i.vec.step = {step, 0};
+      return i;
+    };
+    const isa::Operand ninf = operand(softmax_zero_addr() + 4), pred = operand(softmax_pred_addr());
+    std::vector<isa::Instruction> c{
+        iota(softmax_zero_addr(), 2, 0, 0),
+        tensor_scalar(isa::AluOp::kIsEqual, 0.0f, isa::AluOp::kMultiply, -FLT_MAX, pt, 1, ninf, ninf),
+        tensor_scalar(isa::AluOp::kMultiply, 2.0f, isa::AluOp::kNone, 0.0f, pt, 1, ninf, ninf)};
+    if (pt > 1) {
+      c.push_back(iota(softmax_pred_addr(), pt - 1, -1, 1));
+      c.push_back(tensor_scalar(isa::AluOp::kIsLt, 0.0f, isa::AluOp::kNone, 0.0f, pt, pt - 1, pred, pred));
+    }
+    return pipe.add(isa::Engine::kVec, std::move(c));
+  }
+
+  /// Block b's softmax: (window -> -inf) max, bias on vec; exp with its sum on act, in place in PSUM; reciprocal,
+  /// the product into the staging slot in out_type, (window -> +0) on vec. Returns the last op (PSUM's last reader).
+  Pipeline::OpId add_softmax_epilogue(Pipeline& pipe, const Block& b, const std::vector<Pipeline::OpId>& after) const {
+    const int p = b.rows, w = live_columns(b), a = unmasked_columns(b);
+    const float scale = l_.epilogue.scale;
+    const isa::Operand x = operand(uint32_t(psum_addr(b.psum_buffer, 0)), isa::DataType::kFp32, {1, 0},
+                                   isa::MemSpace::kPsum);
+    const isa::Operand xw = operand(uint32_t(psum_addr(b.psum_buffer, 0)) + uint32_t(a) * 4, isa::DataType::kFp32,
+                                    {1, 0}, isa::MemSpace::kPsum);
+    const uint32_t stage = staging_addr(b.epilogue_slot), oes = isa::data_type_bytes(l_.out_type);
+    const isa::Operand y = operand(stage, l_.out_type), yw = operand(stage + uint32_t(a) * oes, l_.out_type);
+    const isa::Operand pred = operand(softmax_pred_addr());
+    const isa::Operand zero = operand(softmax_zero_addr(), isa::DataType::kFp32, {0, 0});
+    const isa::Operand ninf = operand(softmax_zero_addr() + 4, isa::DataType::kFp32, {0, 0});
+    const uint32_t mx = softmax_column(b.epilogue_slot, 0), nbias = softmax_column(b.epilogue_slot, 1);
+    const uint32_t sum = softmax_column(b.epilogue_slot, 2), rcp = softmax_column(b.epilogue_slot, 3);
+    std::vector<isa::Instruction> vmax;
+    if (a < w) vmax.push_back(select(p, w - a, xw, pred, xw, ninf));
+    vmax.push_back(tensor_reduce_rows(isa::AluOp::kMax, p, w, 1, operand(mx), x));
+    vmax.push_back(tensor_scalar(isa::AluOp::kMultiply, scale, isa::AluOp::kMultiply, -1.0f, p, 1, operand(nbias),
+                                 operand(mx)));
+    const Pipeline::OpId vmax_op = pipe.add(isa::Engine::kVec, std::move(vmax), after);
+    const isa::Operand nb = column(nbias), s = column(sum);
+    const Pipeline::OpId exp_op =
+        pipe.add(isa::Engine::kAct, {activation(isa::ActFunc::kExp, p, w, x, x, scale, 0.0f, &nb, &s)}, {vmax_op});
+    std::vector<isa::Instruction> norm{
+        tensor_scalar(isa::AluOp::kRdivide, 1.0f, isa::AluOp::kNone, 0.0f, p, 1, operand(rcp), operand(sum)),
+        tensor_tensor(isa::AluOp::kMultiply, p, w, y, x, operand(rcp, isa::DataType::kFp32, {0, 0}))};
+    if (a < w) norm.push_back(select(p, w - a, yw, pred, yw, zero));
+    return pipe.add(isa::Engine::kVec, std::move(norm), {exp_op});
   }
 
   // ---- TE ops
@@ -558,8 +654,18 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   const bool has_epi = epi != GemmEpilogue::Kind::kNone;
   require(!has_epi || (!l.accumulate_into && !l.out_sr), "an epilogue needs accumulate_into and out_sr false");
   require(epi == GemmEpilogue::Kind::kNone || epi == GemmEpilogue::Kind::kRowBiasAct ||
-              epi == GemmEpilogue::Kind::kColBiasAdd,
-          fmt::format("epilogue kind {} is not one of none, row bias + activation, column bias add", int(epi)));
+              epi == GemmEpilogue::Kind::kColBiasAdd || epi == GemmEpilogue::Kind::kSoftmax,
+          fmt::format("epilogue kind {} is not one of none, row bias + activation, column bias add, softmax",
+                      int(epi)));
+  const bool softmax = epi == GemmEpilogue::Kind::kSoftmax;
+  require(!softmax || (std::isfinite(l.epilogue.scale) && l.epilogue.scale > 0.0f && l.epilogue.causal_offset >= 0),
+          fmt::format("a softmax epilogue needs a finite scale > 0 (got {}) and causal_offset >= 0 (got {})",
+                      l.epilogue.scale, l.epilogue.causal_offset));
+  require(!softmax || info.psum_bank_bytes() == std::min<uint64_t>(isa::kMaxMovingN, info.psum_bank_bytes() / 4) * 4,
+          "a softmax epilogue needs PSUM banks of whole N tiles (a block's rows contiguous in PSUM)");
+  require(!softmax || max_g >= int(ceil_div(uint64_t(l.n), std::min<uint64_t>(isa::kMaxMovingN,
+                                                                               info.psum_bank_bytes() / kFp32Bytes))),
+          fmt::format("a softmax epilogue needs whole rows in one block: N {} is more than {} PSUM banks", l.n, max_g));
 
   GemmPlan p;
   p.k_tile = static_cast<int>(isa::te_max_k(l.dtype, info.te_rows));  // 2 * te_rows for FP8 (rule 8)
@@ -593,6 +699,7 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   auto epi_slot = [&](uint64_t block_cols) -> uint64_t {
     if (!has_epi) return 0;
     uint64_t b = align_up(block_cols * oes, 64);
+    if (softmax) b += 64;  // max, bias, sum, reciprocal columns
     if (epi == GemmEpilogue::Kind::kColBiasAdd) {
       b += align_up(block_cols * kFp32Bytes, 64) * (l.epilogue.residual ? 2 : 1);  // bias row, residual
     }
@@ -600,8 +707,9 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   };
   auto epi_bytes = [&](uint64_t block_cols, int g) -> uint64_t {
     if (!has_epi) return 0;
-    const uint64_t rows_bias = epi == GemmEpilogue::Kind::kRowBiasAct ? align_up(m_tiles_all * kFp32Bytes, 64) : 0;
-    return uint64_t(info.psum_banks / uint32_t(g)) * epi_slot(block_cols) + rows_bias;
+    uint64_t shared = epi == GemmEpilogue::Kind::kRowBiasAct ? align_up(m_tiles_all * kFp32Bytes, 64) : 0;
+    if (softmax) shared = 64 + align_up(uint64_t(std::min(info.te_cols, info.psum_partitions)) * kFp32Bytes, 64);
+    return uint64_t(info.psum_banks / uint32_t(g)) * epi_slot(block_cols) + shared;
   };
 
   // Banks per block: half of PSUM (so that two blocks alternate), balanced over the N tiles, and a block's
@@ -698,11 +806,22 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
   // when that is what lets two panels fit.
   const int max_g = static_cast<int>(std::max<uint32_t>(1, info.psum_banks / 2));
   GemmPlan best = plan_with_groups(info, l, max_g, 1);
+  if (l.epilogue.kind == GemmEpilogue::Kind::kSoftmax) {  // whole rows in a block
+    require(best.n_groups == 1, fmt::format("a softmax epilogue needs whole rows in one block (N {})", l.n));
+    return best;
+  }
   for (int g = std::min(max_g, best.n_tiles); g >= 1 && best.m_tiles > 1 && best.n_tiles > 1; --g) {
     const GemmPlan p = plan_with_groups(info, l, g, 2);
     if (p.moving_panels == 2) return p;
   }
   return best;
+}
+
+bool softmax_epilogue_fits(const driver::DeviceInfo& info, int n) {
+  const uint64_t bank = info.psum_bank_bytes();
+  const uint64_t n_tile = std::min<uint64_t>(isa::kMaxMovingN, bank / kFp32Bytes);
+  return n >= 1 && n_tile >= 1 && n_tile * kFp32Bytes == bank &&
+         ceil_div(uint64_t(n), n_tile) <= std::max<uint64_t>(1, info.psum_banks / 2);
 }
 
 std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& layout) {

@@ -47,10 +47,17 @@ struct GemmEpilogue {
     /// out[m, n] = residual[m, n] + (sum[m, n] + bias[n]) (without residual: sum + bias), cast to out_type:
     /// ColBiasAddLayout's Vector-engine adds (a token-major output: one bias per column)
     kColBiasAdd,
+    /// out[m, :] = softmax(sum[m, :] * scale) along the whole row (N columns, at most psum_banks / 2 PSUM banks:
+    /// one block holds whole rows), causal if asked (row m sees columns j <= m + causal_offset; the others are +0):
+    /// make_softmax_program's operations and order, on the sums in PSUM (Vector and Scalar engines)
+    kSoftmax,
   };
   Kind kind = Kind::kNone;
   uint64_t bias_hbm = 0;                        ///< [M] FP32 (kRowBiasAct) or [N] FP32 (kColBiasAdd)
   isa::ActFunc func = isa::ActFunc::kIdentity;  ///< kRowBiasAct
+  float scale = 1.0f;                           ///< kSoftmax: finite, > 0
+  bool causal = false;                          ///< kSoftmax
+  int causal_offset = 0;                        ///< kSoftmax, >= 0
   bool residual = false;                        ///< kColBiasAdd
   uint64_t residual_hbm = 0;                    ///< [M, N] FP32, rows GemmLayout::out_ld apart (with residual)
 };
@@ -113,7 +120,8 @@ struct GemmPlan {
                              ///< the epilogue's buffers
   /// Epilogue buffers (GemmEpilogue; none without one), offsets in each SBUF partition: epilogue_slots slots (block b
   /// in slot b % epilogue_slots), each an output staging area of a block's columns in out_type and for kColBiasAdd
-  /// a bias row and a residual area (FP32); then for kRowBiasAct one bias column (FP32) per M tile.
+  /// a bias row and a residual area (FP32), for kSoftmax four FP32 columns (max, bias, sum, reciprocal); then for
+  /// kRowBiasAct one bias column (FP32) per M tile, for kSoftmax +0, -inf and the causal predicate [M tile, M tile].
   uint32_t epilogue_offset = 0;
   int epilogue_slots = 0;            ///< with an epilogue psum_buffers (a slot per block in PSUM), else 0
   uint32_t epilogue_slot_bytes = 0;  ///< bytes of one slot (staging, bias row, residual)
@@ -132,6 +140,10 @@ struct GemmPlan {
 /// tile (fewer SBUF partitions than TE rows or than an M tile, a PSUM bank smaller than one FP32, SBUF partitions
 /// too small for one buffer).
 GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& layout);
+
+/// Whether a softmax epilogue (GemmEpilogue::kSoftmax) takes rows of `n` columns on `info`'s device: whole rows in
+/// one block, at most psum_banks / 2 PSUM banks of 512 FP32 (2048 columns on trn2 and tiny).
+bool softmax_epilogue_fits(const driver::DeviceInfo& info, int n);
 
 /// Adds the GEMM's ops to `pipe` (built on `info`'s device) and returns its drains: when all of them have completed,
 /// out[M, N] is in HBM. Uses SBUF from offset 0 of partitions 0..max(te_rows, m_tile)-1 (plan.sbuf_bytes each), the act

@@ -106,7 +106,9 @@ std::vector<GemmPiece> split_gemm(const driver::DeviceInfo& info, const GemmLayo
   const double latency_bytes =
       std::max(1.0, info.dma_bytes_per_ns * double(std::max<uint32_t>(1, info.num_dma_engines)) * info.dma_latency_ns);
   const double moving_bytes = double(whole.k) * double(n) * double(es);
-  const int n_parts = std::max(1, std::min(cores / m_parts, int(4.0 * moving_bytes / latency_bytes)));
+  const bool rows_whole = whole.epilogue.kind == GemmEpilogue::Kind::kSoftmax;  // a softmax needs whole rows
+  const int n_parts =
+      rows_whole ? 1 : std::max(1, std::min(cores / m_parts, int(4.0 * moving_bytes / latency_bytes)));
   const int m_per = rows_per_core(m, tile, m_parts), n_per = rows_per_core(n, kGemmSplitColumns, n_parts);
   const int s_ld = whole.stationary_ld > 0 ? whole.stationary_ld : m;
   const int m_ld = whole.moving_ld > 0 ? whole.moving_ld : n, o_ld = whole.out_ld > 0 ? whole.out_ld : n;
@@ -130,6 +132,7 @@ std::vector<GemmPiece> split_gemm(const driver::DeviceInfo& info, const GemmLayo
       if (g.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) g.epilogue.bias_hbm += uint64_t(m0) * 4;
       if (g.epilogue.kind == GemmEpilogue::Kind::kColBiasAdd) g.epilogue.bias_hbm += uint64_t(n0) * 4;
       if (g.epilogue.residual) g.epilogue.residual_hbm += corner * 4;
+      if (g.epilogue.kind == GemmEpilogue::Kind::kSoftmax) g.epilogue.causal_offset += m0;  // row m0 is row 0
       pieces.push_back(std::move(piece));
     }
   }

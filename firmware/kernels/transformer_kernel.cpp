@@ -129,6 +129,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   at.probsT_hbm = b.probsT;
   at.outT_hbm = b.attnT;
   at.out_type = isa::DataType::kBf16;  // the pv GEMMs' drains cast
+  at.fused_softmax = true;             // the scores stay in PSUM where a row of keys fits a block
   append(&seq, make_attention_programs(info, at));
 
   GemmEpilogue proj_bias;  // x + (proj + b_o[col]) in the GEMM's drain

@@ -53,8 +53,8 @@ TEST(WorkloadsCli, TransformerBlockDefaultIsTheRunDefaultAndNamesItsSteps) {
   const Result r = run("run --te tlm --seq 9 --d-model 32 --heads 2 --d-ff 24");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("GPT-2 transformer block"), std::string::npos) << r.out;
-  for (const char* step : {"ln1", "qkv gemm+bias", "head * scores", "head * softmax", "proj gemm+bias+residual",
-                           "mlp up gemm+gelu", "mlp down gemm+bias+residual"}) {
+  for (const char* step : {"ln1", "qkv gemm+bias", "head * scores+softmax", "head * transpose",
+                           "proj gemm+bias+residual", "mlp up gemm+gelu", "mlp down gemm+bias+residual"}) {
     EXPECT_NE(r.out.find(step), std::string::npos) << step << "\n" << r.out;
   }
 }

@@ -17,6 +17,7 @@
 
 #include "firmware/driver/core_device.h"
 #include "firmware/golden/engine_golden.h"
+#include "firmware/golden/nn_golden.h"
 #include "firmware/golden/transformer_golden.h"
 #include "firmware/kernels/attention_kernel.h"
 #include "firmware/kernels/kernel_sequence.h"
@@ -209,6 +210,30 @@ TEST_F(GemmEpilogueOnModel, OneMTileSplitsByNOverTwoCores) {
   check(200, 12, 700, 2);
 }
 
+TEST_F(CompositeOnModel, SoftmaxEpilogueIsTheGemmThenTheSoftmaxSpecialValuesIncluded) {
+  // Scores [M 45, N 700] (3 M tiles, 2 PSUM banks) over 2 cores (by M: each piece's rows keep their causal offset),
+  // causal from offset 3 and not; a few Inf and NaN operands make whole rows and columns of the scores special.
+  use_cores(2);
+  const int K = 24, M = 45, N = 700;
+  Patterns st = random(size_t(K) * M, DataType::kBf16), mv = random(size_t(K) * N, DataType::kBf16);
+  st[5] = 0x7F80;              // +Inf in stationary column 5: row 5 of the scores Inf or NaN
+  mv[size_t(3) * N + 40] = 0x7FC0;  // NaN in moving column 40: column 40 NaN (masked in the rows before 37 - 3)
+  mv[size_t(7) * N + 650] = 0xFF80;  // -Inf in column 650
+  const uint64_t s_hbm = put(st, DataType::kBf16), m_hbm = put(mv, DataType::kBf16);
+  const Patterns scores = golden::gemm_bf16(K, M, N, st, mv, te_rows());
+  for (const bool causal : {true, false}) {
+    GemmEpilogue sm;
+    sm.kind = GemmEpilogue::Kind::kSoftmax, sm.scale = 0.125f, sm.causal = causal, sm.causal_offset = 3;
+    const uint64_t out = scratch(size_t(M) * N, DataType::kBf16);
+    const SequenceRun r =
+        run(gemm_steps(drv_->info(), "softmax", K, M, N, s_hbm, m_hbm, out, 2, DataType::kBf16, sm));
+    EXPECT_EQ(r.steps.size(), 2u);
+    golden::SoftmaxSpec spec{M, N, 0.125f, causal, 3, DataType::kFp32, DataType::kBf16};
+    expect_same(causal ? "causal" : "full", get(out, size_t(M) * N, DataType::kBf16),
+                golden::softmax_rows(spec, scores));
+  }
+}
+
 TEST_F(CompositeOnModel, MlpOnShapesOffTheTiles) {
   // tokens 21, d_model 40, d_ff 70: none a multiple of the 16 TE rows/partitions.
   const int T = 21, D = 40, F = 70;
@@ -236,6 +261,7 @@ TEST_F(CompositeOnModel, MlpOnShapesOffTheTiles) {
 struct AttnCase {
   int seq, heads, head_dim;
   bool causal, te_transpose;
+  bool fused = false;  ///< the softmax in the scores GEMMs' drains (the scores never reach HBM)
 };
 
 class AttentionOnModel : public CompositeOnModel, public ::testing::WithParamInterface<AttnCase> {};
@@ -248,6 +274,7 @@ TEST_P(AttentionOnModel, MatchesGoldenBitForBit) {
   const Patterns v = random(size_t(H) * T * d, DataType::kBf16);
   AttentionLayout l;
   l.seq = T, l.heads = H, l.head_dim = d, l.causal = c.causal, l.te_transpose = c.te_transpose;
+  l.fused_softmax = c.fused;
   l.qT_hbm = put(qT, DataType::kBf16);
   l.kT_hbm = put(kT, DataType::kBf16);
   l.v_hbm = put(v, DataType::kBf16);
@@ -258,18 +285,22 @@ TEST_P(AttentionOnModel, MatchesGoldenBitForBit) {
   l.outT_hbm = scratch(size_t(H) * d * T, DataType::kFp32);
   run(make_attention_programs(drv_->info(), l));
   const golden::AttentionResult want = golden::attention(T, H, d, c.causal, c.te_transpose, qT, kT, v, te_rows());
-  expect_same("scores", get(l.scores_hbm, tt, DataType::kFp32), want.scores);
+  if (!c.fused) expect_same("scores", get(l.scores_hbm, tt, DataType::kFp32), want.scores);
   expect_same("probs", get(l.probs_hbm, tt, DataType::kBf16), want.probs);
   expect_same("outT", get(l.outT_hbm, want.outT.size(), DataType::kFp32), want.outT);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionOnModel,
                          ::testing::Values(AttnCase{19, 1, 24, false, true}, AttnCase{19, 1, 24, true, false},
-                                           AttnCase{33, 3, 10, true, true}, AttnCase{7, 2, 40, false, false}),
+                                           AttnCase{33, 3, 10, true, true}, AttnCase{7, 2, 40, false, false},
+                                           AttnCase{33, 3, 10, true, true, true},
+                                           AttnCase{19, 1, 24, false, false, true},
+                                           AttnCase{600, 1, 8, true, true, true}),
                          [](const auto& info) {
                            const AttnCase& c = info.param;
-                           return fmt::format("T{}_H{}_d{}_{}_{}", c.seq, c.heads, c.head_dim,
-                                              c.causal ? "causal" : "full", c.te_transpose ? "te" : "dma");
+                           return fmt::format("T{}_H{}_d{}_{}_{}{}", c.seq, c.heads, c.head_dim,
+                                              c.causal ? "causal" : "full", c.te_transpose ? "te" : "dma",
+                                              c.fused ? "_fused" : "");
                          });
 
 /// The block on 1 core and split over 2 (its GEMMs by M, the heads' steps in waves, the row-wise steps by rows):
@@ -315,7 +346,7 @@ TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
   if (s.cores > 1) {
     // Every split step kind ran on core 1 too (the tiny TE has 16 columns and 16 partitions: 18 tokens are 2 row
     // tiles, 3 x 36 QKV features 7 GEMM tiles, 3 heads).
-    for (const char* kind : {"ln1", "ln1 transpose", "qkv gemm+bias", "head 1 scores", "mlp up gemm+gelu",
+    for (const char* kind : {"ln1", "ln1 transpose", "qkv gemm+bias", "head 1 scores+softmax", "mlp up gemm+gelu",
                              "mlp down gemm+bias+residual", "ln2 transpose"}) {
       const bool on_core1 = std::any_of(r.steps.begin(), r.steps.end(), [&](const StepRun& st) {
         return st.name == kind && st.core == 1;
