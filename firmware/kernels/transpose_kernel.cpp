@@ -19,6 +19,8 @@ using isa::Engine;
 using isa::MemSpace;
 
 constexpr int kWantedBuffers = 3;
+/// SBUF staging buffers of the drains (one filled by the Scalar engine while others are stored).
+constexpr int kStagingBuffers = 3;
 /// Column block loaded per row tile, in bytes per partition (a few column tiles: one DMA wave feeds several TE
 /// tiles, and loads of the next block overlap the TE).
 constexpr uint64_t kBlockBytes = 16 * 1024;
@@ -26,6 +28,8 @@ constexpr uint64_t kBlockBytes = 16 * 1024;
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("transpose kernel: " + what);
 }
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
@@ -60,7 +64,9 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
   const uint64_t bank = info.psum_bank_bytes();
   const int kt = std::min(transpose_tile_rows(info), l.rows);
   require(kt >= 1, fmt::format("PSUM banks of {} bytes hold no FP32", bank));
-  const int mt = static_cast<int>(std::min<uint64_t>({info.te_cols, info.psum_partitions, uint64_t(l.cols)}));
+  // (PSUM partitions = staging partitions of the drain, so at most the SBUF's too.)
+  const int mt = static_cast<int>(
+      std::min<uint64_t>({info.te_cols, info.psum_partitions, info.sbuf_partitions, uint64_t(l.cols)}));
   const int row_tiles = (l.rows + kt - 1) / kt;
   // PSUM slots of [mt partitions, kt FP32], never crossing a bank.
   const int slots_per_bank = static_cast<int>(bank / (uint64_t(kt) * 4));
@@ -79,6 +85,21 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
   PartitionArena arena(pb);
   const uint32_t iota_off = arena.take(uint64_t(kt) * 4, "transpose identity");
   const uint32_t ident_off = arena.take(uint64_t(kt) * es, "transpose identity");
+  // Staging of the drains: the Scalar engine copies a group of PSUM slots into SBUF in out_type (identity
+  // activation: one rounding, rule 6), and the DMA stores it, reading out_type bytes instead of FP32 ones. Worth it
+  // when a group's saved bytes are at least what the DMA engines move in one start latency (the copy is one more
+  // op between the TE and the store): trn2 at T = 2048 the heads' transposes 431 k -> 349 k cycles; on tiny (16
+  // lanes, small groups) the same made them 54 % slower. Otherwise the DMA drains PSUM directly, casting.
+  const uint64_t group_cols = std::min<uint64_t>(uint64_t(max_group), ceil_div(uint64_t(l.cols), uint64_t(mt)));
+  const double saved = double(4 - std::min<uint64_t>(4, eo)) * mt * double(group_cols) * kt;
+  const bool staged =
+      saved >= info.dma_bytes_per_ns * double(std::max<uint32_t>(1, info.num_dma_engines)) * info.dma_latency_ns;
+  std::vector<uint32_t> staging;
+  for (int b = 0; b < (staged ? kStagingBuffers : 0); ++b) {
+    staging.push_back(arena.take(uint64_t(max_group) * uint64_t(kt) * eo, "transpose staging"));
+  }
+  std::vector<Pipeline::OpId> staging_store(std::max<std::size_t>(1, staging.size()), -1);
+  int next_staging = 0;
   const int tiles_per_block = static_cast<int>(std::max<uint64_t>(1, kBlockBytes / (uint64_t(mt) * es)));
   const int block_cols = std::min(l.cols, std::min(tiles_per_block * mt, 0xFFFF / mt * mt));
   const int blocks_per_row = (l.cols + block_cols - 1) / block_cols;
@@ -132,21 +153,51 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
       // Column tiles of the block; consecutive tiles in consecutive slots drain as one copy (max_group).
       int group_first_slot = 0;
       std::vector<Pipeline::OpId> group_ops;
+      // A group of g consecutive slots (contiguous in PSUM: [m, g x k] FP32) leaves PSUM through the Scalar engine
+      // into a staging buffer ([m, g x k] out_type), which the DMA stores to the group's rows of out.
       auto drain = [&](int cfirst) {
         if (group_ops.empty()) return;
         const int g = static_cast<int>(group_ops.size());
         const int m = std::min(mt, l.cols - cfirst);
-        isa::CopyFields c = copy_rows(MemSpace::kPsum, slot_offset(group_first_slot), DataType::kFp32,
-                                      int64_t(info.psum_partition_bytes), MemSpace::kHbm,
+        if (!staged) {  // PSUM FP32 -> HBM out_type by the DMA
+          isa::CopyFields c = copy_rows(MemSpace::kPsum, slot_offset(group_first_slot), DataType::kFp32,
+                                        int64_t(info.psum_partition_bytes), MemSpace::kHbm,
+                                        l.out_hbm + (uint64_t(cfirst) * out_ld + r0) * eo, l.out_type,
+                                        int64_t(out_ld * eo), m, k);
+          if (g > 1) {
+            c.count[2] = static_cast<uint16_t>(g);
+            c.src_stride[2] = kt * 4;
+            c.dst_stride[2] = static_cast<int32_t>(uint64_t(mt) * out_ld * eo);
+          }
+          const Pipeline::OpId d = pipe.add(Engine::kDma, dma_pieces(c, info.num_dma_engines), group_ops);
+          for (int s = group_first_slot; s < group_first_slot + g; ++s) slot_drain[std::size_t(s)] = d;
+          group_ops.clear();
+          return;
+        }
+        const std::size_t sb = std::size_t(next_staging);
+        next_staging = (next_staging + 1) % kStagingBuffers;
+        std::vector<Pipeline::OpId> act_after = group_ops;
+        act_after.push_back(staging_store[sb]);  // the buffer's previous store has read it
+        // Slots are kt FP32 apart: a full row tile's group is one run of g * k, a ragged one's tiles go one by one.
+        std::vector<isa::Instruction> copies;
+        for (int i = 0; i < (k == kt ? 1 : g); ++i) {
+          const int n = k == kt ? g * k : k;
+          const isa::Operand psum =
+              operand(slot_offset(group_first_slot + i), DataType::kFp32, {1, 0}, MemSpace::kPsum);
+          const isa::Operand out = operand(staging[sb] + uint32_t(uint64_t(i) * k * eo), l.out_type);
+          copies.push_back(activation(isa::ActFunc::kIdentity, m, n, out, psum, 1.0f, 0.0f, nullptr, nullptr));
+        }
+        const Pipeline::OpId act = pipe.add(Engine::kAct, std::move(copies), act_after);
+        isa::CopyFields c = copy_rows(MemSpace::kSbuf, staging[sb], l.out_type, int64_t(pb), MemSpace::kHbm,
                                       l.out_hbm + (uint64_t(cfirst) * out_ld + r0) * eo, l.out_type,
                                       int64_t(out_ld * eo), m, k);
         if (g > 1) {
           c.count[2] = static_cast<uint16_t>(g);
-          c.src_stride[2] = kt * 4;
+          c.src_stride[2] = static_cast<int32_t>(uint64_t(k) * eo);
           c.dst_stride[2] = static_cast<int32_t>(uint64_t(mt) * out_ld * eo);
         }
-        const Pipeline::OpId d = pipe.add(Engine::kDma, dma_pieces(c, info.num_dma_engines), group_ops);
-        for (int s = group_first_slot; s < group_first_slot + g; ++s) slot_drain[std::size_t(s)] = d;
+        staging_store[sb] = pipe.add(Engine::kDma, dma_pieces(c, info.num_dma_engines), {act});
+        for (int s = group_first_slot; s < group_first_slot + g; ++s) slot_drain[std::size_t(s)] = act;
         group_ops.clear();
       };
       int group_c0 = c0;

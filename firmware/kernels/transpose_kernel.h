@@ -3,7 +3,8 @@
 //
 // A tile of in, [K <= te_rows rows, M <= te_cols columns], is the stationary matrix; the moving matrix is the
 // identity [K, K] (built once in SBUF by the Vector engine); the TE writes PSUM[M, K] = tile^T @ I = tile^T, and
-// the DMA copies PSUM to out_hbm, casting FP32 -> out_type. The TE takes only narrow inputs (BF16, FP16, FP8), so
+// the DMA copies PSUM to out_hbm, casting FP32 -> out_type (for large groups of tiles the Scalar engine first copies
+// them to SBUF in out_type, identity activation, and the DMA stores that: docs/kernels.md "TE transpose"). The TE takes only narrow inputs (BF16, FP16, FP8), so
 // the input is a narrow tensor. FP8 input is widened to BF16 by the DMA on its way into SBUF (exact) and transposed
 // as BF16, which gives the same result and keeps one input row per SBUF partition (FP8 TE operands are pairs).
 //
@@ -42,8 +43,9 @@ struct TransposeLayout {
 /// min(te_rows, sbuf_partitions, PSUM bank bytes / 4, 512); te_rows on every named configuration.
 int transpose_tile_rows(const driver::DeviceInfo& info);
 
-/// The transpose as a program on queues te, dma and vec (each ending with halt). Uses SBUF from offset 0 of the
-/// first min(rows, te_rows) partitions, PSUM from offset 0 of the first min(cols, te_cols) partitions and
+/// The transpose as a program on queues te, dma, act and vec (each ending with halt). Uses SBUF from offset 0 of the
+/// first max(min(rows, te_rows), min(cols, te_cols)) partitions, PSUM from offset 0 of the first min(cols, te_cols)
+/// partitions and
 /// semaphores 0..3 (starting at 0); touches HBM only inside the two tensors. Throws std::invalid_argument for rows
 /// or cols < 1, an out_ld below rows, a tensor outside HBM, or a device whose SBUF/PSUM cannot hold one tile.
 isa::Program make_transpose_program(const driver::DeviceInfo& info, const TransposeLayout& layout);
