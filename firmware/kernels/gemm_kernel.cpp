@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -431,27 +430,8 @@ class GemmBuilder {
 
   /// +0 and -inf (0 -> 1 -> -FLT_MAX -> -inf), and the predicate [m_tile, m_tile - 1]: 1.0 where c < q.
   Pipeline::OpId add_softmax_constants(Pipeline& pipe) const {
-    const int pt = plan_.m_tile;
-    auto iota = [&](uint32_t out, int n, int16_t pstep, int32_t step) {
-      isa::Instruction i;
-      i.op = isa::Opcode::kIota;
-      i.vec.partitions = static_cast<uint16_t>(pt);
-      i.vec.free = {static_cast<uint16_t>(n), 1};
-      i.vec.out = operand(out, isa::DataType::kFp32, {int16_t(n > 1 ? 1 : 0), 0});
-      i.vec.pstep = pstep;
-      i.vec.step = {step, 0};
-      return i;
-    };
-    const isa::Operand ninf = operand(softmax_zero_addr() + 4), pred = operand(softmax_pred_addr());
-    std::vector<isa::Instruction> c{
-        iota(softmax_zero_addr(), 2, 0, 0),
-        tensor_scalar(isa::AluOp::kIsEqual, 0.0f, isa::AluOp::kMultiply, -FLT_MAX, pt, 1, ninf, ninf),
-        tensor_scalar(isa::AluOp::kMultiply, 2.0f, isa::AluOp::kNone, 0.0f, pt, 1, ninf, ninf)};
-    if (pt > 1) {
-      c.push_back(iota(softmax_pred_addr(), pt - 1, -1, 1));
-      c.push_back(tensor_scalar(isa::AluOp::kIsLt, 0.0f, isa::AluOp::kNone, 0.0f, pt, pt - 1, pred, pred));
-    }
-    return pipe.add(isa::Engine::kVec, std::move(c));
+    return pipe.add(isa::Engine::kVec, causal_softmax_constants(plan_.m_tile, softmax_zero_addr(), softmax_pred_addr(),
+                                                                plan_.m_tile - 1));
   }
 
   /// Block b's softmax: (window -> -inf) max, bias on vec; exp with its sum on act, in place in PSUM; reciprocal,

@@ -126,6 +126,11 @@ isa::Operand column(uint32_t offset);
 /// Element-wise Vector instructions over free [n0, n1] (operand strides as given; a count of 1 gets stride 0).
 isa::Instruction tensor_tensor(isa::AluOp op, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0,
                                const isa::Operand& in1, int n1 = 1);
+/// The constants of a causal softmax (softmax_kernel.h, GemmEpilogue::kSoftmax), on `partitions` partitions: +0
+/// and -inf (FP32) at `const_off` and const_off + 4, and, for pred_width > 0, the predicate [partitions, pred_width]
+/// FP32 at `pred_off`: 1.0 where column c < partition q (unmasked in a causal window), else 0.0. Vector engine.
+std::vector<isa::Instruction> causal_softmax_constants(int partitions, uint32_t const_off, uint32_t pred_off,
+                                                       int pred_width);
 /// select over free [n0, n1]: out = pred != +-0 ? in1 : in2 (a NaN pred selects in1).
 isa::Instruction select(int partitions, int n0, const isa::Operand& out, const isa::Operand& pred,
                         const isa::Operand& in1, const isa::Operand& in2, int n1 = 1);

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -84,29 +83,7 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
 
   Pipeline pipe(info);
   Pipeline::OpId const_op = -1;
-  if (consts) {
-    auto iota = [&](uint32_t out, int n, int16_t pstep, int32_t step) {
-      isa::Instruction i;
-      i.op = isa::Opcode::kIota;
-      i.vec.partitions = static_cast<uint16_t>(pt);
-      i.vec.free = {static_cast<uint16_t>(n), 1};
-      i.vec.out = operand(out, DataType::kFp32, {int16_t(n > 1 ? 1 : 0), 0});
-      i.vec.pstep = pstep;
-      i.vec.step = {step, 0};
-      return i;
-    };
-    // +0 and -inf (0 -> 1 -> -FLT_MAX -> -inf); the predicate c - q < 0.
-    std::vector<isa::Instruction> c{
-        iota(const_off, 2, 0, 0),
-        tensor_scalar(AluOp::kIsEqual, 0.0f, AluOp::kMultiply, -FLT_MAX, pt, 1, operand(ninf_off), operand(ninf_off)),
-        tensor_scalar(AluOp::kMultiply, 2.0f, AluOp::kNone, 0.0f, pt, 1, operand(ninf_off), operand(ninf_off))};
-    if (pw > 0) {
-      c.push_back(iota(pred_off, int(pw), -1, 1));
-      c.push_back(tensor_scalar(AluOp::kIsLt, 0.0f, AluOp::kNone, 0.0f, pt, int(pw), operand(pred_off),
-                                operand(pred_off)));
-    }
-    const_op = pipe.add(Engine::kVec, std::move(c));
-  }
+  if (consts) const_op = pipe.add(Engine::kVec, causal_softmax_constants(pt, const_off, pred_off, int(pw)));
   const isa::Operand pred = operand(pred_off), ninf = operand(ninf_off, DataType::kFp32, {0, 0}),
                      zero = operand(zero_off, DataType::kFp32, {0, 0});
 
