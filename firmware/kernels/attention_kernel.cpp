@@ -90,6 +90,31 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
       seq.push_back({"softmax", make_softmax_program(info, sm), 0});
     }
   }
+  // With the softmax fused and the TE transpose: each head's transpose and PV in one program per piece of queries,
+  // P^T kept in SBUF (make_transpose_pv_program), where the pieces fit.
+  const int q_per = rows_per_core(l.seq, transpose_tile_rows(info), pieces);
+  if (l.fused_softmax && l.te_transpose && transpose_pv_fits(info, std::min(q_per, l.seq), l.head_dim)) {
+    for (int h = 0; h < l.heads; ++h) {
+      append_head(&seq, row_split_steps(fmt::format("head {} transpose+pv", h), l.seq, transpose_tile_rows(info),
+                                        pieces, [&](int q0, int n) {
+                                          TransposePvLayout t;
+                                          t.keys = l.seq;
+                                          t.queries = n;
+                                          t.head_dim = l.head_dim;
+                                          t.p_ld = l.seq;
+                                          t.out_ld = l.seq;
+                                          t.p_hbm = l.probs_hbm + (h * tt + uint64_t(q0) * T) * 2;
+                                          t.v_hbm = l.v_hbm + h * T * d * 2;
+                                          t.out_hbm = l.outT_hbm +
+                                                      (h * d * T + uint64_t(q0)) * isa::data_type_bytes(l.out_type);
+                                          t.out_type = l.out_type;
+                                          const uint64_t macs = uint64_t(n) * T * d;
+                                          return KernelStep{"", make_transpose_pv_program(info, t), macs};
+                                        }),
+                  h);
+    }
+    return seq;
+  }
   if (l.te_transpose) {
     // Each head's transpose cut into the same pieces, by whole row tiles of P_h (keys' columns of P_h^T).
     for (int h = 0; h < l.heads; ++h) {
@@ -125,6 +150,189 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
                 h);
   }
   return seq;
+}
+
+}  // namespace trnsim::kernels
+
+namespace trnsim::kernels {
+namespace {
+constexpr uint64_t kBf16Bytes = 2, kFp32Bytes = 4;
+
+/// The tiling of make_transpose_pv_program on a device: tiles of r queries / keys, PSUM's first half the
+/// accumulator (acc_banks banks of n_tile FP32), its second half the transposes' slots ([r keys, r FP32] each).
+struct TransposePvPlan {
+  int r = 0, n_tile = 0, acc_banks = 0, slots = 0;
+  uint64_t bank_bytes = 0;
+};
+
+TransposePvPlan transpose_pv_plan(const driver::DeviceInfo& info) {
+  TransposePvPlan p;
+  p.r = transpose_tile_rows(info);
+  p.bank_bytes = info.psum_bank_bytes();
+  p.n_tile = int(std::min<uint64_t>(isa::kMaxMovingN, p.bank_bytes / kFp32Bytes));
+  p.acc_banks = int(info.psum_banks / 2);
+  p.slots = p.r > 0 ? int((info.psum_banks - uint32_t(p.acc_banks)) * (p.bank_bytes / (uint64_t(p.r) * kFp32Bytes)))
+                    : 0;
+  return p;
+}
+}  // namespace
+
+bool transpose_pv_fits(const driver::DeviceInfo& info, int queries, int head_dim) {
+  const TransposePvPlan p = transpose_pv_plan(info);
+  const int q_tiles = p.r > 0 ? (queries + p.r - 1) / p.r : 0;
+  return p.r >= 1 && queries >= 1 && head_dim >= 1 && uint32_t(head_dim) <= info.te_cols &&
+         uint32_t(p.r) <= info.te_cols && uint32_t(p.r) <= info.psum_partitions && p.acc_banks >= 1 &&
+         uint64_t(p.n_tile) * kFp32Bytes == p.bank_bytes &&         // the slots run on across banks
+         uint64_t(queries) <= uint64_t(p.acc_banks) * p.n_tile &&  // the accumulator holds the piece's queries
+         q_tiles <= p.slots && (p.bank_bytes % (uint64_t(p.r) * kFp32Bytes)) == 0;
+}
+
+isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const TransposePvLayout& l) {
+  auto require = [](bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument("transpose+pv kernel: " + what);
+  };
+  require(l.keys >= 1 && l.queries >= 1 && l.head_dim >= 1,
+          fmt::format("keys, queries and head_dim must be >= 1 (got {}, {}, {})", l.keys, l.queries, l.head_dim));
+  require(l.p_ld >= l.keys && l.out_ld >= l.queries,
+          fmt::format("p_ld {} must be >= keys {} and out_ld {} >= queries {}", l.p_ld, l.keys, l.out_ld, l.queries));
+  require(transpose_pv_fits(info, l.queries, l.head_dim),
+          fmt::format("{} queries of head_dim {} do not fit the device's PSUM and TE", l.queries, l.head_dim));
+  const TransposePvPlan plan = transpose_pv_plan(info);
+  const int R = plan.r, d = l.head_dim, nq = l.queries;
+  const int q_tiles = (nq + R - 1) / R, k_tiles = (l.keys + R - 1) / R;
+  const uint64_t eo = isa::data_type_bytes(l.out_type), pb = info.sbuf_partition_bytes;
+  check_hbm_tensor(info, "transpose+pv kernel", "P", l.p_hbm, (uint64_t(nq - 1) * l.p_ld + l.keys) * kBf16Bytes);
+  check_hbm_tensor(info, "transpose+pv kernel", "V", l.v_hbm, uint64_t(l.keys) * d * kBf16Bytes);
+  check_hbm_tensor(info, "transpose+pv kernel", "out", l.out_hbm, (uint64_t(d - 1) * l.out_ld + nq) * eo);
+
+  // SBUF: the identity, V (key tile t at t * d), two P buffers ([R queries, q_tiles x R keys]: query tile i at
+  // i * R) and two P^T buffers ([R keys, nq queries]).
+  PartitionArena arena(pb);
+  const uint32_t iota_off = arena.take(uint64_t(R) * kFp32Bytes, "transpose+pv identity");
+  const uint32_t ident_off = arena.take(uint64_t(R) * kBf16Bytes, "transpose+pv identity");
+  const uint32_t v_off = arena.take(uint64_t(k_tiles) * d * kBf16Bytes, "transpose+pv V");
+  const std::array<uint32_t, 2> p_buf{arena.take(uint64_t(q_tiles) * R * kBf16Bytes, "transpose+pv P"),
+                                      arena.take(uint64_t(q_tiles) * R * kBf16Bytes, "transpose+pv P")};
+  const std::array<uint32_t, 2> pt_buf{arena.take(uint64_t(nq) * kBf16Bytes, "transpose+pv P^T"),
+                                       arena.take(uint64_t(nq) * kBf16Bytes, "transpose+pv P^T")};
+  auto slot_addr = [&](int s) {  // PSUM's second half, slots of [R keys, R FP32] run on across its banks
+    return uint32_t(uint64_t(plan.acc_banks) * plan.bank_bytes + uint64_t(s) * R * kFp32Bytes);
+  };
+  const auto bf16 = isa::DataType::kBf16;
+
+  Pipeline pipe(info);
+  const Pipeline::OpId ident = pipe.add(isa::Engine::kVec, te_identity(R, iota_off, ident_off, bf16));
+  // V, every key tile at once: rows kt * R + p -> partition p at v_off + kt * d * 2 (the ragged tile alone).
+  std::vector<isa::CopyFields> v_copies;
+  const int full_k = l.keys / R;
+  if (full_k > 0) {
+    isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, l.v_hbm, bf16, int64_t(d) * 2, isa::MemSpace::kSbuf, v_off,
+                                  bf16, int64_t(pb), R, d);
+    c.count[2] = static_cast<uint16_t>(full_k);
+    c.src_stride[2] = int32_t(int64_t(R) * d * 2);
+    c.dst_stride[2] = int32_t(int64_t(d) * 2);
+    v_copies.push_back(c);
+  }
+  if (full_k < k_tiles) {
+    v_copies.push_back(copy_rows(isa::MemSpace::kHbm, l.v_hbm + uint64_t(full_k) * R * d * 2, bf16, int64_t(d) * 2,
+                                 isa::MemSpace::kSbuf, v_off + uint32_t(full_k * d * 2), bf16, int64_t(pb),
+                                 l.keys - full_k * R, d));
+  }
+  const Pipeline::OpId v_load = pipe.add(isa::Engine::kDma, spread_copies(v_copies, info.num_dma_engines));
+
+  const auto nk = static_cast<std::size_t>(k_tiles);
+  std::vector<Pipeline::OpId> load(nk, -1), trans(nk, -1), copy(nk, -1), pv(nk, -1);
+  const int full_q = nq / R;
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    const int k0 = kt * R, kk = std::min(R, l.keys - k0), b = kt % 2;
+    // P's columns [k0, k0 + kk) of every query: query tile i -> partitions (its queries), at p_buf + i * R * 2.
+    std::vector<isa::CopyFields> p_copies;
+    const int64_t p_row = int64_t(l.p_ld) * 2;
+    if (full_q > 0) {
+      isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, l.p_hbm + uint64_t(k0) * 2, bf16, p_row,
+                                    isa::MemSpace::kSbuf, p_buf[std::size_t(b)], bf16, int64_t(pb), R, kk);
+      c.count[2] = static_cast<uint16_t>(full_q);
+      c.src_stride[2] = int32_t(int64_t(R) * p_row);
+      c.dst_stride[2] = int32_t(int64_t(R) * 2);
+      p_copies.push_back(c);
+    }
+    if (full_q < q_tiles) {
+      p_copies.push_back(copy_rows(isa::MemSpace::kHbm, l.p_hbm + (uint64_t(full_q) * R * l.p_ld + k0) * 2, bf16,
+                                   p_row, isa::MemSpace::kSbuf, p_buf[std::size_t(b)] + uint32_t(full_q * R * 2),
+                                   bf16, int64_t(pb), nq - full_q * R, kk));
+    }
+    load[std::size_t(kt)] = pipe.add(isa::Engine::kDma, spread_copies(p_copies, info.num_dma_engines),
+                                     {kt >= 2 ? trans[std::size_t(kt - 2)] : -1}, Pipeline::Publish::kAtOnce);
+    // Transposes: query tile i [qr queries, kk keys] -> slot i [kk keys, qr queries] (transpose_te's row tiles).
+    std::vector<isa::Instruction> te;
+    for (int i = 0; i < q_tiles; ++i) {
+      const int qr = std::min(R, nq - i * R);
+      isa::Instruction ls;
+      ls.op = isa::Opcode::kLoadStationary;
+      ls.te.dtype = isa::Dtype::kBf16;
+      ls.te.sbuf_addr = p_buf[std::size_t(b)] + uint64_t(i) * R * 2;
+      ls.te.k = static_cast<uint16_t>(qr);
+      ls.te.free_size = static_cast<uint16_t>(kk);
+      isa::Instruction mm;
+      mm.op = isa::Opcode::kMultiplyMoving;
+      mm.te.dtype = isa::Dtype::kBf16;
+      mm.te.sbuf_addr = ident_off;
+      mm.te.psum_addr = slot_addr(i);
+      mm.te.k = static_cast<uint16_t>(qr);
+      mm.te.free_size = static_cast<uint16_t>(qr);
+      te.push_back(ls);
+      te.push_back(mm);
+    }
+    trans[std::size_t(kt)] =
+        pipe.add(isa::Engine::kTe, std::move(te), {load[std::size_t(kt)], ident, kt >= 1 ? copy[std::size_t(kt - 1)] : -1});
+    // The slots -> P^T buffer [kk keys, nq queries] BF16 (identity activation: exact, the values are BF16's).
+    std::vector<isa::Instruction> act;
+    const isa::Operand pt = operand(pt_buf[std::size_t(b)], bf16);
+    if (nq % R == 0) {  // the slots are one run of nq FP32 per partition
+      act.push_back(activation(isa::ActFunc::kIdentity, kk, nq, pt,
+                               operand(slot_addr(0), isa::DataType::kFp32, {1, 0}, isa::MemSpace::kPsum), 1.0f, 0.0f,
+                               nullptr, nullptr));
+    } else {
+      for (int i = 0; i < q_tiles; ++i) {
+        const int qr = std::min(R, nq - i * R);
+        act.push_back(activation(isa::ActFunc::kIdentity, kk, qr, operand(pt_buf[std::size_t(b)] + uint32_t(i * R * 2), bf16),
+                                 operand(slot_addr(i), isa::DataType::kFp32, {1, 0}, isa::MemSpace::kPsum), 1.0f,
+                                 0.0f, nullptr, nullptr));
+      }
+    }
+    copy[std::size_t(kt)] =
+        pipe.add(isa::Engine::kAct, std::move(act), {trans[std::size_t(kt)], kt >= 2 ? pv[std::size_t(kt - 2)] : -1});
+    // O^T[d, nq] += V[k0 .. k0 + kk, d]^T @ P^T[k0 .., nq]: one load_stationary, one multiply_moving per bank.
+    std::vector<isa::Instruction> mul;
+    isa::Instruction ls;
+    ls.op = isa::Opcode::kLoadStationary;
+    ls.te.dtype = isa::Dtype::kBf16;
+    ls.te.sbuf_addr = v_off + uint64_t(kt) * d * 2;
+    ls.te.k = static_cast<uint16_t>(kk);
+    ls.te.free_size = static_cast<uint16_t>(d);
+    mul.push_back(ls);
+    for (int c0 = 0, bank = 0; c0 < nq; c0 += plan.n_tile, ++bank) {
+      isa::Instruction mm;
+      mm.op = isa::Opcode::kMultiplyMoving;
+      mm.te.dtype = isa::Dtype::kBf16;
+      mm.te.accumulate = kt > 0;
+      mm.te.sbuf_addr = pt_buf[std::size_t(b)] + uint64_t(c0) * 2;
+      mm.te.psum_addr = uint64_t(bank) * plan.bank_bytes;
+      mm.te.k = static_cast<uint16_t>(kk);
+      mm.te.free_size = static_cast<uint16_t>(std::min(plan.n_tile, nq - c0));
+      mul.push_back(mm);
+    }
+    pv[std::size_t(kt)] = pipe.add(isa::Engine::kTe, std::move(mul), {copy[std::size_t(kt)], v_load});
+  }
+  // The accumulator [d, nq] FP32 -> O^T out_type (one rounding, rule 6).
+  std::vector<isa::CopyFields> drain;
+  for (int c0 = 0, bank = 0; c0 < nq; c0 += plan.n_tile, ++bank) {
+    drain.push_back(copy_rows(isa::MemSpace::kPsum, uint64_t(bank) * plan.bank_bytes, isa::DataType::kFp32,
+                              int64_t(info.psum_partition_bytes), isa::MemSpace::kHbm, l.out_hbm + uint64_t(c0) * eo,
+                              l.out_type, int64_t(l.out_ld) * int64_t(eo), d, std::min(plan.n_tile, nq - c0)));
+  }
+  pipe.add(isa::Engine::kDma, spread_copies(drain, info.num_dma_engines), {pv.back()});
+  return pipe.build();
 }
 
 }  // namespace trnsim::kernels

@@ -41,10 +41,38 @@ struct AttentionLayout {
 ///                                                              "head h softmax", the mask is per query row)
 ///   "head h transpose"  P_h^T[T, T]                           TE transpose (or "probs transpose", one DMA program)
 ///   "head h pv"         O_h^T[d, T] = V_h^T @ P_h^T            GEMM, stationary V_h [T, d], moving P_h^T [T, T]
+///   or "head h transpose+pv" (fused_softmax with the TE transpose, where transpose_pv_fits): the two in one program,
+///                       P^T kept in SBUF (make_transpose_pv_program), cut into the heads' pieces by queries
 /// 1/sqrt(d) is rounded to FP32 once. Throws std::invalid_argument for sizes < 1 and like the kernels it uses.
 KernelSequence make_attention_programs(const driver::DeviceInfo& info, const AttentionLayout& layout);
 
 /// 1/sqrt(head_dim) as the FP32 scale the softmax applies (double, rounded once).
 float attention_scale(int head_dim);
+
+/// One head's O^T = V^T @ P^T with the transpose of P done on the way (docs/kernels.md "Attention"): for each key
+/// tile the program loads P's columns of that tile (all queries of the piece), transposes its query tiles on the TE
+/// into PSUM (identity matmuls, as make_transpose_program), copies them to SBUF as BF16 (Scalar engine, exact: BF16
+/// values) and multiplies them in as the moving operand of that key tile, accumulating O^T over the key tiles in
+/// increasing order in PSUM; P^T never reaches HBM. The bits are those of make_transpose_program then the GEMM
+/// kernel (golden::transpose_te, golden::gemm).
+struct TransposePvLayout {
+  int keys = 0;           ///< T_k, >= 1: P's columns, V's rows (the contraction)
+  int queries = 0;        ///< queries of this piece, >= 1: P's rows from q0
+  int head_dim = 0;       ///< d, >= 1, at most te_cols
+  int p_ld = 0;           ///< elements between P's rows (its full width, >= keys)
+  int out_ld = 0;         ///< elements between O^T's rows (>= queries)
+  uint64_t p_hbm = 0;     ///< P [queries, keys] BF16 (row q of the piece at p_hbm + q * p_ld * 2)
+  uint64_t v_hbm = 0;     ///< V [keys, d] BF16
+  uint64_t out_hbm = 0;   ///< O^T [d, queries] out_type (row j at out_hbm + j * out_ld * element bytes)
+  isa::DataType out_type = isa::DataType::kBf16;
+};
+
+/// Whether make_transpose_pv_program takes `queries` queries of head_dim d on `info`'s device: the accumulator
+/// [d, queries] FP32 in half of PSUM, the transposes' slots in the other half, query tiles of transpose_tile_rows.
+bool transpose_pv_fits(const driver::DeviceInfo& info, int queries, int head_dim);
+
+/// The program (queues dma, te, act, vec). Throws std::invalid_argument for a layout transpose_pv_fits refuses, sizes
+/// < 1 or row strides below the widths.
+isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const TransposePvLayout& layout);
 
 }  // namespace trnsim::kernels

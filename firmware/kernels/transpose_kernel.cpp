@@ -33,6 +33,19 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
+std::vector<isa::Instruction> te_identity(int k, uint32_t scratch_off, uint32_t ident_off, isa::DataType type) {
+  // iota(i0 - p) == 0 -> 1.0 / 0.0, cast to `type` (exact).
+  isa::Instruction iota;
+  iota.op = isa::Opcode::kIota;
+  iota.vec.partitions = static_cast<uint16_t>(k);
+  iota.vec.free = {static_cast<uint16_t>(k), 1};
+  iota.vec.out = operand(scratch_off, DataType::kFp32, {int16_t(k > 1 ? 1 : 0), 0});
+  iota.vec.pstep = -1;
+  iota.vec.step = {1, 0};
+  return {iota, tensor_scalar(AluOp::kIsEqual, 0.0f, AluOp::kNone, 0.0f, k, k, operand(ident_off, type),
+                              operand(scratch_off))};
+}
+
 int transpose_tile_rows(const driver::DeviceInfo& info) {
   return static_cast<int>(
       std::min<uint64_t>({info.te_rows, info.sbuf_partitions, info.psum_bank_bytes() / 4, uint64_t(isa::kMaxMovingN)}));
@@ -111,17 +124,7 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
   for (int b = 0; b < nbuf; ++b) buffers.push_back(arena.take(uint64_t(block_cols) * es, "transpose input block"));
 
   Pipeline pipe(info);
-  // Identity: iota(i0 - p) == 0 -> 1.0 / 0.0, cast to the input dtype (exact).
-  isa::Instruction iota;
-  iota.op = isa::Opcode::kIota;
-  iota.vec.partitions = static_cast<uint16_t>(kt);
-  iota.vec.free = {static_cast<uint16_t>(kt), 1};
-  iota.vec.out = operand(iota_off, DataType::kFp32, {int16_t(kt > 1 ? 1 : 0), 0});
-  iota.vec.pstep = -1;
-  iota.vec.step = {1, 0};
-  const Pipeline::OpId ident =
-      pipe.add(Engine::kVec, {iota, tensor_scalar(AluOp::kIsEqual, 0.0f, AluOp::kNone, 0.0f, kt, kt,
-                                                  operand(ident_off, te_type), operand(iota_off))});
+  const Pipeline::OpId ident = pipe.add(Engine::kVec, te_identity(kt, iota_off, ident_off, te_type));
 
   const bool group_stride_fits = uint64_t(mt) * out_ld * eo <= uint64_t(INT32_MAX);
   std::vector<std::vector<Pipeline::OpId>> block_te(static_cast<std::size_t>(nblocks));

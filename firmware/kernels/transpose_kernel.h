@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "firmware/driver/driver.h"
 #include "firmware/isa/isa.h"
@@ -42,6 +43,10 @@ struct TransposeLayout {
 /// The input rows per TE tile the kernel uses on `info` (the `tile_rows` of golden::transpose_te):
 /// min(te_rows, sbuf_partitions, PSUM bank bytes / 4, 512); te_rows on every named configuration.
 int transpose_tile_rows(const driver::DeviceInfo& info);
+
+/// The identity [k, k] in SBUF partitions 0..k-1 at `ident_off` (elements of `type`, a TE input type), built by
+/// the Vector engine through an FP32 scratch row of k elements at `scratch_off`: the moving operand of a TE transpose.
+std::vector<isa::Instruction> te_identity(int k, uint32_t scratch_off, uint32_t ident_off, isa::DataType type);
 
 /// The transpose as a program on queues te, dma, act and vec (each ending with halt). Uses SBUF from offset 0 of the
 /// first max(min(rows, te_rows), min(cols, te_cols)) partitions, PSUM from offset 0 of the first min(cols, te_cols)

@@ -234,6 +234,22 @@ TEST_F(CompositeOnModel, SoftmaxEpilogueIsTheGemmThenTheSoftmaxSpecialValuesIncl
   }
 }
 
+TEST_F(CompositeOnModel, TransposePvRefusesWhatItCannotHold) {
+  const driver::DeviceInfo& info = drv_->info();
+  TransposePvLayout ok;
+  ok.keys = ok.queries = 40, ok.head_dim = 16, ok.p_ld = ok.out_ld = 40;
+  ok.p_hbm = 0x1000, ok.v_hbm = 0x10000, ok.out_hbm = 0x20000;
+  EXPECT_NO_THROW(make_transpose_pv_program(info, ok));
+  for (auto bad : {+[](TransposePvLayout& t) { t.head_dim = 17; },   // more than the TE's 16 columns
+                   +[](TransposePvLayout& t) { t.queries = t.out_ld = 2049; },  // more than half of PSUM holds
+                   +[](TransposePvLayout& t) { t.p_ld = 39; },       // P's rows narrower than the keys
+                   +[](TransposePvLayout& t) { t.keys = 0; }}) {
+    TransposePvLayout l = ok;
+    bad(l);
+    EXPECT_THROW(make_transpose_pv_program(info, l), std::invalid_argument);
+  }
+}
+
 TEST_F(CompositeOnModel, MlpOnShapesOffTheTiles) {
   // tokens 21, d_model 40, d_ff 70: none a multiple of the 16 TE rows/partitions.
   const int T = 21, D = 40, F = 70;
@@ -283,7 +299,11 @@ TEST_P(AttentionOnModel, MatchesGoldenBitForBit) {
   l.probs_hbm = scratch(tt, DataType::kBf16);
   l.probsT_hbm = scratch(tt, DataType::kBf16);
   l.outT_hbm = scratch(size_t(H) * d * T, DataType::kFp32);
-  run(make_attention_programs(drv_->info(), l));
+  const SequenceRun r = run(make_attention_programs(drv_->info(), l));
+  if (c.fused && c.te_transpose) {  // the transpose and PV of a head in one program, P^T kept in SBUF
+    EXPECT_TRUE(std::any_of(r.steps.begin(), r.steps.end(),
+                            [](const StepRun& st) { return st.name == "head 0 transpose+pv"; }));
+  }
   const golden::AttentionResult want = golden::attention(T, H, d, c.causal, c.te_transpose, qT, kT, v, te_rows());
   if (!c.fused) expect_same("scores", get(l.scores_hbm, tt, DataType::kFp32), want.scores);
   expect_same("probs", get(l.probs_hbm, tt, DataType::kBf16), want.probs);
