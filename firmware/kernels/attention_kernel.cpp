@@ -283,8 +283,8 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
       te.push_back(ls);
       te.push_back(mm);
     }
-    trans[std::size_t(kt)] =
-        pipe.add(isa::Engine::kTe, std::move(te), {load[std::size_t(kt)], ident, kt >= 1 ? copy[std::size_t(kt - 1)] : -1});
+    trans[std::size_t(kt)] = pipe.add(isa::Engine::kTe, std::move(te),
+                                      {load[std::size_t(kt)], ident, kt >= 1 ? copy[std::size_t(kt - 1)] : -1});
     // The slots -> P^T buffer [kk keys, nq queries] BF16 (identity activation: exact, the values are BF16's).
     std::vector<isa::Instruction> act;
     const isa::Operand pt = operand(pt_buf[std::size_t(b)], bf16);
@@ -295,7 +295,8 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
     } else {
       for (int i = 0; i < q_tiles; ++i) {
         const int qr = std::min(R, nq - i * R);
-        act.push_back(activation(isa::ActFunc::kIdentity, kk, qr, operand(pt_buf[std::size_t(b)] + uint32_t(i * R * 2), bf16),
+        const isa::Operand out = operand(pt_buf[std::size_t(b)] + uint32_t(i * R * 2), bf16);
+        act.push_back(activation(isa::ActFunc::kIdentity, kk, qr, out,
                                  operand(slot_addr(i), isa::DataType::kFp32, {1, 0}, isa::MemSpace::kPsum), 1.0f,
                                  0.0f, nullptr, nullptr));
       }

@@ -4,8 +4,8 @@
 // A tile of in, [K <= te_rows rows, M <= te_cols columns], is the stationary matrix; the moving matrix is the
 // identity [K, K] (built once in SBUF by the Vector engine); the TE writes PSUM[M, K] = tile^T @ I = tile^T, and
 // the DMA copies PSUM to out_hbm, casting FP32 -> out_type (for large groups of tiles the Scalar engine first copies
-// them to SBUF in out_type, identity activation, and the DMA stores that: docs/kernels.md "TE transpose"). The TE takes only narrow inputs (BF16, FP16, FP8), so
-// the input is a narrow tensor. FP8 input is widened to BF16 by the DMA on its way into SBUF (exact) and transposed
+// them to SBUF in out_type, identity activation, and the DMA stores that: docs/kernels.md "TE transpose"). The TE
+// takes only narrow inputs (BF16, FP16, FP8), so the input is a narrow tensor. FP8 input is widened to BF16 by the DMA on its way into SBUF (exact) and transposed
 // as BF16, which gives the same result and keeps one input row per SBUF partition (FP8 TE operands are pairs).
 //
 // Numerics (BRIEF section 3 rules 2-5, the same as golden::transpose_te): out[c][r] is the column sum
