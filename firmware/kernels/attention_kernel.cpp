@@ -181,6 +181,7 @@ bool transpose_pv_fits(const driver::DeviceInfo& info, int queries, int head_dim
   const TransposePvPlan p = transpose_pv_plan(info);
   const int q_tiles = p.r > 0 ? (queries + p.r - 1) / p.r : 0;
   return p.r >= 1 && queries >= 1 && head_dim >= 1 && uint32_t(head_dim) <= info.te_cols &&
+         uint32_t(head_dim) <= info.psum_partitions &&
          uint32_t(p.r) <= info.te_cols && uint32_t(p.r) <= info.psum_partitions && p.acc_banks >= 1 &&
          uint64_t(p.n_tile) * kFp32Bytes == p.bank_bytes &&         // the slots run on across banks
          uint64_t(queries) <= uint64_t(p.acc_banks) * p.n_tile &&  // the accumulator holds the piece's queries
