@@ -401,7 +401,9 @@ class GemmBuilder {
                              info_.sbuf_partition_bytes, isa::MemSpace::kHbm, l_.out_hbm + row * ob, l_.out_type,
                              row_stride, b.rows, w));
     if (w < b.cols) {
-      isa::CopyFields z = copy_rows(isa::MemSpace::kSbuf, softmax_zero_addr(), isa::DataType::kFp32, 0,
+      // The FP32 +0's first bytes read as out_type are its +0: the copy then moves out_type bytes (a copy costs
+      // its larger element size).
+      isa::CopyFields z = copy_rows(isa::MemSpace::kSbuf, softmax_zero_addr(), l_.out_type, 0,
                                     isa::MemSpace::kHbm, l_.out_hbm + (row + uint64_t(w)) * ob, l_.out_type,
                                     row_stride, b.rows, b.cols - w);
       z.src_stride[0] = 0;

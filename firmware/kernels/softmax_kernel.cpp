@@ -128,7 +128,8 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
     store[std::size_t(j)] = store_rows(pipe, info, l.out_hbm, l.out_type, grp, C, b.x, {norm_op}, w);
     if (w < C) {  // columns [w, C) of the group's rows: +0, repeated from the zero column
       const uint64_t eo = eout;
-      isa::CopyFields z = copy_rows(MemSpace::kSbuf, zero_off, DataType::kFp32, 0, MemSpace::kHbm,
+      // The FP32 +0's first bytes read as out_type are its +0, so the copy moves out_type bytes.
+      isa::CopyFields z = copy_rows(MemSpace::kSbuf, zero_off, l.out_type, 0, MemSpace::kHbm,
                                     l.out_hbm + (uint64_t(grp.row0) * uint64_t(C) + uint64_t(w)) * eo, l.out_type,
                                     int64_t(uint64_t(C) * eo), p, C - w);
       z.src_stride[0] = 0;
