@@ -152,9 +152,6 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   return seq;
 }
 
-}  // namespace trnsim::kernels
-
-namespace trnsim::kernels {
 namespace {
 constexpr uint64_t kBf16Bytes = 2, kFp32Bytes = 4;
 
@@ -268,21 +265,10 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
     std::vector<isa::Instruction> te;
     for (int i = 0; i < q_tiles; ++i) {
       const int qr = std::min(R, nq - i * R);
-      isa::Instruction ls;
-      ls.op = isa::Opcode::kLoadStationary;
-      ls.te.dtype = isa::Dtype::kBf16;
-      ls.te.sbuf_addr = p_buf[std::size_t(b)] + uint64_t(i) * R * 2;
-      ls.te.k = static_cast<uint16_t>(qr);
-      ls.te.free_size = static_cast<uint16_t>(kk);
-      isa::Instruction mm;
-      mm.op = isa::Opcode::kMultiplyMoving;
-      mm.te.dtype = isa::Dtype::kBf16;
-      mm.te.sbuf_addr = ident_off;
-      mm.te.psum_addr = slot_addr(i);
-      mm.te.k = static_cast<uint16_t>(qr);
-      mm.te.free_size = static_cast<uint16_t>(qr);
-      te.push_back(ls);
-      te.push_back(mm);
+      const uint64_t tile = p_buf[std::size_t(b)] + uint64_t(i) * R * 2;
+      for (const isa::Instruction& in : te_transpose_tile(isa::Dtype::kBf16, tile, qr, kk, ident_off, slot_addr(i))) {
+        te.push_back(in);
+      }
     }
     trans[std::size_t(kt)] = pipe.add(isa::Engine::kTe, std::move(te),
                                       {load[std::size_t(kt)], ident, kt >= 1 ? copy[std::size_t(kt - 1)] : -1});

@@ -117,6 +117,11 @@ std::vector<isa::Instruction> spread_copies(const std::vector<isa::CopyFields>& 
   return out;
 }
 
+double dma_latency_bytes(const driver::DeviceInfo& info) {
+  return std::max(1.0,
+                  info.dma_bytes_per_ns * double(std::max<uint32_t>(1, info.num_dma_engines)) * info.dma_latency_ns);
+}
+
 isa::Program dma_program(const driver::DeviceInfo& info, const std::vector<isa::CopyFields>& copies) {
   isa::Program p;
   auto& dma = p.queue(isa::Engine::kDma);

@@ -34,6 +34,10 @@ std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint64_t part
 /// of the engines proportional to its bytes (at least one; the rest by largest remainder), then dma_pieces.
 std::vector<isa::Instruction> spread_copies(const std::vector<isa::CopyFields>& copies, uint32_t engines);
 
+/// Bytes all of the device's DMA engines move in one start latency (engines x bytes per ns x latency ns; 478 KB on
+/// trn2): the size below which a copy, or a cut of work into pieces, mostly pays start latency. At least 1.
+double dma_latency_bytes(const driver::DeviceInfo& info);
+
 /// A DMA-only program: `copies` spread over the device's DMA engines (spread_copies), then halt (which waits for all
 /// of them).
 isa::Program dma_program(const driver::DeviceInfo& info, const std::vector<isa::CopyFields>& copies);

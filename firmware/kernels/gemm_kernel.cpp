@@ -45,7 +45,6 @@ struct Block {
   int n0 = 0, cols = 0;        ///< output columns [n0, n0 + cols)
   int ntiles = 0;              ///< N tiles (banks) in the block
   int psum_buffer = 0;
-  int epilogue_slot = 0;       ///< with an epilogue: its SBUF slot (blocks alternate between GemmPlan's slots)
   int first_batch = 0, last_batch = 0;
 };
 
@@ -81,7 +80,6 @@ class GemmBuilder {
         b.cols = std::min(l.n, t1 * p.n_tile) - b.n0;
         b.ntiles = t1 - t0;
         b.psum_buffer = static_cast<int>(blocks_.size()) % p.psum_buffers;
-        b.epilogue_slot = static_cast<int>(blocks_.size()) % std::max(1, p.epilogue_slots);
         b.first_batch = static_cast<int>(batches_.size());
         for (int kb = 0; kb < p.batches_per_block; ++kb) {
           Batch batch;
@@ -134,12 +132,12 @@ class GemmBuilder {
     // block (b - slots), or in the block's first wave when the slot is fresh. Past the last wave, or when the
     // epilogue that needs them comes first, they are ops of their own.
     const bool epi = has_epilogue();
-    const int slots = std::max(1, p.epilogue_slots);
+    const int slots = p.psum_buffers;  // an epilogue slot per PSUM buffer: block b's is b's buffer
     const bool col_loads = epi && l_.epilogue.kind == GemmEpilogue::Kind::kColBiasAdd;
     std::vector<Pipeline::OpId> stored(blocks_.size(), -1), epi_loads(blocks_.size(), -1);
     std::vector<std::vector<int>> wave_stores(nbatches), wave_eloads(nbatches);  // blocks carried by each wave
     // The epilogue's constants: a row epilogue's biases, or the softmax's +0, -inf and causal predicate.
-    const Pipeline::OpId row_bias = !epi                                               ? -1
+    const Pipeline::OpId epi_consts = !epi                                               ? -1
                                     : l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax ? add_softmax_constants(pipe)
                                                                                        : add_row_bias_load(pipe);
     auto carry_to = [&](std::vector<std::vector<int>>& waves, std::size_t wave, int bi) {
@@ -167,7 +165,7 @@ class GemmBuilder {
       const int prev = int(bi) >= slots ? int(bi) - slots : -1;  // the slot's previous block
       if (prev >= 0 && stored[std::size_t(prev)] < 0) store_op(prev);  // its wave is still to come
       if (col_loads && epi_loads[bi] < 0) eload_op(int(bi));
-      const std::vector<Pipeline::OpId> after{compute[std::size_t(b.last_batch)], row_bias, epi_loads[bi],
+      const std::vector<Pipeline::OpId> after{compute[std::size_t(b.last_batch)], epi_consts, epi_loads[bi],
                                               prev >= 0 ? stored[std::size_t(prev)] : -1};
       if (l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax) {
         drain[bi] = add_softmax_epilogue(pipe, b, after);
@@ -330,7 +328,7 @@ class GemmBuilder {
     return col_bias_addr(slot) + uint32_t(align_up(uint64_t(block_cols_max()) * kFp32Bytes, 64));
   }
   uint32_t row_bias_addr(int m_tile_index) const {
-    return staging_addr(plan_.epilogue_slots) + uint32_t(m_tile_index) * uint32_t(kFp32Bytes);
+    return staging_addr(plan_.psum_buffers) + uint32_t(m_tile_index) * uint32_t(kFp32Bytes);
   }
 
   /// A row epilogue's biases, one FP32 per partition and M tile: one copy per M tile, spread over the engines.
@@ -351,13 +349,13 @@ class GemmBuilder {
   void epilogue_load_copies(const Block& b, std::vector<isa::CopyFields>* out) const {
     const int64_t pb = info_.sbuf_partition_bytes;
     out->push_back(copy_rows(isa::MemSpace::kHbm, l_.epilogue.bias_hbm + uint64_t(b.n0) * kFp32Bytes,
-                             isa::DataType::kFp32, 0, isa::MemSpace::kSbuf, col_bias_addr(b.epilogue_slot),
+                             isa::DataType::kFp32, 0, isa::MemSpace::kSbuf, col_bias_addr(b.psum_buffer),
                              isa::DataType::kFp32, pb, b.rows, b.cols));
     if (l_.epilogue.residual) {
       out->push_back(copy_rows(isa::MemSpace::kHbm,
                                l_.epilogue.residual_hbm + (uint64_t(b.m0) * out_ld() + uint64_t(b.n0)) * kFp32Bytes,
                                isa::DataType::kFp32, stride(uint64_t(out_ld()) * kFp32Bytes, "residual row"),
-                               isa::MemSpace::kSbuf, residual_addr(b.epilogue_slot), isa::DataType::kFp32, pb, b.rows,
+                               isa::MemSpace::kSbuf, residual_addr(b.psum_buffer), isa::DataType::kFp32, pb, b.rows,
                                b.cols));
     }
   }
@@ -372,18 +370,18 @@ class GemmBuilder {
       const int c0 = g * plan_.n_tile, cols = std::min(plan_.n_tile, b.cols - c0);
       const isa::Operand sum = operand(uint32_t(psum_addr(b.psum_buffer, g)), isa::DataType::kFp32, {1, 0},
                                        isa::MemSpace::kPsum);
-      const isa::Operand dst = operand(staging_addr(b.epilogue_slot) + uint32_t(c0) * oes, l_.out_type);
+      const isa::Operand dst = operand(staging_addr(b.psum_buffer) + uint32_t(c0) * oes, l_.out_type);
       if (l_.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) {
         const isa::Operand bias = column(row_bias_addr(b.m0 / plan_.m_tile));
         out.push_back(activation(l_.epilogue.func, b.rows, cols, dst, sum, 1.0f, 0.0f, &bias, nullptr));
         continue;
       }
-      const isa::Operand bias = operand(col_bias_addr(b.epilogue_slot) + uint32_t(c0) * uint32_t(kFp32Bytes));
+      const isa::Operand bias = operand(col_bias_addr(b.psum_buffer) + uint32_t(c0) * uint32_t(kFp32Bytes));
       if (!l_.epilogue.residual) {
         out.push_back(tensor_tensor(isa::AluOp::kAdd, b.rows, cols, dst, sum, bias));
         continue;
       }
-      const isa::Operand res = operand(residual_addr(b.epilogue_slot) + uint32_t(c0) * uint32_t(kFp32Bytes));
+      const isa::Operand res = operand(residual_addr(b.psum_buffer) + uint32_t(c0) * uint32_t(kFp32Bytes));
       out.push_back(tensor_tensor(isa::AluOp::kAdd, b.rows, cols, sum, sum, bias));
       out.push_back(tensor_tensor(isa::AluOp::kAdd, b.rows, cols, dst, res, sum));
     }
@@ -397,7 +395,7 @@ class GemmBuilder {
     const int w = live_columns(b);
     const uint64_t row = uint64_t(b.m0) * out_ld() + uint64_t(b.n0);
     const int32_t row_stride = stride(uint64_t(out_ld()) * ob, "output row");
-    out->push_back(copy_rows(isa::MemSpace::kSbuf, staging_addr(b.epilogue_slot), l_.out_type,
+    out->push_back(copy_rows(isa::MemSpace::kSbuf, staging_addr(b.psum_buffer), l_.out_type,
                              info_.sbuf_partition_bytes, isa::MemSpace::kHbm, l_.out_hbm + row * ob, l_.out_type,
                              row_stride, b.rows, w));
     if (w < b.cols) {
@@ -423,7 +421,7 @@ class GemmBuilder {
     if (!l_.epilogue.causal) return b.cols;
     return int(std::min<int64_t>(b.cols, int64_t(b.m0) + l_.epilogue.causal_offset + 1));
   }
-  uint32_t softmax_zero_addr() const { return staging_addr(plan_.epilogue_slots); }  // +0, then -inf
+  uint32_t softmax_zero_addr() const { return staging_addr(plan_.psum_buffers); }  // +0, then -inf
   uint32_t softmax_pred_addr() const { return softmax_zero_addr() + 64; }
   uint32_t softmax_column(int slot, int c) const {  // max, bias, sum, reciprocal
     return staging_addr(slot) +
@@ -445,13 +443,13 @@ class GemmBuilder {
                                    isa::MemSpace::kPsum);
     const isa::Operand xw = operand(uint32_t(psum_addr(b.psum_buffer, 0)) + uint32_t(a) * 4, isa::DataType::kFp32,
                                     {1, 0}, isa::MemSpace::kPsum);
-    const uint32_t stage = staging_addr(b.epilogue_slot), oes = isa::data_type_bytes(l_.out_type);
+    const uint32_t stage = staging_addr(b.psum_buffer), oes = isa::data_type_bytes(l_.out_type);
     const isa::Operand y = operand(stage, l_.out_type), yw = operand(stage + uint32_t(a) * oes, l_.out_type);
     const isa::Operand pred = operand(softmax_pred_addr());
     const isa::Operand zero = operand(softmax_zero_addr(), isa::DataType::kFp32, {0, 0});
     const isa::Operand ninf = operand(softmax_zero_addr() + 4, isa::DataType::kFp32, {0, 0});
-    const uint32_t mx = softmax_column(b.epilogue_slot, 0), nbias = softmax_column(b.epilogue_slot, 1);
-    const uint32_t sum = softmax_column(b.epilogue_slot, 2), rcp = softmax_column(b.epilogue_slot, 3);
+    const uint32_t mx = softmax_column(b.psum_buffer, 0), nbias = softmax_column(b.psum_buffer, 1);
+    const uint32_t sum = softmax_column(b.psum_buffer, 2), rcp = softmax_column(b.psum_buffer, 3);
     std::vector<isa::Instruction> vmax;
     if (a < w) vmax.push_back(select(p, w - a, xw, pred, xw, ninf));
     vmax.push_back(tensor_reduce_rows(isa::AluOp::kMax, p, w, 1, operand(mx), x));
@@ -643,11 +641,9 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   require(!softmax || (std::isfinite(l.epilogue.scale) && l.epilogue.scale > 0.0f && l.epilogue.causal_offset >= 0),
           fmt::format("a softmax epilogue needs a finite scale > 0 (got {}) and causal_offset >= 0 (got {})",
                       l.epilogue.scale, l.epilogue.causal_offset));
-  require(!softmax || info.psum_bank_bytes() == std::min<uint64_t>(isa::kMaxMovingN, info.psum_bank_bytes() / 4) * 4,
-          "a softmax epilogue needs PSUM banks of whole N tiles (a block's rows contiguous in PSUM)");
-  require(!softmax || max_g >= int(ceil_div(uint64_t(l.n), std::min<uint64_t>(isa::kMaxMovingN,
-                                                                               info.psum_bank_bytes() / kFp32Bytes))),
-          fmt::format("a softmax epilogue needs whole rows in one block: N {} is more than {} PSUM banks", l.n, max_g));
+  require(!softmax || softmax_epilogue_fits(info, l.n),
+          fmt::format("a softmax epilogue needs whole rows of N {} in one block of at most {} PSUM banks of 512 FP32",
+                      l.n, std::max<uint32_t>(1, info.psum_banks / 2)));
 
   GemmPlan p;
   p.k_tile = static_cast<int>(isa::te_max_k(l.dtype, info.te_rows));  // 2 * te_rows for FP8 (rule 8)
@@ -718,7 +714,6 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   // The epilogue's buffers come off the top of the partition; the operand slots share what is left.
   const uint64_t group_cols = std::min<uint64_t>(uint64_t(l.n), uint64_t(p.banks_per_block) * p.n_tile);
   p.epilogue_slot_bytes = static_cast<uint32_t>(epi_slot(group_cols));
-  p.epilogue_slots = has_epi ? p.psum_buffers : 0;
   const uint64_t epilogue_bytes = epi_bytes(group_cols, p.banks_per_block);
   pb -= epilogue_bytes;
 

@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "firmware/kernels/dma_copies.h"
 #include "firmware/kernels/gemm_kernel.h"
 
 namespace trnsim::kernels {
@@ -65,11 +66,6 @@ SequenceRun run_sequence(driver::Driver& drv, const KernelSequence& seq, uint64_
   return run_sequence(std::vector<driver::Driver*>{&drv}, seq, timeout_cycles, on_step, failed_step);
 }
 
-KernelStep gemm_step(const driver::DeviceInfo& info, std::string name, int k, int m, int n, uint64_t stationary_hbm,
-                     uint64_t moving_hbm, uint64_t out_hbm) {
-  return std::move(gemm_steps(info, name, k, m, n, stationary_hbm, moving_hbm, out_hbm, 1).front());
-}
-
 int rows_per_core(int rows, int tile, int cores) {
   const int tiles = (rows + tile - 1) / tile;
   return (tiles + cores - 1) / cores * tile;
@@ -103,8 +99,7 @@ std::vector<GemmPiece> split_gemm(const driver::DeviceInfo& info, const GemmLayo
   const int tile = int(std::max<uint32_t>(1, info.te_cols));
   const int m_parts = std::min(cores, (m + tile - 1) / tile);
   const uint64_t es = isa::dtype_bits(whole.dtype) / 8, ob = isa::data_type_bytes(whole.out_type);
-  const double latency_bytes =
-      std::max(1.0, info.dma_bytes_per_ns * double(std::max<uint32_t>(1, info.num_dma_engines)) * info.dma_latency_ns);
+  const double latency_bytes = dma_latency_bytes(info);
   const double moving_bytes = double(whole.k) * double(n) * double(es);
   const bool rows_whole = whole.epilogue.kind == GemmEpilogue::Kind::kSoftmax;  // a softmax needs whole rows
   const int n_parts =

@@ -75,11 +75,6 @@ SequenceRun run_sequence(const std::vector<driver::Driver*>& cores, const Kernel
 SequenceRun run_sequence(driver::Driver& drv, const KernelSequence& seq, uint64_t timeout_cycles,
                          const std::function<void(const StepRun&)>& on_step = {}, std::size_t* failed_step = nullptr);
 
-/// A BF16 GEMM step (gemm_kernel.h): out[M, N] FP32 = stationary[K, M]^T @ moving[K, N], row-major in HBM; its
-/// MACs K * M * N. Throws like make_gemm_program.
-KernelStep gemm_step(const driver::DeviceInfo& info, std::string name, int k, int m, int n, uint64_t stationary_hbm,
-                     uint64_t moving_hbm, uint64_t out_hbm);
-
 /// Rows per core when `rows` rows are split over `cores` cores in whole tiles of `tile` rows (a GEMM's M by the TE's
 /// columns, an element-wise kernel's rows by the SBUF partitions), spread as evenly as they go: core c takes rows
 /// [c * per, min(rows, (c + 1) * per)), so the last cores may take fewer or none (docs/kernels.md "Multi-core GEMM").

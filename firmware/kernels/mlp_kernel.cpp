@@ -201,31 +201,6 @@ isa::Program make_col_bias_add_program(const driver::DeviceInfo& info, const Col
   return tp.build(isa::Engine::kVec, loads, compute, stores);
 }
 
-KernelSequence row_bias_activation_steps(const driver::DeviceInfo& info, const std::string& name,
-                                         const RowBiasActLayout& layout, int cores) {
-  return row_split_steps(name, layout.rows, int(info.sbuf_partitions), cores, [&](int r0, int n) {
-    RowBiasActLayout l = layout;
-    l.rows = n;
-    l.in_hbm += uint64_t(r0) * uint64_t(l.cols) * 4;
-    l.bias_hbm += uint64_t(r0) * 4;
-    l.out_hbm += uint64_t(r0) * uint64_t(l.cols) * isa::data_type_bytes(l.out_type);
-    return KernelStep{"", make_row_bias_activation_program(info, l), 0};
-  });
-}
-
-KernelSequence col_bias_add_steps(const driver::DeviceInfo& info, const std::string& name,
-                                  const ColBiasAddLayout& layout, int cores) {
-  return row_split_steps(name, layout.rows, int(info.sbuf_partitions), cores, [&](int r0, int n) {
-    ColBiasAddLayout l = layout;
-    const uint64_t row = uint64_t(r0) * uint64_t(l.cols);
-    l.rows = n;
-    l.in_hbm += row * 4;
-    if (l.residual) l.residual_hbm += row * 4;
-    l.out_hbm += row * isa::data_type_bytes(l.out_type);
-    return KernelStep{"", make_col_bias_add_program(info, l), 0};
-  });
-}
-
 KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout& l) {
   if (l.tokens < 1 || l.d_model < 1 || l.d_ff < 1) {
     throw std::invalid_argument(

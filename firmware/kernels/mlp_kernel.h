@@ -49,12 +49,6 @@ struct ColBiasAddLayout {
 isa::Program make_row_bias_activation_program(const driver::DeviceInfo& info, const RowBiasActLayout& layout);
 isa::Program make_col_bias_add_program(const driver::DeviceInfo& info, const ColBiasAddLayout& layout);
 
-/// The two programs split by rows over `cores` cores (row_split_steps, tiles of the SBUF partitions): rows are
-/// independent, so each core's rows are the one-core bits. Throws as the programs do.
-KernelSequence row_bias_activation_steps(const driver::DeviceInfo& info, const std::string& name,
-                                         const RowBiasActLayout& layout, int cores);
-KernelSequence col_bias_add_steps(const driver::DeviceInfo& info, const std::string& name,
-                                  const ColBiasAddLayout& layout, int cores);
 
 /// The GELU MLP of `tokens` tokens: out[T, D] = (residual +) (gelu_tanh(x @ W1 + b1) @ W2 + b2), with the input given
 /// feature-major and BF16 GEMM operands, as two GEMMs whose drains do the element-wise steps (GemmEpilogue):

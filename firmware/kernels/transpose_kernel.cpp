@@ -46,6 +46,24 @@ std::vector<isa::Instruction> te_identity(int k, uint32_t scratch_off, uint32_t 
                               operand(scratch_off))};
 }
 
+std::vector<isa::Instruction> te_transpose_tile(isa::Dtype dtype, uint64_t tile_sbuf, int k, int m,
+                                                uint64_t ident_sbuf, uint64_t psum_addr) {
+  isa::Instruction ls;
+  ls.op = isa::Opcode::kLoadStationary;
+  ls.te.dtype = dtype;
+  ls.te.sbuf_addr = tile_sbuf;
+  ls.te.k = static_cast<uint16_t>(k);
+  ls.te.free_size = static_cast<uint16_t>(m);
+  isa::Instruction mm;
+  mm.op = isa::Opcode::kMultiplyMoving;
+  mm.te.dtype = dtype;
+  mm.te.sbuf_addr = ident_sbuf;
+  mm.te.psum_addr = psum_addr;
+  mm.te.k = static_cast<uint16_t>(k);
+  mm.te.free_size = static_cast<uint16_t>(k);
+  return {ls, mm};
+}
+
 int transpose_tile_rows(const driver::DeviceInfo& info) {
   return static_cast<int>(
       std::min<uint64_t>({info.te_rows, info.sbuf_partitions, info.psum_bank_bytes() / 4, uint64_t(isa::kMaxMovingN)}));
@@ -105,8 +123,7 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
   // lanes, small groups) the same made them 54 % slower. Otherwise the DMA drains PSUM directly, casting.
   const uint64_t group_cols = std::min<uint64_t>(uint64_t(max_group), ceil_div(uint64_t(l.cols), uint64_t(mt)));
   const double saved = double(4 - std::min<uint64_t>(4, eo)) * mt * double(group_cols) * kt;
-  const bool staged =
-      saved >= info.dma_bytes_per_ns * double(std::max<uint32_t>(1, info.num_dma_engines)) * info.dma_latency_ns;
+  const bool staged = saved >= dma_latency_bytes(info);
   std::vector<uint32_t> staging;
   for (int b = 0; b < (staged ? kStagingBuffers : 0); ++b) {
     staging.push_back(arena.take(uint64_t(max_group) * uint64_t(kt) * eo, "transpose staging"));
@@ -219,20 +236,10 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
           group_first_slot = s;
           group_c0 = c;
         }
-        isa::Instruction ls;
-        ls.op = isa::Opcode::kLoadStationary;
-        ls.te.dtype = te_dtype;
-        ls.te.sbuf_addr = buf + uint64_t(c - c0) * es;
-        ls.te.k = static_cast<uint16_t>(k);
-        ls.te.free_size = static_cast<uint16_t>(m);
-        isa::Instruction mm;
-        mm.op = isa::Opcode::kMultiplyMoving;
-        mm.te.dtype = te_dtype;
-        mm.te.sbuf_addr = ident_off;
-        mm.te.psum_addr = slot_offset(s);
-        mm.te.k = static_cast<uint16_t>(k);
-        mm.te.free_size = static_cast<uint16_t>(k);
-        const Pipeline::OpId te = pipe.add(Engine::kTe, {ls, mm}, {load, ident, slot_drain[std::size_t(s)]});
+        const Pipeline::OpId te =
+            pipe.add(Engine::kTe, te_transpose_tile(te_dtype, buf + uint64_t(c - c0) * es, k, m, ident_off,
+                                                    slot_offset(s)),
+                     {load, ident, slot_drain[std::size_t(s)]});
         block_te[std::size_t(bi)].push_back(te);
         group_ops.push_back(te);
         if (m < mt) drain(group_c0);

@@ -5,8 +5,9 @@
 // identity [K, K] (built once in SBUF by the Vector engine); the TE writes PSUM[M, K] = tile^T @ I = tile^T, and
 // the DMA copies PSUM to out_hbm, casting FP32 -> out_type (for large groups of tiles the Scalar engine first copies
 // them to SBUF in out_type, identity activation, and the DMA stores that: docs/kernels.md "TE transpose"). The TE
-// takes only narrow inputs (BF16, FP16, FP8), so the input is a narrow tensor. FP8 input is widened to BF16 by the DMA on its way into SBUF (exact) and transposed
-// as BF16, which gives the same result and keeps one input row per SBUF partition (FP8 TE operands are pairs).
+// takes only narrow inputs (BF16, FP16, FP8), so the input is a narrow tensor. FP8 input is widened to BF16 by the
+// DMA on its way into SBUF (exact) and transposed as BF16, which gives the same result and keeps one input row per
+// SBUF partition (FP8 TE operands are pairs).
 //
 // Numerics (BRIEF section 3 rules 2-5, the same as golden::transpose_te): out[c][r] is the column sum
 // +0 + sum_k in[k][c] * I[k][r] over the K rows k of r's row tile, which is exactly in[r][c] (x * 1 and x * 0 are
@@ -47,6 +48,11 @@ int transpose_tile_rows(const driver::DeviceInfo& info);
 /// The identity [k, k] in SBUF partitions 0..k-1 at `ident_off` (elements of `type`, a TE input type), built by
 /// the Vector engine through an FP32 scratch row of k elements at `scratch_off`: the moving operand of a TE transpose.
 std::vector<isa::Instruction> te_identity(int k, uint32_t scratch_off, uint32_t ident_off, isa::DataType type);
+
+/// The TE instructions that transpose one tile: load_stationary of the [k rows, m columns] tile at `tile_sbuf`, then
+/// multiply_moving of the identity [k, k] at `ident_sbuf` into PSUM [m partitions, k FP32] at `psum_addr`.
+std::vector<isa::Instruction> te_transpose_tile(isa::Dtype dtype, uint64_t tile_sbuf, int k, int m,
+                                                uint64_t ident_sbuf, uint64_t psum_addr);
 
 /// The transpose as a program on queues te, dma, act and vec (each ending with halt). Uses SBUF from offset 0 of the
 /// first max(min(rows, te_rows), min(cols, te_cols)) partitions, PSUM from offset 0 of the first min(cols, te_cols)
