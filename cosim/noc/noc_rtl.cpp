@@ -475,7 +475,7 @@ void NocNetwork::reset() {
 static constexpr uint64_t kHalfPeriodPs = 500;
 
 void NocNetwork::step() {
-  const double t0 = thread_cpu_seconds();
+  const double t0 = step_clock_seconds();
   // Deliver what each link carries this cycle.
   for (Pipe& p : pipes_) {
     FwdBeat f = p.fwd[p.head];
@@ -596,7 +596,7 @@ void NocNetwork::step() {
     p.head = p.head + 1 == p.fwd.size() ? 0 : p.head + 1;
   }
   ++cycle_;
-  step_seconds_ += thread_cpu_seconds() - t0;
+  step_seconds_ += step_clock_seconds() - t0;
   check_errors();
 }
 

@@ -109,6 +109,16 @@ struct TlmNetwork::Router {
   std::vector<Flit> buf;  // input VC i's FIFO at [i * depth, (i + 1) * depth)
   std::array<InVc, kMaxIn> vc{};
   int flits = 0;          // flits in the FIFOs
+  // Input VCs by what they ask of the allocators (bit i = input VC i), kept with count and active so that the
+  // allocators visit only the VCs that request: va_req = a packet waits for an output VC (count != 0, !active),
+  // sa_req = a packet holds one and has a flit for the switch (count != 0, active).
+  uint64_t va_req = 0, sa_req = 0;
+  void update_req(int i) {
+    const InVc& s = vc[size_t(i)];
+    const uint64_t b = uint64_t{1} << i;
+    va_req = (s.count != 0 && !s.active) ? va_req | b : va_req & ~b;
+    sa_req = (s.count != 0 && s.active) ? sa_req | b : sa_req & ~b;
+  }
   std::array<uint8_t, kMaxPorts> busy{};     // trn_noc_vc_alloc busy_q, per output port
   std::array<uint8_t, kMaxIn> va1_ptr{};     // VC allocation stage 1, per input VC (over NUM_VC)
   std::array<uint8_t, kMaxIn> va2_ptr{};     // stage 2, per output VC o * NUM_VC + w (over all input VCs)
@@ -249,11 +259,15 @@ Flit TlmNetwork::ej_flit(int n) const { return routers_[static_cast<size_t>(n)].
 void TlmNetwork::drive_eject_ready(int n, bool ready) { routers_[static_cast<size_t>(n)].ej_ready_in = ready; }
 
 void TlmNetwork::step() {
-  const double t0 = thread_cpu_seconds();
+  const double t0 = step_clock_seconds();
+  // trn_noc_link_rx: a refresh beat at every REFRESH-th edge since reset, for VC (edge / REFRESH) mod NUM_VC.
+  const uint64_t refresh = uint64_t(o_.retry.refresh);
+  refresh_tick_ = (cycle_ & (refresh - 1)) == refresh - 1;
+  refresh_vc_ = static_cast<uint8_t>((cycle_ / refresh) % uint64_t(o_.num_vc));
   for (int n = 0; n < nodes(); ++n) eval_router(n);
   pipe_head_ = pipe_head_ + 1 == size_t(o_.link_latency) + 2 ? 0 : pipe_head_ + 1;
   ++cycle_;
-  step_seconds_ += thread_cpu_seconds() - t0;
+  step_seconds_ += step_clock_seconds() - t0;
   if (!down_.empty()) {
     std::vector<LinkEnd> ends;
     for (const auto& [n, l] : down_) ends.push_back({node_name(n), l, node_name(routers_[size_t(n)].nb[size_t(l)])});
@@ -291,8 +305,7 @@ void TlmNetwork::eval_router(int n) {
     link_activity = link_activity || fi.valid || fi.init || bi.valid || bi.init || !r.tx[size_t(l)].idle() ||
                     r.rx[size_t(l)].out.valid;
   }
-  // trn_noc_link_rx: a refresh beat at every REFRESH-th edge since reset, for VC (edge / REFRESH) mod NUM_VC.
-  const bool tick = (cycle_ & uint64_t(o_.retry.refresh - 1)) == uint64_t(o_.retry.refresh - 1);
+  const bool tick = refresh_tick_;
   // A router with nothing buffered, nothing arriving, nothing to send or acknowledge keeps every register (no
   // arbiter has a request, no counter moves): only its idle outputs need writing.
   if (!link_activity && !tick && r.flits == 0 && !r.inj.valid() && !r.inj_valid_in && !r.ej.valid() && r.boot &&
@@ -339,10 +352,10 @@ void TlmNetwork::eval_router(int n) {
   std::array<uint8_t, kMaxIn> touched_list;
   int touched = 0;
   std::array<uint8_t, kMaxIn> pick_w, req_oport;
-  if (r.flits > 0) {
-    for (int i = 0; i < nin_; ++i) {
-      InVc& s = r.vc[size_t(i)];
-      if (s.count == 0 || s.active) continue;
+  {
+    for (uint64_t m = r.va_req; m != 0; m &= m - 1) {
+      const int i = __builtin_ctzll(m);
+      const InVc& s = r.vc[size_t(i)];
       const Flit& hf = r.buf[size_t(i * D + s.rd)];
       if (!hf.head) {
         throw NocError(fmt::format("cycle {} router {} input VC {}: a body/tail flit at the front of an idle VC "
@@ -416,12 +429,13 @@ void TlmNetwork::eval_router(int n) {
   // ---- Switch allocation (trn_noc_sw_alloc) ----
   std::array<uint8_t, kMaxPorts> pick_vc{};
   std::array<uint32_t, kMaxPorts> want{};  // per output port: the input ports whose stage-1 winner wants it
-  if (r.flits > 0) {
+  if (r.sa_req != 0) {
     for (int p = 0; p < NP; ++p) {
       uint32_t req = 0;
-      for (int v = 0; v < V; ++v) {
+      for (uint32_t m = static_cast<uint32_t>(r.sa_req >> (p * V)) & all_vcs; m != 0; m &= m - 1) {
+        const int v = __builtin_ctz(m);
         const InVc& s = r.vc[size_t(p * V + v)];
-        if (s.active && s.count != 0 && (room[s.oport] >> s.ovc & 1)) req |= 1u << v;
+        if (room[s.oport] >> s.ovc & 1) req |= 1u << v;
       }
       if (req == 0) continue;
       const int v = rr_pick(req, r.sa1_ptr[size_t(p)]);
@@ -452,6 +466,7 @@ void TlmNetwork::eval_router(int n) {
       r.busy[s.oport] &= static_cast<uint8_t>(~(1u << s.ovc));  // release_vc
       s.active = false;
     }
+    r.update_req(p * V + v);
     if (p > 0) {  // trn_noc_link_rx free_i: a credit goes back next cycle
       free[size_t(p - 1)] = true;
       free_vc[size_t(p - 1)] = static_cast<uint8_t>(v);
@@ -467,6 +482,7 @@ void TlmNetwork::eval_router(int n) {
     s.oport = req_oport[size_t(i)];
     s.ovc = pick_w[size_t(i)];
     r.busy[s.oport] |= static_cast<uint8_t>(1u << s.ovc);
+    r.update_req(i);
   }
   // Buffer writes: the pops above moved rd and count together, so rd + count is still the write slot.
   auto push = [&](int p, const Flit& f) {
@@ -500,6 +516,7 @@ void TlmNetwork::eval_router(int n) {
     r.buf[size_t((p * V + f.vc) * D + (s.rd + s.count) % D)] = f;
     ++s.count;
     ++r.flits;
+    r.update_req(p * V + f.vc);
   };
   if (push0) push(0, inj_out);
   // trn_noc_link_rx arrival check: accept (accept_o: the input port stores the flit), drop, NAK.
@@ -523,7 +540,7 @@ void TlmNetwork::eval_router(int n) {
   }
   r.inj.edge(r.inj_valid_in, r.inj_in, inj_ready_int);
   r.ej.edge(out_valid[0], out_flit[0], r.ej_ready_in);
-  const uint8_t rvc = static_cast<uint8_t>((cycle_ / uint64_t(o_.retry.refresh)) % uint64_t(V));
+  const uint8_t rvc = refresh_vc_;
   for (int l = 0; l < NL; ++l) {
     const size_t L = size_t(l);
     if (r.nb[L] < 0) continue;
@@ -538,6 +555,11 @@ void TlmNetwork::eval_router(int n) {
       }
     } else if (t.down) {
       t.out_valid = false;  // crd_avail_o low, no replay: nothing leaves
+    } else if (!bi.valid && !send && t.seq == t.una && !t.rp) {
+      // Quiet: no backward beat, nothing to send, nothing unacknowledged. Of the registers below only the output
+      // register (empty) and the replay timer (0: not waiting) change.
+      t.out_valid = false;
+      t.tmr = 0;
     } else {
       const bool bwd_valid = bi.valid;
       const bool beat = bwd_valid && bi.crc_ok;
@@ -616,6 +638,10 @@ void TlmNetwork::eval_router(int n) {
     }
     // trn_noc_link_rx: expected sequence number, error episode, freed counts, the backward register.
     RxLink& x = r.rx[L];
+    if (x.up && !free[L] && !rx_valid[L] && !tick) {
+      x.out.valid = false;  // quiet: no beat to send back, nothing else changes (the idle beat's fields are unused)
+      continue;
+    }
     const bool was_up = x.up;
     if (!x.up && rxin[L].init) x.up = true;
     if (rx_accept[L]) x.exp = static_cast<uint16_t>((x.exp + 1) & kSeqMask);

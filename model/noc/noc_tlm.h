@@ -107,6 +107,8 @@ class TlmNetwork final : public NocPorts {
   std::vector<Router> routers_;
   std::vector<Pipe> pipes_;  // link n * (2 * ndim) + l: from router n's link port l
   size_t pipe_head_ = 0;
+  bool refresh_tick_ = false;  // this cycle's edge sends the receivers' refresh beats (step())
+  uint8_t refresh_vc_ = 0;     // for this VC
   uint64_t cycle_ = 0;
   uint64_t link_flits_ = 0;
   double step_seconds_ = 0;

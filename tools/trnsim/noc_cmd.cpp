@@ -335,7 +335,7 @@ int run_noc(const NocFlags& f) {
   fmt::print("packets:    {} created, {} injected, {} delivered, {} duplicated, {} corrupted, {} out of order\n",
              r.packets_created, r.packets_injected, r.packets_delivered, r.duplicated, r.corrupted, r.out_of_order);
   if (!drained) fmt::print("not drained: {} queued at sources, {} in the network\n", queued, in_network);
-  fmt::print("simulation: {} cycles; network model {:.3f} s CPU = {:.0f} cycles/s; with traffic generation and "
+  fmt::print("simulation: {} cycles; network model {:.3f} s = {:.0f} cycles/s; with traffic generation and "
              "checking {:.3f} s CPU = {:.0f} cycles/s ({:.3f} s wall)\n",
              r.cycles, r.sim_seconds, r.cycles_per_second, cpu, cpu > 0 ? double(r.cycles) / cpu : 0.0, wall);
   const mn::LinkStats ls = net->link_stats();
