@@ -80,6 +80,18 @@ struct SinkVc {
   int next = 0;
 };
 
+// A Bernoulli draw with probability p from one 64-bit output of the engine: true iff x / 2^64 < p. This is
+// std::bernoulli_distribution's result as libstdc++ computes it (generate_canonical of one 64-bit draw, rounded to
+// double; a p of 1 always true), so seeds give the same traffic as before, without its generic conversion loop
+// (the harness draws two of these per router and cycle).
+struct Coin {
+  double p = 0;
+  bool operator()(std::mt19937_64& g) const {
+    const uint64_t x = g();
+    return p >= 1.0 || static_cast<double>(x) < p * 0x1p64;
+  }
+};
+
 class Runner {
  public:
   Runner(NocPorts& net, const TrafficOptions& o)
@@ -100,8 +112,8 @@ class Runner {
 
   TrafficResult run() {
     const double mean_len = (o_.min_len + o_.max_len) / 2.0;
-    std::bernoulli_distribution arrive(std::min(1.0, o_.rate / mean_len));
-    std::bernoulli_distribution stall(o_.eject_stall_prob);
+    const Coin arrive{std::min(1.0, o_.rate / mean_len)};
+    const Coin stall{o_.eject_stall_prob};
     std::uniform_int_distribution<int> len(o_.min_len, o_.max_len);
     std::uniform_int_distribution<int> cls(0, o_.num_classes - 1);
 
@@ -274,7 +286,7 @@ class Runner {
       case Pattern::kTranspose:
       case Pattern::kBitComp: return fixed_dest(s);
       case Pattern::kHotspot: {
-        std::bernoulli_distribution hot(o_.hotspot_fraction);
+        const Coin hot{o_.hotspot_fraction};
         if (s != o_.hotspot_node && hot(rng_)) return o_.hotspot_node;
         return uniform_other(s);
       }

@@ -69,6 +69,7 @@ constexpr unsigned kFcMask = (1u << kFcBits) - 1;
 struct TxLink {
   bool up = false, down = false;
   std::array<uint8_t, kMaxVc> crd{};  // crd_q
+  uint8_t crd_mask = 0;               // bit v: crd_q[v] != 0 (crd_avail_o, outside a replay)
   std::array<uint8_t, kMaxVc> fc{};   // fc_q
   uint16_t seq = 0, una = 0;          // seq_q, una_q
   bool rp = false;                    // rp_q
@@ -172,6 +173,24 @@ std::string TlmOptions::str() const {
 TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options), faults_((options.validate(), options.errors)) {
   nport_ = 1 + 2 * o_.ndim;
   nin_ = nport_ * o_.num_vc;
+  class_vcs_ = o_.num_vc / (2 * o_.vc_groups);
+  for (int i = 0; i < nin_; ++i) {
+    in_port_[size_t(i)] = static_cast<uint8_t>(i / o_.num_vc);
+    in_dclass_[size_t(i)] = static_cast<uint8_t>((i % o_.num_vc / class_vcs_) % 2);
+  }
+  pipe_wr_ = size_t(o_.link_latency) + 1;
+  // The common shapes get their own eval_router (the verilated builds' and the CLI defaults', and 8 VCs).
+  const int shape = o_.ndim * 16 + o_.num_vc;
+  eval_ = shape == 0x12 ? &TlmNetwork::eval_router<1, 2>
+        : shape == 0x14 ? &TlmNetwork::eval_router<1, 4>
+        : shape == 0x22 ? &TlmNetwork::eval_router<2, 2>
+        : shape == 0x24 ? &TlmNetwork::eval_router<2, 4>
+        : shape == 0x28 ? &TlmNetwork::eval_router<2, 8>
+        : shape == 0x34 ? &TlmNetwork::eval_router<3, 4>
+        : shape == 0x38 ? &TlmNetwork::eval_router<3, 8>
+                        : &TlmNetwork::eval_router<0, 0>;
+  fault_fwd_.resize(2 * kMaxDim);
+  fault_bwd_.resize(2 * kMaxDim);
   const int n_nodes = nodes();
   const int nl = nport_ - 1;
   routers_.resize(static_cast<size_t>(n_nodes));
@@ -264,8 +283,10 @@ void TlmNetwork::step() {
   const uint64_t refresh = uint64_t(o_.retry.refresh);
   refresh_tick_ = (cycle_ & (refresh - 1)) == refresh - 1;
   refresh_vc_ = static_cast<uint8_t>((cycle_ / refresh) % uint64_t(o_.num_vc));
-  for (int n = 0; n < nodes(); ++n) eval_router(n);
-  pipe_head_ = pipe_head_ + 1 == size_t(o_.link_latency) + 2 ? 0 : pipe_head_ + 1;
+  for (int n = 0; n < nodes(); ++n) (this->*eval_)(n);
+  const size_t slots = size_t(o_.link_latency) + 2;
+  pipe_head_ = pipe_head_ + 1 == slots ? 0 : pipe_head_ + 1;
+  pipe_wr_ = pipe_wr_ + 1 == slots ? 0 : pipe_wr_ + 1;
   ++cycle_;
   step_seconds_ += step_clock_seconds() - t0;
   if (!down_.empty()) {
@@ -276,31 +297,47 @@ void TlmNetwork::step() {
 }
 
 // One router, one cycle: the combinational logic on this cycle's inputs and registers, then the clock edge, then
-// its outputs into the link pipes.
+// its outputs into the link pipes. kNdim and kVc, when not 0, are the network's dimensions and VC count as
+// compile-time constants: the compiler then unrolls the loops over link ports and VCs and folds the index
+// arithmetic (TlmNetwork's constructor picks the instance; 0 reads them from the options).
+template <int kNdim, int kVc>
 void TlmNetwork::eval_router(int n) {
   Router& r = routers_[static_cast<size_t>(n)];
-  const int V = o_.num_vc, D = o_.depth, NP = nport_, NL = nport_ - 1;
-  const size_t slots = size_t(o_.link_latency) + 2;
-  const size_t rd_slot = pipe_head_, wr_slot = (pipe_head_ + size_t(o_.link_latency) + 1) % slots;
+  const int V = kVc != 0 ? kVc : o_.num_vc, D = o_.depth;
+  const int NL = 2 * (kNdim != 0 ? kNdim : o_.ndim), NP = NL + 1;
+  const size_t rd_slot = pipe_head_, wr_slot = pipe_wr_;
+  const uint8_t all_vcs = static_cast<uint8_t>((1u << V) - 1);
 
   // ---- Inputs from the links ----
-  std::array<LinkFwd, 2 * kMaxDim> rxin;
-  std::array<LinkBwd, 2 * kMaxDim> txin;
+  // The beats are read in place (no router writes a pipe's read slot in this step); a beat the fault injector
+  // changes is read from a copy.
+  static const LinkFwd kNoFwd{};
+  static const LinkBwd kNoBwd{};
+  std::array<const LinkFwd*, 2 * kMaxDim> rxin;
+  std::array<const LinkBwd*, 2 * kMaxDim> txin;
   bool link_activity = false;
   for (int l = 0; l < NL; ++l) {
     const int nb = r.nb[size_t(l)];
     if (nb < 0) {
-      rxin[size_t(l)] = LinkFwd{};
-      txin[size_t(l)] = LinkBwd{};
+      rxin[size_t(l)] = &kNoFwd;
+      txin[size_t(l)] = &kNoBwd;
       continue;
     }
-    LinkFwd& fi = rxin[size_t(l)];
-    LinkBwd& bi = txin[size_t(l)];
-    fi = pipes_[size_t(nb * NL + (l ^ 1))].fwd[rd_slot];
-    bi = pipes_[size_t(n * NL + l)].bwd[rd_slot];
+    const LinkFwd& fi = pipes_[size_t(nb * NL + (l ^ 1))].fwd[rd_slot];
+    const LinkBwd& bi = pipes_[size_t(n * NL + l)].bwd[rd_slot];
+    rxin[size_t(l)] = &fi;
+    txin[size_t(l)] = &bi;
     if (faults_.enabled()) {
-      if (fi.valid) inject(fi, uint64_t(nb * NL + (l ^ 1)));
-      if (bi.valid) inject(bi, uint64_t(n * NL + l));
+      if (fi.valid) {
+        fault_fwd_[size_t(l)] = fi;
+        inject(fault_fwd_[size_t(l)], uint64_t(nb * NL + (l ^ 1)));
+        rxin[size_t(l)] = &fault_fwd_[size_t(l)];
+      }
+      if (bi.valid) {
+        fault_bwd_[size_t(l)] = bi;
+        inject(fault_bwd_[size_t(l)], uint64_t(n * NL + l));
+        txin[size_t(l)] = &fault_bwd_[size_t(l)];
+      }
     }
     link_activity = link_activity || fi.valid || fi.init || bi.valid || bi.init || !r.tx[size_t(l)].idle() ||
                     r.rx[size_t(l)].out.valid;
@@ -333,20 +370,17 @@ void TlmNetwork::eval_router(int n) {
   // ---- Output ports that may be allocated (port_ok) and room downstream (room) ----
   uint32_t port_ok = 1;
   std::array<uint8_t, kMaxPorts> room{};
-  const uint8_t all_vcs = static_cast<uint8_t>((1u << V) - 1);
   room[0] = r.ej.in_ready() ? all_vcs : 0;
   for (int l = 0; l < NL; ++l) {
     const TxLink& t = r.tx[size_t(l)];
     if (!t.up || t.down) continue;
     port_ok |= 1u << (l + 1);
     if (t.rp) continue;  // crd_avail_o is low during a replay
-    uint8_t m = 0;
-    for (int v = 0; v < V; ++v) m |= static_cast<uint8_t>((t.crd[size_t(v)] != 0) << v);
-    room[size_t(l + 1)] = m;
+    room[size_t(l + 1)] = t.crd_mask;
   }
 
   // ---- VC allocation (trn_noc_input_port route(), va_mask; trn_noc_vc_alloc) ----
-  const int S = V / (2 * o_.vc_groups);
+  const int S = class_vcs_;
   const uint8_t set1 = static_cast<uint8_t>((1u << S) - 1);
   std::array<uint64_t, kMaxIn> req2;  // per output VC o * V + w: the input VCs that picked it
   std::array<uint8_t, kMaxIn> touched_list;
@@ -394,12 +428,12 @@ void TlmNetwork::eval_router(int n) {
       if (oport == 0 || !o_.torus) {
         mask = static_cast<uint8_t>(set1 << (2 * group * S) | set1 << ((2 * group + 1) * S));
       } else {
-        const int d_out = (oport - 1) / 2, p = i / V, v = i % V;
+        const int d_out = (oport - 1) / 2, p = in_port_[size_t(i)];
         const bool neg_out = (oport - 1) % 2 == 1;
         // Dateline class chosen on entering a ring (1 iff the way to dst takes the wrap-around link), kept along it.
         const bool wraps = neg_out ? dst[d_out] > r.me[d_out] : dst[d_out] < r.me[d_out];
         const bool cont = p != 0 && d_out == (p - 1) / 2 && neg_out != ((p - 1) % 2 == 1);
-        const int dclass = cont ? (v / S) % 2 : (wraps ? 1 : 0);
+        const int dclass = cont ? in_dclass_[size_t(i)] : (wraps ? 1 : 0);
         mask = static_cast<uint8_t>(set1 << ((2 * group + dclass) * S));
       }
       const uint8_t cand = mask & static_cast<uint8_t>(~r.busy[size_t(oport)]);
@@ -421,7 +455,7 @@ void TlmNetwork::eval_router(int n) {
   for (int t = 0; t < touched; ++t) {
     const int k = touched_list[size_t(t)];
     const int i = rr_pick(req2[size_t(k)], r.va2_ptr[size_t(k)]);
-    r.va2_ptr[size_t(k)] = rr_next(i, nin_);
+    r.va2_ptr[size_t(k)] = rr_next(i, NP * V);
     r.va1_ptr[size_t(i)] = rr_next(pick_w[size_t(i)], V);
     va_gnt_list[size_t(va_gnts++)] = static_cast<uint8_t>(i);
   }
@@ -513,7 +547,8 @@ void TlmNetwork::eval_router(int n) {
                                  "sent without a credit",
                                  cycle_, node_name(n), p, f.vc, D));
     }
-    r.buf[size_t((p * V + f.vc) * D + (s.rd + s.count) % D)] = f;
+    const int w = s.rd + s.count;
+    r.buf[size_t((p * V + f.vc) * D + (w >= D ? w - D : w))] = f;
     ++s.count;
     ++r.flits;
     r.update_req(p * V + f.vc);
@@ -522,7 +557,7 @@ void TlmNetwork::eval_router(int n) {
   // trn_noc_link_rx arrival check: accept (accept_o: the input port stores the flit), drop, NAK.
   std::array<bool, 2 * kMaxDim> rx_valid{}, rx_accept{}, rx_nak{};
   for (int l = 0; l < NL; ++l) {
-    const LinkFwd& in = rxin[size_t(l)];
+    const LinkFwd& in = *rxin[size_t(l)];
     if (!in.valid) continue;
     RxLink& x = r.rx[size_t(l)];
     if (!x.up) {
@@ -546,12 +581,13 @@ void TlmNetwork::eval_router(int n) {
     if (r.nb[L] < 0) continue;
     const bool send = out_valid[L + 1];
     TxLink& t = r.tx[L];
-    const LinkBwd& bi = txin[L];
+    const LinkBwd& bi = *txin[L];
     // trn_noc_link_tx: the backward beat, credits, acknowledgements, replay.
     if (!t.up) {
       if (bi.init) {
         t.up = true;
         t.crd.fill(static_cast<uint8_t>(D));
+        t.crd_mask = all_vcs;
       }
     } else if (t.down) {
       t.out_valid = false;  // crd_avail_o low, no replay: nothing leaves
@@ -589,9 +625,13 @@ void TlmNetwork::eval_router(int n) {
                                      cycle_, node_name(n), link_port_name(l), int(bi.vc), delta, int(t.crd[bi.vc]), D));
         }
         t.crd[bi.vc] = static_cast<uint8_t>(t.crd[bi.vc] + delta);
+        if (t.crd[bi.vc] != 0) t.crd_mask |= static_cast<uint8_t>(1u << bi.vc);
         t.fc[bi.vc] = bi.fc;
       }
-      if (send) --t.crd[out_flit[L + 1].vc];  // room[] guaranteed a credit
+      if (send) {  // room[] guaranteed a credit
+        const int v = out_flit[L + 1].vc;
+        if (--t.crd[size_t(v)] == 0) t.crd_mask &= static_cast<uint8_t>(~(1u << v));
+      }
       // Output register: a replayed flit, else the new one (read the replay buffer before this edge's write).
       const bool replaying = t.rp && !replay;
       const size_t rb_mask = t.rb.size() - 1;
@@ -643,7 +683,7 @@ void TlmNetwork::eval_router(int n) {
       continue;
     }
     const bool was_up = x.up;
-    if (!x.up && rxin[L].init) x.up = true;
+    if (!x.up && rxin[L]->init) x.up = true;
     if (rx_accept[L]) x.exp = static_cast<uint16_t>((x.exp + 1) & kSeqMask);
     if (rx_accept[L]) {
       x.nak = false;

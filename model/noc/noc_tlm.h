@@ -97,7 +97,9 @@ class TlmNetwork final : public NocPorts {
   struct Pipe;
 
  private:
+  template <int kNdim, int kVc>
   void eval_router(int n);
+  void (TlmNetwork::*eval_)(int) = nullptr;  // the eval_router instance for this network's shape
   void bring_up();
   void inject(LinkFwd& beat, uint64_t link);  // the fault injector's changes to a beat read from a pipe
   void inject(LinkBwd& beat, uint64_t link);
@@ -106,13 +108,18 @@ class TlmNetwork final : public NocPorts {
   int nport_ = 0, nin_ = 0;
   std::vector<Router> routers_;
   std::vector<Pipe> pipes_;  // link n * (2 * ndim) + l: from router n's link port l
-  size_t pipe_head_ = 0;
+  size_t pipe_head_ = 0;        // the pipes' slot read this cycle
+  size_t pipe_wr_ = 0;          // and the slot written: (pipe_head_ + link_latency + 1) mod (link_latency + 2)
+  int class_vcs_ = 0;           // VCs per dateline class of a group: num_vc / (2 vc_groups)
+  std::array<uint8_t, (1 + 2 * kMaxDim) * kMaxVc> in_port_{}, in_dclass_{};  // input VC i's port, and the dateline class of its VC
   bool refresh_tick_ = false;  // this cycle's edge sends the receivers' refresh beats (step())
   uint8_t refresh_vc_ = 0;     // for this VC
   uint64_t cycle_ = 0;
   uint64_t link_flits_ = 0;
   double step_seconds_ = 0;
   LinkFaultInjector faults_;
+  std::vector<LinkFwd> fault_fwd_;  // eval_router's copies of the beats the injector changed, per link port
+  std::vector<LinkBwd> fault_bwd_;
   LinkStats stats_;
   std::vector<std::pair<int, int>> down_;  // links that went down in this step: (node, link port)
 };
