@@ -2,6 +2,7 @@
 #include "firmware/kernels/kernel_sequence.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/core.h>
@@ -91,20 +92,41 @@ std::vector<GemmPiece> split_gemm(const driver::DeviceInfo& info, const GemmLayo
   if (cores < 1 || m < 1 || n < 1 || whole.k < 1) {
     throw std::invalid_argument(fmt::format("split_gemm: {} cores, K {}, M {}, N {}", cores, whole.k, m, n));
   }
-  // By M in whole TE-column tiles over as many cores as there are tiles; the cores left over split N, as long as
-  // each piece's share of the moving operand is at least a quarter of what the DMA engines move in one start latency
-  // (a smaller piece mostly adds a start latency: a per-head scores GEMM at T = 128, 16 KiB of moving, cut in two
-  // took 25 k cycles instead of 17 k; the block's c_proj at T = 128, 1.2 MB, took 15 k in 8 pieces, 22 k in 2, 38 k
-  // in 1).
+  // M is cut in whole TE-column tiles, N in multiples of kGemmSplitColumns, and N only into pieces whose share of
+  // the moving operand is at least a quarter of what the DMA engines move in one start latency (a smaller piece
+  // mostly adds a start latency: a per-head scores GEMM at T = 128, 16 KiB of moving, cut in two took 25 k cycles
+  // instead of 17 k; the block's c_proj at T = 128, 1.2 MB, took 15 k in 8 pieces, 22 k in 2, 38 k in 1).
   const int tile = int(std::max<uint32_t>(1, info.te_cols));
-  const int m_parts = std::min(cores, (m + tile - 1) / tile);
+  const int m_tiles = (m + tile - 1) / tile;
   const uint64_t es = isa::dtype_bits(whole.dtype) / 8, ob = isa::data_type_bytes(whole.out_type);
   const double latency_bytes = dma_latency_bytes(info);
   const double moving_bytes = double(whole.k) * double(n) * double(es);
   const bool rows_whole = whole.epilogue.kind == GemmEpilogue::Kind::kSoftmax;  // a softmax needs whole rows
-  const int n_parts =
-      rows_whole ? 1 : std::max(1, std::min(cores / m_parts, int(4.0 * moving_bytes / latency_bytes)));
-  const int m_per = rows_per_core(m, tile, m_parts), n_per = rows_per_core(n, kGemmSplitColumns, n_parts);
+  const int max_n_parts = rows_whole ? 1 : std::max(1, std::min(cores, int(4.0 * moving_bytes / latency_bytes)));
+  // Of the grids m_parts x n_parts <= cores, the one whose largest piece has the fewest TE cycles (K tiles x M
+  // tiles x N columns: the parallel work), then the fewest operand and output bytes per core (every core loads its M
+  // rows of the stationary operand and its N columns of the moving one: a 4 x 2 grid of a 4096^3 GEMM moves 2/3 of
+  // what 8 x 1 moves, over the core's DMA engines and the shared HBM, and its first moving panel is half as wide),
+  // then the most M parts.
+  const uint32_t te_rows = std::max<uint32_t>(1, info.te_rows);
+  const double k_tiles = double((uint64_t(whole.k) + te_rows - 1) / te_rows);
+  struct Grid {
+    int m_per = 0, n_per = 0;
+    double te = 0, bytes = 0;
+  };
+  Grid best;
+  for (int mp = std::min(cores, m_tiles); mp >= 1; --mp) {
+    for (int np = 1; np <= max_n_parts && mp * np <= cores; ++np) {
+      Grid g;
+      g.m_per = rows_per_core(m, tile, mp);
+      g.n_per = rows_per_core(n, kGemmSplitColumns, np);
+      const double pm = std::min(g.m_per, m), pn = std::min(g.n_per, n);
+      g.te = k_tiles * std::ceil(pm / tile) * pn;
+      g.bytes = double(whole.k) * double(es) * (pm + pn) + pm * pn * double(ob);
+      if (best.m_per == 0 || g.te < best.te || (g.te == best.te && g.bytes < best.bytes)) best = g;
+    }
+  }
+  const int m_per = best.m_per, n_per = best.n_per;
   const int s_ld = whole.stationary_ld > 0 ? whole.stationary_ld : m;
   const int m_ld = whole.moving_ld > 0 ? whole.moving_ld : n, o_ld = whole.out_ld > 0 ? whole.out_ld : n;
   const bool mx = isa::is_mx(whole.dtype);

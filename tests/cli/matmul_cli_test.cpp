@@ -364,7 +364,7 @@ TEST(MatmulCliCores, SplitByRowsOverTwoCoresGivesTheOneCoreResultAndTheGolden) {
     return std::pair{r.out, read_npy_f32(out, size_t(m) * n)};
   };
   const auto [text, two] = matmul("--cores 2");
-  EXPECT_NE(text.find("split over cores 0..1 (by M, then N)"), std::string::npos) << text;
+  EXPECT_NE(text.find("split over cores 0..1 (blocks of output rows x columns)"), std::string::npos) << text;
   EXPECT_NE(text.find("core 0: 32 rows"), std::string::npos) << text;
   EXPECT_NE(text.find("core 1: 5 rows"), std::string::npos) << text;
   EXPECT_EQ(two, matmul("--cores 1").second);

@@ -110,7 +110,9 @@ int run_matmul(MatmulOptions o) {
   fmt::print("trnsim matmul: O[M={}, N={}] = S[K={}, M]^T @ M[K, N]{}, dtype {}{}, config {} ({} datapath){}\n",
              mm, n, k, ops.accumulate_into ? " + P" : "", o.dtype, cast, session.info().config_name,
              session.info().te_backend,
-             o.device.cores > 1 ? fmt::format(", split over cores 0..{} (by M, then N)", o.device.cores - 1) : "");
+             o.device.cores > 1
+                 ? fmt::format(", split over cores 0..{} (blocks of output rows x columns)", o.device.cores - 1)
+                 : "");
   std::fflush(stdout);
 
   return run_on_device(session, [&] {
