@@ -114,6 +114,11 @@ class Runner {
     const double mean_len = (o_.min_len + o_.max_len) / 2.0;
     const Coin arrive{std::min(1.0, o_.rate / mean_len)};
     const Coin stall{o_.eject_stall_prob};
+    // Room for the packets a source is expected to create (up to 64 Ki each): growing the lists by doubling
+    // copied them and touched fresh pages several times over.
+    const size_t expected = size_t(std::min(65536.0, double(o_.inject_cycles) * arrive.p * 1.05 + 16.0));
+    for (int s : senders_) packets_[size_t(s)].reserve(expected);
+    latency_.reserve(expected * senders_.size());
     std::uniform_int_distribution<int> len(o_.min_len, o_.max_len);
     std::uniform_int_distribution<int> cls(0, o_.num_classes - 1);
 

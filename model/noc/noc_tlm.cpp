@@ -132,14 +132,6 @@ struct TlmNetwork::Router {
   bool hello = false;  // hello_q (link_tx) = init_q (link_rx): the bring-up beats go out this cycle
 };
 
-// One direction of a link: flits from router `src` link port l, credits back. Ring of latency + 2 slots: written
-// after the edge at (head + latency + 1), read before the next one at head, so a beat is seen latency + 1 cycles
-// later, as through NocNetwork's latency + 1 register stages.
-struct TlmNetwork::Pipe {
-  std::vector<LinkFwd> fwd;
-  std::vector<LinkBwd> bwd;
-};
-
 void TlmOptions::validate() const {
   if (ndim < 1 || ndim > kMaxDim) throw NocError(fmt::format("{} dimensions: 1..{} supported", ndim, kMaxDim));
   for (int d = 0; d < kMaxDim; ++d) {
@@ -194,7 +186,9 @@ TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options), faults_((option
   const int n_nodes = nodes();
   const int nl = nport_ - 1;
   routers_.resize(static_cast<size_t>(n_nodes));
-  pipes_.resize(static_cast<size_t>(n_nodes * nl));
+  links_ = size_t(n_nodes * nl);
+  fwd_.assign(links_ * (size_t(o_.link_latency) + 2), LinkFwd{});
+  bwd_.assign(links_ * (size_t(o_.link_latency) + 2), LinkBwd{});
   for (int n = 0; n < n_nodes; ++n) {
     Router& r = routers_[static_cast<size_t>(n)];
     r.me = coord(n);
@@ -209,9 +203,6 @@ TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options), faults_((option
       const bool edge = neg ? c[d] == 0 : c[d] == s - 1;
       c[d] = (c[d] + (neg ? s - 1 : 1)) % s;
       r.nb[static_cast<size_t>(l)] = (!o_.torus && edge) ? -1 : node(c);
-      Pipe& p = pipes_[static_cast<size_t>(n * nl + l)];
-      p.fwd.assign(static_cast<size_t>(o_.link_latency) + 2, LinkFwd{});
-      p.bwd.assign(static_cast<size_t>(o_.link_latency) + 2, LinkBwd{});
     }
   }
   bring_up();
@@ -305,7 +296,7 @@ void TlmNetwork::eval_router(int n) {
   Router& r = routers_[static_cast<size_t>(n)];
   const int V = kVc != 0 ? kVc : o_.num_vc, D = o_.depth;
   const int NL = 2 * (kNdim != 0 ? kNdim : o_.ndim), NP = NL + 1;
-  const size_t rd_slot = pipe_head_, wr_slot = pipe_wr_;
+  const size_t rd_base = pipe_head_ * links_, wr_base = pipe_wr_ * links_;
   const uint8_t all_vcs = static_cast<uint8_t>((1u << V) - 1);
 
   // ---- Inputs from the links ----
@@ -323,8 +314,8 @@ void TlmNetwork::eval_router(int n) {
       txin[size_t(l)] = &kNoBwd;
       continue;
     }
-    const LinkFwd& fi = pipes_[size_t(nb * NL + (l ^ 1))].fwd[rd_slot];
-    const LinkBwd& bi = pipes_[size_t(n * NL + l)].bwd[rd_slot];
+    const LinkFwd& fi = fwd_[rd_base + size_t(nb * NL + (l ^ 1))];
+    const LinkBwd& bi = bwd_[rd_base + size_t(n * NL + l)];
     rxin[size_t(l)] = &fi;
     txin[size_t(l)] = &bi;
     if (faults_.enabled()) {
@@ -350,8 +341,8 @@ void TlmNetwork::eval_router(int n) {
     for (int l = 0; l < NL; ++l) {
       const int nb = r.nb[size_t(l)];
       if (nb < 0) continue;
-      pipes_[size_t(n * NL + l)].fwd[wr_slot] = LinkFwd{};
-      pipes_[size_t(nb * NL + (l ^ 1))].bwd[wr_slot] = LinkBwd{};
+      fwd_[wr_base + size_t(n * NL + l)] = LinkFwd{};
+      bwd_[wr_base + size_t(nb * NL + (l ^ 1))] = LinkBwd{};
     }
     return;
   }
@@ -706,13 +697,13 @@ void TlmNetwork::eval_router(int n) {
     const int nb = r.nb[size_t(l)];
     if (nb < 0) continue;
     const TxLink& t = r.tx[size_t(l)];
-    LinkFwd& f = pipes_[size_t(n * NL + l)].fwd[wr_slot];
+    LinkFwd& f = fwd_[wr_base + size_t(n * NL + l)];
     f.valid = t.out_valid && !r.hello;
     f.init = r.hello;
     f.crc_ok = true;
     f.seq = t.out_seq;
     f.flit = t.out_flit;
-    LinkBwd& b = pipes_[size_t(nb * NL + (l ^ 1))].bwd[wr_slot];
+    LinkBwd& b = bwd_[wr_base + size_t(nb * NL + (l ^ 1))];
     b = r.rx[size_t(l)].out;
     b.valid = b.valid && !r.hello;
     b.init = r.hello;

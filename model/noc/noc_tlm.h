@@ -94,7 +94,6 @@ class TlmNetwork final : public NocPorts {
   int unacknowledged(int node, int link) const;
 
   struct Router;  // noc_tlm.cpp
-  struct Pipe;
 
  private:
   template <int kNdim, int kVc>
@@ -107,7 +106,13 @@ class TlmNetwork final : public NocPorts {
   TlmOptions o_;
   int nport_ = 0, nin_ = 0;
   std::vector<Router> routers_;
-  std::vector<Pipe> pipes_;  // link n * (2 * ndim) + l: from router n's link port l
+  // The link pipes, one direction of a link each: flits from router n's link port l (link n * (2 * ndim) + l),
+  // and the credits back. A ring of latency + 2 slots of every link's beat (slot s of link i at s * links_ + i):
+  // written after the edge at (head + latency + 1), read before the next one at head, so a beat is seen
+  // latency + 1 cycles later, as through NocNetwork's latency + 1 register stages.
+  size_t links_ = 0;
+  std::vector<LinkFwd> fwd_;
+  std::vector<LinkBwd> bwd_;
   size_t pipe_head_ = 0;        // the pipes' slot read this cycle
   size_t pipe_wr_ = 0;          // and the slot written: (pipe_head_ + link_latency + 1) mod (link_latency + 2)
   int class_vcs_ = 0;           // VCs per dateline class of a group: num_vc / (2 vc_groups)
