@@ -106,13 +106,16 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   append(&seq, gemm_steps(info, "qkv gemm+bias", s.d_model, 3 * s.d_model, s.seq, in.w_qkv, b.ln1T, b.qkvT, s.cores,
                           isa::DataType::kBf16, qkv_bias));
 
-  // V^T (rows 2D.. of qkvT) -> V_h [T, d] per head: one transposing copy per head.
-  std::vector<isa::CopyFields> vcopies;
-  for (int h = 0; h < s.heads; ++h) {
-    vcopies.push_back(transpose_copy(b.qkvT + (2 * D + h * d) * T * 2, isa::DataType::kBf16, b.v + h * T * d * 2,
-                                     isa::DataType::kBf16, static_cast<int>(d), s.seq));
-  }
-  seq.push_back({"v heads", dma_program(info, vcopies), 0});
+  // V^T (rows 2D.. of qkvT) -> V_h [T, d] per head: one transposing copy per head, the heads split over the cores
+  // (a DMA-only step: one core's engines alone took 30 k cycles at T = 2048).
+  append(&seq, row_split_steps("v heads", s.heads, 1, s.cores, [&](int h0, int n) {
+    std::vector<isa::CopyFields> vcopies;
+    for (int h = h0; h < h0 + n; ++h) {
+      vcopies.push_back(transpose_copy(b.qkvT + (2 * D + h * d) * T * 2, isa::DataType::kBf16, b.v + h * T * d * 2,
+                                       isa::DataType::kBf16, static_cast<int>(d), s.seq));
+    }
+    return KernelStep{"v heads", dma_program(info, vcopies), 0};
+  }));
 
   AttentionLayout at;
   at.seq = s.seq;
