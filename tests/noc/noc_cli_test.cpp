@@ -338,5 +338,58 @@ TEST(NocCli, AFailingRtlRunPrintsARunnableReRunCommand) {
   EXPECT_TRUE(v.signals.count("node_0_0.trn_noc_router.inj_valid_i"));
 }
 
+// scripts/noc-sweep's booksim step (NOC_STEPS=booksim): BookSim2 itself is never part of the tree, so a stand-in
+// takes its place here. It checks that the step writes BookSim2's configuration for the torus asked for, runs the
+// rounds interleaved with trnsim's TLM and RTL, and tabulates each round's rates and ratios; and that a missing
+// BookSim2 or a torus BookSim2 cannot build is exit 2 naming the knob.
+TEST(NocSweepScript, BooksimStepTabulatesEachRoundAgainstTheGivenBinary) {
+  const std::string dir = scratch(".sweep");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string fake = dir + "/booksim";
+  // Reads its one argument (the configuration) and spends some CPU time, as BookSim2 would.
+  std::ofstream(fake) << "#!/bin/bash\ntest -r \"$1\" || exit 3\nn=0; for i in $(seq 200000); do n=$((n + i)); done\n"
+                         "echo \"Total run time $n\"\n";
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  const std::string env = "NOC_STEPS=booksim NOC_BOOKSIM='" + fake + "' NOC_BOOKSIM_ROUNDS=2 NOC_BOOKSIM_DIMS=4x4 " +
+                          "NOC_BOOKSIM_VCS=4 NOC_BOOKSIM_CYCLES=300 NOC_BOOKSIM_RATE=0.2 ";
+  const Result r = run_command(env + "bash " + NOC_SWEEP_SCRIPT + " " + TRNSIM_BIN + " '" + dir + "/out'");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string cfg = slurp(dir + "/out/booksim.cfg");
+  for (const char* line : {"topology = torus;", "k = 4;", "n = 2;", "routing_function = dim_order;", "num_vcs = 4;",
+                           "vc_buf_size = 4;", "packet_size = 1;", "injection_rate = 0.2;", "sample_period = 300;"}) {
+    EXPECT_NE(cfg.find(line), std::string::npos) << line << "\n" << cfg;
+  }
+  // One row per round: BookSim2's rate, then trnsim's four rates, each with its ratio to BookSim2's.
+  const std::regex row("\\| ([12]) \\| ([0-9]+) \\| ([0-9]+) \\(([0-9.]+)x\\) \\| ([0-9]+) \\(([0-9.]+)x\\) \\| "
+                       "([0-9]+) \\(([0-9.]+)x\\) \\| ([0-9]+) \\(([0-9.]+)x\\) \\|");
+  int rows = 0;
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), row); it != std::sregex_iterator(); ++it, ++rows) {
+    const std::smatch& m = *it;
+    EXPECT_EQ(std::stoi(m[1]), rows + 1);
+    const double booksim = std::stod(m[2]);
+    ASSERT_GT(booksim, 0) << r.out;
+    for (int k = 3; k <= 9; k += 2) {
+      const double rate = std::stod(m[size_t(k)]);
+      EXPECT_GT(rate, 0) << m.str();
+      EXPECT_NEAR(std::stod(m[size_t(k + 1)]), rate / booksim, 0.006 + 0.003 * rate / booksim) << m.str();
+    }
+    EXPECT_GT(std::stod(m[3]), std::stod(m[5])) << "the network alone is faster than with the traffic: " << m.str();
+  }
+  EXPECT_EQ(rows, 2) << r.out;
+
+  const Result missing = run_command("NOC_STEPS=booksim NOC_BOOKSIM='" + dir + "/nothing' bash " + NOC_SWEEP_SCRIPT +
+                                     " " + TRNSIM_BIN + " '" + dir + "/out2'");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("NOC_BOOKSIM='" + dir + "/nothing' is not an executable booksim binary"),
+            std::string::npos)
+      << missing.err;
+  const Result ragged = run_command("NOC_STEPS=booksim NOC_BOOKSIM='" + fake + "' NOC_BOOKSIM_DIMS=4x8 bash " +
+                                    NOC_SWEEP_SCRIPT + " " + TRNSIM_BIN + " '" + dir + "/out3'");
+  EXPECT_EQ(ragged.exit_code, 2);
+  EXPECT_NE(ragged.err.find("NOC_BOOKSIM_DIMS=4x8: BookSim2's torus is a k-ary n-cube"), std::string::npos)
+      << ragged.err;
+}
+
 }  // namespace
 }  // namespace trnsim::test
