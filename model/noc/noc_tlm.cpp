@@ -377,69 +377,67 @@ void TlmNetwork::eval_router(int n) {
   std::array<uint8_t, kMaxIn> touched_list;
   int touched = 0;
   std::array<uint8_t, kMaxIn> pick_w, req_oport;
-  {
-    for (uint64_t m = r.va_req; m != 0; m &= m - 1) {
-      const int i = __builtin_ctzll(m);
-      const InVc& s = r.vc[size_t(i)];
-      const Flit& hf = r.buf[size_t(i * D + s.rd)];
-      if (!hf.head) {
-        throw NocError(fmt::format("cycle {} router {} input VC {}: a body/tail flit at the front of an idle VC "
-                                   "(head lost)",
-                                   cycle_, node_name(n), i));
-      }
-      const Coord dst = header_dst(hf.data);
-      int oport = 0;
-      for (int d = 0; d < o_.ndim; ++d) {
-        const int a = dst[d], b = r.me[d], sz = size(d);
-        if (a >= sz) {
-          throw NocError(fmt::format("cycle {} router {}: head flit for router {} outside the {} network", cycle_,
-                                     node_name(n), dst.str(kMaxDim), o_.str()));
-        }
-        if (oport == 0 && a != b) {
-          if (o_.torus) {
-            // Hops in the positive direction; a tie (exactly half the ring) goes + from an even coordinate, - from
-            // an odd one (trn_noc_input_port route()).
-            const int delta = a >= b ? a - b : a + sz - b;
-            oport = 1 + 2 * d + (2 * delta == sz ? (b & 1) : (2 * delta < sz ? 0 : 1));
-          } else {
-            oport = 1 + 2 * d + (a > b ? 0 : 1);
-          }
-        }
-      }
-      for (int d = o_.ndim; d < kMaxDim; ++d) {
-        if (dst[d] != 0) {
-          throw NocError(fmt::format("cycle {} router {}: head flit for router {} outside the {} network", cycle_,
-                                     node_name(n), dst.str(kMaxDim), o_.str()));
-        }
-      }
-      req_oport[size_t(i)] = static_cast<uint8_t>(oport);
-      if (!(port_ok >> oport & 1)) continue;
-      const int group = static_cast<int>(header_mclass(hf.data)) % o_.vc_groups;
-      uint8_t mask;
-      if (oport == 0 || !o_.torus) {
-        mask = static_cast<uint8_t>(set1 << (2 * group * S) | set1 << ((2 * group + 1) * S));
-      } else {
-        const int d_out = (oport - 1) / 2, p = in_port_[size_t(i)];
-        const bool neg_out = (oport - 1) % 2 == 1;
-        // Dateline class chosen on entering a ring (1 iff the way to dst takes the wrap-around link), kept along it.
-        const bool wraps = neg_out ? dst[d_out] > r.me[d_out] : dst[d_out] < r.me[d_out];
-        const bool cont = p != 0 && d_out == (p - 1) / 2 && neg_out != ((p - 1) % 2 == 1);
-        const int dclass = cont ? in_dclass_[size_t(i)] : (wraps ? 1 : 0);
-        mask = static_cast<uint8_t>(set1 << ((2 * group + dclass) * S));
-      }
-      const uint8_t cand = mask & static_cast<uint8_t>(~r.busy[size_t(oport)]);
-      if (cand == 0) continue;
-      const int w = rr_pick(cand, r.va1_ptr[size_t(i)]);
-      pick_w[size_t(i)] = static_cast<uint8_t>(w);
-      const int k = oport * V + w;
-      bool seen = false;
-      for (int t = 0; t < touched; ++t) seen = seen || touched_list[size_t(t)] == k;
-      if (!seen) {
-        touched_list[size_t(touched++)] = static_cast<uint8_t>(k);
-        req2[size_t(k)] = 0;
-      }
-      req2[size_t(k)] |= uint64_t{1} << i;
+  for (uint64_t m = r.va_req; m != 0; m &= m - 1) {
+    const int i = __builtin_ctzll(m);
+    const InVc& s = r.vc[size_t(i)];
+    const Flit& hf = r.buf[size_t(i * D + s.rd)];
+    if (!hf.head) {
+      throw NocError(fmt::format("cycle {} router {} input VC {}: a body/tail flit at the front of an idle VC "
+                                 "(head lost)",
+                                 cycle_, node_name(n), i));
     }
+    const Coord dst = header_dst(hf.data);
+    int oport = 0;
+    for (int d = 0; d < o_.ndim; ++d) {
+      const int a = dst[d], b = r.me[d], sz = size(d);
+      if (a >= sz) {
+        throw NocError(fmt::format("cycle {} router {}: head flit for router {} outside the {} network", cycle_,
+                                   node_name(n), dst.str(kMaxDim), o_.str()));
+      }
+      if (oport == 0 && a != b) {
+        if (o_.torus) {
+          // Hops in the positive direction; a tie (exactly half the ring) goes + from an even coordinate, - from
+          // an odd one (trn_noc_input_port route()).
+          const int delta = a >= b ? a - b : a + sz - b;
+          oport = 1 + 2 * d + (2 * delta == sz ? (b & 1) : (2 * delta < sz ? 0 : 1));
+        } else {
+          oport = 1 + 2 * d + (a > b ? 0 : 1);
+        }
+      }
+    }
+    for (int d = o_.ndim; d < kMaxDim; ++d) {
+      if (dst[d] != 0) {
+        throw NocError(fmt::format("cycle {} router {}: head flit for router {} outside the {} network", cycle_,
+                                   node_name(n), dst.str(kMaxDim), o_.str()));
+      }
+    }
+    req_oport[size_t(i)] = static_cast<uint8_t>(oport);
+    if (!(port_ok >> oport & 1)) continue;
+    const int group = static_cast<int>(header_mclass(hf.data)) % o_.vc_groups;
+    uint8_t mask;
+    if (oport == 0 || !o_.torus) {
+      mask = static_cast<uint8_t>(set1 << (2 * group * S) | set1 << ((2 * group + 1) * S));
+    } else {
+      const int d_out = (oport - 1) / 2, p = in_port_[size_t(i)];
+      const bool neg_out = (oport - 1) % 2 == 1;
+      // Dateline class chosen on entering a ring (1 iff the way to dst takes the wrap-around link), kept along it.
+      const bool wraps = neg_out ? dst[d_out] > r.me[d_out] : dst[d_out] < r.me[d_out];
+      const bool cont = p != 0 && d_out == (p - 1) / 2 && neg_out != ((p - 1) % 2 == 1);
+      const int dclass = cont ? in_dclass_[size_t(i)] : (wraps ? 1 : 0);
+      mask = static_cast<uint8_t>(set1 << ((2 * group + dclass) * S));
+    }
+    const uint8_t cand = mask & static_cast<uint8_t>(~r.busy[size_t(oport)]);
+    if (cand == 0) continue;
+    const int w = rr_pick(cand, r.va1_ptr[size_t(i)]);
+    pick_w[size_t(i)] = static_cast<uint8_t>(w);
+    const int k = oport * V + w;
+    bool seen = false;
+    for (int t = 0; t < touched; ++t) seen = seen || touched_list[size_t(t)] == k;
+    if (!seen) {
+      touched_list[size_t(touched++)] = static_cast<uint8_t>(k);
+      req2[size_t(k)] = 0;
+    }
+    req2[size_t(k)] |= uint64_t{1} << i;
   }
   std::array<uint8_t, kMaxIn> va_gnt_list;  // granted input VCs; the output VC is pick_w, the port req_oport
   int va_gnts = 0;

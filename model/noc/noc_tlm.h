@@ -116,7 +116,8 @@ class TlmNetwork final : public NocPorts {
   size_t pipe_head_ = 0;        // the pipes' slot read this cycle
   size_t pipe_wr_ = 0;          // and the slot written: (pipe_head_ + link_latency + 1) mod (link_latency + 2)
   int class_vcs_ = 0;           // VCs per dateline class of a group: num_vc / (2 vc_groups)
-  std::array<uint8_t, (1 + 2 * kMaxDim) * kMaxVc> in_port_{}, in_dclass_{};  // input VC i's port, and the dateline class of its VC
+  // Input VC i's port, and the dateline class of its VC.
+  std::array<uint8_t, (1 + 2 * kMaxDim) * kMaxVc> in_port_{}, in_dclass_{};
   bool refresh_tick_ = false;  // this cycle's edge sends the receivers' refresh beats (step())
   uint8_t refresh_vc_ = 0;     // for this VC
   uint64_t cycle_ = 0;
