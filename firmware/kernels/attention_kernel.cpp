@@ -31,6 +31,25 @@ void append_head(KernelSequence* seq, KernelSequence pieces, int h) {
   pieces.front().with_previous = h > 0;
   append(seq, std::move(pieces));
 }
+
+/// Appends the heads' pieces to `seq` as one wave. Causal (`last_first`): a piece of later query rows has more live
+/// columns, so the wave takes the last piece of every head first, then the one before, ...: a round of cores lasts
+/// as long as its longest piece, and grouping the longer pieces into the first rounds leaves the shorter ones
+/// together in the last (docs/kernels.md "Sequences over cores").
+void append_heads(KernelSequence* seq, std::vector<KernelSequence> heads, bool last_first) {
+  KernelSequence wave;
+  if (last_first) {
+    for (int p = int(heads.front().size()) - 1; p >= 0; --p) {
+      for (const KernelSequence& head : heads) {
+        if (p < int(head.size())) wave.push_back(head[size_t(p)]);
+      }
+    }
+  } else {
+    for (KernelSequence& head : heads) append(&wave, std::move(head));
+  }
+  for (size_t i = 0; i < wave.size(); ++i) wave[i].with_previous = i > 0;
+  append(seq, std::move(wave));
+}
 }  // namespace
 
 KernelSequence make_attention_programs(const driver::DeviceInfo& info, const AttentionLayout& l) {
@@ -58,12 +77,13 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
     epi.kind = GemmEpilogue::Kind::kSoftmax;
     epi.scale = sm.scale;
     epi.causal = l.causal;
+    std::vector<KernelSequence> heads;
     for (int h = 0; h < l.heads; ++h) {
-      append_head(&seq, gemm_steps(info, fmt::format("head {} scores+softmax", h), l.head_dim, l.seq, l.seq,
-                                   l.qT_hbm + h * qk_head, l.kT_hbm + h * qk_head, l.probs_hbm + h * tt * 2, pieces,
-                                   isa::DataType::kBf16, epi),
-                  h);
+      heads.push_back(gemm_steps(info, fmt::format("head {} scores+softmax", h), l.head_dim, l.seq, l.seq,
+                                 l.qT_hbm + h * qk_head, l.kT_hbm + h * qk_head, l.probs_hbm + h * tt * 2, pieces,
+                                 isa::DataType::kBf16, epi));
     }
+    append_heads(&seq, std::move(heads), l.causal);
   } else {
     for (int h = 0; h < l.heads; ++h) {
       append_head(&seq, gemm_steps(info, fmt::format("head {} scores", h), l.head_dim, l.seq, l.seq,
@@ -71,18 +91,19 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
                   h);
     }
     if (l.causal) {  // the mask depends on the query row, so one program per head (per piece of its rows)
+      std::vector<KernelSequence> heads;
       for (int h = 0; h < l.heads; ++h) {
-        append_head(&seq, row_split_steps(fmt::format("head {} softmax", h), l.seq, int(info.sbuf_partitions), pieces,
-                                          [&](int r0, int n) {
-                                            SoftmaxLayout part = sm;
-                                            part.rows = n;
-                                            part.causal_offset = r0;  // row i of the piece is query r0 + i
-                                            part.in_hbm = l.scores_hbm + (h * tt + uint64_t(r0) * T) * 4;
-                                            part.out_hbm = l.probs_hbm + (h * tt + uint64_t(r0) * T) * 2;
-                                            return KernelStep{"", make_softmax_program(info, part), 0};
-                                          }),
-                    h);
+        heads.push_back(row_split_steps(fmt::format("head {} softmax", h), l.seq, int(info.sbuf_partitions), pieces,
+                                        [&](int r0, int n) {
+                                          SoftmaxLayout part = sm;
+                                          part.rows = n;
+                                          part.causal_offset = r0;  // row i of the piece is query r0 + i
+                                          part.in_hbm = l.scores_hbm + (h * tt + uint64_t(r0) * T) * 4;
+                                          part.out_hbm = l.probs_hbm + (h * tt + uint64_t(r0) * T) * 2;
+                                          return KernelStep{"", make_softmax_program(info, part), 0};
+                                        }));
       }
+      append_heads(&seq, std::move(heads), /*last_first=*/true);
     } else {
       sm.rows = l.seq * l.heads;
       sm.in_hbm = l.scores_hbm;
