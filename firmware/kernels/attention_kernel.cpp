@@ -115,25 +115,28 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   // P^T kept in SBUF (make_transpose_pv_program), where the pieces fit.
   const int q_per = rows_per_core(l.seq, transpose_tile_rows(info), pieces);
   if (l.fused_softmax && l.te_transpose && transpose_pv_fits(info, std::min(q_per, l.seq), l.head_dim)) {
+    std::vector<KernelSequence> heads;
     for (int h = 0; h < l.heads; ++h) {
-      append_head(&seq, row_split_steps(fmt::format("head {} transpose+pv", h), l.seq, transpose_tile_rows(info),
-                                        pieces, [&](int q0, int n) {
-                                          TransposePvLayout t;
-                                          t.keys = l.seq;
-                                          t.queries = n;
-                                          t.head_dim = l.head_dim;
-                                          t.p_ld = l.seq;
-                                          t.out_ld = l.seq;
-                                          t.p_hbm = l.probs_hbm + (h * tt + uint64_t(q0) * T) * 2;
-                                          t.v_hbm = l.v_hbm + h * T * d * 2;
-                                          t.out_hbm = l.outT_hbm +
-                                                      (h * d * T + uint64_t(q0)) * isa::data_type_bytes(l.out_type);
-                                          t.out_type = l.out_type;
-                                          const uint64_t macs = uint64_t(n) * T * d;
-                                          return KernelStep{"", make_transpose_pv_program(info, t), macs};
-                                        }),
-                  h);
+      heads.push_back(row_split_steps(fmt::format("head {} transpose+pv", h), l.seq, transpose_tile_rows(info),
+                                      pieces, [&](int q0, int n) {
+                                        TransposePvLayout t;
+                                        t.keys = l.seq;
+                                        t.queries = n;
+                                        t.head_dim = l.head_dim;
+                                        t.p_ld = l.seq;
+                                        t.out_ld = l.seq;
+                                        t.p_hbm = l.probs_hbm + (h * tt + uint64_t(q0) * T) * 2;
+                                        t.v_hbm = l.v_hbm + h * T * d * 2;
+                                        t.out_hbm = l.outT_hbm +
+                                                    (h * d * T + uint64_t(q0)) * isa::data_type_bytes(l.out_type);
+                                        t.out_type = l.out_type;
+                                        t.zero_keys_from = l.causal ? q0 + n : 0;  // P's masked keys are +0
+                                        const uint64_t macs = uint64_t(n) * T * d;
+                                        return KernelStep{"", make_transpose_pv_program(info, t), macs};
+                                      }));
     }
+    // Causal: a later piece has fewer +0 key tiles to skip, so it is the longer one (append_heads).
+    append_heads(&seq, std::move(heads), l.causal);
     return seq;
   }
   if (l.te_transpose) {
@@ -234,10 +237,38 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
                                       arena.take(uint64_t(q_tiles) * R * kBf16Bytes, "transpose+pv P")};
   const std::array<uint32_t, 2> pt_buf{arena.take(uint64_t(nq) * kBf16Bytes, "transpose+pv P^T"),
                                        arena.take(uint64_t(nq) * kBf16Bytes, "transpose+pv P^T")};
+  // Key tiles from `zero_kt` on are +0 in every query (zero_keys_from, whole tiles): one +0 P^T tile serves them.
+  const int zero_kt = l.zero_keys_from > 0 ? std::min(k_tiles, (l.zero_keys_from + R - 1) / R) : k_tiles;
+  const uint32_t zero_pt = zero_kt < k_tiles ? arena.take(uint64_t(nq) * kBf16Bytes, "transpose+pv +0 P^T") : 0;
   auto slot_addr = [&](int s) {  // PSUM's second half, slots of [R keys, R FP32] run on across its banks
     return uint32_t(uint64_t(plan.acc_banks) * plan.bank_bytes + uint64_t(s) * R * kFp32Bytes);
   };
   const auto bf16 = isa::DataType::kBf16;
+
+  // O^T[d, nq] += V[k0 .. k0 + kk, d]^T @ P^T[k0 .., nq] (P^T tile at `pt`): one load_stationary, one
+  // multiply_moving per bank.
+  auto pv_tile = [&](int kt, int kk, uint32_t pt) {
+    std::vector<isa::Instruction> mul;
+    isa::Instruction ls;
+    ls.op = isa::Opcode::kLoadStationary;
+    ls.te.dtype = isa::Dtype::kBf16;
+    ls.te.sbuf_addr = v_off + uint64_t(kt) * d * 2;
+    ls.te.k = static_cast<uint16_t>(kk);
+    ls.te.free_size = static_cast<uint16_t>(d);
+    mul.push_back(ls);
+    for (int c0 = 0, bank = 0; c0 < nq; c0 += plan.n_tile, ++bank) {
+      isa::Instruction mm;
+      mm.op = isa::Opcode::kMultiplyMoving;
+      mm.te.dtype = isa::Dtype::kBf16;
+      mm.te.accumulate = kt > 0;
+      mm.te.sbuf_addr = pt + uint64_t(c0) * 2;
+      mm.te.psum_addr = uint64_t(bank) * plan.bank_bytes;
+      mm.te.k = static_cast<uint16_t>(kk);
+      mm.te.free_size = static_cast<uint16_t>(std::min(plan.n_tile, nq - c0));
+      mul.push_back(mm);
+    }
+    return mul;
+  };
 
   Pipeline pipe(info);
   const Pipeline::OpId ident = pipe.add(isa::Engine::kVec, te_identity(R, iota_off, ident_off, bf16));
@@ -261,9 +292,19 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
 
   const auto nk = static_cast<std::size_t>(k_tiles);
   std::vector<Pipeline::OpId> load(nk, -1), trans(nk, -1), copy(nk, -1), pv(nk, -1);
+  const Pipeline::OpId zero =
+      zero_kt < k_tiles ? pipe.add(isa::Engine::kVec, {memset_op(R, nq, operand(zero_pt, bf16), 0.0f)}) : -1;
   const int full_q = nq / R;
   for (int kt = 0; kt < k_tiles; ++kt) {
     const int k0 = kt * R, kk = std::min(R, l.keys - k0), b = kt % 2;
+    if (kt >= zero_kt) {
+      // A +0 tile: no load, transpose or copy (the zero tiles are the last ones). After the tile before it: the
+      // drain's one dependency, on the last tile, must cover every multiply's PSUM write (a TE op's semaphore says
+      // its own results have landed, not those of the multiplies before it).
+      pv[std::size_t(kt)] =
+          pipe.add(isa::Engine::kTe, pv_tile(kt, kk, zero_pt), {zero, v_load, pv[std::size_t(kt - 1)]});
+      continue;
+    }
     // P's columns [k0, k0 + kk) of every query: query tile i -> partitions (its queries), at p_buf + i * R * 2.
     std::vector<isa::CopyFields> p_copies;
     const int64_t p_row = int64_t(l.p_ld) * 2;
@@ -311,27 +352,8 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
     }
     copy[std::size_t(kt)] =
         pipe.add(isa::Engine::kAct, std::move(act), {trans[std::size_t(kt)], kt >= 2 ? pv[std::size_t(kt - 2)] : -1});
-    // O^T[d, nq] += V[k0 .. k0 + kk, d]^T @ P^T[k0 .., nq]: one load_stationary, one multiply_moving per bank.
-    std::vector<isa::Instruction> mul;
-    isa::Instruction ls;
-    ls.op = isa::Opcode::kLoadStationary;
-    ls.te.dtype = isa::Dtype::kBf16;
-    ls.te.sbuf_addr = v_off + uint64_t(kt) * d * 2;
-    ls.te.k = static_cast<uint16_t>(kk);
-    ls.te.free_size = static_cast<uint16_t>(d);
-    mul.push_back(ls);
-    for (int c0 = 0, bank = 0; c0 < nq; c0 += plan.n_tile, ++bank) {
-      isa::Instruction mm;
-      mm.op = isa::Opcode::kMultiplyMoving;
-      mm.te.dtype = isa::Dtype::kBf16;
-      mm.te.accumulate = kt > 0;
-      mm.te.sbuf_addr = pt_buf[std::size_t(b)] + uint64_t(c0) * 2;
-      mm.te.psum_addr = uint64_t(bank) * plan.bank_bytes;
-      mm.te.k = static_cast<uint16_t>(kk);
-      mm.te.free_size = static_cast<uint16_t>(std::min(plan.n_tile, nq - c0));
-      mul.push_back(mm);
-    }
-    pv[std::size_t(kt)] = pipe.add(isa::Engine::kTe, std::move(mul), {copy[std::size_t(kt)], v_load});
+    pv[std::size_t(kt)] =
+        pipe.add(isa::Engine::kTe, pv_tile(kt, kk, pt_buf[std::size_t(b)]), {copy[std::size_t(kt)], v_load});
   }
   // The accumulator [d, nq] FP32 -> O^T out_type (one rounding, rule 6).
   std::vector<isa::CopyFields> drain;

@@ -377,6 +377,13 @@ isa::Instruction tensor_scalar(isa::AluOp op, float imm0, isa::AluOp op1, float 
   return i;
 }
 
+isa::Instruction memset_op(int partitions, int n0, const isa::Operand& out, float value) {
+  isa::Instruction i = vec(isa::Opcode::kMemset, partitions, n0, 1);
+  i.vec.imm0 = f32_bits(value);
+  i.vec.out = fit(out, n0, 1);
+  return i;
+}
+
 isa::Instruction tensor_reduce_rows(isa::AluOp op, int partitions, int n0, int n1, const isa::Operand& out,
                                     const isa::Operand& in0) {
   isa::Instruction i = vec(isa::Opcode::kTensorReduce, partitions, n0, n1);

@@ -137,6 +137,8 @@ isa::Instruction select(int partitions, int n0, const isa::Operand& out, const i
 isa::Instruction tensor_scalar(isa::AluOp op, float imm0, isa::AluOp op1, float imm1, int partitions, int n0,
                                const isa::Operand& out, const isa::Operand& in0, int n1 = 1);
 /// tensor_reduce of all n0 elements into a [P, 1] column.
+/// memset: out[P, n0] = value (an FP32 immediate cast to out's type).
+isa::Instruction memset_op(int partitions, int n0, const isa::Operand& out, float value);
 isa::Instruction tensor_reduce(isa::AluOp op, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0);
 /// tensor_reduce of each of the n1 rows of n0 elements (axis inner) into a [P, n1] block of consecutive FP32.
 isa::Instruction tensor_reduce_rows(isa::AluOp op, int partitions, int n0, int n1, const isa::Operand& out,

@@ -278,6 +278,8 @@ struct AttnCase {
   int seq, heads, head_dim;
   bool causal, te_transpose;
   bool fused = false;  ///< the softmax in the scores GEMMs' drains (the scores never reach HBM)
+  int cores = 1;       ///< split over this many cores (heads' pieces by queries)
+  int inf_key = -1;    ///< >= 0: V's row of this key is +Inf in its first element
 };
 
 class AttentionOnModel : public CompositeOnModel, public ::testing::WithParamInterface<AttnCase> {};
@@ -285,12 +287,15 @@ class AttentionOnModel : public CompositeOnModel, public ::testing::WithParamInt
 TEST_P(AttentionOnModel, MatchesGoldenBitForBit) {
   const AttnCase c = GetParam();
   const int T = c.seq, H = c.heads, d = c.head_dim;
+  if (c.cores > 1) use_cores(uint32_t(c.cores));
   const Patterns qT = random(size_t(H) * d * T, DataType::kBf16);
   const Patterns kT = random(size_t(H) * d * T, DataType::kBf16);
-  const Patterns v = random(size_t(H) * T * d, DataType::kBf16);
+  Patterns v = random(size_t(H) * T * d, DataType::kBf16);
+  if (c.inf_key >= 0) v[size_t(c.inf_key) * d] = 0x7F80;  // +Inf: 0 x Inf is NaN where the key is masked too
   AttentionLayout l;
   l.seq = T, l.heads = H, l.head_dim = d, l.causal = c.causal, l.te_transpose = c.te_transpose;
   l.fused_softmax = c.fused;
+  l.cores = c.cores;
   l.qT_hbm = put(qT, DataType::kBf16);
   l.kT_hbm = put(kT, DataType::kBf16);
   l.v_hbm = put(v, DataType::kBf16);
@@ -315,12 +320,18 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionOnModel,
                                            AttnCase{33, 3, 10, true, true}, AttnCase{7, 2, 40, false, false},
                                            AttnCase{33, 3, 10, true, true, true},
                                            AttnCase{19, 1, 24, false, false, true},
-                                           AttnCase{600, 1, 8, true, true, true}),
+                                           AttnCase{600, 1, 8, true, true, true},
+                                           // Two pieces of queries on two cores: the first piece's last key tiles
+                                           // are +0 in every query (not loaded: one +0 P^T tile, still multiplied
+                                           // in, so V's Inf at key 70 makes its column NaN there too).
+                                           AttnCase{80, 1, 10, true, true, true, 2, 70}),
                          [](const auto& info) {
                            const AttnCase& c = info.param;
-                           return fmt::format("T{}_H{}_d{}_{}_{}{}", c.seq, c.heads, c.head_dim,
+                           return fmt::format("T{}_H{}_d{}_{}_{}{}{}{}", c.seq, c.heads, c.head_dim,
                                               c.causal ? "causal" : "full", c.te_transpose ? "te" : "dma",
-                                              c.fused ? "_fused" : "");
+                                              c.fused ? "_fused" : "",
+                                              c.cores > 1 ? fmt::format("_{}cores", c.cores) : "",
+                                              c.inf_key >= 0 ? "_infv" : "");
                          });
 
 /// The block on 1 core and split over 2 (its GEMMs by M, the heads' steps in waves, the row-wise steps by rows):
