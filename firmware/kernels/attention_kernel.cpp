@@ -130,7 +130,8 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
                                         t.out_hbm = l.outT_hbm +
                                                     (h * d * T + uint64_t(q0)) * isa::data_type_bytes(l.out_type);
                                         t.out_type = l.out_type;
-                                        t.zero_keys_from = l.causal ? q0 + n : 0;  // P's masked keys are +0
+                                        t.causal = l.causal;  // P's masked keys are +0
+                                        t.query0 = q0;
                                         const uint64_t macs = uint64_t(n) * T * d;
                                         return KernelStep{"", make_transpose_pv_program(info, t), macs};
                                       }));
@@ -237,8 +238,15 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
                                       arena.take(uint64_t(q_tiles) * R * kBf16Bytes, "transpose+pv P")};
   const std::array<uint32_t, 2> pt_buf{arena.take(uint64_t(nq) * kBf16Bytes, "transpose+pv P^T"),
                                        arena.take(uint64_t(nq) * kBf16Bytes, "transpose+pv P^T")};
-  // Key tiles from `zero_kt` on are +0 in every query (zero_keys_from, whole tiles): one +0 P^T tile serves them.
-  const int zero_kt = l.zero_keys_from > 0 ? std::min(k_tiles, (l.zero_keys_from + R - 1) / R) : k_tiles;
+  // Causal: key tiles from `zero_kt` on are +0 in every query of the piece: one +0 P^T tile serves them. In a key
+  // tile before it, the query tiles before `first_live(k0)` are +0 (all their queries are before the tile's first
+  // key).
+  const int zero_kt = l.causal ? std::min(k_tiles, (l.query0 + nq + R - 1) / R) : k_tiles;
+  auto first_live = [&](int k0) {
+    int i = 0;
+    while (l.causal && i < q_tiles && l.query0 + std::min((i + 1) * R, nq) - 1 < k0) ++i;
+    return i;
+  };
   const uint32_t zero_pt = zero_kt < k_tiles ? arena.take(uint64_t(nq) * kBf16Bytes, "transpose+pv +0 P^T") : 0;
   auto slot_addr = [&](int s) {  // PSUM's second half, slots of [R keys, R FP32] run on across its banks
     return uint32_t(uint64_t(plan.acc_banks) * plan.bank_bytes + uint64_t(s) * R * kFp32Bytes);
@@ -292,6 +300,7 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
 
   const auto nk = static_cast<std::size_t>(k_tiles);
   std::vector<Pipeline::OpId> load(nk, -1), trans(nk, -1), copy(nk, -1), pv(nk, -1);
+  std::array<int, 2> zeroed{0, 0};  // per P^T buffer: its first columns known to hold +0
   const Pipeline::OpId zero =
       zero_kt < k_tiles ? pipe.add(isa::Engine::kVec, {memset_op(R, nq, operand(zero_pt, bf16), 0.0f)}) : -1;
   const int full_q = nq / R;
@@ -305,13 +314,15 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
           pipe.add(isa::Engine::kTe, pv_tile(kt, kk, zero_pt), {zero, v_load, pv[std::size_t(kt - 1)]});
       continue;
     }
-    // P's columns [k0, k0 + kk) of every query: query tile i -> partitions (its queries), at p_buf + i * R * 2.
+    const int i0 = first_live(k0);  // query tiles [i0, q_tiles) have a live key in this tile
+    // P's columns [k0, k0 + kk) of those queries: query tile i -> partitions (its queries), at p_buf + i * R * 2.
     std::vector<isa::CopyFields> p_copies;
     const int64_t p_row = int64_t(l.p_ld) * 2;
-    if (full_q > 0) {
-      isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, l.p_hbm + uint64_t(k0) * 2, bf16, p_row,
-                                    isa::MemSpace::kSbuf, p_buf[std::size_t(b)], bf16, int64_t(pb), R, kk);
-      c.count[2] = static_cast<uint16_t>(full_q);
+    if (full_q > i0) {
+      isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, l.p_hbm + (uint64_t(i0) * R * l.p_ld + k0) * 2, bf16, p_row,
+                                    isa::MemSpace::kSbuf, p_buf[std::size_t(b)] + uint32_t(i0 * R * 2), bf16,
+                                    int64_t(pb), R, kk);
+      c.count[2] = static_cast<uint16_t>(full_q - i0);
       c.src_stride[2] = int32_t(int64_t(R) * p_row);
       c.dst_stride[2] = int32_t(int64_t(R) * 2);
       p_copies.push_back(c);
@@ -325,7 +336,7 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
                                      {kt >= 2 ? trans[std::size_t(kt - 2)] : -1}, Pipeline::Publish::kAtOnce);
     // Transposes: query tile i [qr queries, kk keys] -> slot i [kk keys, qr queries] (transpose_te's row tiles).
     std::vector<isa::Instruction> te;
-    for (int i = 0; i < q_tiles; ++i) {
+    for (int i = i0; i < q_tiles; ++i) {
       const int qr = std::min(R, nq - i * R);
       const uint64_t tile = p_buf[std::size_t(b)] + uint64_t(i) * R * 2;
       for (const isa::Instruction& in : te_transpose_tile(isa::Dtype::kBf16, tile, qr, kk, ident_off, slot_addr(i))) {
@@ -336,13 +347,13 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
                                       {load[std::size_t(kt)], ident, kt >= 1 ? copy[std::size_t(kt - 1)] : -1});
     // The slots -> P^T buffer [kk keys, nq queries] BF16 (identity activation: exact, the values are BF16's).
     std::vector<isa::Instruction> act;
-    const isa::Operand pt = operand(pt_buf[std::size_t(b)], bf16);
-    if (nq % R == 0) {  // the slots are one run of nq FP32 per partition
-      act.push_back(activation(isa::ActFunc::kIdentity, kk, nq, pt,
-                               operand(slot_addr(0), isa::DataType::kFp32, {1, 0}, isa::MemSpace::kPsum), 1.0f, 0.0f,
+    if (nq % R == 0) {  // the slots are one run of FP32 per partition
+      act.push_back(activation(isa::ActFunc::kIdentity, kk, nq - i0 * R,
+                               operand(pt_buf[std::size_t(b)] + uint32_t(i0 * R * 2), bf16),
+                               operand(slot_addr(i0), isa::DataType::kFp32, {1, 0}, isa::MemSpace::kPsum), 1.0f, 0.0f,
                                nullptr, nullptr));
     } else {
-      for (int i = 0; i < q_tiles; ++i) {
+      for (int i = i0; i < q_tiles; ++i) {
         const int qr = std::min(R, nq - i * R);
         const isa::Operand out = operand(pt_buf[std::size_t(b)] + uint32_t(i * R * 2), bf16);
         act.push_back(activation(isa::ActFunc::kIdentity, kk, qr, out,
@@ -352,8 +363,17 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
     }
     copy[std::size_t(kt)] =
         pipe.add(isa::Engine::kAct, std::move(act), {trans[std::size_t(kt)], kt >= 2 ? pv[std::size_t(kt - 2)] : -1});
-    pv[std::size_t(kt)] =
-        pipe.add(isa::Engine::kTe, pv_tile(kt, kk, pt_buf[std::size_t(b)]), {copy[std::size_t(kt)], v_load});
+    // The +0 query tiles' columns of P^T: those this buffer does not hold as +0 already (after its last reader).
+    Pipeline::OpId zeros = -1;
+    if (i0 * R > zeroed[std::size_t(b)]) {
+      const int z0 = zeroed[std::size_t(b)];
+      zeros = pipe.add(isa::Engine::kVec,
+                       {memset_op(kk, i0 * R - z0, operand(pt_buf[std::size_t(b)] + uint32_t(z0 * 2), bf16), 0.0f)},
+                       {kt >= 2 ? pv[std::size_t(kt - 2)] : -1});
+      zeroed[std::size_t(b)] = i0 * R;
+    }
+    pv[std::size_t(kt)] = pipe.add(isa::Engine::kTe, pv_tile(kt, kk, pt_buf[std::size_t(b)]),
+                                   {copy[std::size_t(kt)], v_load, zeros});
   }
   // The accumulator [d, nq] FP32 -> O^T out_type (one rounding, rule 6).
   std::vector<isa::CopyFields> drain;

@@ -65,11 +65,13 @@ struct TransposePvLayout {
   uint64_t v_hbm = 0;     ///< V [keys, d] BF16
   uint64_t out_hbm = 0;   ///< O^T [d, queries] out_type (row j at out_hbm + j * out_ld * element bytes)
   isa::DataType out_type = isa::DataType::kBf16;
-  /// The caller's promise that P is +0 in every row of this piece from key `zero_keys_from` on (a causal piece of
-  /// queries [q0, q0 + n): q0 + n); keys >= it in whole key tiles are then not loaded or transposed: their P^T
-  /// tile is one +0 tile written once on chip, and it is still multiplied in (the same bits: +0 x V as before, so
-  /// an Inf or NaN in V still gives NaN). 0 (or >= keys): every key tile is loaded.
-  int zero_keys_from = 0;
+  /// Causal: the caller's promise that row i of the piece is query `query0 + i` and P[i, k] is +0 for every key
+  /// k > query0 + i (the causal softmax stores its masked columns as +0). The kernel then loads and transposes only
+  /// the query tiles of a key tile that have a live key in it, and no key tile past the piece's last query; the +0
+  /// parts of P^T are written on chip and still multiplied in (the same bits: +0 x V as before, so an Inf or NaN in
+  /// V still gives NaN).
+  bool causal = false;
+  int query0 = 0;
 };
 
 /// Whether make_transpose_pv_program takes `queries` queries of head_dim d on `info`'s device: the accumulator
