@@ -218,6 +218,7 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
           fmt::format("keys, queries and head_dim must be >= 1 (got {}, {}, {})", l.keys, l.queries, l.head_dim));
   require(l.p_ld >= l.keys && l.out_ld >= l.queries,
           fmt::format("p_ld {} must be >= keys {} and out_ld {} >= queries {}", l.p_ld, l.keys, l.out_ld, l.queries));
+  require(l.query0 >= 0, fmt::format("query0 {} must be >= 0", l.query0));
   require(transpose_pv_fits(info, l.queries, l.head_dim),
           fmt::format("{} queries of head_dim {} do not fit the device's PSUM and TE", l.queries, l.head_dim));
   const TransposePvPlan plan = transpose_pv_plan(info);
