@@ -79,7 +79,7 @@ struct TransposePvLayout {
 bool transpose_pv_fits(const driver::DeviceInfo& info, int queries, int head_dim);
 
 /// The program (queues dma, te, act, vec). Throws std::invalid_argument for a layout transpose_pv_fits refuses, sizes
-/// < 1 or row strides below the widths.
+/// < 1, row strides below the widths or a negative query0.
 isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const TransposePvLayout& layout);
 
 }  // namespace trnsim::kernels

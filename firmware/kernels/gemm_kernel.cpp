@@ -24,7 +24,6 @@ constexpr double kBatchSlack = 2.0;
 
 constexpr uint64_t kFp32Bytes = 4;
 
-uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 uint64_t align_up(uint64_t v, uint64_t a) { return ceil_div(v, a) * a; }
 
 void require(bool ok, const std::string& what) {
@@ -219,7 +218,7 @@ class GemmBuilder {
         psum_block_copies(b, /*drain=*/false, &wave);
       }
       if (batch.load_moving) {
-        tile_stack_copies(l_.moving_hbm, moving_ld(), b.n0, b.cols, batch.kt0, batch.nkt,
+        tile_stack_copies(l_.moving_hbm, l_.moving_stride(), b.n0, b.cols, batch.kt0, batch.nkt,
                           moving_addr(batch.moving_slot, 0), p.moving_row_bytes, &wave);
       }
       // The next group's panel share, slot by slot (a slot holds P K tiles), after that slot's last reader.
@@ -232,23 +231,23 @@ class GemmBuilder {
         const int slot = ((g + 1) % 2) * p.batches_per_block + kb;
         const int prev = moving_reader[std::size_t(slot)];
         if (prev >= 0) load_after.push_back(compute[std::size_t(prev)]);
-        tile_stack_copies(l_.moving_hbm, moving_ld(), next.n0, next.cols, t, n, moving_addr(slot, off),
+        tile_stack_copies(l_.moving_hbm, l_.moving_stride(), next.n0, next.cols, t, n, moving_addr(slot, off),
                           p.moving_row_bytes, &wave);
         if (isa::is_mx(l_.dtype)) {
-          scale_stack_copies(l_.moving_scales_hbm, moving_ld(), next.n0, next.cols, t, n, moving_scale_addr(slot, off),
+          scale_stack_copies(l_.moving_scales_hbm, l_.moving_stride(), next.n0, next.cols, t, n, moving_scale_addr(slot, off),
                              p.moving_scale_bytes, &wave);
         }
         prefetch_slots.push_back(slot);
         t += n;
       }
-      tile_stack_copies(l_.stationary_hbm, stationary_ld(), b.m0, b.rows, batch.kt0, batch.nkt,
+      tile_stack_copies(l_.stationary_hbm, l_.stationary_stride(), b.m0, b.rows, batch.kt0, batch.nkt,
                         stationary_addr(batch.stationary_slot, 0), p.stationary_row_bytes, &wave);
       if (isa::is_mx(l_.dtype)) {
         if (batch.load_moving) {
-          scale_stack_copies(l_.moving_scales_hbm, moving_ld(), b.n0, b.cols, batch.kt0, batch.nkt,
+          scale_stack_copies(l_.moving_scales_hbm, l_.moving_stride(), b.n0, b.cols, batch.kt0, batch.nkt,
                              moving_scale_addr(batch.moving_slot, 0), p.moving_scale_bytes, &wave);
         }
-        scale_stack_copies(l_.stationary_scales_hbm, stationary_ld(), b.m0, b.rows, batch.kt0, batch.nkt,
+        scale_stack_copies(l_.stationary_scales_hbm, l_.stationary_stride(), b.m0, b.rows, batch.kt0, batch.nkt,
                            stationary_scale_addr(batch.stationary_slot, 0), p.stationary_scale_bytes, &wave);
       }
       load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, info_.num_dma_engines), load_after,
@@ -353,8 +352,8 @@ class GemmBuilder {
                              isa::DataType::kFp32, pb, b.rows, b.cols));
     if (l_.epilogue.residual) {
       out->push_back(copy_rows(isa::MemSpace::kHbm,
-                               l_.epilogue.residual_hbm + (uint64_t(b.m0) * out_ld() + uint64_t(b.n0)) * kFp32Bytes,
-                               isa::DataType::kFp32, stride(uint64_t(out_ld()) * kFp32Bytes, "residual row"),
+                               l_.epilogue.residual_hbm + (uint64_t(b.m0) * l_.out_stride() + uint64_t(b.n0)) * kFp32Bytes,
+                               isa::DataType::kFp32, stride(uint64_t(l_.out_stride()) * kFp32Bytes, "residual row"),
                                isa::MemSpace::kSbuf, residual_addr(b.psum_buffer), isa::DataType::kFp32, pb, b.rows,
                                b.cols));
     }
@@ -393,8 +392,8 @@ class GemmBuilder {
   void staging_stores(const Block& b, std::vector<isa::CopyFields>* out) const {
     const uint64_t ob = isa::data_type_bytes(l_.out_type);
     const int w = live_columns(b);
-    const uint64_t row = uint64_t(b.m0) * out_ld() + uint64_t(b.n0);
-    const int32_t row_stride = stride(uint64_t(out_ld()) * ob, "output row");
+    const uint64_t row = uint64_t(b.m0) * l_.out_stride() + uint64_t(b.n0);
+    const int32_t row_stride = stride(uint64_t(l_.out_stride()) * ob, "output row");
     out->push_back(copy_rows(isa::MemSpace::kSbuf, staging_addr(b.psum_buffer), l_.out_type,
                              info_.sbuf_partition_bytes, isa::MemSpace::kHbm, l_.out_hbm + row * ob, l_.out_type,
                              row_stride, b.rows, w));
@@ -507,9 +506,6 @@ class GemmBuilder {
   /// Copies of one [rows, cols] tile stack: K tiles [kt0, kt0 + nkt) of a row-major [K, width] HBM tensor,
   /// columns [c0, c0 + cols), into SBUF at `dst` (partition 0) with `row_bytes` between K tiles, in the TE operand
   /// layout (te_operand_copies; FP8 pairs two K rows per partition).
-  int stationary_ld() const { return l_.stationary_ld > 0 ? l_.stationary_ld : l_.m; }
-  int moving_ld() const { return l_.moving_ld > 0 ? l_.moving_ld : l_.n; }
-  int out_ld() const { return l_.out_ld > 0 ? l_.out_ld : l_.n; }
 
   void tile_stack_copies(uint64_t tensor, int width, int c0, int cols, int kt0, int nkt, uint64_t dst,
                          uint32_t row_bytes, std::vector<isa::CopyFields>* out) const {
@@ -563,10 +559,10 @@ class GemmBuilder {
         c.sr = l_.out_sr;
       }
       const uint64_t ob = isa::data_type_bytes(l_.out_type);  // bytes per output element in HBM
-      const uint64_t hbm = l_.out_hbm + (uint64_t(b.m0) * out_ld() + uint64_t(b.n0 + col0)) * ob;
+      const uint64_t hbm = l_.out_hbm + (uint64_t(b.m0) * l_.out_stride() + uint64_t(b.n0 + col0)) * ob;
       const uint64_t psum = psum_addr(b.psum_buffer, 0) + (uint64_t(col0) / nt) * bank_bytes_ +
                             (uint64_t(col0) % nt) * kFp32Bytes;
-      const int32_t hbm_row = stride(uint64_t(out_ld()) * ob, "output row");
+      const int32_t hbm_row = stride(uint64_t(l_.out_stride()) * ob, "output row");
       const int32_t psum_row = static_cast<int32_t>(info_.psum_partition_bytes);
       c.count = {static_cast<uint16_t>(cols), static_cast<uint16_t>(b.rows), static_cast<uint16_t>(tiles), 1};
       std::array<int32_t, isa::kApDims> hbm_stride{int32_t(ob), b.rows > 1 ? hbm_row : 0, 0, 0};
@@ -656,11 +652,11 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   // Row strides of the tensors must fit the ISA's int32 strides.
   require(l.moving_ld == 0 || l.moving_ld >= l.n, fmt::format("moving_ld {} is smaller than N {}", l.moving_ld, l.n));
   require(l.out_ld == 0 || l.out_ld >= l.n, fmt::format("out_ld {} is smaller than N {}", l.out_ld, l.n));
-  stride(uint64_t(l.moving_ld > 0 ? l.moving_ld : l.n) * es, "moving row");
+  stride(uint64_t(l.moving_stride()) * es, "moving row");
   require(l.stationary_ld == 0 || l.stationary_ld >= l.m,
           fmt::format("stationary_ld {} is smaller than M {}", l.stationary_ld, l.m));
-  stride(uint64_t(l.stationary_ld > 0 ? l.stationary_ld : l.m) * es, "stationary row");
-  stride(uint64_t(l.out_ld > 0 ? l.out_ld : l.n) * kFp32Bytes, "output row");
+  stride(uint64_t(l.stationary_stride()) * es, "stationary row");
+  stride(uint64_t(l.out_stride()) * kFp32Bytes, "output row");
 
   // Latency and bandwidth of one DMA engine in TE cycles.
   const double mhz = info.te_clock_mhz == 0 ? 2400.0 : static_cast<double>(info.te_clock_mhz);

@@ -90,6 +90,11 @@ struct GemmLayout {
   bool accumulate_into = false;
   /// The drain's element-wise step (GemmEpilogue); one needs accumulate_into and out_sr false.
   GemmEpilogue epilogue;
+
+  /// The row strides in elements: the _ld field, or the dense width when it is 0.
+  int stationary_stride() const { return stationary_ld > 0 ? stationary_ld : m; }
+  int moving_stride() const { return moving_ld > 0 ? moving_ld : n; }
+  int out_stride() const { return out_ld > 0 ? out_ld : n; }
 };
 
 /// The tiling make_gemm_program() chose (all sizes in elements unless named _bytes).

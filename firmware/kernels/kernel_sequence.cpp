@@ -127,8 +127,7 @@ std::vector<GemmPiece> split_gemm(const driver::DeviceInfo& info, const GemmLayo
     }
   }
   const int m_per = best.m_per, n_per = best.n_per;
-  const int s_ld = whole.stationary_ld > 0 ? whole.stationary_ld : m;
-  const int m_ld = whole.moving_ld > 0 ? whole.moving_ld : n, o_ld = whole.out_ld > 0 ? whole.out_ld : n;
+  const int s_ld = whole.stationary_stride(), m_ld = whole.moving_stride(), o_ld = whole.out_stride();
   const bool mx = isa::is_mx(whole.dtype);
   std::vector<GemmPiece> pieces;
   for (int m0 = 0; m0 < m; m0 += m_per) {

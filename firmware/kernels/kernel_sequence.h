@@ -96,14 +96,15 @@ struct GemmPiece {
   GemmLayout layout;  ///< the block, reading its columns of the operands and writing its block of the output in place
 };
 
-/// `whole` split over up to `cores` cores (docs/kernels.md "Multi-core GEMM"): by M in whole TE-column tiles
-/// (rows_per_core) over min(cores, M tiles) parts, and each of those by N (multiples of kGemmSplitColumns) into up to
-/// cores / parts pieces, so that a GEMM of one M tile still uses the cores; N is cut only into pieces whose share of
-/// the moving operand is at least a quarter of what the DMA engines move in one start latency (DeviceInfo: engines
-/// x bytes per ns x latency; 478 KB on trn2). Each piece reads its columns of the stationary and moving tensors and
-/// of their MX scales in place (GemmLayout::stationary_ld, moving_ld) and writes its block of the output (out_ld);
-/// an epilogue's bias and residual follow the block. Every element keeps all of K in the one-core order, so the
-/// result is bit for bit the whole GEMM's (a K split would change the order: not used). Throws
+/// `whole` split over up to `cores` cores (docs/kernels.md "Multi-core GEMM") into a grid of output blocks,
+/// m_parts x n_parts <= cores: M in whole TE-column tiles (rows_per_core), N in multiples of kGemmSplitColumns and
+/// only into pieces whose share of the moving operand is at least a quarter of what the DMA engines move in one start
+/// latency (dma_latency_bytes; 478 KB on trn2), never for a softmax epilogue (whole rows). Of the grids, the one
+/// whose largest block has the fewest TE cycles, then the fewest operand and output bytes per core, then the most M
+/// parts. Each piece reads its columns of the stationary and moving tensors and of their MX scales in place
+/// (GemmLayout::stationary_ld, moving_ld) and writes its block of the output (out_ld); an epilogue's bias and
+/// residual follow the block, a softmax's causal offset its first row. Every element keeps all of K in the one-core
+/// order, so the result is bit for bit the whole GEMM's (a K split would change the order: not used). Throws
 /// std::invalid_argument for cores < 1 or an empty shape.
 std::vector<GemmPiece> split_gemm(const driver::DeviceInfo& info, const GemmLayout& whole, int cores);
 

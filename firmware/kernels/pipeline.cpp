@@ -332,24 +332,25 @@ isa::Instruction tensor_tensor(isa::AluOp op, int partitions, int n0, const isa:
   return i;
 }
 
+isa::Instruction iota_op(int partitions, int n, uint32_t out, int16_t pstep, int32_t step) {
+  isa::Instruction i = vec(isa::Opcode::kIota, partitions, n);
+  i.vec.out = operand(out, isa::DataType::kFp32, {int16_t(n > 1 ? 1 : 0), 0});
+  i.vec.pstep = pstep;
+  i.vec.step = {step, 0};
+  return i;
+}
+
 std::vector<isa::Instruction> causal_softmax_constants(int partitions, uint32_t const_off, uint32_t pred_off,
                                                        int pred_width) {
-  auto iota = [&](uint32_t out, int n, int16_t pstep, int32_t step) {
-    isa::Instruction i = vec(isa::Opcode::kIota, partitions, n);
-    i.vec.out = operand(out, isa::DataType::kFp32, {int16_t(n > 1 ? 1 : 0), 0});
-    i.vec.pstep = pstep;
-    i.vec.step = {step, 0};
-    return i;
-  };
   // +0 twice; the second 0 -> 1 -> -FLT_MAX -> -inf. The predicate: c - q < 0.
   const isa::Operand ninf = operand(const_off + 4);
   std::vector<isa::Instruction> c{
-      iota(const_off, 2, 0, 0),
+      iota_op(partitions, 2, const_off, 0, 0),
       tensor_scalar(isa::AluOp::kIsEqual, 0.0f, isa::AluOp::kMultiply, -FLT_MAX, partitions, 1, ninf, ninf),
       tensor_scalar(isa::AluOp::kMultiply, 2.0f, isa::AluOp::kNone, 0.0f, partitions, 1, ninf, ninf)};
   if (pred_width > 0) {
     const isa::Operand pred = operand(pred_off);
-    c.push_back(iota(pred_off, pred_width, -1, 1));
+    c.push_back(iota_op(partitions, pred_width, pred_off, -1, 1));
     c.push_back(tensor_scalar(isa::AluOp::kIsLt, 0.0f, isa::AluOp::kNone, 0.0f, partitions, pred_width, pred, pred));
   }
   return c;

@@ -28,6 +28,9 @@
 
 namespace trnsim::kernels {
 
+/// ceil(a / b) for b > 0.
+inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
 class Pipeline {
  public:
   using OpId = int;
@@ -137,6 +140,8 @@ isa::Instruction select(int partitions, int n0, const isa::Operand& out, const i
 isa::Instruction tensor_scalar(isa::AluOp op, float imm0, isa::AluOp op1, float imm1, int partitions, int n0,
                                const isa::Operand& out, const isa::Operand& in0, int n1 = 1);
 /// tensor_reduce of all n0 elements into a [P, 1] column.
+/// iota: out[p, i] = p * pstep + i * step (FP32 at SBUF offset `out`, i < n), on `partitions` partitions.
+isa::Instruction iota_op(int partitions, int n, uint32_t out, int16_t pstep, int32_t step);
 /// memset: out[P, n0] = value (an FP32 immediate cast to out's type).
 isa::Instruction memset_op(int partitions, int n0, const isa::Operand& out, float value);
 isa::Instruction tensor_reduce(isa::AluOp op, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0);

@@ -29,21 +29,12 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("transpose kernel: " + what);
 }
 
-uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
 }  // namespace
 
 std::vector<isa::Instruction> te_identity(int k, uint32_t scratch_off, uint32_t ident_off, isa::DataType type) {
   // iota(i0 - p) == 0 -> 1.0 / 0.0, cast to `type` (exact).
-  isa::Instruction iota;
-  iota.op = isa::Opcode::kIota;
-  iota.vec.partitions = static_cast<uint16_t>(k);
-  iota.vec.free = {static_cast<uint16_t>(k), 1};
-  iota.vec.out = operand(scratch_off, DataType::kFp32, {int16_t(k > 1 ? 1 : 0), 0});
-  iota.vec.pstep = -1;
-  iota.vec.step = {1, 0};
-  return {iota, tensor_scalar(AluOp::kIsEqual, 0.0f, AluOp::kNone, 0.0f, k, k, operand(ident_off, type),
-                              operand(scratch_off))};
+  return {iota_op(k, k, scratch_off, -1, 1),
+          tensor_scalar(AluOp::kIsEqual, 0.0f, AluOp::kNone, 0.0f, k, k, operand(ident_off, type), operand(scratch_off))};
 }
 
 std::vector<isa::Instruction> te_transpose_tile(isa::Dtype dtype, uint64_t tile_sbuf, int k, int m,

@@ -3,6 +3,7 @@
 // must equal the golden GEMM bit for bit; on the tiny and trn2 device descriptions, ragged shapes included.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <random>
 #include <string>
@@ -13,6 +14,7 @@
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/gemm_golden.h"
 #include "firmware/kernels/gemm_kernel.h"
+#include "firmware/kernels/kernel_sequence.h"
 #include "tests/kernels/program_sim.h"
 #include "tests/support/test_seed.h"
 
@@ -463,6 +465,45 @@ TEST(GemmTiming, Trn2Estimate) {
                            t.dma_copies);
   EXPECT_EQ(t.macs, 768ull * 128 * 3072);
   EXPECT_GT(t.te_utilization(), 0.0);
+}
+
+// split_gemm's grid on trn2 (16 DMA engines x 23 B/ns x 1.3 us = 478 KB in one start latency), worked out by hand.
+// 4096^3 BF16 on 8 cores: every grid of 8 has the same largest block's TE work (32 K tiles x 4096 x 4096 / 8 / 128);
+// bytes per core K x 2 x (M part + N part) + the FP32 block: 8 x 1 (512 + 4096 columns) 46.1 MB, 4 x 2 and 2 x 4
+// (1024 + 2048) 33.6 MB, 1 x 8 46.1 MB; of the two smallest, the most M parts: 4 x 2 blocks of 1024 x 2048.
+TEST(SplitGemm, ChoosesTheGridByTeWorkThenBytesThenMParts) {
+  const DeviceInfo info = trn2_info();
+  GemmLayout g;
+  g.k = g.m = g.n = 4096;
+  std::vector<std::array<int, 4>> got;
+  for (const GemmPiece& p : split_gemm(info, g, 8)) got.push_back({p.m0, p.n0, p.layout.m, p.layout.n});
+  std::vector<std::array<int, 4>> want;
+  for (int m0 = 0; m0 < 4096; m0 += 1024) {
+    for (int n0 = 0; n0 < 4096; n0 += 2048) want.push_back({m0, n0, 1024, 2048});
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(split_gemm(info, g, 8)[3].layout.moving_hbm, g.moving_hbm + 2048 * 2) << "columns 2048.. of the moving";
+  EXPECT_EQ(split_gemm(info, g, 8)[3].layout.out_hbm, g.out_hbm + (1024ull * 4096 + 2048) * 4) << "block (1024, 2048)";
+
+  // One M tile (M = 128): the 8 cores split N, 512 columns each (4 MiB of moving per piece, well above 478 KB / 4).
+  g.m = 128;
+  const std::vector<GemmPiece> cols = split_gemm(info, g, 8);
+  ASSERT_EQ(cols.size(), 8u);
+  for (size_t c = 0; c < cols.size(); ++c) {
+    EXPECT_EQ(cols[c].n0, int(c) * 512);
+    EXPECT_EQ(cols[c].layout.n, 512);
+    EXPECT_EQ(cols[c].layout.m, 128);
+  }
+  // A softmax needs whole rows: the same GEMM with a softmax epilogue stays one piece of all 4096 columns (whose
+  // row is too long for the epilogue, but split_gemm only cuts).
+  g.epilogue.kind = GemmEpilogue::Kind::kSoftmax;
+  const std::vector<GemmPiece> rows = split_gemm(info, g, 8);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].layout.n, 4096);
+  // A small moving operand (K 64 x N 512 x 2 B = 64 KiB, below a quarter of 478 KB) is not cut by N.
+  g.epilogue = GemmEpilogue{};
+  g.k = 64, g.n = 512;
+  EXPECT_EQ(split_gemm(info, g, 8).size(), 1u);
 }
 
 }  // namespace
