@@ -25,6 +25,7 @@ model::noc::TlmOptions tlm_options_for(const NocNetwork& rtl) {
   t.link_latency = o.link_latency;
   t.retry = b.retry;
   t.errors = o.errors;
+  t.threads = o.threads;
   return t;
 }
 

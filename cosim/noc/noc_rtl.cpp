@@ -352,6 +352,13 @@ NocNetwork::NocNetwork(const NocOptions& options) : options_(options), injector_
     }
     routers_.push_back(std::move(r));
   }
+  if (options_.threads < 1 || options_.threads > model::noc::StepPool::kMaxThreads) {
+    throw NocError(fmt::format("{} host threads: outside 1..{}", options_.threads,
+                               model::noc::StepPool::kMaxThreads));
+  }
+  if (std::min(options_.threads, n_nodes) > 1) {
+    pool_ = std::make_unique<model::noc::StepPool>(std::min(options_.threads, n_nodes));
+  }
   for (const LinkFault& f : options_.faults) {
     if (f.node < 0 || f.node >= n_nodes || f.link < 0 || f.link >= 2 * nd) {
       throw NocError(fmt::format("fault on node {} link {}: no such link", f.node, f.link));
@@ -411,6 +418,9 @@ NocNetwork::NocNetwork(const NocOptions& options) : options_(options), injector_
 }
 
 NocNetwork::~NocNetwork() {
+  // The models' scopes unregister from the thread's current context (Verilator 5.006, VerilatedScope's destructor):
+  // make it this network's, which outlives them, not the last one built, which may be gone (as in TeRtl's).
+  Verilated::threadContextp(context_.get());
   for (auto& r : routers_) r->final();
   write_rtl_coverage(*context_, "noc");  // coverage builds only
 #if VM_TRACE
@@ -556,19 +566,15 @@ void NocNetwork::step() {
   // Settle every router on this cycle's inputs with the clock low. This eval also takes the values that the
   // assertions sample at the coming edge (Verilator's preponed values), so it must see the new inputs; the falling
   // edge of the previous cycle needs no eval of its own.
-  for (auto& r : routers_) {
-    r->set_clk(false);
-    r->eval();
-  }
+  eval_all(false);
 #if VM_TRACE
   if (wave_) wave_->dump(time_ps_, wave_->in_window(cycle_));
 #endif
   time_ps_ += kHalfPeriodPs;
   context_->time(time_ps_);
 
+  eval_all(true);
   for (auto& r : routers_) {
-    r->set_clk(true);
-    r->eval();
     // Link-retry events of the edge just taken (registered event outputs).
     stats_.crc_errors += uint64_t(__builtin_popcount(r->crc_err()));
     stats_.replays += uint64_t(__builtin_popcount(r->replay()));
@@ -598,6 +604,29 @@ void NocNetwork::step() {
   ++cycle_;
   step_seconds_ += step_clock_seconds() - t0;
   check_errors();
+}
+
+void NocNetwork::eval_all(bool clk) {
+  // Assertion messages and the error count go to the thread's context (Verilated::threadContextp): this network's,
+  // also when several are alive.
+  VerilatedContext* const context = context_.get();
+  if (!pool_) {
+    Verilated::threadContextp(context);
+    for (auto& r : routers_) {
+      r->set_clk(clk);
+      r->eval();
+    }
+    return;
+  }
+  pool_->run([&](int t) {
+    Verilated::threadContextp(context);
+    const auto [begin, end] = model::noc::StepPool::range(nodes(), pool_->threads(), t);
+    for (int n = begin; n < end; ++n) {
+      Router& r = *routers_[static_cast<size_t>(n)];
+      r.set_clk(clk);
+      r.eval();
+    }
+  });
 }
 
 bool NocNetwork::rtl_error() const { return context_->gotError(); }

@@ -18,6 +18,7 @@
 #include "cosim/noc/noc_flit.h"
 
 #include "cosim/wave_window.h"
+#include "model/noc/step_pool.h"
 
 class VerilatedContext;
 
@@ -89,6 +90,10 @@ struct NocOptions {
   /// false: step() and the constructor never throw for RTL assertions or link errors (negative tests inspect
   /// rtl_error() and the link status instead).
   bool fail_on_errors = true;
+  /// Host threads that evaluate the routers (1..StepPool::kMaxThreads; more than the routers are not started).
+  /// Each takes a contiguous range of routers for both evaluations of every cycle (model/noc/step_pool.h); the
+  /// links, faults, waveform and checks stay on the caller's thread, so the results are the same for any count.
+  int threads = 1;
 };
 
 /// The --wave-scope list of `options` as Verilator names the scopes ("node_1_0.trn_noc_router..."), checked against
@@ -162,8 +167,10 @@ class NocNetwork final : public NocPorts {
   /// line that the regression runner reads, and flushes the waveform.
   std::string failure_rerun(uint64_t cycle, const std::string& block);
 
-  /// CPU seconds spent inside step() (simulation speed figures).
+  /// Seconds spent inside step(), by the monotonic clock (simulation speed figures).
   double step_seconds() const override { return step_seconds_; }
+  /// Host threads evaluating the routers (NocOptions::threads, at most one per router).
+  int threads() const { return pool_ ? pool_->threads() : 1; }
 
   class Router;  // one verilated router behind a type-erased interface (noc_rtl.cpp)
 
@@ -171,6 +178,7 @@ class NocNetwork final : public NocPorts {
   struct Pipe;   // one direction of one link
   void reset();
   void check_errors();
+  void eval_all(bool clk);  // every router: clock input to `clk`, then eval(), over the pool's threads
   [[noreturn]] void fail(const std::string& what);
   std::string describe_link_error(int node, int link) const;
 
@@ -179,6 +187,7 @@ class NocNetwork final : public NocPorts {
   std::vector<std::unique_ptr<Router>> routers_;
   std::vector<Pipe> pipes_;
   std::unique_ptr<WindowedFst> wave_;
+  std::unique_ptr<model::noc::StepPool> pool_;
   uint64_t cycle_ = 0;
   uint64_t link_flits_ = 0;
   LinkFaultInjector injector_;

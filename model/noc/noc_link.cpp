@@ -176,6 +176,17 @@ LinkStats LinkStats::since(const LinkStats& e) const {
                    injected_drops - e.injected_drops};
 }
 
+LinkStats& LinkStats::operator+=(const LinkStats& o) {
+  flits += o.flits;
+  replayed += o.replayed;
+  crc_errors += o.crc_errors;
+  bwd_errors += o.bwd_errors;
+  replays += o.replays;
+  injected_flips += o.injected_flips;
+  injected_drops += o.injected_drops;
+  return *this;
+}
+
 std::string LinkStats::str() const {
   return fmt::format("flits {}, replayed {}, CRC errors {}, backward errors {}, replays {}, injected: {} corrupted "
                      "beats, {} drops",

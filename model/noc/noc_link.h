@@ -122,6 +122,8 @@ struct LinkStats {
   bool operator!=(const LinkStats& o) const { return !(*this == o); }
   /// The counts since `earlier` (a snapshot of the same counters).
   LinkStats since(const LinkStats& earlier) const;
+  /// Adds `other`'s counts (the per-thread counts of a step into the network's).
+  LinkStats& operator+=(const LinkStats& other);
   /// First copies over all flits sent (1 without replays).
   double efficiency() const { return flits ? double(flits - replayed) / double(flits) : 1.0; }
   /// "flits 123, replayed 4, CRC errors 2, backward errors 1, replays 2, injected: 3 corrupted beats, 0 drops"

@@ -2,7 +2,7 @@
 // mirrors (rtl/noc/*.sv), because exact agreement with the RTL is the point of this model.
 #include "model/noc/noc_tlm.h"
 
-
+#include <algorithm>
 
 #include <fmt/core.h>
 
@@ -153,6 +153,9 @@ void TlmOptions::validate() const {
   if (link_latency < 0 || link_latency > 32) throw NocError(fmt::format("link latency {} outside 0..32", link_latency));
   retry.validate();
   errors.validate();
+  if (threads < 1 || threads > StepPool::kMaxThreads) {
+    throw NocError(fmt::format("{} host threads: outside 1..{}", threads, StepPool::kMaxThreads));
+  }
 }
 
 std::string TlmOptions::str() const {
@@ -181,9 +184,16 @@ TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options), faults_((option
         : shape == 0x34 ? &TlmNetwork::eval_router<3, 4>
         : shape == 0x38 ? &TlmNetwork::eval_router<3, 8>
                         : &TlmNetwork::eval_router<0, 0>;
-  fault_fwd_.resize(2 * kMaxDim);
-  fault_bwd_.resize(2 * kMaxDim);
   const int n_nodes = nodes();
+  const int threads = std::min(o_.threads, n_nodes);
+  if (threads > 1) pool_ = std::make_unique<StepPool>(threads);
+  fault_fwd_.resize(size_t(threads) * 2 * kMaxDim);
+  fault_bwd_.resize(size_t(threads) * 2 * kMaxDim);
+  tallies_.resize(size_t(threads));
+  for (size_t t = 0; t < tallies_.size(); ++t) {
+    tallies_[t].fault_fwd = &fault_fwd_[t * 2 * kMaxDim];
+    tallies_[t].fault_bwd = &fault_bwd_[t * 2 * kMaxDim];
+  }
   const int nl = nport_ - 1;
   routers_.resize(static_cast<size_t>(n_nodes));
   links_ = size_t(n_nodes * nl);
@@ -274,7 +284,22 @@ void TlmNetwork::step() {
   const uint64_t refresh = uint64_t(o_.retry.refresh);
   refresh_tick_ = (cycle_ & (refresh - 1)) == refresh - 1;
   refresh_vc_ = static_cast<uint8_t>((cycle_ / refresh) % uint64_t(o_.num_vc));
-  for (int n = 0; n < nodes(); ++n) (this->*eval_)(n);
+  if (pool_) {
+    pool_->run([this](int t) {
+      const auto [begin, end] = StepPool::range(nodes(), pool_->threads(), t);
+      for (int n = begin; n < end; ++n) (this->*eval_)(n, tallies_[size_t(t)]);
+    });
+  } else {
+    for (int n = 0; n < nodes(); ++n) (this->*eval_)(n, tallies_[0]);
+  }
+  for (Tally& t : tallies_) {
+    stats_ += t.stats;
+    t.stats = LinkStats{};
+    link_flits_ += t.link_flits;
+    t.link_flits = 0;
+    down_.insert(down_.end(), t.down.begin(), t.down.end());
+    t.down.clear();
+  }
   const size_t slots = size_t(o_.link_latency) + 2;
   pipe_head_ = pipe_head_ + 1 == slots ? 0 : pipe_head_ + 1;
   pipe_wr_ = pipe_wr_ + 1 == slots ? 0 : pipe_wr_ + 1;
@@ -292,7 +317,7 @@ void TlmNetwork::step() {
 // compile-time constants: the compiler then unrolls the loops over link ports and VCs and folds the index
 // arithmetic (TlmNetwork's constructor picks the instance; 0 reads them from the options).
 template <int kNdim, int kVc>
-void TlmNetwork::eval_router(int n) {
+void TlmNetwork::eval_router(int n, Tally& tally) {
   Router& r = routers_[static_cast<size_t>(n)];
   const int V = kVc != 0 ? kVc : o_.num_vc, D = o_.depth;
   const int NL = 2 * (kNdim != 0 ? kNdim : o_.ndim), NP = NL + 1;
@@ -315,19 +340,19 @@ void TlmNetwork::eval_router(int n) {
       continue;
     }
     const LinkFwd& fi = fwd_[rd_base + size_t(nb * NL + (l ^ 1))];
-    const LinkBwd& bi = bwd_[rd_base + size_t(n * NL + l)];
+    const LinkBwd& bi = bwd_[rd_base + size_t(nb * NL + (l ^ 1))];
     rxin[size_t(l)] = &fi;
     txin[size_t(l)] = &bi;
     if (faults_.enabled()) {
       if (fi.valid) {
-        fault_fwd_[size_t(l)] = fi;
-        inject(fault_fwd_[size_t(l)], uint64_t(nb * NL + (l ^ 1)));
-        rxin[size_t(l)] = &fault_fwd_[size_t(l)];
+        tally.fault_fwd[l] = fi;
+        inject(tally.fault_fwd[l], uint64_t(nb * NL + (l ^ 1)), tally.stats);
+        rxin[size_t(l)] = &tally.fault_fwd[l];
       }
       if (bi.valid) {
-        fault_bwd_[size_t(l)] = bi;
-        inject(fault_bwd_[size_t(l)], uint64_t(n * NL + l));
-        txin[size_t(l)] = &fault_bwd_[size_t(l)];
+        tally.fault_bwd[l] = bi;
+        inject(tally.fault_bwd[l], uint64_t(n * NL + l), tally.stats);
+        txin[size_t(l)] = &tally.fault_bwd[l];
       }
     }
     link_activity = link_activity || fi.valid || fi.init || bi.valid || bi.init || !r.tx[size_t(l)].idle() ||
@@ -342,7 +367,7 @@ void TlmNetwork::eval_router(int n) {
       const int nb = r.nb[size_t(l)];
       if (nb < 0) continue;
       fwd_[wr_base + size_t(n * NL + l)] = LinkFwd{};
-      bwd_[wr_base + size_t(nb * NL + (l ^ 1))] = LinkBwd{};
+      bwd_[wr_base + size_t(n * NL + l)] = LinkBwd{};
     }
     return;
   }
@@ -559,7 +584,7 @@ void TlmNetwork::eval_router(int n) {
     rx_valid[size_t(l)] = true;
     rx_accept[size_t(l)] = accept;
     rx_nak[size_t(l)] = drop_err && !x.nak;
-    if (!in.crc_ok) ++stats_.crc_errors;
+    if (!in.crc_ok) ++tally.stats.crc_errors;
     if (accept) push(l + 1, in.flit);
   }
   r.inj.edge(r.inj_valid_in, r.inj_in, inj_ready_int);
@@ -588,7 +613,7 @@ void TlmNetwork::eval_router(int n) {
     } else {
       const bool bwd_valid = bi.valid;
       const bool beat = bwd_valid && bi.crc_ok;
-      if (bwd_valid && !bi.crc_ok) ++stats_.bwd_errors;
+      if (bwd_valid && !bi.crc_ok) ++tally.stats.bwd_errors;
       const unsigned outstanding = (t.seq - t.una) & kSeqMask;
       const unsigned ack_adv = (bi.ack - t.una) & kSeqMask;
       if (beat && bi.vc >= V) {
@@ -628,7 +653,7 @@ void TlmNetwork::eval_router(int n) {
         t.out_valid = true;
         t.out_seq = t.rp_seq;
         t.out_flit = t.rb[t.rp_seq & rb_mask];
-        ++stats_.replayed;
+        ++tally.stats.replayed;
       } else {
         t.out_valid = send;
         if (send) {
@@ -641,14 +666,14 @@ void TlmNetwork::eval_router(int n) {
         t.seq = static_cast<uint16_t>((t.seq + 1) & kSeqMask);
       }
       if (t.out_valid) {
-        ++link_flits_;
+        ++tally.link_flits;
         ++r.sent[L];
       }
       t.tmr = (!waiting || progress || replay) ? 0 : t.tmr + 1;
       if (replay) {
         t.rp = true;
         t.rp_seq = una_d;
-        ++stats_.replays;
+        ++tally.stats.replays;
       } else if (t.rp) {
         t.rp = ((t.rp_seq + 1) & kSeqMask) != t.seq;
         t.rp_seq = static_cast<uint16_t>((t.rp_seq + 1) & kSeqMask);
@@ -657,7 +682,7 @@ void TlmNetwork::eval_router(int n) {
       if (replay && base == o_.retry.replay_limit) {
         t.down = true;
         t.rp = false;
-        down_.push_back({n, l});
+        tally.down.push_back({n, l});
       } else if (replay) {
         t.rty = base + 1;
       } else if (progress) {
@@ -701,7 +726,7 @@ void TlmNetwork::eval_router(int n) {
     f.crc_ok = true;
     f.seq = t.out_seq;
     f.flit = t.out_flit;
-    LinkBwd& b = bwd_[wr_base + size_t(nb * NL + (l ^ 1))];
+    LinkBwd& b = bwd_[wr_base + size_t(n * NL + l)];
     b = r.rx[size_t(l)].out;
     b.valid = b.valid && !r.hello;
     b.init = r.hello;
@@ -711,25 +736,25 @@ void TlmNetwork::eval_router(int n) {
 
 // The fault injector's beat, as the verilated routers see it: the raw bits with their CRC, the faults applied, the
 // CRC checked as the receiver checks it.
-void TlmNetwork::inject(LinkFwd& in, uint64_t link) {
+void TlmNetwork::inject(LinkFwd& in, uint64_t link, LinkStats& stats) {
   const BeatFault f = faults_.forward(link, cycle_);
   if (!f.any()) return;
   if (f.drop) {
     in.valid = false;
-    ++stats_.injected_drops;
+    ++stats.injected_drops;
     return;
   }
-  ++stats_.injected_flips;
+  ++stats.injected_flips;
   const FwdBeat b = apply_fault(fwd_beat(in.flit, in.seq), f);
   in.flit = b.flit();
   in.seq = static_cast<uint16_t>(b.seq());
   in.crc_ok = crc_ok(b);
 }
 
-void TlmNetwork::inject(LinkBwd& in, uint64_t link) {
+void TlmNetwork::inject(LinkBwd& in, uint64_t link, LinkStats& stats) {
   const BeatFault f = faults_.backward(link, cycle_);
   if (!f.any()) return;
-  ++stats_.injected_flips;
+  ++stats.injected_flips;
   const BwdBeat b = apply_fault(bwd_beat(in.vc, in.fc, in.ack, in.nak), f);
   in.vc = static_cast<uint8_t>(b.vc());
   in.fc = static_cast<uint8_t>(b.fc());

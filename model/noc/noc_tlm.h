@@ -15,11 +15,14 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/noc/noc_link.h"
 #include "model/noc/noc_ports.h"
+#include "model/noc/step_pool.h"
 
 namespace trnsim::model::noc {
 
@@ -37,6 +40,9 @@ struct TlmOptions {
   int link_latency = 0;              ///< register stages a link adds beyond the router's output register, 0..32
   RetryParams retry;                 ///< link-level retry (REPLAY_TIMEOUT, REPLAY_LIMIT, REFRESH)
   LinkErrors errors;                 ///< faults injected on the links at run time
+  /// Host threads that evaluate the routers, 1..StepPool::kMaxThreads (more than the routers are not started): each
+  /// takes a contiguous range of routers every cycle (model/noc/step_pool.h); the results do not depend on it.
+  int threads = 1;
   /// Throws NocError naming the first illegal field.
   void validate() const;
   /// "4x4 torus, 2 VCs (1 group) x 4 flits, link latency 0"
@@ -73,6 +79,8 @@ class TlmNetwork final : public NocPorts {
   uint64_t link_flits() const override { return link_flits_; }
   double step_seconds() const override { return step_seconds_; }
   std::string backend() const override { return "tlm"; }
+  /// Host threads evaluating the routers (TlmOptions::threads, at most one per router).
+  int threads() const { return pool_ ? pool_->threads() : 1; }
   LinkStats link_stats() const override {  // flits: the link flit count this class keeps anyway
     LinkStats s = stats_;
     s.flits = link_flits_;
@@ -96,18 +104,28 @@ class TlmNetwork final : public NocPorts {
   struct Router;  // noc_tlm.cpp
 
  private:
+  // What the routers one thread evaluates count in a step, added to the network's totals after it (the threads'
+  // link-down lists in router order, so the error names the links as one thread would).
+  struct alignas(64) Tally {  // a cache line of its own: the threads count into theirs every flit
+    LinkStats stats;
+    uint64_t link_flits = 0;
+    std::vector<std::pair<int, int>> down;  // links that went down in this step: (node, link port)
+    LinkFwd* fault_fwd = nullptr;  // scratch, 2 * kMaxDim beats each (in fault_fwd_ / fault_bwd_): copies of the
+    LinkBwd* fault_bwd = nullptr;  // beats the injector changed, per link port
+  };
   template <int kNdim, int kVc>
-  void eval_router(int n);
-  void (TlmNetwork::*eval_)(int) = nullptr;  // the eval_router instance for this network's shape
+  void eval_router(int n, Tally& tally);
+  void (TlmNetwork::*eval_)(int, Tally&) = nullptr;  // the eval_router instance for this network's shape
   void bring_up();
-  void inject(LinkFwd& beat, uint64_t link);  // the fault injector's changes to a beat read from a pipe
-  void inject(LinkBwd& beat, uint64_t link);
+  void inject(LinkFwd& beat, uint64_t link, LinkStats& stats);  // the fault injector's changes to a beat read
+  void inject(LinkBwd& beat, uint64_t link, LinkStats& stats);  // from a pipe
 
   TlmOptions o_;
   int nport_ = 0, nin_ = 0;
   std::vector<Router> routers_;
-  // The link pipes, one direction of a link each: flits from router n's link port l (link n * (2 * ndim) + l),
-  // and the credits back. A ring of latency + 2 slots of every link's beat (slot s of link i at s * links_ + i):
+  // The link pipes: fwd_ i = n * (2 * ndim) + l carries the flits router n sends from link port l, bwd_ i the
+  // credits and acknowledgements router n's receiver on port l sends back (so every router writes only its own
+  // entries, and the threads of a step share no cache line but at their ranges' ends). A ring of latency + 2 slots of every link's beat (slot s of link i at s * links_ + i):
   // written after the edge at (head + latency + 1), read before the next one at head, so a beat is seen
   // latency + 1 cycles later, as through NocNetwork's latency + 1 register stages.
   size_t links_ = 0;
@@ -124,8 +142,10 @@ class TlmNetwork final : public NocPorts {
   uint64_t link_flits_ = 0;
   double step_seconds_ = 0;
   LinkFaultInjector faults_;
-  std::vector<LinkFwd> fault_fwd_;  // eval_router's copies of the beats the injector changed, per link port
+  std::vector<LinkFwd> fault_fwd_;  // the tallies' scratch beats: 2 * kMaxDim per thread
   std::vector<LinkBwd> fault_bwd_;
+  std::vector<Tally> tallies_;      // one per thread
+  std::unique_ptr<StepPool> pool_;  // threads > 1 only
   LinkStats stats_;
   std::vector<std::pair<int, int>> down_;  // links that went down in this step: (node, link port)
 };

@@ -49,6 +49,20 @@ TEST(NocAssert, ExtraCreditFiresCreditOverflow) {
   EXPECT_TRUE(contains(out, "VC 0: 1 credits returned with 4 credits already (above the buffer depth 4)")) << out;
 }
 
+// The same rule broken at a router that a worker thread evaluates (NocOptions::threads; router 3 of 4 is the second
+// thread's): the run stops with the same error and the assertion's message.
+TEST(NocAssert, AnAssertionOnAWorkerThreadStopsTheRun) {
+  NocOptions o = test::torus("2x2");
+  o.threads = 2;
+  o.faults.push_back({LinkFault::Kind::kExtraCredit, 3, 0, 10, {}});
+  NocNetwork net(o);
+  const auto [err, out] = test::error_and_output([&] {
+    for (int i = 0; i < 20; ++i) net.step();
+  });
+  EXPECT_TRUE(contains(err, "RTL assertion failed")) << err;
+  EXPECT_TRUE(contains(out, "node_1_1.trn_noc_router.g_link[0].u_tx.g_crd_sva[0].a_credit_overflow")) << out;
+}
+
 // A backward beat with a right CRC that acknowledges flits never sent: the sender's window check names it.
 TEST(NocAssert, AnAcknowledgementBeyondTheLastFlitSentFiresAckWindow) {
   NocOptions o = test::torus("2x2");

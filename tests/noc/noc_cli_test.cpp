@@ -106,13 +106,16 @@ TEST(NocCli, BadFlagsExitTwoWithTheReason) {
   expect_bad("--ber -1e-3", "--ber -0.001: bit error rate");
   expect_bad("--drop 2", "--drop 2: flit drop rate 2: a probability 0..1");
   expect_bad("--fault-seed -3", "--fault-seed: -3 is negative");
+  expect_bad("--threads 0", "--threads: Value 0 not in range 1 to 256");
+  expect_bad("--rtl --threads 300", "--threads: Value 300 not in range 1 to 256");
 }
 
 // Faults on every link: the report counts what was injected and what the link layer did about it; the traffic is
 // delivered intact (exit 0) on the TLM, the RTL and both in lockstep, with the same counts, for the same seed.
 TEST(NocCli, BitErrorsAndDropsAreRecoveredAndCounted) {
   std::string link_line;
-  for (const std::string backend : {"", " --rtl", " --lockstep"}) {
+  for (const std::string backend :
+       {"", " --rtl", " --lockstep", " --threads 2", " --rtl --threads 3", " --lockstep --threads 2"}) {
     const Result r = run("noc --dims 4x4 --rate 0.2 --cycles 800 --ber 1e-3 --drop 1e-3 --fault-seed 9" + backend);
     ASSERT_EQ(r.exit_code, 0) << backend << "\n" << r.out << r.err;
     std::smatch m;
@@ -129,6 +132,12 @@ TEST(NocCli, BitErrorsAndDropsAreRecoveredAndCounted) {
                                                     "corrupted, [1-9][0-9]* flits dropped\n")))
         << r.out;
     EXPECT_NE(r.out.find(" 0 duplicated, 0 corrupted, 0 out of order"), std::string::npos) << r.out;
+    // Several host threads: the speed figures are by the wall clock, and the line says how many threads ran.
+    if (backend.find("--threads") != std::string::npos) {
+      EXPECT_TRUE(std::regex_search(r.out, std::regex("checking [0-9.]+ s wall = [0-9]+ cycles/s \\([23] host "
+                                                      "threads evaluate the routers\\)\n")))
+          << r.out;
+    }
   }
   const Result clean = run("noc --dims 4x4 --rate 0.2 --cycles 800");
   EXPECT_NE(clean.out.find(" of them replays (100.00 % first copies); 0 CRC errors, 0 backward errors, 0 replays"),

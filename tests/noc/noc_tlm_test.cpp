@@ -5,6 +5,7 @@
 // noc_lockstep_test's job.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <string>
@@ -276,6 +277,38 @@ TEST(NocTlm, BadOptionsAreRejectedWithTheReason) {
   o = TlmOptions{};
   o.link_latency = 33;
   EXPECT_NE(reason(o).find("link latency 33"), std::string::npos) << reason(o);
+  o = TlmOptions{};
+  o.threads = 0;
+  EXPECT_NE(reason(o).find("0 host threads: outside 1..256"), std::string::npos) << reason(o);
+}
+
+// Routers evaluated by several host threads (TlmOptions::threads): on a 4x4 torus near saturation with bit errors
+// and lost flits on the links, every packet takes the same cycles as on one thread, and the link counters (replays,
+// CRC errors, the injector's faults, summed over the threads) are the same. 3 threads: ranges of 6, 5 and 5
+// routers. 100 threads on 16 routers start 16.
+TEST(NocTlm, EveryPacketAndLinkCountIsTheSameOnSeveralThreads) {
+  TlmOptions o = tlm_net("4x4");
+  o.errors.ber = 1e-3;
+  o.errors.drop = 1e-3;
+  TrafficOptions t;
+  t.rate = 0.5;
+  t.inject_cycles = 2000;
+  t.seed = test_seed();
+  t.record_packets = true;
+  TlmNetwork one(o);
+  const cosim::noc::TrafficResult r1 = expect_clean_run(one, t, "4x4 faults, one thread");
+  EXPECT_GT(one.link_stats().replays, 10u) << one.link_stats().str();
+  EXPECT_GT(one.link_stats().crc_errors, 10u) << one.link_stats().str();
+  for (const int threads : {2, 3, 100}) {
+    o.threads = threads;
+    TlmNetwork net(o);
+    EXPECT_EQ(net.threads(), std::min(threads, 16));
+    const cosim::noc::TrafficResult r = expect_clean_run(net, t, "4x4 faults, threads");
+    EXPECT_EQ(r.cycles, r1.cycles) << threads << " threads";
+    EXPECT_TRUE(r.packets == r1.packets) << threads << " threads: the packets' cycles differ";
+    EXPECT_EQ(net.link_stats(), one.link_stats()) << threads << " threads: " << net.link_stats().str() << " vs "
+                                                  << one.link_stats().str();
+  }
 }
 
 // A head flit for a router outside the network is a protocol error, as the RTL's a_dst_in_torus.

@@ -93,6 +93,51 @@ TEST(NocTraffic3d, Torus2x2x3UsesBothZDirections) {
   }
 }
 
+// Routers evaluated by several host threads (NocOptions::threads, `trnsim noc --threads`): near saturation with
+// packets of 1 to 5 flits, every packet's creation, injection and delivery cycle is the same as on one thread, and
+// the run is clean. 3 threads on 16 routers also gives ranges of unequal size (6, 5, 5).
+TEST(NocThreads, EveryPacketTakesTheSameCyclesAsOnOneThread) {
+  TrafficOptions t;
+  t.pattern = Pattern::kUniform;
+  t.rate = near_saturation("4x4", Pattern::kUniform);
+  t.inject_cycles = 1000;
+  t.min_len = 1;
+  t.max_len = 5;
+  t.seed = test::test_seed();
+  t.record_packets = true;
+  NocNetwork one(test::torus("4x4"));
+  const cosim::noc::TrafficResult r1 = test::expect_clean_run(one, t, "4x4 one thread");
+  for (const int threads : {2, 3}) {
+    cosim::noc::NocOptions o = test::torus("4x4");
+    o.threads = threads;
+    NocNetwork net(o);
+    EXPECT_EQ(net.threads(), threads);
+    const cosim::noc::TrafficResult r = test::expect_clean_run(net, t, "4x4 threads");
+    EXPECT_GT(r.packets_delivered, 1000u);
+    EXPECT_EQ(r.cycles, r1.cycles) << threads << " threads";
+    EXPECT_EQ(net.link_flits(), one.link_flits()) << threads << " threads";
+    EXPECT_TRUE(r.packets == r1.packets) << threads << " threads: the packets' cycles differ";
+  }
+}
+
+// More threads than routers: one per router is started. Outside 1..kMaxThreads: a NocError naming the count.
+TEST(NocThreads, CountsAreCheckedAndCappedAtTheRouters) {
+  cosim::noc::NocOptions o = test::torus("2x2");
+  o.threads = 8;
+  EXPECT_EQ(NocNetwork(o).threads(), 4);
+  for (const int bad : {0, -1, 100000}) {
+    o.threads = bad;
+    try {
+      NocNetwork net(o);
+      ADD_FAILURE() << bad << " threads accepted";
+    } catch (const cosim::noc::NocError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::to_string(bad) + " host threads: outside 1..256"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // Measurement, not a check: accepted throughput against offered load (run by hand with
 // --gtest_also_run_disabled_tests --gtest_filter='NocSweep.*'; NOC_SWEEP_DIMS / NOC_SWEEP_ROUTER pick the torus).
 TEST(NocSweep, DISABLED_Saturation) {
