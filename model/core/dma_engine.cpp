@@ -67,7 +67,9 @@ std::optional<Fault> DmaEngine::check_side(isa::MemSpace space, uint64_t addr,
   return Fault{code, uint32_t(isa::field_id(field)),
                range ? fmt::format("{} pattern touches bytes 0x{:x}..0x{:x}, outside {} ({} bytes)", field,
                                    range->first, range->last, isa::mem_space_name(space), size)
-                     : fmt::format("{} pattern starts below address 0 of {}", field, isa::mem_space_name(space))};
+                     : fmt::format("{} pattern from 0x{:x} leaves the 64-bit address space (below 0 or past "
+                                   "2^64 - 1) of {}",
+                                   field, addr, isa::mem_space_name(space))};
 }
 
 std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t index) {

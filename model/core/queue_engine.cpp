@@ -197,13 +197,16 @@ void QueueEngine::timed_drain() {
 
 std::optional<ByteRange> pattern_range(uint64_t addr, const std::array<uint16_t, isa::kApDims>& count,
                                        const std::array<int32_t, isa::kApDims>& stride, unsigned elem_bytes) {
+  // |span| < 2^16 * 2^31 per dimension, so lo and hi cannot overflow; addr is any 64-bit value (a program's field),
+  // so the ends are computed unsigned and checked against both ends of the address space.
   int64_t lo = 0, hi = 0;
   for (int d = 0; d < isa::kApDims; ++d) {
     const int64_t span = int64_t(count[d] - 1) * stride[d];
     (span < 0 ? lo : hi) += span;
   }
-  if (lo < 0 && uint64_t(-lo) > addr) return std::nullopt;
-  return ByteRange{uint64_t(int64_t(addr) + lo), uint64_t(int64_t(addr) + hi) + elem_bytes - 1};
+  const uint64_t below = uint64_t(-lo), above = uint64_t(hi) + elem_bytes - 1;
+  if (below > addr || above > UINT64_MAX - addr) return std::nullopt;
+  return ByteRange{addr - below, addr + above};
 }
 
 }  // namespace trnsim::model

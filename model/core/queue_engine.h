@@ -113,7 +113,7 @@ class QueueEngine : public sc_core::sc_module {
 };
 
 /// Byte range [first, last] touched by a 4-D access pattern of `count` elements of `elem_bytes` starting at
-/// `addr` with byte strides `stride`; nullopt when it would start below address 0.
+/// `addr` with byte strides `stride`; nullopt when it would start below address 0 or end past 2^64 - 1.
 struct ByteRange {
   uint64_t first;
   uint64_t last;

@@ -296,6 +296,12 @@ std::vector<ErrorCase> error_cases() {
                                    cfg.psum_bytes() - 8, DataType::kFp32, {4, 1, 1, 1}, {4, 0, 0, 0}, {4, 0, 0, 0}));
   const auto hbm_range = enc(copy(Opcode::kDmaCopy, MemSpace::kHbm, cfg.hbm_bytes - 2, DataType::kFp32,
                                   MemSpace::kSbuf, 0, DataType::kFp32, {4, 1, 1, 1}, {4, 0, 0, 0}, {4, 0, 0, 0}));
+  // Found by the mmio fuzz target: a source near 2^63 with a negative stride (the range was computed in signed
+  // 64-bit arithmetic: overflow), and one near 2^64 whose end wrapped to a small address and was taken as in range.
+  const auto hbm_high = enc(copy(Opcode::kDmaCopy, MemSpace::kHbm, 0x8000000000001000ull, DataType::kFp32,
+                                 MemSpace::kSbuf, 0, DataType::kFp32, {4, 1, 1, 1}, {-1024, 0, 0, 0}, {4, 0, 0, 0}));
+  const auto hbm_wrap = enc(copy(Opcode::kDmaCopy, MemSpace::kHbm, 0xFFFFFFFFFFFFFFF0ull, DataType::kFp32,
+                                 MemSpace::kSbuf, 0, DataType::kFp32, {8, 1, 1, 1}, {4, 0, 0, 0}, {4, 0, 0, 0}));
   const auto dma_on_te = enc(copy(Opcode::kDmaCopy, MemSpace::kHbm, 0, DataType::kFp32, MemSpace::kSbuf, 0,
                                   DataType::kFp32, {1, 1, 1, 1}, {4, 0, 0, 0}, {4, 0, 0, 0}));
   const auto mult = enc(te(Opcode::kMultiplyMoving, isa::Dtype::kBf16, 0, 0, 4, 4));
@@ -312,6 +318,8 @@ std::vector<ErrorCase> error_cases() {
       {"sbuf_range", 0, {nop, sbuf_range, halt}, regs::ERR_SBUF_RANGE, 1, "sbuf_addr", 0},
       {"psum_range", 1, {psum_range, halt}, regs::ERR_PSUM_RANGE, 0, "dst_addr", 0},
       {"hbm_range", 1, {hbm_range, halt}, regs::ERR_HBM_RANGE, 0, "src_addr", 0},
+      {"hbm_range_near_2_63", 1, {hbm_high, halt}, regs::ERR_HBM_RANGE, 0, "src_addr", 0},
+      {"hbm_range_wraps_2_64", 1, {nop, hbm_wrap, halt}, regs::ERR_HBM_RANGE, 1, "src_addr", 0},
       {"wrong_engine", 0, {dma_on_te, halt}, regs::ERR_WRONG_ENGINE, 0, "opcode", 0},
       {"no_stationary", 0, {mult, halt}, regs::ERR_NO_STATIONARY, 0, nullptr, 0},
       {"copy_bytes_wrap", 1, {nop, huge_copy, halt}, regs::ERR_BAD_FIELD, 1, "count", 0},
