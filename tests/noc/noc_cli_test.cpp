@@ -361,7 +361,7 @@ TEST(NocSweepScript, BooksimStepTabulatesEachRoundAgainstTheGivenBinary) {
                          "echo \"Total run time $n\"\n";
   std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
   const std::string env = "NOC_STEPS=booksim NOC_BOOKSIM='" + fake + "' NOC_BOOKSIM_ROUNDS=2 NOC_BOOKSIM_DIMS=4x4 " +
-                          "NOC_BOOKSIM_VCS=4 NOC_BOOKSIM_CYCLES=300 NOC_BOOKSIM_RATE=0.2 ";
+                          "NOC_BOOKSIM_VCS=4 NOC_BOOKSIM_CYCLES=300 NOC_BOOKSIM_RATE=0.2 NOC_BOOKSIM_THREADS='1 2' ";
   const Result r = run_command(env + "bash " + NOC_SWEEP_SCRIPT + " " + TRNSIM_BIN + " '" + dir + "/out'");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string cfg = slurp(dir + "/out/booksim.cfg");
@@ -369,16 +369,22 @@ TEST(NocSweepScript, BooksimStepTabulatesEachRoundAgainstTheGivenBinary) {
                            "vc_buf_size = 4;", "packet_size = 1;", "injection_rate = 0.2;", "sample_period = 300;"}) {
     EXPECT_NE(cfg.find(line), std::string::npos) << line << "\n" << cfg;
   }
-  // One row per round: BookSim2's rate, then trnsim's four rates, each with its ratio to BookSim2's.
-  const std::regex row("\\| ([12]) \\| ([0-9]+) \\| ([0-9]+) \\(([0-9.]+)x\\) \\| ([0-9]+) \\(([0-9.]+)x\\) \\| "
-                       "([0-9]+) \\(([0-9.]+)x\\) \\| ([0-9]+) \\(([0-9.]+)x\\) \\|");
+  // One row per round: BookSim2's rate, then trnsim's four rates on one host thread and four on two, each with its
+  // ratio to BookSim2's.
+  std::string pattern = "\\| ([12]) \\| ([0-9]+) \\|";
+  for (int i = 0; i < 8; ++i) pattern += " ([0-9]+) \\(([0-9.]+)x\\) \\|";
+  const std::regex row(pattern + "\n");
+  EXPECT_NE(r.out.find("| RTL with traffic | TLM network, 2 threads | TLM with traffic, 2 threads | RTL network, 2 "
+                       "threads | RTL with traffic, 2 threads |"),
+            std::string::npos)
+      << r.out;
   int rows = 0;
   for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), row); it != std::sregex_iterator(); ++it, ++rows) {
     const std::smatch& m = *it;
     EXPECT_EQ(std::stoi(m[1]), rows + 1);
     const double booksim = std::stod(m[2]);
     ASSERT_GT(booksim, 0) << r.out;
-    for (int k = 3; k <= 9; k += 2) {
+    for (int k = 3; k <= 17; k += 2) {
       const double rate = std::stod(m[size_t(k)]);
       EXPECT_GT(rate, 0) << m.str();
       EXPECT_NEAR(std::stod(m[size_t(k + 1)]), rate / booksim, 0.006 + 0.003 * rate / booksim) << m.str();
@@ -386,6 +392,10 @@ TEST(NocSweepScript, BooksimStepTabulatesEachRoundAgainstTheGivenBinary) {
     EXPECT_GT(std::stod(m[3]), std::stod(m[5])) << "the network alone is faster than with the traffic: " << m.str();
   }
   EXPECT_EQ(rows, 2) << r.out;
+  const Result bad = run_command("NOC_STEPS=booksim NOC_BOOKSIM='" + fake + "' NOC_BOOKSIM_THREADS='1 two' bash " +
+                                 NOC_SWEEP_SCRIPT + " " + TRNSIM_BIN + " '" + dir + "/out4'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("NOC_BOOKSIM_THREADS='1 two': expected host thread counts"), std::string::npos) << bad.err;
 
   const Result missing = run_command("NOC_STEPS=booksim NOC_BOOKSIM='" + dir + "/nothing' bash " + NOC_SWEEP_SCRIPT +
                                      " " + TRNSIM_BIN + " '" + dir + "/out2'");
