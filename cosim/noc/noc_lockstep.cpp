@@ -25,7 +25,8 @@ model::noc::TlmOptions tlm_options_for(const NocNetwork& rtl) {
   t.link_latency = o.link_latency;
   t.retry = b.retry;
   t.errors = o.errors;
-  t.threads = o.threads;
+  // The TLM side stays on one thread: it takes a tenth of the RTL's time, and a second pool's workers would spin
+  // beside the RTL's threads.
   return t;
 }
 

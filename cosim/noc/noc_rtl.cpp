@@ -315,6 +315,10 @@ NocNetwork::NocNetwork(const NocOptions& options) : options_(options), injector_
   if (options_.link_latency < 0 || options_.link_latency > 32) {
     throw NocError(fmt::format("link latency {} outside 0..32", options_.link_latency));
   }
+  if (options_.threads < 1 || options_.threads > model::noc::StepPool::kMaxThreads) {
+    throw NocError(fmt::format("{} host threads: outside 1..{}", options_.threads,
+                               model::noc::StepPool::kMaxThreads));
+  }
   const std::string default_build = options_.router.empty() ? (nd == 3 ? "d3v4g2" : "d2v2") : options_.router;
   apply_wave_env<NocError>(options_);  // TRNSIM_WAVE: any test or tool re-run with a waveform
   std::vector<std::string> scopes;
@@ -352,12 +356,8 @@ NocNetwork::NocNetwork(const NocOptions& options) : options_(options), injector_
     }
     routers_.push_back(std::move(r));
   }
-  if (options_.threads < 1 || options_.threads > model::noc::StepPool::kMaxThreads) {
-    throw NocError(fmt::format("{} host threads: outside 1..{}", options_.threads,
-                               model::noc::StepPool::kMaxThreads));
-  }
-  if (std::min(options_.threads, n_nodes) > 1) {
-    pool_ = std::make_unique<model::noc::StepPool>(std::min(options_.threads, n_nodes));
+  if (const int threads = std::min(options_.threads, n_nodes); threads > 1) {
+    pool_ = std::make_unique<model::noc::StepPool>(threads);
   }
   for (const LinkFault& f : options_.faults) {
     if (f.node < 0 || f.node >= n_nodes || f.link < 0 || f.link >= 2 * nd) {
@@ -610,22 +610,21 @@ void NocNetwork::eval_all(bool clk) {
   // Assertion messages and the error count go to the thread's context (Verilated::threadContextp): this network's,
   // also when several are alive.
   VerilatedContext* const context = context_.get();
-  if (!pool_) {
+  const auto eval_range = [&](int begin, int end) {
     Verilated::threadContextp(context);
-    for (auto& r : routers_) {
-      r->set_clk(clk);
-      r->eval();
-    }
-    return;
-  }
-  pool_->run([&](int t) {
-    Verilated::threadContextp(context);
-    const auto [begin, end] = model::noc::StepPool::range(nodes(), pool_->threads(), t);
     for (int n = begin; n < end; ++n) {
       Router& r = *routers_[static_cast<size_t>(n)];
       r.set_clk(clk);
       r.eval();
     }
+  };
+  if (!pool_) {
+    eval_range(0, nodes());
+    return;
+  }
+  pool_->run([&](int t) {
+    const auto [begin, end] = model::noc::StepPool::range(nodes(), pool_->threads(), t);
+    eval_range(begin, end);
   });
 }
 

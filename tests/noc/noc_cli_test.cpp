@@ -370,7 +370,8 @@ TEST(NocSweepScript, BooksimStepTabulatesEachRoundAgainstTheGivenBinary) {
     EXPECT_NE(cfg.find(line), std::string::npos) << line << "\n" << cfg;
   }
   // One row per round: BookSim2's rate, then trnsim's four rates on one host thread and four on two, each with its
-  // ratio to BookSim2's.
+  // ratio to BookSim2's. (Which rate is higher is not checked: the network alone is timed by the monotonic clock,
+  // the run with traffic by CPU time, so on a loaded machine either may be.)
   std::string pattern = "\\| ([12]) \\| ([0-9]+) \\|";
   for (int i = 0; i < 8; ++i) pattern += " ([0-9]+) \\(([0-9.]+)x\\) \\|";
   const std::regex row(pattern + "\n");
@@ -389,7 +390,6 @@ TEST(NocSweepScript, BooksimStepTabulatesEachRoundAgainstTheGivenBinary) {
       EXPECT_GT(rate, 0) << m.str();
       EXPECT_NEAR(std::stod(m[size_t(k + 1)]), rate / booksim, 0.006 + 0.003 * rate / booksim) << m.str();
     }
-    EXPECT_GT(std::stod(m[3]), std::stod(m[5])) << "the network alone is faster than with the traffic: " << m.str();
   }
   EXPECT_EQ(rows, 2) << r.out;
   const Result bad = run_command("NOC_STEPS=booksim NOC_BOOKSIM='" + fake + "' NOC_BOOKSIM_THREADS='1 two' bash " +
