@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "firmware/kernels/dma_copies.h"
+#include "firmware/kernels/softmax_kernel.h"
 
 namespace trnsim::kernels {
 namespace {
@@ -436,33 +437,20 @@ class GemmBuilder {
   /// Block b's softmax: (window -> -inf) max, bias on vec; exp with its sum on act, in place in PSUM; reciprocal,
   /// the product into the staging slot in out_type, (window -> +0) on vec. Returns the last op (PSUM's last reader).
   Pipeline::OpId add_softmax_epilogue(Pipeline& pipe, const Block& b, const std::vector<Pipeline::OpId>& after) const {
-    const int p = b.rows, w = live_columns(b), a = unmasked_columns(b);
-    const float scale = l_.epilogue.scale;
-    const isa::Operand x = operand(uint32_t(psum_addr(b.psum_buffer, 0)), isa::DataType::kFp32, {1, 0},
-                                   isa::MemSpace::kPsum);
-    const isa::Operand xw = operand(uint32_t(psum_addr(b.psum_buffer, 0)) + uint32_t(a) * 4, isa::DataType::kFp32,
-                                    {1, 0}, isa::MemSpace::kPsum);
-    const uint32_t stage = staging_addr(b.psum_buffer), oes = isa::data_type_bytes(l_.out_type);
-    const isa::Operand y = operand(stage, l_.out_type), yw = operand(stage + uint32_t(a) * oes, l_.out_type);
-    const isa::Operand pred = operand(softmax_pred_addr());
-    const isa::Operand zero = operand(softmax_zero_addr(), isa::DataType::kFp32, {0, 0});
-    const isa::Operand ninf = operand(softmax_zero_addr() + 4, isa::DataType::kFp32, {0, 0});
-    const uint32_t mx = softmax_column(b.psum_buffer, 0), nbias = softmax_column(b.psum_buffer, 1);
-    const uint32_t sum = softmax_column(b.psum_buffer, 2), rcp = softmax_column(b.psum_buffer, 3);
-    std::vector<isa::Instruction> vmax;
-    if (a < w) vmax.push_back(select(p, w - a, xw, pred, xw, ninf));
-    vmax.push_back(tensor_reduce_rows(isa::AluOp::kMax, p, w, 1, operand(mx), x));
-    vmax.push_back(tensor_scalar(isa::AluOp::kMultiply, scale, isa::AluOp::kMultiply, -1.0f, p, 1, operand(nbias),
-                                 operand(mx)));
-    const Pipeline::OpId vmax_op = pipe.add(isa::Engine::kVec, std::move(vmax), after);
-    const isa::Operand nb = column(nbias), s = column(sum);
-    const Pipeline::OpId exp_op =
-        pipe.add(isa::Engine::kAct, {activation(isa::ActFunc::kExp, p, w, x, x, scale, 0.0f, &nb, &s)}, {vmax_op});
-    std::vector<isa::Instruction> norm{
-        tensor_scalar(isa::AluOp::kRdivide, 1.0f, isa::AluOp::kNone, 0.0f, p, 1, operand(rcp), operand(sum)),
-        tensor_tensor(isa::AluOp::kMultiply, p, w, y, x, operand(rcp, isa::DataType::kFp32, {0, 0}))};
-    if (a < w) norm.push_back(select(p, w - a, yw, pred, yw, zero));
-    return pipe.add(isa::Engine::kVec, std::move(norm), {exp_op});
+    SoftmaxTiles st;
+    st.p = b.rows, st.w = live_columns(b), st.g = 1, st.stride = 0;
+    st.space = isa::MemSpace::kPsum;
+    st.x = uint32_t(psum_addr(b.psum_buffer, 0));
+    st.y = staging_addr(b.psum_buffer), st.y_type = l_.out_type;
+    st.scale = l_.epilogue.scale;
+    if (l_.epilogue.causal) st.window = {unmasked_columns(b)};
+    st.pred = softmax_pred_addr(), st.consts = softmax_zero_addr();
+    st.mx = softmax_column(b.psum_buffer, 0), st.nbias = softmax_column(b.psum_buffer, 1);
+    st.sum = softmax_column(b.psum_buffer, 2), st.rcp = softmax_column(b.psum_buffer, 3);
+    SoftmaxOps ops = softmax_ops(st);
+    const Pipeline::OpId vmax_op = pipe.add(isa::Engine::kVec, std::move(ops.vmax), after);
+    const Pipeline::OpId exp_op = pipe.add(isa::Engine::kAct, std::move(ops.exps), {vmax_op});
+    return pipe.add(isa::Engine::kVec, std::move(ops.norm), {exp_op});
   }
 
   // ---- TE ops

@@ -31,6 +31,41 @@ void require(bool ok, const std::string& what) {
 
 }  // namespace
 
+SoftmaxOps softmax_ops(const SoftmaxTiles& s) {
+  const uint32_t yb = uint32_t(isa::data_type_bytes(s.y_type));
+  const isa::Operand x = operand(s.x, DataType::kFp32, {1, static_cast<int16_t>(s.stride)}, s.space);
+  const isa::Operand y = operand(s.y, s.y_type, {1, static_cast<int16_t>(s.stride)});
+  const isa::Operand pred = operand(s.pred), zero = operand(s.consts, DataType::kFp32, {0, 0}),
+                     ninf = operand(s.consts + 4, DataType::kFp32, {0, 0});
+  SoftmaxOps ops;
+  // Tile t's masked columns inside [0, w), selected with the predicate: in x before the max (-inf), in y after the
+  // products (+0).
+  auto window = [&](bool out, std::vector<isa::Instruction>* list) {
+    for (int t = 0; t < s.g && t < int(s.window.size()); ++t) {
+      const int a = s.window[std::size_t(t)];
+      if (a >= s.w) continue;
+      const uint32_t at = uint32_t(t * s.stride + a);
+      const isa::Operand v = out ? operand(s.y + at * yb, s.y_type)
+                                 : operand(s.x + at * 4, DataType::kFp32, {1, 0}, s.space);
+      list->push_back(select(s.p, s.w - a, v, pred, v, out ? zero : ninf));
+      ops.masked = true;
+    }
+  };
+  window(false, &ops.vmax);
+  ops.vmax.push_back(tensor_reduce_rows(AluOp::kMax, s.p, s.w, s.g, operand(s.mx), x));
+  ops.vmax.push_back(
+      tensor_scalar(AluOp::kMultiply, s.scale, AluOp::kMultiply, -1.0f, s.p, s.g, operand(s.nbias), operand(s.mx)));
+  for (int t = 0; t < s.g; ++t) {
+    const isa::Operand xt = operand(s.x + uint32_t(t * s.stride * 4), DataType::kFp32, {1, 0}, s.space),
+                       nb = column(s.nbias + 4 * t), sum = column(s.sum + 4 * t);
+    ops.exps.push_back(activation(ActFunc::kExp, s.p, s.w, xt, xt, s.scale, 0.0f, &nb, &sum));
+  }
+  ops.norm = {tensor_scalar(AluOp::kRdivide, 1.0f, AluOp::kNone, 0.0f, s.p, s.g, operand(s.rcp), operand(s.sum)),
+              tensor_tensor(AluOp::kMultiply, s.p, s.w, y, x, operand(s.rcp, DataType::kFp32, {0, 1}), s.g)};
+  window(true, &ops.norm);
+  return ops;
+}
+
 isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxLayout& l) {
   require(l.rows >= 1 && l.cols >= 1, fmt::format("rows and cols must be >= 1 (got {}, {})", l.rows, l.cols));
   require(l.cols <= 0xFFFF, fmt::format("cols {} exceeds the 65535 elements of one instruction", l.cols));
@@ -76,7 +111,7 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
   const bool consts = pw > 0 || zero_fill;
   const uint32_t pred_off = pw > 0 ? arena.take(uint64_t(pw) * 4, "softmax causal mask") : 0;
   const uint32_t const_off = consts ? arena.take(8, "softmax constants") : 0;  // +0, then -inf
-  const uint32_t zero_off = const_off, ninf_off = const_off + 4;
+  const uint32_t zero_off = const_off;  // +0, then -inf
   const std::vector<RowBuffer> buf =
       take_row_buffers(arena, kWantedBuffers, ngroups, l.cols, groups.front().g, "softmax kernel");
   const int nbuf = static_cast<int>(buf.size());
@@ -84,47 +119,23 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
   Pipeline pipe(info);
   Pipeline::OpId const_op = -1;
   if (consts) const_op = pipe.add(Engine::kVec, causal_softmax_constants(pt, const_off, pred_off, int(pw)));
-  const isa::Operand pred = operand(pred_off), ninf = operand(ninf_off, DataType::kFp32, {0, 0}),
-                     zero = operand(zero_off, DataType::kFp32, {0, 0});
-
   std::vector<Pipeline::OpId> store(static_cast<std::size_t>(ngroups), -1);
   for (int j = 0; j < ngroups; ++j) {
     const RowGroup& grp = groups[std::size_t(j)];
     const RowBuffer& b = buf[std::size_t(j % nbuf)];
-    const uint32_t mx = b.column[0], nbias = b.column[1], sum_off = b.column[2], rcp = b.column[3];
     const int p = grp.p, g = grp.g, w = width[std::size_t(j)];
-    // The group's tiles as [p, w, g] (tile t at free offset t * C), and its column blocks as [p, g].
-    const isa::Operand x = operand(b.x, DataType::kFp32, {1, static_cast<int16_t>(C)});
-    // Tile t's masked columns inside [0, w): select with the predicate (before the max: -inf; after: +0).
-    auto window = [&](const isa::Operand& fill, std::vector<isa::Instruction>* out) {
-      for (int t = 0; t < g && l.causal; ++t) {
-        const int a = tile_a(grp, t);
-        if (a >= w) continue;
-        const isa::Operand xw = operand(b.x + uint32_t((int64_t(t) * C + a) * 4));
-        out->push_back(select(p, w - a, xw, pred, xw, fill));
-      }
-    };
+    // The group's tiles as [p, w, g] (tile t at free offset t * C), normalised in place.
+    SoftmaxTiles st;
+    st.p = p, st.w = w, st.g = g, st.stride = C, st.x = st.y = b.x, st.scale = l.scale;
+    st.pred = pred_off, st.consts = const_off;
+    st.mx = b.column[0], st.nbias = b.column[1], st.sum = b.column[2], st.rcp = b.column[3];
+    for (int t = 0; t < g && l.causal; ++t) st.window.push_back(tile_a(grp, t));
+    SoftmaxOps ops = softmax_ops(st);
     const Pipeline::OpId load = load_rows(pipe, info, l.in_hbm, l.in_type, grp, C, b.x,
                                           {j >= nbuf ? store[std::size_t(j - nbuf)] : -1}, w);
-    std::vector<isa::Instruction> vmax;
-    window(ninf, &vmax);
-    const bool masked = !vmax.empty();
-    vmax.push_back(tensor_reduce_rows(AluOp::kMax, p, w, g, operand(mx), x));
-    vmax.push_back(
-        tensor_scalar(AluOp::kMultiply, l.scale, AluOp::kMultiply, -1.0f, p, g, operand(nbias), operand(mx)));
-    const Pipeline::OpId vmax_op = pipe.add(Engine::kVec, std::move(vmax), {load, masked ? const_op : -1});
-    std::vector<isa::Instruction> exps;
-    for (int t = 0; t < g; ++t) {
-      const isa::Operand xt = operand(b.x + uint32_t(t * C * 4)), nb = column(nbias + 4 * t),
-                         sum = column(sum_off + 4 * t);
-      exps.push_back(activation(ActFunc::kExp, p, w, xt, xt, l.scale, 0.0f, &nb, &sum));
-    }
-    const Pipeline::OpId exp_op = pipe.add(Engine::kAct, std::move(exps), {vmax_op});
-    std::vector<isa::Instruction> norm{
-        tensor_scalar(AluOp::kRdivide, 1.0f, AluOp::kNone, 0.0f, p, g, operand(rcp), operand(sum_off)),
-        tensor_tensor(AluOp::kMultiply, p, w, x, x, operand(rcp, DataType::kFp32, {0, 1}), g)};
-    window(zero, &norm);
-    const Pipeline::OpId norm_op = pipe.add(Engine::kVec, std::move(norm), {exp_op});
+    const Pipeline::OpId vmax_op = pipe.add(Engine::kVec, std::move(ops.vmax), {load, ops.masked ? const_op : -1});
+    const Pipeline::OpId exp_op = pipe.add(Engine::kAct, std::move(ops.exps), {vmax_op});
+    const Pipeline::OpId norm_op = pipe.add(Engine::kVec, std::move(ops.norm), {exp_op});
     store[std::size_t(j)] = store_rows(pipe, info, l.out_hbm, l.out_type, grp, C, b.x, {norm_op}, w);
     if (w < C) {  // columns [w, C) of the group's rows: +0, repeated from the zero column
       const uint64_t eo = eout;

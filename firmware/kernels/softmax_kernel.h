@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "firmware/driver/driver.h"
 #include "firmware/isa/isa.h"
@@ -34,6 +35,34 @@ struct SoftmaxLayout {
   bool causal = false;                            ///< mask columns j > row + causal_offset (header)
   int causal_offset = 0;                          ///< >= 0 (so that no row is fully masked)
 };
+
+/// The softmax's instructions on `g` tiles of `p` rows: one mechanism for make_softmax_program (row groups in SBUF)
+/// and the GEMM's softmax epilogue (a block of scores in PSUM, GemmEpilogue::kSoftmax). The caller places the
+/// operands and orders the three lists (vmax on vec, then exps on act, then norm on vec).
+struct SoftmaxTiles {
+  int p = 0;                                   ///< partitions: rows per tile
+  int w = 0;                                   ///< columns computed per row (those past w are the caller's)
+  int g = 1;                                   ///< tiles, `stride` elements apart in x and y
+  int stride = 0;                              ///< elements between tiles (0 when g = 1 needs none)
+  isa::MemSpace space = isa::MemSpace::kSbuf;  ///< where x is (SBUF or PSUM)
+  uint32_t x = 0;                              ///< FP32 scores [p, w] per tile; exp'd in place
+  uint32_t y = 0;                              ///< SBUF output [p, w] per tile, y_type (may be x)
+  isa::DataType y_type = isa::DataType::kFp32;
+  float scale = 1.0f;                          ///< as SoftmaxLayout::scale
+  /// Causal: per tile, its first masked column a_t; column a_t + c of partition q is masked iff c >= q (the
+  /// predicate `pred`, causal_softmax_constants), none at or past w. Empty: nothing masked.
+  std::vector<int> window;
+  uint32_t pred = 0;                           ///< SBUF: the predicate tile (FP32, 1.0 where c < q)
+  uint32_t consts = 0;                         ///< SBUF: +0 then -inf (FP32)
+  uint32_t mx = 0, nbias = 0, sum = 0, rcp = 0;  ///< SBUF column scratch, 4 bytes per tile each
+};
+struct SoftmaxOps {
+  std::vector<isa::Instruction> vmax;  ///< vec: the windows to -inf, the row maxima, the biases -(max * scale)
+  std::vector<isa::Instruction> exps;  ///< act: exp(x * scale + bias) in place, with the row sums
+  std::vector<isa::Instruction> norm;  ///< vec: 1 / sum, y = x * (1 / sum), the windows of y to +0
+  bool masked = false;                 ///< some window is not empty (vmax and norm read the constants)
+};
+SoftmaxOps softmax_ops(const SoftmaxTiles& tiles);
 
 /// The softmax as a program on queues dma, vec and act, each ending with halt. Uses SBUF from offset 0 of the
 /// first min(rows, sbuf_partitions) partitions, semaphores 0..3 (which must start at 0; Driver::run resets them),
