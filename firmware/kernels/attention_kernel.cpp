@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "firmware/kernels/dma_copies.h"
+#include "firmware/kernels/gemm_kernel.h"
 #include "firmware/kernels/softmax_kernel.h"
 #include "firmware/kernels/transpose_kernel.h"
 
@@ -64,6 +65,34 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   // rows, so that 12 heads on 8 cores take 1.5 rounds of a whole head, not 2.
   const int pieces = pieces_per_head(l.heads, l.cores);
   KernelSequence seq;
+  // Every step of a head in one program per piece of its queries, P kept in SBUF (make_attention_piece_program).
+  const int q_piece = rows_per_core(l.seq, transpose_tile_rows(info), pieces);
+  if (l.fused_pieces && l.te_transpose && attention_piece_fits(info, l.seq, std::min(q_piece, l.seq), l.head_dim)) {
+    std::vector<KernelSequence> heads;
+    for (int h = 0; h < l.heads; ++h) {
+      heads.push_back(row_split_steps(fmt::format("head {} attention", h), l.seq, transpose_tile_rows(info), pieces,
+                                      [&](int q0, int n) {
+                                        AttentionPieceLayout a;
+                                        a.seq = l.seq;
+                                        a.head_dim = l.head_dim;
+                                        a.query0 = q0;
+                                        a.queries = n;
+                                        a.causal = l.causal;
+                                        a.scale = attention_scale(l.head_dim);
+                                        a.qT_hbm = l.qT_hbm + h * qk_head;
+                                        a.kT_hbm = l.kT_hbm + h * qk_head;
+                                        a.v_hbm = l.v_hbm + h * T * d * 2;
+                                        a.outT_hbm = l.outT_hbm + h * d * T * isa::data_type_bytes(l.out_type);
+                                        a.out_type = l.out_type;
+                                        // The TE's work: S over the live keys, then PV over every key tile.
+                                        const uint64_t live = l.causal ? std::min(T, uint64_t(q0 + n)) : T;
+                                        const uint64_t macs = uint64_t(n) * d * (live + T);
+                                        return KernelStep{"", make_attention_piece_program(info, a), macs};
+                                      }));
+    }
+    append_heads(&seq, std::move(heads), l.causal);  // causal: the later pieces are the longer ones
+    return seq;
+  }
   SoftmaxLayout sm;
   sm.cols = l.seq;
   sm.scale = attention_scale(l.head_dim);
@@ -210,7 +239,19 @@ bool transpose_pv_fits(const driver::DeviceInfo& info, int queries, int head_dim
          q_tiles <= p.slots && (p.bank_bytes % (uint64_t(p.r) * kFp32Bytes)) == 0;
 }
 
-isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const TransposePvLayout& l) {
+namespace {
+/// P already in SBUF (make_attention_piece_program): query tile i's rows on partitions 0..R-1 at
+/// addr + i * tile_bytes, its keys dense (BF16).
+struct ResidentP {
+  uint32_t addr = 0;
+  uint32_t tile_bytes = 0;
+};
+
+/// make_transpose_pv_program's ops, added to `pipe` with their SBUF from `arena`; with `resident` P is read where it
+/// is instead of loaded from p_hbm. The ops that touch PSUM or read P come after `after`. Returns the output drain.
+Pipeline::OpId add_transpose_pv(Pipeline& pipe, const driver::DeviceInfo& info, const TransposePvLayout& l,
+                                PartitionArena& arena, const ResidentP* resident,
+                                const std::vector<Pipeline::OpId>& after) {
   auto require = [](bool ok, const std::string& what) {
     if (!ok) throw std::invalid_argument("transpose+pv kernel: " + what);
   };
@@ -225,18 +266,27 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
   const int R = plan.r, d = l.head_dim, nq = l.queries;
   const int q_tiles = (nq + R - 1) / R, k_tiles = (l.keys + R - 1) / R;
   const uint64_t eo = isa::data_type_bytes(l.out_type), pb = info.sbuf_partition_bytes;
-  check_hbm_tensor(info, "transpose+pv kernel", "P", l.p_hbm, (uint64_t(nq - 1) * l.p_ld + l.keys) * kBf16Bytes);
+  if (!resident) {
+    check_hbm_tensor(info, "transpose+pv kernel", "P", l.p_hbm, (uint64_t(nq - 1) * l.p_ld + l.keys) * kBf16Bytes);
+  }
   check_hbm_tensor(info, "transpose+pv kernel", "V", l.v_hbm, uint64_t(l.keys) * d * kBf16Bytes);
   check_hbm_tensor(info, "transpose+pv kernel", "out", l.out_hbm, (uint64_t(d - 1) * l.out_ld + nq) * eo);
 
   // SBUF: the identity, V (key tile t at t * d), two P buffers ([R queries, q_tiles x R keys]: query tile i at
-  // i * R) and two P^T buffers ([R keys, nq queries]).
-  PartitionArena arena(pb);
+  // i * R; none when P is resident) and two P^T buffers ([R keys, nq queries]).
   const uint32_t iota_off = arena.take(uint64_t(R) * kFp32Bytes, "transpose+pv identity");
   const uint32_t ident_off = arena.take(uint64_t(R) * kBf16Bytes, "transpose+pv identity");
   const uint32_t v_off = arena.take(uint64_t(k_tiles) * d * kBf16Bytes, "transpose+pv V");
-  const std::array<uint32_t, 2> p_buf{arena.take(uint64_t(q_tiles) * R * kBf16Bytes, "transpose+pv P"),
-                                      arena.take(uint64_t(q_tiles) * R * kBf16Bytes, "transpose+pv P")};
+  std::array<uint32_t, 2> p_buf{};
+  if (!resident) {
+    p_buf = {arena.take(uint64_t(q_tiles) * R * kBf16Bytes, "transpose+pv P"),
+             arena.take(uint64_t(q_tiles) * R * kBf16Bytes, "transpose+pv P")};
+  }
+  // Query tile i's columns [k0, ..) of P: in the loaded buffer of its key tile, or where it is resident.
+  auto p_tile = [&](int b, int i, int k0) {
+    return resident ? uint64_t(resident->addr) + uint64_t(i) * resident->tile_bytes + uint64_t(k0) * kBf16Bytes
+                    : uint64_t(p_buf[std::size_t(b)]) + uint64_t(i) * R * kBf16Bytes;
+  };
   const std::array<uint32_t, 2> pt_buf{arena.take(uint64_t(nq) * kBf16Bytes, "transpose+pv P^T"),
                                        arena.take(uint64_t(nq) * kBf16Bytes, "transpose+pv P^T")};
   // Causal: key tiles from `zero_kt` on are +0 in every query of the piece: one +0 P^T tile serves them. In a key
@@ -279,8 +329,7 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
     return mul;
   };
 
-  Pipeline pipe(info);
-  const Pipeline::OpId ident = pipe.add(isa::Engine::kVec, te_identity(R, iota_off, ident_off, bf16));
+  const Pipeline::OpId ident = pipe.add(isa::Engine::kVec, te_identity(R, iota_off, ident_off, bf16), after);
   // V, every key tile at once: rows kt * R + p -> partition p at v_off + kt * d * 2 (the ragged tile alone).
   std::vector<isa::CopyFields> v_copies;
   const int full_k = l.keys / R;
@@ -316,30 +365,33 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
       continue;
     }
     const int i0 = first_live(k0);  // query tiles [i0, q_tiles) have a live key in this tile
-    // P's columns [k0, k0 + kk) of those queries: query tile i -> partitions (its queries), at p_buf + i * R * 2.
-    std::vector<isa::CopyFields> p_copies;
-    const int64_t p_row = int64_t(l.p_ld) * 2;
-    if (full_q > i0) {
-      isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, l.p_hbm + (uint64_t(i0) * R * l.p_ld + k0) * 2, bf16, p_row,
-                                    isa::MemSpace::kSbuf, p_buf[std::size_t(b)] + uint32_t(i0 * R * 2), bf16,
-                                    int64_t(pb), R, kk);
-      c.count[2] = static_cast<uint16_t>(full_q - i0);
-      c.src_stride[2] = int32_t(int64_t(R) * p_row);
-      c.dst_stride[2] = int32_t(int64_t(R) * 2);
-      p_copies.push_back(c);
+    // P's columns [k0, k0 + kk) of those queries: query tile i -> partitions (its queries), at p_buf + i * R * 2
+    // (nothing to load when P is resident).
+    if (!resident) {
+      std::vector<isa::CopyFields> p_copies;
+      const int64_t p_row = int64_t(l.p_ld) * 2;
+      if (full_q > i0) {
+        isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, l.p_hbm + (uint64_t(i0) * R * l.p_ld + k0) * 2, bf16,
+                                      p_row, isa::MemSpace::kSbuf, p_buf[std::size_t(b)] + uint32_t(i0 * R * 2), bf16,
+                                      int64_t(pb), R, kk);
+        c.count[2] = static_cast<uint16_t>(full_q - i0);
+        c.src_stride[2] = int32_t(int64_t(R) * p_row);
+        c.dst_stride[2] = int32_t(int64_t(R) * 2);
+        p_copies.push_back(c);
+      }
+      if (full_q < q_tiles) {
+        p_copies.push_back(copy_rows(isa::MemSpace::kHbm, l.p_hbm + (uint64_t(full_q) * R * l.p_ld + k0) * 2, bf16,
+                                     p_row, isa::MemSpace::kSbuf, p_buf[std::size_t(b)] + uint32_t(full_q * R * 2),
+                                     bf16, int64_t(pb), nq - full_q * R, kk));
+      }
+      load[std::size_t(kt)] = pipe.add(isa::Engine::kDma, spread_copies(p_copies, info.num_dma_engines),
+                                       {kt >= 2 ? trans[std::size_t(kt - 2)] : -1}, Pipeline::Publish::kAtOnce);
     }
-    if (full_q < q_tiles) {
-      p_copies.push_back(copy_rows(isa::MemSpace::kHbm, l.p_hbm + (uint64_t(full_q) * R * l.p_ld + k0) * 2, bf16,
-                                   p_row, isa::MemSpace::kSbuf, p_buf[std::size_t(b)] + uint32_t(full_q * R * 2),
-                                   bf16, int64_t(pb), nq - full_q * R, kk));
-    }
-    load[std::size_t(kt)] = pipe.add(isa::Engine::kDma, spread_copies(p_copies, info.num_dma_engines),
-                                     {kt >= 2 ? trans[std::size_t(kt - 2)] : -1}, Pipeline::Publish::kAtOnce);
     // Transposes: query tile i [qr queries, kk keys] -> slot i [kk keys, qr queries] (transpose_te's row tiles).
     std::vector<isa::Instruction> te;
     for (int i = i0; i < q_tiles; ++i) {
       const int qr = std::min(R, nq - i * R);
-      const uint64_t tile = p_buf[std::size_t(b)] + uint64_t(i) * R * 2;
+      const uint64_t tile = p_tile(b, i, k0);
       for (const isa::Instruction& in : te_transpose_tile(isa::Dtype::kBf16, tile, qr, kk, ident_off, slot_addr(i))) {
         te.push_back(in);
       }
@@ -383,7 +435,117 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
                               int64_t(info.psum_partition_bytes), isa::MemSpace::kHbm, l.out_hbm + uint64_t(c0) * eo,
                               l.out_type, int64_t(l.out_ld) * int64_t(eo), d, std::min(plan.n_tile, nq - c0)));
   }
-  pipe.add(isa::Engine::kDma, spread_copies(drain, info.num_dma_engines), {pv.back()});
+  return pipe.add(isa::Engine::kDma, spread_copies(drain, info.num_dma_engines), {pv.back()});
+}
+}  // namespace
+
+isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const TransposePvLayout& l) {
+  Pipeline pipe(info);
+  PartitionArena arena(info.sbuf_partition_bytes);
+  add_transpose_pv(pipe, info, l, arena, nullptr, {});
+  return pipe.build();
+}
+
+namespace {
+/// The SBUF of an attention piece (make_attention_piece_program), bytes per partition from offset 0: the GEMM's
+/// [0, gemm), then P (q_tiles tiles of p_tile bytes), then the transposes' and PV's buffers.
+struct PieceSbuf {
+  uint64_t gemm = 0, p_addr = 0, p_tile = 0;
+};
+
+PieceSbuf piece_sbuf(const driver::DeviceInfo& info, int seq, int query0, int queries, int head_dim, bool causal) {
+  const int R = transpose_tile_rows(info);
+  const int live = causal ? std::min(seq, query0 + queries) : seq;
+  const uint64_t q_tiles = uint64_t(queries + R - 1) / uint64_t(R), k_tiles = uint64_t(seq + R - 1) / uint64_t(R);
+  auto al = [](uint64_t b) { return (b + 63) / 64 * 64; };
+  // The transposes' and PV's buffers (add_transpose_pv with a resident P): the identity (FP32 iota and BF16), V,
+  // two P^T buffers and the +0 P^T tile.
+  const uint64_t tpv = al(uint64_t(R) * kFp32Bytes) + al(uint64_t(R) * kBf16Bytes) +
+                       al(k_tiles * uint64_t(head_dim) * kBf16Bytes) + 3 * al(uint64_t(queries) * kBf16Bytes);
+  PieceSbuf s;
+  s.p_tile = al(uint64_t(live) * kBf16Bytes);
+  const uint64_t top = q_tiles * s.p_tile + tpv;
+  s.gemm = top < info.sbuf_partition_bytes ? (info.sbuf_partition_bytes - top) / 64 * 64 : 0;
+  s.p_addr = s.gemm;
+  return s;
+}
+
+GemmLayout piece_gemm(const AttentionPieceLayout& l, const PieceSbuf& sb) {
+  GemmLayout g;
+  g.dtype = isa::Dtype::kBf16;
+  g.k = l.head_dim;
+  g.m = l.queries;
+  g.n = l.causal ? std::min(l.seq, l.query0 + l.queries) : l.seq;
+  g.stationary_hbm = l.qT_hbm + uint64_t(l.query0) * kBf16Bytes;
+  g.stationary_ld = l.seq;
+  g.moving_hbm = l.kT_hbm;
+  g.moving_ld = l.seq;
+  g.out_type = isa::DataType::kBf16;
+  g.epilogue.kind = GemmEpilogue::Kind::kSoftmax;
+  g.epilogue.scale = l.scale;
+  g.epilogue.causal = l.causal;
+  g.epilogue.causal_offset = l.query0;
+  g.sbuf_limit = uint32_t(sb.gemm);
+  g.out_in_sbuf = true;
+  g.out_sbuf = uint32_t(sb.p_addr);
+  g.out_sbuf_tile_bytes = uint32_t(sb.p_tile);
+  return g;
+}
+}  // namespace
+
+bool attention_piece_fits(const driver::DeviceInfo& info, int seq, int queries, int head_dim) {
+  const int R = transpose_tile_rows(info);
+  if (seq < 1 || queries < 1 || head_dim < 1 || R < 1 || queries > seq) return false;
+  if (uint32_t(R) != std::min(info.te_cols, info.psum_partitions)) return false;  // a GEMM M tile = a query tile
+  if (!softmax_epilogue_fits(info, seq) || !transpose_pv_fits(info, queries, head_dim)) return false;
+  AttentionPieceLayout l;
+  l.seq = seq, l.head_dim = head_dim, l.queries = queries;  // not causal: the most keys
+  const PieceSbuf sb = piece_sbuf(info, seq, 0, queries, head_dim, false);
+  if (sb.gemm == 0) return false;
+  try {
+    plan_gemm(info, piece_gemm(l, sb));
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+  return true;
+}
+
+isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const AttentionPieceLayout& l) {
+  auto require = [](bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument("attention piece kernel: " + what);
+  };
+  const int R = transpose_tile_rows(info);
+  require(l.seq >= 1 && l.head_dim >= 1 && l.queries >= 1,
+          fmt::format("seq, head_dim and queries must be >= 1 (got {}, {}, {})", l.seq, l.head_dim, l.queries));
+  // Whole query tiles but at the end of the rows: a causal P tile then holds every column of the key tiles its
+  // transposes read (the GEMM writes a row's columns up to its tile's last live one, a key-tile boundary).
+  require(l.query0 >= 0 && l.query0 % std::max(R, 1) == 0 && l.query0 + l.queries <= l.seq &&
+              (l.queries % std::max(R, 1) == 0 || l.query0 + l.queries == l.seq),
+          fmt::format("query0 {} must be a multiple of {} with query0 + queries {} <= seq {}, and queries a multiple "
+                      "of {} unless the piece ends at seq",
+                      l.query0, R, l.query0 + l.queries, l.seq, R));
+  require(attention_piece_fits(info, l.seq, l.queries, l.head_dim),
+          fmt::format("{} queries of head_dim {} over {} keys do not fit the device", l.queries, l.head_dim, l.seq));
+  const PieceSbuf sb = piece_sbuf(info, l.seq, l.query0, l.queries, l.head_dim, l.causal);
+  Pipeline pipe(info);
+  // S, the softmax and P into SBUF: the GEMM's ops; their last ones (the epilogues) free PSUM and complete P.
+  const std::vector<Pipeline::OpId> p_done = add_gemm(pipe, info, piece_gemm(l, sb));
+  // O^T += V^T P^T over P where it is, the SBUF above the GEMM's and P's.
+  PartitionArena arena(info.sbuf_partition_bytes);
+  arena.take(sb.p_addr + uint64_t((l.queries + R - 1) / R) * sb.p_tile, "attention piece: the GEMM and P");
+  TransposePvLayout t;
+  t.keys = l.seq;
+  t.queries = l.queries;
+  t.head_dim = l.head_dim;
+  t.p_ld = l.seq;
+  t.out_ld = l.seq;
+  t.v_hbm = l.v_hbm;
+  t.out_hbm = l.outT_hbm + uint64_t(l.query0) * isa::data_type_bytes(l.out_type);
+  t.out_type = l.out_type;
+  t.causal = l.causal;
+  t.query0 = l.query0;
+  const ResidentP p{uint32_t(sb.p_addr), uint32_t(sb.p_tile)};
+  add_transpose_pv(pipe, info, t, arena, &p, p_done);
   return pipe.build();
 }
 

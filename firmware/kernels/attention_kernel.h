@@ -32,6 +32,10 @@ struct AttentionLayout {
   /// fits one block (softmax_epilogue_fits: T <= 2048 on trn2 and tiny): the scores then stay in PSUM and
   /// scores_hbm is not used. The same bits either way.
   bool fused_softmax = false;
+  /// Each head's steps in one program per piece of its queries, P never leaving the chip ("head h attention",
+  /// make_attention_piece_program), where attention_piece_fits and with te_transpose: scores_hbm, probs_hbm and
+  /// probsT_hbm are then not written. The same bits.
+  bool fused_pieces = false;
 };
 
 /// The steps, in order:
@@ -81,5 +85,33 @@ bool transpose_pv_fits(const driver::DeviceInfo& info, int queries, int head_dim
 /// The program (queues dma, te, act, vec). Throws std::invalid_argument for a layout transpose_pv_fits refuses, sizes
 /// < 1, row strides below the widths or a negative query0.
 isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const TransposePvLayout& layout);
+
+/// One head's attention for a piece of its queries as one program, P never leaving the chip (docs/kernels.md
+/// "Attention"): S = Q K^T for the piece's queries (the GEMM kernel; causal: only the keys up to the piece's last
+/// query), the softmax in the GEMM's drains writing P into SBUF (GemmLayout::out_in_sbuf), then
+/// make_transpose_pv_program's transposes and PV reading that P where it is. The bits are those of the
+/// "scores+softmax" and "transpose+pv" steps it replaces (the same instructions on the same values).
+struct AttentionPieceLayout {
+  int seq = 0;          ///< T, >= 1: keys (queries = keys)
+  int head_dim = 0;     ///< d, >= 1
+  int query0 = 0;       ///< the piece's first query, a multiple of transpose_tile_rows, >= 0
+  int queries = 0;      ///< >= 1, query0 + queries <= T
+  bool causal = false;  ///< query q attends to keys k <= q only
+  float scale = 1.0f;   ///< the softmax's scale (attention_scale)
+  uint64_t qT_hbm = 0;  ///< Q_h^T [d, T] BF16
+  uint64_t kT_hbm = 0;  ///< K_h^T [d, T] BF16
+  uint64_t v_hbm = 0;   ///< V_h [T, d] BF16
+  uint64_t outT_hbm = 0;  ///< O_h^T [d, T] out_type: columns query0 .. query0 + queries - 1 are written
+  isa::DataType out_type = isa::DataType::kBf16;
+};
+
+/// Whether make_attention_piece_program takes `queries` queries of head_dim d over `seq` keys on `info`'s device:
+/// the softmax epilogue's whole rows, transpose_pv_fits, the GEMM's M tile equal to the transposes' tile, and SBUF
+/// for the GEMM, the piece's P and the transposes' buffers together.
+bool attention_piece_fits(const driver::DeviceInfo& info, int seq, int queries, int head_dim);
+
+/// The program (queues dma, te, act, vec). Throws std::invalid_argument for a layout attention_piece_fits refuses,
+/// sizes < 1, a query0 that is negative, not a multiple of the tile or past T - queries, and tensors outside HBM.
+isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const AttentionPieceLayout& layout);
 
 }  // namespace trnsim::kernels

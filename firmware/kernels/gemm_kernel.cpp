@@ -172,6 +172,10 @@ class GemmBuilder {
       } else {
         drain[bi] = pipe.add(epilogue_engine(), epilogue_instrs(b), after);
       }
+      if (l_.out_in_sbuf) {  // the epilogue wrote the block's place: no store, and its slot is free again
+        stored[bi] = drain[bi];
+        return;
+      }
       const std::size_t wave = std::size_t(b.last_batch) + nbuf + 1;
       carry_to(wave_stores, wave, int(bi));
       if (col_loads && bi + std::size_t(slots) < blocks_.size()) carry_to(wave_eloads, wave, int(bi) + slots);
@@ -317,6 +321,10 @@ class GemmBuilder {
   uint32_t block_cols_max() const {
     return uint32_t(std::min<int64_t>(l_.n, int64_t(plan_.banks_per_block) * plan_.n_tile));
   }
+  /// out_in_sbuf: block b's output, in place of its staging slot (whole rows: the softmax epilogue's blocks).
+  uint32_t out_sbuf_addr(const Block& b) const {
+    return l_.out_sbuf + uint32_t(b.m0 / plan_.m_tile) * l_.out_sbuf_tile_bytes;
+  }
   uint32_t staging_addr(int slot) const {
     return plan_.epilogue_offset + uint32_t(slot) * plan_.epilogue_slot_bytes;
   }
@@ -441,7 +449,8 @@ class GemmBuilder {
     st.p = b.rows, st.w = live_columns(b), st.g = 1, st.stride = 0;
     st.space = isa::MemSpace::kPsum;
     st.x = uint32_t(psum_addr(b.psum_buffer, 0));
-    st.y = staging_addr(b.psum_buffer), st.y_type = l_.out_type;
+    st.y = l_.out_in_sbuf ? out_sbuf_addr(b) : staging_addr(b.psum_buffer);
+    st.y_type = l_.out_type;
     st.scale = l_.epilogue.scale;
     if (l_.epilogue.causal) st.window = {unmasked_columns(b)};
     st.pred = softmax_pred_addr(), st.consts = softmax_zero_addr();
@@ -651,7 +660,21 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   const double latency = info.dma_latency_ns * mhz / 1000.0;
   const double bytes_per_cycle = info.dma_bytes_per_ns * 1000.0 / mhz;
   const double engines = std::max(1.0, static_cast<double>(info.num_dma_engines) - 1.0);
-  uint64_t pb = info.sbuf_partition_bytes;
+  uint64_t pb = l.sbuf_limit > 0 ? std::min<uint64_t>(l.sbuf_limit, info.sbuf_partition_bytes)
+                                 : info.sbuf_partition_bytes;
+  if (l.out_in_sbuf) {
+    const uint64_t m_tile = std::min(info.te_cols, info.psum_partitions);
+    const uint64_t tiles = ceil_div(uint64_t(l.m), m_tile);
+    require(softmax, "an output kept in SBUF needs a softmax epilogue");
+    require(l.out_sbuf_tile_bytes >= uint64_t(l.n) * isa::data_type_bytes(l.out_type),
+            fmt::format("out_sbuf_tile_bytes {} holds no row of {} {} elements", l.out_sbuf_tile_bytes, l.n,
+                        isa::data_type_name(l.out_type)));
+    require(l.out_sbuf >= pb && l.out_sbuf + (tiles - 1) * l.out_sbuf_tile_bytes + uint64_t(l.n) *
+                                                 isa::data_type_bytes(l.out_type) <= info.sbuf_partition_bytes,
+            fmt::format("the SBUF output at {} ({} tiles of {} bytes) is not between the GEMM's {} bytes and the "
+                        "partition's end ({})",
+                        l.out_sbuf, tiles, l.out_sbuf_tile_bytes, pb, info.sbuf_partition_bytes));
+  }
   require(!has_epi || uint64_t(std::min(info.te_cols, info.psum_partitions)) <= info.sbuf_partitions,
           fmt::format("an epilogue needs an SBUF partition per PSUM partition ({} of {})", info.sbuf_partitions,
                       std::min(info.te_cols, info.psum_partitions)));

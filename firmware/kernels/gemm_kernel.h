@@ -90,6 +90,16 @@ struct GemmLayout {
   bool accumulate_into = false;
   /// The drain's element-wise step (GemmEpilogue); one needs accumulate_into and out_sr false.
   GemmEpilogue epilogue;
+  /// Bytes per SBUF partition the GEMM may use from offset 0 (0: all), so that a program can keep data of its own
+  /// above it.
+  uint32_t sbuf_limit = 0;
+  /// A softmax epilogue's output stays in SBUF for a later step of the same program instead of going to out_hbm:
+  /// M tile i's rows on partitions 0..m_tile-1 at out_sbuf + i * out_sbuf_tile_bytes, columns dense in out_type.
+  /// Causal: a row's columns past its M tile's last live column (plan m_tile rows from row m0: m0 +
+  /// causal_offset + m_tile) are not written. The region must lie at or above sbuf_limit.
+  bool out_in_sbuf = false;
+  uint32_t out_sbuf = 0;
+  uint32_t out_sbuf_tile_bytes = 0;
 
   /// The row strides in elements: the _ld field, or the dense width when it is 0.
   int stationary_stride() const { return stationary_ld > 0 ? stationary_ld : m; }
@@ -151,7 +161,7 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& layout);
 bool softmax_epilogue_fits(const driver::DeviceInfo& info, int n);
 
 /// Adds the GEMM's ops to `pipe` (built on `info`'s device) and returns its drains: when all of them have completed,
-/// out[M, N] is in HBM. Uses SBUF from offset 0 of partitions 0..max(te_rows, m_tile)-1 (plan.sbuf_bytes each), the act
+/// out[M, N] is in HBM (or in SBUF, out_in_sbuf), and the GEMM no longer touches PSUM. Uses SBUF from offset 0 of partitions 0..max(te_rows, m_tile)-1 (plan.sbuf_bytes each), the act
 /// (kRowBiasAct) or vec (kColBiasAdd) queue for an epilogue, and PSUM
 /// partitions 0..m_tile-1 from offset 0 (plan.psum_buffers * G banks),
 /// so other ops of `pipe` must not touch those while the GEMM runs. Touches HBM only inside the three tensors.

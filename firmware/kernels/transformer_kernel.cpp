@@ -133,6 +133,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   at.outT_hbm = b.attnT;
   at.out_type = isa::DataType::kBf16;  // the pv GEMMs' drains cast
   at.fused_softmax = true;             // the scores stay in PSUM where a row of keys fits a block
+  at.fused_pieces = true;              // and P in SBUF, where a head's piece fits the core
   append(&seq, make_attention_programs(info, at));
 
   GemmEpilogue proj_bias;  // x + (proj + b_o[col]) in the GEMM's drain

@@ -280,6 +280,7 @@ struct AttnCase {
   bool fused = false;  ///< the softmax in the scores GEMMs' drains (the scores never reach HBM)
   int cores = 1;       ///< split over this many cores (heads' pieces by queries)
   int inf_key = -1;    ///< >= 0: V's row of this key is +Inf in its first element
+  bool pieces = false; ///< every step of a head in one program per piece, P kept in SBUF (never in HBM)
 };
 
 class AttentionOnModel : public CompositeOnModel, public ::testing::WithParamInterface<AttnCase> {};
@@ -295,6 +296,7 @@ TEST_P(AttentionOnModel, MatchesGoldenBitForBit) {
   AttentionLayout l;
   l.seq = T, l.heads = H, l.head_dim = d, l.causal = c.causal, l.te_transpose = c.te_transpose;
   l.fused_softmax = c.fused;
+  l.fused_pieces = c.pieces;
   l.cores = c.cores;
   l.qT_hbm = put(qT, DataType::kBf16);
   l.kT_hbm = put(kT, DataType::kBf16);
@@ -305,13 +307,19 @@ TEST_P(AttentionOnModel, MatchesGoldenBitForBit) {
   l.probsT_hbm = scratch(tt, DataType::kBf16);
   l.outT_hbm = scratch(size_t(H) * d * T, DataType::kFp32);
   const SequenceRun r = run(make_attention_programs(drv_->info(), l));
-  if (c.fused && c.te_transpose) {  // the transpose and PV of a head in one program, P^T kept in SBUF
-    EXPECT_TRUE(std::any_of(r.steps.begin(), r.steps.end(),
-                            [](const StepRun& st) { return st.name == "head 0 transpose+pv"; }));
+  const auto has_step = [&](const std::string& name) {
+    return std::any_of(r.steps.begin(), r.steps.end(), [&](const StepRun& st) { return st.name == name; });
+  };
+  if (c.pieces) {  // a head's every step in one program per piece of queries: P stays in SBUF
+    EXPECT_TRUE(has_step("head 0 attention"));
+    EXPECT_FALSE(has_step("head 0 scores+softmax"));
+    EXPECT_EQ(r.steps.size(), size_t(H) * size_t(std::min(c.cores, (T + te_rows() - 1) / te_rows())));
+  } else if (c.fused && c.te_transpose) {  // the transpose and PV of a head in one program, P^T kept in SBUF
+    EXPECT_TRUE(has_step("head 0 transpose+pv"));
   }
   const golden::AttentionResult want = golden::attention(T, H, d, c.causal, c.te_transpose, qT, kT, v, te_rows());
   if (!c.fused) expect_same("scores", get(l.scores_hbm, tt, DataType::kFp32), want.scores);
-  expect_same("probs", get(l.probs_hbm, tt, DataType::kBf16), want.probs);
+  if (!c.pieces) expect_same("probs", get(l.probs_hbm, tt, DataType::kBf16), want.probs);
   expect_same("outT", get(l.outT_hbm, want.outT.size(), DataType::kFp32), want.outT);
 }
 
@@ -324,12 +332,19 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionOnModel,
                                            // Two pieces of queries on two cores: the first piece's last key tiles
                                            // are +0 in every query (not loaded: one +0 P^T tile, still multiplied
                                            // in, so V's Inf at key 70 makes its column NaN there too).
-                                           AttnCase{80, 1, 10, true, true, true, 2, 70}),
+                                           AttnCase{80, 1, 10, true, true, true, 2, 70},
+                                           // Every step of a head in one program per piece of queries (P in SBUF):
+                                           // causal and not, ragged tiles, several key tiles, two cores with the
+                                           // Inf in V at a key masked in the first piece.
+                                           AttnCase{33, 3, 10, true, true, true, 1, -1, true},
+                                           AttnCase{19, 1, 8, false, true, true, 1, -1, true},
+                                           AttnCase{600, 1, 8, true, true, true, 1, -1, true},
+                                           AttnCase{80, 1, 10, true, true, true, 2, 70, true}),
                          [](const auto& info) {
                            const AttnCase& c = info.param;
-                           return fmt::format("T{}_H{}_d{}_{}_{}{}{}{}", c.seq, c.heads, c.head_dim,
+                           return fmt::format("T{}_H{}_d{}_{}_{}{}{}{}{}", c.seq, c.heads, c.head_dim,
                                               c.causal ? "causal" : "full", c.te_transpose ? "te" : "dma",
-                                              c.fused ? "_fused" : "",
+                                              c.fused ? "_fused" : "", c.pieces ? "_pieces" : "",
                                               c.cores > 1 ? fmt::format("_{}cores", c.cores) : "",
                                               c.inf_key >= 0 ? "_infv" : "");
                          });
@@ -377,17 +392,18 @@ TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
   if (s.cores > 1) {
     // Every split step kind ran on core 1 too (the tiny TE has 16 columns and 16 partitions: 18 tokens are 2 row
     // tiles, 3 x 36 QKV features 7 GEMM tiles, 3 heads).
-    for (const char* kind : {"ln1", "ln1 transpose", "qkv gemm+bias", "head 1 scores+softmax", "mlp up gemm+gelu",
+    for (const char* kind : {"ln1", "ln1 transpose", "qkv gemm+bias", "head 1 attention", "mlp up gemm+gelu",
                              "mlp down gemm+bias+residual", "ln2 transpose"}) {
       const bool on_core1 = std::any_of(r.steps.begin(), r.steps.end(), [&](const StepRun& st) {
         return st.name == kind && st.core == 1;
       });
       EXPECT_TRUE(on_core1) << kind << " did not run on core 1";
     }
-    // The GEMMs' MACs from the shape (d = 12): QKV D x 3D x T, per head scores and PV d x T x T each, the
-    // projection D x D x T, the MLP 2 x D x F x T; the cores share them.
+    // The TE's MACs from the shape (d = 12): QKV D x 3D x T; per head the scores over the keys up to each piece's
+    // last query (each head in the pieces of rows [0, 16) and [16, 18), one per core: 16 x 16 + 2 x 18 = 292
+    // query-key pairs) and PV over every key (T x T); the projection D x D x T, the MLP 2 x D x F x T.
     const uint64_t d = D / size_t(s.heads);
-    const uint64_t macs = D * 3 * D * T + uint64_t(s.heads) * 2 * d * T * T + D * D * T + 2 * D * F * T;
+    const uint64_t macs = D * 3 * D * T + uint64_t(s.heads) * d * (292 + T * T) + D * D * T + 2 * D * F * T;
     EXPECT_GT(r.core_macs[1], 0u);
     EXPECT_EQ(r.core_macs[0] + r.core_macs[1], macs);
   }
@@ -396,7 +412,8 @@ TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
   const golden::TransformerResult want = golden::transformer_block(gs, x, p, te_rows());
   expect_same("ln1", get(b.ln1, T * D, DataType::kBf16), want.ln1);
   expect_same("qkvT", get(b.qkvT, 3 * D * T, DataType::kBf16), want.qkvT);
-  expect_same("probs", get(b.probs, want.attn.probs.size(), DataType::kBf16), want.attn.probs);
+  // The probabilities stay in SBUF (the attention's pieces): the attention's output is checked instead.
+  expect_same("attnT", get(b.attnT, D * T, DataType::kBf16), want.attnT);
   expect_same("h1", get(b.h1, T * D, DataType::kFp32), want.h1);
   expect_same("out", get(out, T * D, DataType::kFp32), want.mlp.out);
 }
