@@ -66,11 +66,19 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   const int pieces = pieces_per_head(l.heads, l.cores);
   KernelSequence seq;
   // Every step of a head in one program per piece of its queries, P kept in SBUF (make_attention_piece_program).
-  const int q_piece = rows_per_core(l.seq, transpose_tile_rows(info), pieces);
-  if (l.fused_pieces && l.te_transpose && attention_piece_fits(info, l.seq, std::min(q_piece, l.seq), l.head_dim)) {
+  // Pieces of fewer queries where a head's share of a core does not fit (the accumulator and the transposes'
+  // slots share PSUM with the scores).
+  const int R = transpose_tile_rows(info);
+  int fused = pieces;
+  while (l.fused_pieces && R >= 1 && fused < (l.seq + R - 1) / R &&
+         !attention_piece_fits(info, l.seq, std::min(rows_per_core(l.seq, R, fused), l.seq), l.head_dim)) {
+    ++fused;
+  }
+  if (l.fused_pieces && l.te_transpose && R >= 1 &&
+      attention_piece_fits(info, l.seq, std::min(rows_per_core(l.seq, R, fused), l.seq), l.head_dim)) {
     std::vector<KernelSequence> heads;
     for (int h = 0; h < l.heads; ++h) {
-      heads.push_back(row_split_steps(fmt::format("head {} attention", h), l.seq, transpose_tile_rows(info), pieces,
+      heads.push_back(row_split_steps(fmt::format("head {} attention", h), l.seq, R, fused,
                                       [&](int q0, int n) {
                                         AttentionPieceLayout a;
                                         a.seq = l.seq;
@@ -240,18 +248,73 @@ bool transpose_pv_fits(const driver::DeviceInfo& info, int queries, int head_dim
 }
 
 namespace {
-/// P already in SBUF (make_attention_piece_program): query tile i's rows on partitions 0..R-1 at
-/// addr + i * tile_bytes, its keys dense (BF16).
-struct ResidentP {
-  uint32_t addr = 0;
-  uint32_t tile_bytes = 0;
-};
+/// V [keys, d] BF16 from HBM into SBUF: key tile t (keys t * R .., R = transpose_tile_rows) on partitions 0..R-1 at
+/// v_off + t * d * 2; every full tile in one copy, the ragged one alone.
+std::vector<isa::CopyFields> v_tile_copies(const driver::DeviceInfo& info, uint64_t v_hbm, int keys, int d,
+                                           uint32_t v_off) {
+  const int R = transpose_tile_rows(info), k_tiles = (keys + R - 1) / R, full_k = keys / R;
+  const auto bf16 = isa::DataType::kBf16;
+  const int64_t pb = int64_t(info.sbuf_partition_bytes);
+  std::vector<isa::CopyFields> v;
+  if (full_k > 0) {
+    isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, v_hbm, bf16, int64_t(d) * 2, isa::MemSpace::kSbuf, v_off, bf16,
+                                  pb, R, d);
+    c.count[2] = static_cast<uint16_t>(full_k);
+    c.src_stride[2] = int32_t(int64_t(R) * d * 2);
+    c.dst_stride[2] = int32_t(int64_t(d) * 2);
+    v.push_back(c);
+  }
+  if (full_k < k_tiles) {
+    v.push_back(copy_rows(isa::MemSpace::kHbm, v_hbm + uint64_t(full_k) * R * d * 2, bf16, int64_t(d) * 2,
+                          isa::MemSpace::kSbuf, v_off + uint32_t(full_k * d * 2), bf16, pb, keys - full_k * R, d));
+  }
+  return v;
+}
 
-/// make_transpose_pv_program's ops, added to `pipe` with their SBUF from `arena`; with `resident` P is read where it
-/// is instead of loaded from p_hbm. The ops that touch PSUM or read P come after `after`. Returns the output drain.
-Pipeline::OpId add_transpose_pv(Pipeline& pipe, const driver::DeviceInfo& info, const TransposePvLayout& l,
-                                PartitionArena& arena, const ResidentP* resident,
-                                const std::vector<Pipeline::OpId>& after) {
+/// O^T[d, nq] (+)= V[k0 .. k0 + kk, d]^T @ P^T[k0 .., nq] (V's tile kt at v_off + kt * d * 2, the P^T tile at `pt`):
+/// one load_stationary, one multiply_moving per PSUM bank of the accumulator (from bank acc_bank0), accumulating
+/// from the second key tile on.
+std::vector<isa::Instruction> pv_tile_instrs(const TransposePvPlan& plan, int kt, int kk, int d, int nq,
+                                             uint32_t v_off, uint32_t pt, int acc_bank0) {
+  std::vector<isa::Instruction> mul;
+  isa::Instruction ls;
+  ls.op = isa::Opcode::kLoadStationary;
+  ls.te.dtype = isa::Dtype::kBf16;
+  ls.te.sbuf_addr = v_off + uint64_t(kt) * d * 2;
+  ls.te.k = static_cast<uint16_t>(kk);
+  ls.te.free_size = static_cast<uint16_t>(d);
+  mul.push_back(ls);
+  for (int c0 = 0, bank = acc_bank0; c0 < nq; c0 += plan.n_tile, ++bank) {
+    isa::Instruction mm;
+    mm.op = isa::Opcode::kMultiplyMoving;
+    mm.te.dtype = isa::Dtype::kBf16;
+    mm.te.accumulate = kt > 0;
+    mm.te.sbuf_addr = pt + uint64_t(c0) * 2;
+    mm.te.psum_addr = uint64_t(bank) * plan.bank_bytes;
+    mm.te.k = static_cast<uint16_t>(kk);
+    mm.te.free_size = static_cast<uint16_t>(std::min(plan.n_tile, nq - c0));
+    mul.push_back(mm);
+  }
+  return mul;
+}
+
+/// The accumulator [d, nq] FP32 (from bank acc_bank0) -> O^T out_type in HBM, rows out_ld elements apart (one
+/// rounding, rule 6).
+std::vector<isa::CopyFields> pv_drain_copies(const driver::DeviceInfo& info, const TransposePvPlan& plan, int d,
+                                             int nq, int acc_bank0, uint64_t out_hbm, int out_ld,
+                                             isa::DataType out_type) {
+  const uint64_t eo = isa::data_type_bytes(out_type);
+  std::vector<isa::CopyFields> drain;
+  for (int c0 = 0, bank = acc_bank0; c0 < nq; c0 += plan.n_tile, ++bank) {
+    drain.push_back(copy_rows(isa::MemSpace::kPsum, uint64_t(bank) * plan.bank_bytes, isa::DataType::kFp32,
+                              int64_t(info.psum_partition_bytes), isa::MemSpace::kHbm, out_hbm + uint64_t(c0) * eo,
+                              out_type, int64_t(out_ld) * int64_t(eo), d, std::min(plan.n_tile, nq - c0)));
+  }
+  return drain;
+}
+}  // namespace
+
+isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const TransposePvLayout& l) {
   auto require = [](bool ok, const std::string& what) {
     if (!ok) throw std::invalid_argument("transpose+pv kernel: " + what);
   };
@@ -266,27 +329,18 @@ Pipeline::OpId add_transpose_pv(Pipeline& pipe, const driver::DeviceInfo& info, 
   const int R = plan.r, d = l.head_dim, nq = l.queries;
   const int q_tiles = (nq + R - 1) / R, k_tiles = (l.keys + R - 1) / R;
   const uint64_t eo = isa::data_type_bytes(l.out_type), pb = info.sbuf_partition_bytes;
-  if (!resident) {
-    check_hbm_tensor(info, "transpose+pv kernel", "P", l.p_hbm, (uint64_t(nq - 1) * l.p_ld + l.keys) * kBf16Bytes);
-  }
+  check_hbm_tensor(info, "transpose+pv kernel", "P", l.p_hbm, (uint64_t(nq - 1) * l.p_ld + l.keys) * kBf16Bytes);
   check_hbm_tensor(info, "transpose+pv kernel", "V", l.v_hbm, uint64_t(l.keys) * d * kBf16Bytes);
   check_hbm_tensor(info, "transpose+pv kernel", "out", l.out_hbm, (uint64_t(d - 1) * l.out_ld + nq) * eo);
 
   // SBUF: the identity, V (key tile t at t * d), two P buffers ([R queries, q_tiles x R keys]: query tile i at
-  // i * R; none when P is resident) and two P^T buffers ([R keys, nq queries]).
+  // i * R) and two P^T buffers ([R keys, nq queries]).
+  PartitionArena arena(pb);
   const uint32_t iota_off = arena.take(uint64_t(R) * kFp32Bytes, "transpose+pv identity");
   const uint32_t ident_off = arena.take(uint64_t(R) * kBf16Bytes, "transpose+pv identity");
   const uint32_t v_off = arena.take(uint64_t(k_tiles) * d * kBf16Bytes, "transpose+pv V");
-  std::array<uint32_t, 2> p_buf{};
-  if (!resident) {
-    p_buf = {arena.take(uint64_t(q_tiles) * R * kBf16Bytes, "transpose+pv P"),
-             arena.take(uint64_t(q_tiles) * R * kBf16Bytes, "transpose+pv P")};
-  }
-  // Query tile i's columns [k0, ..) of P: in the loaded buffer of its key tile, or where it is resident.
-  auto p_tile = [&](int b, int i, int k0) {
-    return resident ? uint64_t(resident->addr) + uint64_t(i) * resident->tile_bytes + uint64_t(k0) * kBf16Bytes
-                    : uint64_t(p_buf[std::size_t(b)]) + uint64_t(i) * R * kBf16Bytes;
-  };
+  const std::array<uint32_t, 2> p_buf{arena.take(uint64_t(q_tiles) * R * kBf16Bytes, "transpose+pv P"),
+                                      arena.take(uint64_t(q_tiles) * R * kBf16Bytes, "transpose+pv P")};
   const std::array<uint32_t, 2> pt_buf{arena.take(uint64_t(nq) * kBf16Bytes, "transpose+pv P^T"),
                                        arena.take(uint64_t(nq) * kBf16Bytes, "transpose+pv P^T")};
   // Causal: key tiles from `zero_kt` on are +0 in every query of the piece: one +0 P^T tile serves them. In a key
@@ -304,49 +358,12 @@ Pipeline::OpId add_transpose_pv(Pipeline& pipe, const driver::DeviceInfo& info, 
   };
   const auto bf16 = isa::DataType::kBf16;
 
-  // O^T[d, nq] += V[k0 .. k0 + kk, d]^T @ P^T[k0 .., nq] (P^T tile at `pt`): one load_stationary, one
-  // multiply_moving per bank.
-  auto pv_tile = [&](int kt, int kk, uint32_t pt) {
-    std::vector<isa::Instruction> mul;
-    isa::Instruction ls;
-    ls.op = isa::Opcode::kLoadStationary;
-    ls.te.dtype = isa::Dtype::kBf16;
-    ls.te.sbuf_addr = v_off + uint64_t(kt) * d * 2;
-    ls.te.k = static_cast<uint16_t>(kk);
-    ls.te.free_size = static_cast<uint16_t>(d);
-    mul.push_back(ls);
-    for (int c0 = 0, bank = 0; c0 < nq; c0 += plan.n_tile, ++bank) {
-      isa::Instruction mm;
-      mm.op = isa::Opcode::kMultiplyMoving;
-      mm.te.dtype = isa::Dtype::kBf16;
-      mm.te.accumulate = kt > 0;
-      mm.te.sbuf_addr = pt + uint64_t(c0) * 2;
-      mm.te.psum_addr = uint64_t(bank) * plan.bank_bytes;
-      mm.te.k = static_cast<uint16_t>(kk);
-      mm.te.free_size = static_cast<uint16_t>(std::min(plan.n_tile, nq - c0));
-      mul.push_back(mm);
-    }
-    return mul;
-  };
+  auto pv_tile = [&](int kt, int kk, uint32_t pt) { return pv_tile_instrs(plan, kt, kk, d, nq, v_off, pt, 0); };
 
-  const Pipeline::OpId ident = pipe.add(isa::Engine::kVec, te_identity(R, iota_off, ident_off, bf16), after);
-  // V, every key tile at once: rows kt * R + p -> partition p at v_off + kt * d * 2 (the ragged tile alone).
-  std::vector<isa::CopyFields> v_copies;
-  const int full_k = l.keys / R;
-  if (full_k > 0) {
-    isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, l.v_hbm, bf16, int64_t(d) * 2, isa::MemSpace::kSbuf, v_off,
-                                  bf16, int64_t(pb), R, d);
-    c.count[2] = static_cast<uint16_t>(full_k);
-    c.src_stride[2] = int32_t(int64_t(R) * d * 2);
-    c.dst_stride[2] = int32_t(int64_t(d) * 2);
-    v_copies.push_back(c);
-  }
-  if (full_k < k_tiles) {
-    v_copies.push_back(copy_rows(isa::MemSpace::kHbm, l.v_hbm + uint64_t(full_k) * R * d * 2, bf16, int64_t(d) * 2,
-                                 isa::MemSpace::kSbuf, v_off + uint32_t(full_k * d * 2), bf16, int64_t(pb),
-                                 l.keys - full_k * R, d));
-  }
-  const Pipeline::OpId v_load = pipe.add(isa::Engine::kDma, spread_copies(v_copies, info.num_dma_engines));
+  Pipeline pipe(info);
+  const Pipeline::OpId ident = pipe.add(isa::Engine::kVec, te_identity(R, iota_off, ident_off, bf16));
+  const Pipeline::OpId v_load =
+      pipe.add(isa::Engine::kDma, spread_copies(v_tile_copies(info, l.v_hbm, l.keys, d, v_off), info.num_dma_engines));
 
   const auto nk = static_cast<std::size_t>(k_tiles);
   std::vector<Pipeline::OpId> load(nk, -1), trans(nk, -1), copy(nk, -1), pv(nk, -1);
@@ -365,33 +382,30 @@ Pipeline::OpId add_transpose_pv(Pipeline& pipe, const driver::DeviceInfo& info, 
       continue;
     }
     const int i0 = first_live(k0);  // query tiles [i0, q_tiles) have a live key in this tile
-    // P's columns [k0, k0 + kk) of those queries: query tile i -> partitions (its queries), at p_buf + i * R * 2
-    // (nothing to load when P is resident).
-    if (!resident) {
-      std::vector<isa::CopyFields> p_copies;
-      const int64_t p_row = int64_t(l.p_ld) * 2;
-      if (full_q > i0) {
-        isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, l.p_hbm + (uint64_t(i0) * R * l.p_ld + k0) * 2, bf16,
-                                      p_row, isa::MemSpace::kSbuf, p_buf[std::size_t(b)] + uint32_t(i0 * R * 2), bf16,
-                                      int64_t(pb), R, kk);
-        c.count[2] = static_cast<uint16_t>(full_q - i0);
-        c.src_stride[2] = int32_t(int64_t(R) * p_row);
-        c.dst_stride[2] = int32_t(int64_t(R) * 2);
-        p_copies.push_back(c);
-      }
-      if (full_q < q_tiles) {
-        p_copies.push_back(copy_rows(isa::MemSpace::kHbm, l.p_hbm + (uint64_t(full_q) * R * l.p_ld + k0) * 2, bf16,
-                                     p_row, isa::MemSpace::kSbuf, p_buf[std::size_t(b)] + uint32_t(full_q * R * 2),
-                                     bf16, int64_t(pb), nq - full_q * R, kk));
-      }
-      load[std::size_t(kt)] = pipe.add(isa::Engine::kDma, spread_copies(p_copies, info.num_dma_engines),
-                                       {kt >= 2 ? trans[std::size_t(kt - 2)] : -1}, Pipeline::Publish::kAtOnce);
+    // P's columns [k0, k0 + kk) of those queries: query tile i -> partitions (its queries), at p_buf + i * R * 2.
+    std::vector<isa::CopyFields> p_copies;
+    const int64_t p_row = int64_t(l.p_ld) * 2;
+    if (full_q > i0) {
+      isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, l.p_hbm + (uint64_t(i0) * R * l.p_ld + k0) * 2, bf16, p_row,
+                                    isa::MemSpace::kSbuf, p_buf[std::size_t(b)] + uint32_t(i0 * R * 2), bf16,
+                                    int64_t(pb), R, kk);
+      c.count[2] = static_cast<uint16_t>(full_q - i0);
+      c.src_stride[2] = int32_t(int64_t(R) * p_row);
+      c.dst_stride[2] = int32_t(int64_t(R) * 2);
+      p_copies.push_back(c);
     }
+    if (full_q < q_tiles) {
+      p_copies.push_back(copy_rows(isa::MemSpace::kHbm, l.p_hbm + (uint64_t(full_q) * R * l.p_ld + k0) * 2, bf16,
+                                   p_row, isa::MemSpace::kSbuf, p_buf[std::size_t(b)] + uint32_t(full_q * R * 2),
+                                   bf16, int64_t(pb), nq - full_q * R, kk));
+    }
+    load[std::size_t(kt)] = pipe.add(isa::Engine::kDma, spread_copies(p_copies, info.num_dma_engines),
+                                     {kt >= 2 ? trans[std::size_t(kt - 2)] : -1}, Pipeline::Publish::kAtOnce);
     // Transposes: query tile i [qr queries, kk keys] -> slot i [kk keys, qr queries] (transpose_te's row tiles).
     std::vector<isa::Instruction> te;
     for (int i = i0; i < q_tiles; ++i) {
       const int qr = std::min(R, nq - i * R);
-      const uint64_t tile = p_tile(b, i, k0);
+      const uint64_t tile = p_buf[std::size_t(b)] + uint64_t(i) * R * 2;
       for (const isa::Instruction& in : te_transpose_tile(isa::Dtype::kBf16, tile, qr, kk, ident_off, slot_addr(i))) {
         te.push_back(in);
       }
@@ -428,54 +442,58 @@ Pipeline::OpId add_transpose_pv(Pipeline& pipe, const driver::DeviceInfo& info, 
     pv[std::size_t(kt)] = pipe.add(isa::Engine::kTe, pv_tile(kt, kk, pt_buf[std::size_t(b)]),
                                    {copy[std::size_t(kt)], v_load, zeros});
   }
-  // The accumulator [d, nq] FP32 -> O^T out_type (one rounding, rule 6).
-  std::vector<isa::CopyFields> drain;
-  for (int c0 = 0, bank = 0; c0 < nq; c0 += plan.n_tile, ++bank) {
-    drain.push_back(copy_rows(isa::MemSpace::kPsum, uint64_t(bank) * plan.bank_bytes, isa::DataType::kFp32,
-                              int64_t(info.psum_partition_bytes), isa::MemSpace::kHbm, l.out_hbm + uint64_t(c0) * eo,
-                              l.out_type, int64_t(l.out_ld) * int64_t(eo), d, std::min(plan.n_tile, nq - c0)));
-  }
-  return pipe.add(isa::Engine::kDma, spread_copies(drain, info.num_dma_engines), {pv.back()});
-}
-}  // namespace
-
-isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const TransposePvLayout& l) {
-  Pipeline pipe(info);
-  PartitionArena arena(info.sbuf_partition_bytes);
-  add_transpose_pv(pipe, info, l, arena, nullptr, {});
+  pipe.add(isa::Engine::kDma,
+           spread_copies(pv_drain_copies(info, plan, d, nq, 0, l.out_hbm, l.out_ld, l.out_type), info.num_dma_engines),
+           {pv.back()});
   return pipe.build();
 }
 
 namespace {
-/// The SBUF of an attention piece (make_attention_piece_program), bytes per partition from offset 0: the GEMM's
-/// [0, gemm), then P (q_tiles tiles of p_tile bytes), then the transposes' and PV's buffers.
-struct PieceSbuf {
+/// An attention piece's resources (make_attention_piece_program). SBUF, bytes per partition: the GEMM's [0, gemm),
+/// then P (query tile i at p_addr + i * p_tile, its live keys dense, BF16), then the PV part's buffers (the
+/// identity, V, P^T by key tile, a +0 P^T tile). PSUM: the GEMM's first gemm_banks banks (whole rows of scores: two
+/// blocks alternating where they fit, else one), then the accumulator O^T [d, queries] (acc_banks), then `slots`
+/// transposes' slots of [R keys, R queries] FP32.
+struct PiecePlan {
+  TransposePvPlan tp;
+  int q_tiles = 0, k_tiles = 0, live = 0, zero_kt = 0;
   uint64_t gemm = 0, p_addr = 0, p_tile = 0;
+  int gemm_banks = 0, acc_banks = 0, slots = 0;
 };
 
-PieceSbuf piece_sbuf(const driver::DeviceInfo& info, int seq, int query0, int queries, int head_dim, bool causal) {
-  const int R = transpose_tile_rows(info);
-  const int live = causal ? std::min(seq, query0 + queries) : seq;
-  const uint64_t q_tiles = uint64_t(queries + R - 1) / uint64_t(R), k_tiles = uint64_t(seq + R - 1) / uint64_t(R);
+PiecePlan piece_plan(const driver::DeviceInfo& info, int seq, int query0, int queries, int head_dim, bool causal) {
+  PiecePlan pp;
+  pp.tp = transpose_pv_plan(info);
+  const int R = std::max(1, pp.tp.r);
+  pp.q_tiles = (queries + R - 1) / R;
+  pp.k_tiles = (seq + R - 1) / R;
+  pp.live = causal ? std::min(seq, query0 + queries) : seq;
+  // Key tiles from zero_kt on are +0 in every query of the piece (causal).
+  pp.zero_kt = causal ? std::min(pp.k_tiles, (query0 + queries + R - 1) / R) : pp.k_tiles;
   auto al = [](uint64_t b) { return (b + 63) / 64 * 64; };
-  // The transposes' and PV's buffers (add_transpose_pv with a resident P): the identity (FP32 iota and BF16), V,
-  // two P^T buffers and the +0 P^T tile.
-  const uint64_t tpv = al(uint64_t(R) * kFp32Bytes) + al(uint64_t(R) * kBf16Bytes) +
-                       al(k_tiles * uint64_t(head_dim) * kBf16Bytes) + 3 * al(uint64_t(queries) * kBf16Bytes);
-  PieceSbuf s;
-  s.p_tile = al(uint64_t(live) * kBf16Bytes);
-  const uint64_t top = q_tiles * s.p_tile + tpv;
-  s.gemm = top < info.sbuf_partition_bytes ? (info.sbuf_partition_bytes - top) / 64 * 64 : 0;
-  s.p_addr = s.gemm;
-  return s;
+  const uint64_t pv = al(uint64_t(R) * kFp32Bytes) + al(uint64_t(R) * kBf16Bytes) +
+                      al(uint64_t(pp.k_tiles) * uint64_t(head_dim) * kBf16Bytes) +
+                      al(uint64_t(pp.zero_kt) * uint64_t(queries) * kBf16Bytes) + al(uint64_t(queries) * kBf16Bytes);
+  pp.p_tile = al(uint64_t(pp.live) * kBf16Bytes);
+  const uint64_t top = uint64_t(pp.q_tiles) * pp.p_tile + pv;
+  pp.gemm = top < info.sbuf_partition_bytes ? (info.sbuf_partition_bytes - top) / 64 * 64 : 0;
+  pp.p_addr = pp.gemm;
+  const int n_tile = std::max(1, pp.tp.n_tile);
+  pp.acc_banks = (queries + n_tile - 1) / n_tile;
+  const int one = (pp.live + n_tile - 1) / n_tile;  // banks of one block of scores (whole rows)
+  const int avail = int(info.psum_banks) - pp.acc_banks;
+  pp.gemm_banks = avail - 2 * one >= 1 ? 2 * one : one;
+  const uint64_t slot_bytes = uint64_t(R) * kFp32Bytes;
+  pp.slots = avail - pp.gemm_banks >= 1 ? int(uint64_t(avail - pp.gemm_banks) * pp.tp.bank_bytes / slot_bytes) : 0;
+  return pp;
 }
 
-GemmLayout piece_gemm(const AttentionPieceLayout& l, const PieceSbuf& sb) {
+GemmLayout piece_gemm(const AttentionPieceLayout& l, const PiecePlan& pp) {
   GemmLayout g;
   g.dtype = isa::Dtype::kBf16;
   g.k = l.head_dim;
   g.m = l.queries;
-  g.n = l.causal ? std::min(l.seq, l.query0 + l.queries) : l.seq;
+  g.n = pp.live;
   g.stationary_hbm = l.qT_hbm + uint64_t(l.query0) * kBf16Bytes;
   g.stationary_ld = l.seq;
   g.moving_hbm = l.kT_hbm;
@@ -485,25 +503,28 @@ GemmLayout piece_gemm(const AttentionPieceLayout& l, const PieceSbuf& sb) {
   g.epilogue.scale = l.scale;
   g.epilogue.causal = l.causal;
   g.epilogue.causal_offset = l.query0;
-  g.sbuf_limit = uint32_t(sb.gemm);
+  g.sbuf_limit = uint32_t(pp.gemm);
+  g.psum_bank_limit = uint32_t(pp.gemm_banks);
   g.out_in_sbuf = true;
-  g.out_sbuf = uint32_t(sb.p_addr);
-  g.out_sbuf_tile_bytes = uint32_t(sb.p_tile);
+  g.out_sbuf = uint32_t(pp.p_addr);
+  g.out_sbuf_tile_bytes = uint32_t(pp.p_tile);
   return g;
 }
 }  // namespace
 
 bool attention_piece_fits(const driver::DeviceInfo& info, int seq, int queries, int head_dim) {
-  const int R = transpose_tile_rows(info);
+  const TransposePvPlan tp = transpose_pv_plan(info);
+  const int R = tp.r;
   if (seq < 1 || queries < 1 || head_dim < 1 || R < 1 || queries > seq) return false;
   if (uint32_t(R) != std::min(info.te_cols, info.psum_partitions)) return false;  // a GEMM M tile = a query tile
-  if (!softmax_epilogue_fits(info, seq) || !transpose_pv_fits(info, queries, head_dim)) return false;
+  if (uint32_t(head_dim) > info.te_cols || uint32_t(head_dim) > info.psum_partitions) return false;
+  if (uint64_t(tp.n_tile) * kFp32Bytes != tp.bank_bytes || !softmax_epilogue_fits(info, seq)) return false;
+  const PiecePlan pp = piece_plan(info, seq, 0, queries, head_dim, false);  // not causal: the most keys
+  if (pp.gemm == 0 || pp.slots < 1) return false;
   AttentionPieceLayout l;
-  l.seq = seq, l.head_dim = head_dim, l.queries = queries;  // not causal: the most keys
-  const PieceSbuf sb = piece_sbuf(info, seq, 0, queries, head_dim, false);
-  if (sb.gemm == 0) return false;
+  l.seq = seq, l.head_dim = head_dim, l.queries = queries;
   try {
-    plan_gemm(info, piece_gemm(l, sb));
+    plan_gemm(info, piece_gemm(l, pp));
   } catch (const std::invalid_argument&) {
     return false;
   }
@@ -526,26 +547,101 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
                       l.query0, R, l.query0 + l.queries, l.seq, R));
   require(attention_piece_fits(info, l.seq, l.queries, l.head_dim),
           fmt::format("{} queries of head_dim {} over {} keys do not fit the device", l.queries, l.head_dim, l.seq));
-  const PieceSbuf sb = piece_sbuf(info, l.seq, l.query0, l.queries, l.head_dim, l.causal);
+  const PiecePlan pp = piece_plan(info, l.seq, l.query0, l.queries, l.head_dim, l.causal);
+  const int d = l.head_dim, nq = l.queries;
+  check_hbm_tensor(info, "attention piece kernel", "V", l.v_hbm, uint64_t(l.seq) * d * kBf16Bytes);
+  check_hbm_tensor(info, "attention piece kernel", "out", l.outT_hbm,
+                   (uint64_t(d - 1) * l.seq + l.seq) * isa::data_type_bytes(l.out_type));
+
   Pipeline pipe(info);
-  // S, the softmax and P into SBUF: the GEMM's ops; their last ones (the epilogues) free PSUM and complete P.
-  const std::vector<Pipeline::OpId> p_done = add_gemm(pipe, info, piece_gemm(l, sb));
-  // O^T += V^T P^T over P where it is, the SBUF above the GEMM's and P's.
+  // S, the softmax and P into SBUF: the GEMM's ops; the epilogue of M tile i completes P's query tile i.
+  const std::vector<Pipeline::OpId> p_ready = add_gemm(pipe, info, piece_gemm(l, pp));
+
+  // O^T = V^T P^T: each query tile of P is transposed into the P^T tiles of its live keys as soon as it is ready
+  // (the TE and the Scalar engine work beside the next tiles' softmax), then the key tiles are multiplied in, in
+  // increasing order (the bits of make_transpose_pv_program: the same transposes, copies and multiplies).
   PartitionArena arena(info.sbuf_partition_bytes);
-  arena.take(sb.p_addr + uint64_t((l.queries + R - 1) / R) * sb.p_tile, "attention piece: the GEMM and P");
-  TransposePvLayout t;
-  t.keys = l.seq;
-  t.queries = l.queries;
-  t.head_dim = l.head_dim;
-  t.p_ld = l.seq;
-  t.out_ld = l.seq;
-  t.v_hbm = l.v_hbm;
-  t.out_hbm = l.outT_hbm + uint64_t(l.query0) * isa::data_type_bytes(l.out_type);
-  t.out_type = l.out_type;
-  t.causal = l.causal;
-  t.query0 = l.query0;
-  const ResidentP p{uint32_t(sb.p_addr), uint32_t(sb.p_tile)};
-  add_transpose_pv(pipe, info, t, arena, &p, p_done);
+  arena.take(pp.p_addr + uint64_t(pp.q_tiles) * pp.p_tile, "attention piece: the GEMM and P");
+  const auto bf16 = isa::DataType::kBf16;
+  const uint32_t iota_off = arena.take(uint64_t(R) * kFp32Bytes, "attention piece identity");
+  const uint32_t ident_off = arena.take(uint64_t(R) * kBf16Bytes, "attention piece identity");
+  const uint32_t v_off = arena.take(uint64_t(pp.k_tiles) * d * kBf16Bytes, "attention piece V");
+  const uint32_t pt_off = arena.take(uint64_t(pp.zero_kt) * nq * kBf16Bytes, "attention piece P^T");
+  const uint32_t zero_pt =
+      pp.zero_kt < pp.k_tiles ? arena.take(uint64_t(nq) * kBf16Bytes, "attention piece +0 P^T") : 0;
+  auto pt_tile = [&](int kt) { return pt_off + uint32_t(uint64_t(kt) * nq * kBf16Bytes); };
+  const int acc0 = pp.gemm_banks;  // the accumulator's first bank; the slots follow it
+  auto slot_addr = [&](int s) {
+    return uint32_t(uint64_t(acc0 + pp.acc_banks) * pp.tp.bank_bytes + uint64_t(s) * R * kFp32Bytes);
+  };
+  // Query tile i has a live key in key tile kt iff its last query is at or past the tile's first key.
+  auto live_tiles = [&](int i) {
+    const int last_query = l.query0 + std::min((i + 1) * R, nq) - 1;
+    return l.causal ? std::min(pp.zero_kt, last_query / R + 1) : pp.k_tiles;
+  };
+
+  const Pipeline::OpId ident = pipe.add(isa::Engine::kVec, te_identity(R, iota_off, ident_off, bf16));
+  const Pipeline::OpId v_load =
+      pipe.add(isa::Engine::kDma, spread_copies(v_tile_copies(info, l.v_hbm, l.seq, d, v_off), info.num_dma_engines));
+  const auto nk = static_cast<std::size_t>(pp.k_tiles);
+  std::vector<std::vector<Pipeline::OpId>> writers(nk);  // per P^T tile: the ops that write it
+  // The +0 query tiles of a P^T tile (those with no live key in it) and the +0 tile of the masked key tiles.
+  for (int kt = 0; kt < pp.zero_kt; ++kt) {
+    int i0 = 0;
+    while (i0 < pp.q_tiles && live_tiles(i0) <= kt) ++i0;
+    if (i0 == 0) continue;
+    const int kk = std::min(R, l.seq - kt * R);
+    writers[std::size_t(kt)].push_back(
+        pipe.add(isa::Engine::kVec, {memset_op(kk, i0 * R, operand(pt_tile(kt), bf16), 0.0f)}));
+  }
+  const Pipeline::OpId zero =
+      pp.zero_kt < pp.k_tiles ? pipe.add(isa::Engine::kVec, {memset_op(R, nq, operand(zero_pt, bf16), 0.0f)}) : -1;
+  std::vector<Pipeline::OpId> slot_reader(std::size_t(pp.slots), -1);  // the copy that last read each slot
+  int next_slot = 0;
+  for (int i = 0; i < pp.q_tiles; ++i) {
+    const int qr = std::min(R, nq - i * R), n_live = live_tiles(i);
+    for (int kt0 = 0; kt0 < n_live; kt0 += pp.slots) {  // as many key tiles as there are slots at a time
+      const int kt1 = std::min(n_live, kt0 + pp.slots);
+      std::vector<isa::Instruction> te, act;
+      std::vector<Pipeline::OpId> te_after{p_ready[std::size_t(i)], ident};
+      for (int kt = kt0; kt < kt1; ++kt) {
+        const int kk = std::min(R, l.seq - kt * R), s = next_slot;
+        next_slot = (next_slot + 1) % pp.slots;
+        te_after.push_back(slot_reader[std::size_t(s)]);
+        const uint64_t tile = pp.p_addr + uint64_t(i) * pp.p_tile + uint64_t(kt) * R * kBf16Bytes;
+        for (const isa::Instruction& in : te_transpose_tile(isa::Dtype::kBf16, tile, qr, kk, ident_off, slot_addr(s))) {
+          te.push_back(in);
+        }
+        act.push_back(activation(isa::ActFunc::kIdentity, kk, qr, operand(pt_tile(kt) + uint32_t(i * R * 2), bf16),
+                                 operand(slot_addr(s), isa::DataType::kFp32, {1, 0}, isa::MemSpace::kPsum), 1.0f,
+                                 0.0f, nullptr, nullptr));
+      }
+      const Pipeline::OpId trans = pipe.add(isa::Engine::kTe, std::move(te), te_after);
+      const Pipeline::OpId copy = pipe.add(isa::Engine::kAct, std::move(act), {trans});
+      for (int kt = kt0, s = (next_slot - (kt1 - kt0) + pp.slots) % pp.slots; kt < kt1; ++kt, s = (s + 1) % pp.slots) {
+        slot_reader[std::size_t(s)] = copy;
+        writers[std::size_t(kt)].push_back(copy);
+      }
+    }
+  }
+  // The multiplies in key order, each after every write of its P^T tile (the +0 tiles: after the tile before, so
+  // that the drain's one dependency covers every multiply's PSUM write).
+  Pipeline::OpId pv = -1;
+  for (int kt = 0; kt < pp.k_tiles; ++kt) {
+    const int kk = std::min(R, l.seq - kt * R);
+    std::vector<Pipeline::OpId> after = writers[std::size_t(kt)];
+    after.push_back(v_load);
+    after.push_back(pv);
+    if (kt >= pp.zero_kt) after.push_back(zero);
+    pv = pipe.add(isa::Engine::kTe,
+                  pv_tile_instrs(pp.tp, kt, kk, d, nq, v_off, kt >= pp.zero_kt ? zero_pt : pt_tile(kt), acc0), after);
+  }
+  pipe.add(isa::Engine::kDma,
+           spread_copies(pv_drain_copies(info, pp.tp, d, nq, acc0,
+                                         l.outT_hbm + uint64_t(l.query0) * isa::data_type_bytes(l.out_type), l.seq,
+                                         l.out_type),
+                         info.num_dma_engines),
+           {pv});
   return pipe.build();
 }
 

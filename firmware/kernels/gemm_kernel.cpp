@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "firmware/kernels/dma_copies.h"
@@ -167,13 +169,14 @@ class GemmBuilder {
       if (col_loads && epi_loads[bi] < 0) eload_op(int(bi));
       const std::vector<Pipeline::OpId> after{compute[std::size_t(b.last_batch)], epi_consts, epi_loads[bi],
                                               prev >= 0 ? stored[std::size_t(prev)] : -1};
+      Pipeline::OpId done = -1;
       if (l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax) {
-        drain[bi] = add_softmax_epilogue(pipe, b, after);
+        std::tie(drain[bi], done) = add_softmax_epilogue(pipe, b, after);
       } else {
-        drain[bi] = pipe.add(epilogue_engine(), epilogue_instrs(b), after);
+        drain[bi] = done = pipe.add(epilogue_engine(), epilogue_instrs(b), after);
       }
-      if (l_.out_in_sbuf) {  // the epilogue wrote the block's place: no store, and its slot is free again
-        stored[bi] = drain[bi];
+      if (l_.out_in_sbuf) {  // the epilogue wrote the block's place: no store; its slot is free after the epilogue
+        stored[bi] = done;
         return;
       }
       const std::size_t wave = std::size_t(b.last_batch) + nbuf + 1;
@@ -329,9 +332,10 @@ class GemmBuilder {
     return plan_.epilogue_offset + uint32_t(slot) * plan_.epilogue_slot_bytes;
   }
   uint32_t col_bias_addr(int slot) const {
-    return staging_addr(slot) +
-           uint32_t(align_up(uint64_t(block_cols_max()) * isa::data_type_bytes(l_.out_type), 64));
+    return staging_addr(slot) + uint32_t(align_up(uint64_t(block_cols_max()) * stage_bytes(), 64));
   }
+  /// Bytes per element of a slot's staging area: out_type's, or FP32 (the softmax's exponentials, out_in_sbuf).
+  uint64_t stage_bytes() const { return l_.out_in_sbuf ? kFp32Bytes : isa::data_type_bytes(l_.out_type); }
   uint32_t residual_addr(int slot) const {
     return col_bias_addr(slot) + uint32_t(align_up(uint64_t(block_cols_max()) * kFp32Bytes, 64));
   }
@@ -433,7 +437,7 @@ class GemmBuilder {
   uint32_t softmax_pred_addr() const { return softmax_zero_addr() + 64; }
   uint32_t softmax_column(int slot, int c) const {  // max, bias, sum, reciprocal
     return staging_addr(slot) +
-           uint32_t(align_up(uint64_t(block_cols_max()) * isa::data_type_bytes(l_.out_type), 64)) + uint32_t(4 * c);
+           uint32_t(align_up(uint64_t(block_cols_max()) * stage_bytes(), 64)) + uint32_t(4 * c);
   }
 
   /// +0 and -inf (0 -> 1 -> -FLT_MAX -> -inf), and the predicate [m_tile, m_tile - 1]: 1.0 where c < q.
@@ -442,13 +446,18 @@ class GemmBuilder {
                                                                 plan_.m_tile - 1));
   }
 
-  /// Block b's softmax: (window -> -inf) max, bias on vec; exp with its sum on act, in place in PSUM; reciprocal,
-  /// the product into the staging slot in out_type, (window -> +0) on vec. Returns the last op (PSUM's last reader).
-  Pipeline::OpId add_softmax_epilogue(Pipeline& pipe, const Block& b, const std::vector<Pipeline::OpId>& after) const {
+  /// Block b's softmax: (window -> -inf) max, bias on vec; exp with its sum on act, in place in PSUM (out_in_sbuf:
+  /// into the slot's staging area, so that PSUM is free after it); reciprocal, the product into the staging slot in
+  /// out_type (out_in_sbuf: into the block's place in SBUF), (window -> +0) on vec. Returns {PSUM's last reader,
+  /// the last op}.
+  std::pair<Pipeline::OpId, Pipeline::OpId> add_softmax_epilogue(Pipeline& pipe, const Block& b,
+                                                                 const std::vector<Pipeline::OpId>& after) const {
     SoftmaxTiles st;
     st.p = b.rows, st.w = live_columns(b), st.g = 1, st.stride = 0;
     st.space = isa::MemSpace::kPsum;
     st.x = uint32_t(psum_addr(b.psum_buffer, 0));
+    st.z = l_.out_in_sbuf ? staging_addr(b.psum_buffer) : st.x;
+    st.z_space = l_.out_in_sbuf ? isa::MemSpace::kSbuf : isa::MemSpace::kPsum;
     st.y = l_.out_in_sbuf ? out_sbuf_addr(b) : staging_addr(b.psum_buffer);
     st.y_type = l_.out_type;
     st.scale = l_.epilogue.scale;
@@ -459,7 +468,8 @@ class GemmBuilder {
     SoftmaxOps ops = softmax_ops(st);
     const Pipeline::OpId vmax_op = pipe.add(isa::Engine::kVec, std::move(ops.vmax), after);
     const Pipeline::OpId exp_op = pipe.add(isa::Engine::kAct, std::move(ops.exps), {vmax_op});
-    return pipe.add(isa::Engine::kVec, std::move(ops.norm), {exp_op});
+    const Pipeline::OpId norm_op = pipe.add(isa::Engine::kVec, std::move(ops.norm), {exp_op});
+    return {l_.out_in_sbuf ? exp_op : norm_op, norm_op};
   }
 
   // ---- TE ops
@@ -608,6 +618,11 @@ class GemmBuilder {
 
 namespace {
 
+/// The PSUM banks `l` may use (GemmLayout::psum_bank_limit).
+uint32_t psum_banks_of(const driver::DeviceInfo& info, const GemmLayout& l) {
+  return l.psum_bank_limit > 0 ? std::min(l.psum_bank_limit, info.psum_banks) : info.psum_banks;
+}
+
 /// The tiling with at most `max_g` banks per block; with `panels` = 2, double-buffered moving panels when they fit
 /// (GemmPlan::moving_panels tells).
 GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, int max_g, int panels) {
@@ -681,9 +696,11 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   // The epilogue's buffers (GemmPlan::epilogue_offset) for blocks of `block_cols` columns and G banks.
   const uint64_t oes = isa::data_type_bytes(l.out_type);
   const uint64_t m_tiles_all = ceil_div(uint64_t(l.m), uint64_t(std::min(info.te_cols, info.psum_partitions)));
+  // A slot's staging area holds the block in out_type, or with out_in_sbuf the softmax's exponentials (FP32).
+  const uint64_t stage_es = l.out_in_sbuf ? kFp32Bytes : oes;
   auto epi_slot = [&](uint64_t block_cols) -> uint64_t {
     if (!has_epi) return 0;
-    uint64_t b = align_up(block_cols * oes, 64);
+    uint64_t b = align_up(block_cols * stage_es, 64);
     if (softmax) b += 64;  // max, bias, sum, reciprocal columns
     if (epi == GemmEpilogue::Kind::kColBiasAdd) {
       b += align_up(block_cols * kFp32Bytes, 64) * (l.epilogue.residual ? 2 : 1);  // bias row, residual
@@ -694,7 +711,7 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
     if (!has_epi) return 0;
     uint64_t shared = epi == GemmEpilogue::Kind::kRowBiasAct ? align_up(m_tiles_all * kFp32Bytes, 64) : 0;
     if (softmax) shared = 64 + align_up(uint64_t(std::min(info.te_cols, info.psum_partitions)) * kFp32Bytes, 64);
-    return uint64_t(info.psum_banks / uint32_t(g)) * epi_slot(block_cols) + shared;
+    return uint64_t(psum_banks_of(info, l) / uint32_t(g)) * epi_slot(block_cols) + shared;
   };
 
   // Banks per block: half of PSUM (so that two blocks alternate), balanced over the N tiles, and a block's
@@ -716,7 +733,9 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
     if (block_cols <= 0xFFFF && tile_bytes + epi_bytes(block_cols, p.banks_per_block) <= pb) break;
     require(g_limit > 1, fmt::format("SBUF partitions of {} bytes cannot hold one K tile", pb));
   }
-  p.psum_buffers = static_cast<int>(info.psum_banks / uint32_t(p.banks_per_block));
+  p.psum_buffers = static_cast<int>(psum_banks_of(info, l) / uint32_t(p.banks_per_block));
+  require(p.psum_buffers >= 1, fmt::format("{} PSUM banks hold no block of {} banks", psum_banks_of(info, l),
+                                           p.banks_per_block));
   p.blocks = p.m_tiles * p.n_groups;
   // The epilogue's buffers come off the top of the partition; the operand slots share what is left.
   const uint64_t group_cols = std::min<uint64_t>(uint64_t(l.n), uint64_t(p.banks_per_block) * p.n_tile);
@@ -788,7 +807,13 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
   // Banks per block: at most half of PSUM, so that two blocks alternate. Double-buffered panels are preferred: only
   // the first group's panel load is exposed (docs/kernels.md "The GEMM kernel"), so fewer banks per block are taken
   // when that is what lets two panels fit.
-  const int max_g = static_cast<int>(std::max<uint32_t>(1, info.psum_banks / 2));
+  const uint32_t banks = psum_banks_of(info, l);
+  int max_g = static_cast<int>(std::max<uint32_t>(1, banks / 2));
+  // Whole softmax rows in fewer banks than PSUM has: one block at a time if two do not fit.
+  if (l.epilogue.kind == GemmEpilogue::Kind::kSoftmax && banks < info.psum_banks) {
+    const uint64_t n_tile = std::min<uint64_t>(isa::kMaxMovingN, info.psum_bank_bytes() / kFp32Bytes);
+    if (ceil_div(uint64_t(l.n), std::max<uint64_t>(n_tile, 1)) > uint64_t(max_g)) max_g = int(banks);
+  }
   GemmPlan best = plan_with_groups(info, l, max_g, 1);
   if (l.epilogue.kind == GemmEpilogue::Kind::kSoftmax) {  // whole rows in a block
     require(best.n_groups == 1, fmt::format("a softmax epilogue needs whole rows in one block (N {})", l.n));

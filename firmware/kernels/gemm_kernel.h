@@ -93,6 +93,9 @@ struct GemmLayout {
   /// Bytes per SBUF partition the GEMM may use from offset 0 (0: all), so that a program can keep data of its own
   /// above it.
   uint32_t sbuf_limit = 0;
+  /// PSUM banks the GEMM may use from bank 0 (0: all); a softmax epilogue then takes one block of whole rows at a
+  /// time when two do not fit.
+  uint32_t psum_bank_limit = 0;
   /// A softmax epilogue's output stays in SBUF for a later step of the same program instead of going to out_hbm:
   /// M tile i's rows on partitions 0..m_tile-1 at out_sbuf + i * out_sbuf_tile_bytes, columns dense in out_type.
   /// Causal: a row's columns past its M tile's last live column (plan m_tile rows from row m0: m0 +

@@ -34,6 +34,7 @@ void require(bool ok, const std::string& what) {
 SoftmaxOps softmax_ops(const SoftmaxTiles& s) {
   const uint32_t yb = uint32_t(isa::data_type_bytes(s.y_type));
   const isa::Operand x = operand(s.x, DataType::kFp32, {1, static_cast<int16_t>(s.stride)}, s.space);
+  const isa::Operand z = operand(s.z, DataType::kFp32, {1, static_cast<int16_t>(s.stride)}, s.z_space);
   const isa::Operand y = operand(s.y, s.y_type, {1, static_cast<int16_t>(s.stride)});
   const isa::Operand pred = operand(s.pred), zero = operand(s.consts, DataType::kFp32, {0, 0}),
                      ninf = operand(s.consts + 4, DataType::kFp32, {0, 0});
@@ -57,11 +58,12 @@ SoftmaxOps softmax_ops(const SoftmaxTiles& s) {
       tensor_scalar(AluOp::kMultiply, s.scale, AluOp::kMultiply, -1.0f, s.p, s.g, operand(s.nbias), operand(s.mx)));
   for (int t = 0; t < s.g; ++t) {
     const isa::Operand xt = operand(s.x + uint32_t(t * s.stride * 4), DataType::kFp32, {1, 0}, s.space),
+                       zt = operand(s.z + uint32_t(t * s.stride * 4), DataType::kFp32, {1, 0}, s.z_space),
                        nb = column(s.nbias + 4 * t), sum = column(s.sum + 4 * t);
-    ops.exps.push_back(activation(ActFunc::kExp, s.p, s.w, xt, xt, s.scale, 0.0f, &nb, &sum));
+    ops.exps.push_back(activation(ActFunc::kExp, s.p, s.w, zt, xt, s.scale, 0.0f, &nb, &sum));
   }
   ops.norm = {tensor_scalar(AluOp::kRdivide, 1.0f, AluOp::kNone, 0.0f, s.p, s.g, operand(s.rcp), operand(s.sum)),
-              tensor_tensor(AluOp::kMultiply, s.p, s.w, y, x, operand(s.rcp, DataType::kFp32, {0, 1}), s.g)};
+              tensor_tensor(AluOp::kMultiply, s.p, s.w, y, z, operand(s.rcp, DataType::kFp32, {0, 1}), s.g)};
   window(true, &ops.norm);
   return ops;
 }
@@ -126,7 +128,7 @@ isa::Program make_softmax_program(const driver::DeviceInfo& info, const SoftmaxL
     const int p = grp.p, g = grp.g, w = width[std::size_t(j)];
     // The group's tiles as [p, w, g] (tile t at free offset t * C), normalised in place.
     SoftmaxTiles st;
-    st.p = p, st.w = w, st.g = g, st.stride = C, st.x = st.y = b.x, st.scale = l.scale;
+    st.p = p, st.w = w, st.g = g, st.stride = C, st.x = st.y = st.z = b.x, st.scale = l.scale;
     st.pred = pred_off, st.consts = const_off;
     st.mx = b.column[0], st.nbias = b.column[1], st.sum = b.column[2], st.rcp = b.column[3];
     for (int t = 0; t < g && l.causal; ++t) st.window.push_back(tile_a(grp, t));

@@ -45,7 +45,11 @@ struct SoftmaxTiles {
   int g = 1;                                   ///< tiles, `stride` elements apart in x and y
   int stride = 0;                              ///< elements between tiles (0 when g = 1 needs none)
   isa::MemSpace space = isa::MemSpace::kSbuf;  ///< where x is (SBUF or PSUM)
-  uint32_t x = 0;                              ///< FP32 scores [p, w] per tile; exp'd in place
+  uint32_t x = 0;                              ///< FP32 scores [p, w] per tile
+  /// Where the exponentials go (FP32 [p, w] per tile, `stride` apart, in z_space): x itself (in place), or a
+  /// scratch so that x is free once they are written.
+  uint32_t z = 0;
+  isa::MemSpace z_space = isa::MemSpace::kSbuf;
   uint32_t y = 0;                              ///< SBUF output [p, w] per tile, y_type (may be x)
   isa::DataType y_type = isa::DataType::kFp32;
   float scale = 1.0f;                          ///< as SoftmaxLayout::scale
@@ -58,8 +62,8 @@ struct SoftmaxTiles {
 };
 struct SoftmaxOps {
   std::vector<isa::Instruction> vmax;  ///< vec: the windows to -inf, the row maxima, the biases -(max * scale)
-  std::vector<isa::Instruction> exps;  ///< act: exp(x * scale + bias) in place, with the row sums
-  std::vector<isa::Instruction> norm;  ///< vec: 1 / sum, y = x * (1 / sum), the windows of y to +0
+  std::vector<isa::Instruction> exps;  ///< act: z = exp(x * scale + bias), with the row sums (x's last reader)
+  std::vector<isa::Instruction> norm;  ///< vec: 1 / sum, y = z * (1 / sum), the windows of y to +0
   bool masked = false;                 ///< some window is not empty (vmax and norm read the constants)
 };
 SoftmaxOps softmax_ops(const SoftmaxTiles& tiles);
