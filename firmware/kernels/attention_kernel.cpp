@@ -272,10 +272,11 @@ std::vector<isa::CopyFields> v_tile_copies(const driver::DeviceInfo& info, uint6
 }
 
 /// O^T[d, nq] (+)= V[k0 .. k0 + kk, d]^T @ P^T[k0 .., nq] (V's tile kt at v_off + kt * d * 2, the P^T tile at `pt`):
-/// one load_stationary, one multiply_moving per PSUM bank of the accumulator (from bank acc_bank0), accumulating
-/// from the second key tile on.
+/// one load_stationary, one multiply_moving per PSUM bank of the accumulator (bank b holds queries b * n_tile ..,
+/// bank 0 at acc_bank0), accumulating from the second key tile on; only banks [bank_begin, bank_end) when given.
 std::vector<isa::Instruction> pv_tile_instrs(const TransposePvPlan& plan, int kt, int kk, int d, int nq,
-                                             uint32_t v_off, uint32_t pt, int acc_bank0) {
+                                             uint32_t v_off, uint32_t pt, int acc_bank0, int bank_begin = 0,
+                                             int bank_end = -1) {
   std::vector<isa::Instruction> mul;
   isa::Instruction ls;
   ls.op = isa::Opcode::kLoadStationary;
@@ -284,7 +285,8 @@ std::vector<isa::Instruction> pv_tile_instrs(const TransposePvPlan& plan, int kt
   ls.te.k = static_cast<uint16_t>(kk);
   ls.te.free_size = static_cast<uint16_t>(d);
   mul.push_back(ls);
-  for (int c0 = 0, bank = acc_bank0; c0 < nq; c0 += plan.n_tile, ++bank) {
+  for (int b = bank_begin, c0 = b * plan.n_tile; c0 < nq && (bank_end < 0 || b < bank_end); ++b, c0 += plan.n_tile) {
+    const int bank = acc_bank0 + b;
     isa::Instruction mm;
     mm.op = isa::Opcode::kMultiplyMoving;
     mm.te.dtype = isa::Dtype::kBf16;
@@ -584,15 +586,16 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
   const Pipeline::OpId v_load =
       pipe.add(isa::Engine::kDma, spread_copies(v_tile_copies(info, l.v_hbm, l.seq, d, v_off), info.num_dma_engines));
   const auto nk = static_cast<std::size_t>(pp.k_tiles);
-  std::vector<std::vector<Pipeline::OpId>> writers(nk);  // per P^T tile: the ops that write it
+  // Per P^T tile and query tile: the op that writes its columns (a copy of transposes, or a +0 memset).
+  std::vector<std::vector<Pipeline::OpId>> writers(nk, std::vector<Pipeline::OpId>(std::size_t(pp.q_tiles), -1));
   // The +0 query tiles of a P^T tile (those with no live key in it) and the +0 tile of the masked key tiles.
   for (int kt = 0; kt < pp.zero_kt; ++kt) {
     int i0 = 0;
     while (i0 < pp.q_tiles && live_tiles(i0) <= kt) ++i0;
     if (i0 == 0) continue;
     const int kk = std::min(R, l.seq - kt * R);
-    writers[std::size_t(kt)].push_back(
-        pipe.add(isa::Engine::kVec, {memset_op(kk, i0 * R, operand(pt_tile(kt), bf16), 0.0f)}));
+    const Pipeline::OpId z = pipe.add(isa::Engine::kVec, {memset_op(kk, i0 * R, operand(pt_tile(kt), bf16), 0.0f)});
+    for (int i = 0; i < i0; ++i) writers[std::size_t(kt)][std::size_t(i)] = z;
   }
   const Pipeline::OpId zero =
       pp.zero_kt < pp.k_tiles ? pipe.add(isa::Engine::kVec, {memset_op(R, nq, operand(zero_pt, bf16), 0.0f)}) : -1;
@@ -620,28 +623,40 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
       const Pipeline::OpId copy = pipe.add(isa::Engine::kAct, std::move(act), {trans});
       for (int kt = kt0, s = (next_slot - (kt1 - kt0) + pp.slots) % pp.slots; kt < kt1; ++kt, s = (s + 1) % pp.slots) {
         slot_reader[std::size_t(s)] = copy;
-        writers[std::size_t(kt)].push_back(copy);
+        writers[std::size_t(kt)][std::size_t(i)] = copy;
       }
     }
   }
-  // The multiplies in key order, each after every write of its P^T tile (the +0 tiles: after the tile before, so
-  // that the drain's one dependency covers every multiply's PSUM write).
-  Pipeline::OpId pv = -1;
-  for (int kt = 0; kt < pp.k_tiles; ++kt) {
-    const int kk = std::min(R, l.seq - kt * R);
-    std::vector<Pipeline::OpId> after = writers[std::size_t(kt)];
-    after.push_back(v_load);
-    after.push_back(pv);
-    if (kt >= pp.zero_kt) after.push_back(zero);
-    pv = pipe.add(isa::Engine::kTe,
-                  pv_tile_instrs(pp.tp, kt, kk, d, nq, v_off, kt >= pp.zero_kt ? zero_pt : pt_tile(kt), acc0), after);
+  // The multiplies, per accumulator bank (its 512 queries) in key order, each after the writes of the P^T columns
+  // it reads: a bank's multiplies start once its query tiles are transposed, beside the later tiles' softmax. Each
+  // follows the one before it in its bank, and the drain follows every bank's last (a TE op's semaphore says its own
+  // results have landed, not those of the multiplies before it).
+  const int qt_per_bank = std::max(1, pp.tp.n_tile / R);
+  std::vector<Pipeline::OpId> last;
+  for (int bank = 0; bank < pp.acc_banks; ++bank) {
+    Pipeline::OpId pv = -1;
+    const int i_begin = bank * qt_per_bank, i_end = std::min(pp.q_tiles, i_begin + qt_per_bank);
+    for (int kt = 0; kt < pp.k_tiles; ++kt) {
+      const int kk = std::min(R, l.seq - kt * R);
+      std::vector<Pipeline::OpId> after{v_load, pv};
+      if (kt >= pp.zero_kt) {
+        after.push_back(zero);
+      } else {
+        for (int i = i_begin; i < i_end; ++i) after.push_back(writers[std::size_t(kt)][std::size_t(i)]);
+      }
+      pv = pipe.add(isa::Engine::kTe,
+                    pv_tile_instrs(pp.tp, kt, kk, d, nq, v_off, kt >= pp.zero_kt ? zero_pt : pt_tile(kt), acc0, bank,
+                                   bank + 1),
+                    after);
+    }
+    last.push_back(pv);
   }
   pipe.add(isa::Engine::kDma,
            spread_copies(pv_drain_copies(info, pp.tp, d, nq, acc0,
                                          l.outT_hbm + uint64_t(l.query0) * isa::data_type_bytes(l.out_type), l.seq,
                                          l.out_type),
                          info.num_dma_engines),
-           {pv});
+           last);
   return pipe.build();
 }
 
