@@ -47,6 +47,9 @@ struct AttentionLayout {
 ///   "head h pv"         O_h^T[d, T] = V_h^T @ P_h^T            GEMM, stationary V_h [T, d], moving P_h^T [T, T]
 ///   or "head h transpose+pv" (fused_softmax with the TE transpose, where transpose_pv_fits): the two in one program,
 ///                       P^T kept in SBUF (make_transpose_pv_program), cut into the heads' pieces by queries
+///   or "head h attention" (fused_pieces with the TE transpose, where attention_piece_fits): every step above in one
+///                       program per piece of queries, P kept in SBUF (make_attention_piece_program); this replaces
+///                       all the others
 /// 1/sqrt(d) is rounded to FP32 once. Throws std::invalid_argument for sizes < 1 and like the kernels it uses.
 KernelSequence make_attention_programs(const driver::DeviceInfo& info, const AttentionLayout& layout);
 
