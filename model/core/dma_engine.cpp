@@ -26,8 +26,8 @@ DmaEngine::DmaEngine(const sc_module_name& name, CoreControl& control)
 }
 
 void DmaEngine::on_start() {
-  // Copies of an abandoned program (a soft reset mid-run) still sleep until their end time; they neither land nor
-  // hold an engine or the new program's drain.
+  // Copies of an abandoned program (a soft reset mid-run) wake at the reset and end: they neither land nor hold an
+  // engine or the new program's drain.
   std::fill(engine_free_at_.begin(), engine_free_at_.end(), sc_time_stamp());
   outstanding_ = 0;
 }
@@ -124,10 +124,21 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
   }
   const std::shared_ptr<const isa::Instruction> copy =
       control_.observer() ? std::make_shared<const isa::Instruction>(instr) : nullptr;
+  ++live_copies_;
   sc_spawn([this, c, duration, bytes, epoch, engine, index, who, clock, copy]() {
-    const sc_time start = sc_time_stamp();
-    wait(duration);
-    if (control_.epoch() != epoch) return;  // abandoned: on_start() of the next program forgot it
+    struct Live {
+      int& n;
+      ~Live() { --n; }
+    } live{live_copies_};
+    const sc_time start = sc_time_stamp(), end = start + duration;
+    // Until its end time, or until a soft reset or a doorbell abandons it: then it ends at once, so that its
+    // process and stack do not outlive the program (found by the mmio fuzz target: after some 900,000 inputs, the
+    // abandoned copies of huge durations held so many stacks that the process ran out of memory mappings).
+    // Another stop (an error) does not abandon it.
+    while (sc_time_stamp() < end) {
+      wait(end - sc_time_stamp(), control_.stop_event());
+      if (control_.epoch() != epoch) return;  // abandoned: on_start() of the next program forgot it
+    }
     if (auto fault = perform(c, who.get())) {
       control_.raise_error(static_cast<int>(isa::Engine::kDma), index, *fault);
       --outstanding_;

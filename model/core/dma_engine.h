@@ -27,6 +27,9 @@ class DmaEngine : public QueueEngine {
   const std::vector<sc_core::sc_time>& engine_busy() const { return engine_busy_; }
   /// Per DMA engine: copies completed.
   const std::vector<uint64_t>& engine_copies() const { return engine_copies_; }
+  /// Copies in flight: each is a SystemC process with a stack of its own until it lands or, abandoned by a soft
+  /// reset or a doorbell, wakes and ends (at once, not at its end time).
+  int live_copies() const { return live_copies_; }
   /// The port copies of space host go through (for the reason of a failed access); set by the NeuronCore.
   void use_host_port(const HostPort* port) { host_port_ = port; }
   /// The chip's HBM bandwidth model every copy that reads or writes HBM books (not owned); set by the NeuronCore.
@@ -51,6 +54,7 @@ class DmaEngine : public QueueEngine {
 
   std::vector<sc_core::sc_time> engine_free_at_;
   int outstanding_ = 0;
+  int live_copies_ = 0;
   sc_core::sc_event copy_done_;
   uint64_t bytes_moved_ = 0;
   std::vector<sc_core::sc_time> engine_busy_;
