@@ -797,7 +797,8 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   const double moving_loads = p.moving_resident ? 1.0 : double(p.m_tiles);
   const double epi_in = epi == GemmEpilogue::Kind::kColBiasAdd ? (l.epilogue.residual ? 8.0 : 4.0) : 0.0;
   p.dma_bytes = uint64_t(double(l.k) * l.n * double(es) * moving_loads + double(l.k) * l.m * double(es) * p.n_groups +
-                         double(l.m) * l.n * (double(oes) + (l.accumulate_into ? 4 : 0) + epi_in));
+                         double(l.m) * l.n * ((l.out_in_sbuf ? 0.0 : double(oes)) + (l.accumulate_into ? 4 : 0) +
+                                              epi_in));
   return p;
 }
 

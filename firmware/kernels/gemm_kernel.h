@@ -144,7 +144,8 @@ struct GemmPlan {
   uint32_t epilogue_offset = 0;
   uint32_t epilogue_slot_bytes = 0;  ///< bytes of one slot (staging, bias row, residual)
   /// Bytes the GEMM moves over the DMA: operand loads (the moving once per M tile, or once when resident; the
-  /// stationary once per group), the P -> PSUM copies with accumulate_into and the output.
+  /// stationary once per group), the P -> PSUM copies with accumulate_into and the output (none when it stays in
+  /// SBUF).
   uint64_t dma_bytes = 0;
   uint32_t moving_row_bytes = 0;   ///< bytes per partition of one K tile's moving columns in a buffer (2 per column)
   uint32_t stationary_row_bytes = 0;  ///< bytes per partition of one K tile's stationary columns in a buffer
@@ -164,11 +165,11 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& layout);
 bool softmax_epilogue_fits(const driver::DeviceInfo& info, int n);
 
 /// Adds the GEMM's ops to `pipe` (built on `info`'s device) and returns its drains: when all of them have completed,
-/// out[M, N] is in HBM (or in SBUF, out_in_sbuf), and the GEMM no longer touches PSUM. Uses SBUF from offset 0 of partitions 0..max(te_rows, m_tile)-1 (plan.sbuf_bytes each), the act
-/// (kRowBiasAct) or vec (kColBiasAdd) queue for an epilogue, and PSUM
-/// partitions 0..m_tile-1 from offset 0 (plan.psum_buffers * G banks),
-/// so other ops of `pipe` must not touch those while the GEMM runs. Touches HBM only inside the three tensors.
-/// Throws like plan_gemm().
+/// out[M, N] is in HBM (or in SBUF, out_in_sbuf), and the GEMM no longer touches PSUM. Uses SBUF from offset 0 of
+/// partitions 0..max(te_rows, m_tile)-1 (plan.sbuf_bytes each, within sbuf_limit), the act (kRowBiasAct) or vec
+/// (kColBiasAdd, kSoftmax; act too for kSoftmax) queue for an epilogue, and PSUM partitions 0..m_tile-1 from offset
+/// 0 (plan.psum_buffers * G banks, within psum_bank_limit), so other ops of `pipe` must not touch those while the
+/// GEMM runs. Touches HBM only inside the three tensors. Throws like plan_gemm().
 std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& layout);
 
 /// The GEMM as a program of its own (a Pipeline with first semaphore 0): queues te and dma, each ending with halt;

@@ -125,9 +125,10 @@ class TlmNetwork final : public NocPorts {
   std::vector<Router> routers_;
   // The link pipes: fwd_ i = n * (2 * ndim) + l carries the flits router n sends from link port l, bwd_ i the
   // credits and acknowledgements router n's receiver on port l sends back (so every router writes only its own
-  // entries, and the threads of a step share no cache line but at their ranges' ends). A ring of latency + 2 slots of every link's beat (slot s of link i at s * links_ + i):
-  // written after the edge at (head + latency + 1), read before the next one at head, so a beat is seen
-  // latency + 1 cycles later, as through NocNetwork's latency + 1 register stages.
+  // entries, and the threads of a step share no cache line but at their ranges' ends). A ring of latency + 2
+  // slots of every link's beat (slot s of link i at s * links_ + i): written after the edge at (head + latency +
+  // 1), read before the next one at head, so a beat is seen latency + 1 cycles later, as through NocNetwork's
+  // latency + 1 register stages.
   size_t links_ = 0;
   std::vector<LinkFwd> fwd_;
   std::vector<LinkBwd> bwd_;
