@@ -250,6 +250,47 @@ TEST_F(CompositeOnModel, TransposePvRefusesWhatItCannotHold) {
   }
 }
 
+// The attention piece program refuses a layout it cannot build, naming the field (the tiny device: 16-row tiles,
+// 16 TE columns, 8 PSUM banks of 512 FP32).
+TEST_F(CompositeOnModel, AttentionPieceRefusesWhatItCannotHold) {
+  const driver::DeviceInfo& info = drv_->info();
+  AttentionPieceLayout ok;
+  ok.seq = 40, ok.head_dim = 16, ok.query0 = 16, ok.queries = 16, ok.causal = true, ok.scale = 0.25f;
+  ok.qT_hbm = 0x1000, ok.kT_hbm = 0x2000, ok.v_hbm = 0x10000, ok.outT_hbm = 0x20000;
+  EXPECT_NO_THROW(make_attention_piece_program(info, ok));
+  const auto reason = [&](AttentionPieceLayout l) {
+    try {
+      make_attention_piece_program(info, l);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  AttentionPieceLayout l = ok;
+  l.query0 = 8;  // not a whole query tile
+  EXPECT_NE(reason(l).find("query0 8 must be a multiple of 16"), std::string::npos) << reason(l);
+  l = ok;
+  l.queries = 12;  // a ragged piece that does not end at seq
+  EXPECT_NE(reason(l).find("queries a multiple of 16 unless the piece ends at seq"), std::string::npos) << reason(l);
+  l = ok;
+  l.query0 = 32, l.queries = 16;  // past seq
+  EXPECT_NE(reason(l).find("query0 + queries 48 <= seq 40"), std::string::npos) << reason(l);
+  l = ok;
+  l.head_dim = 17;  // more than the TE's 16 columns
+  EXPECT_NE(reason(l).find("16 queries of head_dim 17 over 40 keys do not fit the device"), std::string::npos)
+      << reason(l);
+  l = ok;
+  l.seq = 4096, l.query0 = 0, l.queries = 16;  // a row of keys beyond one block of scores
+  EXPECT_NE(reason(l).find("do not fit the device"), std::string::npos) << reason(l);
+  l = ok;
+  l.queries = 0;
+  EXPECT_NE(reason(l).find("must be >= 1"), std::string::npos) << reason(l);
+  // 256 keys, 64 queries: PSUM 1 bank of accumulator, 2 of scores (two blocks of 256 columns), 5 of slots.
+  EXPECT_TRUE(attention_piece_fits(info, 256, 64, 16));
+  // 2048 keys and queries: 4 banks of accumulator and 4 of scores leave none for the slots.
+  EXPECT_FALSE(attention_piece_fits(info, 2048, 2048, 16));
+}
+
 TEST_F(CompositeOnModel, MlpOnShapesOffTheTiles) {
   // tokens 21, d_model 40, d_ff 70: none a multiple of the 16 TE rows/partitions.
   const int T = 21, D = 40, F = 70;
