@@ -53,7 +53,7 @@ struct NocFlags {
   uint64_t wave_from = 0;          ///< --wave-from CYCLE
   uint64_t wave_to = UINT64_MAX;   ///< --wave-to CYCLE
   std::string wave_scope;          ///< --wave-scope PATH
-  int threads = 1;                 ///< --threads N: host threads evaluating the verilated routers
+  int threads = 1;                 ///< --threads N: host threads evaluating the routers (TLM or RTL)
 };
 
 // The command that runs this network and traffic again (the flags that shape them, without the waveform ones), for
@@ -230,7 +230,6 @@ int run_noc(const NocFlags& f) {
   // ---- The network ----
   const bool want_rtl = f.rtl || f.lockstep;
   check_wave_flags(f, want_rtl);
-
   std::unique_ptr<mn::NocPorts> net;
   std::string what;
   if (want_rtl) {
