@@ -2,6 +2,7 @@
 #include "firmware/kernels/attention_kernel.h"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -70,12 +71,12 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   // slots share PSUM with the scores).
   const int R = transpose_tile_rows(info);
   int fused = pieces;
-  while (l.fused_pieces && R >= 1 && fused < (l.seq + R - 1) / R &&
-         !attention_piece_fits(info, l.seq, std::min(rows_per_core(l.seq, R, fused), l.seq), l.head_dim)) {
-    ++fused;
+  bool fits = false;  // each piece count planned once: the first that fits, up to one query tile per piece
+  for (; l.fused_pieces && l.te_transpose && R >= 1 && !fits; ++fused) {
+    fits = attention_piece_fits(info, l.seq, std::min(rows_per_core(l.seq, R, fused), l.seq), l.head_dim);
+    if (fits || fused >= (l.seq + R - 1) / R) break;
   }
-  if (l.fused_pieces && l.te_transpose && R >= 1 &&
-      attention_piece_fits(info, l.seq, std::min(rows_per_core(l.seq, R, fused), l.seq), l.head_dim)) {
+  if (fits) {
     std::vector<KernelSequence> heads;
     for (int h = 0; h < l.heads; ++h) {
       heads.push_back(row_split_steps(fmt::format("head {} attention", h), l.seq, R, fused,
@@ -460,6 +461,9 @@ struct PiecePlan {
   TransposePvPlan tp;
   int q_tiles = 0, k_tiles = 0, live = 0, zero_kt = 0;
   uint64_t gemm = 0, p_addr = 0, p_tile = 0;
+  // The PV part's buffers: the identity (FP32 iota, BF16), V, P^T by key tile, the +0 P^T tile (causal, when a key
+  // tile is past the piece's last query; else 0).
+  uint32_t iota = 0, ident = 0, v = 0, pt = 0, zero_pt = 0;
   int gemm_banks = 0, acc_banks = 0, slots = 0;
 };
 
@@ -472,14 +476,19 @@ PiecePlan piece_plan(const driver::DeviceInfo& info, int seq, int query0, int qu
   pp.live = causal ? std::min(seq, query0 + queries) : seq;
   // Key tiles from zero_kt on are +0 in every query of the piece (causal).
   pp.zero_kt = causal ? std::min(pp.k_tiles, (query0 + queries + R - 1) / R) : pp.k_tiles;
-  auto al = [](uint64_t b) { return (b + 63) / 64 * 64; };
-  const uint64_t pv = al(uint64_t(R) * kFp32Bytes) + al(uint64_t(R) * kBf16Bytes) +
-                      al(uint64_t(pp.k_tiles) * uint64_t(head_dim) * kBf16Bytes) +
-                      al(uint64_t(pp.zero_kt) * uint64_t(queries) * kBf16Bytes) + al(uint64_t(queries) * kBf16Bytes);
-  pp.p_tile = al(uint64_t(pp.live) * kBf16Bytes);
-  const uint64_t top = uint64_t(pp.q_tiles) * pp.p_tile + pv;
+  // The PV part's buffers laid out from 0 (64-byte aligned, as PartitionArena takes), then moved above P.
+  PartitionArena pv(std::numeric_limits<uint64_t>::max());
+  const uint64_t iota = pv.take(uint64_t(R) * kFp32Bytes, ""), ident = pv.take(uint64_t(R) * kBf16Bytes, "");
+  const uint64_t v = pv.take(uint64_t(pp.k_tiles) * uint64_t(head_dim) * kBf16Bytes, "");
+  const uint64_t pt = pv.take(uint64_t(pp.zero_kt) * uint64_t(queries) * kBf16Bytes, "");
+  const uint64_t zero_pt = pp.zero_kt < pp.k_tiles ? pv.take(uint64_t(queries) * kBf16Bytes, "") : 0;
+  pp.p_tile = (uint64_t(pp.live) * kBf16Bytes + 63) / 64 * 64;
+  const uint64_t top = uint64_t(pp.q_tiles) * pp.p_tile + pv.used();
   pp.gemm = top < info.sbuf_partition_bytes ? (info.sbuf_partition_bytes - top) / 64 * 64 : 0;
   pp.p_addr = pp.gemm;
+  const uint64_t base = pp.p_addr + uint64_t(pp.q_tiles) * pp.p_tile;  // a multiple of 64
+  pp.iota = uint32_t(base + iota), pp.ident = uint32_t(base + ident), pp.v = uint32_t(base + v);
+  pp.pt = uint32_t(base + pt), pp.zero_pt = zero_pt ? uint32_t(base + zero_pt) : 0;
   const int n_tile = std::max(1, pp.tp.n_tile);
   pp.acc_banks = (queries + n_tile - 1) / n_tile;
   const int one = (pp.live + n_tile - 1) / n_tile;  // banks of one block of scores (whole rows)
@@ -562,15 +571,8 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
   // O^T = V^T P^T: each query tile of P is transposed into the P^T tiles of its live keys as soon as it is ready
   // (the TE and the Scalar engine work beside the next tiles' softmax), then the key tiles are multiplied in, in
   // increasing order (the bits of make_transpose_pv_program: the same transposes, copies and multiplies).
-  PartitionArena arena(info.sbuf_partition_bytes);
-  arena.take(pp.p_addr + uint64_t(pp.q_tiles) * pp.p_tile, "attention piece: the GEMM and P");
   const auto bf16 = isa::DataType::kBf16;
-  const uint32_t iota_off = arena.take(uint64_t(R) * kFp32Bytes, "attention piece identity");
-  const uint32_t ident_off = arena.take(uint64_t(R) * kBf16Bytes, "attention piece identity");
-  const uint32_t v_off = arena.take(uint64_t(pp.k_tiles) * d * kBf16Bytes, "attention piece V");
-  const uint32_t pt_off = arena.take(uint64_t(pp.zero_kt) * nq * kBf16Bytes, "attention piece P^T");
-  const uint32_t zero_pt =
-      pp.zero_kt < pp.k_tiles ? arena.take(uint64_t(nq) * kBf16Bytes, "attention piece +0 P^T") : 0;
+  const uint32_t iota_off = pp.iota, ident_off = pp.ident, v_off = pp.v, pt_off = pp.pt, zero_pt = pp.zero_pt;
   auto pt_tile = [&](int kt) { return pt_off + uint32_t(uint64_t(kt) * nq * kBf16Bytes); };
   const int acc0 = pp.gemm_banks;  // the accumulator's first bank; the slots follow it
   auto slot_addr = [&](int s) {
