@@ -189,42 +189,69 @@ module trn_noc_input_port
   a_pop_onehot: assert property (@(posedge clk_i) disable iff (!rst_ni) $onehot0(pop_i))
     else $error("trn_noc_input_port %0d: more than one VC popped in a cycle (%b)", PORT, pop_i);
 
+  // The per-VC rules, each one check over all VCs of the port (one check per VC made the assertions most of the
+  // verilated router's time: docs/neuronlink.md, "Measured figures"). A bit vector holds each VC's term; a rule is
+  // broken when its violation vector is not zero, and the message names the lowest VC that breaks it.
+  function automatic int unsigned vc_of(logic [NUM_VC-1:0] m);  // the VC a message names
+    return lowest_set(64'(m));
+  endfunction
+  // The destination in the header at the front of VC v.
+  function automatic coord_t dst_of(int unsigned v);
+    return coord_t'(head_flit_o[v].data[DATA_W-1 -: $bits(coord_t)]);  // header_t's dst: its top bits
+  endfunction
+  logic [NUM_VC-1:0] front_head, in_mask_ok, dst_ok, u_turn, count_nz;
   for (genvar v = 0; v < NUM_VC; v++) begin : g_sva
-    a_arrival_order: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        push_vc[v] |-> push_flit_i.head == !in_open_q[v])
-      else $error("trn_noc_input_port %0d VC %0d: %s flit arrived while a packet was %s %s", PORT, v,
-                  push_flit_i.head ? "head" : "body/tail", in_open_q[v] ? "in progress" : "not started",
-                  "(flits must arrive in order, packets contiguous per VC)");
-    a_departure_order: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        pop_i[v] |-> head_flit_o[v].head == !out_open_q[v])
-      else $error("trn_noc_input_port %0d VC %0d: %s flit left while a packet was %s", PORT, v,
-                  head_flit_o[v].head ? "head" : "body/tail", out_open_q[v] ? "in progress" : "not started");
-    a_pop_allocated: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        pop_i[v] |-> active_q[v] && head_valid_o[v])
-      else $error("trn_noc_input_port %0d VC %0d: flit taken without an output VC or from an empty buffer", PORT, v);
-    a_idle_front_is_head: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        head_valid_o[v] && !active_q[v] |-> head_flit_o[v].head)
-      else $error("trn_noc_input_port %0d VC %0d: a body/tail flit at the front of an idle VC (head lost)", PORT, v);
-    a_gnt_idle: assert property (@(posedge clk_i) disable iff (!rst_ni) va_gnt_i[v] |-> va_req_o[v])
-      else $error("trn_noc_input_port %0d VC %0d: VC granted without a request", PORT, v);
-    a_gnt_in_mask: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        va_gnt_i[v] |-> va_mask_o[v][va_gnt_vc_i[v]])
-      else $error("trn_noc_input_port %0d VC %0d: granted output VC %0d outside its class (mask %b)", PORT, v,
-                  va_gnt_vc_i[v], va_mask_o[v]);
-    // Destination inside the torus, and dimension-order routing never sends a packet back where it came from.
-    a_dst_in_torus: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        va_req_o[v] |-> g_route[v].hdr.dst.x <= dim_max_i.x &&
-                        (NDIM >= 2 ? g_route[v].hdr.dst.y <= dim_max_i.y : g_route[v].hdr.dst.y == '0) &&
-                        (NDIM >= 3 ? g_route[v].hdr.dst.z <= dim_max_i.z : g_route[v].hdr.dst.z == '0))
-      else $error("trn_noc_input_port %0d VC %0d: destination (%0d,%0d,%0d) outside the %0d-D torus %s %0d,%0d,%0d)",
-                  PORT, v, g_route[v].hdr.dst.x, g_route[v].hdr.dst.y, g_route[v].hdr.dst.z, NDIM,
-                  "(largest coordinates", dim_max_i.x, dim_max_i.y, dim_max_i.z);
-    a_no_u_turn: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        va_req_o[v] && PORT != 0 |-> 32'(va_oport_o[v]) != PORT)
-      else $error("trn_noc_input_port %0d VC %0d: route turns the packet back on its own link", PORT, v);
-    a_count_matches: assert property (@(posedge clk_i) disable iff (!rst_ni) (count[v] != '0) == head_valid_o[v])
-      else $error("trn_noc_input_port %0d VC %0d: FIFO count and valid disagree", PORT, v);
+    coord_t sva_dst;
+    assign sva_dst       = dst_of(v);
+    assign front_head[v] = head_flit_o[v].head;
+    assign in_mask_ok[v] = va_mask_o[v][va_gnt_vc_i[v]];
+    assign dst_ok[v]     = sva_dst.x <= dim_max_i.x &&
+                           (NDIM >= 2 ? sva_dst.y <= dim_max_i.y : sva_dst.y == '0) &&
+                           (NDIM >= 3 ? sva_dst.z <= dim_max_i.z : sva_dst.z == '0);
+    assign u_turn[v]     = PORT != 0 && 32'(va_oport_o[v]) == PORT;
+    assign count_nz[v]   = count[v] != '0;
   end
+
+  logic [NUM_VC-1:0] bad_arrival, bad_departure, bad_pop, bad_front, bad_gnt, bad_mask, bad_dst, bad_u_turn, bad_count;
+  assign bad_arrival   = push_vc & ~(in_open_q ^ {NUM_VC{push_flit_i.head}});  // head iff no packet open
+  assign bad_departure = pop_i & ~(out_open_q ^ front_head);
+  assign bad_pop       = pop_i & ~(active_q & head_valid_o);
+  assign bad_front     = head_valid_o & ~active_q & ~front_head;
+  assign bad_gnt       = va_gnt_i & ~va_req_o;
+  assign bad_mask      = va_gnt_i & ~in_mask_ok;
+  assign bad_dst       = va_req_o & ~dst_ok;
+  assign bad_u_turn    = va_req_o & u_turn;
+  assign bad_count     = count_nz ^ head_valid_o;
+
+  a_arrival_order: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_arrival == '0)
+    else $error("trn_noc_input_port %0d VC %0d: %s flit arrived while a packet was %s %s", PORT, vc_of(bad_arrival),
+                push_flit_i.head ? "head" : "body/tail", in_open_q[vc_of(bad_arrival)] ? "in progress" : "not started",
+                "(flits must arrive in order, packets contiguous per VC)");
+  a_departure_order: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_departure == '0)
+    else $error("trn_noc_input_port %0d VC %0d: %s flit left while a packet was %s", PORT, vc_of(bad_departure),
+                front_head[vc_of(bad_departure)] ? "head" : "body/tail",
+                out_open_q[vc_of(bad_departure)] ? "in progress" : "not started");
+  a_pop_allocated: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_pop == '0)
+    else $error("trn_noc_input_port %0d VC %0d: flit taken without an output VC or from an empty buffer", PORT,
+                vc_of(bad_pop));
+  a_idle_front_is_head: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_front == '0)
+    else $error("trn_noc_input_port %0d VC %0d: a body/tail flit at the front of an idle VC (head lost)", PORT,
+                vc_of(bad_front));
+  a_gnt_idle: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_gnt == '0)
+    else $error("trn_noc_input_port %0d VC %0d: VC granted without a request", PORT, vc_of(bad_gnt));
+  a_gnt_in_mask: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_mask == '0)
+    else $error("trn_noc_input_port %0d VC %0d: granted output VC %0d outside its class (mask %b)", PORT,
+                vc_of(bad_mask), va_gnt_vc_i[vc_of(bad_mask)], va_mask_o[vc_of(bad_mask)]);
+  // Destination inside the torus, and dimension-order routing never sends a packet back where it came from.
+  a_dst_in_torus: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_dst == '0)
+    else $error("trn_noc_input_port %0d VC %0d: destination (%0d,%0d,%0d) outside the %0d-D torus %s %0d,%0d,%0d)",
+                PORT, vc_of(bad_dst), coord_of(dst_of(vc_of(bad_dst)), 0), coord_of(dst_of(vc_of(bad_dst)), 1),
+                coord_of(dst_of(vc_of(bad_dst)), 2), NDIM, "(largest coordinates", dim_max_i.x, dim_max_i.y,
+                dim_max_i.z);
+  a_no_u_turn: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_u_turn == '0)
+    else $error("trn_noc_input_port %0d VC %0d: route turns the packet back on its own link", PORT, vc_of(bad_u_turn));
+  a_count_matches: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_count == '0)
+    else $error("trn_noc_input_port %0d VC %0d: FIFO count and valid disagree", PORT, vc_of(bad_count));
 `endif
 
 endmodule

@@ -267,17 +267,23 @@ module trn_noc_link_tx
     else $error("trn_noc_link_tx: VC %0d: %s flit while a packet is %s (packets must stay contiguous per VC)",
                 send_flit_i.vc, send_flit_i.head ? "head" : "body/tail",
                 open_q[send_flit_i.vc[VCI_W-1:0]] ? "open" : "closed");
+  // Per VC, one check over all VCs (the message names the lowest VC that breaks the rule).
+  logic [NUM_VC-1:0] crd_over, crd_under, crd_range;
   for (genvar v = 0; v < NUM_VC; v++) begin : g_crd_sva
-    a_credit_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        !(g_crd[v].give && 32'(crd_q[v]) + 32'(g_crd[v].delta) > DEPTH))
-      else $error("%s: VC %0d: %0d credits returned with %0d credits already (above the buffer depth %0d)",
-                  "trn_noc_link_tx", v, g_crd[v].delta, crd_q[v], DEPTH);
-    a_credit_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        !(g_crd[v].take && crd_q[v] == '0))
-      else $error("trn_noc_link_tx: VC %0d: flit sent with no credit (credits would go below 0)", v);
-    a_credit_range: assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(crd_q[v]) <= DEPTH)
-      else $error("trn_noc_link_tx: VC %0d: %0d credits, above the buffer depth %0d", v, crd_q[v], DEPTH);
+    assign crd_over[v]  = g_crd[v].give && 32'(crd_q[v]) + 32'(g_crd[v].delta) > DEPTH;
+    assign crd_under[v] = g_crd[v].take && crd_q[v] == '0;
+    assign crd_range[v] = 32'(crd_q[v]) > DEPTH;
   end
+  a_credit_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_over == '0)
+    else $error("%s: VC %0d: %0d credits returned with %0d credits already (above the buffer depth %0d)",
+                "trn_noc_link_tx", lowest_set(64'(crd_over)), FC_W'(tx_bwd_i.fc - fc_q[lowest_set(64'(crd_over))]),
+                crd_q[lowest_set(64'(crd_over))], DEPTH);
+  a_credit_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_under == '0)
+    else $error("trn_noc_link_tx: VC %0d: flit sent with no credit (credits would go below 0)",
+                lowest_set(64'(crd_under)));
+  a_credit_range: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_range == '0)
+    else $error("trn_noc_link_tx: VC %0d: %0d credits, above the buffer depth %0d", lowest_set(64'(crd_range)),
+                crd_q[lowest_set(64'(crd_range))], DEPTH);
 `endif
 
 endmodule

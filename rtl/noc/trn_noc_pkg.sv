@@ -155,12 +155,20 @@ package trn_noc_pkg;
   // Ports of a router with NDIM dimensions: 0 is the local (endpoint) port, 1 + 2d is +d (towards coordinate + 1),
   // 2 + 2d is -d. Link port l = port - 1 (0 .. 2*NDIM-1): dimension l / 2, negative side when l is odd.
   // ---------------------------------------------------------------------------------------------------------------
+  // Coordinate d of c (d >= 2: z). A conditional, not a unique case: the routers call this with run-time d in a loop
+  // per input VC, and a verilated unique case adds a parallel_case check to every call (200 in a 2-D, 4-VC router,
+  // in the logic evaluated every cycle).
   function automatic logic [COORD_W-1:0] coord_of(coord_t c, int unsigned d);
-    unique case (d)
-      0:       return c.x;
-      1:       return c.y;
-      default: return c.z;
-    endcase
+    return d == 0 ? c.x : d == 1 ? c.y : c.z;
+  endfunction
+
+  // The lowest set bit of m (0 when none): which VC, port or requester an assertion message names when a rule
+  // checked over a whole vector at once breaks.
+  function automatic int unsigned lowest_set(logic [63:0] m);
+    for (int unsigned i = 0; i < 64; i++) begin
+      if (m[i]) return i;
+    end
+    return 0;
   endfunction
 
 endpackage

@@ -93,6 +93,8 @@ module trn_noc_vc_alloc #(
     else $error("trn_noc_vc_alloc: an output VC that is in use was allocated again");
   a_release_busy: assert property (@(posedge clk_i) disable iff (!rst_ni) (release_i & ~busy_q) == '0)
     else $error("trn_noc_vc_alloc: a free output VC was released");
+  // Per input VC, one check over all of them (the message names the lowest input VC that breaks the rule).
+  logic [NIN-1:0] multi_win, bad_grant;
   for (genvar i = 0; i < NIN; i++) begin : g_sva
     logic [NPORT*NUM_VC-1:0] wins_of_i;
     for (genvar o = 0; o < NPORT; o++) begin : g_o
@@ -100,12 +102,15 @@ module trn_noc_vc_alloc #(
         assign wins_of_i[o * NUM_VC + w] = win[o][w][i];
       end
     end
-    a_one_grant: assert property (@(posedge clk_i) disable iff (!rst_ni) $onehot0(wins_of_i))
-      else $error("trn_noc_vc_alloc: input VC %0d won more than one output VC", i);
-    a_grant_port: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        gnt_o[i] |-> req_i[i] && port_ok_i[oport_i[i]] && !busy_q[oport_i[i]][gnt_vc_o[i]])
-      else $error("trn_noc_vc_alloc: input VC %0d granted an output VC it cannot have", i);
+    assign multi_win[i] = !$onehot0(wins_of_i);
+    assign bad_grant[i] = gnt_o[i] && !(req_i[i] && port_ok_i[oport_i[i]] && !busy_q[oport_i[i]][gnt_vc_o[i]]);
   end
+  a_one_grant: assert property (@(posedge clk_i) disable iff (!rst_ni) multi_win == '0)
+    else $error("trn_noc_vc_alloc: input VC %0d won more than one output VC",
+                trn_noc_pkg::lowest_set(64'(multi_win)));
+  a_grant_port: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_grant == '0)
+    else $error("trn_noc_vc_alloc: input VC %0d granted an output VC it cannot have",
+                trn_noc_pkg::lowest_set(64'(bad_grant)));
 `endif
 
 endmodule

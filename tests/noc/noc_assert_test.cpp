@@ -5,6 +5,7 @@
 // backward beat lost) are tests/noc/noc_retry_test.cpp's.
 #include <string>
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include "tests/noc/noc_test_util.h"
@@ -60,7 +61,8 @@ TEST(NocAssert, AnAssertionOnAWorkerThreadStopsTheRun) {
     for (int i = 0; i < 20; ++i) net.step();
   });
   EXPECT_TRUE(contains(err, "RTL assertion failed")) << err;
-  EXPECT_TRUE(contains(out, "node_1_1.trn_noc_router.g_link[0].u_tx.g_crd_sva[0].a_credit_overflow")) << out;
+  EXPECT_TRUE(contains(out, "node_1_1.trn_noc_router.g_link[0].u_tx.a_credit_overflow")) << out;
+  EXPECT_TRUE(contains(out, "trn_noc_link_tx: VC 0: 1 credits returned with 4 credits already")) << out;
 }
 
 // A backward beat with a right CRC that acknowledges flits never sent: the sender's window check names it.
@@ -95,15 +97,21 @@ TEST(NocAssert, FlitIntoFullBufferFiresOverflow) {
   EXPECT_TRUE(contains(out, "with its buffer full (4 flits): flit dropped")) << out;
 }
 
+// On each VC: the rule is checked over all VCs of a port at once, and the message names the VC that broke it.
 TEST(NocAssert, InjectedBodyWithoutHeadFiresArrivalOrder) {
-  NocNetwork net(test::torus("2x2"));
-  Flit body;
-  body.tail = true;
-  body.data = 42;
-  const auto [err, out] = test::error_and_output([&] { inject_and_run(net, body); });
-  EXPECT_TRUE(contains(err, "RTL assertion failed")) << err;
-  EXPECT_TRUE(contains(out, "trn_noc_input_port 0 VC 0: body/tail flit arrived while a packet was not started"))
-      << out;
+  for (const int vc : {0, 1}) {
+    NocNetwork net(test::torus("2x2"));
+    Flit body;
+    body.tail = true;
+    body.vc = static_cast<uint8_t>(vc);
+    body.data = 42;
+    const auto [err, out] = test::error_and_output([&] { inject_and_run(net, body); });
+    EXPECT_TRUE(contains(err, "RTL assertion failed")) << err;
+    EXPECT_TRUE(contains(out, fmt::format("trn_noc_input_port 0 VC {}: body/tail flit arrived while a packet was not "
+                                          "started",
+                                          vc)))
+        << out;
+  }
 }
 
 TEST(NocAssert, InjectedFlitOnMissingVcFires) {
@@ -114,10 +122,15 @@ TEST(NocAssert, InjectedFlitOnMissingVcFires) {
 }
 
 TEST(NocAssert, DestinationOutsideTheTorusFires) {
-  NocNetwork net(test::torus("2x2"));
-  const auto [err, out] = test::error_and_output([&] { inject_and_run(net, single(Coord{{3, 0, 0}})); });
-  EXPECT_TRUE(contains(err, "RTL assertion failed")) << err;
-  EXPECT_TRUE(contains(out, "destination (3,0,0) outside the 2-D torus (largest coordinates 1,1,0)")) << out;
+  for (const int vc : {0, 1}) {
+    NocNetwork net(test::torus("2x2"));
+    const auto [err, out] = test::error_and_output([&] { inject_and_run(net, single(Coord{{3, 0, 0}}, static_cast<uint8_t>(vc))); });
+    EXPECT_TRUE(contains(err, "RTL assertion failed")) << err;
+    EXPECT_TRUE(contains(out, fmt::format("trn_noc_input_port 0 VC {}: destination (3,0,0) outside the 2-D torus "
+                                          "(largest coordinates 1,1,0)",
+                                          vc)))
+        << out;
+  }
 }
 
 TEST(NocAssert, DestinationInAMissingDimensionFires) {
