@@ -332,6 +332,7 @@ NocNetwork::NocNetwork(const NocOptions& options) : options_(options), injector_
   context_->timeunit(-12);
   context_->timeprecision(-12);
   context_->randReset(0);
+  context_->assertOn(options_.assertions);
 #if VM_TRACE
   if (!options_.wave_path.empty()) context_->traceEverOn(true);
 #else

@@ -94,6 +94,10 @@ struct NocOptions {
   /// Each takes a contiguous range of routers for both evaluations of every cycle (model/noc/step_pool.h); the
   /// links, faults, waveform and checks stay on the caller's thread, so the results are the same for any count.
   int threads = 1;
+  /// false: the routers' assertions are not evaluated (VerilatedContext::assertOn(false), the run-time switch other
+  /// simulators call $assertoff), for long runs whose data the traffic checker and the link counters already check;
+  /// what it saves is in docs/neuronlink.md, "Measured figures". The same flits in the same cycles.
+  bool assertions = true;
 };
 
 /// The --wave-scope list of `options` as Verilator names the scopes ("node_1_0.trn_noc_router..."), checked against

@@ -65,6 +65,20 @@ TEST(NocAssert, AnAssertionOnAWorkerThreadStopsTheRun) {
   EXPECT_TRUE(contains(out, "trn_noc_link_tx: VC 0: 1 credits returned with 4 credits already")) << out;
 }
 
+// NocOptions::assertions = false (trnsim noc --no-assertions): the extra credit above goes unreported by the RTL.
+TEST(NocAssert, AssertionsOffReportNothing) {
+  NocOptions o = test::torus("2x2");
+  o.assertions = false;
+  o.faults.push_back({LinkFault::Kind::kExtraCredit, 3, 0, 10, {}});
+  NocNetwork net(o);
+  const auto [err, out] = test::error_and_output([&] {
+    for (int i = 0; i < 20; ++i) net.step();
+  });
+  EXPECT_EQ(err, "") << err;
+  EXPECT_FALSE(contains(out, "a_credit_overflow")) << out;
+  EXPECT_FALSE(net.rtl_error());
+}
+
 // A backward beat with a right CRC that acknowledges flits never sent: the sender's window check names it.
 TEST(NocAssert, AnAcknowledgementBeyondTheLastFlitSentFiresAckWindow) {
   NocOptions o = test::torus("2x2");

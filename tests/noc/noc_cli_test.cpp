@@ -76,6 +76,20 @@ TEST(NocCli, RtlPicksTheBuildAndLockstepCompares) {
   EXPECT_EQ(last_line(r.out).rfind("injected=", 0), 0u) << r.out;
 }
 
+// --no-assertions: the verilated routers only; the lockstep still compares every port (the same flits, the same
+// cycles), the last line still counts every packet.
+TEST(NocCli, NoAssertionsIsForTheVerilatedRoutersOnly) {
+  expect_bad("--no-assertions", "--no-assertions turns the verilated routers' assertions off: use it with --rtl or "
+                                "--lockstep");
+  const Result r = run("noc --lockstep --no-assertions --dims 4x4 --vcs 4 --rate 0.3 --cycles 500");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("port values compared, all equal"), std::string::npos) << r.out;
+  std::smatch m;
+  const std::string last = last_line(r.out);
+  ASSERT_TRUE(std::regex_match(last, m, std::regex("injected=([0-9]+) delivered=([0-9]+)"))) << last;
+  EXPECT_EQ(m[1], m[2]);
+}
+
 TEST(NocCli, BadFlagsExitTwoWithTheReason) {
   expect_bad("--traffic random", "--traffic random: unknown (uniform, transpose, bitcomp, hotspot, neighbor)");
   expect_bad("--topology ring", "--topology ring: unknown (torus, mesh)");

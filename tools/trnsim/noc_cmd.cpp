@@ -54,6 +54,7 @@ struct NocFlags {
   uint64_t wave_to = UINT64_MAX;   ///< --wave-to CYCLE
   std::string wave_scope;          ///< --wave-scope PATH
   int threads = 1;                 ///< --threads N: host threads evaluating the routers (TLM or RTL)
+  bool no_assertions = false;      ///< --no-assertions: the routers' assertions off (RTL only)
 };
 
 // The command that runs this network and traffic again (the flags that shape them, without the waveform ones), for
@@ -74,12 +75,17 @@ std::string rerun_command(const NocFlags& f) {
   return cmd + (f.lockstep ? " --lockstep" : " --rtl");
 }
 
-// --wave and its window: valid with the RTL only, FST only, a window that ends after it starts.
+// --wave and its window: valid with the RTL only, FST only, a window that ends after it starts; --no-assertions:
+// the RTL only.
 void check_wave_flags(const NocFlags& f, bool want_rtl) {
   const char* window_flag = f.wave_from != 0 ? "--wave-from" : f.wave_to != UINT64_MAX ? "--wave-to"
                             : !f.wave_scope.empty() ? "--wave-scope" : nullptr;
   if (window_flag && f.wave.empty()) {
     throw BadInput(fmt::format("{} chooses what --wave FILE.fst records: give --wave too", window_flag));
+  }
+  if (f.no_assertions && !want_rtl) {
+    throw BadInput("--no-assertions turns the verilated routers' assertions off: use it with --rtl or --lockstep (the "
+                   "TLM model checks its rules in C++ always)");
   }
   if (f.wave.empty()) return;
   if (!want_rtl) {
@@ -265,6 +271,7 @@ int run_noc(const NocFlags& f) {
     o.wave_scope = f.wave_scope;
     o.rerun_command = rerun_command(f);
     o.threads = f.threads;
+    o.assertions = !f.no_assertions;
     t.vc_groups = pick->vc_groups;
     if (!f.wave.empty()) {
       try {
@@ -435,6 +442,9 @@ Action add_noc(CLI::App& app) {
                               mn::StepPool::kMaxThreads))
       ->check(CLI::Range(1, mn::StepPool::kMaxThreads))
       ->capture_default_str();
+  sub->add_flag("--no-assertions", f->no_assertions,
+                "With --rtl or --lockstep: do not evaluate the routers' SystemVerilog assertions (faster long runs; "
+                "the traffic checker and the link counters still check every packet)");
   sub->add_option("--wave", f->wave,
                   "With --rtl or --lockstep: write an FST waveform of the verilated routers (view: scripts/wave FILE)");
   sub->add_option("--wave-from", f->wave_from,
