@@ -75,9 +75,9 @@ std::string rerun_command(const NocFlags& f) {
   return cmd + (f.lockstep ? " --lockstep" : " --rtl");
 }
 
-// --wave and its window: valid with the RTL only, FST only, a window that ends after it starts; --no-assertions:
-// the RTL only.
-void check_wave_flags(const NocFlags& f, bool want_rtl) {
+// The flags of the verilated routers only: --wave and its window (FST only, a window that ends after it starts) and
+// --no-assertions.
+void check_rtl_only_flags(const NocFlags& f, bool want_rtl) {
   const char* window_flag = f.wave_from != 0 ? "--wave-from" : f.wave_to != UINT64_MAX ? "--wave-to"
                             : !f.wave_scope.empty() ? "--wave-scope" : nullptr;
   if (window_flag && f.wave.empty()) {
@@ -235,7 +235,7 @@ int run_noc(const NocFlags& f) {
 
   // ---- The network ----
   const bool want_rtl = f.rtl || f.lockstep;
-  check_wave_flags(f, want_rtl);
+  check_rtl_only_flags(f, want_rtl);
   std::unique_ptr<mn::NocPorts> net;
   std::string what;
   if (want_rtl) {
