@@ -42,12 +42,14 @@ inline bool stochastic_rounding(const std::string& round, bool seed_given) {
   return stochastic;
 }
 
+// Refuses a negative number for an unsigned option (CLI11 would wrap it). No description of its own: the option's
+// type name (UINT) already says it, and a description would print as "UINT:UINT" in --help.
 inline const CLI::Validator kNonNegative(
     [](std::string& v) {
       const size_t first = v.find_first_not_of(" \t");
       return first != std::string::npos && v[first] == '-' ? v + " is negative (an unsigned value)" : std::string();
     },
-    "UINT");
+    "");
 
 /// `trnsim fpcheck`: TestFloat vectors through the model's or the RTL's FP units.
 Action add_fpcheck(CLI::App& app);

@@ -345,14 +345,17 @@ int run_noc(const NocFlags& f) {
   fmt::print("packets:    {} created, {} injected, {} delivered, {} duplicated, {} corrupted, {} out of order\n",
              r.packets_created, r.packets_injected, r.packets_delivered, r.duplicated, r.corrupted, r.out_of_order);
   if (!drained) fmt::print("not drained: {} queued at sources, {} in the network\n", queued, in_network);
+  // The network model's seconds are elapsed time inside step() (NocPorts::step_seconds: the monotonic clock, read
+  // cheaply); on a loaded machine they include time the process waited for a CPU, and can exceed the whole run's
+  // CPU time printed after them.
   if (f.threads == 1) {
-    fmt::print("simulation: {} cycles; network model {:.3f} s = {:.0f} cycles/s; with traffic generation and "
-               "checking {:.3f} s CPU = {:.0f} cycles/s ({:.3f} s wall)\n",
+    fmt::print("simulation: {} cycles; network model {:.3f} s elapsed = {:.0f} cycles/s; with traffic generation "
+               "and checking {:.3f} s CPU = {:.0f} cycles/s ({:.3f} s wall)\n",
                r.cycles, r.sim_seconds, r.cycles_per_second, cpu, cpu > 0 ? double(r.cycles) / cpu : 0.0, wall);
   } else {
     // The caller's thread CPU leaves the workers out: the whole run is timed by the wall clock.
-    fmt::print("simulation: {} cycles; network model {:.3f} s = {:.0f} cycles/s; with traffic generation and "
-               "checking {:.3f} s wall = {:.0f} cycles/s ({} host threads evaluate the routers)\n",
+    fmt::print("simulation: {} cycles; network model {:.3f} s elapsed = {:.0f} cycles/s; with traffic generation "
+               "and checking {:.3f} s wall = {:.0f} cycles/s ({} host threads evaluate the routers)\n",
                r.cycles, r.sim_seconds, r.cycles_per_second, wall, wall > 0 ? double(r.cycles) / wall : 0.0,
                std::min(f.threads, net->nodes()));
   }
