@@ -15,8 +15,6 @@
 namespace trnsim::isa {
 namespace {
 
-constexpr DataType kAllDataTypes[] = {DataType::kBf16, DataType::kFp16, DataType::kFp8E4M3, DataType::kFp8E5M2,
-                                      DataType::kFp32};
 constexpr MemSpace kAllSpaces[] = {MemSpace::kHbm, MemSpace::kSbuf, MemSpace::kPsum, MemSpace::kHost};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }

@@ -37,6 +37,8 @@ inline std::set<std::size_t> reserved_offsets(Opcode op) {
     case Opcode::kMemset: add(2, 3); add(10, 11); add(24, 35); add(40, 63); break;
     case Opcode::kIota: add(2, 3); add(10, 11); add(24, 35); add(52, 63); break;
     case Opcode::kSelect: add(2, 3); add(10, 11); add(60, 63); break;
+    case Opcode::kQuantizeMx:  // out and scales are locations: their type bytes (13, 37) and strides are reserved
+      add(3, 3); add(10, 11); add(13, 13); add(20, 23); add(37, 37); add(44, 63); break;
     case Opcode::kActivation: add(3, 3); add(10, 11); add(40, 43); add(60, 63); break;
     case Opcode::kAllReduce:
     case Opcode::kAllGather:
@@ -190,6 +192,15 @@ inline std::vector<Instruction> one_of_each() {
                                   te_instr(Opcode::kMultiplyMoving, Dtype::kFp8E4M3, 0x200, 0, 16, 512, true),
                                   copy_instr(Opcode::kPsumCopy, pc)};
   for (const Instruction& i : tensor_ops()) out.push_back(i);
+  // quantize_mx has rules of its own (no flags, locations for out and scales), so it is not among tensor_ops().
+  VecFields qm;
+  qm.mx_dtype = Dtype::kMxFp8E4M3;
+  qm.partitions = 64;
+  qm.free = {16, 1};
+  qm.out = operand(MemSpace::kSbuf, DataType::kFp32, 0, 0x300);
+  qm.in0 = operand(MemSpace::kSbuf, DataType::kFp32, 0, 0x100, 1, 0);
+  qm.scales = operand(MemSpace::kSbuf, DataType::kFp32, 64, 0x40);
+  out.push_back(vec_instr(Opcode::kQuantizeMx, qm));
   return out;
 }
 
