@@ -192,18 +192,21 @@ module trn_noc_input_port
   // The per-VC rules, each one check over all VCs of the port (Verilator evaluates every assertion instance every
   // cycle; per-VC copies were 211 of a 2-D, 4-VC router's 682 checks: docs/neuronlink.md, "What is checked"). A bit
   // vector holds each VC's term; a rule is broken when its violation vector is not zero, and the message names the
-  // lowest VC that breaks it.
+  // lowest VC that breaks it. The messages read $sampled values: Verilator 5.050 evaluates an action block after
+  // the edge's updates (docs/verification.md, "Verilator versions").
   function automatic int unsigned vc_of(logic [NUM_VC-1:0] m);  // the VC a message names
     return lowest_set(64'(m));
   endfunction
-  // The destination in the header at the front of VC v.
-  function automatic coord_t dst_of(int unsigned v);
-    return coord_t'(head_flit_o[v].data[DATA_W-1 -: $bits(coord_t)]);  // header_t's dst: its top bits
+  // The destination in the header of flit f (header_t's dst: its top bits; the rest of the flit is not needed).
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic coord_t dst_of(flit_t f);
+    return coord_t'(f.data[DATA_W-1 -: $bits(coord_t)]);
   endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
   logic [NUM_VC-1:0] front_head, in_mask_ok, dst_ok, u_turn, count_nz;
   for (genvar v = 0; v < NUM_VC; v++) begin : g_sva
     coord_t sva_dst;
-    assign sva_dst       = dst_of(v);
+    assign sva_dst       = dst_of(head_flit_o[v]);
     assign front_head[v] = head_flit_o[v].head;
     assign in_mask_ok[v] = va_mask_o[v][va_gnt_vc_i[v]];
     assign dst_ok[v]     = sva_dst.x <= dim_max_i.x &&
@@ -224,35 +227,50 @@ module trn_noc_input_port
   assign bad_u_turn    = va_req_o & u_turn;
   assign bad_count     = count_nz ^ head_valid_o;
 
+  // The words of the messages, from sampled values.
+  function automatic string arrival_msg(logic [NUM_VC-1:0] bad, logic [NUM_VC-1:0] open, logic head);
+    return $sformatf("trn_noc_input_port %0d VC %0d: %s flit arrived while a packet was %s %s", PORT, vc_of(bad),
+                     head ? "head" : "body/tail", open[vc_of(bad)] ? "in progress" : "not started",
+                     "(flits must arrive in order, packets contiguous per VC)");
+  endfunction
+  function automatic string departure_msg(logic [NUM_VC-1:0] bad, logic [NUM_VC-1:0] open,
+                                          logic [NUM_VC-1:0] head);
+    return $sformatf("trn_noc_input_port %0d VC %0d: %s flit left while a packet was %s", PORT, vc_of(bad),
+                     head[vc_of(bad)] ? "head" : "body/tail", open[vc_of(bad)] ? "in progress" : "not started");
+  endfunction
+  function automatic string mask_msg(logic [NUM_VC-1:0] bad, logic [NUM_VC-1:0][VCI_W-1:0] gnt_vc,
+                                     logic [NUM_VC-1:0][NUM_VC-1:0] mask);
+    return $sformatf("trn_noc_input_port %0d VC %0d: granted output VC %0d outside its class (mask %b)", PORT,
+                     vc_of(bad), gnt_vc[vc_of(bad)], mask[vc_of(bad)]);
+  endfunction
+  function automatic string dst_msg(logic [NUM_VC-1:0] bad, flit_t [NUM_VC-1:0] front, coord_t max);
+    return $sformatf("trn_noc_input_port %0d VC %0d: destination (%0d,%0d,%0d) outside the %0d-D torus %s %0d,%0d,%0d)",
+                     PORT, vc_of(bad), coord_of(dst_of(front[vc_of(bad)]), 0), coord_of(dst_of(front[vc_of(bad)]), 1),
+                     coord_of(dst_of(front[vc_of(bad)]), 2), NDIM, "(largest coordinates", max.x, max.y, max.z);
+  endfunction
+
   a_arrival_order: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_arrival == '0)
-    else $error("trn_noc_input_port %0d VC %0d: %s flit arrived while a packet was %s %s", PORT, vc_of(bad_arrival),
-                push_flit_i.head ? "head" : "body/tail", in_open_q[vc_of(bad_arrival)] ? "in progress" : "not started",
-                "(flits must arrive in order, packets contiguous per VC)");
+    else $error("%s", arrival_msg($sampled(bad_arrival), $sampled(in_open_q), $sampled(push_flit_i.head)));
   a_departure_order: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_departure == '0)
-    else $error("trn_noc_input_port %0d VC %0d: %s flit left while a packet was %s", PORT, vc_of(bad_departure),
-                front_head[vc_of(bad_departure)] ? "head" : "body/tail",
-                out_open_q[vc_of(bad_departure)] ? "in progress" : "not started");
+    else $error("%s", departure_msg($sampled(bad_departure), $sampled(out_open_q), $sampled(front_head)));
   a_pop_allocated: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_pop == '0)
     else $error("trn_noc_input_port %0d VC %0d: flit taken without an output VC or from an empty buffer", PORT,
-                vc_of(bad_pop));
+                vc_of($sampled(bad_pop)));
   a_idle_front_is_head: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_front == '0)
     else $error("trn_noc_input_port %0d VC %0d: a body/tail flit at the front of an idle VC (head lost)", PORT,
-                vc_of(bad_front));
+                vc_of($sampled(bad_front)));
   a_gnt_idle: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_gnt == '0)
-    else $error("trn_noc_input_port %0d VC %0d: VC granted without a request", PORT, vc_of(bad_gnt));
+    else $error("trn_noc_input_port %0d VC %0d: VC granted without a request", PORT, vc_of($sampled(bad_gnt)));
   a_gnt_in_mask: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_mask == '0)
-    else $error("trn_noc_input_port %0d VC %0d: granted output VC %0d outside its class (mask %b)", PORT,
-                vc_of(bad_mask), va_gnt_vc_i[vc_of(bad_mask)], va_mask_o[vc_of(bad_mask)]);
+    else $error("%s", mask_msg($sampled(bad_mask), $sampled(va_gnt_vc_i), $sampled(va_mask_o)));
   // Destination inside the torus, and dimension-order routing never sends a packet back where it came from.
   a_dst_in_torus: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_dst == '0)
-    else $error("trn_noc_input_port %0d VC %0d: destination (%0d,%0d,%0d) outside the %0d-D torus %s %0d,%0d,%0d)",
-                PORT, vc_of(bad_dst), coord_of(dst_of(vc_of(bad_dst)), 0), coord_of(dst_of(vc_of(bad_dst)), 1),
-                coord_of(dst_of(vc_of(bad_dst)), 2), NDIM, "(largest coordinates", dim_max_i.x, dim_max_i.y,
-                dim_max_i.z);
+    else $error("%s", dst_msg($sampled(bad_dst), $sampled(head_flit_o), $sampled(dim_max_i)));
   a_no_u_turn: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_u_turn == '0)
-    else $error("trn_noc_input_port %0d VC %0d: route turns the packet back on its own link", PORT, vc_of(bad_u_turn));
+    else $error("trn_noc_input_port %0d VC %0d: route turns the packet back on its own link", PORT,
+                vc_of($sampled(bad_u_turn)));
   a_count_matches: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_count == '0)
-    else $error("trn_noc_input_port %0d VC %0d: FIFO count and valid disagree", PORT, vc_of(bad_count));
+    else $error("trn_noc_input_port %0d VC %0d: FIFO count and valid disagree", PORT, vc_of($sampled(bad_count)));
 `endif
 
 endmodule

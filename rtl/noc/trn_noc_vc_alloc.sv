@@ -107,10 +107,10 @@ module trn_noc_vc_alloc #(
   end
   a_one_grant: assert property (@(posedge clk_i) disable iff (!rst_ni) multi_win == '0)
     else $error("trn_noc_vc_alloc: input VC %0d won more than one output VC",
-                trn_noc_pkg::lowest_set(64'(multi_win)));
+                trn_noc_pkg::lowest_set(64'($sampled(multi_win))));
   a_grant_port: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_grant == '0)
     else $error("trn_noc_vc_alloc: input VC %0d granted an output VC it cannot have",
-                trn_noc_pkg::lowest_set(64'(bad_grant)));
+                trn_noc_pkg::lowest_set(64'($sampled(bad_grant))));
 `endif
 
 endmodule
