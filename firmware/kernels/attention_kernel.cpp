@@ -72,7 +72,7 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   const int R = transpose_tile_rows(info);
   int fused = pieces;
   bool fits = false;  // each piece count planned once: the first that fits, up to one query tile per piece
-  for (; l.fused_pieces && l.te_transpose && R >= 1 && !fits; ++fused) {
+  for (; l.fused_pieces && l.te_transpose && R >= 1; ++fused) {
     fits = attention_piece_fits(info, l.seq, std::min(rows_per_core(l.seq, R, fused), l.seq), l.head_dim);
     if (fits || fused >= (l.seq + R - 1) / R) break;
   }

@@ -227,26 +227,35 @@ module trn_noc_input_port
   assign bad_u_turn    = va_req_o & u_turn;
   assign bad_count     = count_nz ^ head_valid_o;
 
-  // The words of the messages, from sampled values.
+  // The words of the messages, from sampled values; each names the lowest VC v set in `bad`.
   function automatic string arrival_msg(logic [NUM_VC-1:0] bad, logic [NUM_VC-1:0] open, logic head);
-    return $sformatf("trn_noc_input_port %0d VC %0d: %s flit arrived while a packet was %s %s", PORT, vc_of(bad),
-                     head ? "head" : "body/tail", open[vc_of(bad)] ? "in progress" : "not started",
+    int unsigned v;
+    v = vc_of(bad);
+    return $sformatf("trn_noc_input_port %0d VC %0d: %s flit arrived while a packet was %s %s", PORT, v,
+                     head ? "head" : "body/tail", open[v] ? "in progress" : "not started",
                      "(flits must arrive in order, packets contiguous per VC)");
   endfunction
   function automatic string departure_msg(logic [NUM_VC-1:0] bad, logic [NUM_VC-1:0] open,
                                           logic [NUM_VC-1:0] head);
-    return $sformatf("trn_noc_input_port %0d VC %0d: %s flit left while a packet was %s", PORT, vc_of(bad),
-                     head[vc_of(bad)] ? "head" : "body/tail", open[vc_of(bad)] ? "in progress" : "not started");
+    int unsigned v;
+    v = vc_of(bad);
+    return $sformatf("trn_noc_input_port %0d VC %0d: %s flit left while a packet was %s", PORT, v,
+                     head[v] ? "head" : "body/tail", open[v] ? "in progress" : "not started");
   endfunction
   function automatic string mask_msg(logic [NUM_VC-1:0] bad, logic [NUM_VC-1:0][VCI_W-1:0] gnt_vc,
                                      logic [NUM_VC-1:0][NUM_VC-1:0] mask);
-    return $sformatf("trn_noc_input_port %0d VC %0d: granted output VC %0d outside its class (mask %b)", PORT,
-                     vc_of(bad), gnt_vc[vc_of(bad)], mask[vc_of(bad)]);
+    int unsigned v;
+    v = vc_of(bad);
+    return $sformatf("trn_noc_input_port %0d VC %0d: granted output VC %0d outside its class (mask %b)", PORT, v,
+                     gnt_vc[v], mask[v]);
   endfunction
   function automatic string dst_msg(logic [NUM_VC-1:0] bad, flit_t [NUM_VC-1:0] front, coord_t max);
+    int unsigned v;
+    coord_t d;
+    v = vc_of(bad);
+    d = dst_of(front[v]);
     return $sformatf("trn_noc_input_port %0d VC %0d: destination (%0d,%0d,%0d) outside the %0d-D torus %s %0d,%0d,%0d)",
-                     PORT, vc_of(bad), coord_of(dst_of(front[vc_of(bad)]), 0), coord_of(dst_of(front[vc_of(bad)]), 1),
-                     coord_of(dst_of(front[vc_of(bad)]), 2), NDIM, "(largest coordinates", max.x, max.y, max.z);
+                     PORT, v, d.x, d.y, d.z, NDIM, "(largest coordinates", max.x, max.y, max.z);
   endfunction
 
   a_arrival_order: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_arrival == '0)

@@ -274,24 +274,27 @@ module trn_noc_link_tx
     assign crd_under[v] = g_crd[v].take && crd_q[v] == '0;
     assign crd_range[v] = 32'(crd_q[v]) > DEPTH;
   end
-  // The messages read $sampled values (Verilator 5.050 evaluates an action block after the edge's updates).
-  function automatic string credit_msg(logic [NUM_VC-1:0] bad, logic [NUM_VC-1:0][CRD_W-1:0] crd, bit over,
-                                       logic [FC_W-1:0] fc, logic [NUM_VC-1:0][FC_W-1:0] fc_seen);
+  // The messages read $sampled values (Verilator 5.050 evaluates an action block after the edge's updates); each
+  // names the lowest VC set in `bad`.
+  function automatic string overflow_msg(logic [NUM_VC-1:0] bad, logic [NUM_VC-1:0][CRD_W-1:0] crd,
+                                         logic [FC_W-1:0] fc, logic [NUM_VC-1:0][FC_W-1:0] fc_seen);
     int unsigned v;
     v = lowest_set(64'(bad));
-    if (over) begin
-      return $sformatf("%s: VC %0d: %0d credits returned with %0d credits already (above the buffer depth %0d)",
-                       "trn_noc_link_tx", v, FC_W'(fc - fc_seen[v]), crd[v], DEPTH);
-    end
+    return $sformatf("%s: VC %0d: %0d credits returned with %0d credits already (above the buffer depth %0d)",
+                     "trn_noc_link_tx", v, FC_W'(fc - fc_seen[v]), crd[v], DEPTH);
+  endfunction
+  function automatic string range_msg(logic [NUM_VC-1:0] bad, logic [NUM_VC-1:0][CRD_W-1:0] crd);
+    int unsigned v;
+    v = lowest_set(64'(bad));
     return $sformatf("trn_noc_link_tx: VC %0d: %0d credits, above the buffer depth %0d", v, crd[v], DEPTH);
   endfunction
   a_credit_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_over == '0)
-    else $error("%s", credit_msg($sampled(crd_over), $sampled(crd_q), 1'b1, $sampled(tx_bwd_i.fc), $sampled(fc_q)));
+    else $error("%s", overflow_msg($sampled(crd_over), $sampled(crd_q), $sampled(tx_bwd_i.fc), $sampled(fc_q)));
   a_credit_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_under == '0)
     else $error("trn_noc_link_tx: VC %0d: flit sent with no credit (credits would go below 0)",
                 lowest_set(64'($sampled(crd_under))));
   a_credit_range: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_range == '0)
-    else $error("%s", credit_msg($sampled(crd_range), $sampled(crd_q), 1'b0, '0, '0));
+    else $error("%s", range_msg($sampled(crd_range), $sampled(crd_q)));
 `endif
 
 endmodule
