@@ -49,7 +49,7 @@ std::vector<KeySpec> keys_of(Opcode op) {
     case Opcode::kPsumCopy:
       return {{"src", "", true},        {"dst", "", true},        {"type", "", false},    {"count", "", true},
               {"src_stride", "", false}, {"dst_stride", "", false}, {"sat", "sat", false}, {"no_sat", "sat", false},
-              {"rne", "round", false},   {"sr", "round", false}};
+              {"rne", "round", false},   {"sr", "round", false},    {"done_sem", "", false}};
     case Opcode::kLoadStationary:
       return {{"dtype", "", false}, {"sbuf", "", true}, {"k", "", true}, {"m", "", true}, {"scales", "", false}};
     case Opcode::kMultiplyMoving:
@@ -436,6 +436,9 @@ CopyFields parse_copy(const LineParser& p, const Args& args) {
   c.dst_stride = strides(p, args, "dst_stride", c.count, data_type_bytes(c.dst_type));
   c.no_sat = args.has("no_sat");
   c.sr = args.has("sr");
+  if (const auto done = args.get("done_sem")) {
+    c.done_sem = static_cast<int>(p.unsigned_number("done_sem", *done, kNumSemaphores - 1));
+  }
   return c;
 }
 
@@ -797,11 +800,11 @@ std::string disassemble(const Instruction& instr) {
     case Opcode::kDmaCopy:
     case Opcode::kPsumCopy: {
       const CopyFields& c = instr.copy;
-      return fmt::format("{} src={}:{} dst={}:{} type={}->{} count={} src_stride={} dst_stride={} {} {}", *name,
+      return fmt::format("{} src={}:{} dst={}:{} type={}->{} count={} src_stride={} dst_stride={} {} {}{}", *name,
                          mem_space_name(c.src_space), hex(c.src_addr), mem_space_name(c.dst_space), hex(c.dst_addr),
                          data_type_name(c.src_type), data_type_name(c.dst_type), list_text(c.count),
                          list_text(c.src_stride), list_text(c.dst_stride), c.no_sat ? "no_sat" : "sat",
-                         c.sr ? "sr" : "rne");
+                         c.sr ? "sr" : "rne", c.done_sem >= 0 ? fmt::format(" done_sem={}", c.done_sem) : "");
     }
     case Opcode::kLoadStationary: {
       const TeFields& t = instr.te;

@@ -57,6 +57,8 @@ constexpr std::size_t kOffScale = 36, kOffBias = 40, kOffBiasAp = 44, kOffSum = 
 
 constexpr uint8_t kFlagCore = 0x01;        // sem_signal: byte 5 names the core whose semaphore it increments
 constexpr uint8_t kOffSemCore = 5;
+constexpr uint8_t kFlagDoneSem = 0x20;     // copy format: byte 6 names the semaphore the landed copy increments
+constexpr uint8_t kOffDoneSem = 6;
 constexpr uint8_t kFlagBiasTensor = 0x04;  // act format
 constexpr uint8_t kFlagReduce = 0x08;      // act format
 
@@ -72,8 +74,11 @@ std::vector<ByteRange> reserved_ranges(Opcode op, const uint8_t* bytes) {
       if (bytes && (bytes[1] & kFlagCore)) return {{2, 4}, {6, 8}, {12, 64}};
       return {{2, 4}, {5, 8}, {12, 64}};
     case Opcode::kSemWait: return {{1, 4}, {5, 8}, {12, 64}};
+    // A copy's byte 6 is its completion semaphore with flag bit 5, else reserved.
     case Opcode::kDmaCopy:
-    case Opcode::kPsumCopy: return {{6, 8}};
+    case Opcode::kPsumCopy:
+      if (bytes && (bytes[1] & kFlagDoneSem)) return {{7, 8}};
+      return {{6, 8}};
     case Opcode::kLoadStationary:
     case Opcode::kMultiplyMoving: {
       // scale_addr (bytes 32..39) is a field of the MX dtypes only; for the others the bytes stay reserved.
@@ -188,6 +193,9 @@ std::optional<IsaError> validate_copy(Opcode op, const CopyFields& c) {
   for (const auto& err : {check_type("src_type", c.src_type), check_type("dst_type", c.dst_type),
                           check_space("src_space", c.src_space), check_space("dst_space", c.dst_space)}) {
     if (err) return err;
+  }
+  if (c.done_sem < -1 || c.done_sem >= kNumSemaphores) {
+    return bad("done_sem", fmt::format("done_sem {} is out of range 0..{}", c.done_sem, kNumSemaphores - 1));
   }
   if (c.src_space == MemSpace::kPsum) {
     if (auto err = check_psum_aligned("src_addr", c.src_addr)) return err;
@@ -445,7 +453,8 @@ bool operator==(const Instruction& a, const Instruction& b) {
       const CopyFields& x = a.copy;
       const CopyFields& y = b.copy;
       return x.src_type == y.src_type && x.dst_type == y.dst_type && x.src_space == y.src_space &&
-             x.dst_space == y.dst_space && x.no_sat == y.no_sat && x.sr == y.sr && x.src_addr == y.src_addr &&
+             x.dst_space == y.dst_space && x.no_sat == y.no_sat && x.sr == y.sr && x.done_sem == y.done_sem &&
+             x.src_addr == y.src_addr &&
              x.dst_addr == y.dst_addr && x.count == y.count && x.src_stride == y.src_stride &&
              x.dst_stride == y.dst_stride;
     }
@@ -486,7 +495,9 @@ std::array<uint8_t, kInstrBytes> encode(const Instruction& instr) {
       break;
     case Format::kCopy: {
       const CopyFields& c = instr.copy;
-      p[kOffFlags] = static_cast<uint8_t>((c.no_sat ? kFlagNoSat : 0) | (c.sr ? kFlagSr : 0));
+      p[kOffFlags] = static_cast<uint8_t>((c.no_sat ? kFlagNoSat : 0) | (c.sr ? kFlagSr : 0) |
+                                          (c.done_sem >= 0 ? kFlagDoneSem : 0));
+      if (c.done_sem >= 0) p[kOffDoneSem] = static_cast<uint8_t>(c.done_sem);
       p[kOffSrcType] = static_cast<uint8_t>(c.src_type);
       p[kOffDstType] = static_cast<uint8_t>(c.dst_type);
       p[kOffSrcSpace] = static_cast<uint8_t>(c.src_space);
@@ -616,10 +627,11 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
       instr.sem.value = get<uint32_t>(bytes + kOffValue);
       break;
     case Format::kCopy: {
-      if (auto err = undefined_flags(kFlagNoSat | kFlagSr)) return err;
+      if (auto err = undefined_flags(kFlagNoSat | kFlagSr | kFlagDoneSem)) return err;
       CopyFields& c = instr.copy;
       c.no_sat = (flags & kFlagNoSat) != 0;
       c.sr = (flags & kFlagSr) != 0;
+      if (flags & kFlagDoneSem) c.done_sem = bytes[kOffDoneSem];
       c.src_type = static_cast<DataType>(bytes[kOffSrcType]);
       c.dst_type = static_cast<DataType>(bytes[kOffDstType]);
       c.src_space = static_cast<MemSpace>(bytes[kOffSrcSpace]);

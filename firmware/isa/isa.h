@@ -91,8 +91,9 @@ constexpr uint64_t sr_element_key(MemSpace space, uint64_t address) {
 inline constexpr int kApDims = 4;
 
 /// Fields of dma_copy and psum_copy (format "copy").
-///   byte 1: flags (bit 1 = no_sat, bit 4 = sr), 2: src_type, 3: dst_type, 4: src_space, 5: dst_space, 6..7: reserved,
-///   8..15: src_addr, 16..23: dst_addr, 24..31: count[4] (u16), 32..47: src_stride[4] (i32), 48..63: dst_stride[4].
+///   byte 1: flags (bit 1 = no_sat, bit 4 = sr, bit 5 = done_sem), 2: src_type, 3: dst_type, 4: src_space,
+///   5: dst_space, 6: done_sem (with flag bit 5; else reserved), 7: reserved, 8..15: src_addr, 16..23: dst_addr,
+///   24..31: count[4] (u16), 32..47: src_stride[4] (i32), 48..63: dst_stride[4].
 /// Element (i3, i2, i1, i0) is read at src_addr + sum(i_d * src_stride[d]) and written at
 /// dst_addr + sum(i_d * dst_stride[d]), converted src_type -> FP32 (exact) -> dst_type (BRIEF section 3 rule 6).
 struct CopyFields {
@@ -104,6 +105,10 @@ struct CopyFields {
   /// Stochastic rounding of the cast to a narrower dst_type (BRIEF section 3 rule 9; the bits of each element come
   /// from SR_SEED and the element's destination address, docs/numerics.md); false = round to nearest even.
   bool sr = false;
+  /// Semaphore (0..kNumSemaphores-1) the copy increments by 1 when it has landed (its bytes are all written), the
+  /// completion signal of a DMA descriptor; -1 = none. The dma queue does not wait for it (docs/isa.md
+  /// "Execution"). Encoded as flag bit 5 and byte 6.
+  int done_sem = -1;
   uint64_t src_addr = 0;               ///< bytes
   uint64_t dst_addr = 0;               ///< bytes
   std::array<uint16_t, kApDims> count{1, 1, 1, 1};  ///< elements per dimension, each >= 1
@@ -313,6 +318,8 @@ inline constexpr std::string_view kFieldNames[] = {
     "scales_space",   "scales_partition", "scales_offset",
     // sem_signal's target core (id 69)
     "core",
+    // dma_copy / psum_copy's completion semaphore (id 70)
+    "done_sem",
 };
 inline constexpr int kNumFields = static_cast<int>(sizeof(kFieldNames) / sizeof(kFieldNames[0]));
 

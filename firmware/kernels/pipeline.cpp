@@ -32,7 +32,9 @@ isa::Instruction sem(isa::Opcode op, uint8_t id, uint32_t value) {
 }  // namespace
 
 Pipeline::Pipeline(const driver::DeviceInfo& info, uint8_t first_sem) : info_(info), first_sem_(first_sem) {
-  if (int(first_sem) + kQueues > isa::kNumSemaphores) throw std::invalid_argument("pipeline: semaphores past 31");
+  if (int(first_sem) + kQueues + kLandingSems > isa::kNumSemaphores) {
+    throw std::invalid_argument("pipeline: semaphores past 31");
+  }
 }
 
 Pipeline::OpId Pipeline::add(isa::Engine engine, std::vector<isa::Instruction> instrs, const std::vector<OpId>& after,
@@ -69,6 +71,8 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
   std::vector<double> engines(std::max<uint32_t>(1, info_.num_dma_engines), 0.0);
   double outstanding = 0.0;  // when every copy issued so far is done
   std::vector<double> finish(n, 0.0);
+  std::array<double, kLandingSems> landed{};  // when the last landing op on each completion semaphore is done
+  int landing_ops = 0;
   std::vector<OpId> ready, order;
   for (std::size_t i = 0; i < n; ++i) {
     if (pending[i] == 0) ready.push_back(OpId(i));
@@ -100,6 +104,10 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
     double now = best_start, done = best_start, te_drain = 0.0;
     // A dma op after a wait or a barrier: the signal in front of it waits for every copy issued so far.
     if (q == kDma && !op.deps.empty()) now = std::max(now, outstanding);
+    // A landing op waits for the op before it on its completion semaphore.
+    const bool landing = q == kDma && op.publish == Publish::kAtOnce && op.cross_users;
+    const int lane = landing ? landing_ops++ % kLandingSems : 0;
+    if (landing) now = std::max(now, landed[std::size_t(lane)]);
     for (const isa::Instruction& in : op.instrs) {
       now += 1.0;  // issue
       switch (in.op) {
@@ -135,8 +143,7 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
       }
     }
     now += te_drain;  // the te queue's signal after the op waits for the last results
-    // A signal right after the op: the queue waits for every copy issued so far.
-    if (q == kDma && op.publish == Publish::kAtOnce && op.cross_users) now = std::max(now, outstanding) + 1.0;
+    if (landing) landed[std::size_t(lane)] = done;
     t[std::size_t(q)] = now;
     finish[std::size_t(id)] = q == kDma ? done : now;
     for (const OpId u : users[std::size_t(id)]) {
@@ -160,17 +167,22 @@ isa::Program Pipeline::build() const {
   // Pass 1: the synchronisation of every op, in the global order. te/act/vec/cc publish an op by a signal right after
   // it. The dma queue defers its signals: consecutive copies are issued back to back and one signal (a barrier)
   // publishes them all, just before the queue's next wait (so a wait never depends on an unpublished copy), before a
-  // copy that must follow an earlier one (buffer reuse), right after a kAtOnce op, and at the end.
+  // copy that must follow an earlier one (buffer reuse), and at the end. A kAtOnce op's copies publish it as they
+  // land (done_sem on its lane's semaphore); the dma queue first waits for the lane's previous op to have landed.
   struct Sync {
     bool signal_before = false;                   // dma: flush / barrier signal in front of the op
-    bool signal_after = false;                    // te/act/vec/cc, or dma with kAtOnce: publish the op
-    std::vector<std::pair<int, uint32_t>> waits;  // (producer queue, count)
+    bool signal_after = false;                    // te/act/vec/cc: publish the op
+    int lane = -1;                                // dma with kAtOnce: its copies' completion semaphore (lane)
   };
+  // A producer of a wait: a queue's semaphore (0 .. kQueues - 1) or a completion semaphore (kQueues + lane).
+  constexpr int kProducers = kQueues + kLandingSems;
   std::vector<Sync> sync(n);
   std::vector<uint32_t> published(n, 0);
-  std::array<uint32_t, kQueues> count{};
-  std::array<std::array<uint32_t, kQueues>, kQueues> waited{};  // [consumer][producer] count already waited for
-  std::vector<OpId> pending;                                    // dma ops waiting for a signal
+  std::vector<int> producer(n, 0);  // whose count `published` is
+  std::array<uint32_t, kProducers> count{};
+  std::array<std::array<uint32_t, kProducers>, kQueues> waited{};  // [consumer][producer] count already waited for
+  std::vector<OpId> pending;                                       // dma ops waiting for a signal
+  int landing_ops = 0;
   std::vector<uint32_t> issued_at(n, 0);                        // dma: signals before the op
   auto flush = [&] {
     ++count[kDma];
@@ -181,32 +193,49 @@ isa::Program Pipeline::build() const {
     const Op& op = ops_[std::size_t(id)];
     const int q = static_cast<int>(op.engine);
     Sync& sy = sync[std::size_t(id)];
-    std::array<uint32_t, kQueues> need{};
+    const bool landing = q == kDma && op.cross_users && op.publish == Publish::kAtOnce;
+    std::array<uint32_t, kProducers> need{};
     bool after_dma_copy = false;
     for (const OpId d : op.deps) {
       const int pq = static_cast<int>(ops_[std::size_t(d)].engine);
-      if (pq != q) need[std::size_t(pq)] = std::max(need[std::size_t(pq)], published[std::size_t(d)]);
+      const int pr = producer[std::size_t(d)];
+      if (pq != q) need[std::size_t(pr)] = std::max(need[std::size_t(pr)], published[std::size_t(d)]);
       if (q == kDma && pq == kDma && issued_at[std::size_t(d)] == count[kDma]) after_dma_copy = true;
     }
-    for (int pq = 0; pq < kQueues; ++pq) {
-      if (need[std::size_t(pq)] > waited[std::size_t(q)][std::size_t(pq)]) {
-        sy.waits.emplace_back(pq, need[std::size_t(pq)]);
-        waited[std::size_t(q)][std::size_t(pq)] = need[std::size_t(pq)];
+    if (landing) {  // the op before on this completion semaphore must have landed
+      sy.lane = landing_ops++ % kLandingSems;
+      const int pr = kQueues + sy.lane;
+      need[std::size_t(pr)] = std::max(need[std::size_t(pr)], count[std::size_t(pr)]);
+    }
+    bool waits = false;
+    for (int pr = 0; pr < kProducers; ++pr) {
+      if (need[std::size_t(pr)] > waited[std::size_t(q)][std::size_t(pr)]) {
+        waits = waits || pr < kQueues;  // a completion semaphore's wait needs no copy published first
+        waited[std::size_t(q)][std::size_t(pr)] = need[std::size_t(pr)];
       }
     }
     if (q == kDma) {
-      if (after_dma_copy || (!sy.waits.empty() && !pending.empty())) {
+      if (after_dma_copy || (waits && !pending.empty())) {
         sy.signal_before = true;
         flush();
       }
       issued_at[std::size_t(id)] = count[kDma];
-      if (op.cross_users) pending.push_back(id);
-      if (op.cross_users && op.publish == Publish::kAtOnce) {
-        sy.signal_after = true;
-        flush();
+      if (landing) {
+        uint32_t copies = 0;
+        for (const isa::Instruction& in : op.instrs) {
+          copies += in.op == isa::Opcode::kDmaCopy || in.op == isa::Opcode::kPsumCopy ? 1 : 0;
+        }
+        if (copies == 0) throw std::logic_error("pipeline: a kAtOnce dma op without copies");
+        producer[std::size_t(id)] = kQueues + sy.lane;
+        count[std::size_t(kQueues + sy.lane)] += copies;
+        published[std::size_t(id)] = count[std::size_t(kQueues + sy.lane)];
+      } else if (op.cross_users) {
+        producer[std::size_t(id)] = kDma;
+        pending.push_back(id);
       }
     } else if (op.cross_users) {
       sy.signal_after = true;
+      producer[std::size_t(id)] = q;
       published[std::size_t(id)] = ++count[std::size_t(q)];
     }
   }
@@ -215,7 +244,8 @@ isa::Program Pipeline::build() const {
 
   // Pass 2: emit.
   isa::Program prog;
-  std::array<std::array<uint32_t, kQueues>, kQueues> emitted{};
+  std::array<std::array<uint32_t, kProducers>, kQueues> emitted{};
+  std::array<uint32_t, kLandingSems> landing_count{};  // copies of the landing ops emitted so far, per lane
   for (const OpId id : order) {
     const Op& op = ops_[std::size_t(id)];
     const int q = static_cast<int>(op.engine);
@@ -223,18 +253,31 @@ isa::Program Pipeline::build() const {
     const Sync& sy = sync[std::size_t(id)];
     if (sy.signal_before) out.push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + q), 1));
     // Recompute the waits with the final published counts (a dma producer's count is known only after its flush).
-    std::array<uint32_t, kQueues> need{};
+    std::array<uint32_t, kProducers> need{};
     for (const OpId d : op.deps) {
       const int pq = static_cast<int>(ops_[std::size_t(d)].engine);
-      if (pq != q) need[std::size_t(pq)] = std::max(need[std::size_t(pq)], published[std::size_t(d)]);
+      const int pr = producer[std::size_t(d)];
+      if (pq != q) need[std::size_t(pr)] = std::max(need[std::size_t(pr)], published[std::size_t(d)]);
     }
-    for (int pq = 0; pq < kQueues; ++pq) {
-      if (need[std::size_t(pq)] > emitted[std::size_t(q)][std::size_t(pq)]) {
-        out.push_back(sem(isa::Opcode::kSemWait, uint8_t(first_sem_ + pq), need[std::size_t(pq)]));
-        emitted[std::size_t(q)][std::size_t(pq)] = need[std::size_t(pq)];
+    if (sy.lane >= 0) {
+      const std::size_t pr = std::size_t(kQueues + sy.lane);
+      need[pr] = std::max(need[pr], landing_count[std::size_t(sy.lane)]);
+    }
+    for (int pr = 0; pr < kProducers; ++pr) {
+      if (need[std::size_t(pr)] > emitted[std::size_t(q)][std::size_t(pr)]) {
+        out.push_back(sem(isa::Opcode::kSemWait, uint8_t(first_sem_ + pr), need[std::size_t(pr)]));
+        emitted[std::size_t(q)][std::size_t(pr)] = need[std::size_t(pr)];
       }
     }
+    const std::size_t first = out.size();
     out.insert(out.end(), op.instrs.begin(), op.instrs.end());
+    if (sy.lane >= 0) {  // each copy adds 1 to the lane's semaphore when it lands
+      for (std::size_t k = first; k < out.size(); ++k) {
+        if (out[k].op != isa::Opcode::kDmaCopy && out[k].op != isa::Opcode::kPsumCopy) continue;
+        out[k].copy.done_sem = first_sem_ + kQueues + sy.lane;
+        ++landing_count[std::size_t(sy.lane)];
+      }
+    }
     if (sy.signal_after) out.push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + q), 1));
   }
   if (final_flush) prog.queues[kDma].push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + kDma), 1));

@@ -10,8 +10,12 @@
 //     consumer waits for the producer's count (waits already implied by an earlier wait are left out). On the dma
 //     queue a signal also waits for all earlier copies (it means "these copies are done"), so the dma queue defers
 //     its signals: copies are issued back to back and one signal publishes them all, placed just before the
-//     queue's next wait (a wait never depends on an unpublished copy), before a barrier, right after an op added
-//     with Publish::kAtOnce, or at the end;
+//     queue's next wait (a wait never depends on an unpublished copy), before a barrier, or at the end;
+//   - a dma op added with Publish::kAtOnce is published as its copies land: each copy carries a completion
+//     semaphore (dma_copy done_sem=, one of kLandingSems taken in turn) and its consumers wait for that semaphore's
+//     count at the op's last copy. No barrier: the dma queue goes on issuing. The dma queue waits for the op before
+//     on the same semaphore to land before it issues the next (so that the counts tell the ops apart), which bounds
+//     the landing ops in flight to kLandingSems;
 //   - on the te, act and vec queues an instruction completes before the next starts, so dependencies inside these
 //     queues need nothing; a dma op that depends on an earlier dma op (a buffer reused after its store) gets a
 //     signal (a barrier) in front of it unless one came since;
@@ -35,16 +39,20 @@ class Pipeline {
  public:
   using OpId = int;
 
-  /// `first_sem`: the semaphores first_sem .. first_sem + 3 (one per queue) belong to the program.
+  /// Completion semaphores of the kAtOnce dma ops, taken in turn: at most this many such ops are in flight.
+  static constexpr int kLandingSems = 4;
+
+  /// `first_sem`: the semaphores first_sem .. first_sem + kNumQueues - 1 (one per queue) and the kLandingSems after
+  /// them belong to the program. Throws std::invalid_argument when they do not fit the device's 32.
   explicit Pipeline(const driver::DeviceInfo& info, uint8_t first_sem = 0);
 
   /// When the completion of a dma op another queue depends on is signalled (te, act, vec and cc ops are always
   /// signalled right after them):
   ///   kDeferred: with the next signal the dma queue needs (file comment), so that the copies of consecutive dma ops
   ///              are issued back to back;
-  ///   kAtOnce:   by a signal right after the op: its consumers may start as soon as its copies are done, at the
-  ///              cost of a barrier (the queue issues nothing more until they are). For a wave a consumer is
-  ///              waiting for, e.g. the next batch of a GEMM.
+  ///   kAtOnce:   by its copies as they land (their done_sem): its consumers may start as soon as its copies are
+  ///              done, and the dma queue goes on issuing what follows. For a wave a consumer is waiting for, e.g.
+  ///              the next batch of a GEMM.
   enum class Publish { kDeferred, kAtOnce };
 
   /// Adds an op of `instrs` (no semaphores, no halt) on `engine`'s queue that may start only when every op in

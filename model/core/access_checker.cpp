@@ -45,6 +45,8 @@ AccessChecker::Clock AccessChecker::dma_issue(int engine) {
   return c;
 }
 
+void AccessChecker::on_copy_signal(const Clock& copy_clock, int sem) { join(sem_clocks_[size_t(sem)], copy_clock); }
+
 void AccessChecker::on_dma_drain() {
   Clock& q = clocks_[size_t(isa::Engine::kDma)];
   for (size_t a = isa::kNumQueues; a < clocks_.size(); ++a) join(q, clocks_[a]);

@@ -6,7 +6,8 @@
 //   semaphore's, a completed sem_wait joins the semaphore's clock into the waiter's (a wait is credited with every
 //   signal of its semaphore so far, so the checker can miss a hazard but never reports a false one); a DMA copy
 //   starts from the DMA queue's clock joined with its engine's previous copy, and the DMA queue joins every DMA
-//   engine when it drains (sem_signal, halt). Access A happens before access B of another agent when B's clock
+//   engine when it drains (sem_signal, halt); a copy with a completion semaphore (done_sem) joins its own clock into
+//   that semaphore's when it lands. Access A happens before access B of another agent when B's clock
 //   has seen A's epoch (FastTrack, Flanagan and Freund, PLDI 2009). Per byte the checker keeps the last write and
 //   up to two concurrent reads since it; a launch (doorbell) orders everything before it.
 // - uninit: a byte of SBUF or PSUM that no engine wrote since the device was created is read.
@@ -60,6 +61,9 @@ class AccessChecker {
   Clock dma_issue(int engine);
   /// The DMA queue waited for all its copies: it has seen every DMA engine's work.
   void on_dma_drain();
+  /// A copy with a completion semaphore (dma_copy done_sem=) landed: its clock (from dma_issue) joins semaphore
+  /// `sem`'s, so a queue that waits for the semaphore has seen the copy's accesses (and what the copy had seen).
+  void on_copy_signal(const Clock& copy_clock, int sem);
 
   /// Checks and records an access of `bytes` bytes at device address `device_addr` (outside SBUF and PSUM: ignored).
   /// Returns the first problem: HAZARD naming both instructions and the byte range, UNINIT_READ naming the bytes.

@@ -325,8 +325,9 @@ bool CoreControl::any_running() const {
   return std::any_of(queues_.begin(), queues_.end(), [](const Queue& q) { return q.state == regs::QSTATE_RUNNING; });
 }
 
-// Done: every started queue halted. Deadlock: nothing runs, and no waiting queue's condition holds (a wait whose
-// semaphore is already high enough wakes in the next delta cycle, so it is not stuck).
+// Done: every started queue halted. Deadlock: nothing runs, no copy that signals a semaphore is in flight, and no
+// waiting queue's condition holds (a wait whose semaphore is already high enough wakes in the next delta cycle, so it
+// is not stuck).
 void CoreControl::check_done_or_deadlock() {
   if (stopped()) return;
   bool any_running = false, any_waiting = false, any_wakeable = false;
@@ -344,6 +345,7 @@ void CoreControl::check_done_or_deadlock() {
     }
   }
   if (any_running || any_wakeable) return;
+  if (any_waiting && signalling_copies_ > 0) return;  // a copy in flight may still raise the semaphore
   // Another core that still runs may signal a semaphore this core waits for (sem_signal core=): not stuck yet; the
   // chip asks again (recheck) when that core halts, stops or waits itself.
   if (any_waiting && others_running_ && others_running_()) return;

@@ -106,6 +106,13 @@ class CoreControl : public sc_core::sc_module {
   bool any_running() const;
   /// Looks again for a deadlock when a queue waits (the chip calls it when another core changed state).
   void recheck();
+  /// A DMA copy that will increment a semaphore when it lands (dma_copy done_sem=) started / ended (landed, failed
+  /// or was abandoned). While such copies are in flight a queue waiting for a semaphore is not stuck: the deadlock
+  /// check runs again when the last one ends.
+  void signalling_copy_started() { ++signalling_copies_; }
+  void signalling_copy_ended() {
+    if (--signalling_copies_ == 0) recheck();
+  }
 
   // --- Optional instrumentation (off, i.e. null, unless asked for) ---
   /// The observer the engines report instructions, DMA copies and launches to (engine_observer.h); not owned.
@@ -190,6 +197,7 @@ class CoreControl : public sc_core::sc_module {
   std::function<void()> irq_callback_;
   std::function<bool(int, int, uint32_t)> core_signal_;
   std::function<bool()> others_running_;
+  int signalling_copies_ = 0;  ///< DMA copies in flight that signal a semaphore when they land
   std::function<void()> state_change_;
   std::function<bool()> transfer_probe_;
   EngineObserver* observer_ = nullptr;

@@ -125,11 +125,16 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
   const std::shared_ptr<const isa::Instruction> copy =
       control_.observer() ? std::make_shared<const isa::Instruction>(instr) : nullptr;
   ++live_copies_;
+  if (c.done_sem >= 0) control_.signalling_copy_started();
   sc_spawn([this, c, duration, bytes, epoch, engine, index, who, clock, copy]() {
     struct Live {
       int& n;
-      ~Live() { --n; }
-    } live{live_copies_};
+      CoreControl* signalling;  // ends the copy's pending completion signal (after its sem_add, if any)
+      ~Live() {
+        --n;
+        if (signalling) signalling->signalling_copy_ended();
+      }
+    } live{live_copies_, c.done_sem >= 0 ? &control_ : nullptr};
     const sc_time start = sc_time_stamp(), end = start + duration;
     // Until its end time, or until a soft reset or a doorbell abandons it: then it ends at once, so that its
     // process and stack do not outlive the program (found by the mmio fuzz target: after some 900,000 inputs, the
@@ -148,6 +153,12 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
     bytes_moved_ += bytes;
     engine_busy_[size_t(engine)] += duration;
     ++engine_copies_[size_t(engine)];
+    // The descriptor's completion signal (done_sem): the copy's bytes are all written. The checker sees the copy's
+    // own clock released into the semaphore, not the queue's.
+    if (c.done_sem >= 0) {
+      if (AccessChecker* checker = control_.checker(); checker && clock) checker->on_copy_signal(*clock, c.done_sem);
+      control_.sem_add(c.done_sem, 1);
+    }
     if (EngineObserver* obs = control_.observer(); obs && copy) {
       obs->on_dma_copy({engine, index, copy.get(), bytes, start, sc_time_stamp()});
     }

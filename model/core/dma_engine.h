@@ -2,7 +2,8 @@
 // latency). dma_copy and psum_copy are checked when issued, then run asynchronously on the earliest free engine:
 // the data moves when the copy completes, start latency + bytes / bandwidth after it started, or later when the
 // chip's HBM, shared by every core, cannot carry its HBM bytes at that pace (model/mem/hbm_model.h). The queue only
-// stalls when every engine is busy; sem_signal and halt wait for all copies the queue issued before them.
+// stalls when every engine is busy; sem_signal and halt wait for all copies the queue issued before them. A copy with
+// a completion semaphore (done_sem) adds 1 to it when its data has moved (docs/isa.md "Execution").
 #pragma once
 
 #include <vector>

@@ -63,6 +63,61 @@ TEST(IsaAsm, SemSignalToAnotherCoreRoundTripsThroughTheEncodingAndTheText) {
   EXPECT_TRUE(decode(wait.data(), &back).has_value());
 }
 
+TEST(IsaAsm, CopyCompletionSemaphoreRoundTripsThroughTheEncodingAndTheText) {
+  const Program p = assemble(
+      ".queue dma\n"
+      "dma_copy src=hbm:0x0 dst=sbuf:0x40 type=bf16 count=[8] done_sem=31\n"
+      "psum_copy src=psum:0x0 dst=sbuf:0x0 type=fp32 count=[4] done_sem=0\n"
+      "dma_copy src=hbm:0x0 dst=sbuf:0x40 type=bf16 count=[8]\n"
+      "halt\n");
+  const auto& dma = p.queue(Engine::kDma);
+  ASSERT_EQ(dma.size(), 4u);
+  EXPECT_EQ(dma[0].copy.done_sem, 31);
+  EXPECT_EQ(dma[1].copy.done_sem, 0);
+  EXPECT_EQ(dma[2].copy.done_sem, -1) << "no done_sem=: no completion signal";
+  const auto bytes = encode(dma[0]);
+  EXPECT_EQ(bytes[1], 0x20) << "flag bit 5: byte 6 names the semaphore";
+  EXPECT_EQ(bytes[6], 31);
+  EXPECT_EQ(encode(dma[1])[1], 0x20);
+  EXPECT_EQ(encode(dma[1])[6], 0) << "semaphore 0 is a semaphore: the flag says so";
+  EXPECT_EQ(encode(dma[2])[1], 0x00);
+  for (const Instruction& in : {dma[0], dma[1], dma[2]}) {
+    Instruction back;
+    const auto b = encode(in);
+    ASSERT_FALSE(decode(b.data(), &back).has_value());
+    EXPECT_EQ(back, in);
+    EXPECT_EQ(assemble(".queue dma\n" + disassemble(in) + "\nhalt\n").queue(Engine::kDma)[0], in);
+  }
+  EXPECT_NE(disassemble(dma[0]).find(" done_sem=31"), std::string::npos) << disassemble(dma[0]);
+  EXPECT_EQ(disassemble(dma[2]).find("done_sem"), std::string::npos) << disassemble(dma[2]);
+  // Byte 6 without the flag is reserved; byte 7 stays reserved with it.
+  Instruction back;
+  auto stray = encode(dma[2]);
+  stray[6] = 3;
+  const auto e6 = decode(stray.data(), &back);
+  ASSERT_TRUE(e6.has_value());
+  EXPECT_EQ(e6->field, "reserved");
+  auto seven = encode(dma[0]);
+  seven[7] = 1;
+  const auto e7 = decode(seven.data(), &back);
+  ASSERT_TRUE(e7.has_value());
+  EXPECT_NE(e7->message.find("byte 7"), std::string::npos) << e7->message;
+  // A semaphore past 31, in the bytes and in the text.
+  auto big = encode(dma[0]);
+  big[6] = 32;
+  const auto e32 = decode(big.data(), &back);
+  ASSERT_TRUE(e32.has_value());
+  EXPECT_EQ(e32->field, "done_sem");
+  EXPECT_NE(e32->message.find("done_sem 32 is out of range 0..31"), std::string::npos) << e32->message;
+  EXPECT_EQ(field_id("done_sem"), 70);
+  try {
+    assemble(".queue dma\ndma_copy src=hbm:0x0 dst=sbuf:0x0 count=[1] done_sem=32\nhalt\n");
+    ADD_FAILURE() << "done_sem=32 assembled";
+  } catch (const ProgramError& e) {
+    EXPECT_NE(std::string(e.what()).find("done_sem"), std::string::npos) << e.what();
+  }
+}
+
 TEST(IsaAsm, EdgeProgramAssemblesToTheWrittenFields) {
   const Program p = assemble(kEdgeProgram);
   const auto& te = p.queue(Engine::kTe);

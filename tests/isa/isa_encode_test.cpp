@@ -78,10 +78,10 @@ TEST(IsaNames, FieldIdsFollowTheDocumentedOrder) {
       "bias",          "bias_space",  "bias_type",     "bias_partition", "bias_offset", "sum_space",
       "sum_type",      "sum_partition", "sum_offset",  "base",           "pstep",       "step",
       "algorithm",     "peer",        "hbm_addr",      "bytes",          "scale_addr",  "scales_space",
-      "scales_partition", "scales_offset", "core"};
+      "scales_partition", "scales_offset", "core",  "done_sem"};
   constexpr int kCount = static_cast<int>(sizeof(fields) / sizeof(fields[0]));
   ASSERT_EQ(kNumFields, kCount);
-  ASSERT_EQ(kCount, 69);
+  ASSERT_EQ(kCount, 70);
   for (int id = 1; id <= kCount; ++id) {
     EXPECT_EQ(field_name(id), fields[id - 1]);
     EXPECT_EQ(field_id(fields[id - 1]), id);
@@ -390,8 +390,8 @@ TEST(IsaDecode, ScaleAddressOfANarrowDtypeIsReserved) {
 
 TEST(IsaDecode, UndefinedFlagBitsAreRejected) {
   const std::pair<Instruction, uint8_t> cases[] = {
-      {test::one_of_each()[4], 0x12},  // dma_copy: no_sat, sr
-      {test::one_of_each()[7], 0x12},  // psum_copy: no_sat, sr
+      {test::one_of_each()[4], 0x32},  // dma_copy: no_sat, sr, done_sem (byte 6 = 0: semaphore 0)
+      {test::one_of_each()[7], 0x32},  // psum_copy: no_sat, sr, done_sem
       {te_instr(Opcode::kLoadStationary, Dtype::kBf16, 0, 0, 1, 1, false), 0x00},
       {te_instr(Opcode::kMultiplyMoving, Dtype::kBf16, 0, 0, 1, 1, false), 0x01},  // accumulate
   };

@@ -290,13 +290,17 @@ TEST(GemmPlan, RejectsBadInput) {
 }
 
 TEST(GemmProtocol, TheTeQueueIsThePlanAndEachQueueSignalsItsOwnSemaphore) {
-  // The Pipeline's scheme (first semaphore 0): queue q signals semaphore q; te and dma are the GEMM's queues.
+  // The Pipeline's scheme (first semaphore 0): queue q signals semaphore q; the load waves are published by their
+  // copies as they land (done_sem, one of the Pipeline::kLandingSems semaphores after the queues' 5, in turn).
   GemmLayout l = place(Shape{300, 40, 2100, isa::Dtype::kBf16, true});
   const GemmPlan p = plan_gemm(tiny_info(), l);
   const isa::Program prog = make_gemm_program(tiny_info(), l);
   const auto te = std::size_t(isa::Engine::kTe), dma = std::size_t(isa::Engine::kDma);
+  const auto landing = [](unsigned s) { return s >= isa::kNumQueues && s < isa::kNumQueues + Pipeline::kLandingSems; };
   std::array<uint64_t, isa::kNumQueues> signals{}, waits{}, loads{}, multiplies{};
-  std::array<uint32_t, isa::kNumQueues> last_wait{};
+  std::array<std::array<uint32_t, isa::kNumSemaphores>, isa::kNumQueues> last_wait{};
+  std::array<uint64_t, isa::kNumSemaphores> landed{};  // copies that name each completion semaphore
+  uint64_t sbuf_copies = 0, landing_waits_dma = 0;
   for (std::size_t q = 0; q < prog.queues.size(); ++q) {
     if (q != te && q != dma) {
       EXPECT_TRUE(prog.queues[q].empty()) << "queue " << q;
@@ -308,10 +312,21 @@ TEST(GemmProtocol, TheTeQueueIsThePlanAndEachQueueSignalsItsOwnSemaphore) {
         ++signals[q];
       }
       if (in.op == isa::Opcode::kSemWait) {
-        EXPECT_EQ(in.sem.sem, q == te ? dma : te) << "queue " << q << " waits for a semaphore nobody signals";
-        EXPECT_GT(in.sem.value, last_wait[q]) << "queue " << q << ": a wait an earlier one implies";
-        last_wait[q] = in.sem.value;
+        const unsigned s = in.sem.sem;
+        EXPECT_TRUE(s == (q == te ? dma : te) || landing(s)) << "queue " << q << " waits for semaphore " << s
+                                                               << ", which neither the other queue nor a copy signals";
+        EXPECT_GT(in.sem.value, last_wait[q][s]) << "queue " << q << ": a wait an earlier one implies";
+        last_wait[q][s] = in.sem.value;
         ++waits[q];
+        if (q == dma && landing(s)) ++landing_waits_dma;
+      }
+      if (in.op == isa::Opcode::kDmaCopy || in.op == isa::Opcode::kPsumCopy) {
+        if (in.copy.dst_space == isa::MemSpace::kSbuf) {
+          ++sbuf_copies;
+          EXPECT_TRUE(in.copy.done_sem >= 0 && landing(unsigned(in.copy.done_sem)))
+              << "an operand load without a completion semaphore: " << isa::disassemble(in);
+        }
+        if (in.copy.done_sem >= 0) ++landed[std::size_t(in.copy.done_sem)];
       }
       loads[q] += in.op == isa::Opcode::kLoadStationary;
       multiplies[q] += in.op == isa::Opcode::kMultiplyMoving;
@@ -319,18 +334,25 @@ TEST(GemmProtocol, TheTeQueueIsThePlanAndEachQueueSignalsItsOwnSemaphore) {
   }
   EXPECT_EQ(loads[te], uint64_t(p.m_tiles) * p.n_groups * p.k_tiles);
   EXPECT_EQ(multiplies[te], uint64_t(p.m_tiles) * p.n_tiles * p.k_tiles);
+  EXPECT_GE(sbuf_copies, uint64_t(p.batches));
+  for (unsigned s = 0; s < isa::kNumSemaphores; ++s) {  // every wait for a completion semaphore can be met
+    for (std::size_t q = 0; q < prog.queues.size(); ++q) EXPECT_LE(last_wait[q][s], landing(s) ? landed[s] : ~0ull);
+  }
   // te: one signal per batch another op waits for: the load nbuf batches later, or the drain of its block.
   uint64_t consumed = 0;
   for (int j = 0; j < p.batches; ++j) consumed += j + p.sbuf_buffers < p.batches || (j + 1) % p.batches_per_block == 0;
   EXPECT_EQ(signals[te], consumed);
-  EXPECT_LE(waits[te], uint64_t(p.batches));  // at most one wait per batch (its load and the drains before it)
-  // dma: one signal right after every load (the TE is waiting for it), the drains ride on them; barriers before a
-  // P -> PSUM copy whose buffer's drain is not yet published, and one at the end for the last drains.
-  EXPECT_GE(signals[dma], uint64_t(p.batches));
-  EXPECT_LE(signals[dma], uint64_t(p.batches) + p.blocks + 1);
-  // dma: a wait before each load that reuses a buffer and each drain, unless an earlier wait implies it.
-  EXPECT_LE(waits[dma], uint64_t(p.batches - p.sbuf_buffers) + p.blocks);
+  // te: a wait for each batch's load (its completion semaphore), and for the dma queue's barrier where a block's
+  // P -> PSUM copy went out deferred.
+  EXPECT_LE(waits[te], 2 * uint64_t(p.batches));
+  // dma: no signal after the loads (their copies signal); barriers before a P -> PSUM copy whose buffer's drain is
+  // not yet published, and one at the end for the last drains.
+  EXPECT_LE(signals[dma], uint64_t(p.blocks) + 1);
+  // dma: a wait before each load that reuses a buffer and each drain, unless an earlier wait implies it, and before
+  // each load wave after the first kLandingSems one for the wave before it on the same semaphore.
+  EXPECT_LE(waits[dma] - landing_waits_dma, uint64_t(p.batches - p.sbuf_buffers) + p.blocks);
   EXPECT_GE(waits[dma], 1u);
+  EXPECT_LE(landing_waits_dma, uint64_t(std::max(0, p.batches - Pipeline::kLandingSems)));
 }
 
 TEST(GemmProtocol, HugeRowsFallBackToPerTileCopies) {

@@ -57,7 +57,9 @@ TEST(Pipeline, RandomGraphsAreRaceFreeAndComputeInOrder) {
       const isa::CopyFields c =
           copy_rows(isa::MemSpace::kHbm, uint64_t(s) * kSlotElems * 4, DataType::kFp32, 0, isa::MemSpace::kSbuf,
                     slot(s), DataType::kFp32, int64_t(info.sbuf_partition_bytes), 16, kSlotElems);
-      last_writer[std::size_t(s)] = pipe.add(Engine::kDma, dma_pieces(c, 1));
+      // Odd slots' loads are published as they land (completion semaphores), even ones by the deferred signal.
+      last_writer[std::size_t(s)] = pipe.add(Engine::kDma, dma_pieces(c, 1 + uint64_t(s % 3)), {},
+                                             s % 2 ? Pipeline::Publish::kAtOnce : Pipeline::Publish::kDeferred);
     }
     std::vector<std::pair<int, int>> steps;  // (src, dst) in creation order, for the expected result
     for (int k = 0; k < 60; ++k) {
@@ -80,7 +82,8 @@ TEST(Pipeline, RandomGraphsAreRaceFreeAndComputeInOrder) {
         const isa::CopyFields c = copy_rows(isa::MemSpace::kSbuf, slot(src), DataType::kFp32,
                                             int64_t(info.sbuf_partition_bytes), isa::MemSpace::kSbuf, slot(dst),
                                             DataType::kFp32, int64_t(info.sbuf_partition_bytes), 16, kSlotElems);
-        id = pipe.add(Engine::kDma, dma_pieces(c, 1), deps);
+        id = pipe.add(Engine::kDma, dma_pieces(c, 1 + rng() % 2), deps,
+                      rng() % 2 ? Pipeline::Publish::kAtOnce : Pipeline::Publish::kDeferred);
       }
       steps.emplace_back(src * 3 + kind, dst);
       readers[std::size_t(src)].push_back(id);
@@ -120,6 +123,99 @@ TEST(Pipeline, DependencyOnALaterOpIsALogicError) {
   const auto a = pipe.add(Engine::kVec, {});
   EXPECT_THROW(pipe.add(Engine::kAct, {}, {a + 1}), std::logic_error);
   EXPECT_THROW(Pipeline(small_device(), 29), std::invalid_argument);
+  // The queues' 5 semaphores and the kLandingSems completion semaphores after them must fit the 32.
+  EXPECT_NO_THROW(Pipeline(small_device(), uint8_t(isa::kNumSemaphores - isa::kNumQueues - Pipeline::kLandingSems)));
+  EXPECT_THROW(Pipeline(small_device(), uint8_t(isa::kNumSemaphores - isa::kNumQueues - Pipeline::kLandingSems + 1)),
+               std::invalid_argument);
+}
+
+// check_program's rules for completion semaphores (dma_copy done_sem=; docs/isa.md "Execution"), on programs
+// written by hand: a wait knows the copies that signal it, and only those; batches on one semaphore must not overlap;
+// a completion semaphore is the copies' alone. The timing estimate lands each copy at its own end.
+isa::Program parse(const char* text) { return isa::assemble(text); }
+
+TEST(ProgramSim, AWaitForACompletionSemaphoreOrdersTheCopiesThatSignalItAndNoOthers) {
+  const driver::DeviceInfo info = small_device();
+  const auto ok = test::check_program(info, parse(".queue dma\n"
+                                                  "dma_copy src=hbm:0x0 dst=sbuf:0x0 count=[8] done_sem=5\n"
+                                                  "dma_copy src=hbm:0x0 dst=sbuf:0x40 count=[8] done_sem=5\n"
+                                                  "halt\n"
+                                                  ".queue vec\n"
+                                                  "sem_wait sem=5 value=2\n"
+                                                  "tensor_copy partitions=1 free=[16] out=sbuf:0:0x100 in0=sbuf:0:0x0\n"
+                                                  "halt\n"));
+  EXPECT_TRUE(ok.ok()) << ok.summary();
+  // Waiting for one of the two does not say which: reading either is a race.
+  const auto one = test::check_program(info, parse(".queue dma\n"
+                                                   "dma_copy src=hbm:0x0 dst=sbuf:0x0 count=[8] done_sem=5\n"
+                                                   "dma_copy src=hbm:0x0 dst=sbuf:0x40 count=[8] done_sem=5\n"
+                                                   "halt\n"
+                                                   ".queue vec\n"
+                                                   "sem_wait sem=5 value=1\n"
+                                                   "tensor_copy partitions=1 free=[8] out=sbuf:0:0x100 in0=sbuf:0:0x0\n"
+                                                   "halt\n"));
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(one.summary().find("race: vec[1] tensor_copy reads SBUF partition 0 [0x0, 0x20) while dma[0] dma_copy"),
+            std::string::npos)
+      << one.summary();
+  // A copy without the semaphore, issued before them, is not covered either.
+  const auto other = test::check_program(info, parse(".queue dma\n"
+                                                     "dma_copy src=hbm:0x0 dst=sbuf:0x80 count=[8]\n"
+                                                     "dma_copy src=hbm:0x0 dst=sbuf:0x0 count=[8] done_sem=5\n"
+                                                     "halt\n"
+                                                     ".queue vec\n"
+                                                     "sem_wait sem=5 value=1\n"
+                                                     "tensor_copy partitions=1 free=[8] out=sbuf:0:0x100 in0=sbuf:0:0x80\n"
+                                                     "halt\n"));
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.summary().find("while dma[0] dma_copy may still write it"), std::string::npos) << other.summary();
+}
+
+TEST(ProgramSim, ASecondBatchOnACompletionSemaphoreMustWaitForTheFirstToLand) {
+  const driver::DeviceInfo info = small_device();
+  const char* overlapping = ".queue dma\n"
+                            "dma_copy src=hbm:0x0 dst=sbuf:0x0 count=[8] done_sem=6\n"
+                            "dma_copy src=hbm:0x0 dst=sbuf:0x80 count=[8]\n"
+                            "dma_copy src=hbm:0x0 dst=sbuf:0x40 count=[8] done_sem=6\n"
+                            "halt\n";
+  const auto bad = test::check_program(info, parse(overlapping));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.summary().find("dma[2] dma_copy: a new batch of copies signalling semaphore 6 while dma[0] of the "
+                               "previous batch may still be in flight (the dma queue must first sem_wait sem=6 "
+                               "value=1)"),
+            std::string::npos)
+      << bad.summary();
+  const auto good = test::check_program(info, parse(".queue dma\n"
+                                                    "dma_copy src=hbm:0x0 dst=sbuf:0x0 count=[8] done_sem=6\n"
+                                                    "dma_copy src=hbm:0x0 dst=sbuf:0x80 count=[8]\n"
+                                                    "sem_wait sem=6 value=1\n"
+                                                    "dma_copy src=hbm:0x0 dst=sbuf:0x40 count=[8] done_sem=6\n"
+                                                    "halt\n"));
+  EXPECT_TRUE(good.ok()) << good.summary();
+  // A queue's sem_signal may not add to a completion semaphore.
+  const auto mixed = test::check_program(info, parse(".queue dma\n"
+                                                     "dma_copy src=hbm:0x0 dst=sbuf:0x0 count=[8] done_sem=6\n"
+                                                     "halt\n"
+                                                     ".queue vec\n"
+                                                     "sem_signal sem=6 value=1\n"
+                                                     "halt\n"));
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.summary().find("semaphore 6 is"), std::string::npos) << mixed.summary();
+}
+
+TEST(ProgramSim, TheTimingEstimateLandsACopyAtItsOwnEnd) {
+  // docs/isa.md "Costs": a copy takes 1.3 us (3120 TE cycles at 2.4 GHz) + bytes / 23 B/ns; the 32-byte copy lands
+  // at 1 + 3120 + 3.3 cycles, long before the 64 KiB one (1 + 3120 + 6839), which the dma queue's halt waits for.
+  const auto est = test::estimate_timing(small_device(), parse(".queue dma\n"
+                                                               "dma_copy src=hbm:0x0 dst=hbm:0x10000 count=[16384]\n"
+                                                               "dma_copy src=hbm:0x0 dst=sbuf:0x0 count=[8] done_sem=5\n"
+                                                               "halt\n"
+                                                               ".queue te\n"
+                                                               "sem_wait sem=5 value=1\n"
+                                                               "halt\n"));
+  EXPECT_GE(est.te_stall, 3120u);
+  EXPECT_LE(est.te_stall, 3130u);
+  EXPECT_GE(est.cycles, 3120u + 6839u);
 }
 
 }  // namespace

@@ -28,8 +28,27 @@ constexpr int kQueues = isa::kNumQueues;
 constexpr int kTe = static_cast<int>(Engine::kTe);
 constexpr int kDma = static_cast<int>(Engine::kDma);
 
-/// Per queue: index of the last instruction of that queue known complete (-1: none).
-using Known = std::array<int64_t, kQueues>;
+/// What a queue knows to be complete: per queue the index of the last instruction known complete with all before
+/// it (-1: none), and dma copies known landed one by one past that prefix (by their completion semaphore, done_sem).
+struct Known {
+  std::array<int64_t, kQueues> upto;
+  std::vector<int64_t> copies;  ///< sorted dma indices above upto[kDma]
+
+  Known() { upto.fill(-1); }
+  bool has(int q, int64_t index) const {
+    return upto[std::size_t(q)] >= index ||
+           (q == kDma && std::binary_search(copies.begin(), copies.end(), index));
+  }
+  void join(const Known& o) {
+    for (int q = 0; q < kQueues; ++q) upto[std::size_t(q)] = std::max(upto[std::size_t(q)], o.upto[std::size_t(q)]);
+    std::vector<int64_t> merged;
+    std::set_union(copies.begin(), copies.end(), o.copies.begin(), o.copies.end(), std::back_inserter(merged));
+    copies.clear();
+    for (const int64_t c : merged) {
+      if (c > upto[kDma]) copies.push_back(c);
+    }
+  }
+};
 
 std::string where(int q, std::size_t i, const Instruction& in) {
   return fmt::format("{}[{}] {}", isa::engine_name(static_cast<Engine>(q)), i,
@@ -188,14 +207,21 @@ void for_each_run(const Geometry& g, const Instruction& in, uint32_t stationary_
 
 /// Untimed execution of both queues: runs each as far as the semaphores allow, tracking what each queue knows to
 /// be complete. exec(q, index, instr, known) is called for every instruction but sem_wait, in a valid order.
+///
+/// A copy with a completion semaphore (done_sem) counts at once (counters only grow, so this decides no deadlock
+/// wrongly) and lands at an unknown later time, in any order with the other copies of its semaphore. So that a wait
+/// knows which copies landed, the copies of one semaphore must come in *batches*: a batch is a run of such copies
+/// with nothing else between them on the dma queue, and a new batch may start only once the dma queue knows the
+/// previous one landed (it waited for the semaphore's count at that batch's end). Then a wait for count >= V knows
+/// every batch that ends at or below V landed (violations: violations()).
 class Untimed {
  public:
   explicit Untimed(const isa::Program& p) : p_(p) {
-    Known none;
-    none.fill(-1);  // nothing of any queue is known complete yet
-    known_.fill(none);
     for (int q = 0; q < kQueues; ++q) halted_[q] = p.queues[q].empty();
   }
+
+  /// Copies that started a batch on a completion semaphore while the previous batch may still be in flight.
+  const std::vector<std::string>& violations() const { return violations_; }
 
   /// Returns an empty string on success, else why the run stopped ("deadlock: ...").
   template <class F>
@@ -216,16 +242,26 @@ class Untimed {
             if (counter_[s] < in.sem.value) break;  // blocked
             for (const auto& [cum, k] : signals_[s]) {
               if (cum >= in.sem.value) {
-                for (int o = 0; o < kQueues; ++o) known_[q][o] = std::max(known_[q][o], k[o]);
+                known_[q].join(k);
                 break;
               }
+            }
+            for (const Batch& b : batches_[s]) {
+              if (b.end <= in.sem.value) known_[q].join(b.known);
             }
           } else {
             exec(q, pc_[q], in, known_[q]);
           }
+          if ((in.op == Opcode::kDmaCopy || in.op == Opcode::kPsumCopy) && in.copy.done_sem >= 0 &&
+              in.copy.done_sem < isa::kNumSemaphores) {
+            land_later(in.copy.done_sem, i);
+          }
           // After the instruction: the te, act and vec engines finished it (they complete in order); the DMA
           // queue's signal/halt completed all earlier copies.
-          if (q != kDma || in.op == Opcode::kSemSignal || in.op == Opcode::kHalt) known_[q][q] = i;
+          if (q != kDma || in.op == Opcode::kSemSignal || in.op == Opcode::kHalt) {
+            known_[q].upto[std::size_t(q)] = i;
+            if (q == kDma) known_[q].join(Known{});  // drops the copies the prefix now covers
+          }
           if (in.op == Opcode::kSemSignal && in.sem.sem < isa::kNumSemaphores) {
             counter_[in.sem.sem] += in.sem.value;
             signals_[in.sem.sem].emplace_back(counter_[in.sem.sem], known_[q]);
@@ -253,12 +289,49 @@ class Untimed {
   uint64_t counter(int s) const { return counter_[s]; }
 
  private:
+  /// The copies of one batch on a completion semaphore: the count when all have landed, and what that tells.
+  struct Batch {
+    uint64_t end = 0;
+    int64_t last = -1;  ///< dma index of its newest copy
+    Known known;
+  };
+
+  /// Dma copy `i` will add 1 to semaphore `s` when it lands.
+  void land_later(int s, int64_t i) {
+    std::vector<Batch>& bs = batches_[std::size_t(s)];
+    if (bs.empty() || bs.back().last != i - 1) {  // a new batch: the previous one must be known landed
+      if (!bs.empty()) {
+        const Batch& prev = bs.back();
+        for (const int64_t c : prev.known.copies) {
+          if (!known_[kDma].has(kDma, c)) {
+            violations_.push_back(fmt::format(
+                "{}: a new batch of copies signalling semaphore {} while dma[{}] of the previous batch may still be "
+                "in flight (the dma queue must first sem_wait sem={} value={}): waits could not tell them apart",
+                where(kDma, std::size_t(i), p_.queues[kDma][std::size_t(i)]), s, c, s, prev.end));
+            break;
+          }
+        }
+      }
+      bs.push_back(Batch{counter_[std::size_t(s)], i, known_[kDma]});
+    }
+    Batch& b = bs.back();
+    b.last = i;
+    ++b.end;
+    counter_[std::size_t(s)] = b.end;
+    Known self;
+    self.copies.push_back(i);
+    b.known.join(known_[kDma]);
+    b.known.join(self);
+  }
+
   const isa::Program& p_;
   std::array<std::size_t, kQueues> pc_{};
   std::array<bool, kQueues> halted_{};
   std::array<Known, kQueues> known_;
   std::array<uint64_t, isa::kNumSemaphores> counter_{};
   std::array<std::vector<std::pair<uint64_t, Known>>, isa::kNumSemaphores> signals_;
+  std::array<std::vector<Batch>, isa::kNumSemaphores> batches_;
+  std::vector<std::string> violations_;
 };
 
 /// Shadow memory of one partition: disjoint segments with their last writer and the readers since.
@@ -341,9 +414,20 @@ ProgramCheck check_program(const driver::DeviceInfo& info, const isa::Program& p
       if (!isa::engine_accepts(Engine(q), in.op)) error(fmt::format("{}: wrong engine", where(q, i, in)));
       if (in.op == Opcode::kSemSignal && in.sem.sem < isa::kNumSemaphores) {
         if (signaller[in.sem.sem] >= 0 && signaller[in.sem.sem] != q) {
-          error(fmt::format("{}: semaphore {} is signalled by two queues", where(q, i, in), in.sem.sem));
+          error(fmt::format("{}: semaphore {} is signalled by two queues{}", where(q, i, in), in.sem.sem,
+                            signaller[in.sem.sem] == kQueues ? " (one of them the copies that name it done_sem)" : ""));
         }
         signaller[in.sem.sem] = q;
+      }
+      // A completion semaphore is the copies' own: no queue's sem_signal may add to it (its batches would be off).
+      if ((in.op == Opcode::kDmaCopy || in.op == Opcode::kPsumCopy) && in.copy.done_sem >= 0 &&
+          in.copy.done_sem < isa::kNumSemaphores) {
+        const int s = in.copy.done_sem;
+        if (signaller[s] >= 0 && signaller[s] != kQueues) {
+          error(fmt::format("{}: semaphore {} is a completion semaphore and signalled by {}", where(q, i, in), s,
+                            isa::engine_name(Engine(signaller[s]))));
+        }
+        signaller[s] = kQueues;
       }
       if (isa::is_tensor_op(in.op)) {
         // The quadrant rule (docs/isa.md): P <= 32 starts at a multiple of 32, P <= 64 of 64, else at 0.
@@ -437,7 +521,7 @@ ProgramCheck check_program(const driver::DeviceInfo& info, const isa::Program& p
             r.lo, r.hi, id, r.write, [&](int64_t other, bool other_wrote) {
               const AccessInfo& x = accesses[static_cast<std::size_t>(other)];
               const AccessInfo& y = accesses[static_cast<std::size_t>(id)];
-              if (y.known[x.q] >= x.index) return;  // x complete before y started
+              if (y.known.has(x.q, x.index)) return;  // x complete before y started
               error(fmt::format("race: {} {} {} partition {} [{:#x}, {:#x}) while {} may still {} it", y.text, kind,
                                 space_name(r.space), r.partition, r.lo, r.hi, x.text,
                                 other_wrote ? "write" : "read"));
@@ -448,6 +532,7 @@ ProgramCheck check_program(const driver::DeviceInfo& info, const isa::Program& p
     }
     if (in.op == Opcode::kLoadStationary) stationary_m = in.te.free_size;
   });
+  for (const std::string& v : sim.violations()) error(v);
   if (!stop.empty()) error(stop);
   return out;
 }
@@ -706,7 +791,8 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
   std::array<std::size_t, kQueues> pc{};
   std::array<bool, kQueues> halted{};
   std::array<uint64_t, isa::kNumSemaphores> counter{};
-  std::array<std::vector<std::pair<uint64_t, double>>, isa::kNumSemaphores> signals;
+  // Per semaphore: (time, value) of every increment; copies with a completion semaphore land out of order.
+  std::array<std::vector<std::pair<double, uint64_t>>, isa::kNumSemaphores> signals;
   std::vector<double> engine_free(std::max<uint32_t>(1, info.num_dma_engines), 0.0);
   double copies_done = 0.0;  // when every copy issued so far has completed
   double te_busy = 0.0, te_stall = 0.0;
@@ -730,8 +816,13 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
         t[q] += issue;
         switch (in.op) {
           case Opcode::kSemWait: {
+            // The time the count reached the value: the increments in the order they happen.
+            auto events = signals[in.sem.sem];
+            std::sort(events.begin(), events.end());
             double when = 0.0;
-            for (const auto& [cum, time] : signals[in.sem.sem]) {
+            uint64_t cum = 0;
+            for (const auto& [time, value] : events) {
+              cum += value;
               if (cum >= in.sem.value) {
                 when = time;
                 break;
@@ -754,7 +845,7 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
             }
             if (in.op == Opcode::kSemSignal) {
               counter[in.sem.sem] += in.sem.value;
-              signals[in.sem.sem].emplace_back(counter[in.sem.sem], t[q]);
+              signals[in.sem.sem].emplace_back(t[q], in.sem.value);
             } else {
               halted[q] = true;
             }
@@ -792,6 +883,10 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
                                                                  isa::data_type_bytes(in.copy.dst_type));
             *e = t[q] + latency + double(bytes) / bytes_per_cycle;
             copies_done = std::max(copies_done, *e);
+            if (in.copy.done_sem >= 0 && in.copy.done_sem < isa::kNumSemaphores) {  // counted now, lands at *e
+              ++counter[std::size_t(in.copy.done_sem)];
+              signals[std::size_t(in.copy.done_sem)].emplace_back(*e, 1);
+            }
             ++est.dma_copies;
             est.dma_bytes += bytes;
             break;

@@ -7,7 +7,8 @@
 //     before the next one of its queue starts; the operands of vec/act instructions are their tensor and column
 //     operands in SBUF or PSUM (docs/isa.md "Tensor operands");
 //   - a dma_copy only *issues* in order: its reads and writes complete at an unknown later time, before the next
-//     sem_signal or halt of the dma queue (those wait for every copy issued before them);
+//     sem_signal or halt of the dma queue (those wait for every copy issued before them); a copy with a completion
+//     semaphore (done_sem) adds 1 to it when it lands, in any order with the other copies;
 //   - sem_wait blocks until the counter >= value; counters start at 0 and only grow.
 // Two accesses to the same byte, at least one a write, race unless one is known complete before the other starts
 // through program order (te), a dma barrier, or a signal -> wait chain. The check covers every timing, not one run.
@@ -48,7 +49,8 @@ struct ProgramCheck {
 };
 
 /// Checks a program without running it on a device: isa::validate and engine_accepts of every instruction, halt
-/// at the end of every non-empty queue, one signalling queue per semaphore, device limits (TE shape, PSUM banks,
+/// at the end of every non-empty queue, one signalling queue per semaphore (or only copies, as their done_sem, in
+/// batches the dma queue waits for before the next: program_sim.cpp, Untimed), device limits (TE shape, PSUM banks,
 /// memory bounds, the Vector/Scalar quadrant rule), `options.areas`, that every sem_wait is eventually satisfied
 /// (no deadlock under any timing), and that no two accesses race.
 ProgramCheck check_program(const driver::DeviceInfo& info, const isa::Program& program,

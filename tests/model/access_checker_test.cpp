@@ -102,6 +102,32 @@ TEST_F(AccessCheckerTest, DmaCopiesAreOrderedOnlyThroughTheQueuesDrain) {
   EXPECT_FALSE(hazards_.access(act_, psum_ + 0x100, 32, false));
 }
 
+TEST_F(AccessCheckerTest, ACopysCompletionSemaphoreOrdersThatCopyAloneBeforeTheWaiter) {
+  // Two copies in flight on engines 0 and 1; only copy 1 names a completion semaphore (done_sem=9).
+  const AccessChecker::Clock c0 = hazards_.dma_issue(0), c1 = hazards_.dma_issue(1);
+  const auto copy = [](uint32_t index, int engine, const AccessChecker::Clock* clock) {
+    AccessChecker::Actor a = queue_actor(kDma, index, isa::Opcode::kDmaCopy);
+    a.agent = AccessChecker::dma_agent(engine);
+    a.dma_engine = engine;
+    a.clock = clock;
+    return a;
+  };
+  EXPECT_FALSE(hazards_.access(copy(0, 0, &c0), sbuf_, 16, true));
+  EXPECT_FALSE(hazards_.access(copy(1, 1, &c1), sbuf_ + 0x40, 16, true));
+  hazards_.on_copy_signal(c1, 9);  // copy 1 landed
+  hazards_.on_wait(kTe, 9);
+  EXPECT_FALSE(hazards_.access(te_, sbuf_ + 0x40, 16, false)) << "the landed copy is ordered before the waiter";
+  const auto f = hazards_.access(te_, sbuf_, 16, false);
+  ASSERT_TRUE(f) << "copy 0 signalled nothing: still unordered";
+  EXPECT_NE(f->detail.find("dma instruction 0 (dma_copy on DMA engine 0) wrote before"), std::string::npos)
+      << f->detail;
+  // The DMA queue itself has not seen copy 1 either: its completion went to the semaphore, not to the queue.
+  const AccessChecker::Actor queue_write = queue_actor(kVec, 7, isa::Opcode::kMemset);
+  hazards_.on_signal(kDma, 3);
+  hazards_.on_wait(kVec, 3);
+  EXPECT_TRUE(hazards_.access(queue_write, sbuf_ + 0x40, 4, true));
+}
+
 TEST_F(AccessCheckerTest, CopiesOnTwoEnginesRaceButCopiesOnOneEngineAreInOrder) {
   const AccessChecker::Clock c0 = hazards_.dma_issue(0), c0b = hazards_.dma_issue(0), c1 = hazards_.dma_issue(1);
   const auto copy = [](uint32_t index, int engine, const AccessChecker::Clock* clock) {
