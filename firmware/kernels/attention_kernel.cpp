@@ -403,7 +403,7 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
                                    bf16, int64_t(pb), nq - full_q * R, kk));
     }
     load[std::size_t(kt)] = pipe.add(isa::Engine::kDma, spread_copies(p_copies, info.num_dma_engines),
-                                     {kt >= 2 ? trans[std::size_t(kt - 2)] : -1}, Pipeline::Publish::kAtOnce);
+                                     {kt >= 2 ? trans[std::size_t(kt - 2)] : -1});
     // Transposes: query tile i [qr queries, kk keys] -> slot i [kk keys, qr queries] (transpose_te's row tiles).
     std::vector<isa::Instruction> te;
     for (int i = i0; i < q_tiles; ++i) {

@@ -258,8 +258,7 @@ class GemmBuilder {
         scale_stack_copies(l_.stationary_scales_hbm, l_.stationary_stride(), b.m0, b.rows, batch.kt0, batch.nkt,
                            stationary_scale_addr(batch.stationary_slot, 0), p.stationary_scale_bytes, &wave);
       }
-      load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, info_.num_dma_engines), load_after,
-                         Pipeline::Publish::kAtOnce);
+      load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, info_.num_dma_engines), load_after);
       for (int slot : prefetch_slots) prefetched[std::size_t(slot)].push_back(load[j]);
       if (carry >= 0) drain[std::size_t(carry)] = load[j];
       for (int sb : wave_stores[j]) {

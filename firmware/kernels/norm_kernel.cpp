@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "firmware/kernels/pipeline.h"
+#include "firmware/kernels/transpose_kernel.h"
 
 namespace trnsim::kernels {
 namespace {
@@ -34,11 +35,95 @@ struct NormJob {
   uint64_t in_hbm, out_hbm, gamma_hbm, beta_hbm;
   float eps;
   DataType in_type, out_type;
+  bool transposed = false;
+  int out_ld = 0;
 };
 
 void require(const NormJob& n, bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument(fmt::format("{} kernel: {}", n.name, what));
 }
+
+/// Transposes row tiles that lie in SBUF (rows on partitions 0.., `cols` elements of `eo` bytes each, a TE input
+/// type) into an HBM output [cols, out_ld]: per tile of at most kt rows and column chunk of at most mt columns one
+/// identity matmul into a PSUM slot [m, k] FP32 (te_transpose_tile), the slots of a tile's chunks that share a
+/// bank drained by one DMA copy (casting back, exact). The slots form a ring; a slot is written again after its
+/// drain.
+class Transposer {
+ public:
+  /// `type`: bf16 or fp16 (the TE dtype of the same code); kt 0: a Transposer that is never used.
+  Transposer(const driver::DeviceInfo& info, Pipeline& pipe, DataType type, uint64_t out_hbm, uint64_t out_ld, int kt,
+             Pipeline::OpId ident_op, uint32_t ident_off)
+      : info_(info), pipe_(pipe), type_(type), dtype_(static_cast<isa::Dtype>(static_cast<uint8_t>(type))),
+        out_(out_hbm), eo_(isa::data_type_bytes(type)), out_ld_(out_ld), kt_(kt), ident_op_(ident_op),
+        ident_off_(ident_off) {
+    if (kt <= 0) return;
+    mt_ = int(std::min<uint64_t>(info.te_cols, info.psum_partitions));
+    per_bank_ = int(info.psum_bank_bytes() / (uint64_t(kt) * 4));
+    slot_drain_.assign(std::size_t(per_bank_) * info.psum_banks, -1);
+  }
+
+  /// The rows [row0, row0 + k) of the input, at SBUF offset `sbuf` of partitions 0..k-1, after op `after`. Returns
+  /// the TE ops (they read the SBUF rows).
+  std::vector<Pipeline::OpId> tile(uint32_t sbuf, int row0, int k, int cols, Pipeline::OpId after) {
+    std::vector<Pipeline::OpId> te;
+    for (int r = 0; r < k; r += kt_) {
+      const int kr = std::min(kt_, k - r);
+      const uint64_t base = uint64_t(r) * info_.sbuf_partition_bytes + sbuf;
+      std::vector<Pipeline::OpId> group;
+      int group_slot = 0, group_c0 = 0;
+      auto drain = [&] {
+        if (group.empty()) return;
+        const int g = int(group.size()), m = std::min(mt_, cols - group_c0);
+        isa::CopyFields c = copy_rows(isa::MemSpace::kPsum, slot_offset(group_slot), DataType::kFp32,
+                                      int64_t(info_.psum_partition_bytes), isa::MemSpace::kHbm,
+                                      out_ + (uint64_t(group_c0) * out_ld_ + uint64_t(row0 + r)) * eo_, type_,
+                                      int64_t(out_ld_ * eo_), m, kr);
+        if (g > 1) {
+          c.count[2] = static_cast<uint16_t>(g);
+          c.src_stride[2] = kt_ * 4;
+          c.dst_stride[2] = static_cast<int32_t>(uint64_t(mt_) * out_ld_ * eo_);
+        }
+        const Pipeline::OpId d = pipe_.add(isa::Engine::kDma, dma_pieces(c, info_.num_dma_engines), group);
+        for (int s = group_slot; s < group_slot + g; ++s) slot_drain_[std::size_t(s)] = d;
+        group.clear();
+      };
+      for (int c = 0; c < cols; c += mt_) {
+        const int m = std::min(mt_, cols - c), s = next_;
+        next_ = (next_ + 1) % int(slot_drain_.size());
+        // A new drain group at a bank's start, for a ragged chunk (fewer PSUM partitions), or where the ring wraps.
+        if (!group.empty() && (s % per_bank_ == 0 || m < mt_ || s != group_slot + int(group.size()))) drain();
+        if (group.empty()) {
+          group_slot = s;
+          group_c0 = c;
+        }
+        const Pipeline::OpId op =
+            pipe_.add(isa::Engine::kTe, te_transpose_tile(dtype_, base + uint64_t(c) * eo_, kr, m, ident_off_,
+                                                          slot_offset(s)),
+                      {after, ident_op_, slot_drain_[std::size_t(s)]});
+        te.push_back(op);
+        group.push_back(op);
+        if (m < mt_) drain();
+      }
+      drain();
+    }
+    return te;
+  }
+
+ private:
+  uint32_t slot_offset(int s) const {
+    return uint32_t(uint64_t(s / per_bank_) * info_.psum_bank_bytes() + uint64_t(s % per_bank_) * kt_ * 4);
+  }
+
+  const driver::DeviceInfo& info_;
+  Pipeline& pipe_;
+  DataType type_;
+  isa::Dtype dtype_;
+  uint64_t out_, eo_, out_ld_;
+  int kt_, mt_ = 0, per_bank_ = 1, next_ = 0;
+  Pipeline::OpId ident_op_;
+  uint32_t ident_off_;
+  std::vector<Pipeline::OpId> slot_drain_;  // per PSUM slot: the drain that last read it
+};
 
 isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
   require(n, n.rows >= 1 && n.cols >= 1, fmt::format("rows and cols must be >= 1 (got {}, {})", n.rows, n.cols));
@@ -46,8 +131,19 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
   require(n, std::isfinite(n.eps) && n.eps >= 0.0f, fmt::format("eps {} must be finite and >= 0", n.eps));
   require(n, info.sbuf_partitions >= 1, "the device has no SBUF");
   const uint64_t elems = uint64_t(n.rows) * uint64_t(n.cols);
+  const uint64_t eo = isa::data_type_bytes(n.out_type);
   check_hbm_tensor(info, n.name, "in", n.in_hbm, elems * isa::data_type_bytes(n.in_type));
-  check_hbm_tensor(info, n.name, "out", n.out_hbm, elems * isa::data_type_bytes(n.out_type));
+  uint64_t out_ld = uint64_t(n.rows);
+  if (n.transposed) {
+    require(n, n.out_type == DataType::kBf16 || n.out_type == DataType::kFp16,
+            fmt::format("a transposed output goes through the Tensor Engine: out_type bf16 or fp16, not {}",
+                        isa::data_type_name(n.out_type)));
+    require(n, n.out_ld == 0 || n.out_ld >= n.rows, fmt::format("out_ld {} is smaller than rows {}", n.out_ld, n.rows));
+    if (n.out_ld > 0) out_ld = uint64_t(n.out_ld);
+    check_hbm_tensor(info, n.name, "out", n.out_hbm, ((uint64_t(n.cols) - 1) * out_ld + uint64_t(n.rows)) * eo);
+  } else {
+    check_hbm_tensor(info, n.name, "out", n.out_hbm, elems * eo);
+  }
   check_hbm_tensor(info, n.name, "gamma", n.gamma_hbm, uint64_t(n.cols) * 4);
   if (n.layernorm) check_hbm_tensor(info, n.name, "beta", n.beta_hbm, uint64_t(n.cols) * 4);
 
@@ -63,7 +159,28 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
   const uint32_t gamma = arena.take(row_bytes, "gamma");
   const uint32_t beta = n.layernorm ? arena.take(row_bytes, "beta") : 0;
   const uint32_t junk = arena.take(row_bytes, "squares");
-  const std::vector<RowBuffer> buf = take_row_buffers(arena, kWantedBuffers, ngroups, n.cols, groups.front().g, n.name);
+  // Transposed output: the TE's identity (and its FP32 iota scratch), and per buffer the group cast to out_type.
+  const DataType te_type = n.out_type;
+  const int kt = n.transposed ? std::min(transpose_tile_rows(info), pt) : 0;  // (within the partitions it uses)
+  uint32_t iota = 0, ident = 0;
+  if (n.transposed) {
+    require(n, kt >= 1 && info.te_cols >= 1 && info.psum_partitions >= 1, "the device's PSUM holds no tile");
+    iota = arena.take(uint64_t(kt) * 4, "transpose identity");
+    ident = arena.take(uint64_t(kt) * eo, "transpose identity");
+  }
+  const uint64_t cast_bytes = uint64_t(n.cols) * uint64_t(groups.front().g) * eo;
+  std::vector<RowBuffer> buf;
+  std::vector<uint32_t> cast;  // transposed: per buffer, the group's rows in out_type
+  for (int want = kWantedBuffers;; --want) {
+    PartitionArena a = arena;
+    buf = take_row_buffers(a, want, ngroups, n.cols, groups.front().g, n.name);
+    if (!n.transposed || a.left() >= buf.size() * ((cast_bytes + 63) / 64 * 64)) {
+      for (std::size_t b = 0; n.transposed && b < buf.size(); ++b) cast.push_back(a.take(cast_bytes, "cast rows"));
+      arena = a;
+      break;
+    }
+    require(n, want > 1, fmt::format("{} columns of out_type do not fit the SBUF beside the FP32 rows", n.cols));
+  }
   const int nbuf = static_cast<int>(buf.size());
 
   Pipeline pipe(info);
@@ -75,9 +192,21 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
     params.push_back(copy_rows(MemSpace::kHbm, hbm, DataType::kFp32, 0, MemSpace::kSbuf, off, DataType::kFp32,
                                int64_t(pb), pt, n.cols));
   }
+  // The loads of the groups that have a buffer at the start go first, then gamma and beta, which only the last
+  // steps of a group need: the first sums (Scalar engine) start that much earlier (on trn2 gamma and beta are as many
+  // bytes as 256 rows of x). The other loads wait for the store that frees their buffer.
+  std::vector<Pipeline::OpId> store(static_cast<std::size_t>(ngroups), -1);
+  std::vector<Pipeline::OpId> loads(static_cast<std::size_t>(ngroups), -1);
+  const auto add_load = [&](int j) {
+    loads[std::size_t(j)] = load_rows(pipe, info, n.in_hbm, n.in_type, groups[std::size_t(j)], n.cols,
+                                      buf[std::size_t(j % nbuf)].x, {j >= nbuf ? store[std::size_t(j - nbuf)] : -1});
+  };
+  for (int j = 0; j < nbuf; ++j) add_load(j);
   const Pipeline::OpId params_op = pipe.add(Engine::kDma, spread_copies(params, info.num_dma_engines));
 
-  std::vector<Pipeline::OpId> store(static_cast<std::size_t>(ngroups), -1);
+  const Pipeline::OpId ident_op = n.transposed ? pipe.add(Engine::kVec, te_identity(kt, iota, ident, te_type)) : -1;
+  Transposer tr(info, pipe, te_type, n.out_hbm, out_ld, kt, ident_op, ident);
+  std::vector<std::vector<Pipeline::OpId>> cast_readers(static_cast<std::size_t>(nbuf));  // TE ops reading cast[b]
   for (int j = 0; j < ngroups; ++j) {
     const RowGroup& grp = groups[std::size_t(j)];
     const RowBuffer& b = buf[std::size_t(j % nbuf)];
@@ -86,8 +215,8 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
     const isa::Operand x = operand(b.x, DataType::kFp32, {1, static_cast<int16_t>(cols)});
     auto tile = [&](int t) { return operand(b.x + uint32_t(t * cols * 4)); };
     const uint32_t sum = b.column[0], neg_mean = b.column[1], sq = b.column[2], rstd = b.column[3];
-    const Pipeline::OpId load =
-        load_rows(pipe, info, n.in_hbm, n.in_type, grp, cols, b.x, {j >= nbuf ? store[std::size_t(j - nbuf)] : -1});
+    if (j >= nbuf) add_load(j);
+    const Pipeline::OpId load = loads[std::size_t(j)];
     Pipeline::OpId centred = load;
     if (n.layernorm) {
       // s = sum x (identity with bias -0 rewrites x unchanged); -mean = (s / cols) * -1; c = x + -mean.
@@ -123,11 +252,27 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
                        gamma_rows = operand(gamma, DataType::kFp32, {1, 0});
     Pipeline::OpId y_op = pipe.add(Engine::kVec, {tensor_tensor(AluOp::kMultiply, p, cols, x, x, r_bcast, g)}, {r_op});
     y_op = pipe.add(Engine::kVec, {tensor_tensor(AluOp::kMultiply, p, cols, x, x, gamma_rows, g)}, {y_op, params_op});
+    // The last step writes the output: in place (FP32, the store casts) or, transposed, cast to out_type in SBUF
+    // (the same single rounding, rule 6) after the TE is done with that buffer's previous group.
+    const std::size_t bi = std::size_t(j % nbuf);
+    const isa::Operand y = n.transposed ? operand(cast[bi], te_type, {1, static_cast<int16_t>(cols)}) : x;
+    std::vector<Pipeline::OpId> last_after{y_op};
+    if (n.transposed) last_after.insert(last_after.end(), cast_readers[bi].begin(), cast_readers[bi].end());
     if (n.layernorm) {
       const isa::Operand beta_rows = operand(beta, DataType::kFp32, {1, 0});
-      y_op = pipe.add(Engine::kVec, {tensor_tensor(AluOp::kAdd, p, cols, x, x, beta_rows, g)}, {y_op});
+      y_op = pipe.add(Engine::kVec, {tensor_tensor(AluOp::kAdd, p, cols, y, x, beta_rows, g)}, last_after);
     }
-    store[std::size_t(j)] = store_rows(pipe, info, n.out_hbm, n.out_type, grp, cols, b.x, {y_op});
+    if (!n.transposed) {
+      store[std::size_t(j)] = store_rows(pipe, info, n.out_hbm, n.out_type, grp, cols, b.x, {y_op});
+      continue;
+    }
+    store[std::size_t(j)] = y_op;  // the FP32 rows are read for the last time
+    cast_readers[bi].clear();
+    for (int t = 0; t < g; ++t) {
+      const std::vector<Pipeline::OpId> te =
+          tr.tile(cast[bi] + uint32_t(uint64_t(t) * cols * eo), grp.row0 + t * p, p, cols, y_op);
+      cast_readers[bi].insert(cast_readers[bi].end(), te.begin(), te.end());
+    }
   }
   return pipe.build();
 }
@@ -136,7 +281,7 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
 
 isa::Program make_layernorm_program(const driver::DeviceInfo& info, const LayerNormLayout& l) {
   return build_norm(info, NormJob{"layernorm", true, l.rows, l.cols, l.in_hbm, l.out_hbm, l.gamma_hbm, l.beta_hbm,
-                                  l.eps, l.in_type, l.out_type});
+                                  l.eps, l.in_type, l.out_type, l.transposed_out, l.out_ld});
 }
 
 isa::Program make_rmsnorm_program(const driver::DeviceInfo& info, const RmsNormLayout& l) {

@@ -28,6 +28,15 @@ struct LayerNormLayout {
   float eps = 1e-5f;       ///< added to the variance; finite, >= 0
   isa::DataType in_type = isa::DataType::kFp32;
   isa::DataType out_type = isa::DataType::kFp32;
+  /// Write the output transposed, out[c, r] at out_hbm + (c * out_ld + r) elements, without the row-major copy
+  /// going through HBM: the Vector engine casts each row tile to out_type (bf16 or fp16, a Tensor Engine input
+  /// type) in SBUF and the TE transposes it (identity matmuls in tiles of transpose_tile_rows() rows from the
+  /// tile's first row, transpose_kernel.h: finite values exact but -0 -> +0; an Inf or NaN poisons its tile's
+  /// column), then the DMA stores PSUM (the bits of make_layernorm_program followed by make_transpose_program).
+  bool transposed_out = false;
+  /// transposed_out: elements from one output row to the next (0: rows); a column slice of a wider [cols, out_ld]
+  /// output at out_hbm's first column (rows of one tensor split over cores, each writing its columns).
+  int out_ld = 0;
 };
 
 /// One RMSNorm's tensors in HBM.
@@ -42,10 +51,12 @@ struct RmsNormLayout {
   isa::DataType out_type = isa::DataType::kFp32;
 };
 
-/// LayerNorm as a program on queues dma, vec and act (each ending with halt). Uses SBUF from offset 0 of the first
-/// min(rows, sbuf_partitions) partitions, semaphores 0..3 (starting at 0), no PSUM; touches HBM only inside the
-/// four tensors (in, gamma, beta read; out written). Throws std::invalid_argument for rows or cols < 1, an eps that
-/// is negative or not finite, a tensor outside HBM, or cols too large for the SBUF.
+/// LayerNorm as a program on queues dma, vec and act (each ending with halt; te too with transposed_out). Uses SBUF
+/// from offset 0 of the first min(rows, sbuf_partitions) partitions, the Pipeline's semaphores (starting at 0), PSUM
+/// only with transposed_out (from offset 0); touches HBM only inside the four tensors (in, gamma, beta read; out
+/// written). Throws std::invalid_argument for rows or cols < 1, an eps that is negative or not finite, a tensor
+/// outside HBM, cols too large for the SBUF, or transposed_out with an out_type the TE does not take (bf16, fp16),
+/// an out_ld below rows, or a device whose PSUM holds no tile.
 isa::Program make_layernorm_program(const driver::DeviceInfo& info, const LayerNormLayout& layout);
 
 /// RMSNorm as a program; the same resources and errors as make_layernorm_program (no beta).

@@ -37,10 +37,9 @@ Pipeline::Pipeline(const driver::DeviceInfo& info, uint8_t first_sem) : info_(in
   }
 }
 
-Pipeline::OpId Pipeline::add(isa::Engine engine, std::vector<isa::Instruction> instrs, const std::vector<OpId>& after,
-                             Publish publish) {
+Pipeline::OpId Pipeline::add(isa::Engine engine, std::vector<isa::Instruction> instrs, const std::vector<OpId>& after) {
   const OpId id = static_cast<OpId>(ops_.size());
-  Op op{engine, std::move(instrs), {}, false, publish};
+  Op op{engine, std::move(instrs), {}, false};
   for (const OpId d : after) {
     if (d < 0) continue;
     if (d >= id) throw std::logic_error("pipeline: dependency on an op not added before");
@@ -102,10 +101,12 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
     const Op& op = ops_[std::size_t(id)];
     const int q = static_cast<int>(op.engine);
     double now = best_start, done = best_start, te_drain = 0.0;
-    // A dma op after a wait or a barrier: the signal in front of it waits for every copy issued so far.
-    if (q == kDma && !op.deps.empty()) now = std::max(now, outstanding);
-    // A landing op waits for the op before it on its completion semaphore.
-    const bool landing = q == kDma && op.publish == Publish::kAtOnce && op.cross_users;
+    // A dma op after another dma op it depends on: the barrier in front of it waits for every copy issued so far.
+    bool after_dma = false;
+    for (const OpId d : op.deps) after_dma = after_dma || ops_[std::size_t(d)].engine == isa::Engine::kDma;
+    if (q == kDma && after_dma) now = std::max(now, outstanding);
+    // A published dma op waits for the op before it on its completion semaphore.
+    const bool landing = q == kDma && op.cross_users;
     const int lane = landing ? landing_ops++ % kLandingSems : 0;
     if (landing) now = std::max(now, landed[std::size_t(lane)]);
     for (const isa::Instruction& in : op.instrs) {
@@ -165,14 +166,13 @@ isa::Program Pipeline::build() const {
   const std::vector<OpId> order = schedule(nullptr);
   const std::size_t n = ops_.size();
   // Pass 1: the synchronisation of every op, in the global order. te/act/vec/cc publish an op by a signal right after
-  // it. The dma queue defers its signals: consecutive copies are issued back to back and one signal (a barrier)
-  // publishes them all, just before the queue's next wait (so a wait never depends on an unpublished copy), before a
-  // copy that must follow an earlier one (buffer reuse), and at the end. A kAtOnce op's copies publish it as they
-  // land (done_sem on its lane's semaphore); the dma queue first waits for the lane's previous op to have landed.
+  // it; a dma op by its copies as they land (done_sem on its lane's completion semaphore; the dma queue first waits
+  // for the lane's previous op to have landed). A dma op that must follow an earlier dma op (buffer reuse) gets a
+  // barrier in front of it, a dma sem_signal, unless one came since.
   struct Sync {
-    bool signal_before = false;                   // dma: flush / barrier signal in front of the op
-    bool signal_after = false;                    // te/act/vec/cc: publish the op
-    int lane = -1;                                // dma with kAtOnce: its copies' completion semaphore (lane)
+    bool signal_before = false;  // dma: a barrier in front of the op
+    bool signal_after = false;   // te/act/vec/cc: publish the op
+    int lane = -1;               // dma with users on other queues: its copies' completion semaphore (lane)
   };
   // A producer of a wait: a queue's semaphore (0 .. kQueues - 1) or a completion semaphore (kQueues + lane).
   constexpr int kProducers = kQueues + kLandingSems;
@@ -180,58 +180,33 @@ isa::Program Pipeline::build() const {
   std::vector<uint32_t> published(n, 0);
   std::vector<int> producer(n, 0);  // whose count `published` is
   std::array<uint32_t, kProducers> count{};
-  std::array<std::array<uint32_t, kProducers>, kQueues> waited{};  // [consumer][producer] count already waited for
-  std::vector<OpId> pending;                                       // dma ops waiting for a signal
   int landing_ops = 0;
-  std::vector<uint32_t> issued_at(n, 0);                        // dma: signals before the op
-  auto flush = [&] {
-    ++count[kDma];
-    for (const OpId p : pending) published[std::size_t(p)] = count[kDma];
-    pending.clear();
-  };
+  std::vector<uint32_t> issued_at(n, 0);  // dma: barriers before the op
   for (const OpId id : order) {
     const Op& op = ops_[std::size_t(id)];
     const int q = static_cast<int>(op.engine);
     Sync& sy = sync[std::size_t(id)];
-    const bool landing = q == kDma && op.cross_users && op.publish == Publish::kAtOnce;
-    std::array<uint32_t, kProducers> need{};
-    bool after_dma_copy = false;
-    for (const OpId d : op.deps) {
-      const int pq = static_cast<int>(ops_[std::size_t(d)].engine);
-      const int pr = producer[std::size_t(d)];
-      if (pq != q) need[std::size_t(pr)] = std::max(need[std::size_t(pr)], published[std::size_t(d)]);
-      if (q == kDma && pq == kDma && issued_at[std::size_t(d)] == count[kDma]) after_dma_copy = true;
-    }
-    if (landing) {  // the op before on this completion semaphore must have landed
-      sy.lane = landing_ops++ % kLandingSems;
-      const int pr = kQueues + sy.lane;
-      need[std::size_t(pr)] = std::max(need[std::size_t(pr)], count[std::size_t(pr)]);
-    }
-    bool waits = false;
-    for (int pr = 0; pr < kProducers; ++pr) {
-      if (need[std::size_t(pr)] > waited[std::size_t(q)][std::size_t(pr)]) {
-        waits = waits || pr < kQueues;  // a completion semaphore's wait needs no copy published first
-        waited[std::size_t(q)][std::size_t(pr)] = need[std::size_t(pr)];
-      }
-    }
     if (q == kDma) {
-      if (after_dma_copy || (waits && !pending.empty())) {
+      bool after_dma_copy = false;
+      for (const OpId d : op.deps) {
+        after_dma_copy = after_dma_copy || (ops_[std::size_t(d)].engine == isa::Engine::kDma &&
+                                            issued_at[std::size_t(d)] == count[kDma]);
+      }
+      if (after_dma_copy) {
         sy.signal_before = true;
-        flush();
+        ++count[kDma];
       }
       issued_at[std::size_t(id)] = count[kDma];
-      if (landing) {
+      if (op.cross_users) {
         uint32_t copies = 0;
         for (const isa::Instruction& in : op.instrs) {
           copies += in.op == isa::Opcode::kDmaCopy || in.op == isa::Opcode::kPsumCopy ? 1 : 0;
         }
-        if (copies == 0) throw std::logic_error("pipeline: a kAtOnce dma op without copies");
+        if (copies == 0) throw std::logic_error("pipeline: a dma op that other queues wait for has no copies");
+        sy.lane = landing_ops++ % kLandingSems;
         producer[std::size_t(id)] = kQueues + sy.lane;
         count[std::size_t(kQueues + sy.lane)] += copies;
         published[std::size_t(id)] = count[std::size_t(kQueues + sy.lane)];
-      } else if (op.cross_users) {
-        producer[std::size_t(id)] = kDma;
-        pending.push_back(id);
       }
     } else if (op.cross_users) {
       sy.signal_after = true;
@@ -239,8 +214,6 @@ isa::Program Pipeline::build() const {
       published[std::size_t(id)] = ++count[std::size_t(q)];
     }
   }
-  const bool final_flush = !pending.empty();
-  if (final_flush) flush();
 
   // Pass 2: emit.
   isa::Program prog;
@@ -252,7 +225,7 @@ isa::Program Pipeline::build() const {
     auto& out = prog.queues[std::size_t(q)];
     const Sync& sy = sync[std::size_t(id)];
     if (sy.signal_before) out.push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + q), 1));
-    // Recompute the waits with the final published counts (a dma producer's count is known only after its flush).
+    // The waits for the producers' published counts; waits an earlier one of this queue implies are left out.
     std::array<uint32_t, kProducers> need{};
     for (const OpId d : op.deps) {
       const int pq = static_cast<int>(ops_[std::size_t(d)].engine);
@@ -280,7 +253,6 @@ isa::Program Pipeline::build() const {
     }
     if (sy.signal_after) out.push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + q), 1));
   }
-  if (final_flush) prog.queues[kDma].push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + kDma), 1));
   for (auto& qi : prog.queues) {
     if (!qi.empty()) qi.push_back(isa::Instruction::halt());
   }

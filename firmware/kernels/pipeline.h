@@ -6,19 +6,17 @@
 //   - ops are list-scheduled on estimated costs (the device's cost figures, docs/isa.md "Costs"): repeatedly the
 //     ready op (all its dependencies placed) that can start earliest is appended to its queue; the resulting global
 //     order is topological, so no queue can wait for something that comes later: the program cannot deadlock;
-//   - every queue q signals one semaphore, first_sem + q, by 1 after each op that another queue depends on; a
-//     consumer waits for the producer's count (waits already implied by an earlier wait are left out). On the dma
-//     queue a signal also waits for all earlier copies (it means "these copies are done"), so the dma queue defers
-//     its signals: copies are issued back to back and one signal publishes them all, placed just before the
-//     queue's next wait (a wait never depends on an unpublished copy), before a barrier, or at the end;
-//   - a dma op added with Publish::kAtOnce is published as its copies land: each copy carries a completion
+//   - the te, act, vec and cc queues signal one semaphore each, first_sem + q, by 1 after each op that another queue
+//     depends on; a consumer waits for the producer's count (waits already implied by an earlier wait are left out);
+//   - a dma op that another queue depends on is published as its copies land: each copy carries a completion
 //     semaphore (dma_copy done_sem=, one of kLandingSems taken in turn) and its consumers wait for that semaphore's
-//     count at the op's last copy. No barrier: the dma queue goes on issuing. The dma queue waits for the op before
-//     on the same semaphore to land before it issues the next (so that the counts tell the ops apart), which bounds
-//     the landing ops in flight to kLandingSems;
+//     count at the op's last copy. No barrier: the dma queue goes on issuing. Before it issues the next op on the same
+//     semaphore the dma queue waits for the op before to have landed (copies land in any order: so the counts tell the
+//     ops apart), which keeps at most kLandingSems published ops in flight. (A sem_signal on the dma queue would wait
+//     for every copy issued before it, a barrier that leaves the DMA engines idle between waves.);
 //   - on the te, act and vec queues an instruction completes before the next starts, so dependencies inside these
 //     queues need nothing; a dma op that depends on an earlier dma op (a buffer reused after its store) gets a
-//     signal (a barrier) in front of it unless one came since;
+//     sem_signal (a barrier) in front of it unless one came since;
 //   - every queue ends with halt.
 #pragma once
 
@@ -39,28 +37,19 @@ class Pipeline {
  public:
   using OpId = int;
 
-  /// Completion semaphores of the kAtOnce dma ops, taken in turn: at most this many such ops are in flight.
+  /// Completion semaphores of the published dma ops, taken in turn: at most this many such ops are in flight.
   static constexpr int kLandingSems = 4;
 
   /// `first_sem`: the semaphores first_sem .. first_sem + kNumQueues - 1 (one per queue) and the kLandingSems after
   /// them belong to the program. Throws std::invalid_argument when they do not fit the device's 32.
   explicit Pipeline(const driver::DeviceInfo& info, uint8_t first_sem = 0);
 
-  /// When the completion of a dma op another queue depends on is signalled (te, act, vec and cc ops are always
-  /// signalled right after them):
-  ///   kDeferred: with the next signal the dma queue needs (file comment), so that the copies of consecutive dma ops
-  ///              are issued back to back;
-  ///   kAtOnce:   by its copies as they land (their done_sem): its consumers may start as soon as its copies are
-  ///              done, and the dma queue goes on issuing what follows. For a wave a consumer is waiting for, e.g.
-  ///              the next batch of a GEMM.
-  enum class Publish { kDeferred, kAtOnce };
-
   /// Adds an op of `instrs` (no semaphores, no halt) on `engine`'s queue that may start only when every op in
   /// `after` (ids returned earlier; negative ids are ignored) has completed. Returns its id.
-  OpId add(isa::Engine engine, std::vector<isa::Instruction> instrs, const std::vector<OpId>& after = {},
-           Publish publish = Publish::kDeferred);
+  OpId add(isa::Engine engine, std::vector<isa::Instruction> instrs, const std::vector<OpId>& after = {});
 
-  /// The program (see the file comment). Throws std::logic_error for a dependency on an op not added before.
+  /// The program (see the file comment). Throws std::logic_error for a dependency on an op not added before or a dma
+  /// op without copies that another queue depends on.
   isa::Program build() const;
 
   /// Estimated TE cycles of the schedule build() emits (the cost figures above; a planning aid, not a promise).
@@ -73,8 +62,7 @@ class Pipeline {
     isa::Engine engine;
     std::vector<isa::Instruction> instrs;
     std::vector<OpId> deps;
-    bool cross_users = false;  ///< another queue depends on it: signal after it
-    Publish publish = Publish::kDeferred;
+    bool cross_users = false;  ///< another queue depends on it: publish it
   };
   /// The global order of the list schedule, and its estimated length.
   std::vector<OpId> schedule(double* cycles) const;

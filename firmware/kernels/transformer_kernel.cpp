@@ -9,7 +9,6 @@
 #include "firmware/kernels/dma_copies.h"
 #include "firmware/kernels/mlp_kernel.h"
 #include "firmware/kernels/norm_kernel.h"
-#include "firmware/kernels/transpose_kernel.h"
 
 namespace trnsim::kernels {
 
@@ -22,45 +21,35 @@ void check_shape(const TransformerShape& s) {
   }
 }
 
-/// [rows, cols] BF16 -> [cols, rows] BF16, on the TE or by strided DMA copies. The TE transpose is split over the
-/// cores by whole row tiles of its input (each core writes its columns of the output); a row tile is transposed by
-/// one identity matmul either way, so the bits are the one-core transpose's.
-KernelSequence transpose_steps(const driver::DeviceInfo& info, const std::string& name, bool te, uint64_t in,
-                               uint64_t out, int rows, int cols, int cores) {
-  if (te) {
-    return row_split_steps(name, rows, transpose_tile_rows(info), cores, [&](int r0, int n) {
-      TransposeLayout t;
-      t.rows = n;
-      t.cols = cols;
-      t.in_hbm = in + uint64_t(r0) * uint64_t(cols) * 2;
-      t.out_hbm = out + uint64_t(r0) * 2;  // columns [r0, r0 + n) of every output row
-      t.out_ld = rows;
-      t.dtype = isa::Dtype::kBf16;
-      t.out_type = isa::DataType::kBf16;
-      return KernelStep{"", make_transpose_program(info, t), 0};
-    });
-  }
-  return {{name, dma_program(info, {transpose_copy(in, isa::DataType::kBf16, out, isa::DataType::kBf16, rows, cols)}),
-           0}};
-}
-
-/// LayerNorm of [seq, d_model] FP32 -> BF16, its rows split over the cores.
+/// LayerNorm of [seq, d_model] FP32 -> BF16, its rows split over the cores, then its [d_model, seq] transpose (the
+/// GEMMs' moving operand). With te_transpose one step: each core's LayerNorm transposes its rows on the TE and
+/// writes its columns of outT (LayerNormLayout::transposed_out; `out` is not written). Else the LayerNorm into `out`
+/// and a step of strided DMA copies.
 KernelSequence layernorm_steps(const driver::DeviceInfo& info, const std::string& name, const TransformerShape& s,
-                               uint64_t in, uint64_t g, uint64_t b, uint64_t out) {
-  return row_split_steps(name, s.seq, int(info.sbuf_partitions), s.cores, [&](int r0, int n) {
+                               uint64_t in, uint64_t g, uint64_t b, uint64_t out, uint64_t outT) {
+  KernelSequence seq = row_split_steps(name, s.seq, int(info.sbuf_partitions), s.cores, [&](int r0, int n) {
     const uint64_t row = uint64_t(r0) * uint64_t(s.d_model);
     LayerNormLayout ln;
     ln.rows = n;
     ln.cols = s.d_model;
     ln.in_hbm = in + row * 4;
-    ln.out_hbm = out + row * 2;
+    ln.out_hbm = s.te_transpose ? outT + uint64_t(r0) * 2 : out + row * 2;  // outT: columns [r0, r0 + n)
     ln.gamma_hbm = g;
     ln.beta_hbm = b;
     ln.eps = s.ln_eps;
     ln.in_type = isa::DataType::kFp32;
     ln.out_type = isa::DataType::kBf16;
+    ln.transposed_out = s.te_transpose;
+    ln.out_ld = s.seq;
     return KernelStep{"", make_layernorm_program(info, ln), 0};
   });
+  if (!s.te_transpose) {  // one copy out[r, c] -> outT[c, r]
+    seq.push_back({name + " transpose",
+                   dma_program(info, {transpose_copy(out, isa::DataType::kBf16, outT, isa::DataType::kBf16, s.seq,
+                                                     s.d_model)}),
+                   0});
+  }
+  return seq;
 }
 }  // namespace
 
@@ -96,8 +85,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   check_shape(s);
   const uint64_t T = s.seq, D = s.d_model, d = s.head_dim();
   KernelSequence seq;
-  append(&seq, layernorm_steps(info, "ln1", s, in.x, in.ln1_g, in.ln1_b, b.ln1));
-  append(&seq, transpose_steps(info, "ln1 transpose", s.te_transpose, b.ln1, b.ln1T, s.seq, s.d_model, s.cores));
+  append(&seq, layernorm_steps(info, "ln1", s, in.x, in.ln1_g, in.ln1_b, b.ln1, b.ln1T));
 
   GemmEpilogue qkv_bias;  // + b_qkv per row, cast to BF16 in the GEMM's drain
   qkv_bias.kind = GemmEpilogue::Kind::kRowBiasAct;
@@ -144,8 +132,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   append(&seq, gemm_steps(info, "proj gemm+bias+residual", s.d_model, s.seq, s.d_model, b.attnT, in.w_o, b.h1,
                           s.cores, isa::DataType::kFp32, proj_bias));
 
-  append(&seq, layernorm_steps(info, "ln2", s, b.h1, in.ln2_g, in.ln2_b, b.ln2));
-  append(&seq, transpose_steps(info, "ln2 transpose", s.te_transpose, b.ln2, b.ln2T, s.seq, s.d_model, s.cores));
+  append(&seq, layernorm_steps(info, "ln2", s, b.h1, in.ln2_g, in.ln2_b, b.ln2, b.ln2T));
 
   MlpLayout m;
   m.tokens = s.seq;

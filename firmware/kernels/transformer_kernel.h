@@ -44,7 +44,7 @@ struct TransformerInputs {
 
 /// The intermediates, in the scratch area (HBM addresses; see transformer_buffers()).
 struct TransformerBuffers {
-  uint64_t ln1 = 0;       ///< [T, D] BF16, LN1(x)
+  uint64_t ln1 = 0;       ///< [T, D] BF16, LN1(x) (written only without te_transpose)
   uint64_t ln1T = 0;      ///< [D, T] BF16
   uint64_t qkvT = 0;      ///< [3D, T] BF16, W_qkv^T @ ln1^T + b_qkv per row: Q^T (rows 0..D-1), K^T (D..2D-1),
                           ///< V^T (2D..3D-1)
@@ -54,7 +54,7 @@ struct TransformerBuffers {
   uint64_t probsT = 0;    ///< [H, T, T] BF16
   uint64_t attnT = 0;     ///< [D, T] BF16, heads' outputs feature-major
   uint64_t h1 = 0;        ///< [T, D] FP32, x + (attn @ W_o + b_o)
-  uint64_t ln2 = 0;       ///< [T, D] BF16
+  uint64_t ln2 = 0;       ///< [T, D] BF16 (written only without te_transpose)
   uint64_t ln2T = 0;      ///< [D, T] BF16
   uint64_t mlp_gT = 0;    ///< [F, T] BF16, gelu_tanh(W1^T @ ln2^T + b1 per row)
   uint64_t end = 0;       ///< first byte after the scratch area
@@ -64,11 +64,12 @@ struct TransformerBuffers {
 /// shape with a dimension < 1 or d_model not a multiple of heads.
 TransformerBuffers transformer_buffers(const TransformerShape& shape, uint64_t scratch_hbm);
 
-/// The block's programs, in order: "ln1", "ln1 transpose", "qkv gemm+bias" (the bias and the BF16 cast in the GEMM's
-/// drain, GemmEpilogue), "v heads" (DMA re-layout of V^T into per-head token-major V_h), the attention steps
-/// (attention_kernel.h; the pv GEMMs cast to BF16), "proj gemm+bias+residual", "ln2", "ln2 transpose", the MLP steps
-/// (mlp_kernel.h; the residual h1) into out[T, D] FP32. No FP32 GEMM output goes through HBM but the attention
-/// scores. Throws std::invalid_argument like the kernels it uses.
+/// The block's programs, in order: "ln1" (with te_transpose the LayerNorm writes ln1T through the TE and ln1 stays
+/// unwritten; else the LayerNorm into ln1, then "ln1 transpose", a strided DMA copy), "qkv gemm+bias" (the bias and
+/// the BF16 cast in the GEMM's drain, GemmEpilogue), "v heads" (DMA re-layout of V^T into per-head token-major V_h),
+/// the attention steps (attention_kernel.h; the pv GEMMs cast to BF16), "proj gemm+bias+residual", "ln2" (as "ln1",
+/// into ln2T), the MLP steps (mlp_kernel.h; the residual h1) into out[T, D] FP32. No FP32 GEMM output goes through
+/// HBM but the attention scores. Throws std::invalid_argument like the kernels it uses.
 KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& shape,
                                          const TransformerInputs& in, const TransformerBuffers& buf,
                                          uint64_t out_hbm);

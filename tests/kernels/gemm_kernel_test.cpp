@@ -313,8 +313,9 @@ TEST(GemmProtocol, TheTeQueueIsThePlanAndEachQueueSignalsItsOwnSemaphore) {
       }
       if (in.op == isa::Opcode::kSemWait) {
         const unsigned s = in.sem.sem;
-        EXPECT_TRUE(s == (q == te ? dma : te) || landing(s)) << "queue " << q << " waits for semaphore " << s
-                                                               << ", which neither the other queue nor a copy signals";
+        EXPECT_TRUE((q == dma && s == te) || landing(s))
+            << "queue " << q << " waits for semaphore " << s << ": the te queue waits for copies (their completion "
+            << "semaphores), the dma queue for the te queue's signals or its own earlier copies";
         EXPECT_GT(in.sem.value, last_wait[q][s]) << "queue " << q << ": a wait an earlier one implies";
         last_wait[q][s] = in.sem.value;
         ++waits[q];
@@ -342,11 +343,11 @@ TEST(GemmProtocol, TheTeQueueIsThePlanAndEachQueueSignalsItsOwnSemaphore) {
   uint64_t consumed = 0;
   for (int j = 0; j < p.batches; ++j) consumed += j + p.sbuf_buffers < p.batches || (j + 1) % p.batches_per_block == 0;
   EXPECT_EQ(signals[te], consumed);
-  // te: a wait for each batch's load (its completion semaphore), and for the dma queue's barrier where a block's
-  // P -> PSUM copy went out deferred.
+  // te: a wait for each batch's load (its completion semaphore), and for a block's P -> PSUM copy when that went
+  // out in a wave of its own.
   EXPECT_LE(waits[te], 2 * uint64_t(p.batches));
-  // dma: no signal after the loads (their copies signal); barriers before a P -> PSUM copy whose buffer's drain is
-  // not yet published, and one at the end for the last drains.
+  // dma: no signal after the loads (their copies signal); only barriers, before a P -> PSUM copy whose buffer's drain
+  // may still be in flight.
   EXPECT_LE(signals[dma], uint64_t(p.blocks) + 1);
   // dma: a wait before each load that reuses a buffer and each drain, unless an earlier wait implies it, and before
   // each load wave after the first kLandingSems one for the wave before it on the same semaphore.

@@ -283,6 +283,106 @@ INSTANTIATE_TEST_SUITE_P(
                       NormCase{50, 61, false, true, 1e-5f, DataType::kFp32, DataType::kFp32, true}),
     [](const auto& i) { return name_of(i.param); });
 
+// LayerNorm with its output transposed on the TE (LayerNormLayout::transposed_out): the bits of the LayerNorm
+// followed by the TE transpose (golden::layernorm_rows, then golden::transpose_te in tiles of the TE's rows), into a
+// dense [cols, rows] output or the columns [c0, c0 + rows) of a wider one; nothing else of the output is written.
+struct NormTCase {
+  int rows, cols;
+  bool trn2 = false;
+  DataType out = DataType::kBf16;
+  int out_ld = 0, c0 = 0;  // a column slice of a [cols, out_ld] output
+  bool specials = false;
+};
+
+class NormTransposedRef : public ::testing::TestWithParam<NormTCase> {};
+
+TEST_P(NormTransposedRef, MatchesTheLayerNormThenTheTeTranspose) {
+  const NormTCase c = GetParam();
+  const DeviceInfo info = c.trn2 ? trn2() : tiny();
+  std::mt19937_64 rng(test::test_seed());
+  const std::size_t n = std::size_t(c.rows) * c.cols;
+  const int ld = c.out_ld > 0 ? c.out_ld : c.rows;
+  Tensor in{0x2000, DataType::kFp32, test::random_elements(DataType::kFp32, n, rng, 3.0f, c.specials), n};
+  Tensor gamma{next_addr(in), DataType::kFp32, test::random_elements(DataType::kFp32, std::size_t(c.cols), rng, 1.0f),
+               std::size_t(c.cols)};
+  Tensor beta{next_addr(gamma), DataType::kFp32, test::random_elements(DataType::kFp32, std::size_t(c.cols), rng, 1.0f),
+              std::size_t(c.cols)};
+  Tensor out{next_addr(beta), c.out, {}, std::size_t(c.cols) * std::size_t(ld)};
+  LayerNormLayout l;
+  l.rows = c.rows;
+  l.cols = c.cols;
+  l.in_hbm = in.addr;
+  l.gamma_hbm = gamma.addr;
+  l.beta_hbm = beta.addr;
+  l.out_hbm = out.addr + uint64_t(c.c0) * isa::data_type_bytes(c.out);
+  l.out_type = c.out;
+  l.transposed_out = true;
+  l.out_ld = c.out_ld;
+  const isa::Program prog = make_layernorm_program(info, l);
+  EXPECT_FALSE(prog.queues[std::size_t(isa::Engine::kTe)].empty());
+  const auto got = run_checked(info, prog, {in, gamma, beta}, out, parts(info, c.rows), info.psum_partitions);
+  ASSERT_EQ(got.size(), out.elements);
+  const golden::NormSpec s{c.rows, c.cols, 1e-5f, DataType::kFp32, c.out};
+  const std::vector<uint32_t> ln = golden::layernorm_rows(s, in.v, gamma.v, beta.v);
+  const auto dtype = static_cast<isa::Dtype>(static_cast<uint8_t>(c.out));
+  const std::vector<uint32_t> want = golden::transpose_te(dtype, c.rows, c.cols, ln, transpose_tile_rows(info), c.out);
+  std::vector<uint32_t> slice(n);
+  std::size_t untouched = 0;
+  for (int col = 0; col < c.cols; ++col) {
+    for (int x = 0; x < ld; ++x) {
+      const uint32_t v = got[std::size_t(col) * std::size_t(ld) + std::size_t(x)];
+      if (x >= c.c0 && x < c.c0 + c.rows) {
+        slice[std::size_t(col) * std::size_t(c.rows) + std::size_t(x - c.c0)] = v;
+      } else {
+        untouched += v == 0xA5A5u ? 0 : 1;
+      }
+    }
+  }
+  EXPECT_EQ(untouched, 0u) << "output elements outside the column slice were written";
+  test::expect_same_bits(slice, want, c.rows, "layernorm transposed");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, NormTransposedRef,
+    ::testing::Values(NormTCase{1, 1}, NormTCase{17, 33}, NormTCase{45, 700}, NormTCase{33, 48, false, DataType::kFp16},
+                      NormTCase{200, 768, true}, NormTCase{130, 5, true}, NormTCase{20, 37, false, DataType::kBf16, 41, 9},
+                      NormTCase{256, 130, true, DataType::kBf16, 300, 44}, NormTCase{50, 61, false, DataType::kBf16, 0, 0,
+                                                                                      true}),
+    [](const auto& i) {
+      const NormTCase& c = i.param;
+      return fmt::format("{}x{}_{}_{}_ld{}_c{}{}", c.rows, c.cols, c.trn2 ? "trn2" : "tiny",
+                         isa::data_type_name(c.out), c.out_ld, c.c0, c.specials ? "_special" : "");
+    });
+
+TEST(NormKernel, TransposedOutputNeedsATeTypeAndRoomForItsRows) {
+  const DeviceInfo info = tiny();
+  LayerNormLayout l;
+  l.rows = 3;
+  l.cols = 10;
+  l.out_hbm = 0x1000;
+  l.out_type = DataType::kBf16;
+  l.transposed_out = true;
+  EXPECT_NO_THROW(make_layernorm_program(info, l));
+  l.out_type = DataType::kFp32;
+  try {
+    make_layernorm_program(info, l);
+    ADD_FAILURE() << "an FP32 transposed output was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("out_type bf16 or fp16, not fp32"), std::string::npos) << e.what();
+  }
+  l.out_type = DataType::kBf16;
+  l.out_ld = 2;
+  try {
+    make_layernorm_program(info, l);
+    ADD_FAILURE() << "out_ld below rows was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("out_ld 2 is smaller than rows 3"), std::string::npos) << e.what();
+  }
+  l.out_ld = 0;
+  l.out_hbm = (1ull << 30) - 40;  // [10, 3] BF16 = 60 bytes: past the end of HBM
+  EXPECT_THROW(make_layernorm_program(info, l), std::invalid_argument);
+}
+
 TEST(NormKernel, BadLayoutsThrow) {
   const DeviceInfo info = tiny();
   LayerNormLayout ok;
