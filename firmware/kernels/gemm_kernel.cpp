@@ -258,7 +258,17 @@ class GemmBuilder {
         scale_stack_copies(l_.stationary_scales_hbm, l_.stationary_stride(), b.m0, b.rows, batch.kt0, batch.nkt,
                            stationary_scale_addr(batch.stationary_slot, 0), p.stationary_scale_bytes, &wave);
       }
-      load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, info_.num_dma_engines), load_after);
+      // The first wave over every engine (the TE waits for it); the later ones land while the TE works, and several
+      // are in flight (completion semaphores, pipeline.h), so their pieces are cut no smaller than what one engine
+      // moves in one start latency: more pieces would spend more engine time on start latencies than they save.
+      uint64_t wave_bytes = 0;
+      for (const isa::CopyFields& c : wave) wave_bytes += copy_bytes(c);
+      const double engine_bytes = std::max(1.0, dma_latency_bytes(info_) / std::max(1u, info_.num_dma_engines));
+      const uint32_t engines =
+          j == 0 ? info_.num_dma_engines
+                 : uint32_t(std::clamp<double>(std::floor(double(wave_bytes) / engine_bytes), 1.0,
+                                               double(info_.num_dma_engines)));
+      load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, engines), load_after);
       for (int slot : prefetch_slots) prefetched[std::size_t(slot)].push_back(load[j]);
       if (carry >= 0) drain[std::size_t(carry)] = load[j];
       for (int sb : wave_stores[j]) {

@@ -45,9 +45,8 @@ void require(const NormJob& n, bool ok, const std::string& what) {
 
 /// Transposes row tiles that lie in SBUF (rows on partitions 0.., `cols` elements of `eo` bytes each, a TE input
 /// type) into an HBM output [cols, out_ld]: per tile of at most kt rows and column chunk of at most mt columns one
-/// identity matmul into a PSUM slot [m, k] FP32 (te_transpose_tile), the slots of a tile's chunks that share a
-/// bank drained by one DMA copy (casting back, exact). The slots form a ring; a slot is written again after its
-/// drain.
+/// identity matmul into a PSUM slot [m, k] FP32 (te_transpose_tile), consecutive slots of a tile's chunks drained by
+/// one DMA copy (casting back, exact). The slots form a ring; a slot is written again after its drain.
 class Transposer {
  public:
   /// `type`: bf16 or fp16 (the TE dtype of the same code); kt 0: a Transposer that is never used.
@@ -60,6 +59,10 @@ class Transposer {
     mt_ = int(std::min<uint64_t>(info.te_cols, info.psum_partitions));
     per_bank_ = int(info.psum_bank_bytes() / (uint64_t(kt) * 4));
     slot_drain_.assign(std::size_t(per_bank_) * info.psum_banks, -1);
+    // When the slots fill the banks exactly they are one run (slot s at s * kt * 4) and a drain may cross banks: up
+    // to half the slots, so the TE fills the other half meanwhile. Fewer drains, fewer start latencies.
+    linear_ = uint64_t(per_bank_) * uint64_t(kt) * 4 == info.psum_bank_bytes();
+    max_group_ = linear_ ? std::max(1, int(slot_drain_.size()) / 2) : per_bank_;
   }
 
   /// The rows [row0, row0 + k) of the input, at SBUF offset `sbuf` of partitions 0..k-1, after op `after`. Returns
@@ -90,8 +93,12 @@ class Transposer {
       for (int c = 0; c < cols; c += mt_) {
         const int m = std::min(mt_, cols - c), s = next_;
         next_ = (next_ + 1) % int(slot_drain_.size());
-        // A new drain group at a bank's start, for a ragged chunk (fewer PSUM partitions), or where the ring wraps.
-        if (!group.empty() && (s % per_bank_ == 0 || m < mt_ || s != group_slot + int(group.size()))) drain();
+        // A new drain group when the group is full (at a bank's start, unless the slots are one run), for a ragged
+        // chunk (fewer PSUM partitions), or where the ring wraps.
+        if (!group.empty() && ((!linear_ && s % per_bank_ == 0) || int(group.size()) >= max_group_ || m < mt_ ||
+                               s != group_slot + int(group.size()))) {
+          drain();
+        }
         if (group.empty()) {
           group_slot = s;
           group_c0 = c;
@@ -119,7 +126,8 @@ class Transposer {
   DataType type_;
   isa::Dtype dtype_;
   uint64_t out_, eo_, out_ld_;
-  int kt_, mt_ = 0, per_bank_ = 1, next_ = 0;
+  int kt_, mt_ = 0, per_bank_ = 1, max_group_ = 1, next_ = 0;
+  bool linear_ = false;
   Pipeline::OpId ident_op_;
   uint32_t ident_off_;
   std::vector<Pipeline::OpId> slot_drain_;  // per PSUM slot: the drain that last read it
