@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <random>
 #include <string>
@@ -230,6 +231,16 @@ std::string name_of(const NormCase& c) {
                      isa::data_type_name(c.in), isa::data_type_name(c.out), c.specials ? "_special" : "");
 }
 
+/// A norm's inputs, one after the other in HBM: in [rows, cols] of `type` (N(0, 3^2), special values if asked),
+/// gamma and beta [cols] FP32.
+std::array<Tensor, 3> norm_inputs(int rows, int cols, DataType type, bool specials, std::mt19937_64& rng) {
+  const std::size_t n = std::size_t(rows) * std::size_t(cols), nc = std::size_t(cols);
+  Tensor in{0x2000, type, test::random_elements(type, n, rng, 3.0f, specials), n};
+  Tensor gamma{next_addr(in), DataType::kFp32, test::random_elements(DataType::kFp32, nc, rng, 1.0f), nc};
+  Tensor beta{next_addr(gamma), DataType::kFp32, test::random_elements(DataType::kFp32, nc, rng, 1.0f), nc};
+  return {in, gamma, beta};
+}
+
 class NormRef : public ::testing::TestWithParam<NormCase> {};
 
 TEST_P(NormRef, MatchesGoldenBitForBit) {
@@ -237,11 +248,7 @@ TEST_P(NormRef, MatchesGoldenBitForBit) {
   const DeviceInfo info = c.trn2 ? trn2() : tiny();
   std::mt19937_64 rng(test::test_seed());
   const std::size_t n = std::size_t(c.rows) * c.cols;
-  Tensor in{0x2000, c.in, test::random_elements(c.in, n, rng, 3.0f, c.specials), n};
-  Tensor gamma{next_addr(in), DataType::kFp32, test::random_elements(DataType::kFp32, std::size_t(c.cols), rng, 1.0f),
-               std::size_t(c.cols)};
-  Tensor beta{next_addr(gamma), DataType::kFp32, test::random_elements(DataType::kFp32, std::size_t(c.cols), rng, 1.0f),
-              std::size_t(c.cols)};
+  const auto [in, gamma, beta] = norm_inputs(c.rows, c.cols, c.in, c.specials, rng);
   Tensor out{next_addr(beta), c.out, {}, n};
   const golden::NormSpec s{c.rows, c.cols, c.eps, c.in, c.out};
   if (c.rms) {
@@ -302,11 +309,7 @@ TEST_P(NormTransposedRef, MatchesTheLayerNormThenTheTeTranspose) {
   std::mt19937_64 rng(test::test_seed());
   const std::size_t n = std::size_t(c.rows) * c.cols;
   const int ld = c.out_ld > 0 ? c.out_ld : c.rows;
-  Tensor in{0x2000, DataType::kFp32, test::random_elements(DataType::kFp32, n, rng, 3.0f, c.specials), n};
-  Tensor gamma{next_addr(in), DataType::kFp32, test::random_elements(DataType::kFp32, std::size_t(c.cols), rng, 1.0f),
-               std::size_t(c.cols)};
-  Tensor beta{next_addr(gamma), DataType::kFp32, test::random_elements(DataType::kFp32, std::size_t(c.cols), rng, 1.0f),
-              std::size_t(c.cols)};
+  const auto [in, gamma, beta] = norm_inputs(c.rows, c.cols, DataType::kFp32, c.specials, rng);
   Tensor out{next_addr(beta), c.out, {}, std::size_t(c.cols) * std::size_t(ld)};
   LayerNormLayout l;
   l.rows = c.rows;

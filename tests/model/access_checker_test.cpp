@@ -24,6 +24,15 @@ AccessChecker::Actor queue_actor(int q, uint32_t index, isa::Opcode op) {
   return a;
 }
 
+/// dma instruction `index`, a copy on DMA engine `engine` with the clock dma_issue gave it.
+AccessChecker::Actor copy_actor(uint32_t index, int engine, const AccessChecker::Clock* clock) {
+  AccessChecker::Actor a = queue_actor(kDma, index, isa::Opcode::kDmaCopy);
+  a.agent = AccessChecker::dma_agent(engine);
+  a.dma_engine = engine;
+  a.clock = clock;
+  return a;
+}
+
 class AccessCheckerTest : public ::testing::Test {
  protected:
   ChipConfig config_ = chip_config("tiny");
@@ -83,10 +92,7 @@ TEST_F(AccessCheckerTest, DmaCopiesAreOrderedOnlyThroughTheQueuesDrain) {
   hazards_.on_signal(kVec, 4);
   hazards_.on_wait(kDma, 4);
   const AccessChecker::Clock copy_clock = hazards_.dma_issue(2);
-  AccessChecker::Actor copy = queue_actor(kDma, 9, isa::Opcode::kDmaCopy);
-  copy.agent = AccessChecker::dma_agent(2);
-  copy.dma_engine = 2;
-  copy.clock = &copy_clock;
+  const AccessChecker::Actor copy = copy_actor(9, 2, &copy_clock);
   EXPECT_FALSE(hazards_.access(copy, psum_ + 0x100, 32, true));
   // A signal of the DMA queue without the drain does not cover the copy ...
   hazards_.on_signal(kDma, 5);
@@ -105,15 +111,8 @@ TEST_F(AccessCheckerTest, DmaCopiesAreOrderedOnlyThroughTheQueuesDrain) {
 TEST_F(AccessCheckerTest, ACopysCompletionSemaphoreOrdersThatCopyAloneBeforeTheWaiter) {
   // Two copies in flight on engines 0 and 1; only copy 1 names a completion semaphore (done_sem=9).
   const AccessChecker::Clock c0 = hazards_.dma_issue(0), c1 = hazards_.dma_issue(1);
-  const auto copy = [](uint32_t index, int engine, const AccessChecker::Clock* clock) {
-    AccessChecker::Actor a = queue_actor(kDma, index, isa::Opcode::kDmaCopy);
-    a.agent = AccessChecker::dma_agent(engine);
-    a.dma_engine = engine;
-    a.clock = clock;
-    return a;
-  };
-  EXPECT_FALSE(hazards_.access(copy(0, 0, &c0), sbuf_, 16, true));
-  EXPECT_FALSE(hazards_.access(copy(1, 1, &c1), sbuf_ + 0x40, 16, true));
+  EXPECT_FALSE(hazards_.access(copy_actor(0, 0, &c0), sbuf_, 16, true));
+  EXPECT_FALSE(hazards_.access(copy_actor(1, 1, &c1), sbuf_ + 0x40, 16, true));
   hazards_.on_copy_signal(c1, 9);  // copy 1 landed
   hazards_.on_wait(kTe, 9);
   EXPECT_FALSE(hazards_.access(te_, sbuf_ + 0x40, 16, false)) << "the landed copy is ordered before the waiter";
@@ -130,16 +129,9 @@ TEST_F(AccessCheckerTest, ACopysCompletionSemaphoreOrdersThatCopyAloneBeforeTheW
 
 TEST_F(AccessCheckerTest, CopiesOnTwoEnginesRaceButCopiesOnOneEngineAreInOrder) {
   const AccessChecker::Clock c0 = hazards_.dma_issue(0), c0b = hazards_.dma_issue(0), c1 = hazards_.dma_issue(1);
-  const auto copy = [](uint32_t index, int engine, const AccessChecker::Clock* clock) {
-    AccessChecker::Actor a = queue_actor(kDma, index, isa::Opcode::kDmaCopy);
-    a.agent = AccessChecker::dma_agent(engine);
-    a.dma_engine = engine;
-    a.clock = clock;
-    return a;
-  };
-  EXPECT_FALSE(hazards_.access(copy(0, 0, &c0), sbuf_, 8, true));
-  EXPECT_FALSE(hazards_.access(copy(1, 0, &c0b), sbuf_, 8, true));
-  const auto f = hazards_.access(copy(2, 1, &c1), sbuf_ + 4, 8, true);
+  EXPECT_FALSE(hazards_.access(copy_actor(0, 0, &c0), sbuf_, 8, true));
+  EXPECT_FALSE(hazards_.access(copy_actor(1, 0, &c0b), sbuf_, 8, true));
+  const auto f = hazards_.access(copy_actor(2, 1, &c1), sbuf_ + 4, 8, true);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->detail,
             "dma_copy on DMA engine 1 writes sbuf partition 0 bytes 0x4..0x7, which dma instruction 1 (dma_copy on "
