@@ -47,6 +47,7 @@ struct Block {
   int n0 = 0, cols = 0;        ///< output columns [n0, n0 + cols)
   int ntiles = 0;              ///< N tiles (banks) in the block
   int psum_buffer = 0;
+  int epi_slot = 0;  ///< its epilogue slot (GemmPlan::epilogue_slots)
   int first_batch = 0, last_batch = 0;
 };
 
@@ -82,6 +83,7 @@ class GemmBuilder {
         b.cols = std::min(l.n, t1 * p.n_tile) - b.n0;
         b.ntiles = t1 - t0;
         b.psum_buffer = static_cast<int>(blocks_.size()) % p.psum_buffers;
+        b.epi_slot = static_cast<int>(blocks_.size()) % std::max(1, p.epilogue_slots);
         b.first_batch = static_cast<int>(batches_.size());
         for (int kb = 0; kb < p.batches_per_block; ++kb) {
           Batch batch;
@@ -134,7 +136,7 @@ class GemmBuilder {
     // block (b - slots), or in the block's first wave when the slot is fresh. Past the last wave, or when the
     // epilogue that needs them comes first, they are ops of their own.
     const bool epi = has_epilogue();
-    const int slots = p.psum_buffers;  // an epilogue slot per PSUM buffer: block b's is b's buffer
+    const int slots = std::max(1, p.epilogue_slots);  // block b's epilogue slot is b % slots
     const bool col_loads = epi && l_.epilogue.kind == GemmEpilogue::Kind::kColBiasAdd;
     std::vector<Pipeline::OpId> stored(blocks_.size(), -1), epi_loads(blocks_.size(), -1);
     std::vector<std::vector<int>> wave_stores(nbatches), wave_eloads(nbatches);  // blocks carried by each wave
@@ -162,6 +164,20 @@ class GemmBuilder {
       epi_loads[std::size_t(bi)] = pipe.add(isa::Engine::kDma, spread_copies(in, info_.num_dma_engines),
                                             {bi >= slots ? drain[std::size_t(bi - slots)] : -1});
     };
+    // A softmax kept in SBUF with two epilogue slots defers each block's normalisation (see epilogue_ops).
+    const bool deferred_norm =
+        l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax && l_.out_in_sbuf && p.epilogue_slots >= 2;
+    struct PendingNorm {
+      int block = -1;
+      Pipeline::OpId exp = -1;
+      std::vector<isa::Instruction> instrs;
+    } pending_norm;
+    auto flush_norm = [&](Pipeline::OpId also_after) {
+      if (pending_norm.block < 0) return;
+      stored[std::size_t(pending_norm.block)] =
+          pipe.add(isa::Engine::kVec, std::move(pending_norm.instrs), {pending_norm.exp, also_after});
+      pending_norm = {};
+    };
     auto epilogue_ops = [&](std::size_t bi) {
       const Block& b = blocks_[bi];
       const int prev = int(bi) >= slots ? int(bi) - slots : -1;  // the slot's previous block
@@ -171,7 +187,18 @@ class GemmBuilder {
                                               prev >= 0 ? stored[std::size_t(prev)] : -1};
       Pipeline::OpId done = -1;
       if (l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax) {
-        std::tie(drain[bi], done) = add_softmax_epilogue(pipe, b, after);
+        SoftmaxEpilogue e = add_softmax_epilogue(pipe, b, after);
+        if (deferred_norm) {
+          // The block before is normalised after this block's row maxima: the Vector engine takes the maxima as
+          // soon as the TE has the scores (the next exponentials wait for them), and normalises while the Scalar
+          // engine computes the exponentials. Its slot is the other one, so nothing waits for this order.
+          flush_norm(e.vmax);
+          drain[bi] = e.exp;  // PSUM's last reader
+          pending_norm = {int(bi), e.exp, std::move(e.norm)};
+          return;
+        }
+        done = pipe.add(isa::Engine::kVec, std::move(e.norm), {e.exp});
+        drain[bi] = l_.out_in_sbuf ? e.exp : done;
       } else {
         drain[bi] = done = pipe.add(epilogue_engine(), epilogue_instrs(b), after);
       }
@@ -290,6 +317,7 @@ class GemmBuilder {
       if (epi && int(j) == b.last_batch) epilogue_ops(bi);
     }
     if (epi) {
+      flush_norm(-1);
       for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
         if (stored[bi] < 0) store_op(int(bi));  // past the last wave
       }
@@ -349,7 +377,7 @@ class GemmBuilder {
     return col_bias_addr(slot) + uint32_t(align_up(uint64_t(block_cols_max()) * kFp32Bytes, 64));
   }
   uint32_t row_bias_addr(int m_tile_index) const {
-    return staging_addr(plan_.psum_buffers) + uint32_t(m_tile_index) * uint32_t(kFp32Bytes);
+    return staging_addr(plan_.epilogue_slots) + uint32_t(m_tile_index) * uint32_t(kFp32Bytes);
   }
 
   /// A row epilogue's biases, one FP32 per partition and M tile: one copy per M tile, spread over the engines.
@@ -370,13 +398,13 @@ class GemmBuilder {
   void epilogue_load_copies(const Block& b, std::vector<isa::CopyFields>* out) const {
     const int64_t pb = info_.sbuf_partition_bytes;
     out->push_back(copy_rows(isa::MemSpace::kHbm, l_.epilogue.bias_hbm + uint64_t(b.n0) * kFp32Bytes,
-                             isa::DataType::kFp32, 0, isa::MemSpace::kSbuf, col_bias_addr(b.psum_buffer),
+                             isa::DataType::kFp32, 0, isa::MemSpace::kSbuf, col_bias_addr(b.epi_slot),
                              isa::DataType::kFp32, pb, b.rows, b.cols));
     if (l_.epilogue.residual) {
       out->push_back(copy_rows(isa::MemSpace::kHbm,
                                l_.epilogue.residual_hbm + (uint64_t(b.m0) * l_.out_stride() + uint64_t(b.n0)) * kFp32Bytes,
                                isa::DataType::kFp32, stride(uint64_t(l_.out_stride()) * kFp32Bytes, "residual row"),
-                               isa::MemSpace::kSbuf, residual_addr(b.psum_buffer), isa::DataType::kFp32, pb, b.rows,
+                               isa::MemSpace::kSbuf, residual_addr(b.epi_slot), isa::DataType::kFp32, pb, b.rows,
                                b.cols));
     }
   }
@@ -391,18 +419,18 @@ class GemmBuilder {
       const int c0 = g * plan_.n_tile, cols = std::min(plan_.n_tile, b.cols - c0);
       const isa::Operand sum = operand(uint32_t(psum_addr(b.psum_buffer, g)), isa::DataType::kFp32, {1, 0},
                                        isa::MemSpace::kPsum);
-      const isa::Operand dst = operand(staging_addr(b.psum_buffer) + uint32_t(c0) * oes, l_.out_type);
+      const isa::Operand dst = operand(staging_addr(b.epi_slot) + uint32_t(c0) * oes, l_.out_type);
       if (l_.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) {
         const isa::Operand bias = column(row_bias_addr(b.m0 / plan_.m_tile));
         out.push_back(activation(l_.epilogue.func, b.rows, cols, dst, sum, 1.0f, 0.0f, &bias, nullptr));
         continue;
       }
-      const isa::Operand bias = operand(col_bias_addr(b.psum_buffer) + uint32_t(c0) * uint32_t(kFp32Bytes));
+      const isa::Operand bias = operand(col_bias_addr(b.epi_slot) + uint32_t(c0) * uint32_t(kFp32Bytes));
       if (!l_.epilogue.residual) {
         out.push_back(tensor_tensor(isa::AluOp::kAdd, b.rows, cols, dst, sum, bias));
         continue;
       }
-      const isa::Operand res = operand(residual_addr(b.psum_buffer) + uint32_t(c0) * uint32_t(kFp32Bytes));
+      const isa::Operand res = operand(residual_addr(b.epi_slot) + uint32_t(c0) * uint32_t(kFp32Bytes));
       out.push_back(tensor_tensor(isa::AluOp::kAdd, b.rows, cols, sum, sum, bias));
       out.push_back(tensor_tensor(isa::AluOp::kAdd, b.rows, cols, dst, res, sum));
     }
@@ -416,7 +444,7 @@ class GemmBuilder {
     const int w = live_columns(b);
     const uint64_t row = uint64_t(b.m0) * l_.out_stride() + uint64_t(b.n0);
     const int32_t row_stride = stride(uint64_t(l_.out_stride()) * ob, "output row");
-    out->push_back(copy_rows(isa::MemSpace::kSbuf, staging_addr(b.psum_buffer), l_.out_type,
+    out->push_back(copy_rows(isa::MemSpace::kSbuf, staging_addr(b.epi_slot), l_.out_type,
                              info_.sbuf_partition_bytes, isa::MemSpace::kHbm, l_.out_hbm + row * ob, l_.out_type,
                              row_stride, b.rows, w));
     if (w < b.cols) {
@@ -442,7 +470,7 @@ class GemmBuilder {
     if (!l_.epilogue.causal) return b.cols;
     return int(std::min<int64_t>(b.cols, int64_t(b.m0) + l_.epilogue.causal_offset + 1));
   }
-  uint32_t softmax_zero_addr() const { return staging_addr(plan_.psum_buffers); }  // +0, then -inf
+  uint32_t softmax_zero_addr() const { return staging_addr(plan_.epilogue_slots); }  // +0, then -inf
   uint32_t softmax_pred_addr() const { return softmax_zero_addr() + 64; }
   uint32_t softmax_column(int slot, int c) const {  // max, bias, sum, reciprocal
     return staging_addr(slot) +
@@ -456,29 +484,33 @@ class GemmBuilder {
   }
 
   /// Block b's softmax: (window -> -inf) max, bias on vec; exp with its sum on act, in place in PSUM (out_in_sbuf:
-  /// into the slot's staging area, so that PSUM is free after it); reciprocal, the product into the staging slot in
-  /// out_type (out_in_sbuf: into the block's place in SBUF), (window -> +0) on vec. Returns {PSUM's last reader,
-  /// the last op}.
-  std::pair<Pipeline::OpId, Pipeline::OpId> add_softmax_epilogue(Pipeline& pipe, const Block& b,
-                                                                 const std::vector<Pipeline::OpId>& after) const {
+  /// into the slot's staging area, so that PSUM is free after it): the ops vmax and exp. Then the normalisation:
+  /// reciprocal, the product into the staging slot in out_type (out_in_sbuf: into the block's place in SBUF),
+  /// (window -> +0) on vec: its instructions, an op the caller adds after exp.
+  struct SoftmaxEpilogue {
+    Pipeline::OpId vmax = -1, exp = -1;
+    std::vector<isa::Instruction> norm;
+  };
+  SoftmaxEpilogue add_softmax_epilogue(Pipeline& pipe, const Block& b, const std::vector<Pipeline::OpId>& after) const {
     SoftmaxTiles st;
     st.p = b.rows, st.w = live_columns(b), st.g = 1, st.stride = 0;
     st.space = isa::MemSpace::kPsum;
     st.x = uint32_t(psum_addr(b.psum_buffer, 0));
-    st.z = l_.out_in_sbuf ? staging_addr(b.psum_buffer) : st.x;
+    st.z = l_.out_in_sbuf ? staging_addr(b.epi_slot) : st.x;
     st.z_space = l_.out_in_sbuf ? isa::MemSpace::kSbuf : isa::MemSpace::kPsum;
-    st.y = l_.out_in_sbuf ? out_sbuf_addr(b) : staging_addr(b.psum_buffer);
+    st.y = l_.out_in_sbuf ? out_sbuf_addr(b) : staging_addr(b.epi_slot);
     st.y_type = l_.out_type;
     st.scale = l_.epilogue.scale;
     if (l_.epilogue.causal) st.window = {unmasked_columns(b)};
     st.pred = softmax_pred_addr(), st.consts = softmax_zero_addr();
-    st.mx = softmax_column(b.psum_buffer, 0), st.nbias = softmax_column(b.psum_buffer, 1);
-    st.sum = softmax_column(b.psum_buffer, 2), st.rcp = softmax_column(b.psum_buffer, 3);
+    st.mx = softmax_column(b.epi_slot, 0), st.nbias = softmax_column(b.epi_slot, 1);
+    st.sum = softmax_column(b.epi_slot, 2), st.rcp = softmax_column(b.epi_slot, 3);
     SoftmaxOps ops = softmax_ops(st);
-    const Pipeline::OpId vmax_op = pipe.add(isa::Engine::kVec, std::move(ops.vmax), after);
-    const Pipeline::OpId exp_op = pipe.add(isa::Engine::kAct, std::move(ops.exps), {vmax_op});
-    const Pipeline::OpId norm_op = pipe.add(isa::Engine::kVec, std::move(ops.norm), {exp_op});
-    return {l_.out_in_sbuf ? exp_op : norm_op, norm_op};
+    SoftmaxEpilogue e;
+    e.vmax = pipe.add(isa::Engine::kVec, std::move(ops.vmax), after);
+    e.exp = pipe.add(isa::Engine::kAct, std::move(ops.exps), {e.vmax});
+    e.norm = std::move(ops.norm);
+    return e;
   }
 
   // ---- TE ops
@@ -716,11 +748,18 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
     }
     return b;
   };
+  // Epilogue slots for blocks of G banks: one per PSUM buffer; a softmax kept in SBUF with one PSUM buffer gets two,
+  // so that a block's exponentials go to one slot while the block before is normalised from the other (the PSUM
+  // buffer is free once the exponentials are out).
+  auto epi_slots = [&](int g) -> int {
+    const int buffers = int(psum_banks_of(info, l) / uint32_t(g));
+    return softmax && l.out_in_sbuf && buffers == 1 ? 2 : buffers;
+  };
   auto epi_bytes = [&](uint64_t block_cols, int g) -> uint64_t {
     if (!has_epi) return 0;
     uint64_t shared = epi == GemmEpilogue::Kind::kRowBiasAct ? align_up(m_tiles_all * kFp32Bytes, 64) : 0;
     if (softmax) shared = 64 + align_up(uint64_t(std::min(info.te_cols, info.psum_partitions)) * kFp32Bytes, 64);
-    return uint64_t(psum_banks_of(info, l) / uint32_t(g)) * epi_slot(block_cols) + shared;
+    return uint64_t(epi_slots(g)) * epi_slot(block_cols) + shared;
   };
 
   // Banks per block: half of PSUM (so that two blocks alternate), balanced over the N tiles, and a block's
@@ -746,6 +785,7 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   require(p.psum_buffers >= 1, fmt::format("{} PSUM banks hold no block of {} banks", psum_banks_of(info, l),
                                            p.banks_per_block));
   p.blocks = p.m_tiles * p.n_groups;
+  p.epilogue_slots = has_epi ? epi_slots(p.banks_per_block) : 0;
   // The epilogue's buffers come off the top of the partition; the operand slots share what is left.
   const uint64_t group_cols = std::min<uint64_t>(uint64_t(l.n), uint64_t(p.banks_per_block) * p.n_tile);
   p.epilogue_slot_bytes = static_cast<uint32_t>(epi_slot(group_cols));
