@@ -473,7 +473,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadText{".queue dma\npsum_copy src=psum:0 dst=sbuf:0 type=bf16 count=[1]\n", "2:33:",
                 "field src_type: psum_copy reads fp32"},
         BadText{".queue dma\nnop\nhalt\n\n  # fine\n dma_copy src=hbm:0 dst=psum:0x2 count=[1]\n", "6:21:",
-                "field dst_addr: PSUM address 0x2"}));
+                "field dst_addr: PSUM address 0x2"}),
+    [](const auto& i) { return test::case_name(i.index, i.param.reason); });
 
 }  // namespace
 }  // namespace trnsim::isa

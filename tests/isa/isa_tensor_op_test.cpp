@@ -864,7 +864,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadText{".queue act\nactivation func=exp sum=hbm:0:0 partitions=1 free=[1] out=sbuf:0:0 in0=sbuf:0:0\n",
                 "2:21:", "field sum_space: hbm"},
         BadText{".queue act\nactivation func=exp partitions=1 free=[1] out=sbuf:0:0 in0=sbuf:0:0 acc\n", "2:69:",
-                "activation: unknown field 'acc'"}));
+                "activation: unknown field 'acc'"}),
+    [](const auto& i) { return test::case_name(i.index, i.param.reason); });
 
 // ---- program files with four queues
 

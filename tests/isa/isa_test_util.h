@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "firmware/isa/isa.h"
@@ -208,6 +209,23 @@ inline uint64_t le(const Bytes& b, std::size_t at, std::size_t n) {
   uint64_t v = 0;
   for (std::size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(b[at + i]) << (8 * i);
   return v;
+}
+
+/// A gtest parameter name for error case `index` that expects `reason` in its message: "c07_unknown_mnemonic_mul"
+/// (the index, then the reason's letters and digits, runs of anything else as one '_', at most 40 characters), so
+/// that the names are stable from build to build and readable in ctest's list.
+inline std::string case_name(std::size_t index, const char* reason) {
+  std::string name = (index < 10 ? "c0" : "c") + std::to_string(index) + "_";
+  for (const char* c = reason; *c != '\0' && name.size() < 44; ++c) {
+    const bool alnum = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9');
+    if (alnum) {
+      name += *c;
+    } else if (name.back() != '_') {
+      name += '_';
+    }
+  }
+  while (name.back() == '_') name.pop_back();
+  return name;
 }
 
 }  // namespace trnsim::isa::test
