@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
@@ -43,69 +44,53 @@ void require(const NormJob& n, bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument(fmt::format("{} kernel: {}", n.name, what));
 }
 
-/// Transposes row tiles that lie in SBUF (rows on partitions 0.., `cols` elements of `eo` bytes each, a TE input
-/// type) into an HBM output [cols, out_ld]: per tile of at most kt rows and column chunk of at most mt columns one
-/// identity matmul into a PSUM slot [m, k] FP32 (te_transpose_tile), consecutive slots of a tile's chunks drained by
-/// one DMA copy (casting back, exact). The slots form a ring; a slot is written again after its drain.
+/// Transposes row tiles that lie in SBUF (rows on partitions 0.., `cols` elements of a TE input type) into an HBM
+/// output [cols, out_ld]: per tile of at most kt rows and column chunk of at most mt columns one identity matmul into
+/// a slot of a TransposeSlots ring (te_transpose_tile), consecutive slots of a tile drained by one DMA copy
+/// (transpose_drain_copy). A slot is written again after its drain.
 class Transposer {
  public:
   /// `type`: bf16 or fp16 (the TE dtype of the same code); kt 0: a Transposer that is never used.
   Transposer(const driver::DeviceInfo& info, Pipeline& pipe, DataType type, uint64_t out_hbm, uint64_t out_ld, int kt,
              Pipeline::OpId ident_op, uint32_t ident_off)
       : info_(info), pipe_(pipe), type_(type), dtype_(static_cast<isa::Dtype>(static_cast<uint8_t>(type))),
-        out_(out_hbm), eo_(isa::data_type_bytes(type)), out_ld_(out_ld), kt_(kt), ident_op_(ident_op),
-        ident_off_(ident_off) {
-    if (kt <= 0) return;
-    mt_ = int(std::min<uint64_t>(info.te_cols, info.psum_partitions));
-    per_bank_ = int(info.psum_bank_bytes() / (uint64_t(kt) * 4));
-    slot_drain_.assign(std::size_t(per_bank_) * info.psum_banks, -1);
-    // When the slots fill the banks exactly they are one run (slot s at s * kt * 4) and a drain may cross banks: up
-    // to half the slots, so the TE fills the other half meanwhile. Fewer drains, fewer start latencies.
-    linear_ = uint64_t(per_bank_) * uint64_t(kt) * 4 == info.psum_bank_bytes();
-    max_group_ = linear_ ? std::max(1, int(slot_drain_.size()) / 2) : per_bank_;
-  }
+        out_(out_hbm), eo_(isa::data_type_bytes(type)), out_ld_(out_ld), ring_(info, kt), ident_op_(ident_op),
+        ident_off_(ident_off), mt_(int(std::min<uint64_t>(info.te_cols, info.psum_partitions))),
+        stride_fits_(uint64_t(mt_) * out_ld * eo_ <= uint64_t(INT32_MAX)),
+        slot_drain_(std::size_t(std::max(0, ring_.count)), -1) {}
 
   /// The rows [row0, row0 + k) of the input, at SBUF offset `sbuf` of partitions 0..k-1, after op `after`. Returns
   /// the TE ops (they read the SBUF rows).
   std::vector<Pipeline::OpId> tile(uint32_t sbuf, int row0, int k, int cols, Pipeline::OpId after) {
     std::vector<Pipeline::OpId> te;
-    for (int r = 0; r < k; r += kt_) {
-      const int kr = std::min(kt_, k - r);
+    for (int r = 0; r < k; r += ring_.kt) {
+      const int kr = std::min(ring_.kt, k - r);
       const uint64_t base = uint64_t(r) * info_.sbuf_partition_bytes + sbuf;
       std::vector<Pipeline::OpId> group;
       int group_slot = 0, group_c0 = 0;
       auto drain = [&] {
         if (group.empty()) return;
         const int g = int(group.size()), m = std::min(mt_, cols - group_c0);
-        isa::CopyFields c = copy_rows(isa::MemSpace::kPsum, slot_offset(group_slot), DataType::kFp32,
-                                      int64_t(info_.psum_partition_bytes), isa::MemSpace::kHbm,
-                                      out_ + (uint64_t(group_c0) * out_ld_ + uint64_t(row0 + r)) * eo_, type_,
-                                      int64_t(out_ld_ * eo_), m, kr);
-        if (g > 1) {
-          c.count[2] = static_cast<uint16_t>(g);
-          c.src_stride[2] = kt_ * 4;
-          c.dst_stride[2] = static_cast<int32_t>(uint64_t(mt_) * out_ld_ * eo_);
-        }
-        const Pipeline::OpId d = pipe_.add(isa::Engine::kDma, dma_pieces(c, info_.num_dma_engines), group);
+        const Pipeline::OpId d = pipe_.add(
+            isa::Engine::kDma,
+            dma_pieces(transpose_drain_copy(info_, ring_, group_slot, g, m, kr, mt_, out_, out_ld_, type_,
+                                            uint64_t(group_c0), uint64_t(row0 + r)),
+                       info_.num_dma_engines),
+            group);
         for (int s = group_slot; s < group_slot + g; ++s) slot_drain_[std::size_t(s)] = d;
         group.clear();
       };
       for (int c = 0; c < cols; c += mt_) {
         const int m = std::min(mt_, cols - c), s = next_;
-        next_ = (next_ + 1) % int(slot_drain_.size());
-        // A new drain group when the group is full (at a bank's start, unless the slots are one run), for a ragged
-        // chunk (fewer PSUM partitions), or where the ring wraps.
-        if (!group.empty() && ((!linear_ && s % per_bank_ == 0) || int(group.size()) >= max_group_ || m < mt_ ||
-                               s != group_slot + int(group.size()))) {
-          drain();
-        }
+        next_ = (next_ + 1) % ring_.count;
+        if (!group.empty() && !ring_.joins(group_slot, int(group.size()), s, m, mt_, stride_fits_)) drain();
         if (group.empty()) {
           group_slot = s;
           group_c0 = c;
         }
         const Pipeline::OpId op =
             pipe_.add(isa::Engine::kTe, te_transpose_tile(dtype_, base + uint64_t(c) * eo_, kr, m, ident_off_,
-                                                          slot_offset(s)),
+                                                          ring_.offset(s)),
                       {after, ident_op_, slot_drain_[std::size_t(s)]});
         te.push_back(op);
         group.push_back(op);
@@ -117,19 +102,16 @@ class Transposer {
   }
 
  private:
-  uint32_t slot_offset(int s) const {
-    return uint32_t(uint64_t(s / per_bank_) * info_.psum_bank_bytes() + uint64_t(s % per_bank_) * kt_ * 4);
-  }
-
   const driver::DeviceInfo& info_;
   Pipeline& pipe_;
   DataType type_;
   isa::Dtype dtype_;
   uint64_t out_, eo_, out_ld_;
-  int kt_, mt_ = 0, per_bank_ = 1, max_group_ = 1, next_ = 0;
-  bool linear_ = false;
+  TransposeSlots ring_;
   Pipeline::OpId ident_op_;
   uint32_t ident_off_;
+  int mt_, next_ = 0;
+  bool stride_fits_;
   std::vector<Pipeline::OpId> slot_drain_;  // per PSUM slot: the drain that last read it
 };
 

@@ -173,6 +173,7 @@ isa::Program Pipeline::build() const {
     bool signal_before = false;  // dma: a barrier in front of the op
     bool signal_after = false;   // te/act/vec/cc: publish the op
     int lane = -1;               // dma with users on other queues: its copies' completion semaphore (lane)
+    uint32_t lane_before = 0;    // the lane's count before the op: what the dma queue waits for first
   };
   // A producer of a wait: a queue's semaphore (0 .. kQueues - 1) or a completion semaphore (kQueues + lane).
   constexpr int kProducers = kQueues + kLandingSems;
@@ -204,6 +205,7 @@ isa::Program Pipeline::build() const {
         }
         if (copies == 0) throw std::logic_error("pipeline: a dma op that other queues wait for has no copies");
         sy.lane = landing_ops++ % kLandingSems;
+        sy.lane_before = count[std::size_t(kQueues + sy.lane)];
         producer[std::size_t(id)] = kQueues + sy.lane;
         count[std::size_t(kQueues + sy.lane)] += copies;
         published[std::size_t(id)] = count[std::size_t(kQueues + sy.lane)];
@@ -218,7 +220,6 @@ isa::Program Pipeline::build() const {
   // Pass 2: emit.
   isa::Program prog;
   std::array<std::array<uint32_t, kProducers>, kQueues> emitted{};
-  std::array<uint32_t, kLandingSems> landing_count{};  // copies of the landing ops emitted so far, per lane
   for (const OpId id : order) {
     const Op& op = ops_[std::size_t(id)];
     const int q = static_cast<int>(op.engine);
@@ -232,9 +233,9 @@ isa::Program Pipeline::build() const {
       const int pr = producer[std::size_t(d)];
       if (pq != q) need[std::size_t(pr)] = std::max(need[std::size_t(pr)], published[std::size_t(d)]);
     }
-    if (sy.lane >= 0) {
+    if (sy.lane >= 0) {  // the op before on this lane has landed
       const std::size_t pr = std::size_t(kQueues + sy.lane);
-      need[pr] = std::max(need[pr], landing_count[std::size_t(sy.lane)]);
+      need[pr] = std::max(need[pr], sy.lane_before);
     }
     for (int pr = 0; pr < kProducers; ++pr) {
       if (need[std::size_t(pr)] > emitted[std::size_t(q)][std::size_t(pr)]) {
@@ -246,9 +247,9 @@ isa::Program Pipeline::build() const {
     out.insert(out.end(), op.instrs.begin(), op.instrs.end());
     if (sy.lane >= 0) {  // each copy adds 1 to the lane's semaphore when it lands
       for (std::size_t k = first; k < out.size(); ++k) {
-        if (out[k].op != isa::Opcode::kDmaCopy && out[k].op != isa::Opcode::kPsumCopy) continue;
-        out[k].copy.done_sem = first_sem_ + kQueues + sy.lane;
-        ++landing_count[std::size_t(sy.lane)];
+        if (out[k].op == isa::Opcode::kDmaCopy || out[k].op == isa::Opcode::kPsumCopy) {
+          out[k].copy.done_sem = first_sem_ + kQueues + sy.lane;
+        }
       }
     }
     if (sy.signal_after) out.push_back(sem(isa::Opcode::kSemSignal, uint8_t(first_sem_ + q), 1));

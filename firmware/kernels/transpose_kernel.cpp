@@ -55,6 +55,37 @@ std::vector<isa::Instruction> te_transpose_tile(isa::Dtype dtype, uint64_t tile_
   return {ls, mm};
 }
 
+TransposeSlots::TransposeSlots(const driver::DeviceInfo& info, int k) : kt(k), bank_bytes(info.psum_bank_bytes()) {
+  if (kt <= 0) return;
+  per_bank = static_cast<int>(uint64_t(bank_bytes) / (uint64_t(kt) * 4));
+  count = per_bank * static_cast<int>(info.psum_banks);
+  linear = uint64_t(per_bank) * uint64_t(kt) * 4 == bank_bytes;
+  max_group = linear ? std::max(1, count / 2) : std::max(1, per_bank);
+}
+
+uint32_t TransposeSlots::offset(int s) const {
+  return uint32_t(uint64_t(s / per_bank) * bank_bytes + uint64_t(s % per_bank) * uint64_t(kt) * 4);
+}
+
+bool TransposeSlots::joins(int first, int size, int s, int m, int mt, bool stride_fits) const {
+  return size < max_group && (linear || s % per_bank != 0) && m == mt && stride_fits && s == first + size;
+}
+
+isa::CopyFields transpose_drain_copy(const driver::DeviceInfo& info, const TransposeSlots& slots, int first, int g,
+                                     int m, int k, int mt, uint64_t out_hbm, uint64_t out_ld, isa::DataType out_type,
+                                     uint64_t c0, uint64_t r0) {
+  const uint64_t eo = isa::data_type_bytes(out_type);
+  isa::CopyFields c = copy_rows(MemSpace::kPsum, slots.offset(first), DataType::kFp32,
+                                int64_t(info.psum_partition_bytes), MemSpace::kHbm, out_hbm + (c0 * out_ld + r0) * eo,
+                                out_type, int64_t(out_ld * eo), m, k);
+  if (g > 1) {
+    c.count[2] = static_cast<uint16_t>(g);
+    c.src_stride[2] = slots.kt * 4;
+    c.dst_stride[2] = static_cast<int32_t>(uint64_t(mt) * out_ld * eo);
+  }
+  return c;
+}
+
 int transpose_tile_rows(const driver::DeviceInfo& info) {
   return static_cast<int>(
       std::min<uint64_t>({info.te_rows, info.sbuf_partitions, info.psum_bank_bytes() / 4, uint64_t(isa::kMaxMovingN)}));
@@ -91,16 +122,11 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
       std::min<uint64_t>({info.te_cols, info.psum_partitions, info.sbuf_partitions, uint64_t(l.cols)}));
   const int row_tiles = (l.rows + kt - 1) / kt;
   // PSUM slots of [mt partitions, kt FP32], never crossing a bank.
-  const int slots_per_bank = static_cast<int>(bank / (uint64_t(kt) * 4));
-  const int slots = slots_per_bank * static_cast<int>(info.psum_banks);
-  auto slot_offset = [&](int s) {
-    return uint32_t(uint64_t(s / slots_per_bank) * bank + uint64_t(s % slots_per_bank) * kt * 4);
-  };
-  // When the slots fill the banks exactly, slot s is at s * kt * 4 and a drain may cover slots of several banks:
-  // up to half the slots, so the TE fills the other half while a group drains (each drain is one DMA op, with its
-  // start latency). Otherwise a group stays inside one bank.
-  const bool linear_slots = uint64_t(slots_per_bank) * uint64_t(kt) * 4 == bank;
-  const int max_group = linear_slots ? std::max(1, slots / 2) : slots_per_bank;
+  const TransposeSlots ring(info, kt);
+  const int slots = ring.count;
+  auto slot_offset = [&](int s) { return ring.offset(s); };
+  // A drain group: consecutive slots (TransposeSlots: across banks when they are one run, up to half the slots).
+  const int max_group = ring.max_group;
 
   // SBUF: the FP32 iota scratch and the identity [kt, kt], then nbuf column blocks of [kt, block_cols].
   const uint64_t pb = info.sbuf_partition_bytes;
@@ -171,15 +197,8 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
         const int g = static_cast<int>(group_ops.size());
         const int m = std::min(mt, l.cols - cfirst);
         if (!staged) {  // PSUM FP32 -> HBM out_type by the DMA
-          isa::CopyFields c = copy_rows(MemSpace::kPsum, slot_offset(group_first_slot), DataType::kFp32,
-                                        int64_t(info.psum_partition_bytes), MemSpace::kHbm,
-                                        l.out_hbm + (uint64_t(cfirst) * out_ld + r0) * eo, l.out_type,
-                                        int64_t(out_ld * eo), m, k);
-          if (g > 1) {
-            c.count[2] = static_cast<uint16_t>(g);
-            c.src_stride[2] = kt * 4;
-            c.dst_stride[2] = static_cast<int32_t>(uint64_t(mt) * out_ld * eo);
-          }
+          const isa::CopyFields c = transpose_drain_copy(info, ring, group_first_slot, g, m, k, mt, l.out_hbm, out_ld,
+                                                         l.out_type, uint64_t(cfirst), uint64_t(r0));
           const Pipeline::OpId d = pipe.add(Engine::kDma, dma_pieces(c, info.num_dma_engines), group_ops);
           for (int s = group_first_slot; s < group_first_slot + g; ++s) slot_drain[std::size_t(s)] = d;
           group_ops.clear();
@@ -216,11 +235,8 @@ isa::Program make_transpose_program(const driver::DeviceInfo& info, const Transp
         const int m = std::min(mt, l.cols - c);
         const int s = next_slot;
         next_slot = (next_slot + 1) % slots;
-        // A new group when the group is full (at a bank start, slots not linear), after a ragged tile, when the
-        // slots wrap, or when the output's tile stride does not fit the ISA's 32-bit strides (then every tile
-        // drains alone).
-        if (!group_ops.empty() && ((!linear_slots && s % slots_per_bank == 0) || int(group_ops.size()) >= max_group ||
-                                   m < mt || !group_stride_fits || s != group_first_slot + int(group_ops.size()))) {
+        if (!group_ops.empty() &&
+            !ring.joins(group_first_slot, int(group_ops.size()), s, m, mt, group_stride_fits)) {
           drain(group_c0);
         }
         if (group_ops.empty()) {

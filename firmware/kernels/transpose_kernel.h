@@ -54,6 +54,31 @@ std::vector<isa::Instruction> te_identity(int k, uint32_t scratch_off, uint32_t 
 std::vector<isa::Instruction> te_transpose_tile(isa::Dtype dtype, uint64_t tile_sbuf, int k, int m,
                                                 uint64_t ident_sbuf, uint64_t psum_addr);
 
+/// The PSUM slots TE transposes write, for tiles of `kt` rows (transpose_tile_rows or fewer): [m partitions, kt FP32]
+/// each, never crossing a bank, taken as a ring. Consecutive slots drain together (one DMA copy, or one Scalar-engine
+/// copy, for several column chunks): within a bank, or across banks when the slots fill them exactly (then they are
+/// one run, slot s at s * kt * 4), up to half the slots, so that the TE fills the other half meanwhile.
+struct TransposeSlots {
+  TransposeSlots(const driver::DeviceInfo& info, int kt);
+  int kt = 0, per_bank = 0, count = 0, max_group = 1;
+  bool linear = false;
+  uint32_t bank_bytes = 0;
+  /// PSUM offset (partition 0) of slot s.
+  uint32_t offset(int s) const;
+  /// Whether slot s, a chunk of m of mt partitions, may join the drain group of `size` slots from `first`; a chunk
+  /// of fewer partitions drains alone, and so does every chunk when the output's chunk stride does not fit the ISA's
+  /// 32-bit strides (`stride_fits` false).
+  bool joins(int first, int size, int s, int m, int mt, bool stride_fits) const;
+};
+
+/// The DMA copy that drains `g` consecutive slots from `first` (chunks of mt columns; the first m partitions, k FP32
+/// each) into rows [c0, c0 + ...) of a [*, out_ld] `out_type` output at columns [r0, r0 + k): out row c0 + i * mt
+/// + p, column r0 + j gets slot first + i's partition p, element j (one RNE cast, exact for TE-transposed narrow
+/// values).
+isa::CopyFields transpose_drain_copy(const driver::DeviceInfo& info, const TransposeSlots& slots, int first, int g,
+                                     int m, int k, int mt, uint64_t out_hbm, uint64_t out_ld, isa::DataType out_type,
+                                     uint64_t c0, uint64_t r0);
+
 /// The transpose as a program on queues te, dma, act and vec (each ending with halt). Uses SBUF from offset 0 of the
 /// first max(min(rows, te_rows), min(cols, te_cols)) partitions, PSUM from offset 0 of the first min(cols, te_cols)
 /// partitions and

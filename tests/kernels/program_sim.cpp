@@ -43,10 +43,13 @@ struct Known {
     for (int q = 0; q < kQueues; ++q) upto[std::size_t(q)] = std::max(upto[std::size_t(q)], o.upto[std::size_t(q)]);
     std::vector<int64_t> merged;
     std::set_union(copies.begin(), copies.end(), o.copies.begin(), o.copies.end(), std::back_inserter(merged));
-    copies.clear();
-    for (const int64_t c : merged) {
-      if (c > upto[kDma]) copies.push_back(c);
-    }
+    copies = std::move(merged);
+    prune();
+  }
+  /// Drops the copies the dma prefix covers.
+  void prune() {
+    copies.erase(std::remove_if(copies.begin(), copies.end(), [&](int64_t c) { return c <= upto[kDma]; }),
+                 copies.end());
   }
 };
 
@@ -260,7 +263,7 @@ class Untimed {
           // queue's signal/halt completed all earlier copies.
           if (q != kDma || in.op == Opcode::kSemSignal || in.op == Opcode::kHalt) {
             known_[q].upto[std::size_t(q)] = i;
-            if (q == kDma) known_[q].join(Known{});  // drops the copies the prefix now covers
+            if (q == kDma) known_[q].prune();
           }
           if (in.op == Opcode::kSemSignal && in.sem.sem < isa::kNumSemaphores) {
             counter_[in.sem.sem] += in.sem.value;
