@@ -22,10 +22,9 @@ struct ChipConfig {
   uint64_t hbm_bytes = 1ull << 30;             ///< address range; storage is allocated on touch
   /// NeuronCores on the chip, sharing its HBM (BRIEF section 2: trn2 8; `tiny` 2, the small count of the tests).
   int cores = 2;
-  /// The chip's HBM bandwidth, shared by its cores' DMA copies, bytes/ns = GB/s (BRIEF section 2: 2.9 TB/s);
-  /// the HBM model (model/mem/hbm_model.h) books it in slots of hbm_slot_ns.
+  /// The chip's HBM bandwidth, shared max-min fairly by its cores' DMA copies (model/mem/hbm_model.h), bytes/ns =
+  /// GB/s (BRIEF section 2: 2.9 TB/s).
   double hbm_bytes_per_ns = 2900.0;
-  double hbm_slot_ns = 100.0;
   int num_dma_engines = 16;                    ///< per NeuronCore (BRIEF section 2)
   double dma_bytes_per_ns = 23.0;              ///< per DMA engine (BRIEF section 2: ~23 B/ns)
   double dma_latency_ns = 1300.0;              ///< start latency of one copy (BRIEF section 2: ~1.3 us)

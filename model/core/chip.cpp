@@ -13,7 +13,7 @@ static_assert(regs::MAX_CORES == isa::kMaxCores, "spec/registers.json MAX_CORES 
 Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config, const TeFactory& te)
     : sc_module(name),
       hbm("hbm", config.hbm_bytes),
-      hbm_model(config.hbm_bytes_per_ns, sc_core::sc_time(config.hbm_slot_ns, sc_core::SC_NS)),
+      hbm_model(config.hbm_bytes_per_ns),
       config_(config) {
   if (config.cores < 1 || config.cores > int(regs::MAX_CORES)) {
     throw std::invalid_argument(fmt::format("config {}: {} cores; a chip has 1 to {}", config.name, config.cores,
@@ -71,7 +71,6 @@ uint32_t Chip::read_chip_reg(uint32_t offset) const {
     case regs::CHIP_INT_SUMMARY: return int_summary();
     case regs::CHIP_INT_ENABLE: return int_enable_;
     case regs::HBM_BW_MBPS: return uint32_t(config_.hbm_bytes_per_ns * 1000.0 + 0.5);
-    case regs::HBM_SLOT_NS: return uint32_t(config_.hbm_slot_ns + 0.5);
     default: return 0;  // CHIP_RESET is WO; holes read 0
   }
 }

@@ -1,5 +1,5 @@
 // One chip: ChipConfig::cores NeuronCores sharing one HBM (and its bandwidth model), and the chip's own registers
-// (CHIP_CORES, CHIP_INT_SUMMARY, CHIP_INT_ENABLE, CHIP_RESET, HBM_BW_MBPS, HBM_SLOT_NS; docs/registers.md "The chip
+// (CHIP_CORES, CHIP_INT_SUMMARY, CHIP_INT_ENABLE, CHIP_RESET, HBM_BW_MBPS; docs/registers.md "The chip
 // and its cores"). A top that wires: each core is whole on its own (registers, queues, SBUF, PSUM, engines,
 // interrupt); the chip decodes the host's accesses to the core they name and combines the cores' interrupt lines.
 //

@@ -86,30 +86,35 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
   if (auto f = check_side(c.src_space, c.src_addr, c.src_stride, c, sbytes, true)) return f;
   if (auto f = check_side(c.dst_space, c.dst_addr, c.dst_stride, c, dbytes, false)) return f;
 
-  // The earliest free engine takes the copy; the queue waits only if all are busy.
+  // The earliest free engine takes the copy; the queue waits only if all are busy: until the first known end, or
+  // until a copy whose end the HBM decides (free at sc_max_time until then) ends.
   auto it = std::min_element(engine_free_at_.begin(), engine_free_at_.end());
   if (*it > sc_time_stamp()) {
-    const sc_time stall = *it - sc_time_stamp();
-    wait(stall);
-    if (control_.epoch() != run_epoch()) return std::nullopt;  // abandoned while waiting: not this program's time
-    note_dma_wait(stall);
+    const sc_time from = sc_time_stamp();
+    while (*it > sc_time_stamp()) {
+      if (*it == sc_max_time()) {
+        wait(engine_freed_ | control_.stop_event());
+      } else {
+        wait(*it - sc_time_stamp(), engine_freed_ | control_.stop_event());
+      }
+      if (control_.epoch() != run_epoch()) return std::nullopt;  // abandoned while waiting: not this program's time
+      it = std::min_element(engine_free_at_.begin(), engine_free_at_.end());
+    }
+    note_dma_wait(sc_time_stamp() - from);
   }
   const int engine = int(it - engine_free_at_.begin());
   const ChipConfig& cfg = control_.config();
   const uint64_t bytes = c.elements() * std::max(sbytes, dbytes);
-  sc_time duration = sc_time(cfg.dma_latency_ns + double(bytes) / cfg.dma_bytes_per_ns, SC_NS);
+  const sc_time duration = sc_time(cfg.dma_latency_ns + double(bytes) / cfg.dma_bytes_per_ns, SC_NS);
   // The HBM side: what the copy reads from and writes to HBM streams through the chip's HBM after the start
-  // latency, at the engine's pace scaled to those bytes (an HBM-to-HBM copy carries each byte twice).
+  // latency, at the engine's pace scaled to those bytes (an HBM-to-HBM copy carries each byte twice), and may take
+  // longer when the HBM is shared: the engine is then busy until the copy ends.
   const uint64_t hbm_bytes = (c.src_space == isa::MemSpace::kHbm ? c.elements() * sbytes : 0) +
                              (c.dst_space == isa::MemSpace::kHbm ? c.elements() * dbytes : 0);
-  if (hbm_ != nullptr && hbm_bytes > 0) {
-    const sc_time begin = sc_time_stamp() + sc_time(cfg.dma_latency_ns, SC_NS);
-    const double rate = cfg.dma_bytes_per_ns * double(hbm_bytes) / double(bytes);
-    const uint64_t throttled = hbm_->throttled_streams();
-    const sc_time end = hbm_->stream(begin, hbm_bytes, rate);
-    if (hbm_->throttled_streams() != throttled) duration = std::max(duration, end - sc_time_stamp());
-  }
-  *it = sc_time_stamp() + duration;
+  const bool shared_hbm = hbm_ != nullptr && hbm_bytes > 0;
+  const double hbm_rate = cfg.dma_bytes_per_ns * double(hbm_bytes) / double(std::max<uint64_t>(bytes, 1));
+  const sc_time latency(cfg.dma_latency_ns, SC_NS);
+  *it = shared_hbm ? sc_max_time() : sc_time_stamp() + duration;
   ++outstanding_;
   const uint64_t epoch = run_epoch();  // the program's, never a later one's
   // The checker's view of this copy: its own agent (the DMA engine) with the clock it starts from.
@@ -126,7 +131,8 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
       control_.observer() ? std::make_shared<const isa::Instruction>(instr) : nullptr;
   ++live_copies_;
   if (c.done_sem >= 0) control_.signalling_copy_started();
-  sc_spawn([this, c, duration, bytes, epoch, engine, index, who, clock, copy]() {
+  sc_spawn([this, c, duration, latency, shared_hbm, hbm_bytes, hbm_rate, bytes, epoch, engine, index, who, clock,
+            copy]() {
     struct Live {
       int& n;
       CoreControl* signalling;  // ends the copy's pending completion signal (after its sem_add, if any)
@@ -135,14 +141,30 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
         if (signalling) signalling->signalling_copy_ended();
       }
     } live{live_copies_, c.done_sem >= 0 ? &control_ : nullptr};
-    const sc_time start = sc_time_stamp(), end = start + duration;
+    const sc_time start = sc_time_stamp();
+    sc_time end = start + duration;
     // Until its end time, or until a soft reset or a doorbell abandons it: then it ends at once, so that its
     // process and stack do not outlive the program (found by the mmio fuzz target: after some 900,000 inputs, the
     // abandoned copies of huge durations held so many stacks that the process ran out of memory mappings).
     // Another stop (an error) does not abandon it.
-    while (sc_time_stamp() < end) {
-      wait(end - sc_time_stamp(), control_.stop_event());
-      if (control_.epoch() != epoch) return;  // abandoned: on_start() of the next program forgot it
+    auto abandoned = [this, epoch] { return control_.epoch() != epoch; };  // on_start() of the next program
+    auto wait_until = [&](const sc_time& t) {
+      while (sc_time_stamp() < t) {
+        wait(t - sc_time_stamp(), control_.stop_event());
+        if (abandoned()) return false;
+      }
+      return true;
+    };
+    if (shared_hbm) {  // the start latency, then the HBM bytes as the HBM carries them
+      if (!wait_until(start + latency)) return;
+      const HbmModel::Carried how = hbm_->carry(hbm_bytes, hbm_rate, control_.stop_event(), abandoned);
+      if (how == HbmModel::Carried::kWithdrawn) return;
+      if (how == HbmModel::Carried::kThrottled) end = std::max(end, sc_time_stamp());
+    }
+    if (!wait_until(end)) return;
+    if (shared_hbm) {
+      engine_free_at_[size_t(engine)] = end;
+      engine_freed_.notify(SC_ZERO_TIME);
     }
     if (auto fault = perform(c, who.get())) {
       control_.raise_error(static_cast<int>(isa::Engine::kDma), index, *fault);
@@ -151,7 +173,7 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
       return;
     }
     bytes_moved_ += bytes;
-    engine_busy_[size_t(engine)] += duration;
+    engine_busy_[size_t(engine)] += end - start;
     ++engine_copies_[size_t(engine)];
     // The descriptor's completion signal (done_sem): the copy's bytes are all written. The checker sees the copy's
     // own clock released into the semaphore, not the queue's.

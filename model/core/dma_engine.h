@@ -57,6 +57,7 @@ class DmaEngine : public QueueEngine {
   int outstanding_ = 0;
   int live_copies_ = 0;
   sc_core::sc_event copy_done_;
+  sc_core::sc_event engine_freed_;  ///< a copy whose end the HBM decided has ended
   uint64_t bytes_moved_ = 0;
   std::vector<sc_core::sc_time> engine_busy_;
   std::vector<uint64_t> engine_copies_;

@@ -1,7 +1,7 @@
 #include "model/mem/hbm_model.h"
 
 #include <algorithm>
-#include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 #include <fmt/core.h>
@@ -9,55 +9,94 @@
 namespace trnsim::model {
 
 using sc_core::sc_time;
+using sc_core::SC_NS;
 
-HbmModel::HbmModel(double bytes_per_ns, sc_time slot)
-    : bytes_per_ns_(bytes_per_ns), slot_(slot), slot_ns_(slot.to_seconds() * 1e9) {
-  if (!(bytes_per_ns > 0) || !(slot_ns_ > 0)) {
-    throw std::invalid_argument(fmt::format("HbmModel: bandwidth {} B/ns and slot {} ns must be positive",
-                                            bytes_per_ns, slot_ns_));
+namespace {
+double now_ns() { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
+}  // namespace
+
+HbmModel::HbmModel(double bytes_per_ns) : bytes_per_ns_(bytes_per_ns) {
+  if (!(bytes_per_ns > 0)) {
+    throw std::invalid_argument(fmt::format("HbmModel: bandwidth {} B/ns must be positive", bytes_per_ns));
   }
-  slot_capacity_ = bytes_per_ns_ * slot_ns_;
 }
 
-sc_time HbmModel::stream(const sc_time& start, uint64_t bytes, double rate) {
-  if (!(rate > 0)) throw std::invalid_argument(fmt::format("HbmModel::stream: rate {} B/ns is not positive", rate));
-  if (bytes == 0) return start;
-  // Slots wholly before the present are over: nobody books them any more.
-  const auto now_slot = uint64_t(std::floor(sc_core::sc_time_stamp().to_seconds() * 1e9 / slot_ns_));
-  while (!used_.empty() && first_slot_ < now_slot) {
-    used_.pop_front();
-    ++first_slot_;
+std::vector<double> HbmModel::fair_shares(const std::vector<double>& rates, double bandwidth) {
+  // Water-filling: in increasing rate, each stream gets its rate or an equal part of what is left, if that is less.
+  std::vector<std::size_t> order(rates.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rates[a] < rates[b]; });
+  std::vector<double> shares(rates.size(), 0.0);
+  double left = bandwidth;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const double equal = left / double(order.size() - i);
+    const double s = std::min(rates[order[i]], equal);
+    shares[order[i]] = s;
+    left -= s;
   }
-  if (used_.empty()) first_slot_ = std::max(first_slot_, now_slot);
+  return shares;
+}
 
-  const double t0 = start.to_seconds() * 1e9;
-  double t = t0, left = double(bytes);
-  bool limited = false;
-  for (auto s = std::max(first_slot_, uint64_t(std::floor(t0 / slot_ns_)));; ++s) {
-    if (s - first_slot_ >= kMaxBookedSlots) {
-      // Past the booking horizon: the rest runs at the engine's rate, or the HBM's if that is less, and books
-      // nothing (so a copy of any length costs bounded host time; a found defect, docs/verification.md).
-      const double pace = std::min(rate, bytes_per_ns_);
-      if (limited || pace < rate) ++throttled_;
-      if (!limited && pace == rate) return start + sc_time(double(bytes) / rate, sc_core::SC_NS);
-      return sc_time(t + left / pace, sc_core::SC_NS);
-    }
-    while (used_.size() <= s - first_slot_) used_.push_back(0.0);
-    double& booked = used_[size_t(s - first_slot_)];
-    const double slot_end = double(s + 1) * slot_ns_;
-    const double span = slot_end - t;  // the part of this slot the stream covers
-    const double take = std::min(rate * span, std::max(0.0, slot_capacity_ - booked));
-    if (left <= take) {
-      booked += left;
-      if (!limited) return start + sc_time(double(bytes) / rate, sc_core::SC_NS);
-      ++throttled_;
-      return sc_time(t + left / (take / span), sc_core::SC_NS);  // at this slot's pace
-    }
-    if (take < rate * span) limited = true;
-    booked += take;
-    left -= take;
-    t = slot_end;
+void HbmModel::settle() {
+  const double t = now_ns();
+  const double dt = t - settled_ns_;
+  if (dt > 0) {
+    for (Stream& s : streams_) s.left = std::max(0.0, s.left - s.share * dt);
   }
+  settled_ns_ = t;
+}
+
+void HbmModel::reshare() {
+  std::vector<double> rates;
+  rates.reserve(streams_.size());
+  for (const Stream& s : streams_) rates.push_back(s.rate);
+  const std::vector<double> shares = fair_shares(rates, bytes_per_ns_);
+  const sc_time now = sc_core::sc_time_stamp();
+  std::size_t i = 0;
+  for (Stream& s : streams_) {
+    s.share = shares[i++];
+    if (s.share < s.rate && !s.throttled) {
+      s.throttled = true;
+      ++throttled_;
+    }
+    // A stream that has always had its rate ends on the engine's formula exactly (no rounding of settled bytes).
+    const sc_time end = s.throttled ? now + sc_time(s.left / s.share, SC_NS) : s.unthrottled_end;
+    if (end != s.end) {
+      s.end = end;
+      s.done.cancel();
+      s.done.notify(end > now ? end - now : sc_core::SC_ZERO_TIME);
+    }
+  }
+}
+
+HbmModel::Carried HbmModel::carry(uint64_t bytes, double rate, const sc_core::sc_event& interrupt,
+                     const std::function<bool()>& give_up) {
+  if (!(rate > 0)) throw std::invalid_argument(fmt::format("HbmModel::carry: rate {} B/ns is not positive", rate));
+  if (bytes == 0) return Carried::kAtRate;
+  settle();
+  const sc_time now = sc_core::sc_time_stamp();
+  streams_.emplace_back();
+  const auto self = std::prev(streams_.end());
+  self->rate = rate;
+  self->left = double(bytes);
+  self->unthrottled_end = now + sc_time(double(bytes) / rate, SC_NS);
+  self->end = sc_core::sc_max_time();  // differs from every real end: reshare() notifies it
+  reshare();
+  Carried how = Carried::kAtRate;
+  for (;;) {
+    sc_core::wait(self->done | interrupt);
+    if (sc_core::sc_time_stamp() >= self->end) break;
+    if (give_up()) {
+      how = Carried::kWithdrawn;
+      break;
+    }
+  }
+  if (how != Carried::kWithdrawn && self->throttled) how = Carried::kThrottled;
+  settle();
+  self->done.cancel();
+  streams_.erase(self);
+  reshare();
+  return how;
 }
 
 }  // namespace trnsim::model

@@ -1,22 +1,23 @@
 // The bandwidth of a chip's HBM, shared by every core's DMA engines (docs/architecture.md, "The HBM model").
 //
-// Time is cut into slots of `slot` length; all of a slot's HBM traffic together carries at most
-// bytes_per_ns * slot bytes. A DMA copy that reads or writes HBM is a stream: from the moment its bytes start to
-// move it asks each slot for what its engine could move in it (its rate times the part of the slot it covers) and
-// takes what the slot has left; streams are served in the order they start (first come, first served), so a stream
-// that starts later gets what earlier ones left. A stream that never meets a full slot ends exactly at
-// start + bytes / rate, the engine's own formula (BRIEF section 2: ~23 B/ns per DMA engine).
-//
-// Bookings reach kMaxBookedSlots slots (about 105 ms of simulated time at 100 ns) past the present: the part of a
-// stream beyond that runs at min(rate, bandwidth) and books nothing, which keeps the host cost of one copy bounded.
+// A DMA copy that reads or writes HBM is a stream of its HBM bytes that asks for up to its engine's rate (BRIEF
+// section 2: ~23 B/ns per DMA engine). The streams in flight share the bandwidth max-min fairly, as a fluid: while
+// the rates asked for fit the bandwidth every stream gets its own; when they do not, the slowest streams keep
+// theirs and the others get equal shares of the rest (Bertsekas and Gallager, "Data Networks", 2nd ed., section
+// 6.5.2, max-min fairness), recomputed whenever a stream starts or ends. It is the fluid limit of a round-robin
+// arbiter between equal requesters: no stream waits behind another (FCFS would leave the last of 128 engines that
+// ask 23 B/ns each of 2900 almost nothing until the others end). A stream that never meets a full HBM ends exactly
+// at start + bytes / rate, the engine's own formula.
 //
 // Left out, on purpose: channels and banks (the address does not matter), refresh, read/write turnaround, row
-// buffers, an access latency of its own (the DMA start latency, ~1.3 us, covers the HBM's), any scheduling but
-// first come, first served.
+// buffers, an access latency of its own (the DMA start latency, ~1.3 us, covers the HBM's), and any arbitration but
+// the fair share.
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <functional>
+#include <list>
+#include <vector>
 
 #include <systemc>
 
@@ -24,30 +25,50 @@ namespace trnsim::model {
 
 class HbmModel {
  public:
-  /// `bytes_per_ns`: the chip's HBM bandwidth (trn2: 2900, BRIEF section 2: 2.9 TB/s); `slot`: the model's time
-  /// slot. std::invalid_argument for a bandwidth or a slot that is not positive.
-  HbmModel(double bytes_per_ns, sc_core::sc_time slot);
+  /// `bytes_per_ns`: the chip's HBM bandwidth (trn2: 2900, BRIEF section 2: 2.9 TB/s). std::invalid_argument for a
+  /// bandwidth that is not positive.
+  explicit HbmModel(double bytes_per_ns);
 
-  /// A stream of `bytes` HBM bytes, starting at `start` (not before the current simulated time of any earlier
-  /// call), at up to `rate` bytes/ns: returns the time its last byte is carried. Books the stream's share of every
-  /// slot it crosses. `bytes` 0 returns `start`; std::invalid_argument for a rate that is not positive.
-  sc_core::sc_time stream(const sc_core::sc_time& start, uint64_t bytes, double rate);
+  /// How a stream ended.
+  enum class Carried {
+    kAtRate,     ///< at its own rate all along: it ended at start + bytes / rate exactly
+    kThrottled,  ///< later than that: it got less than its rate for a while
+    kWithdrawn,  ///< given up before its end
+  };
+  /// From a SystemC thread: carries a stream of `bytes` HBM bytes at up to `rate` bytes/ns, starting now, and
+  /// returns when its last byte is carried. Woken by `interrupt`, it asks `give_up`: true withdraws the stream (its
+  /// share goes to the others) and returns kWithdrawn at once. `bytes` 0 returns kAtRate at once;
+  /// std::invalid_argument for a rate that is not positive.
+  Carried carry(uint64_t bytes, double rate, const sc_core::sc_event& interrupt, const std::function<bool()>& give_up);
 
-  /// Slots a stream books at most, counted from the oldest slot still kept (the present's).
-  static constexpr uint64_t kMaxBookedSlots = uint64_t{1} << 20;
+  /// Max-min fair shares of `bandwidth` between streams asking for `rates` (bytes/ns each, positive): the shares in
+  /// the same order. Every share is at most its rate; their sum is min(bandwidth, sum of rates).
+  static std::vector<double> fair_shares(const std::vector<double>& rates, double bandwidth);
 
   double bytes_per_ns() const { return bytes_per_ns_; }
-  const sc_core::sc_time& slot() const { return slot_; }
-  /// Streams that met a full slot (and so took longer than bytes / rate) since creation.
+  /// Streams that got less than their rate at some time (and so took longer than bytes / rate) since creation.
   uint64_t throttled_streams() const { return throttled_; }
+  /// Streams in flight now.
+  std::size_t streams() const { return streams_.size(); }
 
  private:
+  struct Stream {
+    double rate = 0;            ///< bytes/ns asked for
+    double share = 0;           ///< bytes/ns it gets now
+    double left = 0;            ///< bytes still to carry at settled_ns_
+    sc_core::sc_time unthrottled_end;  ///< start + bytes / rate: its end while it has never been throttled
+    bool throttled = false;
+    sc_core::sc_time end;       ///< when it ends at the present shares
+    sc_core::sc_event done;     ///< notified at `end`
+  };
+  /// Takes every stream's bytes carried since the last settle off its `left`.
+  void settle();
+  /// Gives every stream its fair share and (re)notifies its end.
+  void reshare();
+
   double bytes_per_ns_;
-  sc_core::sc_time slot_;
-  double slot_ns_;
-  double slot_capacity_;       ///< bytes one slot carries
-  uint64_t first_slot_ = 0;    ///< slot index of used_.front()
-  std::deque<double> used_;    ///< bytes booked per slot from first_slot_ on
+  std::list<Stream> streams_;  ///< stable addresses: each carry() holds its own
+  double settled_ns_ = 0;
   uint64_t throttled_ = 0;
 };
 

@@ -12,6 +12,7 @@
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/gemm_golden.h"
 #include "firmware/kernels/dma_copies.h"
+#include "model/core/chip.h"
 #include "model/core/neuron_core.h"
 #include "model/te/te_compute.h"
 #include "tests/model/device_fixture.h"
@@ -445,9 +446,29 @@ TEST_F(ModelTest, ASoftResetEndsTheCopiesItAbandons) {
   drv_->start();
   EXPECT_FALSE(dev_->wait_interrupt(10'000));  // 10,000 cycles in: the copies are under way
   EXPECT_EQ(dma.live_copies(), 3);
+  EXPECT_EQ(dev_->chip().hbm_model.streams(), 3u) << "each streams through the chip's HBM";
   dev_->write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
   EXPECT_FALSE(dev_->wait_interrupt(10));  // a few cycles after the reset, far before their end
   EXPECT_EQ(dma.live_copies(), 0);
+  EXPECT_EQ(dev_->chip().hbm_model.streams(), 0u) << "their HBM streams are withdrawn";
+}
+
+// A copy of any length costs the host the same (found by the mmio fuzz target: the first HBM model booked a copy of
+// about 2^60 bytes slot by slot and hung at issue): 2^48 bytes, four HBM bytes repeated (zero strides), are one
+// stream of the fluid HBM model, abandoned at once by a soft reset; the next program runs as usual.
+TEST_F(ModelTest, AHugeCopyIsOneStreamAndASoftResetWithdrawsIt) {
+  drv_->load_program(isa::assemble(".queue dma\n"
+                                   "dma_copy src=hbm:0x0 dst=sbuf:0x0 type=fp32 count=[65535,65535,16384,1] "
+                                   "src_stride=[0,0,0,0] dst_stride=[0,0,0,0]\n"
+                                   "halt\n"));
+  drv_->start();
+  EXPECT_FALSE(dev_->wait_interrupt(10'000));
+  EXPECT_EQ(dev_->chip().hbm_model.streams(), 1u);
+  dev_->write_reg(regs::CTRL, regs::CTRL_SOFT_RESET_MASK);
+  EXPECT_FALSE(dev_->wait_interrupt(10));
+  EXPECT_EQ(dev_->chip().hbm_model.streams(), 0u);
+  drv_->load_program(isa::assemble(".queue dma\ndma_copy src=hbm:0x0 dst=sbuf:0x0 type=fp32 count=[16]\nhalt\n"));
+  EXPECT_GT(drv_->run(1'000'000).cycles, 0u);
 }
 
 TEST_F(ModelTest, PerfCountersCountTheDocumentedCostsAndPerfClearRestartsThem) {

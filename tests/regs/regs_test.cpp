@@ -183,7 +183,7 @@ TEST(Regs, AddressMap) {
   // Every core's register block, then the chip's, inside the map; core 0's registers inside its block; the cores'
   // SBUF and PSUM windows between their bases.
   EXPECT_EQ(r::CHIP_BASE, r::MAX_CORES * r::CORE_STRIDE);
-  EXPECT_LT(r::HBM_SLOT_NS, r::MMIO_SIZE);
+  EXPECT_LT(r::HBM_BW_MBPS, r::MMIO_SIZE);
   EXPECT_GE(r::CHIP_CORES, r::CHIP_BASE);
   EXPECT_LE(r::PCIE_WIN_HI + r::kRegBytes, r::CORE_STRIDE);
   EXPECT_LE(r::SBUF_BASE + uint64_t{r::MAX_CORES} * r::CORE_MEM_STRIDE, r::PSUM_BASE);
