@@ -46,6 +46,7 @@ struct Block {
   int m0 = 0, rows = 0;        ///< output rows [m0, m0 + rows)
   int n0 = 0, cols = 0;        ///< output columns [n0, n0 + cols)
   int ntiles = 0;              ///< N tiles (banks) in the block
+  int group = 0;               ///< its group of N tiles (blocks group * m_tiles .. are the group's M tiles)
   int psum_buffer = 0;
   int epi_slot = 0;  ///< its epilogue slot (GemmPlan::epilogue_slots)
   int first_batch = 0, last_batch = 0;
@@ -82,6 +83,7 @@ class GemmBuilder {
         b.n0 = t0 * p.n_tile;
         b.cols = std::min(l.n, t1 * p.n_tile) - b.n0;
         b.ntiles = t1 - t0;
+        b.group = g;
         b.psum_buffer = static_cast<int>(blocks_.size()) % p.psum_buffers;
         b.epi_slot = static_cast<int>(blocks_.size()) % std::max(1, p.epilogue_slots);
         b.first_batch = static_cast<int>(batches_.size());
@@ -140,16 +142,19 @@ class GemmBuilder {
     const bool col_loads = epi && l_.epilogue.kind == GemmEpilogue::Kind::kColBiasAdd;
     std::vector<Pipeline::OpId> stored(blocks_.size(), -1), epi_loads(blocks_.size(), -1);
     std::vector<std::vector<int>> wave_stores(nbatches), wave_eloads(nbatches);  // blocks carried by each wave
-    // The epilogue's constants: a row epilogue's biases, or the softmax's +0, -inf and causal predicate.
-    const Pipeline::OpId epi_consts = !epi                                               ? -1
-                                    : l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax ? add_softmax_constants(pipe)
-                                                                                       : add_row_bias_load(pipe);
+    // The epilogue's constants: the softmax's +0, -inf and causal predicate (Vector engine), or a row epilogue's
+    // biases, loaded after the first wave (which the TE waits for; the first epilogue comes after the TE's batch).
+    Pipeline::OpId epi_consts =
+        epi && l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax ? add_softmax_constants(pipe) : -1;
     auto carry_to = [&](std::vector<std::vector<int>>& waves, std::size_t wave, int bi) {
       if (wave < nbatches) waves[wave].push_back(bi);
     };
     if (col_loads) {
+      // A fresh slot's loads ride in its block's first wave; block 0's in the second, so that the first wave, which
+      // the TE waits for, carries operands only.
       for (int bi = 0; bi < std::min(slots, int(blocks_.size())); ++bi) {
-        carry_to(wave_eloads, std::size_t(blocks_[std::size_t(bi)].first_batch), bi);
+        const std::size_t first = std::size_t(blocks_[std::size_t(bi)].first_batch);
+        carry_to(wave_eloads, bi == 0 && nbatches > 1 ? 1 : first, bi);
       }
     }
     auto store_op = [&](int bi) {  // block bi's store as an op of its own (when no wave carried it)
@@ -158,11 +163,21 @@ class GemmBuilder {
       stored[std::size_t(bi)] =
           pipe.add(isa::Engine::kDma, spread_copies(copy, info_.num_dma_engines), {drain[std::size_t(bi)]});
     };
+    // The blocks whose epilogues must be done before block bi's loads: the slot's previous block, and for a
+    // group's first block (which loads the group's bias row) the last block of the group that used that bias row.
+    auto eload_waits_for = [&](int bi) -> std::pair<int, int> {
+      const Block& b = blocks_[std::size_t(bi)];
+      const int bias_prev = b.m0 == 0 && b.group >= 2 ? (b.group - 1) * p.m_tiles - 1 : -1;
+      return {bi >= slots ? bi - slots : -1, bias_prev};
+    };
     auto eload_op = [&](int bi) {
       std::vector<isa::CopyFields> in;
       epilogue_load_copies(blocks_[std::size_t(bi)], &in);
-      epi_loads[std::size_t(bi)] = pipe.add(isa::Engine::kDma, spread_copies(in, info_.num_dma_engines),
-                                            {bi >= slots ? drain[std::size_t(bi - slots)] : -1});
+      const auto [slot_prev, bias_prev] = eload_waits_for(bi);
+      epi_loads[std::size_t(bi)] =
+          pipe.add(isa::Engine::kDma, spread_copies(in, info_.num_dma_engines),
+                   {slot_prev >= 0 ? drain[std::size_t(slot_prev)] : -1,
+                    bias_prev >= 0 ? drain[std::size_t(bias_prev)] : -1});
     };
     // A softmax kept in SBUF with two epilogue slots defers each block's normalisation (see epilogue_ops).
     const bool deferred_norm =
@@ -183,8 +198,11 @@ class GemmBuilder {
       const int prev = int(bi) >= slots ? int(bi) - slots : -1;  // the slot's previous block
       if (prev >= 0 && stored[std::size_t(prev)] < 0) store_op(prev);  // its wave is still to come
       if (col_loads && epi_loads[bi] < 0) eload_op(int(bi));
+      // A column epilogue also reads its group's bias row, loaded with the group's first block.
+      const Pipeline::OpId group_bias =
+          col_loads ? epi_loads[std::size_t(b.group) * std::size_t(p.m_tiles)] : Pipeline::OpId(-1);
       const std::vector<Pipeline::OpId> after{compute[std::size_t(b.last_batch)], epi_consts, epi_loads[bi],
-                                              prev >= 0 ? stored[std::size_t(prev)] : -1};
+                                              group_bias, prev >= 0 ? stored[std::size_t(prev)] : -1};
       Pipeline::OpId done = -1;
       if (l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax) {
         SoftmaxEpilogue e = add_softmax_epilogue(pipe, b, after);
@@ -243,10 +261,18 @@ class GemmBuilder {
         staging_stores(blocks_[std::size_t(sb)], &wave);
         load_after.push_back(drain[std::size_t(sb)]);
       }
+      std::vector<int> carried_eloads;
       for (int lb : wave_eloads[j]) {
         if (epi_loads[std::size_t(lb)] >= 0) continue;
+        const auto [slot_prev, bias_prev] = eload_waits_for(lb);
+        if (bias_prev >= 0 && drain[std::size_t(bias_prev)] < 0) {  // that epilogue is still to come: a later wave
+          carry_to(wave_eloads, std::size_t(blocks_[std::size_t(bias_prev)].last_batch) + nbuf + 1, lb);
+          continue;
+        }
         epilogue_load_copies(blocks_[std::size_t(lb)], &wave);
-        if (lb >= slots) load_after.push_back(drain[std::size_t(lb - slots)]);
+        carried_eloads.push_back(lb);
+        if (slot_prev >= 0) load_after.push_back(drain[std::size_t(slot_prev)]);
+        if (bias_prev >= 0) load_after.push_back(drain[std::size_t(bias_prev)]);
       }
       if (l_.accumulate_into && first) {
         if (reuse >= 0) load_after.push_back(drain[std::size_t(reuse)]);  // P -> PSUM overwrites that buffer
@@ -296,14 +322,13 @@ class GemmBuilder {
                  : uint32_t(std::clamp<double>(std::floor(double(wave_bytes) / engine_bytes), 1.0,
                                                double(info_.num_dma_engines)));
       load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, engines), load_after);
+      if (j == 0 && epi && l_.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) epi_consts = add_row_bias_load(pipe);
       for (int slot : prefetch_slots) prefetched[std::size_t(slot)].push_back(load[j]);
       if (carry >= 0) drain[std::size_t(carry)] = load[j];
       for (int sb : wave_stores[j]) {
         if (stored[std::size_t(sb)] < 0) stored[std::size_t(sb)] = load[j];
       }
-      for (int lb : wave_eloads[j]) {
-        if (epi_loads[std::size_t(lb)] < 0) epi_loads[std::size_t(lb)] = load[j];
-      }
+      for (int lb : carried_eloads) epi_loads[std::size_t(lb)] = load[j];
       // The TE takes the batches in order: a block's K tiles accumulate into PSUM in increasing K (rule 4).
       std::vector<Pipeline::OpId> compute_after{load[j]};
       if (!batch.load_moving) {  // a prefetched panel slot: after the waves that filled it
@@ -368,13 +393,14 @@ class GemmBuilder {
   uint32_t staging_addr(int slot) const {
     return plan_.epilogue_offset + uint32_t(slot) * plan_.epilogue_slot_bytes;
   }
-  uint32_t col_bias_addr(int slot) const {
-    return staging_addr(slot) + uint32_t(align_up(uint64_t(block_cols_max()) * stage_bytes(), 64));
+  /// A column epilogue's bias row of group g (two rows, by the group's parity, after the slots).
+  uint32_t col_bias_addr(int group) const {
+    return staging_addr(plan_.epilogue_slots) + uint32_t(group % 2) * uint32_t(align_up(uint64_t(block_cols_max()) * kFp32Bytes, 64));
   }
   /// Bytes per element of a slot's staging area: out_type's, or FP32 (the softmax's exponentials, out_in_sbuf).
   uint64_t stage_bytes() const { return l_.out_in_sbuf ? kFp32Bytes : isa::data_type_bytes(l_.out_type); }
   uint32_t residual_addr(int slot) const {
-    return col_bias_addr(slot) + uint32_t(align_up(uint64_t(block_cols_max()) * kFp32Bytes, 64));
+    return staging_addr(slot) + uint32_t(align_up(uint64_t(block_cols_max()) * stage_bytes(), 64));
   }
   uint32_t row_bias_addr(int m_tile_index) const {
     return staging_addr(plan_.epilogue_slots) + uint32_t(m_tile_index) * uint32_t(kFp32Bytes);
@@ -393,13 +419,16 @@ class GemmBuilder {
     return pipe.add(isa::Engine::kDma, spread_copies(copies, info_.num_dma_engines));
   }
 
-  /// A column epilogue's loads for block b: bias[n0 .. n0 + cols) into every row of the slot (source rows 0 bytes
-  /// apart), and residual rows [m0, m0 + rows), columns [n0, n0 + cols).
+  /// A column epilogue's loads for block b: for a group's first block (its first M tile) the group's bias[n0 .. n0 +
+  /// cols) into every row of the group's bias row (source rows 0 bytes apart; the M tile's rows, the most any block
+  /// has), and residual rows [m0, m0 + rows), columns [n0, n0 + cols), into the block's slot.
   void epilogue_load_copies(const Block& b, std::vector<isa::CopyFields>* out) const {
     const int64_t pb = info_.sbuf_partition_bytes;
-    out->push_back(copy_rows(isa::MemSpace::kHbm, l_.epilogue.bias_hbm + uint64_t(b.n0) * kFp32Bytes,
-                             isa::DataType::kFp32, 0, isa::MemSpace::kSbuf, col_bias_addr(b.epi_slot),
-                             isa::DataType::kFp32, pb, b.rows, b.cols));
+    if (b.m0 == 0) {
+      out->push_back(copy_rows(isa::MemSpace::kHbm, l_.epilogue.bias_hbm + uint64_t(b.n0) * kFp32Bytes,
+                               isa::DataType::kFp32, 0, isa::MemSpace::kSbuf, col_bias_addr(b.group),
+                               isa::DataType::kFp32, pb, b.rows, b.cols));
+    }
     if (l_.epilogue.residual) {
       out->push_back(copy_rows(isa::MemSpace::kHbm,
                                l_.epilogue.residual_hbm + (uint64_t(b.m0) * l_.out_stride() + uint64_t(b.n0)) * kFp32Bytes,
@@ -425,7 +454,7 @@ class GemmBuilder {
         out.push_back(activation(l_.epilogue.func, b.rows, cols, dst, sum, 1.0f, 0.0f, &bias, nullptr));
         continue;
       }
-      const isa::Operand bias = operand(col_bias_addr(b.epi_slot) + uint32_t(c0) * uint32_t(kFp32Bytes));
+      const isa::Operand bias = operand(col_bias_addr(b.group) + uint32_t(c0) * uint32_t(kFp32Bytes));
       if (!l_.epilogue.residual) {
         out.push_back(tensor_tensor(isa::AluOp::kAdd, b.rows, cols, dst, sum, bias));
         continue;
@@ -743,9 +772,7 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
     if (!has_epi) return 0;
     uint64_t b = align_up(block_cols * stage_es, 64);
     if (softmax) b += 64;  // max, bias, sum, reciprocal columns
-    if (epi == GemmEpilogue::Kind::kColBiasAdd) {
-      b += align_up(block_cols * kFp32Bytes, 64) * (l.epilogue.residual ? 2 : 1);  // bias row, residual
-    }
+    if (epi == GemmEpilogue::Kind::kColBiasAdd && l.epilogue.residual) b += align_up(block_cols * kFp32Bytes, 64);
     return b;
   };
   // Epilogue slots for blocks of G banks: one per PSUM buffer; a softmax kept in SBUF with one PSUM buffer gets two,
@@ -758,6 +785,9 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   auto epi_bytes = [&](uint64_t block_cols, int g) -> uint64_t {
     if (!has_epi) return 0;
     uint64_t shared = epi == GemmEpilogue::Kind::kRowBiasAct ? align_up(m_tiles_all * kFp32Bytes, 64) : 0;
+    if (epi == GemmEpilogue::Kind::kColBiasAdd) {  // a bias row per group of N tiles, two by parity
+      shared = align_up(block_cols * kFp32Bytes, 64) * std::min<uint64_t>(2, ceil_div(uint64_t(p.n_tiles), uint64_t(g)));
+    }
     if (softmax) shared = 64 + align_up(uint64_t(std::min(info.te_cols, info.psum_partitions)) * kFp32Bytes, 64);
     return uint64_t(epi_slots(g)) * epi_slot(block_cols) + shared;
   };
@@ -844,10 +874,14 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   p.sbuf_bytes = static_cast<uint32_t>(p.epilogue_offset + epilogue_bytes);
   // What crosses the DMA (the loads, P -> PSUM and the drains), for the bound beside the TE's.
   const double moving_loads = p.moving_resident ? 1.0 : double(p.m_tiles);
-  const double epi_in = epi == GemmEpilogue::Kind::kColBiasAdd ? (l.epilogue.residual ? 8.0 : 4.0) : 0.0;
+  // A column epilogue: the residual (FP32), and each group's bias row into the M tile's rows (FP32).
+  const bool col_epi = epi == GemmEpilogue::Kind::kColBiasAdd;
+  const double epi_in = col_epi && l.epilogue.residual ? 4.0 : 0.0;
+  const double bias_rows = col_epi ? double(std::min(l.m, p.m_tile)) * l.n * double(kFp32Bytes) : 0.0;
   p.dma_bytes = uint64_t(double(l.k) * l.n * double(es) * moving_loads + double(l.k) * l.m * double(es) * p.n_groups +
                          double(l.m) * l.n * ((l.out_in_sbuf ? 0.0 : double(oes)) + (l.accumulate_into ? 4 : 0) +
-                                              epi_in));
+                                              epi_in) +
+                         bias_rows);
   return p;
 }
 

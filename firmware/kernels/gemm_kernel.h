@@ -137,11 +137,12 @@ struct GemmPlan {
   uint32_t sbuf_bytes = 0;   ///< bytes per partition used from offset 0: the moving slots, the stationary ones, then
                              ///< the epilogue's buffers
   /// Epilogue buffers (GemmEpilogue; none without one), offsets in each SBUF partition: epilogue_slots slots, each
-  /// an output staging area of a block's columns in out_type and for kColBiasAdd a bias row and a residual area
+  /// an output staging area of a block's columns in out_type and for kColBiasAdd with a residual a residual area
   /// (FP32), for kSoftmax four FP32 columns (max, bias, sum, reciprocal); then for kRowBiasAct one bias column (FP32)
-  /// per M tile, for kSoftmax +0, -inf and the causal predicate [M tile, M tile].
+  /// per M tile, for kColBiasAdd a bias row (FP32) per group of N tiles (two, by the group's parity: every M tile of
+  /// a group reads the same row), for kSoftmax +0, -inf and the causal predicate [M tile, M tile].
   uint32_t epilogue_offset = 0;
-  uint32_t epilogue_slot_bytes = 0;  ///< bytes of one slot (staging, bias row, residual)
+  uint32_t epilogue_slot_bytes = 0;  ///< bytes of one slot (staging, residual)
   /// Epilogue slots (0 without an epilogue): one per PSUM buffer, block b's is b % slots; a softmax kept in SBUF
   /// (out_in_sbuf) with one PSUM buffer has two, so that a block's exponentials go to one while the block before is
   /// normalised from the other.
