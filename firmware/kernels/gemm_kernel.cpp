@@ -26,6 +26,9 @@ constexpr int kWantedSbufBuffers = 3;
 constexpr double kBatchSlack = 2.0;
 
 constexpr uint64_t kFp32Bytes = 4;
+/// Partial row maxima a softmax epilogue slot holds (one per PSUM bank of a block cut by bank; 4 + 12 FP32 columns
+/// make the slot's 64 bytes).
+constexpr int kSoftmaxPartials = 12;
 
 uint64_t align_up(uint64_t v, uint64_t a) { return ceil_div(v, a) * a; }
 
@@ -193,7 +196,8 @@ class GemmBuilder {
           pipe.add(isa::Engine::kVec, std::move(pending_norm.instrs), {pending_norm.exp, also_after});
       pending_norm = {};
     };
-    auto epilogue_ops = [&](std::size_t bi) {
+    // bank_te: a softmax block's last batch cut by bank (te_batch_by_bank), the TE op that completes each bank.
+    auto epilogue_ops = [&](std::size_t bi, const std::vector<Pipeline::OpId>& bank_te) {
       const Block& b = blocks_[bi];
       const int prev = int(bi) >= slots ? int(bi) - slots : -1;  // the slot's previous block
       if (prev >= 0 && stored[std::size_t(prev)] < 0) store_op(prev);  // its wave is still to come
@@ -205,7 +209,7 @@ class GemmBuilder {
                                               group_bias, prev >= 0 ? stored[std::size_t(prev)] : -1};
       Pipeline::OpId done = -1;
       if (l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax) {
-        SoftmaxEpilogue e = add_softmax_epilogue(pipe, b, after);
+        SoftmaxEpilogue e = add_softmax_epilogue(pipe, b, after, bank_te);
         if (deferred_norm) {
           // The block before is normalised after this block's row maxima: the Vector engine takes the maxima as
           // soon as the TE has the scores (the next exponentials wait for them), and normalises while the Scalar
@@ -338,8 +342,20 @@ class GemmBuilder {
       }
       if (j > 0) compute_after.push_back(compute[j - 1]);
       if (reuse >= 0) compute_after.push_back(drain[std::size_t(reuse)]);
-      compute[j] = pipe.add(isa::Engine::kTe, te_batch(batch), compute_after);
-      if (epi && int(j) == b.last_batch) epilogue_ops(bi);
+      // A softmax block's last batch goes bank by bank, so that the row maxima of a bank start as soon as the TE
+      // has written it (add_softmax_epilogue).
+      std::vector<Pipeline::OpId> bank_te;
+      if (int(j) == b.last_batch && softmax_banks(b) > 1) {
+        for (std::vector<isa::Instruction>& piece : te_batch_by_bank(batch)) {
+          // Ops are list-scheduled (pipeline.h): each piece names the one before.
+          bank_te.push_back(pipe.add(isa::Engine::kTe, std::move(piece),
+                                     bank_te.empty() ? compute_after : std::vector<Pipeline::OpId>{bank_te.back()}));
+        }
+        compute[j] = bank_te.back();
+      } else {
+        compute[j] = pipe.add(isa::Engine::kTe, te_batch(batch), compute_after);
+      }
+      if (epi && int(j) == b.last_batch) epilogue_ops(bi, bank_te);
     }
     if (epi) {
       flush_norm(-1);
@@ -520,7 +536,18 @@ class GemmBuilder {
     Pipeline::OpId vmax = -1, exp = -1;
     std::vector<isa::Instruction> norm;
   };
-  SoftmaxEpilogue add_softmax_epilogue(Pipeline& pipe, const Block& b, const std::vector<Pipeline::OpId>& after) const {
+  /// The PSUM banks a softmax block's row maxima go over one by one (its live columns' banks; 0 without a softmax,
+  /// and with more than the slot's 12 partial columns).
+  int softmax_banks(const Block& b) const {
+    if (l_.epilogue.kind != GemmEpilogue::Kind::kSoftmax) return 0;
+    const int banks = int(ceil_div(uint64_t(live_columns(b)), uint64_t(plan_.n_tile)));
+    return banks <= kSoftmaxPartials ? banks : 0;
+  }
+  /// With bank_te (the TE op that completes each bank of the block, softmax_banks > 1) the maxima go bank by bank,
+  /// bank k's after bank_te[k], into partial columns; `after`'s first entry (the block's last TE op) is then
+  /// replaced by bank_te[0].
+  SoftmaxEpilogue add_softmax_epilogue(Pipeline& pipe, const Block& b, std::vector<Pipeline::OpId> after,
+                                       const std::vector<Pipeline::OpId>& bank_te) const {
     SoftmaxTiles st;
     st.p = b.rows, st.w = live_columns(b), st.g = 1, st.stride = 0;
     st.space = isa::MemSpace::kPsum;
@@ -534,8 +561,18 @@ class GemmBuilder {
     st.pred = softmax_pred_addr(), st.consts = softmax_zero_addr();
     st.mx = softmax_column(b.epi_slot, 0), st.nbias = softmax_column(b.epi_slot, 1);
     st.sum = softmax_column(b.epi_slot, 2), st.rcp = softmax_column(b.epi_slot, 3);
+    if (!bank_te.empty()) st.bank_cols = plan_.n_tile, st.partials = softmax_column(b.epi_slot, 4);
     SoftmaxOps ops = softmax_ops(st);
     SoftmaxEpilogue e;
+    for (std::size_t k = 0; k < ops.vmax_banks.size(); ++k) {  // each after its bank and the bank before
+      if (k == 0) {
+        after.front() = bank_te.front();
+      } else {
+        after = {bank_te.at(k), after.front()};
+      }
+      after.front() = pipe.add(isa::Engine::kVec, std::move(ops.vmax_banks[k]), after);
+      after.resize(1);
+    }
     e.vmax = pipe.add(isa::Engine::kVec, std::move(ops.vmax), after);
     e.exp = pipe.add(isa::Engine::kAct, std::move(ops.exps), {e.vmax});
     e.norm = std::move(ops.norm);
@@ -543,6 +580,17 @@ class GemmBuilder {
   }
 
   // ---- TE ops
+
+  /// te_batch cut after each bank's last multiply_moving (the last K tile's, in bank order): the first piece ends
+  /// with bank 0's, then one piece per later bank.
+  std::vector<std::vector<isa::Instruction>> te_batch_by_bank(const Batch& batch) const {
+    std::vector<isa::Instruction> all = te_batch(batch);
+    const std::size_t banks = std::size_t(blocks_[std::size_t(batch.block)].ntiles);
+    std::vector<std::vector<isa::Instruction>> pieces;
+    pieces.emplace_back(all.begin(), all.end() - std::ptrdiff_t(banks - 1));
+    for (std::size_t g = 1; g < banks; ++g) pieces.push_back({all[all.size() - banks + g]});
+    return pieces;
+  }
 
   /// One batch on the TE: per K tile one load_stationary, then one multiply_moving per bank of the block.
   std::vector<isa::Instruction> te_batch(const Batch& batch) const {
@@ -771,7 +819,7 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   auto epi_slot = [&](uint64_t block_cols) -> uint64_t {
     if (!has_epi) return 0;
     uint64_t b = align_up(block_cols * stage_es, 64);
-    if (softmax) b += 64;  // max, bias, sum, reciprocal columns
+    if (softmax) b += 4 * (4 + kSoftmaxPartials);  // max, bias, sum, reciprocal columns, a partial maximum per bank
     if (epi == GemmEpilogue::Kind::kColBiasAdd && l.epilogue.residual) b += align_up(block_cols * kFp32Bytes, 64);
     return b;
   };

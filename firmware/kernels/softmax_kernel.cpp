@@ -36,24 +36,38 @@ SoftmaxOps softmax_ops(const SoftmaxTiles& s) {
   const isa::Operand x = operand(s.x, DataType::kFp32, {1, static_cast<int16_t>(s.stride)}, s.space);
   const isa::Operand z = operand(s.z, DataType::kFp32, {1, static_cast<int16_t>(s.stride)}, s.z_space);
   const isa::Operand y = operand(s.y, s.y_type, {1, static_cast<int16_t>(s.stride)});
-  const isa::Operand pred = operand(s.pred), zero = operand(s.consts, DataType::kFp32, {0, 0}),
+  const isa::Operand zero = operand(s.consts, DataType::kFp32, {0, 0}),
                      ninf = operand(s.consts + 4, DataType::kFp32, {0, 0});
   SoftmaxOps ops;
-  // Tile t's masked columns inside [0, w), selected with the predicate: in x before the max (-inf), in y after the
-  // products (+0).
-  auto window = [&](bool out, std::vector<isa::Instruction>* list) {
+  // Tile t's masked columns inside [c0, c1) (c1 <= w), selected with the predicate: in x before the max (-inf), in
+  // y after the products (+0). Column a + d of the window takes predicate column d.
+  auto window = [&](bool out, std::vector<isa::Instruction>* list, int c0, int c1) {
     for (int t = 0; t < s.g && t < int(s.window.size()); ++t) {
-      const int a = s.window[std::size_t(t)];
-      if (a >= s.w) continue;
+      const int a = std::max(s.window[std::size_t(t)], c0);
+      if (a >= c1) continue;
       const uint32_t at = uint32_t(t * s.stride + a);
       const isa::Operand v = out ? operand(s.y + at * yb, s.y_type)
                                  : operand(s.x + at * 4, DataType::kFp32, {1, 0}, s.space);
-      list->push_back(select(s.p, s.w - a, v, pred, v, out ? zero : ninf));
+      const isa::Operand pd = operand(s.pred + uint32_t(a - s.window[std::size_t(t)]) * 4);
+      list->push_back(select(s.p, c1 - a, v, pd, v, out ? zero : ninf));
       ops.masked = true;
     }
   };
-  window(false, &ops.vmax);
-  ops.vmax.push_back(tensor_reduce_rows(AluOp::kMax, s.p, s.w, s.g, operand(s.mx), x));
+  if (s.bank_cols > 0 && s.g == 1 && s.w > s.bank_cols) {
+    const int banks = (s.w + s.bank_cols - 1) / s.bank_cols;
+    for (int k = 0; k < banks; ++k) {
+      const int c0 = k * s.bank_cols, c1 = std::min(s.w, c0 + s.bank_cols);
+      std::vector<isa::Instruction> bank;
+      window(false, &bank, c0, c1);
+      bank.push_back(tensor_reduce_rows(AluOp::kMax, s.p, c1 - c0, 1, operand(s.partials + uint32_t(4 * k)),
+                                        operand(s.x + uint32_t(c0) * 4, DataType::kFp32, {1, 0}, s.space)));
+      ops.vmax_banks.push_back(std::move(bank));
+    }
+    ops.vmax.push_back(tensor_reduce_rows(AluOp::kMax, s.p, banks, 1, operand(s.mx), operand(s.partials)));
+  } else {
+    window(false, &ops.vmax, 0, s.w);
+    ops.vmax.push_back(tensor_reduce_rows(AluOp::kMax, s.p, s.w, s.g, operand(s.mx), x));
+  }
   ops.vmax.push_back(
       tensor_scalar(AluOp::kMultiply, s.scale, AluOp::kMultiply, -1.0f, s.p, s.g, operand(s.nbias), operand(s.mx)));
   for (int t = 0; t < s.g; ++t) {
@@ -64,7 +78,7 @@ SoftmaxOps softmax_ops(const SoftmaxTiles& s) {
   }
   ops.norm = {tensor_scalar(AluOp::kRdivide, 1.0f, AluOp::kNone, 0.0f, s.p, s.g, operand(s.rcp), operand(s.sum)),
               tensor_tensor(AluOp::kMultiply, s.p, s.w, y, z, operand(s.rcp, DataType::kFp32, {0, 1}), s.g)};
-  window(true, &ops.norm);
+  window(true, &ops.norm, 0, s.w);
   return ops;
 }
 

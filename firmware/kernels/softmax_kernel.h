@@ -59,9 +59,17 @@ struct SoftmaxTiles {
   uint32_t pred = 0;                           ///< SBUF: the predicate tile (FP32, 1.0 where c < q)
   uint32_t consts = 0;                         ///< SBUF: +0 then -inf (FP32)
   uint32_t mx = 0, nbias = 0, sum = 0, rcp = 0;  ///< SBUF column scratch, 4 bytes per tile each
+  /// One tile (g = 1) in PSUM banks of this many columns (0: not cut): the row maxima bank by bank, into partial
+  /// columns at `partials` (FP32, one per bank), then the maximum of those (exact: a maximum does not depend on how
+  /// its elements are grouped), so that each bank's maxima can start as soon as the TE has written the bank.
+  int bank_cols = 0;
+  uint32_t partials = 0;
 };
 struct SoftmaxOps {
   std::vector<isa::Instruction> vmax;  ///< vec: the windows to -inf, the row maxima, the biases -(max * scale)
+  /// With bank_cols, when w spans more than one bank: per bank, its columns' windows to -inf and its row maxima
+  /// into its partial column; `vmax` then holds the maximum of the partials and the biases.
+  std::vector<std::vector<isa::Instruction>> vmax_banks;
   std::vector<isa::Instruction> exps;  ///< act: z = exp(x * scale + bias), with the row sums (x's last reader)
   std::vector<isa::Instruction> norm;  ///< vec: 1 / sum, y = z * (1 / sum), the windows of y to +0
   bool masked = false;                 ///< some window is not empty (vmax and norm read the constants)

@@ -234,6 +234,25 @@ TEST_F(CompositeOnModel, SoftmaxEpilogueIsTheGemmThenTheSoftmaxSpecialValuesIncl
   }
 }
 
+TEST_F(CompositeOnModel, SoftmaxEpilogueMasksTheDiagonalWindowBankByBank) {
+  // One M tile of 16 rows, N 700 (2 PSUM banks), causal from offset 500: the diagonal window [501, 516) crosses the
+  // banks' boundary at column 512, so the row maxima, which go bank by bank, mask its columns in both banks. Column
+  // 513 of the scores is +Inf in every row (stationary row 1 all 1.0, moving [1, 513] +Inf): rows 0..12, which do
+  // not see it, must not take it into their maxima or sums.
+  const int K = 24, M = 16, N = 700;
+  Patterns st = random(size_t(K) * M, DataType::kBf16), mv = random(size_t(K) * N, DataType::kBf16);
+  for (int m = 0; m < M; ++m) st[size_t(M) + size_t(m)] = 0x3F80;  // 1.0
+  mv[size_t(N) + 513] = 0x7F80;
+  const uint64_t s_hbm = put(st, DataType::kBf16), m_hbm = put(mv, DataType::kBf16);
+  GemmEpilogue sm;
+  sm.kind = GemmEpilogue::Kind::kSoftmax, sm.scale = 0.125f, sm.causal = true, sm.causal_offset = 500;
+  const uint64_t out = scratch(size_t(M) * N, DataType::kBf16);
+  run(gemm_steps(drv_->info(), "softmax", K, M, N, s_hbm, m_hbm, out, 1, DataType::kBf16, sm));
+  golden::SoftmaxSpec spec{M, N, 0.125f, true, 500, DataType::kFp32, DataType::kBf16};
+  expect_same("causal from 500", get(out, size_t(M) * N, DataType::kBf16),
+              golden::softmax_rows(spec, golden::gemm_bf16(K, M, N, st, mv, te_rows())));
+}
+
 TEST_F(CompositeOnModel, TransposePvRefusesWhatItCannotHold) {
   const driver::DeviceInfo& info = drv_->info();
   TransposePvLayout ok;
