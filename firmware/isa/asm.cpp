@@ -102,6 +102,7 @@ std::vector<KeySpec> keys_of(Opcode op) {
       value("bias_type", false);
       value("sum", false);
       value("sum_type", false);
+      keys.push_back({"sum_acc", "sum_acc", false});  // a flag
       operand(0);
       operand(1);
       break;
@@ -631,6 +632,11 @@ ActFields parse_act(const LineParser& p, const Args& args) {
   } else if (args.has("sum_type")) {
     p.fail(args.where("sum_type"), "activation: sum_type needs sum=SPACE:PARTITION:OFFSET");
   }
+  a.sum_acc = args.has("sum_acc");
+  if (a.sum_acc && !a.reduce) {
+    p.fail(args.where("sum_acc"), "activation: sum_acc (continue the sum from the column's value) needs "
+                                  "sum=SPACE:PARTITION:OFFSET");
+  }
   a.out = parse_operand(p, args, "out", counts);
   a.in0 = parse_operand(p, args, "in0", counts);
   return a;
@@ -734,7 +740,7 @@ std::string act_text(std::string_view name, const ActFields& a) {
   out += a.bias_tensor ? operand_text("bias", a.bias_ap, true) : "bias=" + float_text(a.bias);
   out += fmt::format(" partitions={} free=[{},{}] {} {}", a.partitions, a.free[0], a.free[1],
                      operand_text("out", a.out), operand_text("in0", a.in0));
-  if (a.reduce) out += " " + operand_text("sum", a.sum, true);
+  if (a.reduce) out += " " + operand_text("sum", a.sum, true) + (a.sum_acc ? " sum_acc" : "");
   out += a.no_sat ? " no_sat" : " sat";
   out += a.sr ? " sr" : " rne";
   return out;

@@ -61,6 +61,7 @@ constexpr uint8_t kFlagDoneSem = 0x20;     // copy format: byte 6 names the sema
 constexpr uint8_t kOffDoneSem = 6;
 constexpr uint8_t kFlagBiasTensor = 0x04;  // act format
 constexpr uint8_t kFlagReduce = 0x08;      // act format
+constexpr uint8_t kFlagSumAcc = 0x20;      // act format: the sum starts from the sum column's value
 
 /// Reserved byte ranges of an opcode. For the tensor-op formats some depend on other bytes of the instruction
 /// (`bytes`, may be null for the static part): tensor_scalar without op1 reserves imm1; activation reserves the
@@ -415,6 +416,9 @@ std::optional<IsaError> validate_act(const ActFields& a) {
   if (a.reduce) {
     if (auto err = check_operand("sum", a.sum)) return err;
   }
+  if (a.sum_acc && !a.reduce) {
+    return bad("flags", "sum_acc (flag 0x20: the sum starts from the sum column's value) needs sum (flag 0x08)");
+  }
   return std::nullopt;
 }
 
@@ -566,7 +570,8 @@ std::array<uint8_t, kInstrBytes> encode(const Instruction& instr) {
     case Format::kAct: {
       const ActFields& a = instr.act;
       p[kOffFlags] = static_cast<uint8_t>((a.no_sat ? kFlagNoSat : 0) | (a.bias_tensor ? kFlagBiasTensor : 0) |
-                                          (a.reduce ? kFlagReduce : 0) | (a.sr ? kFlagSr : 0));
+                                          (a.reduce ? kFlagReduce : 0) | (a.sr ? kFlagSr : 0) |
+                                          (a.sum_acc ? kFlagSumAcc : 0));
       p[kOffOp] = static_cast<uint8_t>(a.func);
       put<uint16_t>(p + kOffPartitions, a.partitions);
       put<uint16_t>(p + kOffFree, a.free[0]);
@@ -667,12 +672,13 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
       }
       const Opcode op = instr.op;
       if (format == Format::kAct) {
-        if (auto err = undefined_flags(kFlagNoSat | kFlagBiasTensor | kFlagReduce | kFlagSr)) return err;
+        if (auto err = undefined_flags(kFlagNoSat | kFlagBiasTensor | kFlagReduce | kFlagSr | kFlagSumAcc)) return err;
         ActFields& a = instr.act;
         a.no_sat = (flags & kFlagNoSat) != 0;
         a.sr = (flags & kFlagSr) != 0;
         a.bias_tensor = (flags & kFlagBiasTensor) != 0;
         a.reduce = (flags & kFlagReduce) != 0;
+        a.sum_acc = (flags & kFlagSumAcc) != 0;
         a.func = static_cast<ActFunc>(bytes[kOffOp]);
         a.partitions = get<uint16_t>(bytes + kOffPartitions);
         a.free = {get<uint16_t>(bytes + kOffFree), get<uint16_t>(bytes + kOffFree + 2)};

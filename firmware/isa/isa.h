@@ -232,6 +232,9 @@ struct ActFields {
   bool sr = false;                     ///< stochastic rounding of the output casts, out and sum (as CopyFields::sr)
   bool bias_tensor = false;            ///< bias is the [P, 1] operand `bias_ap`, not the immediate
   bool reduce = false;                 ///< write the free-axis sum to `sum`
+  /// With reduce: the sum starts from `sum`'s value (widened to FP32) instead of +0.0, so that instructions over
+  /// consecutive parts of a row continue one sum (nki.isa.activation's accumulating reduce command).
+  bool sum_acc = false;
   ActFunc func = ActFunc::kIdentity;
   uint16_t partitions = 1;
   std::array<uint16_t, 2> free{1, 1};

@@ -22,12 +22,15 @@ std::optional<Fault> ScalarEngine::execute(const isa::Instruction& instr, uint32
 
   const uint64_t epoch = run_epoch();  // the program's (a later one's would let an abandoned op write)
   const Tile in = read(a.in0, P, n0, n1);
-  Tile bias;
+  Tile bias, start;
   if (a.bias_tensor) bias = read(a.bias_ap, P, 1, 1);
+  if (a.reduce && a.sum_acc) start = read(a.sum, P, 1, 1);  // widened to FP32
   Tile out(P, n0, n1), sum(P, 1, 1);
   for (int p = 0; p < P; ++p) {
     const uint32_t b = a.bias_tensor ? bias.at(p, 0, 0) : a.bias;
-    uint32_t acc = 0;  // +0.0; adds the FP32 results in increasing free index (i1 outer, i0 inner)
+    // +0.0, or with sum_acc the sum column's value; adds the FP32 results in increasing free index (i1 outer, i0
+    // inner).
+    uint32_t acc = a.reduce && a.sum_acc ? start.at(p, 0, 0) : 0;
     for (int i1 = 0; i1 < n1; ++i1) {
       for (int i0 = 0; i0 < n0; ++i0) {
         const uint32_t z = fp::alu(isa::AluOp::kAdd, fp::alu(isa::AluOp::kMultiply, in.at(p, i1, i0), a.scale), b);

@@ -235,6 +235,9 @@ TEST(IsaTensorOpEncode, ActivationLayout) {
   EXPECT_EQ(le(b, 54, 2), 0x0102u) << "sum partition";
   EXPECT_EQ(le(b, 56, 4), 0x0A0B0C0Cu) << "sum offset";
   expect_zero(b, 60, 63);
+  a.sum_acc = true;
+  EXPECT_EQ(encode(act_instr(a))[1], 0x02 | 0x08 | 0x20) << "flags: no_sat, reduce, sum_acc";
+  a.sum_acc = false;
 
   a.reduce = false;
   a.bias_tensor = true;
@@ -298,6 +301,7 @@ Instruction random_tensor_op(std::mt19937_64& rng, Opcode op) {
     if (a.bias_tensor) a.bias_ap = rand_operand(true);
     a.reduce = pick(2);
     if (a.reduce) a.sum = rand_operand(true);
+    a.sum_acc = a.reduce && pick(2);
     return i;
   }
   VecFields& v = i.vec;
@@ -382,7 +386,8 @@ TEST(IsaTensorOpDecode, AccumulateFlagIsATensorEngineFlag) {
 
 TEST(IsaTensorOpDecode, UndefinedFlagBits) {
   for (const Instruction& i : ops()) {
-    const uint8_t defined = i.op == Opcode::kActivation ? 0x1E : 0x12;  // no_sat, sr (act: also bias tensor, sum)
+    // no_sat, sr (act: also bias tensor, sum, sum_acc)
+    const uint8_t defined = i.op == Opcode::kActivation ? 0x3E : 0x12;
     for (int bit = 1; bit < 8; ++bit) {
       Bytes b = encode(i);
       b[1] = static_cast<uint8_t>(1u << bit);
@@ -392,7 +397,13 @@ TEST(IsaTensorOpDecode, UndefinedFlagBits) {
         if (bit != 3) std::fill(b.begin() + 52, b.begin() + 60, 0);
       }
       SCOPED_TRACE(std::string(*opcode_name(i.op)) + " bit " + std::to_string(bit));
-      if ((defined >> bit) & 1) {
+      if (i.op == Opcode::kActivation && bit == 5) {  // sum_acc: defined, but only with sum
+        expect_error(b, IsaError::Code::kBadField, "flags", "sum_acc (flag 0x20");
+        b[1] |= 0x08;
+        b[52] = 1, b[53] = 4;  // the sum column: sbuf, fp32
+        const auto err = decode_bytes(b);
+        EXPECT_FALSE(err.has_value()) << describe(*err);
+      } else if ((defined >> bit) & 1) {
         const auto err = decode_bytes(b);
         EXPECT_FALSE(err.has_value()) << describe(*err);
       } else {
@@ -858,6 +869,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "2:28:", "bias_type needs a bias tensor"},
         BadText{".queue act\nactivation func=exp sum_type=fp32 partitions=1 free=[1] out=sbuf:0:0 in0=sbuf:0:0\n",
                 "2:21:", "sum_type needs sum="},
+        BadText{".queue act\nactivation func=exp partitions=1 free=[1] out=sbuf:0:0 in0=sbuf:0:0 sum_acc\n", "2:69:",
+                "sum_acc (continue the sum from the column's value) needs sum="},
         BadText{".queue act\nactivation func=exp bias=psum:0:0 bias_type=bf16 partitions=1 free=[1] out=sbuf:0:0 "
                 "in0=sbuf:0:0\n",
                 "2:35:", "field bias_type: PSUM holds fp32"},

@@ -121,6 +121,7 @@ void for_each_tensor_op_run(const Geometry&, const Instruction& in, const std::f
     const auto& a = in.act;
     operand_runs(a.in0, a.partitions, a.free[0], a.free[1], false, f);
     if (a.bias_tensor) operand_runs(a.bias_ap, a.partitions, 1, 1, false, f);
+    if (a.reduce && a.sum_acc) operand_runs(a.sum, a.partitions, 1, 1, false, f);
     operand_runs(a.out, a.partitions, a.free[0], a.free[1], true, f);
     if (a.reduce) operand_runs(a.sum, a.partitions, 1, 1, true, f);
     return;
@@ -604,7 +605,7 @@ void execute_tensor_op(const driver::DeviceInfo& info, const Instruction& in, Re
     std::vector<uint32_t> sums(static_cast<std::size_t>(P));
     for (int p = 0; p < P; ++p) {
       const uint32_t bias = a.bias_tensor ? io.get(a.bias_ap, p, 0, 0) : a.bias;
-      uint32_t sum = 0;
+      uint32_t sum = a.reduce && a.sum_acc ? io.get(a.sum, p, 0, 0) : 0;
       for (int i1 = 0; i1 < n1; ++i1) {
         for (int i0 = 0; i0 < n0; ++i0) {
           const uint32_t z = golden::activation_input(io.get(a.in0, p, i1, i0), a.scale, bias);

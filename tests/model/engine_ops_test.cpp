@@ -796,6 +796,30 @@ TEST_F(EngineTest, ActivationBiasOfPlusZeroTurnsMinusZeroIntoPlusZero) {
   EXPECT_EQ(hex(get(0, 0x14, DataType::kFp32, 1, 1)[0]), "0x80000000");
 }
 
+TEST_F(EngineTest, ActivationSumAccContinuesTheSumAcrossInstructions) {
+  // The order-sensitive row 2^24, 1, 1, 1, then 1, 1 (docs/isa.md "Vector and Scalar numerics": each + 1 after 2^24
+  // is a tie that rounds back to even): one instruction over all six gives 2^24; two instructions over [0, 4) and
+  // [4, 6), the second with sum_acc, continue the same sum and give 2^24 too; without sum_acc the second restarts
+  // at +0 and gives 2. A sum column of 7.0 before the first sum_acc instruction is where that sum starts.
+  const uint32_t big = fbits(16777216.0f), one = fbits(1.0f);
+  put(0, 0x0, DataType::kFp32, 1, 6, {big, one, one, one, one, one});
+  put(0, 0x200, DataType::kFp32, 1, 1, {fbits(7.0f)});
+  auto act = [&](int first, int n, uint32_t sum_at, bool acc) {
+    Instruction i = activation(ActFunc::kIdentity, 1, n, 1, sbuf(DataType::kFp32, 0x100 + uint32_t(4 * first), n),
+                               sbuf(DataType::kFp32, uint32_t(4 * first), n), 0x3F800000u, 0x80000000u);
+    i.act.reduce = true;
+    i.act.sum_acc = acc;
+    i.act.sum = opnd(MemSpace::kSbuf, DataType::kFp32, 0, sum_at, 0, 0);
+    return i;
+  };
+  run_act({act(0, 6, 0x300, false), act(0, 4, 0x304, false), act(4, 2, 0x304, true), act(4, 2, 0x308, false),
+           act(1, 2, 0x200, true)});
+  EXPECT_EQ(hex(get(0, 0x300, DataType::kFp32, 1, 1)[0]), hex(big)) << "one instruction";
+  EXPECT_EQ(hex(get(0, 0x304, DataType::kFp32, 1, 1)[0]), hex(big)) << "two, the second with sum_acc";
+  EXPECT_EQ(hex(get(0, 0x308, DataType::kFp32, 1, 1)[0]), hex(fbits(2.0f))) << "the second alone";
+  EXPECT_EQ(hex(get(0, 0x200, DataType::kFp32, 1, 1)[0]), hex(fbits(9.0f))) << "7 + 1 + 1";
+}
+
 // ---- PSUM written by the TE, read by the engines
 
 TEST_F(EngineTest, TeResultInPsumEvictedByTheVectorEngineAfterASemaphore) {
