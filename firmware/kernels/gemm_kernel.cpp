@@ -582,13 +582,15 @@ class GemmBuilder {
   // ---- TE ops
 
   /// te_batch cut after each bank's last multiply_moving (the last K tile's, in bank order): the first piece ends
-  /// with bank 0's, then one piece per later bank.
+  /// with bank 0's, then one piece per later bank, each with the last K tile's load_stationary again: the list
+  /// scheduler may put other TE ops of the program (which load their own stationary) between the pieces.
   std::vector<std::vector<isa::Instruction>> te_batch_by_bank(const Batch& batch) const {
     std::vector<isa::Instruction> all = te_batch(batch);
     const std::size_t banks = std::size_t(blocks_[std::size_t(batch.block)].ntiles);
+    const isa::Instruction& last_load = all[all.size() - banks - 1];
     std::vector<std::vector<isa::Instruction>> pieces;
     pieces.emplace_back(all.begin(), all.end() - std::ptrdiff_t(banks - 1));
-    for (std::size_t g = 1; g < banks; ++g) pieces.push_back({all[all.size() - banks + g]});
+    for (std::size_t g = 1; g < banks; ++g) pieces.push_back({last_load, all[all.size() - banks + g]});
     return pieces;
   }
 
