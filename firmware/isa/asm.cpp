@@ -98,6 +98,7 @@ std::vector<KeySpec> keys_of(Opcode op) {
     case Opcode::kActivation:
       value("func", true);
       value("scale", false);
+      value("scale_type", false);
       value("bias", false);
       value("bias_type", false);
       value("sum", false);
@@ -614,7 +615,18 @@ ActFields parse_act(const LineParser& p, const Args& args) {
   a.no_sat = args.has("no_sat");
   a.sr = args.has("sr");
   const std::array<uint32_t, 2> counts{a.free[0], a.free[1]};
-  if (const auto sc = args.get("scale")) a.scale = p.float_bits("scale", *sc);
+  if (const auto sc = args.get("scale")) {
+    if (sc->find(':') != std::string_view::npos) {
+      a.scale_tensor = true;
+      a.scale = 0;
+      a.scale_ap = parse_operand(p, args, "scale", {1, 1}, true);
+    } else {
+      a.scale = p.float_bits("scale", *sc);
+    }
+  }
+  if (args.has("scale_type") && !a.scale_tensor) {
+    p.fail(args.where("scale_type"), "activation: scale_type needs a scale tensor (scale=SPACE:PARTITION:OFFSET)");
+  }
   if (const auto b = args.get("bias")) {
     if (b->find(':') != std::string_view::npos) {
       a.bias_tensor = true;
@@ -736,7 +748,8 @@ std::string vec_text(std::string_view name, Opcode op, const VecFields& v) {
 }
 
 std::string act_text(std::string_view name, const ActFields& a) {
-  std::string out = fmt::format("{} func={} scale={} ", name, act_func_name(a.func), float_text(a.scale));
+  std::string out = fmt::format("{} func={} ", name, act_func_name(a.func));
+  out += (a.scale_tensor ? operand_text("scale", a.scale_ap, true) : "scale=" + float_text(a.scale)) + " ";
   out += a.bias_tensor ? operand_text("bias", a.bias_ap, true) : "bias=" + float_text(a.bias);
   out += fmt::format(" partitions={} free=[{},{}] {} {}", a.partitions, a.free[0], a.free[1],
                      operand_text("out", a.out), operand_text("in0", a.in0));

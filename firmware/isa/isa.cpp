@@ -1,6 +1,7 @@
 // trnsim ISA v0: encoding, decoding, validation and names (layout: docs/isa.md).
 #include "firmware/isa/isa.h"
 
+#include <algorithm>
 #include <type_traits>
 
 #include <fmt/core.h>
@@ -54,6 +55,8 @@ constexpr std::size_t kOffOut = 12, kOffIn0 = 24, kOffIn1 = 36, kOffIn2 = 48;
 constexpr std::size_t kOffImm0 = 36, kOffImm1 = 40;                                  // tensor_scalar, memset
 constexpr std::size_t kOffBase = 36, kOffPstep = 40, kOffStep = 44;                 // iota
 constexpr std::size_t kOffScale = 36, kOffBias = 40, kOffBiasAp = 44, kOffSum = 52;  // activation
+// activation with a scale tensor: the scale column in 36..43, the bias immediate moves to 60..63.
+constexpr std::size_t kOffScaleAp = 36, kOffBiasWithScaleAp = 60;
 
 constexpr uint8_t kFlagCore = 0x01;        // sem_signal: byte 5 names the core whose semaphore it increments
 constexpr uint8_t kOffSemCore = 5;
@@ -62,6 +65,7 @@ constexpr uint8_t kOffDoneSem = 6;
 constexpr uint8_t kFlagBiasTensor = 0x04;  // act format
 constexpr uint8_t kFlagReduce = 0x08;      // act format
 constexpr uint8_t kFlagSumAcc = 0x20;      // act format: the sum starts from the sum column's value
+constexpr uint8_t kFlagScaleTensor = 0x40; // act format: scale is a column
 
 /// Reserved byte ranges of an opcode. For the tensor-op formats some depend on other bytes of the instruction
 /// (`bytes`, may be null for the static part): tensor_scalar without op1 reserves imm1; activation reserves the
@@ -104,13 +108,16 @@ std::vector<ByteRange> reserved_ranges(Opcode op, const uint8_t* bytes) {
     case Opcode::kActivation: {
       std::vector<ByteRange> r = {{3, 4}, {10, 12}};
       const uint8_t flags = bytes ? bytes[1] : 0;
+      // The bias immediate is at 40..43, or at 60..63 with a scale tensor (whose column takes 36..43).
+      const std::size_t bias_imm = (flags & kFlagScaleTensor) ? kOffBiasWithScaleAp : kOffBias;
       if (flags & kFlagBiasTensor) {
-        r.push_back({kOffBias, kOffBias + 4});
+        r.push_back({bias_imm, bias_imm + 4});
       } else {
         r.push_back({kOffBiasAp, kOffBiasAp + 8});
       }
       if (!(flags & kFlagReduce)) r.push_back({kOffSum, kOffSum + 8});
-      r.push_back({60, 64});
+      if (!(flags & kFlagScaleTensor)) r.push_back({60, 64});
+      std::sort(r.begin(), r.end(), [](const ByteRange& x, const ByteRange& y) { return x.first < y.first; });
       return r;
     }
     case Opcode::kAllReduce:
@@ -413,6 +420,12 @@ std::optional<IsaError> validate_act(const ActFields& a) {
   if (a.bias_tensor) {
     if (auto err = check_operand("bias", a.bias_ap)) return err;
   }
+  if (a.scale_tensor && a.scale != 0) {
+    return bad("scale", fmt::format("scale immediate {:#010x} must be 0 with a scale tensor", a.scale));
+  }
+  if (a.scale_tensor) {
+    if (auto err = check_operand("scale", a.scale_ap)) return err;
+  }
   if (a.reduce) {
     if (auto err = check_operand("sum", a.sum)) return err;
   }
@@ -571,15 +584,19 @@ std::array<uint8_t, kInstrBytes> encode(const Instruction& instr) {
       const ActFields& a = instr.act;
       p[kOffFlags] = static_cast<uint8_t>((a.no_sat ? kFlagNoSat : 0) | (a.bias_tensor ? kFlagBiasTensor : 0) |
                                           (a.reduce ? kFlagReduce : 0) | (a.sr ? kFlagSr : 0) |
-                                          (a.sum_acc ? kFlagSumAcc : 0));
+                                          (a.sum_acc ? kFlagSumAcc : 0) | (a.scale_tensor ? kFlagScaleTensor : 0));
       p[kOffOp] = static_cast<uint8_t>(a.func);
       put<uint16_t>(p + kOffPartitions, a.partitions);
       put<uint16_t>(p + kOffFree, a.free[0]);
       put<uint16_t>(p + kOffFree + 2, a.free[1]);
       put_operand(p + kOffOut, a.out, false);
       put_operand(p + kOffIn0, a.in0, false);
-      put<uint32_t>(p + kOffScale, a.scale);
-      put<uint32_t>(p + kOffBias, a.bias);
+      if (a.scale_tensor) {
+        put_operand(p + kOffScaleAp, a.scale_ap, true);
+      } else {
+        put<uint32_t>(p + kOffScale, a.scale);
+      }
+      put<uint32_t>(p + (a.scale_tensor ? kOffBiasWithScaleAp : kOffBias), a.bias);
       if (a.bias_tensor) put_operand(p + kOffBiasAp, a.bias_ap, true);
       if (a.reduce) put_operand(p + kOffSum, a.sum, true);
       break;
@@ -672,7 +689,10 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
       }
       const Opcode op = instr.op;
       if (format == Format::kAct) {
-        if (auto err = undefined_flags(kFlagNoSat | kFlagBiasTensor | kFlagReduce | kFlagSr | kFlagSumAcc)) return err;
+        if (auto err = undefined_flags(kFlagNoSat | kFlagBiasTensor | kFlagReduce | kFlagSr | kFlagSumAcc |
+                                       kFlagScaleTensor)) {
+          return err;
+        }
         ActFields& a = instr.act;
         a.no_sat = (flags & kFlagNoSat) != 0;
         a.sr = (flags & kFlagSr) != 0;
@@ -684,8 +704,14 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
         a.free = {get<uint16_t>(bytes + kOffFree), get<uint16_t>(bytes + kOffFree + 2)};
         a.out = get_operand(bytes + kOffOut, false);
         a.in0 = get_operand(bytes + kOffIn0, false);
-        a.scale = get<uint32_t>(bytes + kOffScale);
-        a.bias = get<uint32_t>(bytes + kOffBias);
+        a.scale_tensor = (flags & kFlagScaleTensor) != 0;
+        if (a.scale_tensor) {
+          a.scale = 0;
+          a.scale_ap = get_operand(bytes + kOffScaleAp, true);
+        } else {
+          a.scale = get<uint32_t>(bytes + kOffScale);
+        }
+        a.bias = get<uint32_t>(bytes + (a.scale_tensor ? kOffBiasWithScaleAp : kOffBias));
         if (a.bias_tensor) a.bias_ap = get_operand(bytes + kOffBiasAp, true);
         if (a.reduce) a.sum = get_operand(bytes + kOffSum, true);
         break;

@@ -239,7 +239,11 @@ struct ActFields {
   uint16_t partitions = 1;
   std::array<uint16_t, 2> free{1, 1};
   Operand out, in0;
-  uint32_t scale = 0x3F800000u;        ///< FP32 bits (1.0)
+  uint32_t scale = 0x3F800000u;        ///< FP32 bits (1.0); 0 when scale_tensor
+  /// scale is the [P, 1] operand `scale_ap` (a per-partition factor, as nki.isa.activation's vector scale), not
+  /// the immediate.
+  bool scale_tensor = false;
+  Operand scale_ap;                    ///< [P, 1] column operand (strides unused), when scale_tensor
   uint32_t bias = 0;                   ///< FP32 bits; 0 when bias_tensor
   Operand bias_ap;                     ///< [P, 1] column operand (strides unused), when bias_tensor
   Operand sum;                         ///< [P, 1] column operand (strides unused), when reduce
@@ -323,6 +327,8 @@ inline constexpr std::string_view kFieldNames[] = {
     "core",
     // dma_copy / psum_copy's completion semaphore (id 70)
     "done_sem",
+    // activation's scale column (ids 71..74)
+    "scale_space",    "scale_type",    "scale_partition", "scale_offset",
 };
 inline constexpr int kNumFields = static_cast<int>(sizeof(kFieldNames) / sizeof(kFieldNames[0]));
 

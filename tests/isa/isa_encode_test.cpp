@@ -78,10 +78,11 @@ TEST(IsaNames, FieldIdsFollowTheDocumentedOrder) {
       "bias",          "bias_space",  "bias_type",     "bias_partition", "bias_offset", "sum_space",
       "sum_type",      "sum_partition", "sum_offset",  "base",           "pstep",       "step",
       "algorithm",     "peer",        "hbm_addr",      "bytes",          "scale_addr",  "scales_space",
-      "scales_partition", "scales_offset", "core",  "done_sem"};
+      "scales_partition", "scales_offset", "core",  "done_sem",      "scale_space",    "scale_type",
+      "scale_partition", "scale_offset"};
   constexpr int kCount = static_cast<int>(sizeof(fields) / sizeof(fields[0]));
   ASSERT_EQ(kNumFields, kCount);
-  ASSERT_EQ(kCount, 70);
+  ASSERT_EQ(kCount, 74);
   for (int id = 1; id <= kCount; ++id) {
     EXPECT_EQ(field_name(id), fields[id - 1]);
     EXPECT_EQ(field_id(fields[id - 1]), id);

@@ -238,6 +238,24 @@ TEST(IsaTensorOpEncode, ActivationLayout) {
   a.sum_acc = true;
   EXPECT_EQ(encode(act_instr(a))[1], 0x02 | 0x08 | 0x20) << "flags: no_sat, reduce, sum_acc";
   a.sum_acc = false;
+  {  // a scale tensor: its column in 36..43, the bias immediate in 60..63
+    ActFields t = a;
+    t.scale_tensor = true;
+    t.scale = 0;
+    t.scale_ap = operand(MemSpace::kSbuf, DataType::kFp32, 0x0203, 0x0A0B0C10);
+    const Bytes c = encode(act_instr(t));
+    EXPECT_EQ(c[1], 0x02 | 0x08 | 0x40) << "flags: no_sat, reduce, scale tensor";
+    EXPECT_EQ(c[36], 1) << "scale space";
+    EXPECT_EQ(c[37], 4) << "scale type";
+    EXPECT_EQ(le(c, 38, 2), 0x0203u) << "scale partition";
+    EXPECT_EQ(le(c, 40, 4), 0x0A0B0C10u) << "scale offset";
+    EXPECT_EQ(le(c, 60, 4), 0xBF000000u) << "bias immediate";
+    Instruction back;
+    const auto err = decode(c.data(), &back);
+    ASSERT_FALSE(err.has_value()) << describe(*err);
+    EXPECT_EQ(back.act.scale_ap.offset, 0x0A0B0C10u);
+    EXPECT_EQ(back.act.bias, 0xBF000000u);
+  }
 
   a.reduce = false;
   a.bias_tensor = true;
@@ -302,6 +320,11 @@ Instruction random_tensor_op(std::mt19937_64& rng, Opcode op) {
     a.reduce = pick(2);
     if (a.reduce) a.sum = rand_operand(true);
     a.sum_acc = a.reduce && pick(2);
+    a.scale_tensor = pick(2);
+    if (a.scale_tensor) {
+      a.scale = 0;
+      a.scale_ap = rand_operand(true);
+    }
     return i;
   }
   VecFields& v = i.vec;
@@ -386,8 +409,8 @@ TEST(IsaTensorOpDecode, AccumulateFlagIsATensorEngineFlag) {
 
 TEST(IsaTensorOpDecode, UndefinedFlagBits) {
   for (const Instruction& i : ops()) {
-    // no_sat, sr (act: also bias tensor, sum, sum_acc)
-    const uint8_t defined = i.op == Opcode::kActivation ? 0x3E : 0x12;
+    // no_sat, sr (act: also bias tensor, sum, sum_acc, scale tensor)
+    const uint8_t defined = i.op == Opcode::kActivation ? 0x7E : 0x12;
     for (int bit = 1; bit < 8; ++bit) {
       Bytes b = encode(i);
       b[1] = static_cast<uint8_t>(1u << bit);
@@ -401,6 +424,11 @@ TEST(IsaTensorOpDecode, UndefinedFlagBits) {
         expect_error(b, IsaError::Code::kBadField, "flags", "sum_acc (flag 0x20");
         b[1] |= 0x08;
         b[52] = 1, b[53] = 4;  // the sum column: sbuf, fp32
+        const auto err = decode_bytes(b);
+        EXPECT_FALSE(err.has_value()) << describe(*err);
+      } else if (i.op == Opcode::kActivation && bit == 6) {  // scale tensor: bytes 36..43 become its column
+        std::fill(b.begin() + 36, b.begin() + 44, 0);
+        b[36] = 1, b[37] = 4;  // sbuf, fp32
         const auto err = decode_bytes(b);
         EXPECT_FALSE(err.has_value()) << describe(*err);
       } else if ((defined >> bit) & 1) {
@@ -869,6 +897,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "2:28:", "bias_type needs a bias tensor"},
         BadText{".queue act\nactivation func=exp sum_type=fp32 partitions=1 free=[1] out=sbuf:0:0 in0=sbuf:0:0\n",
                 "2:21:", "sum_type needs sum="},
+        BadText{".queue act\nactivation func=exp scale=2 scale_type=fp32 partitions=1 free=[1] out=sbuf:0:0 "
+                "in0=sbuf:0:0\n",
+                "2:29:", "scale_type needs a scale tensor"},
+        BadText{".queue act\nactivation func=exp scale=psum:0:0 scale_type=bf16 partitions=1 free=[1] out=sbuf:0:0 "
+                "in0=sbuf:0:0\n",
+                "2:36:", "field scale_type: PSUM holds fp32"},
         BadText{".queue act\nactivation func=exp partitions=1 free=[1] out=sbuf:0:0 in0=sbuf:0:0 sum_acc\n", "2:69:",
                 "sum_acc (continue the sum from the column's value) needs sum="},
         BadText{".queue act\nactivation func=exp bias=psum:0:0 bias_type=bf16 partitions=1 free=[1] out=sbuf:0:0 "

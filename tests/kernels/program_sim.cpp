@@ -120,6 +120,7 @@ void for_each_tensor_op_run(const Geometry&, const Instruction& in, const std::f
   if (in.op == Opcode::kActivation) {
     const auto& a = in.act;
     operand_runs(a.in0, a.partitions, a.free[0], a.free[1], false, f);
+    if (a.scale_tensor) operand_runs(a.scale_ap, a.partitions, 1, 1, false, f);
     if (a.bias_tensor) operand_runs(a.bias_ap, a.partitions, 1, 1, false, f);
     if (a.reduce && a.sum_acc) operand_runs(a.sum, a.partitions, 1, 1, false, f);
     operand_runs(a.out, a.partitions, a.free[0], a.free[1], true, f);
@@ -447,6 +448,7 @@ ProgramCheck check_program(const driver::DeviceInfo& info, const isa::Program& p
         if (in.op == Opcode::kActivation) {
           check_start(in.act.out, P, "out");
           check_start(in.act.in0, P, "in0");
+          if (in.act.scale_tensor) check_start(in.act.scale_ap, P, "scale");
           if (in.act.bias_tensor) check_start(in.act.bias_ap, P, "bias");
           if (in.act.reduce) check_start(in.act.sum, P, "sum");
         } else {
@@ -605,10 +607,11 @@ void execute_tensor_op(const driver::DeviceInfo& info, const Instruction& in, Re
     std::vector<uint32_t> sums(static_cast<std::size_t>(P));
     for (int p = 0; p < P; ++p) {
       const uint32_t bias = a.bias_tensor ? io.get(a.bias_ap, p, 0, 0) : a.bias;
+      const uint32_t scale = a.scale_tensor ? io.get(a.scale_ap, p, 0, 0) : a.scale;
       uint32_t sum = a.reduce && a.sum_acc ? io.get(a.sum, p, 0, 0) : 0;
       for (int i1 = 0; i1 < n1; ++i1) {
         for (int i0 = 0; i0 < n0; ++i0) {
-          const uint32_t z = golden::activation_input(io.get(a.in0, p, i1, i0), a.scale, bias);
+          const uint32_t z = golden::activation_input(io.get(a.in0, p, i1, i0), scale, bias);
           const uint32_t v = golden::activation_device(a.func, z);
           r[(std::size_t(p) * n1 + i1) * n0 + i0] = v;
           sum = golden::alu(isa::AluOp::kAdd, sum, v);

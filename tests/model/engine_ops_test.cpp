@@ -820,6 +820,29 @@ TEST_F(EngineTest, ActivationSumAccContinuesTheSumAcrossInstructions) {
   EXPECT_EQ(hex(get(0, 0x200, DataType::kFp32, 1, 1)[0]), hex(fbits(9.0f))) << "7 + 1 + 1";
 }
 
+TEST_F(EngineTest, ActivationScaleTensorScalesEachPartitionByItsOwnFactor) {
+  // scale=SPACE:PARTITION:OFFSET: partition p multiplies by its column's value, then adds the bias (here -0, which
+  // leaves every value unchanged): 3 x 0.5 = 1.5 in partition 0, 3 x 4 = 12 in partition 1, 3 x -1 = -3 in 2; a
+  // bias immediate with it (+1) is added after the product.
+  put(0, 0x0, DataType::kFp32, 3, 2, {fbits(3.0f), fbits(3.0f), fbits(3.0f), fbits(3.0f), fbits(3.0f), fbits(3.0f)});
+  put(0, 0x40, DataType::kFp32, 3, 1, {fbits(0.5f), fbits(4.0f), fbits(-1.0f)});
+  auto act = [&](uint32_t out, uint32_t bias) {
+    Instruction i = activation(ActFunc::kIdentity, 3, 2, 1, sbuf(DataType::kFp32, out, 2), sbuf(DataType::kFp32, 0, 2),
+                               0, bias);
+    i.act.scale_tensor = true;
+    i.act.scale_ap = opnd(MemSpace::kSbuf, DataType::kFp32, 0, 0x40, 0, 0);
+    return i;
+  };
+  run_act({act(0x100, 0x80000000u), act(0x200, fbits(1.0f))});
+  const auto got = get(0, 0x100, DataType::kFp32, 3, 2), plus = get(0, 0x200, DataType::kFp32, 3, 2);
+  const float want[] = {1.5f, 12.0f, -3.0f};
+  for (int p = 0; p < 3; ++p) {
+    EXPECT_EQ(hex(got[size_t(2 * p)]), hex(fbits(want[p]))) << "partition " << p;
+    EXPECT_EQ(hex(got[size_t(2 * p + 1)]), hex(fbits(want[p]))) << "partition " << p;
+    EXPECT_EQ(hex(plus[size_t(2 * p)]), hex(fbits(want[p] + 1.0f))) << "partition " << p << " with bias 1";
+  }
+}
+
 // ---- PSUM written by the TE, read by the engines
 
 TEST_F(EngineTest, TeResultInPsumEvictedByTheVectorEngineAfterASemaphore) {
