@@ -176,6 +176,7 @@ class GemmBuilder {
     auto eload_op = [&](int bi) {
       std::vector<isa::CopyFields> in;
       epilogue_load_copies(blocks_[std::size_t(bi)], &in);
+      if (in.empty()) return;  // no residual, and not its group's first block: nothing to load
       const auto [slot_prev, bias_prev] = eload_waits_for(bi);
       epi_loads[std::size_t(bi)] =
           pipe.add(isa::Engine::kDma, spread_copies(in, info_.num_dma_engines),
@@ -411,7 +412,8 @@ class GemmBuilder {
   }
   /// A column epilogue's bias row of group g (two rows, by the group's parity, after the slots).
   uint32_t col_bias_addr(int group) const {
-    return staging_addr(plan_.epilogue_slots) + uint32_t(group % 2) * uint32_t(align_up(uint64_t(block_cols_max()) * kFp32Bytes, 64));
+    const uint64_t row = align_up(uint64_t(block_cols_max()) * kFp32Bytes, 64);
+    return staging_addr(plan_.epilogue_slots) + uint32_t(group % 2) * uint32_t(row);
   }
   /// Bytes per element of a slot's staging area: out_type's, or FP32 (the softmax's exponentials, out_in_sbuf).
   uint64_t stage_bytes() const { return l_.out_in_sbuf ? kFp32Bytes : isa::data_type_bytes(l_.out_type); }
@@ -836,7 +838,8 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
     if (!has_epi) return 0;
     uint64_t shared = epi == GemmEpilogue::Kind::kRowBiasAct ? align_up(m_tiles_all * kFp32Bytes, 64) : 0;
     if (epi == GemmEpilogue::Kind::kColBiasAdd) {  // a bias row per group of N tiles, two by parity
-      shared = align_up(block_cols * kFp32Bytes, 64) * std::min<uint64_t>(2, ceil_div(uint64_t(p.n_tiles), uint64_t(g)));
+      const uint64_t groups = ceil_div(uint64_t(p.n_tiles), uint64_t(g));
+      shared = align_up(block_cols * kFp32Bytes, 64) * std::min<uint64_t>(2, groups);
     }
     if (softmax) shared = 64 + align_up(uint64_t(std::min(info.te_cols, info.psum_partitions)) * kFp32Bytes, 64);
     return uint64_t(epi_slots(g)) * epi_slot(block_cols) + shared;
