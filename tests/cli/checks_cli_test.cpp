@@ -175,6 +175,22 @@ TEST(TimelineCli, ReportAndTraceShowBusySemaphoreWaitAndIdleTimePerEngine) {
   ASSERT_EQ(tracks[kVec].size(), 3u);
   EXPECT_EQ(tracks[kVec][0].at("args").at("te_cycles").get<int>(), 2501);
   EXPECT_EQ(tracks[kVec][0].at("args").at("cycles").get<int>(), 1000);
+
+  // The launch's load: vec busy 2501 + 1 + 1 TE cycles, act 1 (the sem_wait's issue; its 2501 blocked cycles are
+  // not busy) + 2001 + 1; the Vector engine bounds the launch of 4504 cycles. The report's engine floor line says
+  // the same in microseconds: 2503 x 417 ps of 4504 x 417 ps.
+  ASSERT_EQ(tracks[kLaunches].size(), 1u);
+  const json& launch = tracks[kLaunches][0].at("args");
+  EXPECT_NEAR(launch.at("busy_us").at("vec").get<double>(), 2503 * kTeCycleUs, 1e-9);
+  EXPECT_NEAR(launch.at("busy_us").at("act").get<double>(), 2003 * kTeCycleUs, 1e-9);
+  EXPECT_NEAR(launch.at("busy_us").at("te").get<double>(), 0.0, 1e-12);
+  EXPECT_EQ(launch.at("dma_copies").get<int>(), 0);
+  EXPECT_EQ(launch.at("bound").get<std::string>(), "vec");
+  EXPECT_NEAR(launch.at("bound_us").get<double>(), 2503 * kTeCycleUs, 1e-9);
+  EXPECT_NE(r.out.find("engine floor      1.044 us of the launches' 1.878 us (55.6 %): each launch's busiest engine, "
+                       "summed (launches bound by vec 1)"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(TimelineCli, MultiLaunchWorkloadGivesOneContinuousTimeline) {

@@ -210,6 +210,9 @@ void DeviceSession::write_timeline(const char* note) const {
   }
   fmt::print("  timeline          {} ({} instructions{}; open in ui.perfetto.dev)\n", timeline_path,
              timeline->instructions(), note);
+  if (const std::string floor = timeline->floor_summary(); !floor.empty()) {
+    fmt::print("  engine floor      {}\n", floor);
+  }
 }
 
 int run_on_device(DeviceSession& session, const std::function<int()>& body) {

@@ -1,5 +1,6 @@
 #include "tools/trnsim/timeline.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
@@ -57,6 +58,69 @@ void TimelineRecorder::on_dma_copy(const model::DmaCopyEvent& e) {
                      int64_t(e.index), ps(e.start), ps(e.end), 0, e.bytes});
 }
 
+std::vector<TimelineRecorder::LaunchLoad> TimelineRecorder::launch_loads() const {
+  std::vector<LaunchLoad> loads;
+  for (const Slice& s : slices_) {
+    if (s.track != kLaunchTrack) continue;
+    LaunchLoad l;
+    l.name = s.name, l.start_ps = s.start_ps, l.end_ps = s.end_ps;
+    loads.push_back(std::move(l));
+  }
+  if (loads.empty()) return loads;
+  for (const Slice& s : slices_) {
+    if (s.track == kLaunchTrack) continue;
+    // The launch this slice starts in: the last one that starts at or before it, if it has not ended.
+    auto it = std::upper_bound(loads.begin(), loads.end(), s.start_ps,
+                               [](uint64_t t, const LaunchLoad& l) { return t < l.start_ps; });
+    if (it == loads.begin()) continue;
+    LaunchLoad& l = *std::prev(it);
+    if (s.start_ps > l.end_ps) continue;
+    const uint64_t dur = s.end_ps - s.start_ps;
+    if (s.track < isa::kNumQueues) {
+      l.busy_ps[size_t(s.track)] += dur - std::min(dur, s.waited_ps);
+    } else if (s.track >= kDmaEngineTrack) {
+      l.dma_engines_busy_ps += dur;
+      l.dma_bytes += s.bytes;
+      ++l.copies;
+    }
+  }
+  const uint64_t engines = uint64_t(std::max(1, config_.num_dma_engines));
+  for (LaunchLoad& l : loads) {
+    const std::pair<const char*, uint64_t> candidates[] = {
+        {"te", l.busy_ps[size_t(isa::Engine::kTe)]},   {"act", l.busy_ps[size_t(isa::Engine::kAct)]},
+        {"vec", l.busy_ps[size_t(isa::Engine::kVec)]}, {"cc", l.busy_ps[size_t(isa::Engine::kCc)]},
+        {"dma engines", l.dma_engines_busy_ps / engines}};
+    for (const auto& [name, ps_busy] : candidates) {
+      if (ps_busy > l.bound_ps) l.bound = name, l.bound_ps = ps_busy;
+    }
+  }
+  return loads;
+}
+
+std::string TimelineRecorder::floor_summary() const {
+  const std::vector<LaunchLoad> loads = launch_loads();
+  if (loads.empty()) return "";
+  uint64_t total = 0, floor = 0;
+  std::vector<std::pair<std::string, int>> by;  // bounding engine -> launches, in order of first appearance
+  for (const LaunchLoad& l : loads) {
+    total += l.end_ps - l.start_ps;
+    floor += l.bound_ps;
+    if (l.bound.empty()) continue;
+    auto it = std::find_if(by.begin(), by.end(), [&](const auto& e) { return e.first == l.bound; });
+    if (it == by.end()) {
+      by.push_back({l.bound, 1});
+    } else {
+      ++it->second;
+    }
+  }
+  std::string engines;
+  for (const auto& [name, n] : by) engines += fmt::format("{}{} {}", engines.empty() ? "" : ", ", name, n);
+  return fmt::format("{:.3f} us of the launches' {:.3f} us ({:.1f} %): each launch's busiest engine, summed "
+                     "(launches bound by {})",
+                     us(floor), us(total), total ? 100.0 * double(floor) / double(total) : 0.0,
+                     engines.empty() ? "none" : engines);
+}
+
 void TimelineRecorder::write(const std::string& path) const {
   using nlohmann::json;
   const int pid = 1;
@@ -90,6 +154,8 @@ void TimelineRecorder::write(const std::string& path) const {
   // The model's TE cycle on SystemC's 1 ps grid (417 ps at 2.4 GHz, as CoreControl::cycle_time()): durations in TE
   // cycles match the device's cycle counter; an engine's own cycles are TE cycles x its clock / the TE clock.
   const double cycle_ps = double(std::llround(1e6 / config_.te_clock_mhz));
+  const std::vector<LaunchLoad> loads = launch_loads();
+  size_t launch = 0;
   for (const Slice& s : slices_) {
     const uint64_t dur_ps = s.end_ps - s.start_ps;
     const int64_t te_cycles = std::llround(double(dur_ps) / cycle_ps);
@@ -104,6 +170,19 @@ void TimelineRecorder::write(const std::string& path) const {
     } else if (s.track < kLaunchTrack) {
       args["bytes"] = s.bytes;
       args["te_cycles"] = te_cycles;
+    } else if (launch < loads.size()) {  // launches are recorded in order
+      const LaunchLoad& l = loads[launch++];
+      args["te_cycles"] = te_cycles;
+      json busy = json::object();
+      for (int q = 0; q < isa::kNumQueues; ++q) {
+        busy[std::string(isa::engine_name(static_cast<isa::Engine>(q)))] = us(l.busy_ps[size_t(q)]);
+      }
+      args["busy_us"] = std::move(busy);
+      args["dma_engines_busy_us"] = us(l.dma_engines_busy_ps / uint64_t(std::max(1, config_.num_dma_engines)));
+      args["dma_copies"] = l.copies;
+      args["dma_bytes"] = l.dma_bytes;
+      args["bound"] = l.bound;
+      args["bound_us"] = us(l.bound_ps);
     }
     events.push_back({{"name", s.name},
                       {"cat", s.category},

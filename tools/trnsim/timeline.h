@@ -9,6 +9,7 @@
 // one after another gives one continuous timeline.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,6 +34,26 @@ class TimelineRecorder : public model::EngineObserver {
 
   /// Instruction slices recorded so far (all queues).
   size_t instructions() const { return instructions_; }
+
+  /// What each engine did during one launch (doorbell to done): a queue's busy time is its slices' time less their
+  /// waiting part (a sem_wait's blocked time, the DMA queue's waits for copies or engines); the DMA engines' is the
+  /// sum of their copies' time. Slices count in the launch they start in.
+  struct LaunchLoad {
+    std::string name;
+    uint64_t start_ps = 0, end_ps = 0;
+    std::array<uint64_t, 5> busy_ps{};  ///< per queue (isa::Engine)
+    uint64_t dma_engines_busy_ps = 0;   ///< all DMA engines together
+    uint64_t dma_bytes = 0;
+    uint64_t copies = 0;
+    /// The engine with the most busy time ("te", "act", "vec", "cc", or "dma engines": their mean), and that
+    /// time: the launch cannot be shorter with the same instructions.
+    std::string bound;
+    uint64_t bound_ps = 0;
+  };
+  std::vector<LaunchLoad> launch_loads() const;
+  /// One line for the run report: the launches' bounds summed against the launches' time, and which engines bound
+  /// them ("" without launches).
+  std::string floor_summary() const;
   /// Writes the trace; throws std::runtime_error naming the file when it cannot be written.
   void write(const std::string& path) const;
 
