@@ -606,6 +606,25 @@ VecFields parse_vec(const LineParser& p, const Args& args, Opcode op) {
   return v;
 }
 
+/// activation's `scale=` or `bias=` (`name`): an FP32 immediate, or SPACE:PARTITION:OFFSET for a [P, 1] column
+/// (`tensor` true, the immediate 0, NAME_type its type); NAME_type without a column is an error naming its place.
+void parse_imm_or_column(const LineParser& p, const Args& args, const std::string& name, bool* tensor, uint32_t* imm,
+                         Operand* column) {
+  if (const auto v = args.get(name)) {
+    if (v->find(':') != std::string_view::npos) {
+      *tensor = true;
+      *imm = 0;
+      *column = parse_operand(p, args, name, {1, 1}, true);
+    } else {
+      *imm = p.float_bits(name, *v);
+    }
+  }
+  if (args.has(name + "_type") && !*tensor) {
+    p.fail(args.where(name + "_type"),
+           fmt::format("activation: {0}_type needs a {0} tensor ({0}=SPACE:PARTITION:OFFSET)", name));
+  }
+}
+
 ActFields parse_act(const LineParser& p, const Args& args) {
   ActFields a;
   a.func = p.act_func(*args.get("func"));
@@ -615,29 +634,8 @@ ActFields parse_act(const LineParser& p, const Args& args) {
   a.no_sat = args.has("no_sat");
   a.sr = args.has("sr");
   const std::array<uint32_t, 2> counts{a.free[0], a.free[1]};
-  if (const auto sc = args.get("scale")) {
-    if (sc->find(':') != std::string_view::npos) {
-      a.scale_tensor = true;
-      a.scale = 0;
-      a.scale_ap = parse_operand(p, args, "scale", {1, 1}, true);
-    } else {
-      a.scale = p.float_bits("scale", *sc);
-    }
-  }
-  if (args.has("scale_type") && !a.scale_tensor) {
-    p.fail(args.where("scale_type"), "activation: scale_type needs a scale tensor (scale=SPACE:PARTITION:OFFSET)");
-  }
-  if (const auto b = args.get("bias")) {
-    if (b->find(':') != std::string_view::npos) {
-      a.bias_tensor = true;
-      a.bias_ap = parse_operand(p, args, "bias", {1, 1}, true);
-    } else {
-      a.bias = p.float_bits("bias", *b);
-    }
-  }
-  if (args.has("bias_type") && !a.bias_tensor) {
-    p.fail(args.where("bias_type"), "activation: bias_type needs a bias tensor (bias=SPACE:PARTITION:OFFSET)");
-  }
+  parse_imm_or_column(p, args, "scale", &a.scale_tensor, &a.scale, &a.scale_ap);
+  parse_imm_or_column(p, args, "bias", &a.bias_tensor, &a.bias, &a.bias_ap);
   if (args.has("sum")) {
     a.reduce = true;
     a.sum = parse_operand(p, args, "sum", {1, 1}, true);

@@ -67,6 +67,9 @@ constexpr uint8_t kFlagReduce = 0x08;      // act format
 constexpr uint8_t kFlagSumAcc = 0x20;      // act format: the sum starts from the sum column's value
 constexpr uint8_t kFlagScaleTensor = 0x40; // act format: scale is a column
 
+/// Where activation's bias immediate is: 40..43, or 60..63 with a scale tensor (whose column takes 36..43).
+constexpr std::size_t bias_imm_offset(bool scale_tensor) { return scale_tensor ? kOffBiasWithScaleAp : kOffBias; }
+
 /// Reserved byte ranges of an opcode. For the tensor-op formats some depend on other bytes of the instruction
 /// (`bytes`, may be null for the static part): tensor_scalar without op1 reserves imm1; activation reserves the
 /// bias immediate with a bias tensor, the bias operand without one, and the sum operand without reduce.
@@ -108,8 +111,7 @@ std::vector<ByteRange> reserved_ranges(Opcode op, const uint8_t* bytes) {
     case Opcode::kActivation: {
       std::vector<ByteRange> r = {{3, 4}, {10, 12}};
       const uint8_t flags = bytes ? bytes[1] : 0;
-      // The bias immediate is at 40..43, or at 60..63 with a scale tensor (whose column takes 36..43).
-      const std::size_t bias_imm = (flags & kFlagScaleTensor) ? kOffBiasWithScaleAp : kOffBias;
+      const std::size_t bias_imm = bias_imm_offset((flags & kFlagScaleTensor) != 0);
       if (flags & kFlagBiasTensor) {
         r.push_back({bias_imm, bias_imm + 4});
       } else {
@@ -596,7 +598,7 @@ std::array<uint8_t, kInstrBytes> encode(const Instruction& instr) {
       } else {
         put<uint32_t>(p + kOffScale, a.scale);
       }
-      put<uint32_t>(p + (a.scale_tensor ? kOffBiasWithScaleAp : kOffBias), a.bias);
+      put<uint32_t>(p + bias_imm_offset(a.scale_tensor), a.bias);
       if (a.bias_tensor) put_operand(p + kOffBiasAp, a.bias_ap, true);
       if (a.reduce) put_operand(p + kOffSum, a.sum, true);
       break;
@@ -711,7 +713,7 @@ std::optional<IsaError> decode(const uint8_t* bytes, Instruction* out) {
         } else {
           a.scale = get<uint32_t>(bytes + kOffScale);
         }
-        a.bias = get<uint32_t>(bytes + (a.scale_tensor ? kOffBiasWithScaleAp : kOffBias));
+        a.bias = get<uint32_t>(bytes + bias_imm_offset(a.scale_tensor));
         if (a.bias_tensor) a.bias_ap = get_operand(bytes + kOffBiasAp, true);
         if (a.reduce) a.sum = get_operand(bytes + kOffSum, true);
         break;

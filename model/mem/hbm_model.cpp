@@ -55,10 +55,7 @@ void HbmModel::reshare() {
   std::size_t i = 0;
   for (Stream& s : streams_) {
     s.share = shares[i++];
-    if (s.share < s.rate && !s.throttled) {
-      s.throttled = true;
-      ++throttled_;
-    }
+    s.throttled = s.throttled || s.share < s.rate;
     // A stream that has always had its rate ends on the engine's formula exactly (no rounding of settled bytes).
     const sc_time end = s.throttled ? now + sc_time(s.left / s.share, SC_NS) : s.unthrottled_end;
     if (end != s.end) {

@@ -45,9 +45,6 @@ class HbmModel {
   /// the same order. Every share is at most its rate; their sum is min(bandwidth, sum of rates).
   static std::vector<double> fair_shares(const std::vector<double>& rates, double bandwidth);
 
-  double bytes_per_ns() const { return bytes_per_ns_; }
-  /// Streams that got less than their rate at some time (and so took longer than bytes / rate) since creation.
-  uint64_t throttled_streams() const { return throttled_; }
   /// Streams in flight now.
   std::size_t streams() const { return streams_.size(); }
 
@@ -69,7 +66,6 @@ class HbmModel {
   double bytes_per_ns_;
   std::list<Stream> streams_;  ///< stable addresses: each carry() holds its own
   double settled_ns_ = 0;
-  uint64_t throttled_ = 0;
 };
 
 }  // namespace trnsim::model
