@@ -67,9 +67,26 @@ struct Packet {
   uint64_t created = 0, injected = 0;
 };
 
+// One source's packets from the oldest one not finished yet (delivered or broken) on. Packets are injected in
+// the order they were created, so the ones waiting at the source are those from `next_inject` on. Older packets
+// need no record (a head flit naming one is a duplicate), so the memory stays bounded by what is outstanding, not
+// by the length of the run.
 struct Source {
-  std::deque<uint64_t> queue;  // sequence numbers waiting (the front one may be partly injected)
-  int next_flit = 0;           // index of the next flit of the front packet
+  std::deque<Packet> live;   // sequence numbers base .. base + live.size() - 1
+  uint64_t base = 0;
+  uint64_t next_inject = 0;  // the packet at the front of the source queue (it may be partly injected)
+  int next_flit = 0;         // index of its next flit
+  uint64_t created() const { return base + live.size(); }
+  bool waiting() const { return next_inject < created(); }
+  Packet* find(uint64_t seq) { return seq >= base && seq < created() ? &live[size_t(seq - base)] : nullptr; }
+  Packet& at(uint64_t seq) { return live[size_t(seq - base)]; }
+  // Drops the finished packets at the front.
+  void retire() {
+    while (!live.empty() && (live.front().state == PState::kDelivered || live.front().state == PState::kBroken)) {
+      live.pop_front();
+      ++base;
+    }
+  }
 };
 
 struct SinkVc {
@@ -95,8 +112,8 @@ struct Coin {
 class Runner {
  public:
   Runner(NocPorts& net, const TrafficOptions& o)
-      : net_(net), o_(o), rng_(o.seed), n_(net.nodes()), packets_(static_cast<size_t>(n_)),
-        sources_(static_cast<size_t>(n_)), sinks_(static_cast<size_t>(n_)) {
+      : net_(net), o_(o), rng_(o.seed), n_(net.nodes()), sources_(static_cast<size_t>(n_)),
+        sinks_(static_cast<size_t>(n_)) {
     if (o.min_len < 1 || o.max_len > 15 || o.min_len > o.max_len) {
       throw NocError(fmt::format("packet length {}..{} outside 1..15", o.min_len, o.max_len));
     }
@@ -114,11 +131,6 @@ class Runner {
     const double mean_len = (o_.min_len + o_.max_len) / 2.0;
     const Coin arrive{std::min(1.0, o_.rate / mean_len)};
     const Coin stall{o_.eject_stall_prob};
-    // Room for the packets a source is expected to create (up to 64 Ki each): growing the lists by doubling
-    // copied them and touched fresh pages several times over.
-    const size_t expected = size_t(std::min(65536.0, double(o_.inject_cycles) * arrive.p * 1.05 + 16.0));
-    for (int s : senders_) packets_[size_t(s)].reserve(expected);
-    latency_.reserve(expected * senders_.size());
     std::uniform_int_distribution<int> len(o_.min_len, o_.max_len);
     std::uniform_int_distribution<int> cls(0, o_.num_classes - 1);
 
@@ -143,10 +155,11 @@ class Runner {
           p.mclass = static_cast<uint8_t>(cls(rng_));
           p.created = now;
           const int nvc = net_.num_vc(s);
+          Source& src = sources_[size_t(s)];
           p.vc = static_cast<uint8_t>(o_.check_order ? (unsigned(p.dst) * 4u + p.mclass) % unsigned(nvc)
-                                                     : packets_[size_t(s)].size() % size_t(nvc));
-          packets_[size_t(s)].push_back(p);
-          sources_[size_t(s)].queue.push_back(packets_[size_t(s)].size() - 1);
+                                                     : src.created() % uint64_t(nvc));
+          src.live.push_back(p);
+          offered_flits_ += p.len;
           ++r_.packets_created;
         }
       }
@@ -154,12 +167,12 @@ class Runner {
       // Injection: the front packet of each source, one flit per cycle.
       for (int s = 0; s < n_; ++s) {
         Source& src = sources_[size_t(s)];
-        if (src.queue.empty()) {
+        if (!src.waiting()) {
           net_.drive_inject(s, nullptr);
           continue;
         }
-        const uint64_t seq = src.queue.front();
-        Packet& p = packets_[size_t(s)][seq];
+        const uint64_t seq = src.next_inject;
+        Packet& p = src.at(seq);
         Flit f;
         f.vc = p.vc;
         f.head = src.next_flit == 0;
@@ -176,7 +189,7 @@ class Runner {
             ++r_.packets_injected;
           }
           if (f.tail) {
-            src.queue.pop_front();
+            ++src.next_inject;
             src.next_flit = 0;
           } else {
             ++src.next_flit;
@@ -186,7 +199,7 @@ class Runner {
 
       // Ejection.
       for (int d = 0; d < n_; ++d) {
-        const bool ready = !stall(rng_);
+        const bool ready = stall.p <= 0 || !stall(rng_);
         net_.drive_eject_ready(d, ready);
         if (ready && net_.ej_valid(d)) {
           progress = true;
@@ -240,26 +253,15 @@ class Runner {
     // A run stopped by the watchdog or the drain limit counts its undelivered packets as lost.
     r_.lost = r_.packets_created - r_.packets_delivered - broken_;
     const double window = double(o_.inject_cycles) * double(std::max<size_t>(senders_.size(), 1));
-    r_.offered = 0;
-    for (int s : senders_) {
-      for (const Packet& p : packets_[size_t(s)]) r_.offered += p.len;
-    }
-    r_.offered /= window;
+    r_.offered = double(offered_flits_) / window;
     r_.accepted = double(window_flits) / window;
-    if (!latency_.empty()) {
-      double sum = 0;
-      for (uint64_t l : latency_) sum += double(l);
-      r_.avg_latency = sum / double(latency_.size());
-      r_.avg_network_latency = net_latency_sum_ / double(latency_.size());
-      // The order statistics of the sorted list, by selection (a full sort of every packet's latency cost more
-      // than the rest of the checking).
-      const auto nth = [&](size_t k) {
-        std::nth_element(latency_.begin(), latency_.begin() + std::ptrdiff_t(k), latency_.end());
-        return latency_[k];
-      };
-      r_.p50_latency = nth(latency_.size() / 2);
-      r_.p99_latency = nth(std::min(latency_.size() - 1, latency_.size() * 99 / 100));
-      r_.max_latency = *std::max_element(latency_.begin(), latency_.end());
+    const uint64_t delivered = latency_count_;
+    if (delivered != 0) {
+      r_.avg_latency = double(latency_sum_) / double(delivered);
+      r_.avg_network_latency = net_latency_sum_ / double(delivered);
+      r_.p50_latency = nth_latency(delivered / 2);
+      r_.p99_latency = nth_latency(std::min(delivered - 1, delivered * 99 / 100));
+      r_.max_latency = nth_latency(delivered - 1);
     }
     (void)link_start;
     return r_;
@@ -326,11 +328,14 @@ class Runner {
       const int src = int(pl >> 38 & 0xFFF), len = int(pl >> 34 & 0xF);
       const uint64_t seq = pl & ((1ull << 34) - 1);
       sv = SinkVc{true, false, src, seq, 1};
-      if (src >= n_ || seq >= packets_[size_t(src)].size()) {
+      if (src >= n_ || seq >= sources_[size_t(src)].created()) {
         violation(r_.corrupted, fmt::format("{}: head flit of a packet nobody sent (source {}, seq {})", at(), src, seq));
         sv.ghost = true;
+      } else if (seq < sources_[size_t(src)].base) {  // finished: delivered or broken
+        violation(r_.duplicated, fmt::format("{}: packet {}#{} delivered again", at(), net_.node_name(src), seq));
+        sv.ghost = true;
       } else {
-        Packet& p = packets_[size_t(src)][seq];
+        Packet& p = sources_[size_t(src)].at(seq);
         const auto id = [&] { return fmt::format("packet {}#{}", net_.node_name(src), seq); };
         if (p.state == PState::kDelivered || p.state == PState::kBroken || p.state == PState::kArriving) {
           violation(r_.duplicated, fmt::format("{}: {} delivered again", at(), id()));
@@ -352,7 +357,7 @@ class Runner {
       return;
     } else if (!sv.ghost) {
       const uint64_t want = flit_payload(sv.src, sv.seq, sv.next);
-      const Packet& p = packets_[size_t(sv.src)][sv.seq];
+      const Packet& p = sources_[size_t(sv.src)].at(sv.seq);
       if (f.data != want) {
         violation(r_.corrupted, fmt::format("{}: packet {}#{} flit {}: payload {:#018x}, sent {:#018x}", at(),
                                             net_.node_name(sv.src), sv.seq, sv.next, f.data, want));
@@ -371,7 +376,8 @@ class Runner {
     // Tail: the packet is complete.
     sv.open = false;
     if (sv.ghost) return;
-    Packet& p = packets_[size_t(sv.src)][sv.seq];
+    Source& from = sources_[size_t(sv.src)];
+    Packet& p = from.at(sv.seq);
     if (sv.next != p.len) {
       violation(r_.corrupted, fmt::format("cycle {} router {}: packet {}#{} ended after {} of {} flits", now,
                                           net_.node_name(d), net_.node_name(sv.src), sv.seq, sv.next, p.len));
@@ -380,18 +386,20 @@ class Runner {
     }
     p.state = PState::kDelivered;
     ++r_.packets_delivered;
-    latency_.push_back(now - p.created);
+    count_latency(now - p.created);
     if (o_.record_packets) {
       r_.packets.push_back(PacketRecord{sv.src, sv.seq, d, p.len, p.created, p.injected, now});
     }
     net_latency_sum_ += double(now - p.injected);
+    const uint8_t mclass = p.mclass;
+    from.retire();  // p may be gone
     if (o_.check_order) {
-      const uint64_t pair = (uint64_t(unsigned(sv.src)) << 20) | (uint64_t(unsigned(d)) << 4) | p.mclass;
+      const uint64_t pair = (uint64_t(unsigned(sv.src)) << 20) | (uint64_t(unsigned(d)) << 4) | mclass;
       auto [it, fresh] = last_seq_.emplace(pair, sv.seq);
       if (!fresh) {
         if (sv.seq < it->second) {
           violation(r_.out_of_order, fmt::format("cycle {}: packet {}#{} to {} (class {}) delivered after #{}", now,
-                                                 net_.node_name(sv.src), sv.seq, net_.node_name(d), p.mclass,
+                                                 net_.node_name(sv.src), sv.seq, net_.node_name(d), mclass,
                                                  it->second));
         }
         it->second = std::max(it->second, sv.seq);
@@ -401,11 +409,36 @@ class Runner {
 
 
   void mark_broken(int src, uint64_t seq) {
-    Packet& p = packets_[size_t(src)][seq];
-    if (p.state != PState::kBroken && p.state != PState::kDelivered) {
-      p.state = PState::kBroken;
+    Source& from = sources_[size_t(src)];
+    Packet* p = from.find(seq);  // null: finished already
+    if (p && p->state != PState::kBroken && p->state != PState::kDelivered) {
+      p->state = PState::kBroken;
       ++broken_;
+      from.retire();
     }
+  }
+
+  // Latencies below kLatencyBins cycles are counted per value, longer ones listed: exact order statistics at the
+  // end without keeping one entry per packet.
+  static constexpr uint64_t kLatencyBins = 4096;
+  void count_latency(uint64_t l) {
+    ++latency_count_;
+    latency_sum_ += l;
+    if (l < kLatencyBins) {
+      if (l >= latency_bins_.size()) latency_bins_.resize(size_t(l) + 1);
+      ++latency_bins_[size_t(l)];
+    } else {
+      latency_long_.push_back(l);
+    }
+  }
+  // The k-th smallest latency counted (0-based, k < latency_count_).
+  uint64_t nth_latency(uint64_t k) {
+    for (size_t l = 0; l < latency_bins_.size(); ++l) {
+      if (k < latency_bins_[l]) return l;
+      k -= latency_bins_[l];
+    }
+    std::nth_element(latency_long_.begin(), latency_long_.begin() + std::ptrdiff_t(k), latency_long_.end());
+    return latency_long_[size_t(k)];
   }
 
   std::string describe_outstanding() const {
@@ -413,8 +446,10 @@ class Runner {
     std::string list;
     int shown = 0;
     for (int s = 0; s < n_; ++s) {
-      for (size_t q = 0; q < packets_[size_t(s)].size(); ++q) {
-        const Packet& p = packets_[size_t(s)][q];
+      const Source& from = sources_[size_t(s)];
+      for (size_t i = 0; i < from.live.size(); ++i) {
+        const uint64_t q = from.base + i;
+        const Packet& p = from.live[i];
         if (p.state == PState::kQueued) ++queued;
         if (p.state != PState::kInFlight && p.state != PState::kArriving) continue;
         ++in_flight;
@@ -433,13 +468,15 @@ class Runner {
   const TrafficOptions o_;
   std::mt19937_64 rng_;
   const int n_;
-  std::vector<std::vector<Packet>> packets_;
   std::vector<Source> sources_;
   std::vector<std::array<SinkVc, kMaxVc>> sinks_;
   std::vector<int> senders_;
   std::vector<Coord> coords_;  // router n's coordinates (net_.coord is a virtual call)
   std::unordered_map<uint64_t, uint64_t> last_seq_;
-  std::vector<uint64_t> latency_;
+  uint64_t offered_flits_ = 0;  // flits of the packets created
+  uint64_t latency_count_ = 0, latency_sum_ = 0;
+  std::vector<uint64_t> latency_bins_;  // packets delivered with latency l (cycles), l < kLatencyBins
+  std::vector<uint64_t> latency_long_;  // the longer latencies
   double net_latency_sum_ = 0;
   uint64_t broken_ = 0;
   TrafficResult r_;

@@ -21,6 +21,21 @@ inline int rr_pick(uint64_t req, int ptr) {
 }
 inline uint8_t rr_next(int idx, int n) { return static_cast<uint8_t>(idx + 1 < n ? idx + 1 : 0); }
 
+// The link transmitter's checks of a backward beat (trn_noc_link_tx's assertions), shared by the exact and the
+// fault-free evaluation: cold, so the evaluation keeps only the compares. `at` is "cycle C router R port P".
+[[noreturn, gnu::cold, gnu::noinline]] void bad_credit_vc(const std::string& at, int vc, int num_vc) {
+  throw NocError(fmt::format("{}: credit count for VC {}, only {} VCs", at, vc, num_vc));
+}
+[[noreturn, gnu::cold, gnu::noinline]] void bad_ack(const std::string& at, unsigned ack, unsigned una, unsigned seq) {
+  throw NocError(fmt::format("{}: acknowledgement up to sequence number {}, but only {} .. {} are unacknowledged", at,
+                             ack, una, seq));
+}
+[[noreturn, gnu::cold, gnu::noinline]] void bad_credits(const std::string& at, int vc, unsigned delta, int credits,
+                                                        int depth) {
+  throw NocError(fmt::format("{}: VC {}: {} credits returned with {} credits already (above the buffer depth {})", at,
+                             vc, delta, credits, depth));
+}
+
 // trn_prim_spill_reg: two registers A (input side) and B (parks A's beat when the consumer stalls).
 struct SpillReg {
   bool a_full = false, b_full = false;
@@ -174,6 +189,10 @@ TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options), faults_((option
     in_dclass_[size_t(i)] = static_cast<uint8_t>((i % o_.num_vc / class_vcs_) % 2);
   }
   pipe_wr_ = size_t(o_.link_latency) + 1;
+  // Without injected faults every flit arrives intact and in order, and its acknowledgement is back 2 latency + 2
+  // edges after it was sent; the replay timer, counting the edges in between, reaches at most 2 latency. A timeout
+  // above that never fires, so no replay can start (noc_tlm.h, fast_links_).
+  fast_links_ = !faults_.enabled() && o_.retry.replay_timeout > 2 * o_.link_latency + 1 && !o_.exact_links;
   // The common shapes get their own eval_router (the verilated builds' and the CLI defaults', and 8 VCs).
   const int shape = o_.ndim * 16 + o_.num_vc;
   eval_ = shape == 0x12 ? &TlmNetwork::eval_router<1, 2>
@@ -266,6 +285,10 @@ uint64_t TlmNetwork::link_port_flits(int n, int l) const {
   return routers_.at(static_cast<size_t>(n)).sent[size_t(l)];
 }
 
+std::string TlmNetwork::port_at(int n, int l) const {
+  return fmt::format("cycle {} router {} port {}", cycle_, node_name(n), link_port_name(l));
+}
+
 bool TlmNetwork::inj_ready(int n) const { return routers_[static_cast<size_t>(n)].inj.in_ready(); }
 
 void TlmNetwork::drive_inject(int n, const Flit* flit) {
@@ -332,6 +355,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   std::array<const LinkFwd*, 2 * kMaxDim> rxin;
   std::array<const LinkBwd*, 2 * kMaxDim> txin;
   bool link_activity = false;
+  const bool fast = fast_links_;
   for (int l = 0; l < NL; ++l) {
     const int nb = r.nb[size_t(l)];
     if (nb < 0) {
@@ -355,7 +379,8 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
         txin[size_t(l)] = &tally.fault_bwd[l];
       }
     }
-    link_activity = link_activity || fi.valid || fi.init || bi.valid || bi.init || !r.tx[size_t(l)].idle() ||
+    link_activity = link_activity || fi.valid || fi.init || bi.valid || bi.init ||
+                    (fast ? r.tx[size_t(l)].out_valid : !r.tx[size_t(l)].idle()) ||
                     r.rx[size_t(l)].out.valid;
   }
   const bool tick = refresh_tick_;
@@ -475,28 +500,33 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   }
 
   // ---- Switch allocation (trn_noc_sw_alloc) ----
-  std::array<uint8_t, kMaxPorts> pick_vc{};
-  std::array<uint32_t, kMaxPorts> want{};  // per output port: the input ports whose stage-1 winner wants it
-  if (r.sa_req != 0) {
-    for (int p = 0; p < NP; ++p) {
-      uint32_t req = 0;
-      for (uint32_t m = static_cast<uint32_t>(r.sa_req >> (p * V)) & all_vcs; m != 0; m &= m - 1) {
-        const int v = __builtin_ctz(m);
-        const InVc& s = r.vc[size_t(p * V + v)];
-        if (room[s.oport] >> s.ovc & 1) req |= 1u << v;
-      }
-      if (req == 0) continue;
-      const int v = rr_pick(req, r.sa1_ptr[size_t(p)]);
-      pick_vc[size_t(p)] = static_cast<uint8_t>(v);
-      want[r.vc[size_t(p * V + v)].oport] |= 1u << p;
+  std::array<uint8_t, kMaxPorts> pick_vc;
+  std::array<uint32_t, kMaxPorts> want;  // per output port: the input ports whose stage-1 winner wants it
+  uint32_t wanted = 0;                   // the output ports with a bit in want (only their entries are written)
+  // Stage 1 visits only the input ports with a VC in sa_req, stage 2 only the output ports some winner wants.
+  for (uint64_t rest = r.sa_req; rest != 0;) {
+    const int p = __builtin_ctzll(rest) / V;
+    const uint32_t vcs = static_cast<uint32_t>(rest >> (p * V)) & all_vcs;
+    rest &= ~(uint64_t{all_vcs} << (p * V));
+    uint32_t req = 0;
+    for (uint32_t m = vcs; m != 0; m &= m - 1) {
+      const int v = __builtin_ctz(m);
+      const InVc& s = r.vc[size_t(p * V + v)];
+      if (room[s.oport] >> s.ovc & 1) req |= 1u << v;
     }
+    if (req == 0) continue;
+    const int v = rr_pick(req, r.sa1_ptr[size_t(p)]);
+    pick_vc[size_t(p)] = static_cast<uint8_t>(v);
+    const int o = r.vc[size_t(p * V + v)].oport;
+    want[size_t(o)] = ((wanted >> o & 1) ? want[size_t(o)] : 0) | 1u << p;
+    wanted |= 1u << o;
   }
   std::array<bool, kMaxPorts> out_valid{};
   std::array<Flit, kMaxPorts> out_flit;
   std::array<bool, 2 * kMaxDim> free{};
   std::array<uint8_t, 2 * kMaxDim> free_vc{};
-  for (int o = 0; o < NP; ++o) {
-    if (want[size_t(o)] == 0) continue;
+  for (uint32_t wm = wanted; wm != 0; wm &= wm - 1) {
+    const int o = __builtin_ctz(wm);
     const int p = rr_pick(want[size_t(o)], r.sa2_ptr[size_t(o)]);
     r.sa2_ptr[size_t(o)] = rr_next(p, NP);
     const int v = pick_vc[size_t(p)];
@@ -605,26 +635,48 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
       }
     } else if (t.down) {
       t.out_valid = false;  // crd_avail_o low, no replay: nothing leaves
-    } else if (!bi.valid && !send && t.seq == t.una && !t.rp) {
+    } else if (!bi.valid && !send && (fast || (t.seq == t.una && !t.rp))) {
       // Quiet: no backward beat, nothing to send, nothing unacknowledged. Of the registers below only the output
-      // register (empty) and the replay timer (0: not waiting) change.
+      // register (empty) and the replay timer (0: not waiting) change. On fault-free links (fast) the timer and
+      // what is unacknowledged do not matter (TlmNetwork::fast_links_).
       t.out_valid = false;
       t.tmr = 0;
+    } else if (fast) {
+      // A fault-free link (fast_links_): no replay can start, so only the credits, the sequence numbers and the
+      // output register move; the replay buffer and the timer are not kept.
+      if (bi.valid) {
+        const unsigned outstanding = (t.seq - t.una) & kSeqMask;
+        const unsigned ack_adv = (bi.ack - t.una) & kSeqMask;
+        if (bi.vc >= V) bad_credit_vc(port_at(n, l), bi.vc, V);
+        if (ack_adv > outstanding) bad_ack(port_at(n, l), bi.ack, t.una, t.seq);
+        if (bi.nak) {  // only a damaged or lost flit makes a receiver NAK
+          throw NocError(fmt::format("{}: NAK on a fault-free link (model error)", port_at(n, l)));
+        }
+        const unsigned delta = (bi.fc - t.fc[bi.vc]) & kFcMask;
+        if (t.crd[bi.vc] + delta > unsigned(D)) bad_credits(port_at(n, l), bi.vc, delta, t.crd[bi.vc], D);
+        t.crd[bi.vc] = static_cast<uint8_t>(t.crd[bi.vc] + delta);
+        if (t.crd[bi.vc] != 0) t.crd_mask |= static_cast<uint8_t>(1u << bi.vc);
+        t.fc[bi.vc] = bi.fc;
+        t.una = bi.ack;
+      }
+      t.out_valid = send;
+      if (send) {  // room[] guaranteed a credit
+        const Flit& f = out_flit[L + 1];
+        if (--t.crd[size_t(f.vc)] == 0) t.crd_mask &= static_cast<uint8_t>(~(1u << f.vc));
+        t.out_seq = t.seq;
+        t.out_flit = f;
+        t.seq = static_cast<uint16_t>((t.seq + 1) & kSeqMask);
+        ++tally.link_flits;
+        ++r.sent[L];
+      }
     } else {
       const bool bwd_valid = bi.valid;
       const bool beat = bwd_valid && bi.crc_ok;
       if (bwd_valid && !bi.crc_ok) ++tally.stats.bwd_errors;
       const unsigned outstanding = (t.seq - t.una) & kSeqMask;
       const unsigned ack_adv = (bi.ack - t.una) & kSeqMask;
-      if (beat && bi.vc >= V) {
-        throw NocError(fmt::format("cycle {} router {} port {}: credit count for VC {}, only {} VCs", cycle_,
-                                   node_name(n), link_port_name(l), bi.vc, V));
-      }
-      if (beat && ack_adv > outstanding) {
-        throw NocError(fmt::format("cycle {} router {} port {}: acknowledgement up to sequence number {}, but only "
-                                   "{} .. {} are unacknowledged",
-                                   cycle_, node_name(n), link_port_name(l), bi.ack, t.una, t.seq));
-      }
+      if (beat && bi.vc >= V) bad_credit_vc(port_at(n, l), bi.vc, V);
+      if (beat && ack_adv > outstanding) bad_ack(port_at(n, l), bi.ack, t.una, t.seq);
       const bool progress = beat && ack_adv != 0;
       const uint16_t una_d = beat ? bi.ack : t.una;
       const bool waiting = outstanding != 0 && !t.rp;
@@ -633,11 +685,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
       // Credits (g_crd): + what the receiver freed on the beat's VC, - a new flit.
       if (beat) {
         const unsigned delta = (bi.fc - t.fc[bi.vc]) & kFcMask;
-        if (t.crd[bi.vc] + delta > unsigned(D)) {
-          throw NocError(fmt::format("cycle {} router {} port {}: VC {}: {} credits returned with {} credits already "
-                                     "(above the buffer depth {})",
-                                     cycle_, node_name(n), link_port_name(l), int(bi.vc), delta, int(t.crd[bi.vc]), D));
-        }
+        if (t.crd[bi.vc] + delta > unsigned(D)) bad_credits(port_at(n, l), bi.vc, delta, t.crd[bi.vc], D);
         t.crd[bi.vc] = static_cast<uint8_t>(t.crd[bi.vc] + delta);
         if (t.crd[bi.vc] != 0) t.crd_mask |= static_cast<uint8_t>(1u << bi.vc);
         t.fc[bi.vc] = bi.fc;

@@ -40,6 +40,9 @@ struct TlmOptions {
   int link_latency = 0;              ///< register stages a link adds beyond the router's output register, 0..32
   RetryParams retry;                 ///< link-level retry (REPLAY_TIMEOUT, REPLAY_LIMIT, REFRESH)
   LinkErrors errors;                 ///< faults injected on the links at run time
+  /// Keep every link's replay buffer and replay timer even when no replay can start (fault-free links, a replay
+  /// timeout above the acknowledgement's round trip): for tests that compare this with the fast evaluation.
+  bool exact_links = false;
   /// Host threads that evaluate the routers, 1..StepPool::kMaxThreads (more than the routers are not started): each
   /// takes a contiguous range of routers every cycle (model/noc/step_pool.h); the results do not depend on it.
   int threads = 1;
@@ -87,6 +90,9 @@ class TlmNetwork final : public NocPorts {
     return s;
   }
 
+  /// The links skip the replay buffer and timer: no fault is injected, the replay timeout exceeds the
+  /// acknowledgement's round trip (2 link_latency + 1 edges) and TlmOptions::exact_links is off.
+  bool fast_links() const { return fast_links_; }
   /// Link port `link` of `node` is up (both directions). False for the missing boundary links of a mesh.
   bool link_up(int node, int link) const;
   /// Flits in the network: in VC buffers and spill registers, and sent on a link but not yet accepted by its
@@ -117,6 +123,7 @@ class TlmNetwork final : public NocPorts {
   void eval_router(int n, Tally& tally);
   void (TlmNetwork::*eval_)(int, Tally&) = nullptr;  // the eval_router instance for this network's shape
   void bring_up();
+  std::string port_at(int n, int l) const;  // "cycle C router R port P", for error messages
   void inject(LinkFwd& beat, uint64_t link, LinkStats& stats);  // the fault injector's changes to a beat read
   void inject(LinkBwd& beat, uint64_t link, LinkStats& stats);  // from a pipe
 
@@ -137,6 +144,11 @@ class TlmNetwork final : public NocPorts {
   int class_vcs_ = 0;           // VCs per dateline class of a group: num_vc / (2 vc_groups)
   // Input VC i's port, and the dateline class of its VC.
   std::array<uint8_t, (1 + 2 * kMaxDim) * kMaxVc> in_port_{}, in_dclass_{};
+  // No fault is injected and the replay timeout exceeds the acknowledgement's round trip (2 latency + 1), so no
+  // replay can start: the links' transmitters skip the replay buffer and timer, and a transmitter with unacknowledged
+  // flits but nothing to send lets its router take the idle shortcut. Same cycles and flits as the exact evaluation
+  // (tests/noc/noc_tlm_test.cpp compares them, and the lockstep tests the RTL).
+  bool fast_links_ = false;
   bool refresh_tick_ = false;  // this cycle's edge sends the receivers' refresh beats (step())
   uint8_t refresh_vc_ = 0;     // for this VC
   uint64_t cycle_ = 0;

@@ -15,6 +15,8 @@
 #include <tuple>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "cosim/noc/noc_traffic.h"
 #include "model/noc/noc_endpoints.h"
 #include "model/noc/noc_tlm.h"
@@ -356,6 +358,107 @@ TEST(NocTlm, EveryPacketAndLinkCountIsTheSameOnSeveralThreads) {
   TlmOptions small = tlm_net("2x2");
   small.threads = 100;
   EXPECT_EQ(TlmNetwork(small).threads(), 4);
+}
+
+// Fault-free links skip the replay buffer and timer (noc_tlm.h, fast_links_) when the replay timeout exceeds the
+// acknowledgement's round trip: a flit sent at edge e is acknowledged at edge e + 2 latency + 2, so the timer reaches
+// at most 2 latency. Against the exact evaluation on the same traffic: the same packets in the same cycles, the same
+// flits on every link port, credits and unacknowledged flits at the end. At the smallest timeout the fast evaluation
+// takes (2 latency + 2) the exact one never replays; one edge shorter it does (the bound is tight) and the fast
+// evaluation is off.
+TEST(NocTlm, FaultFreeLinksSkipTheReplayStateWithTheSameFlitsAndCycles) {
+  struct Case {
+    std::string dims;
+    bool torus;
+    int latency, min_len, max_len;
+    double rate;
+  };
+  for (const Case& c : {Case{"4x4", true, 0, 1, 5, 0.9}, Case{"4x4", true, 1, 1, 1, 0.3}, Case{"3x3", false, 2, 1, 3, 0.5},
+                        Case{"2x2x3", true, 3, 2, 4, 0.4}, Case{"5", true, 1, 1, 2, 0.95}}) {
+    for (const int timeout : {2 * c.latency + 2, 128}) {
+      const std::string what = fmt::format("{} {} latency {} timeout {}", c.dims, c.torus ? "torus" : "mesh",
+                                           c.latency, timeout);
+      TlmOptions o = tlm_net(c.dims, c.torus);
+      o.link_latency = c.latency;
+      o.retry.replay_timeout = timeout;
+      TrafficOptions t;
+      t.rate = c.rate;
+      t.min_len = c.min_len;
+      t.max_len = c.max_len;
+      t.inject_cycles = 1500;
+      t.seed = test_seed();
+      t.record_packets = true;
+      TlmNetwork fast(o);
+      o.exact_links = true;
+      TlmNetwork exact(o);
+      ASSERT_TRUE(fast.fast_links()) << what;
+      ASSERT_FALSE(exact.fast_links()) << what;
+      const cosim::noc::TrafficResult rf = expect_clean_run(fast, t, what + " fast");
+      const cosim::noc::TrafficResult re = expect_clean_run(exact, t, what + " exact");
+      EXPECT_EQ(exact.link_stats().replays, 0u) << what;
+      EXPECT_GT(rf.packets_delivered, 100u) << what;
+      EXPECT_EQ(rf.cycles, re.cycles) << what;
+      EXPECT_TRUE(rf.packets == re.packets) << what << ": the packets' cycles differ";
+      EXPECT_EQ(fast.link_stats(), exact.link_stats()) << what;
+      for (int n = 0; n < fast.nodes(); ++n) {
+        for (int l = 0; l < 2 * fast.ndim(); ++l) {
+          if (!fast.link_up(n, l)) continue;
+          EXPECT_EQ(fast.link_port_flits(n, l), exact.link_port_flits(n, l)) << what << " router " << n << " port " << l;
+          EXPECT_EQ(fast.unacknowledged(n, l), exact.unacknowledged(n, l)) << what << " router " << n << " port " << l;
+          for (int v = 0; v < fast.num_vc(n); ++v) EXPECT_EQ(fast.credits(n, l, v), exact.credits(n, l, v)) << what;
+        }
+      }
+    }
+    if (c.latency == 0) continue;  // a timeout of 1 is not allowed
+    TlmOptions o = tlm_net(c.dims, c.torus);
+    o.link_latency = c.latency;
+    o.retry.replay_timeout = 2 * c.latency + 1;
+    TlmNetwork shorter(o);
+    EXPECT_FALSE(shorter.fast_links()) << c.dims;
+    TrafficOptions t;
+    t.rate = 0.05;  // isolated flits: nothing acknowledges them before their own acknowledgement
+    t.inject_cycles = 500;
+    t.seed = test_seed();
+    expect_clean_run(shorter, t, c.dims + " timeout 2 latency + 1");
+    EXPECT_GT(shorter.link_stats().replays, 0u) << c.dims << ": " << shorter.link_stats().str();
+  }
+}
+
+// The traffic harness's figures against its own packet list, worked out here by sorting: the mean latency, p50 (the
+// element at n / 2 of the sorted latencies), p99 (at min(n - 1, 99 n / 100)), the maximum, and the offered load
+// (flits created per router and injection cycle). An overloaded hotspot queues packets at their sources for
+// thousands of cycles, past the latencies the harness counts per value (noc_traffic.cpp, kLatencyBins), so both
+// of its ways of keeping them are used.
+TEST(NocTraffic, LatencyFiguresMatchThePacketList) {
+  TlmNetwork net(tlm_net("4x4"));
+  TrafficOptions t;
+  t.pattern = Pattern::kHotspot;
+  t.hotspot_fraction = 0.5;
+  t.rate = 0.6;
+  t.inject_cycles = 4000;
+  t.seed = test_seed();
+  t.record_packets = true;
+  const cosim::noc::TrafficResult r = expect_clean_run(net, t, "4x4 hotspot overload");
+  ASSERT_EQ(r.packets.size(), r.packets_delivered);
+  std::vector<uint64_t> lat;
+  double sum = 0, net_sum = 0;
+  uint64_t flits = 0;
+  for (const cosim::noc::PacketRecord& p : r.packets) {
+    lat.push_back(p.delivered - p.created);
+    sum += double(p.delivered - p.created);
+    net_sum += double(p.delivered - p.injected);
+    flits += uint64_t(p.len);
+  }
+  std::sort(lat.begin(), lat.end());
+  const size_t n = lat.size();
+  EXPECT_GT(lat.back(), 4096u) << "the hotspot did not queue long enough to test the long latencies";
+  EXPECT_LT(lat.front(), 4096u);
+  EXPECT_EQ(r.p50_latency, lat[n / 2]);
+  EXPECT_EQ(r.p99_latency, lat[std::min(n - 1, n * 99 / 100)]);
+  EXPECT_EQ(r.max_latency, lat.back());
+  EXPECT_DOUBLE_EQ(r.avg_latency, sum / double(n));
+  EXPECT_DOUBLE_EQ(r.avg_network_latency, net_sum / double(n));
+  EXPECT_DOUBLE_EQ(r.offered, double(flits) / (4000.0 * net.nodes()));
 }
 
 // A head flit for a router outside the network is a protocol error, as the RTL's a_dst_in_torus.
