@@ -113,6 +113,11 @@ struct InVc {
   bool active = false;
   uint8_t oport = 0, ovc = 0;
   bool in_open = false;  // in_open_q of a_arrival_order: a head arrived and its tail not yet
+  // route() and va_mask of the head flit at the front, computed the first cycle it asks for an output VC and kept
+  // while it waits (a function of the flit, the input VC and the router only); routed is cleared when the front
+  // changes.
+  bool routed = false;
+  uint8_t route_oport = 0, route_mask = 0;
 };
 
 struct TlmNetwork::Router {
@@ -189,6 +194,41 @@ TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options), faults_((option
     in_dclass_[size_t(i)] = static_cast<uint8_t>((i % o_.num_vc / class_vcs_) % 2);
   }
   pipe_wr_ = size_t(o_.link_latency) + 1;
+  // va_mask by message class: the group's VCs of dateline class 0, of class 1, and of both.
+  for (unsigned mc = 0; mc < class_mask_.size(); ++mc) {
+    const int group = int(mc) % o_.vc_groups;
+    const unsigned set1 = (1u << class_vcs_) - 1;
+    for (int dclass = 0; dclass < 2; ++dclass) {
+      class_mask_[mc][size_t(dclass)] = static_cast<uint8_t>(set1 << ((2 * group + dclass) * class_vcs_));
+    }
+    class_mask_[mc][2] = static_cast<uint8_t>(class_mask_[mc][0] | class_mask_[mc][1]);
+  }
+  // route()'s table: from coordinate b towards a in dimension d. Hops in the positive direction on a torus when
+  // that way is shorter; a tie (exactly half the ring) goes + from an even coordinate, - from an odd one
+  // (trn_noc_input_port route()). On a mesh, the only minimal direction.
+  for (int d = 0; d < kMaxDim; ++d) {
+    const int sz = o_.size[size_t(d)];
+    for (int b = 0; b < kMaxSize; ++b) {
+      for (int a = 0; a < kMaxSize; ++a) {
+        uint8_t h = 0;
+        if (a >= sz || b >= sz) {
+          h = kHopOutside;
+        } else if (a != b) {
+          bool minus;
+          if (o_.torus) {
+            const int delta = a >= b ? a - b : a + sz - b;
+            minus = 2 * delta == sz ? (b & 1) != 0 : 2 * delta > sz;
+          } else {
+            minus = a < b;
+          }
+          // Leaving in the + direction, the way wraps iff dst lies below; in the - direction, iff above.
+          const bool wraps = minus ? a > b : a < b;
+          h = static_cast<uint8_t>((minus ? kHopMinus : kHopPlus) | (wraps ? kHopWraps : 0));
+        }
+        hop_[size_t(d)][size_t(b)][size_t(a)] = h;
+      }
+    }
+  }
   // Without injected faults every flit arrives intact and in order, and its acknowledgement is back 2 latency + 2
   // edges after it was sent; the replay timer, counting the edges in between, reaches at most 2 latency. A timeout
   // above that never fires, so no replay can start (noc_tlm.h, fast_links_).
@@ -335,6 +375,54 @@ void TlmNetwork::step() {
   }
 }
 
+void TlmNetwork::head_lost(int n, int i) const {
+  throw NocError(fmt::format("cycle {} router {} input VC {}: a body/tail flit at the front of an idle VC (head lost)",
+                             cycle_, node_name(n), i));
+}
+
+void TlmNetwork::dst_outside(int n, const Flit& head) const {
+  throw NocError(fmt::format("cycle {} router {}: head flit for router {} outside the {} network", cycle_,
+                             node_name(n), header_dst(head.data).str(kMaxDim), o_.str()));
+}
+
+// trn_noc_input_port route() and va_mask for the head flit at the front of input VC i of router r (node n): the
+// output port and the output VCs it may ask for, kept in the VC until its front changes. kNdim as in eval_router.
+template <int kNdim>
+void TlmNetwork::route(Router& r, int n, int i) const {
+  InVc& s = r.vc[size_t(i)];
+  const Flit& hf = r.buf[size_t(i * o_.depth + s.rd)];
+  if (!hf.head) head_lost(n, i);
+  const int nd = kNdim != 0 ? kNdim : o_.ndim;
+  const uint32_t dst = static_cast<uint32_t>(hf.data >> 52);  // coord_t: 4 bits per dimension
+  // Dimension order: the first dimension where dst differs decides; every coordinate must lie in the network.
+  int oport = 0;
+  bool wraps = false;
+  bool outside = (dst >> (kCoordBits * nd)) != 0;
+  for (int d = 0; d < nd; ++d) {
+    const uint8_t h = hop_[size_t(d)][size_t(r.me[d])][dst >> (kCoordBits * d) & (kMaxSize - 1)];
+    outside = outside || h == kHopOutside;
+    if (oport == 0 && (h & 3) != 0) {
+      oport = 1 + 2 * d + ((h & 3) == kHopMinus ? 1 : 0);
+      wraps = (h & kHopWraps) != 0;
+    }
+  }
+  if (outside) dst_outside(n, hf);
+  const auto& masks = class_mask_[header_mclass(hf.data)];
+  uint8_t mask;
+  if (oport == 0 || !o_.torus) {
+    mask = masks[2];
+  } else {
+    // Dateline class chosen on entering a ring (1 iff the way to dst takes the wrap-around link), kept along it:
+    // a packet continues along a ring when it leaves on the link port opposite the one it came in on.
+    const int p = in_port_[size_t(i)];
+    const bool cont = p != 0 && ((p - 1) ^ 1) == oport - 1;
+    mask = masks[cont ? in_dclass_[size_t(i)] : (wraps ? 1 : 0)];
+  }
+  s.routed = true;
+  s.route_oport = static_cast<uint8_t>(oport);
+  s.route_mask = mask;
+}
+
 // One router, one cycle: the combinational logic on this cycle's inputs and registers, then the clock edge, then
 // its outputs into the link pipes. kNdim and kVc, when not 0, are the network's dimensions and VC count as
 // compile-time constants: the compiler then unrolls the loops over link ports and VCs and folds the index
@@ -421,61 +509,18 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   }
 
   // ---- VC allocation (trn_noc_input_port route(), va_mask; trn_noc_vc_alloc) ----
-  const int S = class_vcs_;
-  const uint8_t set1 = static_cast<uint8_t>((1u << S) - 1);
   std::array<uint64_t, kMaxIn> req2;  // per output VC o * V + w: the input VCs that picked it
   std::array<uint8_t, kMaxIn> touched_list;
   int touched = 0;
   std::array<uint8_t, kMaxIn> pick_w, req_oport;
   for (uint64_t m = r.va_req; m != 0; m &= m - 1) {
     const int i = __builtin_ctzll(m);
-    const InVc& s = r.vc[size_t(i)];
-    const Flit& hf = r.buf[size_t(i * D + s.rd)];
-    if (!hf.head) {
-      throw NocError(fmt::format("cycle {} router {} input VC {}: a body/tail flit at the front of an idle VC "
-                                 "(head lost)",
-                                 cycle_, node_name(n), i));
-    }
-    const Coord dst = header_dst(hf.data);
-    int oport = 0;
-    for (int d = 0; d < o_.ndim; ++d) {
-      const int a = dst[d], b = r.me[d], sz = size(d);
-      if (a >= sz) {
-        throw NocError(fmt::format("cycle {} router {}: head flit for router {} outside the {} network", cycle_,
-                                   node_name(n), dst.str(kMaxDim), o_.str()));
-      }
-      if (oport == 0 && a != b) {
-        if (o_.torus) {
-          // Hops in the positive direction; a tie (exactly half the ring) goes + from an even coordinate, - from
-          // an odd one (trn_noc_input_port route()).
-          const int delta = a >= b ? a - b : a + sz - b;
-          oport = 1 + 2 * d + (2 * delta == sz ? (b & 1) : (2 * delta < sz ? 0 : 1));
-        } else {
-          oport = 1 + 2 * d + (a > b ? 0 : 1);
-        }
-      }
-    }
-    for (int d = o_.ndim; d < kMaxDim; ++d) {
-      if (dst[d] != 0) {
-        throw NocError(fmt::format("cycle {} router {}: head flit for router {} outside the {} network", cycle_,
-                                   node_name(n), dst.str(kMaxDim), o_.str()));
-      }
-    }
+    InVc& s = r.vc[size_t(i)];
+    if (!s.routed) route<kNdim>(r, n, i);
+    const int oport = s.route_oport;
     req_oport[size_t(i)] = static_cast<uint8_t>(oport);
     if (!(port_ok >> oport & 1)) continue;
-    const int group = static_cast<int>(header_mclass(hf.data)) % o_.vc_groups;
-    uint8_t mask;
-    if (oport == 0 || !o_.torus) {
-      mask = static_cast<uint8_t>(set1 << (2 * group * S) | set1 << ((2 * group + 1) * S));
-    } else {
-      const int d_out = (oport - 1) / 2, p = in_port_[size_t(i)];
-      const bool neg_out = (oport - 1) % 2 == 1;
-      // Dateline class chosen on entering a ring (1 iff the way to dst takes the wrap-around link), kept along it.
-      const bool wraps = neg_out ? dst[d_out] > r.me[d_out] : dst[d_out] < r.me[d_out];
-      const bool cont = p != 0 && d_out == (p - 1) / 2 && neg_out != ((p - 1) % 2 == 1);
-      const int dclass = cont ? in_dclass_[size_t(i)] : (wraps ? 1 : 0);
-      mask = static_cast<uint8_t>(set1 << ((2 * group + dclass) * S));
-    }
+    const uint8_t mask = s.route_mask;
     const uint8_t cand = mask & static_cast<uint8_t>(~r.busy[size_t(oport)]);
     if (cand == 0) continue;
     const int w = rr_pick(cand, r.va1_ptr[size_t(i)]);
@@ -538,6 +583,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
     out_valid[size_t(o)] = true;
     out_flit[size_t(o)] = f;
     s.rd = static_cast<uint8_t>(s.rd + 1 == D ? 0 : s.rd + 1);
+    s.routed = false;  // a new front
     --s.count;
     --r.flits;
     if (f.tail) {
@@ -593,6 +639,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
     }
     const int w = s.rd + s.count;
     r.buf[size_t((p * V + f.vc) * D + (w >= D ? w - D : w))] = f;
+    if (s.count == 0) s.routed = false;  // a new front
     ++s.count;
     ++r.flits;
     r.update_req(p * V + f.vc);

@@ -123,6 +123,11 @@ class TlmNetwork final : public NocPorts {
   void eval_router(int n, Tally& tally);
   void (TlmNetwork::*eval_)(int, Tally&) = nullptr;  // the eval_router instance for this network's shape
   void bring_up();
+  // route() and va_mask of the head flit at the front of router n's input VC i, kept in the VC (noc_tlm.cpp).
+  template <int kNdim>
+  void route(Router& r, int n, int i) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void head_lost(int n, int i) const;  // route()'s errors
+  [[noreturn, gnu::cold, gnu::noinline]] void dst_outside(int n, const Flit& head) const;
   std::string port_at(int n, int l) const;  // "cycle C router R port P", for error messages
   void inject(LinkFwd& beat, uint64_t link, LinkStats& stats);  // the fault injector's changes to a beat read
   void inject(LinkBwd& beat, uint64_t link, LinkStats& stats);  // from a pipe
@@ -142,6 +147,12 @@ class TlmNetwork final : public NocPorts {
   size_t pipe_head_ = 0;        // the pipes' slot read this cycle
   size_t pipe_wr_ = 0;          // and the slot written: (pipe_head_ + link_latency + 1) mod (link_latency + 2)
   int class_vcs_ = 0;           // VCs per dateline class of a group: num_vc / (2 vc_groups)
+  // route()'s table: hop_[d][b][a], the way from coordinate b to a in dimension d: 0 (there), kHopPlus or kHopMinus,
+  // or'ed with kHopWraps when that way takes the wrap-around link; kHopOutside when a or b is outside the network.
+  static constexpr uint8_t kHopPlus = 1, kHopMinus = 2, kHopOutside = 3, kHopWraps = 4;
+  std::array<std::array<std::array<uint8_t, kMaxSize>, kMaxSize>, kMaxDim> hop_{};
+  // va_mask by message class (2 bits): the VCs of its group in dateline class 0, in class 1, and in both.
+  std::array<std::array<uint8_t, 3>, 4> class_mask_{};
   // Input VC i's port, and the dateline class of its VC.
   std::array<uint8_t, (1 + 2 * kMaxDim) * kMaxVc> in_port_{}, in_dclass_{};
   // No fault is injected and the replay timeout exceeds the acknowledgement's round trip (2 latency + 1), so no
