@@ -91,10 +91,8 @@ struct TxLink {
   uint16_t rp_seq = 0;                // rp_seq_q
   int tmr = 0, rty = 0;               // tmr_q, rty_q
   std::vector<Flit> rb;               // rb_q
-  bool out_valid = false;             // out_valid_q, out_seq_q, out_flit_q
-  uint16_t out_seq = 0;
-  Flit out_flit;
-  bool idle() const { return seq == una && !rp && !out_valid; }
+  LinkFwd out;                        // out_valid_q, out_seq_q, out_flit_q (init low, crc_ok: as sent)
+  bool idle() const { return seq == una && !rp && !out.valid; }
 };
 
 // The receiving end (trn_noc_link_rx): bring-up, expected sequence number, error episode, freed counts, the
@@ -132,14 +130,10 @@ struct TlmNetwork::Router {
   int flits = 0;          // flits in the FIFOs
   // Input VCs by what they ask of the allocators (bit i = input VC i), kept with count and active so that the
   // allocators visit only the VCs that request: va_req = a packet waits for an output VC (count != 0, !active),
-  // sa_req = a packet holds one and has a flit for the switch (count != 0, active).
+  // sa_req = a packet holds one and has a flit for the switch (count != 0, active). Each change of count or
+  // active below moves the VC's bit as that change can (a push sets one, a grant moves it from va_req to sa_req,
+  // a pop clears it or, after a tail, moves it back).
   uint64_t va_req = 0, sa_req = 0;
-  void update_req(int i) {
-    const InVc& s = vc[size_t(i)];
-    const uint64_t b = uint64_t{1} << i;
-    va_req = (s.count != 0 && !s.active) ? va_req | b : va_req & ~b;
-    sa_req = (s.count != 0 && s.active) ? sa_req | b : sa_req & ~b;
-  }
   std::array<uint8_t, kMaxPorts> busy{};     // trn_noc_vc_alloc busy_q, per output port
   std::array<uint8_t, kMaxIn> va1_ptr{};     // VC allocation stage 1, per input VC (over NUM_VC)
   std::array<uint8_t, kMaxIn> va2_ptr{};     // stage 2, per output VC o * NUM_VC + w (over all input VCs)
@@ -223,7 +217,7 @@ TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options), faults_((option
           }
           // Leaving in the + direction, the way wraps iff dst lies below; in the - direction, iff above.
           const bool wraps = minus ? a > b : a < b;
-          h = static_cast<uint8_t>((minus ? kHopMinus : kHopPlus) | (wraps ? kHopWraps : 0));
+          h = static_cast<uint8_t>((1 + 2 * d + (minus ? 1 : 0)) | (wraps ? kHopWraps : 0));
         }
         hop_[size_t(d)][size_t(b)][size_t(a)] = h;
       }
@@ -394,30 +388,23 @@ void TlmNetwork::route(Router& r, int n, int i) const {
   if (!hf.head) head_lost(n, i);
   const int nd = kNdim != 0 ? kNdim : o_.ndim;
   const uint32_t dst = static_cast<uint32_t>(hf.data >> 52);  // coord_t: 4 bits per dimension
-  // Dimension order: the first dimension where dst differs decides; every coordinate must lie in the network.
-  int oport = 0;
-  bool wraps = false;
-  bool outside = (dst >> (kCoordBits * nd)) != 0;
-  for (int d = 0; d < nd; ++d) {
+  // Dimension order: the first dimension where dst differs decides (visited last to first, so that it is the
+  // last one kept: selects, not branches, since destinations are random); every coordinate must lie in the network.
+  unsigned hop = 0, any = (dst >> (kCoordBits * nd)) != 0 ? kHopOutside : 0;
+  for (int d = nd - 1; d >= 0; --d) {
     const uint8_t h = hop_[size_t(d)][size_t(r.me[d])][dst >> (kCoordBits * d) & (kMaxSize - 1)];
-    outside = outside || h == kHopOutside;
-    if (oport == 0 && (h & 3) != 0) {
-      oport = 1 + 2 * d + ((h & 3) == kHopMinus ? 1 : 0);
-      wraps = (h & kHopWraps) != 0;
-    }
+    any |= h;
+    hop = (h & kHopPort) != 0 ? h : hop;
   }
-  if (outside) dst_outside(n, hf);
-  const auto& masks = class_mask_[header_mclass(hf.data)];
-  uint8_t mask;
-  if (oport == 0 || !o_.torus) {
-    mask = masks[2];
-  } else {
-    // Dateline class chosen on entering a ring (1 iff the way to dst takes the wrap-around link), kept along it:
-    // a packet continues along a ring when it leaves on the link port opposite the one it came in on.
-    const int p = in_port_[size_t(i)];
-    const bool cont = p != 0 && ((p - 1) ^ 1) == oport - 1;
-    mask = masks[cont ? in_dclass_[size_t(i)] : (wraps ? 1 : 0)];
-  }
+  if (any & kHopOutside) dst_outside(n, hf);
+  const int oport = static_cast<int>(hop & kHopPort);
+  // Dateline class chosen on entering a ring (1 iff the way to dst takes the wrap-around link), kept along it: a
+  // packet continues along a ring when it leaves on the link port opposite the one it came in on. Ejection, and
+  // every hop of a mesh, may use both classes.
+  const int p = in_port_[size_t(i)];
+  const bool cont = p != 0 && ((p - 1) ^ 1) == oport - 1;
+  const int dclass = cont ? in_dclass_[size_t(i)] : ((hop & kHopWraps) != 0 ? 1 : 0);
+  const uint8_t mask = class_mask_[header_mclass(hf.data)][size_t(oport == 0 || !o_.torus ? 2 : dclass)];
   s.routed = true;
   s.route_oport = static_cast<uint8_t>(oport);
   s.route_mask = mask;
@@ -468,7 +455,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
       }
     }
     link_activity = link_activity || fi.valid || fi.init || bi.valid || bi.init ||
-                    (fast ? r.tx[size_t(l)].out_valid : !r.tx[size_t(l)].idle()) ||
+                    (fast ? r.tx[size_t(l)].out.valid : !r.tx[size_t(l)].idle()) ||
                     r.rx[size_t(l)].out.valid;
   }
   const bool tick = refresh_tick_;
@@ -512,6 +499,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   std::array<uint64_t, kMaxIn> req2;  // per output VC o * V + w: the input VCs that picked it
   std::array<uint8_t, kMaxIn> touched_list;
   int touched = 0;
+  uint64_t touched_mask = 0;  // bit k: k is in touched_list
   std::array<uint8_t, kMaxIn> pick_w, req_oport;
   for (uint64_t m = r.va_req; m != 0; m &= m - 1) {
     const int i = __builtin_ctzll(m);
@@ -526,9 +514,8 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
     const int w = rr_pick(cand, r.va1_ptr[size_t(i)]);
     pick_w[size_t(i)] = static_cast<uint8_t>(w);
     const int k = oport * V + w;
-    bool seen = false;
-    for (int t = 0; t < touched; ++t) seen = seen || touched_list[size_t(t)] == k;
-    if (!seen) {
+    if (!(touched_mask >> k & 1)) {
+      touched_mask |= uint64_t{1} << k;
       touched_list[size_t(touched++)] = static_cast<uint8_t>(k);
       req2[size_t(k)] = 0;
     }
@@ -590,7 +577,13 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
       r.busy[s.oport] &= static_cast<uint8_t>(~(1u << s.ovc));  // release_vc
       s.active = false;
     }
-    r.update_req(p * V + v);
+    const uint64_t bit = uint64_t{1} << (p * V + v);  // was in sa_req
+    if (s.count == 0) {
+      r.sa_req &= ~bit;
+    } else if (!s.active) {
+      r.sa_req &= ~bit;
+      r.va_req |= bit;
+    }
     if (p > 0) {  // trn_noc_link_rx free_i: a credit goes back next cycle
       free[size_t(p - 1)] = true;
       free_vc[size_t(p - 1)] = static_cast<uint8_t>(v);
@@ -606,10 +599,11 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
     s.oport = req_oport[size_t(i)];
     s.ovc = pick_w[size_t(i)];
     r.busy[s.oport] |= static_cast<uint8_t>(1u << s.ovc);
-    r.update_req(i);
+    r.va_req &= ~(uint64_t{1} << i);  // count != 0: it asked
+    r.sa_req |= uint64_t{1} << i;
   }
   // Buffer writes: the pops above moved rd and count together, so rd + count is still the write slot.
-  auto push = [&](int p, const Flit& f) {
+  auto push = [&](int p, const Flit& f) __attribute__((always_inline)) {
     if (f.vc >= V) {
       throw NocError(fmt::format("cycle {} router {} port {}: flit on VC {}, only {} VCs", cycle_, node_name(n), p,
                                  f.vc, V));
@@ -642,7 +636,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
     if (s.count == 0) s.routed = false;  // a new front
     ++s.count;
     ++r.flits;
-    r.update_req(p * V + f.vc);
+    (s.active ? r.sa_req : r.va_req) |= uint64_t{1} << (p * V + f.vc);
   };
   if (push0) push(0, inj_out);
   // trn_noc_link_rx arrival check: accept (accept_o: the input port stores the flit), drop, NAK.
@@ -681,12 +675,12 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
         t.crd_mask = all_vcs;
       }
     } else if (t.down) {
-      t.out_valid = false;  // crd_avail_o low, no replay: nothing leaves
+      t.out.valid = false;  // crd_avail_o low, no replay: nothing leaves
     } else if (!bi.valid && !send && (fast || (t.seq == t.una && !t.rp))) {
       // Quiet: no backward beat, nothing to send, nothing unacknowledged. Of the registers below only the output
       // register (empty) and the replay timer (0: not waiting) change. On fault-free links (fast) the timer and
       // what is unacknowledged do not matter (TlmNetwork::fast_links_).
-      t.out_valid = false;
+      t.out.valid = false;
       t.tmr = 0;
     } else if (fast) {
       // A fault-free link (fast_links_): no replay can start, so only the credits, the sequence numbers and the
@@ -706,12 +700,12 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
         t.fc[bi.vc] = bi.fc;
         t.una = bi.ack;
       }
-      t.out_valid = send;
+      t.out.valid = send;
       if (send) {  // room[] guaranteed a credit
         const Flit& f = out_flit[L + 1];
         if (--t.crd[size_t(f.vc)] == 0) t.crd_mask &= static_cast<uint8_t>(~(1u << f.vc));
-        t.out_seq = t.seq;
-        t.out_flit = f;
+        t.out.seq = t.seq;
+        t.out.flit = f;
         t.seq = static_cast<uint16_t>((t.seq + 1) & kSeqMask);
         ++tally.link_flits;
         ++r.sent[L];
@@ -745,22 +739,22 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
       const bool replaying = t.rp && !replay;
       const size_t rb_mask = t.rb.size() - 1;
       if (replaying) {
-        t.out_valid = true;
-        t.out_seq = t.rp_seq;
-        t.out_flit = t.rb[t.rp_seq & rb_mask];
+        t.out.valid = true;
+        t.out.seq = t.rp_seq;
+        t.out.flit = t.rb[t.rp_seq & rb_mask];
         ++tally.stats.replayed;
       } else {
-        t.out_valid = send;
+        t.out.valid = send;
         if (send) {
-          t.out_seq = t.seq;
-          t.out_flit = out_flit[L + 1];
+          t.out.seq = t.seq;
+          t.out.flit = out_flit[L + 1];
         }
       }
       if (send) {
         t.rb[t.seq & rb_mask] = out_flit[L + 1];
         t.seq = static_cast<uint16_t>((t.seq + 1) & kSeqMask);
       }
-      if (t.out_valid) {
+      if (t.out.valid) {
         ++tally.link_flits;
         ++r.sent[L];
       }
@@ -814,18 +808,17 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   for (int l = 0; l < NL; ++l) {
     const int nb = r.nb[size_t(l)];
     if (nb < 0) continue;
-    const TxLink& t = r.tx[size_t(l)];
     LinkFwd& f = fwd_[wr_base + size_t(n * NL + l)];
-    f.valid = t.out_valid && !r.hello;
-    f.init = r.hello;
-    f.crc_ok = true;
-    f.seq = t.out_seq;
-    f.flit = t.out_flit;
     LinkBwd& b = bwd_[wr_base + size_t(n * NL + l)];
-    b = r.rx[size_t(l)].out;
-    b.valid = b.valid && !r.hello;
-    b.init = r.hello;
-    b.crc_ok = true;
+    if (!r.hello) {  // the registers as they are (their init low, crc_ok set)
+      f = r.tx[size_t(l)].out;
+      b = r.rx[size_t(l)].out;
+    } else {  // the bring-up beats, nothing valid
+      f = LinkFwd{};
+      f.init = true;
+      b = LinkBwd{};
+      b.init = true;
+    }
   }
 }
 

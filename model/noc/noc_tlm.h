@@ -147,9 +147,10 @@ class TlmNetwork final : public NocPorts {
   size_t pipe_head_ = 0;        // the pipes' slot read this cycle
   size_t pipe_wr_ = 0;          // and the slot written: (pipe_head_ + link_latency + 1) mod (link_latency + 2)
   int class_vcs_ = 0;           // VCs per dateline class of a group: num_vc / (2 vc_groups)
-  // route()'s table: hop_[d][b][a], the way from coordinate b to a in dimension d: 0 (there), kHopPlus or kHopMinus,
-  // or'ed with kHopWraps when that way takes the wrap-around link; kHopOutside when a or b is outside the network.
-  static constexpr uint8_t kHopPlus = 1, kHopMinus = 2, kHopOutside = 3, kHopWraps = 4;
+  // route()'s table: hop_[d][b][a], the way from coordinate b to a in dimension d: 0 (there) or the output port
+  // (1 + 2 d, + 1 for the negative direction; bits kHopPort) or'ed with kHopWraps when that way takes the
+  // wrap-around link; kHopOutside when a or b is outside the network.
+  static constexpr uint8_t kHopPort = 7, kHopWraps = 8, kHopOutside = 16;
   std::array<std::array<std::array<uint8_t, kMaxSize>, kMaxSize>, kMaxDim> hop_{};
   // va_mask by message class (2 bits): the VCs of its group in dateline class 0, in class 1, and in both.
   std::array<std::array<uint8_t, 3>, 4> class_mask_{};
