@@ -1,6 +1,7 @@
 // Traffic generators and the end-to-end checker for a NocNetwork. See noc_traffic.h.
 #include "cosim/noc/noc_traffic.h"
 #include "cosim/noc/noc_lockstep.h"
+#include "model/noc/noc_tlm.h"
 
 #include <algorithm>
 #include <array>
@@ -109,9 +110,12 @@ struct Coin {
   }
 };
 
+// Net: NocPorts, or a final network class whose local ports inline (TlmNetwork), so that the calls per router and
+// cycle cost no virtual call.
+template <class Net>
 class Runner {
  public:
-  Runner(NocPorts& net, const TrafficOptions& o)
+  Runner(Net& net, const TrafficOptions& o)
       : net_(net), o_(o), rng_(o.seed), n_(net.nodes()), sources_(static_cast<size_t>(n_)),
         sinks_(static_cast<size_t>(n_)) {
     if (o.min_len < 1 || o.max_len > 15 || o.min_len > o.max_len) {
@@ -464,7 +468,7 @@ class Runner {
                        r_.packets_delivered, r_.packets_created, queued, in_flight, list.empty() ? "" : ": ", list);
   }
 
-  NocPorts& net_;
+  Net& net_;
   const TrafficOptions o_;
   std::mt19937_64 rng_;
   const int n_;
@@ -484,6 +488,9 @@ class Runner {
 
 }  // namespace
 
-TrafficResult run_traffic(NocPorts& net, const TrafficOptions& options) { return Runner(net, options).run(); }
+TrafficResult run_traffic(NocPorts& net, const TrafficOptions& options) {
+  if (auto* tlm = dynamic_cast<model::noc::TlmNetwork*>(&net)) return Runner<model::noc::TlmNetwork>(*tlm, options).run();
+  return Runner<NocPorts>(net, options).run();
+}
 
 }  // namespace trnsim::cosim::noc

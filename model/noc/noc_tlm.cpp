@@ -36,24 +36,6 @@ inline uint8_t rr_next(int idx, int n) { return static_cast<uint8_t>(idx + 1 < n
                              vc, delta, credits, depth));
 }
 
-// trn_prim_spill_reg: two registers A (input side) and B (parks A's beat when the consumer stalls).
-struct SpillReg {
-  bool a_full = false, b_full = false;
-  Flit a, b;
-  bool valid() const { return a_full || b_full; }
-  bool in_ready() const { return !a_full || !b_full; }
-  const Flit& out() const { return b_full ? b : a; }
-  void edge(bool in_valid, const Flit& in, bool out_ready) {
-    const bool a_fill = in_valid && in_ready();
-    const bool a_drain = a_full && !b_full;
-    const bool b_fill = a_drain && !out_ready;
-    const bool b_drain = b_full && out_ready;
-    if (b_fill) b = a;
-    if (a_fill) a = in;
-    if (a_fill || a_drain) a_full = a_fill;
-    if (b_fill || b_drain) b_full = b_fill;
-  }
-};
 
 }  // namespace
 
@@ -121,10 +103,6 @@ struct InVc {
 struct TlmNetwork::Router {
   Coord me;
   std::array<int, 2 * kMaxDim> nb{};  // neighbour per link port, -1 = not connected (mesh boundary)
-  SpillReg inj, ej;
-  bool inj_valid_in = false;
-  Flit inj_in;
-  bool ej_ready_in = true;
   std::vector<Flit> buf;  // input VC i's FIFO at [i * depth, (i + 1) * depth)
   std::array<InVc, kMaxIn> vc{};
   int flits = 0;          // flits in the FIFOs
@@ -249,6 +227,7 @@ TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options), faults_((option
   }
   const int nl = nport_ - 1;
   routers_.resize(static_cast<size_t>(n_nodes));
+  local_.resize(static_cast<size_t>(n_nodes));
   links_ = size_t(n_nodes * nl);
   fwd_.assign(links_ * (size_t(o_.link_latency) + 2), LinkFwd{});
   bwd_.assign(links_ * (size_t(o_.link_latency) + 2), LinkBwd{});
@@ -294,7 +273,8 @@ bool TlmNetwork::link_up(int n, int l) const {
 uint64_t TlmNetwork::flits_in_network() const {
   uint64_t f = 0;
   for (const Router& r : routers_) {
-    f += uint64_t(r.flits) + r.inj.a_full + r.inj.b_full + r.ej.a_full + r.ej.b_full;
+    const LocalPort& lp = local_[size_t(&r - routers_.data())];
+    f += uint64_t(r.flits) + lp.inj.a_full + lp.inj.b_full + lp.ej.a_full + lp.ej.b_full;
     // A flit counts on its link from the edge that sends it first to the edge its receiver accepts it: the sender's
     // next sequence number minus the one the receiver expects (copies on the wire and replays are not extra flits).
     for (int l = 0; l < nport_ - 1; ++l) {
@@ -323,17 +303,6 @@ std::string TlmNetwork::port_at(int n, int l) const {
   return fmt::format("cycle {} router {} port {}", cycle_, node_name(n), link_port_name(l));
 }
 
-bool TlmNetwork::inj_ready(int n) const { return routers_[static_cast<size_t>(n)].inj.in_ready(); }
-
-void TlmNetwork::drive_inject(int n, const Flit* flit) {
-  Router& r = routers_[static_cast<size_t>(n)];
-  r.inj_valid_in = flit != nullptr;
-  if (flit) r.inj_in = *flit;
-}
-
-bool TlmNetwork::ej_valid(int n) const { return routers_[static_cast<size_t>(n)].ej.valid(); }
-Flit TlmNetwork::ej_flit(int n) const { return routers_[static_cast<size_t>(n)].ej.out(); }
-void TlmNetwork::drive_eject_ready(int n, bool ready) { routers_[static_cast<size_t>(n)].ej_ready_in = ready; }
 
 void TlmNetwork::step() {
   const double t0 = step_clock_seconds();
@@ -417,6 +386,7 @@ void TlmNetwork::route(Router& r, int n, int i) const {
 template <int kNdim, int kVc>
 void TlmNetwork::eval_router(int n, Tally& tally) {
   Router& r = routers_[static_cast<size_t>(n)];
+  LocalPort& lp = local_[static_cast<size_t>(n)];
   const int V = kVc != 0 ? kVc : o_.num_vc, D = o_.depth;
   const int NL = 2 * (kNdim != 0 ? kNdim : o_.ndim), NP = NL + 1;
   const size_t rd_base = pipe_head_ * links_, wr_base = pipe_wr_ * links_;
@@ -461,7 +431,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   const bool tick = refresh_tick_;
   // A router with nothing buffered, nothing arriving, nothing to send or acknowledge keeps every register (no
   // arbiter has a request, no counter moves): only its idle outputs need writing.
-  if (!link_activity && !tick && r.flits == 0 && !r.inj.valid() && !r.inj_valid_in && !r.ej.valid() && r.boot &&
+  if (!link_activity && !tick && r.flits == 0 && !lp.inj.valid() && !lp.inj_valid_in && !lp.ej.valid() && r.boot &&
       !r.hello) {
     for (int l = 0; l < NL; ++l) {
       const int nb = r.nb[size_t(l)];
@@ -473,8 +443,8 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   }
 
   // ---- Local injection (trn_noc_router u_inj, inj_ready / push[0]) ----
-  const bool inj_out_valid = r.inj.valid();
-  const Flit inj_out = r.inj.out();
+  const bool inj_out_valid = lp.inj.valid();
+  const Flit inj_out = lp.inj.out();
   const bool inj_vc_ok = inj_out.vc < V;
   if (inj_out_valid && !inj_vc_ok) {
     throw NocError(fmt::format("cycle {} router {}: injected flit names VC {}, the router has {} VCs", cycle_,
@@ -486,7 +456,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   // ---- Output ports that may be allocated (port_ok) and room downstream (room) ----
   uint32_t port_ok = 1;
   std::array<uint8_t, kMaxPorts> room{};
-  room[0] = r.ej.in_ready() ? all_vcs : 0;
+  room[0] = lp.ej.in_ready() ? all_vcs : 0;
   for (int l = 0; l < NL; ++l) {
     const TxLink& t = r.tx[size_t(l)];
     if (!t.up || t.down) continue;
@@ -658,8 +628,8 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
     if (!in.crc_ok) ++tally.stats.crc_errors;
     if (accept) push(l + 1, in.flit);
   }
-  r.inj.edge(r.inj_valid_in, r.inj_in, inj_ready_int);
-  r.ej.edge(out_valid[0], out_flit[0], r.ej_ready_in);
+  lp.inj.edge(lp.inj_valid_in, lp.inj_in, inj_ready_int);
+  lp.ej.edge(out_valid[0], out_flit[0], lp.ej_ready_in);
   const uint8_t rvc = refresh_vc_;
   for (int l = 0; l < NL; ++l) {
     const size_t L = size_t(l);

@@ -26,6 +26,26 @@
 
 namespace trnsim::model::noc {
 
+/// trn_prim_spill_reg: two registers, A (input side) and B (parks A's beat when the consumer stalls). in_ready()
+/// and valid() are register outputs; edge() is the clock edge with this cycle's inputs.
+struct SpillReg {
+  bool a_full = false, b_full = false;
+  Flit a, b;
+  bool valid() const { return a_full || b_full; }
+  bool in_ready() const { return !a_full || !b_full; }
+  const Flit& out() const { return b_full ? b : a; }
+  void edge(bool in_valid, const Flit& in, bool out_ready) {
+    const bool a_fill = in_valid && in_ready();
+    const bool a_drain = a_full && !b_full;
+    const bool b_fill = a_drain && !out_ready;
+    const bool b_drain = b_full && out_ready;
+    if (b_fill) b = a;
+    if (a_fill) a = in;
+    if (a_fill || a_drain) a_full = a_fill;
+    if (b_fill || b_drain) b_full = b_fill;
+  }
+};
+
 struct LinkFwd;  // noc_tlm.cpp: one beat of each channel of a link
 struct LinkBwd;
 
@@ -67,11 +87,17 @@ class TlmNetwork final : public NocPorts {
   bool torus() const override { return o_.torus; }
   int num_vc(int) const override { return o_.num_vc; }
 
-  bool inj_ready(int node) const override;
-  void drive_inject(int node, const Flit* flit) override;
-  bool ej_valid(int node) const override;
-  Flit ej_flit(int node) const override;
-  void drive_eject_ready(int node, bool ready) override;
+  // The local ports, inline: a traffic generator that knows it drives a TlmNetwork calls them without a virtual
+  // call (cosim/noc/noc_traffic.cpp).
+  bool inj_ready(int node) const override { return local_[size_t(node)].inj.in_ready(); }
+  void drive_inject(int node, const Flit* flit) override {
+    LocalPort& p = local_[size_t(node)];
+    p.inj_valid_in = flit != nullptr;
+    if (flit) p.inj_in = *flit;
+  }
+  bool ej_valid(int node) const override { return local_[size_t(node)].ej.valid(); }
+  Flit ej_flit(int node) const override { return local_[size_t(node)].ej.out(); }
+  void drive_eject_ready(int node, bool ready) override { local_[size_t(node)].ej_ready_in = ready; }
 
   /// One cycle. Throws NocError if a flit would overflow a VC buffer, a credit count would leave 0..DEPTH, an
   /// acknowledgement falls outside the sender's window, a head flit names a destination outside the network, a
@@ -132,9 +158,18 @@ class TlmNetwork final : public NocPorts {
   void inject(LinkFwd& beat, uint64_t link, LinkStats& stats);  // the fault injector's changes to a beat read
   void inject(LinkBwd& beat, uint64_t link, LinkStats& stats);  // from a pipe
 
+  // A router's local port (trn_noc_router u_inj, u_ej): its spill registers and what drives them this cycle.
+  struct LocalPort {
+    SpillReg inj, ej;
+    bool inj_valid_in = false;
+    Flit inj_in;
+    bool ej_ready_in = true;
+  };
+
   TlmOptions o_;
   int nport_ = 0, nin_ = 0;
   std::vector<Router> routers_;
+  std::vector<LocalPort> local_;  // per router
   // The link pipes: fwd_ i = n * (2 * ndim) + l carries the flits router n sends from link port l, bwd_ i the
   // credits and acknowledgements router n's receiver on port l sends back (so every router writes only its own
   // entries, and the threads of a step share no cache line but at their ranges' ends). A ring of latency + 2
