@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <deque>
 #include <random>
 #include <unordered_map>
 
@@ -73,20 +72,28 @@ struct Packet {
 // need no record (a head flit naming one is a duplicate), so the memory stays bounded by what is outstanding, not
 // by the length of the run.
 struct Source {
-  std::deque<Packet> live;   // sequence numbers base .. base + live.size() - 1
-  uint64_t base = 0;
+  // Packets base .. end - 1, packet q at ring[q mod ring.size()] (a power of two, doubled when full).
+  std::vector<Packet> ring;
+  uint64_t base = 0, end = 0;
   uint64_t next_inject = 0;  // the packet at the front of the source queue (it may be partly injected)
   int next_flit = 0;         // index of its next flit
-  uint64_t created() const { return base + live.size(); }
-  bool waiting() const { return next_inject < created(); }
-  Packet* find(uint64_t seq) { return seq >= base && seq < created() ? &live[size_t(seq - base)] : nullptr; }
-  Packet& at(uint64_t seq) { return live[size_t(seq - base)]; }
+  uint64_t created() const { return end; }
+  size_t live() const { return size_t(end - base); }
+  bool waiting() const { return next_inject < end; }
+  Packet& at(uint64_t seq) { return ring[size_t(seq) & (ring.size() - 1)]; }
+  const Packet& at(uint64_t seq) const { return ring[size_t(seq) & (ring.size() - 1)]; }
+  Packet* find(uint64_t seq) { return seq >= base && seq < end ? &at(seq) : nullptr; }
+  void push(const Packet& p) {
+    if (live() == ring.size()) {
+      std::vector<Packet> bigger(std::max<size_t>(16, 2 * ring.size()));
+      for (uint64_t q = base; q < end; ++q) bigger[size_t(q) & (bigger.size() - 1)] = at(q);
+      ring.swap(bigger);
+    }
+    at(end++) = p;
+  }
   // Drops the finished packets at the front.
   void retire() {
-    while (!live.empty() && (live.front().state == PState::kDelivered || live.front().state == PState::kBroken)) {
-      live.pop_front();
-      ++base;
-    }
+    while (base < end && (at(base).state == PState::kDelivered || at(base).state == PState::kBroken)) ++base;
   }
 };
 
@@ -162,7 +169,7 @@ class Runner {
           Source& src = sources_[size_t(s)];
           p.vc = static_cast<uint8_t>(o_.check_order ? (unsigned(p.dst) * 4u + p.mclass) % unsigned(nvc)
                                                      : src.created() % uint64_t(nvc));
-          src.live.push_back(p);
+          src.push(p);
           offered_flits_ += p.len;
           ++r_.packets_created;
         }
@@ -451,9 +458,8 @@ class Runner {
     int shown = 0;
     for (int s = 0; s < n_; ++s) {
       const Source& from = sources_[size_t(s)];
-      for (size_t i = 0; i < from.live.size(); ++i) {
-        const uint64_t q = from.base + i;
-        const Packet& p = from.live[i];
+      for (uint64_t q = from.base; q < from.end; ++q) {
+        const Packet& p = from.at(q);
         if (p.state == PState::kQueued) ++queued;
         if (p.state != PState::kInFlight && p.state != PState::kArriving) continue;
         ++in_flight;

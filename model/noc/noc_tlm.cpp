@@ -120,6 +120,7 @@ struct TlmNetwork::Router {
   std::array<TxLink, 2 * kMaxDim> tx;  // per link port
   std::array<RxLink, 2 * kMaxDim> rx;
   std::array<uint64_t, 2 * kMaxDim> sent{};  // flits sent per link port (statistics, not RTL state)
+  std::array<Flit, kMaxPorts> xbar;          // eval_router's scratch: the flit crossing to each output port
   bool boot = false;   // boot_q
   bool hello = false;  // hello_q (link_tx) = init_q (link_rx): the bring-up beats go out this cycle
 };
@@ -524,7 +525,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
     wanted |= 1u << o;
   }
   std::array<bool, kMaxPorts> out_valid{};
-  std::array<Flit, kMaxPorts> out_flit;
+  std::array<Flit, kMaxPorts>& out_flit = r.xbar;  // valid where out_valid is
   std::array<bool, 2 * kMaxDim> free{};
   std::array<uint8_t, 2 * kMaxDim> free_vc{};
   for (uint32_t wm = wanted; wm != 0; wm &= wm - 1) {
