@@ -342,25 +342,22 @@ class Runner {
       if (src >= n_ || seq >= sources_[size_t(src)].created()) {
         violation(r_.corrupted, fmt::format("{}: head flit of a packet nobody sent (source {}, seq {})", at(), src, seq));
         sv.ghost = true;
-      } else if (seq < sources_[size_t(src)].base) {  // finished: delivered or broken
-        violation(r_.duplicated, fmt::format("{}: packet {}#{} delivered again", at(), net_.node_name(src), seq));
-        sv.ghost = true;
       } else {
-        Packet& p = sources_[size_t(src)].at(seq);
+        Packet* const pp = sources_[size_t(src)].find(seq);  // null: finished (delivered or broken) long ago
         const auto id = [&] { return fmt::format("packet {}#{}", net_.node_name(src), seq); };
-        if (p.state == PState::kDelivered || p.state == PState::kBroken || p.state == PState::kArriving) {
+        if (!pp || pp->state == PState::kDelivered || pp->state == PState::kBroken || pp->state == PState::kArriving) {
           violation(r_.duplicated, fmt::format("{}: {} delivered again", at(), id()));
           sv.ghost = true;
-        } else if (p.dst != d || len != p.len || header_mclass(f.data) != p.mclass ||
+        } else if (pp->dst != d || len != pp->len || header_mclass(f.data) != pp->mclass ||
                    header_dst(f.data) != coords_[size_t(d)]) {
           violation(r_.corrupted, fmt::format("{}: {} for router {} ({} flits, class {}) arrived with header "
                                               "dst {} length {} class {}",
-                                              at(), id(), net_.node_name(p.dst), p.len, p.mclass,
+                                              at(), id(), net_.node_name(pp->dst), pp->len, pp->mclass,
                                               header_dst(f.data).str(net_.ndim()), len, header_mclass(f.data)));
           mark_broken(src, seq);
           sv.ghost = true;
         } else {
-          p.state = PState::kArriving;
+          pp->state = PState::kArriving;
         }
       }
     } else if (!sv.open) {

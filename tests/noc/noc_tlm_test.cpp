@@ -461,6 +461,69 @@ TEST(NocTraffic, LatencyFiguresMatchThePacketList) {
   EXPECT_DOUBLE_EQ(r.offered, double(flits) / (4000.0 * net.nodes()));
 }
 
+// The checker against a network that misbehaves: a TLM network behind ports that, at chosen cycles, hold router 0's
+// ejection and offer instead a copy of a packet router 0 took earlier (single-flit packets). A copy of the first
+// packet delivered, long after (its source no longer keeps a record of it), and a copy of the latest one are both
+// duplicates, named at the cycle and router they were offered; nothing is lost or corrupted, and the run drains.
+class ReplayingPorts final : public model::noc::NocPorts {
+ public:
+  explicit ReplayingPorts(TlmNetwork& net) : net_(net) {}
+  std::vector<uint64_t> replay_at;  // cycles at which router 0 offers a copy instead of its own ejection
+
+  int ndim() const override { return net_.ndim(); }
+  int size(int d) const override { return net_.size(d); }
+  int num_vc(int n) const override { return net_.num_vc(n); }
+  bool inj_ready(int n) const override { return net_.inj_ready(n); }
+  void drive_inject(int n, const model::noc::Flit* f) override { net_.drive_inject(n, f); }
+  bool ej_valid(int n) const override { return replaying(n) || net_.ej_valid(n); }
+  model::noc::Flit ej_flit(int n) const override {
+    if (!replaying(n)) return net_.ej_flit(n);
+    return net_.cycle() == replay_at.front() ? taken_.front() : taken_.back();
+  }
+  void drive_eject_ready(int n, bool ready) override {
+    if (n == 0 && net_.ej_valid(0) && ready && !replaying(0)) taken_.push_back(net_.ej_flit(0));
+    net_.drive_eject_ready(n, ready && !replaying(n));
+  }
+  void step() override { net_.step(); }
+  uint64_t cycle() const override { return net_.cycle(); }
+  uint64_t link_flits() const override { return net_.link_flits(); }
+  double step_seconds() const override { return net_.step_seconds(); }
+  std::string backend() const override { return "replaying"; }
+  model::noc::LinkStats link_stats() const override { return net_.link_stats(); }
+
+ private:
+  bool replaying(int n) const {
+    return n == 0 && !taken_.empty() &&
+           std::find(replay_at.begin(), replay_at.end(), net_.cycle()) != replay_at.end();
+  }
+  TlmNetwork& net_;
+  std::vector<model::noc::Flit> taken_;  // router 0's ejected flits, in order
+};
+
+TEST(NocTraffic, TheCheckerCountsPacketsDeliveredAgain) {
+  TlmNetwork net(tlm_net("4x4"));
+  ReplayingPorts ports(net);
+  const uint64_t start = net.cycle();
+  ports.replay_at = {start + 1500, start + 1700};
+  TrafficOptions t;
+  t.rate = 0.2;
+  t.min_len = t.max_len = 1;
+  t.inject_cycles = 2000;
+  t.seed = test_seed();
+  t.throw_on_stall = false;
+  const cosim::noc::TrafficResult r = cosim::noc::run_traffic(ports, t);
+  EXPECT_TRUE(r.failure.empty()) << r.failure;
+  EXPECT_EQ(r.duplicated, 2u) << r.summary();
+  EXPECT_EQ(r.corrupted, 0u) << r.summary();
+  EXPECT_EQ(r.out_of_order, 0u) << r.summary();
+  EXPECT_EQ(r.lost, 0u) << r.summary();
+  EXPECT_EQ(r.packets_delivered, r.packets_created);
+  ASSERT_EQ(r.errors.size(), 2u);
+  for (const std::string& e : r.errors) EXPECT_NE(e.find("delivered again"), std::string::npos) << e;
+  EXPECT_NE(r.errors[0].find("cycle " + std::to_string(start + 1500) + " router (0,0)"), std::string::npos)
+      << r.errors[0];
+}
+
 // A head flit for a router outside the network is a protocol error, as the RTL's a_dst_in_torus.
 TEST(NocTlm, DestinationOutsideTheNetworkIsAnError) {
   TlmNetwork net(tlm_net("4x4"));
