@@ -526,8 +526,8 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   }
   std::array<bool, kMaxPorts> out_valid{};
   std::array<Flit, kMaxPorts>& out_flit = r.xbar;  // valid where out_valid is
-  std::array<bool, 2 * kMaxDim> free{};
-  std::array<uint8_t, 2 * kMaxDim> free_vc{};
+  uint32_t free = 0;  // bit l: input port l + 1 sent a flit on, so its receiver frees a slot of VC free_vc[l]
+  std::array<uint8_t, 2 * kMaxDim> free_vc;
   for (uint32_t wm = wanted; wm != 0; wm &= wm - 1) {
     const int o = __builtin_ctz(wm);
     const int p = rr_pick(want[size_t(o)], r.sa2_ptr[size_t(o)]);
@@ -556,7 +556,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
       r.va_req |= bit;
     }
     if (p > 0) {  // trn_noc_link_rx free_i: a credit goes back next cycle
-      free[size_t(p - 1)] = true;
+      free |= 1u << (p - 1);
       free_vc[size_t(p - 1)] = static_cast<uint8_t>(v);
     }
   }
@@ -611,7 +611,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   };
   if (push0) push(0, inj_out);
   // trn_noc_link_rx arrival check: accept (accept_o: the input port stores the flit), drop, NAK.
-  std::array<bool, 2 * kMaxDim> rx_valid{}, rx_accept{}, rx_nak{};
+  uint32_t rx_valid = 0, rx_accept = 0, rx_nak = 0;  // bit l: link port l's arrival, accepted, NAKed
   for (int l = 0; l < NL; ++l) {
     const LinkFwd& in = *rxin[size_t(l)];
     if (!in.valid) continue;
@@ -623,9 +623,9 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
     const unsigned ahead = (in.seq - x.exp) & kSeqMask;
     const bool accept = in.crc_ok && ahead == 0;
     const bool drop_err = !in.crc_ok || (ahead != 0 && ahead < (kSeqMask + 1) / 2);
-    rx_valid[size_t(l)] = true;
-    rx_accept[size_t(l)] = accept;
-    rx_nak[size_t(l)] = drop_err && !x.nak;
+    rx_valid |= 1u << l;
+    rx_accept |= accept ? 1u << l : 0u;
+    rx_nak |= drop_err && !x.nak ? 1u << l : 0u;
     if (!in.crc_ok) ++tally.stats.crc_errors;
     if (accept) push(l + 1, in.flit);
   }
@@ -752,25 +752,27 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
     }
     // trn_noc_link_rx: expected sequence number, error episode, freed counts, the backward register.
     RxLink& x = r.rx[L];
-    if (x.up && !free[L] && !rx_valid[L] && !tick) {
+    const bool freed = free >> l & 1, arrived = rx_valid >> l & 1, accepted = rx_accept >> l & 1,
+               naked = rx_nak >> l & 1;
+    if (x.up && !freed && !arrived && !tick) {
       x.out.valid = false;  // quiet: no beat to send back, nothing else changes (the idle beat's fields are unused)
       continue;
     }
     const bool was_up = x.up;
     if (!x.up && rxin[L]->init) x.up = true;
-    if (rx_accept[L]) x.exp = static_cast<uint16_t>((x.exp + 1) & kSeqMask);
-    if (rx_accept[L]) {
+    if (accepted) x.exp = static_cast<uint16_t>((x.exp + 1) & kSeqMask);
+    if (accepted) {
       x.nak = false;
-    } else if (rx_nak[L]) {
+    } else if (naked) {
       x.nak = true;
     }
-    if (free[L]) x.fc[free_vc[L]] = static_cast<uint8_t>((x.fc[free_vc[L]] + 1) & kFcMask);
-    const uint8_t bvc = free[L] ? free_vc[L] : rvc;
-    x.out.valid = was_up && (free[L] || rx_valid[L] || tick);
+    if (freed) x.fc[free_vc[L]] = static_cast<uint8_t>((x.fc[free_vc[L]] + 1) & kFcMask);
+    const uint8_t bvc = freed ? free_vc[L] : rvc;
+    x.out.valid = was_up && (freed || arrived || tick);
     x.out.vc = bvc;
     x.out.fc = x.fc[bvc];
     x.out.ack = x.exp;
-    x.out.nak = rx_nak[L];
+    x.out.nak = naked;
   }
   r.hello = !r.boot;
   r.boot = true;
