@@ -36,7 +36,6 @@ inline uint8_t rr_next(int idx, int n) { return static_cast<uint8_t>(idx + 1 < n
                              vc, delta, credits, depth));
 }
 
-
 }  // namespace
 
 // One beat on each channel of a link (link_fwd_t / link_bwd_t without the configuration bits: every router of a
@@ -303,7 +302,6 @@ uint64_t TlmNetwork::link_port_flits(int n, int l) const {
 std::string TlmNetwork::port_at(int n, int l) const {
   return fmt::format("cycle {} router {} port {}", cycle_, node_name(n), link_port_name(l));
 }
-
 
 void TlmNetwork::step() {
   const double t0 = step_clock_seconds();
