@@ -86,13 +86,15 @@ std::vector<TimelineRecorder::LaunchLoad> TimelineRecorder::launch_loads() const
   }
   const uint64_t engines = uint64_t(std::max(1, config_.num_dma_engines));
   for (LaunchLoad& l : loads) {
-    const std::pair<const char*, uint64_t> candidates[] = {
-        {"te", l.busy_ps[size_t(isa::Engine::kTe)]},   {"act", l.busy_ps[size_t(isa::Engine::kAct)]},
-        {"vec", l.busy_ps[size_t(isa::Engine::kVec)]}, {"cc", l.busy_ps[size_t(isa::Engine::kCc)]},
-        {"dma engines", l.dma_engines_busy_ps / engines}};
-    for (const auto& [name, ps_busy] : candidates) {
-      if (ps_busy > l.bound_ps) l.bound = name, l.bound_ps = ps_busy;
+    // Every queue but the DMA queue (its copies run on the DMA engines), in queue order, then the DMA engines'
+    // mean; the first of equals is kept.
+    for (int q = 0; q < isa::kNumQueues; ++q) {
+      if (q == int(isa::Engine::kDma) || l.busy_ps[size_t(q)] <= l.bound_ps) continue;
+      l.bound = std::string(isa::engine_name(static_cast<isa::Engine>(q)));
+      l.bound_ps = l.busy_ps[size_t(q)];
     }
+    const uint64_t dma_mean = l.dma_engines_busy_ps / engines;
+    if (dma_mean > l.bound_ps) l.bound = "dma engines", l.bound_ps = dma_mean;
   }
   return loads;
 }

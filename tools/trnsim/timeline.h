@@ -41,7 +41,7 @@ class TimelineRecorder : public model::EngineObserver {
   struct LaunchLoad {
     std::string name;
     uint64_t start_ps = 0, end_ps = 0;
-    std::array<uint64_t, 5> busy_ps{};  ///< per queue (isa::Engine)
+    std::array<uint64_t, isa::kNumQueues> busy_ps{};  ///< per queue (isa::Engine)
     uint64_t dma_engines_busy_ps = 0;   ///< all DMA engines together
     uint64_t dma_bytes = 0;
     uint64_t copies = 0;
