@@ -181,13 +181,17 @@ module trn_noc_input_port
     end
   end
 
-  a_push_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) push_i |-> 32'(push_flit_i.vc) < NUM_VC)
-    else $error("trn_noc_input_port %0d: flit on VC %0d, only %0d VCs", PORT, push_flit_i.vc, NUM_VC);
-  a_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni) (push_vc & ~push_ready) == '0)
-    else $error("trn_noc_input_port %0d: flit arrived on VC %0d with its buffer full (%0d flits): %s",
-                PORT, push_flit_i.vc, DEPTH, "flit dropped (sent without a credit?)");
-  a_pop_onehot: assert property (@(posedge clk_i) disable iff (!rst_ni) $onehot0(pop_i))
-    else $error("trn_noc_input_port %0d: more than one VC popped in a cycle (%b)", PORT, pop_i);
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      a_push_vc: assert (!push_i || 32'(push_flit_i.vc) < NUM_VC)
+        else $error("trn_noc_input_port %0d: flit on VC %0d, only %0d VCs", PORT, push_flit_i.vc, NUM_VC);
+      a_no_overflow: assert ((push_vc & ~push_ready) == '0)
+        else $error("trn_noc_input_port %0d: flit arrived on VC %0d with its buffer full (%0d flits): %s",
+                    PORT, push_flit_i.vc, DEPTH, "flit dropped (sent without a credit?)");
+      a_pop_onehot: assert ($onehot0(pop_i))
+        else $error("trn_noc_input_port %0d: more than one VC popped in a cycle (%b)", PORT, pop_i);
+    end
+  end
 
   // The per-VC rules, each one check over all VCs of the port (Verilator evaluates every assertion instance every
   // cycle; per-VC copies were 211 of a 2-D, 4-VC router's 682 checks: docs/neuronlink.md, "What is checked"). A bit
@@ -258,28 +262,32 @@ module trn_noc_input_port
                      PORT, v, d.x, d.y, d.z, NDIM, "(largest coordinates", max.x, max.y, max.z);
   endfunction
 
-  a_arrival_order: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_arrival == '0)
-    else $error("%s", arrival_msg($sampled(bad_arrival), $sampled(in_open_q), $sampled(push_flit_i.head)));
-  a_departure_order: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_departure == '0)
-    else $error("%s", departure_msg($sampled(bad_departure), $sampled(out_open_q), $sampled(front_head)));
-  a_pop_allocated: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_pop == '0)
-    else $error("trn_noc_input_port %0d VC %0d: flit taken without an output VC or from an empty buffer", PORT,
-                vc_of($sampled(bad_pop)));
-  a_idle_front_is_head: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_front == '0)
-    else $error("trn_noc_input_port %0d VC %0d: a body/tail flit at the front of an idle VC (head lost)", PORT,
-                vc_of($sampled(bad_front)));
-  a_gnt_idle: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_gnt == '0)
-    else $error("trn_noc_input_port %0d VC %0d: VC granted without a request", PORT, vc_of($sampled(bad_gnt)));
-  a_gnt_in_mask: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_mask == '0)
-    else $error("%s", mask_msg($sampled(bad_mask), $sampled(va_gnt_vc_i), $sampled(va_mask_o)));
-  // Destination inside the torus, and dimension-order routing never sends a packet back where it came from.
-  a_dst_in_torus: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_dst == '0)
-    else $error("%s", dst_msg($sampled(bad_dst), $sampled(head_flit_o), $sampled(dim_max_i)));
-  a_no_u_turn: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_u_turn == '0)
-    else $error("trn_noc_input_port %0d VC %0d: route turns the packet back on its own link", PORT,
-                vc_of($sampled(bad_u_turn)));
-  a_count_matches: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_count == '0)
-    else $error("trn_noc_input_port %0d VC %0d: FIFO count and valid disagree", PORT, vc_of($sampled(bad_count)));
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      a_arrival_order: assert (bad_arrival == '0)
+        else $error("%s", arrival_msg(bad_arrival, in_open_q, push_flit_i.head));
+      a_departure_order: assert (bad_departure == '0)
+        else $error("%s", departure_msg(bad_departure, out_open_q, front_head));
+      a_pop_allocated: assert (bad_pop == '0)
+        else $error("trn_noc_input_port %0d VC %0d: flit taken without an output VC or from an empty buffer", PORT,
+                    vc_of(bad_pop));
+      a_idle_front_is_head: assert (bad_front == '0)
+        else $error("trn_noc_input_port %0d VC %0d: a body/tail flit at the front of an idle VC (head lost)", PORT,
+                    vc_of(bad_front));
+      a_gnt_idle: assert (bad_gnt == '0)
+        else $error("trn_noc_input_port %0d VC %0d: VC granted without a request", PORT, vc_of(bad_gnt));
+      a_gnt_in_mask: assert (bad_mask == '0)
+        else $error("%s", mask_msg(bad_mask, va_gnt_vc_i, va_mask_o));
+      // Destination inside the torus, and dimension-order routing never sends a packet back where it came from.
+      a_dst_in_torus: assert (bad_dst == '0)
+        else $error("%s", dst_msg(bad_dst, head_flit_o, dim_max_i));
+      a_no_u_turn: assert (bad_u_turn == '0)
+        else $error("trn_noc_input_port %0d VC %0d: route turns the packet back on its own link", PORT,
+                    vc_of(bad_u_turn));
+      a_count_matches: assert (bad_count == '0)
+        else $error("trn_noc_input_port %0d VC %0d: FIFO count and valid disagree", PORT, vc_of(bad_count));
+    end
+  end
 `endif
 
 endmodule

@@ -97,16 +97,19 @@ module trn_noc_link_bringup
   localparam string NEAR = IS_SENDER ? "this sender is built for" : "this receiver has";
   localparam string FROM = IS_SENDER ? "the receiver" : "the sender";
 
-  a_cfg_match: assert property (@(posedge clk_i) disable iff (!rst_ni) state_q == LK_DOWN && far_beat_i |-> cfg_ok)
-    else $error("%s: link bring-up failed: flow-control mismatch: %s %0d VCs x %0d flits %s %0d VCs x %0d flits %s",
-                OWNER, FAR, far_cfg_i.num_vc, far_cfg_i.depth, {"per VC buffer, ", NEAR}, NUM_VC, DEPTH,
-                "(NUM_VC and DEPTH must match on both ends)");
-  a_bringup_timeout: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      !(state_q == LK_DOWN && !far_beat_i && 32'(timer_q) >= LINK_TIMEOUT))
-    else $error("%s: link bring-up failed: no %s from %s within %0d cycles of reset (link not connected?)",
-                OWNER, FAR_BEAT, FROM, LINK_TIMEOUT);
-  a_beat_once: assert property (@(posedge clk_i) disable iff (!rst_ni) !(far_beat_i && state_q != LK_DOWN))
-    else $error("%s: a second %s after bring-up", OWNER, FAR_BEAT);
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      a_cfg_match: assert (!(state_q == LK_DOWN && far_beat_i) || cfg_ok)
+        else $error("%s: link bring-up failed: flow-control mismatch: %s %0d VCs x %0d flits %s %0d VCs x %0d flits %s",
+                    OWNER, FAR, far_cfg_i.num_vc, far_cfg_i.depth, {"per VC buffer, ", NEAR}, NUM_VC, DEPTH,
+                    "(NUM_VC and DEPTH must match on both ends)");
+      a_bringup_timeout: assert (!(state_q == LK_DOWN && !far_beat_i && 32'(timer_q) >= LINK_TIMEOUT))
+        else $error("%s: link bring-up failed: no %s from %s within %0d cycles of reset (link not connected?)",
+                    OWNER, FAR_BEAT, FROM, LINK_TIMEOUT);
+      a_beat_once: assert (!(far_beat_i && state_q != LK_DOWN))
+        else $error("%s: a second %s after bring-up", OWNER, FAR_BEAT);
+    end
+  end
 `endif
 
 endmodule

@@ -150,12 +150,16 @@ module trn_noc_link_rx
 
 `ifndef SYNTHESIS
   // Bring-up's own rules (layouts match, a beat within LINK_TIMEOUT, one beat only): trn_noc_link_bringup.
-  a_flit_when_up: assert property (@(posedge clk_i) disable iff (!rst_ni) rx_fwd_i.valid |-> up)
-    else $error("trn_noc_link_rx: flit arrived while the link is not up");
-  a_free_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) free_i |-> 32'(free_vc_i) < NUM_VC)
-    else $error("trn_noc_link_rx: credit for VC %0d, only %0d VCs", free_vc_i, NUM_VC);
-  a_no_beat_at_init: assert property (@(posedge clk_i) disable iff (!rst_ni) !(init_beat && bwd_q.valid))
-    else $error("trn_noc_link_rx: a backward beat collides with the credit-init beat");
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      a_flit_when_up: assert (!rx_fwd_i.valid || up)
+        else $error("trn_noc_link_rx: flit arrived while the link is not up");
+      a_free_vc: assert (!free_i || 32'(free_vc_i) < NUM_VC)
+        else $error("trn_noc_link_rx: credit for VC %0d, only %0d VCs", free_vc_i, NUM_VC);
+      a_no_beat_at_init: assert (!(init_beat && bwd_q.valid))
+        else $error("trn_noc_link_rx: a backward beat collides with the credit-init beat");
+    end
+  end
 `endif
 
 endmodule

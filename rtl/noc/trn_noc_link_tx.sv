@@ -244,29 +244,33 @@ module trn_noc_link_tx
   end
 
   // Bring-up's own rules (layouts match, a beat within LINK_TIMEOUT, one beat only): trn_noc_link_bringup.
-  a_credit_before_up: assert property (@(posedge clk_i) disable iff (!rst_ni) tx_bwd_i.valid |-> up || down_q)
-    else $error("trn_noc_link_tx: backward beat before the link came up");
-  a_credit_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) beat |-> 32'(tx_bwd_i.vc) < NUM_VC)
-    else $error("trn_noc_link_tx: credit count for VC %0d, only %0d VCs", tx_bwd_i.vc, NUM_VC);
-  a_ack_window: assert property (@(posedge clk_i) disable iff (!rst_ni) beat |-> ack_adv <= outstanding)
-    else $error("trn_noc_link_tx: acknowledgement up to sequence number %0d, but only %0d .. %0d are unacknowledged",
-                tx_bwd_i.ack, una_q, seq_q);
-  a_send_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) send_i |-> 32'(send_flit_i.vc) < NUM_VC)
-    else $error("trn_noc_link_tx: flit sent on VC %0d, only %0d VCs", send_flit_i.vc, NUM_VC);
-  a_send_when_up: assert property (@(posedge clk_i) disable iff (!rst_ni) send_i |-> up && !down_q)
-    else $error("trn_noc_link_tx: flit sent while the link is not up");
-  a_send_in_replay: assert property (@(posedge clk_i) disable iff (!rst_ni) send_i |-> !rp_q)
-    else $error("trn_noc_link_tx: new flit sent during a replay (sequence number %0d of %0d)", rp_seq_q, seq_q);
-  a_replay_room: assert property (@(posedge clk_i) disable iff (!rst_ni) send_i |-> 32'(outstanding) < RB_DEPTH)
-    else $error("trn_noc_link_tx: flit sent with the replay buffer full (%0d unacknowledged, %0d entries)",
-                outstanding, RB_DEPTH);
-  a_send_no_hello: assert property (@(posedge clk_i) disable iff (!rst_ni) !(hello && out_valid_q))
-    else $error("trn_noc_link_tx: a flit collides with the bring-up beat");
-  a_packet_contiguous: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      send_i && 32'(send_flit_i.vc) < NUM_VC |-> send_flit_i.head == !open_q[send_flit_i.vc[VCI_W-1:0]])
-    else $error("trn_noc_link_tx: VC %0d: %s flit while a packet is %s (packets must stay contiguous per VC)",
-                send_flit_i.vc, send_flit_i.head ? "head" : "body/tail",
-                open_q[send_flit_i.vc[VCI_W-1:0]] ? "open" : "closed");
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      a_credit_before_up: assert (!tx_bwd_i.valid || up || down_q)
+        else $error("trn_noc_link_tx: backward beat before the link came up");
+      a_credit_vc: assert (!beat || 32'(tx_bwd_i.vc) < NUM_VC)
+        else $error("trn_noc_link_tx: credit count for VC %0d, only %0d VCs", tx_bwd_i.vc, NUM_VC);
+      a_ack_window: assert (!beat || ack_adv <= outstanding)
+        else $error("trn_noc_link_tx: acknowledgement up to sequence number %0d, but only %0d .. %0d are %s",
+                    tx_bwd_i.ack, una_q, seq_q, "unacknowledged");
+      a_send_vc: assert (!send_i || 32'(send_flit_i.vc) < NUM_VC)
+        else $error("trn_noc_link_tx: flit sent on VC %0d, only %0d VCs", send_flit_i.vc, NUM_VC);
+      a_send_when_up: assert (!send_i || (up && !down_q))
+        else $error("trn_noc_link_tx: flit sent while the link is not up");
+      a_send_in_replay: assert (!send_i || !rp_q)
+        else $error("trn_noc_link_tx: new flit sent during a replay (sequence number %0d of %0d)", rp_seq_q, seq_q);
+      a_replay_room: assert (!send_i || 32'(outstanding) < RB_DEPTH)
+        else $error("trn_noc_link_tx: flit sent with the replay buffer full (%0d unacknowledged, %0d entries)",
+                    outstanding, RB_DEPTH);
+      a_send_no_hello: assert (!(hello && out_valid_q))
+        else $error("trn_noc_link_tx: a flit collides with the bring-up beat");
+      a_packet_contiguous: assert (!(send_i && 32'(send_flit_i.vc) < NUM_VC) ||
+                                   send_flit_i.head == !open_q[send_flit_i.vc[VCI_W-1:0]])
+        else $error("trn_noc_link_tx: VC %0d: %s flit while a packet is %s (packets must stay contiguous per VC)",
+                    send_flit_i.vc, send_flit_i.head ? "head" : "body/tail",
+                    open_q[send_flit_i.vc[VCI_W-1:0]] ? "open" : "closed");
+    end
+  end
   // Per VC, one check over all VCs (the message names the lowest VC that breaks the rule).
   logic [NUM_VC-1:0] crd_over, crd_under, crd_range;
   for (genvar v = 0; v < NUM_VC; v++) begin : g_crd_sva
@@ -288,13 +292,17 @@ module trn_noc_link_tx
     v = lowest_set(64'(bad));
     return $sformatf("trn_noc_link_tx: VC %0d: %0d credits, above the buffer depth %0d", v, crd[v], DEPTH);
   endfunction
-  a_credit_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_over == '0)
-    else $error("%s", overflow_msg($sampled(crd_over), $sampled(crd_q), $sampled(tx_bwd_i.fc), $sampled(fc_q)));
-  a_credit_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_under == '0)
-    else $error("trn_noc_link_tx: VC %0d: flit sent with no credit (credits would go below 0)",
-                lowest_set(64'($sampled(crd_under))));
-  a_credit_range: assert property (@(posedge clk_i) disable iff (!rst_ni) crd_range == '0)
-    else $error("%s", range_msg($sampled(crd_range), $sampled(crd_q)));
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      a_credit_overflow: assert (crd_over == '0)
+        else $error("%s", overflow_msg(crd_over, crd_q, tx_bwd_i.fc, fc_q));
+      a_credit_underflow: assert (crd_under == '0)
+        else $error("trn_noc_link_tx: VC %0d: flit sent with no credit (credits would go below 0)",
+                    lowest_set(64'(crd_under)));
+      a_credit_range: assert (crd_range == '0)
+        else $error("%s", range_msg(crd_range, crd_q));
+    end
+  end
 `endif
 
 endmodule

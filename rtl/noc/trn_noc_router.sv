@@ -353,49 +353,62 @@ module trn_noc_router
     end
   end
 
-  // Straps: legal and constant.
-  a_params: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      NDIM >= 1 && NDIM <= MAX_DIM && NUM_VC >= 2 && NUM_VC <= (1 << VC_W) && NUM_VC % (2 * VC_GROUPS) == 0 &&
-      DEPTH >= 1 && DEPTH < (1 << CFG_DEP_W) && REPLAY_TIMEOUT >= 2 && REPLAY_TIMEOUT < (1 << 16) &&
-      REPLAY_LIMIT >= 1 && REPLAY_LIMIT < (1 << 8) && REFRESH >= 2 && REFRESH <= 128 && (REFRESH & (REFRESH - 1)) == 0)
-    else $error("trn_noc_router: illegal parameters NDIM=%0d NUM_VC=%0d VC_GROUPS=%0d DEPTH=%0d %s=%0d %s=%0d %s=%0d",
-                NDIM, NUM_VC, VC_GROUPS, DEPTH, "REPLAY_TIMEOUT", REPLAY_TIMEOUT, "REPLAY_LIMIT", REPLAY_LIMIT,
-                "REFRESH", REFRESH);
+  // Rules without time (each on the values before the clock edge, as a concurrent assertion samples them; docs/
+  // verification.md "Assertions at the clock edge"). The two that span cycles stay concurrent, below.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      // Straps: legal.
+      a_params: assert (NDIM >= 1 && NDIM <= MAX_DIM && NUM_VC >= 2 && NUM_VC <= (1 << VC_W) &&
+                        NUM_VC % (2 * VC_GROUPS) == 0 && DEPTH >= 1 && DEPTH < (1 << CFG_DEP_W) &&
+                        REPLAY_TIMEOUT >= 2 && REPLAY_TIMEOUT < (1 << 16) && REPLAY_LIMIT >= 1 &&
+                        REPLAY_LIMIT < (1 << 8) && REFRESH >= 2 && REFRESH <= 128 && (REFRESH & (REFRESH - 1)) == 0)
+        else $error("trn_noc_router: illegal parameters NDIM=%0d NUM_VC=%0d VC_GROUPS=%0d DEPTH=%0d %s", NDIM, NUM_VC,
+                    VC_GROUPS, DEPTH, $sformatf("REPLAY_TIMEOUT=%0d REPLAY_LIMIT=%0d REFRESH=%0d", REPLAY_TIMEOUT,
+                                                REPLAY_LIMIT, REFRESH));
+      a_straps_legal: assert (my_coord_i.x <= dim_max_i.x && my_coord_i.y <= dim_max_i.y &&
+                              my_coord_i.z <= dim_max_i.z && dim_max_i.x != '0 && (NDIM < 2 || dim_max_i.y != '0) &&
+                              (NDIM < 3 || dim_max_i.z != '0) && (NDIM >= 2 || dim_max_i.y == '0) &&
+                              (NDIM >= 3 || dim_max_i.z == '0))
+        else $error("trn_noc_router: straps: coordinates (%0d,%0d,%0d) %s (%0d,%0d,%0d) in a %0d-D torus %s",
+                    my_coord_i.x, my_coord_i.y, my_coord_i.z, "with largest coordinates",
+                    dim_max_i.x, dim_max_i.y, dim_max_i.z, NDIM, "(every size >= 2)");
+      // Local ports.
+      a_inj_vc: assert (!inj_valid || inj_vc_ok)
+        else $error("trn_noc_router: injected flit names VC %0d, the router has %0d VCs (flit dropped)", inj_flit.vc,
+                    NUM_VC);
+      a_inj_whole_packet: assert (!(push[0] && inj_open_q) || inj_flit.vc == inj_open_vc_q)
+        else $error("trn_noc_router: injected flit names VC %0d while the packet on VC %0d is open (%s)", inj_flit.vc,
+                    inj_open_vc_q, "one packet at a time per injection port: its tail first");
+      a_ej_contiguous: assert (!ej_hs || (32'(ej_flit_o.vc) < NUM_VC &&
+                                          ej_flit_o.head == !ej_open_q[ej_flit_o.vc[VCI_W-1:0]]))
+        else $error("trn_noc_router: ejection VC %0d: %s flit while a packet is %s", ej_flit_o.vc,
+                    ej_flit_o.head ? "head" : "body/tail", ej_open_q[ej_flit_o.vc[VCI_W-1:0]] ? "open" : "closed");
+    end
+  end
+  // Switch: a flit goes only where its packet holds an output VC with room, and only on a link that is up.
+  for (genvar o = 0; o < NPORT; o++) begin : g_out_sva
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (rst_ni) begin
+        a_out_room: assert (!out_valid[o] || (pop[out_sel[o]] && 32'(oport[out_sel[o]]) == o &&
+                                              room[o][ovc[out_sel[o]]] && ovc_busy[o][ovc[out_sel[o]]]))
+          else $error("trn_noc_router: output port %0d takes a flit that does not belong there", o);
+      end
+    end
+  end
+  for (genvar l = 0; l < NLINK; l++) begin : g_link_sva
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (rst_ni) begin
+        a_flit_link_up: assert (!rx_accept[l] || rx_up[l])
+          else $error("trn_noc_router: link port %0d: flit arrived before the link came up", l);
+      end
+    end
+  end
+  // Straps constant; the ejected beat held while it waits.
   a_straps_stable: assert property (@(posedge clk_i) disable iff (!rst_ni) $stable({my_coord_i, dim_max_i}))
     else $error("trn_noc_router: coordinate straps changed after reset");
-  a_straps_legal: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      my_coord_i.x <= dim_max_i.x && my_coord_i.y <= dim_max_i.y && my_coord_i.z <= dim_max_i.z &&
-      dim_max_i.x != '0 && (NDIM < 2 || dim_max_i.y != '0) && (NDIM < 3 || dim_max_i.z != '0) &&
-      (NDIM >= 2 || dim_max_i.y == '0) && (NDIM >= 3 || dim_max_i.z == '0))
-    else $error("trn_noc_router: straps: coordinates (%0d,%0d,%0d) %s (%0d,%0d,%0d) in a %0d-D torus %s",
-                my_coord_i.x, my_coord_i.y, my_coord_i.z, "with largest coordinates",
-                dim_max_i.x, dim_max_i.y, dim_max_i.z, NDIM, "(every size >= 2)");
-  // Local ports.
-  a_inj_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) inj_valid |-> inj_vc_ok)
-    else $error("trn_noc_router: injected flit names VC %0d, the router has %0d VCs (flit dropped)", inj_flit.vc,
-                NUM_VC);
-  a_inj_whole_packet: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      push[0] && inj_open_q |-> inj_flit.vc == inj_open_vc_q)
-    else $error("trn_noc_router: injected flit names VC %0d while the packet on VC %0d is open (%s)", inj_flit.vc,
-                inj_open_vc_q, "one packet at a time per injection port: its tail first");
   a_ej_hold: assert property (@(posedge clk_i) disable iff (!rst_ni)
       ej_valid_o && !ej_ready_i |=> ej_valid_o && $stable(ej_flit_o))
     else $error("trn_noc_router: ejected beat changed while ej_ready_i was low");
-  a_ej_contiguous: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      ej_hs |-> 32'(ej_flit_o.vc) < NUM_VC && ej_flit_o.head == !ej_open_q[ej_flit_o.vc[VCI_W-1:0]])
-    else $error("trn_noc_router: ejection VC %0d: %s flit while a packet is %s", ej_flit_o.vc,
-                ej_flit_o.head ? "head" : "body/tail", ej_open_q[ej_flit_o.vc[VCI_W-1:0]] ? "open" : "closed");
-  // Switch: a flit goes only where its packet holds an output VC with room, and only on a link that is up.
-  for (genvar o = 0; o < NPORT; o++) begin : g_out_sva
-    a_out_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        out_valid[o] |-> pop[out_sel[o]] && 32'(oport[out_sel[o]]) == o && room[o][ovc[out_sel[o]]] &&
-                         ovc_busy[o][ovc[out_sel[o]]])
-      else $error("trn_noc_router: output port %0d takes a flit that does not belong there", o);
-  end
-  for (genvar l = 0; l < NLINK; l++) begin : g_link_sva
-    a_flit_link_up: assert property (@(posedge clk_i) disable iff (!rst_ni) rx_accept[l] |-> rx_up[l])
-      else $error("trn_noc_router: link port %0d: flit arrived before the link came up", l);
-  end
 `endif
 
 endmodule

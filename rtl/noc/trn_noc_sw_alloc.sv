@@ -77,17 +77,24 @@ module trn_noc_sw_alloc #(
     for (genvar o = 0; o < NPORT; o++) begin : g_o
       assign outs_of_p[o] = win[o][p];
     end
-    a_one_output: assert property (@(posedge clk_i) disable iff (!rst_ni) $onehot0(outs_of_p))
-      else $error("trn_noc_sw_alloc: input port %0d won more than one output port", p);
-    a_one_vc: assert property (@(posedge clk_i) disable iff (!rst_ni) $onehot0(gnt_o[p*NUM_VC +: NUM_VC]))
-      else $error("trn_noc_sw_alloc: input port %0d sends more than one flit", p);
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (rst_ni) begin
+        a_one_output: assert ($onehot0(outs_of_p))
+          else $error("trn_noc_sw_alloc: input port %0d won more than one output port", p);
+        a_one_vc: assert ($onehot0(gnt_o[p*NUM_VC +: NUM_VC]))
+          else $error("trn_noc_sw_alloc: input port %0d sends more than one flit", p);
+      end
+    end
   end
-  a_grant_requested: assert property (@(posedge clk_i) disable iff (!rst_ni) (gnt_o & ~req_i) == '0)
-    else $error("trn_noc_sw_alloc: flit sent without a request");
-  a_grants_match_outputs: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      $countones(gnt_o) == $countones(out_valid_o))
-    else $error("trn_noc_sw_alloc: %0d flits leave input ports but %0d enter output ports", $countones(gnt_o),
-                $countones(out_valid_o));
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      a_grant_requested: assert ((gnt_o & ~req_i) == '0)
+        else $error("trn_noc_sw_alloc: flit sent without a request");
+      a_grants_match_outputs: assert ($countones(gnt_o) == $countones(out_valid_o))
+        else $error("trn_noc_sw_alloc: %0d flits leave input ports but %0d enter output ports", $countones(gnt_o),
+                    $countones(out_valid_o));
+    end
+  end
 `endif
 
 endmodule

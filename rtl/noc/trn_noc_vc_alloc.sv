@@ -49,20 +49,30 @@ module trn_noc_vc_alloc #(
     );
   end
 
-  // Stage 2: per output VC, over the input VCs that picked it.
+  // Stage 2: per output VC, over the input VCs that picked it. req2[o][w] holds the input VCs that picked output VC
+  // w of port o: each input VC sets its one bit, where its pick points (a decoder per input; written as one indexed
+  // write per input rather than a bit per (input, output VC) pair, which the verilated model evaluates as 400
+  // separate bit operations every cycle in a 2-D, 4-VC router).
+  logic [NPORT-1:0][NUM_VC-1:0][NIN-1:0] req2;
+  always_comb begin
+    req2 = '0;
+    for (int unsigned i = 0; i < NIN; i++) begin
+      if (picked[i] && 32'(oport_i[i]) < NPORT) req2[oport_i[i]][pick_idx[i]][i] = 1'b1;
+    end
+  end
+
+  logic unused_pick;
+  assign unused_pick = ^pick;  // stage 2 reads the index of the pick (pick_idx); the one-hot grant is not needed
+
   logic [NPORT-1:0][NUM_VC-1:0][NIN-1:0] win;
   logic [NPORT-1:0][NUM_VC-1:0]          alloc;
   for (genvar o = 0; o < NPORT; o++) begin : g_out
     for (genvar w = 0; w < NUM_VC; w++) begin : g_vc
-      logic [NIN-1:0] req2;
-      for (genvar i = 0; i < NIN; i++) begin : g_req
-        assign req2[i] = picked[i] && pick[i][w] && (32'(oport_i[i]) == o);
-      end
       logic [$clog2(NIN)-1:0] unused_idx;
       trn_prim_rr_arb #(.N(NIN), .WITH_IDX(1'b0)) u_arb (
         .clk_i   (clk_i),
         .rst_ni  (rst_ni),
-        .req_i   (req2),
+        .req_i   (req2[o][w]),
         .ack_i   (1'b1),
         .gnt_o   (win[o][w]),
         .idx_o   (unused_idx),
@@ -89,28 +99,50 @@ module trn_noc_vc_alloc #(
   assign busy_o = busy_q;
 
 `ifndef SYNTHESIS
-  a_alloc_free: assert property (@(posedge clk_i) disable iff (!rst_ni) (alloc & busy_q) == '0)
-    else $error("trn_noc_vc_alloc: an output VC that is in use was allocated again");
-  a_release_busy: assert property (@(posedge clk_i) disable iff (!rst_ni) (release_i & ~busy_q) == '0)
-    else $error("trn_noc_vc_alloc: a free output VC was released");
-  // Per input VC, one check over all of them (the message names the lowest input VC that breaks the rule).
-  logic [NIN-1:0] multi_win, bad_grant;
-  for (genvar i = 0; i < NIN; i++) begin : g_sva
-    logic [NPORT*NUM_VC-1:0] wins_of_i;
-    for (genvar o = 0; o < NPORT; o++) begin : g_o
-      for (genvar w = 0; w < NUM_VC; w++) begin : g_w
-        assign wins_of_i[o * NUM_VC + w] = win[o][w][i];
-      end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      a_alloc_free: assert ((alloc & busy_q) == '0)
+        else $error("trn_noc_vc_alloc: an output VC that is in use was allocated again");
+      a_release_busy: assert ((release_i & ~busy_q) == '0)
+        else $error("trn_noc_vc_alloc: a free output VC was released");
     end
-    assign multi_win[i] = !$onehot0(wins_of_i);
+  end
+  // Per input VC, one check over all of them (the message names the lowest input VC that breaks the rule).
+  // One output VC per input VC: the stage-2 winners are disjoint sets exactly when their sizes add up to the size
+  // of their union (gnt_o); counting them costs far less than gathering each input VC's wins across the arbiters.
+  logic [NIN-1:0] bad_grant;
+  int unsigned    wins;
+  always_comb begin
+    wins = 0;
+    for (int unsigned o = 0; o < NPORT; o++) begin
+      for (int unsigned w = 0; w < NUM_VC; w++) wins += $countones(win[o][w]);
+    end
+  end
+  for (genvar i = 0; i < NIN; i++) begin : g_sva
     assign bad_grant[i] = gnt_o[i] && !(req_i[i] && port_ok_i[oport_i[i]] && !busy_q[oport_i[i]][gnt_vc_o[i]]);
   end
-  a_one_grant: assert property (@(posedge clk_i) disable iff (!rst_ni) multi_win == '0)
-    else $error("trn_noc_vc_alloc: input VC %0d won more than one output VC",
-                trn_noc_pkg::lowest_set(64'($sampled(multi_win))));
-  a_grant_port: assert property (@(posedge clk_i) disable iff (!rst_ni) bad_grant == '0)
-    else $error("trn_noc_vc_alloc: input VC %0d granted an output VC it cannot have",
-                trn_noc_pkg::lowest_set(64'($sampled(bad_grant))));
+  // The lowest input VC that won more than one output VC (for the message only).
+  function automatic int unsigned multi_winner(logic [NPORT-1:0][NUM_VC-1:0][NIN-1:0] wv);
+    logic [NIN-1:0] seen, twice;
+    seen  = '0;
+    twice = '0;
+    for (int unsigned o = 0; o < NPORT; o++) begin
+      for (int unsigned w = 0; w < NUM_VC; w++) begin
+        twice = twice | (seen & wv[o][w]);
+        seen  = seen | wv[o][w];
+      end
+    end
+    return trn_noc_pkg::lowest_set(64'(twice));
+  endfunction
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      a_one_grant: assert (wins == 32'($countones(gnt_o)))
+        else $error("trn_noc_vc_alloc: input VC %0d won more than one output VC", multi_winner(win));
+      a_grant_port: assert (bad_grant == '0)
+        else $error("trn_noc_vc_alloc: input VC %0d granted an output VC it cannot have",
+                    trn_noc_pkg::lowest_set(64'(bad_grant)));
+    end
+  end
 `endif
 
 endmodule

@@ -61,11 +61,14 @@ module trn_prim_fifo #(
   end
 
 `ifndef SYNTHESIS
-  a_count_range: assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(count_q) <= DEPTH)
-    else $error("trn_prim_fifo: occupancy %0d above DEPTH %0d", count_q, DEPTH);
-  a_ptrs_agree: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (count_q == '0 || 32'(count_q) == DEPTH) == (rd_q == wr_q))
-    else $error("trn_prim_fifo: read/write pointers disagree with the occupancy %0d", count_q);
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      a_count_range: assert (32'(count_q) <= DEPTH)
+        else $error("trn_prim_fifo: occupancy %0d above DEPTH %0d", count_q, DEPTH);
+      a_ptrs_agree: assert ((count_q == '0 || 32'(count_q) == DEPTH) == (rd_q == wr_q))
+        else $error("trn_prim_fifo: read/write pointers disagree with the occupancy %0d", count_q);
+    end
+  end
 `endif
 
 endmodule

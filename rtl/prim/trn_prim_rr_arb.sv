@@ -68,10 +68,14 @@ module trn_prim_rr_arb #(
 `ifndef SYNTHESIS
   // One assertion for the arbiter's whole contract (the allocators hold dozens of arbiters; one check each keeps
   // the verilated model fast): the grant is one-hot or zero, only requesters win, some requester wins whenever any
-  // requests, the pointer stays in range.
-  a_grant: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      $onehot0(gnt_o) && (gnt_o & ~req_i) == '0 && valid_o == (gnt_o != '0) && 32'(ptr_q) < N)
-    else $error("trn_prim_rr_arb: grant %b for requests %b with the pointer at %0d", gnt_o, req_i, ptr_q);
+  // requests, the pointer stays in range. Checked in a clocked block on the values before the edge, what a
+  // concurrent assertion samples (docs/verification.md "Assertions at the clock edge").
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      a_grant: assert ($onehot0(gnt_o) && (gnt_o & ~req_i) == '0 && valid_o == (gnt_o != '0) && 32'(ptr_q) < N)
+        else $error("trn_prim_rr_arb: grant %b for requests %b with the pointer at %0d", gnt_o, req_i, ptr_q);
+    end
+  end
 `endif
 
 endmodule
