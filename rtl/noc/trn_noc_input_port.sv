@@ -195,9 +195,9 @@ module trn_noc_input_port
 
   // The per-VC rules, each one check over all VCs of the port (Verilator evaluates every assertion instance every
   // cycle; per-VC copies were 211 of a 2-D, 4-VC router's 682 checks: docs/neuronlink.md, "What is checked"). A bit
-  // vector holds each VC's term; a rule is broken when its violation vector is not zero, and the message names the
-  // lowest VC that breaks it. The messages read $sampled values: Verilator 5.050 evaluates an action block after
-  // the edge's updates (docs/verification.md, "Verilator versions").
+  // vector holds each VC's violation; a rule is broken when it is not zero, and the message names the lowest VC that
+  // breaks it. The vectors are computed in the clocked block, at the edge only: as continuous assignments the
+  // simulator would also settle them on every input change.
   function automatic int unsigned vc_of(logic [NUM_VC-1:0] m);  // the VC a message names
     return lowest_set(64'(m));
   endfunction
@@ -207,31 +207,44 @@ module trn_noc_input_port
     return coord_t'(f.data[DATA_W-1 -: $bits(coord_t)]);
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
-  logic [NUM_VC-1:0] front_head, in_mask_ok, dst_ok, u_turn, count_nz;
-  for (genvar v = 0; v < NUM_VC; v++) begin : g_sva
-    coord_t sva_dst;
-    assign sva_dst       = dst_of(head_flit_o[v]);
-    assign front_head[v] = head_flit_o[v].head;
-    assign in_mask_ok[v] = va_mask_o[v][va_gnt_vc_i[v]];
-    assign dst_ok[v]     = sva_dst.x <= dim_max_i.x &&
-                           (NDIM >= 2 ? sva_dst.y <= dim_max_i.y : sva_dst.y == '0) &&
-                           (NDIM >= 3 ? sva_dst.z <= dim_max_i.z : sva_dst.z == '0);
-    assign u_turn[v]     = PORT != 0 && 32'(va_oport_o[v]) == PORT;
-    assign count_nz[v]   = count[v] != '0;
-  end
+  function automatic logic [NUM_VC-1:0] front_heads(flit_t [NUM_VC-1:0] front);
+    logic [NUM_VC-1:0] h;
+    for (int unsigned v = 0; v < NUM_VC; v++) h[v] = front[v].head;
+    return h;
+  endfunction
+  // VCs among `req` whose front flit names a destination outside the torus.
+  function automatic logic [NUM_VC-1:0] outside(logic [NUM_VC-1:0] req, flit_t [NUM_VC-1:0] front, coord_t max);
+    logic [NUM_VC-1:0] bad;
+    bad = '0;
+    for (int unsigned v = 0; v < NUM_VC; v++) begin
+      if (req[v]) begin
+        coord_t d;
+        d      = dst_of(front[v]);
+        bad[v] = !(d.x <= max.x && (NDIM >= 2 ? d.y <= max.y : d.y == '0) && (NDIM >= 3 ? d.z <= max.z : d.z == '0));
+      end
+    end
+    return bad;
+  endfunction
+  // VCs among `gnt` granted an output VC outside their mask.
+  function automatic logic [NUM_VC-1:0] outside_mask(logic [NUM_VC-1:0] gnt, logic [NUM_VC-1:0][VCI_W-1:0] gnt_vc,
+                                                     logic [NUM_VC-1:0][NUM_VC-1:0] mask);
+    logic [NUM_VC-1:0] bad;
+    for (int unsigned v = 0; v < NUM_VC; v++) bad[v] = gnt[v] && !mask[v][gnt_vc[v]];
+    return bad;
+  endfunction
+  // VCs among `req` routed back to this port.
+  function automatic logic [NUM_VC-1:0] u_turns(logic [NUM_VC-1:0] req, logic [NUM_VC-1:0][PORT_W-1:0] oport);
+    logic [NUM_VC-1:0] bad;
+    for (int unsigned v = 0; v < NUM_VC; v++) bad[v] = req[v] && PORT != 0 && 32'(oport[v]) == PORT;
+    return bad;
+  endfunction
+  function automatic logic [NUM_VC-1:0] nonzero(logic [NUM_VC-1:0][CNT_W-1:0] cnt);
+    logic [NUM_VC-1:0] nz;
+    for (int unsigned v = 0; v < NUM_VC; v++) nz[v] = cnt[v] != '0;
+    return nz;
+  endfunction
 
-  logic [NUM_VC-1:0] bad_arrival, bad_departure, bad_pop, bad_front, bad_gnt, bad_mask, bad_dst, bad_u_turn, bad_count;
-  assign bad_arrival   = push_vc & ~(in_open_q ^ {NUM_VC{push_flit_i.head}});  // head iff no packet open
-  assign bad_departure = pop_i & ~(out_open_q ^ front_head);
-  assign bad_pop       = pop_i & ~(active_q & head_valid_o);
-  assign bad_front     = head_valid_o & ~active_q & ~front_head;
-  assign bad_gnt       = va_gnt_i & ~va_req_o;
-  assign bad_mask      = va_gnt_i & ~in_mask_ok;
-  assign bad_dst       = va_req_o & ~dst_ok;
-  assign bad_u_turn    = va_req_o & u_turn;
-  assign bad_count     = count_nz ^ head_valid_o;
-
-  // The words of the messages, from sampled values; each names the lowest VC v set in `bad`.
+  // The words of the messages; each names the lowest VC v set in `bad`.
   function automatic string arrival_msg(logic [NUM_VC-1:0] bad, logic [NUM_VC-1:0] open, logic head);
     int unsigned v;
     v = vc_of(bad);
@@ -264,28 +277,37 @@ module trn_noc_input_port
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
-      a_arrival_order: assert (bad_arrival == '0)
-        else $error("%s", arrival_msg(bad_arrival, in_open_q, push_flit_i.head));
-      a_departure_order: assert (bad_departure == '0)
-        else $error("%s", departure_msg(bad_departure, out_open_q, front_head));
-      a_pop_allocated: assert (bad_pop == '0)
+      // A head flit arrives only when no packet is open on its VC, a body or tail only when one is.
+      a_arrival_order: assert ((push_vc & ~(in_open_q ^ {NUM_VC{push_flit_i.head}})) == '0)
+        else $error("%s", arrival_msg(push_vc & ~(in_open_q ^ {NUM_VC{push_flit_i.head}}), in_open_q,
+                                      push_flit_i.head));
+      a_departure_order: assert ((pop_i & ~(out_open_q ^ front_heads(head_flit_o))) == '0)
+        else $error("%s", departure_msg(pop_i & ~(out_open_q ^ front_heads(head_flit_o)), out_open_q,
+                                        front_heads(head_flit_o)));
+      a_pop_allocated: assert ((pop_i & ~(active_q & head_valid_o)) == '0)
         else $error("trn_noc_input_port %0d VC %0d: flit taken without an output VC or from an empty buffer", PORT,
-                    vc_of(bad_pop));
-      a_idle_front_is_head: assert (bad_front == '0)
+                    vc_of(pop_i & ~(active_q & head_valid_o)));
+      a_idle_front_is_head: assert ((head_valid_o & ~active_q & ~front_heads(head_flit_o)) == '0)
         else $error("trn_noc_input_port %0d VC %0d: a body/tail flit at the front of an idle VC (head lost)", PORT,
-                    vc_of(bad_front));
-      a_gnt_idle: assert (bad_gnt == '0)
-        else $error("trn_noc_input_port %0d VC %0d: VC granted without a request", PORT, vc_of(bad_gnt));
-      a_gnt_in_mask: assert (bad_mask == '0)
-        else $error("%s", mask_msg(bad_mask, va_gnt_vc_i, va_mask_o));
+                    vc_of(head_valid_o & ~active_q & ~front_heads(head_flit_o)));
+      a_gnt_idle: assert ((va_gnt_i & ~va_req_o) == '0)
+        else $error("trn_noc_input_port %0d VC %0d: VC granted without a request", PORT,
+                    vc_of(va_gnt_i & ~va_req_o));
+      if (va_gnt_i != '0) begin
+        a_gnt_in_mask: assert (outside_mask(va_gnt_i, va_gnt_vc_i, va_mask_o) == '0)
+          else $error("%s", mask_msg(outside_mask(va_gnt_i, va_gnt_vc_i, va_mask_o), va_gnt_vc_i, va_mask_o));
+      end
       // Destination inside the torus, and dimension-order routing never sends a packet back where it came from.
-      a_dst_in_torus: assert (bad_dst == '0)
-        else $error("%s", dst_msg(bad_dst, head_flit_o, dim_max_i));
-      a_no_u_turn: assert (bad_u_turn == '0)
-        else $error("trn_noc_input_port %0d VC %0d: route turns the packet back on its own link", PORT,
-                    vc_of(bad_u_turn));
-      a_count_matches: assert (bad_count == '0)
-        else $error("trn_noc_input_port %0d VC %0d: FIFO count and valid disagree", PORT, vc_of(bad_count));
+      if (va_req_o != '0) begin
+        a_dst_in_torus: assert (outside(va_req_o, head_flit_o, dim_max_i) == '0)
+          else $error("%s", dst_msg(outside(va_req_o, head_flit_o, dim_max_i), head_flit_o, dim_max_i));
+        a_no_u_turn: assert (u_turns(va_req_o, va_oport_o) == '0)
+          else $error("trn_noc_input_port %0d VC %0d: route turns the packet back on its own link", PORT,
+                      vc_of(u_turns(va_req_o, va_oport_o)));
+      end
+      a_count_matches: assert ((nonzero(count) ^ head_valid_o) == '0)
+        else $error("trn_noc_input_port %0d VC %0d: FIFO count and valid disagree", PORT,
+                    vc_of(nonzero(count) ^ head_valid_o));
     end
   end
 `endif

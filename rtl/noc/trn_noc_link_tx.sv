@@ -122,13 +122,19 @@ module trn_noc_link_tx
   // A NAK when everything is acknowledged (the flit it asks for is the one being sent now) needs no replay.
   assign replay      = !down_q && ((nak && una_d != seq_q) || timeout);
 
-  // Credits: DEPTH per VC once up; minus one per new flit sent on the VC, plus what the receiver freed.
+  // Credits: DEPTH per VC once up; minus one per new flit sent on the VC, plus what the receiver freed. A backward
+  // beat carries one VC's cumulative freed-slot count: the credits it returns are the count's advance since the last
+  // beat of that VC (modulo 2^FC_W).
+  logic [VCI_W-1:0] bwd_vc;
+  logic [FC_W-1:0]  returned;
+  assign bwd_vc   = tx_bwd_i.vc[VCI_W-1:0];
+  assign returned = tx_bwd_i.fc - fc_q[bwd_vc];
   for (genvar v = 0; v < NUM_VC; v++) begin : g_crd
-    logic            take, give;
-    logic [FC_W-1:0] delta;
+    logic             take, give;
+    logic [CRD_W-1:0] delta;
     assign take  = send_i && (32'(send_flit_i.vc) == v);
     assign give  = beat && (32'(tx_bwd_i.vc) == v);
-    assign delta = give ? tx_bwd_i.fc - fc_q[v] : '0;
+    assign delta = give ? CRD_W'(returned) : '0;
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
         crd_q[v] <= '0;
@@ -136,7 +142,7 @@ module trn_noc_link_tx
       end else if (rise) begin
         crd_q[v] <= CRD_W'(DEPTH);
       end else begin
-        crd_q[v] <= crd_q[v] + CRD_W'(delta) - CRD_W'(take);
+        crd_q[v] <= crd_q[v] + delta - CRD_W'(take);
         if (give) fc_q[v] <= tx_bwd_i.fc;
       end
     end
@@ -271,36 +277,25 @@ module trn_noc_link_tx
                     open_q[send_flit_i.vc[VCI_W-1:0]] ? "open" : "closed");
     end
   end
-  // Per VC, one check over all VCs (the message names the lowest VC that breaks the rule).
-  logic [NUM_VC-1:0] crd_over, crd_under, crd_range;
-  for (genvar v = 0; v < NUM_VC; v++) begin : g_crd_sva
-    assign crd_over[v]  = g_crd[v].give && 32'(crd_q[v]) + 32'(g_crd[v].delta) > DEPTH;
-    assign crd_under[v] = g_crd[v].take && crd_q[v] == '0;
-    assign crd_range[v] = 32'(crd_q[v]) > DEPTH;
-  end
-  // The messages read $sampled values (Verilator 5.050 evaluates an action block after the edge's updates); each
-  // names the lowest VC set in `bad`.
-  function automatic string overflow_msg(logic [NUM_VC-1:0] bad, logic [NUM_VC-1:0][CRD_W-1:0] crd,
-                                         logic [FC_W-1:0] fc, logic [NUM_VC-1:0][FC_W-1:0] fc_seen);
-    int unsigned v;
-    v = lowest_set(64'(bad));
-    return $sformatf("%s: VC %0d: %0d credits returned with %0d credits already (above the buffer depth %0d)",
-                     "trn_noc_link_tx", v, FC_W'(fc - fc_seen[v]), crd[v], DEPTH);
-  endfunction
-  function automatic string range_msg(logic [NUM_VC-1:0] bad, logic [NUM_VC-1:0][CRD_W-1:0] crd);
-    int unsigned v;
-    v = lowest_set(64'(bad));
-    return $sformatf("trn_noc_link_tx: VC %0d: %0d credits, above the buffer depth %0d", v, crd[v], DEPTH);
+  // Credit bounds. A backward beat returns credits to one VC and a flit takes one from one VC, so the overflow and
+  // underflow rules look at that VC only; the range rule at every VC. The message names the VC.
+  logic [VCI_W-1:0] send_vc;
+  assign send_vc = send_flit_i.vc[VCI_W-1:0];
+  function automatic logic [NUM_VC-1:0] above_depth(logic [NUM_VC-1:0][CRD_W-1:0] crd);
+    logic [NUM_VC-1:0] bad;
+    for (int unsigned v = 0; v < NUM_VC; v++) bad[v] = 32'(crd[v]) > DEPTH;
+    return bad;
   endfunction
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
-      a_credit_overflow: assert (crd_over == '0)
-        else $error("%s", overflow_msg(crd_over, crd_q, tx_bwd_i.fc, fc_q));
-      a_credit_underflow: assert (crd_under == '0)
-        else $error("trn_noc_link_tx: VC %0d: flit sent with no credit (credits would go below 0)",
-                    lowest_set(64'(crd_under)));
-      a_credit_range: assert (crd_range == '0)
-        else $error("%s", range_msg(crd_range, crd_q));
+      a_credit_overflow: assert (!beat || 32'(tx_bwd_i.vc) >= NUM_VC || 32'(crd_q[bwd_vc]) + 32'(returned) <= DEPTH)
+        else $error("%s: VC %0d: %0d credits returned with %0d credits already (above the buffer depth %0d)",
+                    "trn_noc_link_tx", tx_bwd_i.vc, returned, crd_q[bwd_vc], DEPTH);
+      a_credit_underflow: assert (!send_i || 32'(send_flit_i.vc) >= NUM_VC || crd_q[send_vc] != '0)
+        else $error("trn_noc_link_tx: VC %0d: flit sent with no credit (credits would go below 0)", send_flit_i.vc);
+      a_credit_range: assert (above_depth(crd_q) == '0)
+        else $error("trn_noc_link_tx: VC %0d: %0d credits, above the buffer depth %0d",
+                    lowest_set(64'(above_depth(crd_q))), crd_q[lowest_set(64'(above_depth(crd_q)))], DEPTH);
     end
   end
 `endif

@@ -72,22 +72,37 @@ module trn_noc_sw_alloc #(
   end
 
 `ifndef SYNTHESIS
-  for (genvar p = 0; p < NPORT; p++) begin : g_sva
-    logic [NPORT-1:0] outs_of_p;
-    for (genvar o = 0; o < NPORT; o++) begin : g_o
-      assign outs_of_p[o] = win[o][p];
+  // Input ports that won more than one output port: the output arbiters' grants are disjoint sets exactly when their
+  // sizes add up to the size of their union (the same count as trn_noc_vc_alloc's a_one_grant).
+  function automatic int unsigned total_wins(logic [NPORT-1:0][NPORT-1:0] wv);
+    int unsigned n;
+    n = 0;
+    for (int unsigned o = 0; o < NPORT; o++) n += 32'($countones(wv[o]));
+    return n;
+  endfunction
+  function automatic int unsigned multi_winner(logic [NPORT-1:0][NPORT-1:0] wv);
+    logic [NPORT-1:0] seen, twice;
+    seen  = '0;
+    twice = '0;
+    for (int unsigned o = 0; o < NPORT; o++) begin
+      twice = twice | (seen & wv[o]);
+      seen  = seen | wv[o];
     end
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (rst_ni) begin
-        a_one_output: assert ($onehot0(outs_of_p))
-          else $error("trn_noc_sw_alloc: input port %0d won more than one output port", p);
-        a_one_vc: assert ($onehot0(gnt_o[p*NUM_VC +: NUM_VC]))
-          else $error("trn_noc_sw_alloc: input port %0d sends more than one flit", p);
-      end
-    end
-  end
+    return trn_noc_pkg::lowest_set(64'(twice));
+  endfunction
+  // Input ports that send more than one flit (more than one of their VCs granted).
+  function automatic logic [NPORT-1:0] multi_vc(logic [NIN-1:0] gnt);
+    logic [NPORT-1:0] bad;
+    for (int unsigned p = 0; p < NPORT; p++) bad[p] = !$onehot0(gnt[p*NUM_VC +: NUM_VC]);
+    return bad;
+  endfunction
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
+      a_one_output: assert (total_wins(win) == 32'($countones(in_won)))
+        else $error("trn_noc_sw_alloc: input port %0d won more than one output port", multi_winner(win));
+      a_one_vc: assert (multi_vc(gnt_o) == '0)
+        else $error("trn_noc_sw_alloc: input port %0d sends more than one flit",
+                    trn_noc_pkg::lowest_set(64'(multi_vc(gnt_o))));
       a_grant_requested: assert ((gnt_o & ~req_i) == '0)
         else $error("trn_noc_sw_alloc: flit sent without a request");
       a_grants_match_outputs: assert ($countones(gnt_o) == $countones(out_valid_o))

@@ -110,17 +110,24 @@ module trn_noc_vc_alloc #(
   // Per input VC, one check over all of them (the message names the lowest input VC that breaks the rule).
   // One output VC per input VC: the stage-2 winners are disjoint sets exactly when their sizes add up to the size
   // of their union (gnt_o); counting them costs far less than gathering each input VC's wins across the arbiters.
-  logic [NIN-1:0] bad_grant;
-  int unsigned    wins;
-  always_comb begin
-    wins = 0;
+  function automatic int unsigned total_wins(logic [NPORT-1:0][NUM_VC-1:0][NIN-1:0] wv);
+    int unsigned n;
+    n = 0;
     for (int unsigned o = 0; o < NPORT; o++) begin
-      for (int unsigned w = 0; w < NUM_VC; w++) wins += $countones(win[o][w]);
+      for (int unsigned w = 0; w < NUM_VC; w++) n += 32'($countones(wv[o][w]));
     end
-  end
-  for (genvar i = 0; i < NIN; i++) begin : g_sva
-    assign bad_grant[i] = gnt_o[i] && !(req_i[i] && port_ok_i[oport_i[i]] && !busy_q[oport_i[i]][gnt_vc_o[i]]);
-  end
+    return n;
+  endfunction
+  // Input VCs among `gnt` granted an output VC they cannot have (no request, port down, VC busy).
+  function automatic logic [NIN-1:0] bad_grants(logic [NIN-1:0] gnt, logic [NIN-1:0] req,
+                                                logic [NIN-1:0][PORT_W-1:0] oport, logic [NPORT-1:0] port_ok,
+                                                logic [NPORT-1:0][NUM_VC-1:0] busy, logic [NIN-1:0][VCI_W-1:0] gnt_vc);
+    logic [NIN-1:0] bad;
+    for (int unsigned i = 0; i < NIN; i++) begin
+      bad[i] = gnt[i] && !(req[i] && port_ok[oport[i]] && !busy[oport[i]][gnt_vc[i]]);
+    end
+    return bad;
+  endfunction
   // The lowest input VC that won more than one output VC (for the message only).
   function automatic int unsigned multi_winner(logic [NPORT-1:0][NUM_VC-1:0][NIN-1:0] wv);
     logic [NIN-1:0] seen, twice;
@@ -136,11 +143,13 @@ module trn_noc_vc_alloc #(
   endfunction
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
-      a_one_grant: assert (wins == 32'($countones(gnt_o)))
-        else $error("trn_noc_vc_alloc: input VC %0d won more than one output VC", multi_winner(win));
-      a_grant_port: assert (bad_grant == '0)
-        else $error("trn_noc_vc_alloc: input VC %0d granted an output VC it cannot have",
-                    trn_noc_pkg::lowest_set(64'(bad_grant)));
+      if (gnt_o != '0) begin  // gnt_o is the union of the wins: none without it
+        a_one_grant: assert (total_wins(win) == 32'($countones(gnt_o)))
+          else $error("trn_noc_vc_alloc: input VC %0d won more than one output VC", multi_winner(win));
+        a_grant_port: assert (bad_grants(gnt_o, req_i, oport_i, port_ok_i, busy_q, gnt_vc_o) == '0)
+          else $error("trn_noc_vc_alloc: input VC %0d granted an output VC it cannot have",
+                      trn_noc_pkg::lowest_set(64'(bad_grants(gnt_o, req_i, oport_i, port_ok_i, busy_q, gnt_vc_o))));
+      end
     end
   end
 `endif
