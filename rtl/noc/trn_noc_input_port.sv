@@ -116,24 +116,36 @@ module trn_noc_input_port
     int unsigned         group, dclass, d_out;
     logic                neg_out, wraps, cont;
 
-    assign hdr   = header_t'(head_flit_o[v].data);
-    assign oport = route(hdr.dst, my_coord_i, dim_max_i);
+    assign hdr = header_t'(head_flit_o[v].data);
 
+    // The route of the head flit waiting for an output VC; 0 (port and mask) while the VC requests none, when
+    // nothing reads them. Computed only then: a simulator skips the branch on the other cycles.
     always_comb begin
-      group   = 32'(hdr.mclass) % VC_GROUPS;
-      d_out   = (32'(oport) - 1) / 2;
-      neg_out = (32'(oport) - 1) % 2 == 1;
-      // The way from here to dst in this ring takes its wrap-around link (positive direction: from the largest
-      // coordinate to 0, so dst is below this router; negative: from 0 to the largest, so dst is above it).
-      wraps   = neg_out ? (coord_of(hdr.dst, d_out) > coord_of(my_coord_i, d_out))
-                        : (coord_of(hdr.dst, d_out) < coord_of(my_coord_i, d_out));
-      // Continuing along the same ring in the same direction: the flit came in on the opposite side.
-      cont    = (PORT != 0) && (d_out == IN_DIM) && (neg_out != IN_NEG);
-      // Dateline class, chosen where the packet enters a ring and kept along it: 1 if its way in this ring takes the
-      // wrap-around link, else 0 (the partition of BookSim2's dim_order torus routing; docs/neuronlink.md).
-      dclass  = cont ? (v / SET_SIZE) % 2 : (wraps ? 1 : 0);
-      if (oport == '0) va_mask_o[v] = set_mask(group, 0) | set_mask(group, 1);
-      else             va_mask_o[v] = set_mask(group, dclass);
+      oport        = '0;
+      group        = 0;
+      d_out        = 0;
+      neg_out      = 1'b0;
+      wraps        = 1'b0;
+      cont         = 1'b0;
+      dclass       = 0;
+      va_mask_o[v] = '0;
+      if (va_req_o[v]) begin
+        oport   = route(hdr.dst, my_coord_i, dim_max_i);
+        group   = 32'(hdr.mclass) % VC_GROUPS;
+        d_out   = (32'(oport) - 1) / 2;
+        neg_out = (32'(oport) - 1) % 2 == 1;
+        // The way from here to dst in this ring takes its wrap-around link (positive direction: from the largest
+        // coordinate to 0, so dst is below this router; negative: from 0 to the largest, so dst is above it).
+        wraps   = neg_out ? (coord_of(hdr.dst, d_out) > coord_of(my_coord_i, d_out))
+                          : (coord_of(hdr.dst, d_out) < coord_of(my_coord_i, d_out));
+        // Continuing along the same ring in the same direction: the flit came in on the opposite side.
+        cont    = (PORT != 0) && (d_out == IN_DIM) && (neg_out != IN_NEG);
+        // Dateline class, chosen where the packet enters a ring and kept along it: 1 if its way in this ring takes
+        // the wrap-around link, else 0 (the partition of BookSim2's dim_order torus routing; docs/neuronlink.md).
+        dclass  = cont ? (v / SET_SIZE) % 2 : (wraps ? 1 : 0);
+        if (oport == '0) va_mask_o[v] = set_mask(group, 0) | set_mask(group, 1);
+        else             va_mask_o[v] = set_mask(group, dclass);
+      end
     end
 
     assign va_req_o[v]   = head_valid_o[v] && !active_q[v];

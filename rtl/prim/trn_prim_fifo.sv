@@ -27,7 +27,10 @@ module trn_prim_fifo #(
 
   localparam int unsigned PTR_W = (DEPTH > 1) ? $clog2(DEPTH) : 1;
 
-  logic [DEPTH-1:0][WIDTH-1:0] mem_q;
+  // Unpacked storage: one word per entry (a simulator indexes an entry directly; as a packed array, reading entry
+  // rd_q is a shift of the whole DEPTH x WIDTH vector, which the verilated router did for each of its 20 queues in
+  // every cycle).
+  logic [WIDTH-1:0]            mem_q [DEPTH];
   logic [PTR_W-1:0]            rd_q, wr_q;
   logic [CNT_W-1:0]            count_q;
   logic                        push, pop;

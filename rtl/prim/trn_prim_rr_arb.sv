@@ -34,19 +34,30 @@ module trn_prim_rr_arb #(
 
   // Requests at or after the pointer first; if there are none, all requests (the wrap-around). The winner is the
   // lowest set bit of that vector (x & -x). Vector operations rather than a loop over requesters: the verilated
-  // model evaluates them several times faster (the allocators hold dozens of these arbiters).
-  assign at_or_after_ptr = ~((N'(1) << ptr_q) - N'(1));
-  assign req_hi          = req_i & at_or_after_ptr;
-  assign sel             = (req_hi != '0) ? req_hi : req_i;
-  assign gnt_o           = sel & (~sel + N'(1));
+  // model evaluates them several times faster (the allocators hold dozens of these arbiters). Without a request
+  // nothing is computed: a simulator skips the branch, and most arbiters are idle in most cycles.
+  always_comb begin
+    at_or_after_ptr = '0;
+    req_hi          = '0;
+    sel             = '0;
+    gnt_o           = '0;
+    if (req_i != '0) begin
+      at_or_after_ptr = ~((N'(1) << ptr_q) - N'(1));
+      req_hi          = req_i & at_or_after_ptr;
+      sel             = (req_hi != '0) ? req_hi : req_i;
+      gnt_o           = sel & (~sel + N'(1));
+    end
+  end
 
   // One-hot to index: bit b of the index is set when the winner's index has bit b set.
   if (WITH_IDX) begin : g_idx
     always_comb begin
       idx_o = '0;
-      for (int unsigned b = 0; b < IDX_W; b++) begin
-        for (int unsigned j = 0; j < N; j++) begin
-          if (((j >> b) & 1) == 1) idx_o[b] = idx_o[b] | gnt_o[j];
+      if (req_i != '0) begin
+        for (int unsigned b = 0; b < IDX_W; b++) begin
+          for (int unsigned j = 0; j < N; j++) begin
+            if (((j >> b) & 1) == 1) idx_o[b] = idx_o[b] | gnt_o[j];
+          end
         end
       end
     end
