@@ -72,15 +72,9 @@ module trn_noc_sw_alloc #(
   end
 
 `ifndef SYNTHESIS
-  // Input ports that won more than one output port: the output arbiters' grants are disjoint sets exactly when their
-  // sizes add up to the size of their union (the same count as trn_noc_vc_alloc's a_one_grant).
-  function automatic int unsigned total_wins(logic [NPORT-1:0][NPORT-1:0] wv);
-    int unsigned n;
-    n = 0;
-    for (int unsigned o = 0; o < NPORT; o++) n += 32'($countones(wv[o]));
-    return n;
-  endfunction
-  function automatic int unsigned multi_winner(logic [NPORT-1:0][NPORT-1:0] wv);
+  // Input ports that won more than one output port: the winners of each output port that were already among the
+  // winners of the ones before (the same pass as trn_noc_vc_alloc's a_one_grant).
+  function automatic logic [NPORT-1:0] multi_winners(logic [NPORT-1:0][NPORT-1:0] wv);
     logic [NPORT-1:0] seen, twice;
     seen  = '0;
     twice = '0;
@@ -88,7 +82,7 @@ module trn_noc_sw_alloc #(
       twice = twice | (seen & wv[o]);
       seen  = seen | wv[o];
     end
-    return trn_noc_pkg::lowest_set(64'(twice));
+    return twice;
   endfunction
   // Input ports that send more than one flit (more than one of their VCs granted).
   function automatic logic [NPORT-1:0] multi_vc(logic [NIN-1:0] gnt);
@@ -98,8 +92,9 @@ module trn_noc_sw_alloc #(
   endfunction
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
-      a_one_output: assert (total_wins(win) == 32'($countones(in_won)))
-        else $error("trn_noc_sw_alloc: input port %0d won more than one output port", multi_winner(win));
+      a_one_output: assert (multi_winners(win) == '0)
+        else $error("trn_noc_sw_alloc: input port %0d won more than one output port",
+                    trn_noc_pkg::lowest_set(64'(multi_winners(win))));
       a_one_vc: assert (multi_vc(gnt_o) == '0)
         else $error("trn_noc_sw_alloc: input port %0d sends more than one flit",
                     trn_noc_pkg::lowest_set(64'(multi_vc(gnt_o))));

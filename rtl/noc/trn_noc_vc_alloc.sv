@@ -108,15 +108,20 @@ module trn_noc_vc_alloc #(
     end
   end
   // Per input VC, one check over all of them (the message names the lowest input VC that breaks the rule).
-  // One output VC per input VC: the stage-2 winners are disjoint sets exactly when their sizes add up to the size
-  // of their union (gnt_o); counting them costs far less than gathering each input VC's wins across the arbiters.
-  function automatic int unsigned total_wins(logic [NPORT-1:0][NUM_VC-1:0][NIN-1:0] wv);
-    int unsigned n;
-    n = 0;
+  // One output VC per input VC: the stage-2 winners are disjoint sets. Input VCs that won more than one: the
+  // winners of each output VC that were already among the winners of the ones before (a pass over the 20 output
+  // VCs of a 2-D, 4-VC router, instead of gathering each input VC's wins across the arbiters).
+  function automatic logic [NIN-1:0] multi_winners(logic [NPORT-1:0][NUM_VC-1:0][NIN-1:0] wv);
+    logic [NIN-1:0] seen, twice;
+    seen  = '0;
+    twice = '0;
     for (int unsigned o = 0; o < NPORT; o++) begin
-      for (int unsigned w = 0; w < NUM_VC; w++) n += 32'($countones(wv[o][w]));
+      for (int unsigned w = 0; w < NUM_VC; w++) begin
+        twice = twice | (seen & wv[o][w]);
+        seen  = seen | wv[o][w];
+      end
     end
-    return n;
+    return twice;
   endfunction
   // Input VCs among `gnt` granted an output VC they cannot have (no request, port down, VC busy).
   function automatic logic [NIN-1:0] bad_grants(logic [NIN-1:0] gnt, logic [NIN-1:0] req,
@@ -128,24 +133,12 @@ module trn_noc_vc_alloc #(
     end
     return bad;
   endfunction
-  // The lowest input VC that won more than one output VC (for the message only).
-  function automatic int unsigned multi_winner(logic [NPORT-1:0][NUM_VC-1:0][NIN-1:0] wv);
-    logic [NIN-1:0] seen, twice;
-    seen  = '0;
-    twice = '0;
-    for (int unsigned o = 0; o < NPORT; o++) begin
-      for (int unsigned w = 0; w < NUM_VC; w++) begin
-        twice = twice | (seen & wv[o][w]);
-        seen  = seen | wv[o][w];
-      end
-    end
-    return trn_noc_pkg::lowest_set(64'(twice));
-  endfunction
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
       if (gnt_o != '0) begin  // gnt_o is the union of the wins: none without it
-        a_one_grant: assert (total_wins(win) == 32'($countones(gnt_o)))
-          else $error("trn_noc_vc_alloc: input VC %0d won more than one output VC", multi_winner(win));
+        a_one_grant: assert (multi_winners(win) == '0)
+          else $error("trn_noc_vc_alloc: input VC %0d won more than one output VC",
+                      trn_noc_pkg::lowest_set(64'(multi_winners(win))));
         a_grant_port: assert (bad_grants(gnt_o, req_i, oport_i, port_ok_i, busy_q, gnt_vc_o) == '0)
           else $error("trn_noc_vc_alloc: input VC %0d granted an output VC it cannot have",
                       trn_noc_pkg::lowest_set(64'(bad_grants(gnt_o, req_i, oport_i, port_ok_i, busy_q, gnt_vc_o))));

@@ -83,8 +83,14 @@ module trn_prim_rr_arb #(
   // concurrent assertion samples (docs/verification.md "Assertions at the clock edge").
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
-      a_grant: assert ($onehot0(gnt_o) && (gnt_o & ~req_i) == '0 && valid_o == (gnt_o != '0) && 32'(ptr_q) < N)
-        else $error("trn_prim_rr_arb: grant %b for requests %b with the pointer at %0d", gnt_o, req_i, ptr_q);
+      if (req_i != '0 || gnt_o != '0) begin
+        a_grant: assert ($onehot0(gnt_o) && (gnt_o & ~req_i) == '0 && valid_o == (gnt_o != '0) && 32'(ptr_q) < N)
+          else $error("trn_prim_rr_arb: grant %b for requests %b with the pointer at %0d", gnt_o, req_i, ptr_q);
+      end else begin
+        // No request and no grant: the rest of a_grant holds, the pointer must still be in range.
+        a_grant_idle: assert (!valid_o && 32'(ptr_q) < N)
+          else $error("trn_prim_rr_arb: grant %b for requests %b with the pointer at %0d", gnt_o, req_i, ptr_q);
+      end
     end
   end
 `endif
