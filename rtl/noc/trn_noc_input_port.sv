@@ -32,7 +32,7 @@ module trn_noc_input_port
   output logic [NUM_VC-1:0]              full_o,
   input  logic [NUM_VC-1:0]              pop_i,
   output logic [NUM_VC-1:0]              head_valid_o,
-  output flit_t [NUM_VC-1:0]             head_flit_o,
+  output flit_t                          head_flit_o [NUM_VC],  // unpacked: one flit per VC, word-aligned
   output logic [NUM_VC-1:0]              va_req_o,
   output logic [NUM_VC-1:0][PORT_W-1:0]  va_oport_o,
   output logic [NUM_VC-1:0][NUM_VC-1:0]  va_mask_o,
@@ -219,13 +219,13 @@ module trn_noc_input_port
     return coord_t'(f.data[DATA_W-1 -: $bits(coord_t)]);
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
-  function automatic logic [NUM_VC-1:0] front_heads(flit_t [NUM_VC-1:0] front);
+  function automatic logic [NUM_VC-1:0] front_heads(flit_t front [NUM_VC]);
     logic [NUM_VC-1:0] h;
     for (int unsigned v = 0; v < NUM_VC; v++) h[v] = front[v].head;
     return h;
   endfunction
   // VCs among `req` whose front flit names a destination outside the torus.
-  function automatic logic [NUM_VC-1:0] outside(logic [NUM_VC-1:0] req, flit_t [NUM_VC-1:0] front, coord_t max);
+  function automatic logic [NUM_VC-1:0] outside(logic [NUM_VC-1:0] req, flit_t front [NUM_VC], coord_t max);
     logic [NUM_VC-1:0] bad;
     bad = '0;
     for (int unsigned v = 0; v < NUM_VC; v++) begin
@@ -278,7 +278,7 @@ module trn_noc_input_port
     return $sformatf("trn_noc_input_port %0d VC %0d: granted output VC %0d outside its class (mask %b)", PORT, v,
                      gnt_vc[v], mask[v]);
   endfunction
-  function automatic string dst_msg(logic [NUM_VC-1:0] bad, flit_t [NUM_VC-1:0] front, coord_t max);
+  function automatic string dst_msg(logic [NUM_VC-1:0] bad, flit_t front [NUM_VC], coord_t max);
     int unsigned v;
     coord_t d;
     v = vc_of(bad);

@@ -249,32 +249,41 @@ module trn_noc_link_tx
     end
   end
 
-  // Bring-up's own rules (layouts match, a beat within LINK_TIMEOUT, one beat only): trn_noc_link_bringup.
+  // Bring-up's own rules (layouts match, a beat within LINK_TIMEOUT, one beat only): trn_noc_link_bringup. The
+  // rules about a backward beat and about a flit sent are checked in the cycles that have one (a branch a simulator
+  // skips on the others).
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
-      a_credit_before_up: assert (!tx_bwd_i.valid || up || down_q)
-        else $error("trn_noc_link_tx: backward beat before the link came up");
-      a_credit_vc: assert (!beat || 32'(tx_bwd_i.vc) < NUM_VC)
-        else $error("trn_noc_link_tx: credit count for VC %0d, only %0d VCs", tx_bwd_i.vc, NUM_VC);
-      a_ack_window: assert (!beat || ack_adv <= outstanding)
-        else $error("trn_noc_link_tx: acknowledgement up to sequence number %0d, but only %0d .. %0d are %s",
-                    tx_bwd_i.ack, una_q, seq_q, "unacknowledged");
-      a_send_vc: assert (!send_i || 32'(send_flit_i.vc) < NUM_VC)
-        else $error("trn_noc_link_tx: flit sent on VC %0d, only %0d VCs", send_flit_i.vc, NUM_VC);
-      a_send_when_up: assert (!send_i || (up && !down_q))
-        else $error("trn_noc_link_tx: flit sent while the link is not up");
-      a_send_in_replay: assert (!send_i || !rp_q)
-        else $error("trn_noc_link_tx: new flit sent during a replay (sequence number %0d of %0d)", rp_seq_q, seq_q);
-      a_replay_room: assert (!send_i || 32'(outstanding) < RB_DEPTH)
-        else $error("trn_noc_link_tx: flit sent with the replay buffer full (%0d unacknowledged, %0d entries)",
-                    outstanding, RB_DEPTH);
       a_send_no_hello: assert (!(hello && out_valid_q))
         else $error("trn_noc_link_tx: a flit collides with the bring-up beat");
-      a_packet_contiguous: assert (!(send_i && 32'(send_flit_i.vc) < NUM_VC) ||
-                                   send_flit_i.head == !open_q[send_flit_i.vc[VCI_W-1:0]])
-        else $error("trn_noc_link_tx: VC %0d: %s flit while a packet is %s (packets must stay contiguous per VC)",
-                    send_flit_i.vc, send_flit_i.head ? "head" : "body/tail",
-                    open_q[send_flit_i.vc[VCI_W-1:0]] ? "open" : "closed");
+      if (tx_bwd_i.valid) begin
+        a_credit_before_up: assert (up || down_q)
+          else $error("trn_noc_link_tx: backward beat before the link came up");
+      end
+      if (beat) begin
+        a_credit_vc: assert (32'(tx_bwd_i.vc) < NUM_VC)
+          else $error("trn_noc_link_tx: credit count for VC %0d, only %0d VCs", tx_bwd_i.vc, NUM_VC);
+        a_ack_window: assert (ack_adv <= outstanding)
+          else $error("trn_noc_link_tx: acknowledgement up to sequence number %0d, but only %0d .. %0d are %s",
+                      tx_bwd_i.ack, una_q, seq_q, "unacknowledged");
+      end
+      if (send_i) begin
+        a_send_vc: assert (32'(send_flit_i.vc) < NUM_VC)
+          else $error("trn_noc_link_tx: flit sent on VC %0d, only %0d VCs", send_flit_i.vc, NUM_VC);
+        a_send_when_up: assert (up && !down_q)
+          else $error("trn_noc_link_tx: flit sent while the link is not up");
+        a_send_in_replay: assert (!rp_q)
+          else $error("trn_noc_link_tx: new flit sent during a replay (sequence number %0d of %0d)", rp_seq_q,
+                      seq_q);
+        a_replay_room: assert (32'(outstanding) < RB_DEPTH)
+          else $error("trn_noc_link_tx: flit sent with the replay buffer full (%0d unacknowledged, %0d entries)",
+                      outstanding, RB_DEPTH);
+        a_packet_contiguous: assert (32'(send_flit_i.vc) >= NUM_VC ||
+                                     send_flit_i.head == !open_q[send_flit_i.vc[VCI_W-1:0]])
+          else $error("trn_noc_link_tx: VC %0d: %s flit while a packet is %s (packets must stay contiguous per VC)",
+                      send_flit_i.vc, send_flit_i.head ? "head" : "body/tail",
+                      open_q[send_flit_i.vc[VCI_W-1:0]] ? "open" : "closed");
+      end
     end
   end
   // Credit bounds. A backward beat returns credits to one VC and a flit takes one from one VC, so the overflow and
@@ -288,11 +297,16 @@ module trn_noc_link_tx
   endfunction
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
-      a_credit_overflow: assert (!beat || 32'(tx_bwd_i.vc) >= NUM_VC || 32'(crd_q[bwd_vc]) + 32'(returned) <= DEPTH)
-        else $error("%s: VC %0d: %0d credits returned with %0d credits already (above the buffer depth %0d)",
-                    "trn_noc_link_tx", tx_bwd_i.vc, returned, crd_q[bwd_vc], DEPTH);
-      a_credit_underflow: assert (!send_i || 32'(send_flit_i.vc) >= NUM_VC || crd_q[send_vc] != '0)
-        else $error("trn_noc_link_tx: VC %0d: flit sent with no credit (credits would go below 0)", send_flit_i.vc);
+      if (beat) begin
+        a_credit_overflow: assert (32'(tx_bwd_i.vc) >= NUM_VC || 32'(crd_q[bwd_vc]) + 32'(returned) <= DEPTH)
+          else $error("%s: VC %0d: %0d credits returned with %0d credits already (above the buffer depth %0d)",
+                      "trn_noc_link_tx", tx_bwd_i.vc, returned, crd_q[bwd_vc], DEPTH);
+      end
+      if (send_i) begin
+        a_credit_underflow: assert (32'(send_flit_i.vc) >= NUM_VC || crd_q[send_vc] != '0)
+          else $error("trn_noc_link_tx: VC %0d: flit sent with no credit (credits would go below 0)",
+                      send_flit_i.vc);
+      end
       a_credit_range: assert (above_depth(crd_q) == '0)
         else $error("trn_noc_link_tx: VC %0d: %0d credits, above the buffer depth %0d",
                     lowest_set(64'(above_depth(crd_q))), crd_q[lowest_set(64'(above_depth(crd_q)))], DEPTH);

@@ -97,7 +97,7 @@ module trn_noc_router
   logic [NPORT-1:0][NUM_VC-1:0]      full;
   logic [NIN-1:0]                    pop;
   logic [NIN-1:0]                    head_valid;
-  flit_t [NIN-1:0]                   head_flit;
+  flit_t                             head_flit [NPORT][NUM_VC];  // unpacked: word-aligned flits
   logic [NIN-1:0]                    va_req, va_gnt;
   logic [NIN-1:0][PORT_W-1:0]        va_oport;
   logic [NIN-1:0][NUM_VC-1:0]        va_mask;
@@ -174,7 +174,7 @@ module trn_noc_router
       .full_o       (full[p]),
       .pop_i        (pop[p*NUM_VC +: NUM_VC]),
       .head_valid_o (head_valid[p*NUM_VC +: NUM_VC]),
-      .head_flit_o  (head_flit[p*NUM_VC +: NUM_VC]),
+      .head_flit_o  (head_flit[p]),
       .va_req_o     (va_req[p*NUM_VC +: NUM_VC]),
       .va_oport_o   (va_oport[p*NUM_VC +: NUM_VC]),
       .va_mask_o    (va_mask[p*NUM_VC +: NUM_VC]),
@@ -203,7 +203,7 @@ module trn_noc_router
   always_comb begin
     release_vc = '0;
     for (int unsigned i = 0; i < NIN; i++) begin
-      if (pop[i] && head_flit[i].tail) release_vc[oport[i]][ovc[i]] = 1'b1;
+      if (pop[i] && head_flit[i / NUM_VC][i % NUM_VC].tail) release_vc[oport[i]][ovc[i]] = 1'b1;
     end
   end
 
@@ -241,7 +241,7 @@ module trn_noc_router
   // Crossbar: the selected input VC's front flit, relabelled with its output VC.
   for (genvar o = 0; o < NPORT; o++) begin : g_xbar
     always_comb begin
-      out_flit[o]    = head_flit[out_sel[o]];
+      out_flit[o]    = head_flit[32'(out_sel[o]) / NUM_VC][32'(out_sel[o]) % NUM_VC];
       out_flit[o].vc = VC_W'(ovc[out_sel[o]]);
     end
   end
