@@ -363,8 +363,9 @@ TEST(NocCli, AFailingRtlRunPrintsARunnableReRunCommand) {
 
 // scripts/noc-sweep's booksim step (NOC_STEPS=booksim): BookSim2 itself is never part of the tree, so a stand-in
 // takes its place here. It checks that the step writes BookSim2's configuration for the torus asked for, runs the
-// rounds interleaved with trnsim's TLM and RTL, and tabulates each round's rates and ratios; and that a missing
-// BookSim2 or a torus BookSim2 cannot build is exit 2 naming the knob.
+// rounds interleaved with trnsim's TLM and RTL (each program twice per round, the fastest kept), and tabulates each
+// round's rates and ratios; and that a missing BookSim2, a torus BookSim2 cannot build or a bad knob is exit 2 naming
+// the knob.
 TEST(NocSweepScript, BooksimStepTabulatesEachRoundAgainstTheGivenBinary) {
   const std::string dir = scratch(".sweep");
   std::filesystem::remove_all(dir);
@@ -375,7 +376,8 @@ TEST(NocSweepScript, BooksimStepTabulatesEachRoundAgainstTheGivenBinary) {
                          "echo \"Total run time $n\"\n";
   std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
   const std::string env = "NOC_STEPS=booksim NOC_BOOKSIM='" + fake + "' NOC_BOOKSIM_ROUNDS=2 NOC_BOOKSIM_DIMS=4x4 " +
-                          "NOC_BOOKSIM_VCS=4 NOC_BOOKSIM_CYCLES=300 NOC_BOOKSIM_RATE=0.2 NOC_BOOKSIM_THREADS='1 2' ";
+                          "NOC_BOOKSIM_VCS=4 NOC_BOOKSIM_CYCLES=300 NOC_BOOKSIM_RATE=0.2 NOC_BOOKSIM_THREADS='1 2' " +
+                          "NOC_BOOKSIM_REPEATS=2 ";
   const Result r = run_command(env + "bash " + NOC_SWEEP_SCRIPT + " " + TRNSIM_BIN + " '" + dir + "/out'");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string cfg = slurp(dir + "/out/booksim.cfg");
@@ -393,6 +395,7 @@ TEST(NocSweepScript, BooksimStepTabulatesEachRoundAgainstTheGivenBinary) {
                        "threads | RTL with traffic, 2 threads |"),
             std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("each program's fastest of 2 run(s) per"), std::string::npos) << r.out;
   int rows = 0;
   for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), row); it != std::sregex_iterator(); ++it, ++rows) {
     const std::smatch& m = *it;
@@ -410,6 +413,12 @@ TEST(NocSweepScript, BooksimStepTabulatesEachRoundAgainstTheGivenBinary) {
                                  NOC_SWEEP_SCRIPT + " " + TRNSIM_BIN + " '" + dir + "/out4'");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("NOC_BOOKSIM_THREADS='1 two': expected host thread counts"), std::string::npos) << bad.err;
+
+  const Result zero = run_command("NOC_STEPS=booksim NOC_BOOKSIM='" + fake + "' NOC_BOOKSIM_REPEATS=0 bash " +
+                                  NOC_SWEEP_SCRIPT + " " + TRNSIM_BIN + " '" + dir + "/out5'");
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.err.find("NOC_BOOKSIM_REPEATS='0': expected a count of runs per round, >= 1"), std::string::npos)
+      << zero.err;
 
   const Result missing = run_command("NOC_STEPS=booksim NOC_BOOKSIM='" + dir + "/nothing' bash " + NOC_SWEEP_SCRIPT +
                                      " " + TRNSIM_BIN + " '" + dir + "/out2'");
