@@ -128,8 +128,9 @@ module trn_noc_vc_alloc #(
                                                 logic [NIN-1:0][PORT_W-1:0] oport, logic [NPORT-1:0] port_ok,
                                                 logic [NPORT-1:0][NUM_VC-1:0] busy, logic [NIN-1:0][VCI_W-1:0] gnt_vc);
     logic [NIN-1:0] bad;
+    bad = '0;
     for (int unsigned i = 0; i < NIN; i++) begin
-      bad[i] = gnt[i] && !(req[i] && port_ok[oport[i]] && !busy[oport[i]][gnt_vc[i]]);
+      if (gnt[i]) bad[i] = !(req[i] && port_ok[oport[i]] && !busy[oport[i]][gnt_vc[i]]);
     end
     return bad;
   endfunction
