@@ -241,8 +241,11 @@ module trn_noc_router
   // Crossbar: the selected input VC's front flit, relabelled with its output VC.
   for (genvar o = 0; o < NPORT; o++) begin : g_xbar
     always_comb begin
-      out_flit[o]    = head_flit[32'(out_sel[o]) / NUM_VC][32'(out_sel[o]) % NUM_VC];
-      out_flit[o].vc = VC_W'(ovc[out_sel[o]]);
+      out_flit[o] = '0;  // no flit: nothing reads it (a simulator skips the copy)
+      if (out_valid[o]) begin
+        out_flit[o]    = head_flit[32'(out_sel[o]) / NUM_VC][32'(out_sel[o]) % NUM_VC];
+        out_flit[o].vc = VC_W'(ovc[out_sel[o]]);
+      end
     end
   end
 

@@ -45,15 +45,20 @@ module trn_noc_sw_alloc #(
     assign pick_oport[p] = oport_i[p * NUM_VC + 32'(pick_vc[p])];
   end
 
-  for (genvar o = 0; o < NPORT; o++) begin : g_out
-    logic [NPORT-1:0] req2;
-    for (genvar p = 0; p < NPORT; p++) begin : g_req
-      assign req2[p] = picked[p] && (32'(pick_oport[p]) == o);
+  // req2[o]: the input ports whose stage-1 winner wants output o (one indexed write per input port).
+  logic [NPORT-1:0][NPORT-1:0] req2;
+  always_comb begin
+    req2 = '0;
+    for (int unsigned p = 0; p < NPORT; p++) begin
+      if (picked[p] && 32'(pick_oport[p]) < NPORT) req2[pick_oport[p]][p] = 1'b1;
     end
+  end
+
+  for (genvar o = 0; o < NPORT; o++) begin : g_out
     trn_prim_rr_arb #(.N(NPORT)) u_arb (
       .clk_i   (clk_i),
       .rst_ni  (rst_ni),
-      .req_i   (req2),
+      .req_i   (req2[o]),
       .ack_i   (1'b1),
       .gnt_o   (win[o]),
       .idx_o   (win_p[o]),
