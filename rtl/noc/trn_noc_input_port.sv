@@ -87,8 +87,10 @@ module trn_noc_input_port
   logic [NUM_VC-1:0]            push_vc, push_ready;
   logic [NUM_VC-1:0][CNT_W-1:0] count;
 
+  // The VC the arriving flit names, one-hot (a decoder: one shift; none for a VC that does not exist).
+  assign push_vc = push_i ? NUM_VC'((NUM_VC + 1)'(1) << push_flit_i.vc) : '0;
+
   for (genvar v = 0; v < NUM_VC; v++) begin : g_vc
-    assign push_vc[v] = push_i && (32'(push_flit_i.vc) == v);
     trn_prim_fifo #(.WIDTH($bits(flit_t)), .DEPTH(DEPTH)) u_fifo (
       .clk_i        (clk_i),
       .rst_ni       (rst_ni),
