@@ -371,9 +371,12 @@ TEST(NocSweepScript, BooksimStepTabulatesEachRoundAgainstTheGivenBinary) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string fake = dir + "/booksim";
-  // Reads its one argument (the configuration) and spends some CPU time, as BookSim2 would.
-  std::ofstream(fake) << "#!/bin/bash\ntest -r \"$1\" || exit 3\nn=0; for i in $(seq 200000); do n=$((n + i)); done\n"
-                         "echo \"Total run time $n\"\n";
+  // Reads its one argument (the configuration) and spends some CPU time, as BookSim2 would: little on its odd calls,
+  // 50 times as much on its even ones (a counter file beside it), so that with two runs per round the fastest is
+  // the first run of each round, not the last.
+  std::ofstream(fake) << "#!/bin/bash\ntest -r \"$1\" || exit 3\nc=$(cat \"$0.calls\" 2>/dev/null || echo 0)\n"
+                         "c=$((c + 1)); echo $c > \"$0.calls\"\nk=20000; [ $((c % 2)) = 0 ] && k=1000000\n"
+                         "n=0; for i in $(seq $k); do n=$((n + i)); done\necho \"Total run time $n\"\n";
   std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
   const std::string env = "NOC_STEPS=booksim NOC_BOOKSIM='" + fake + "' NOC_BOOKSIM_ROUNDS=2 NOC_BOOKSIM_DIMS=4x4 " +
                           "NOC_BOOKSIM_VCS=4 NOC_BOOKSIM_CYCLES=300 NOC_BOOKSIM_RATE=0.2 NOC_BOOKSIM_THREADS='1 2' " +
@@ -402,6 +405,8 @@ TEST(NocSweepScript, BooksimStepTabulatesEachRoundAgainstTheGivenBinary) {
     EXPECT_EQ(std::stoi(m[1]), rows + 1);
     const double booksim = std::stod(m[2]);
     ASSERT_GT(booksim, 0) << r.out;
+    // 300 cycles over the quick run's CPU time (about 0.04 s), not the slow one's (about 2 s: 150 cycles/s).
+    EXPECT_GT(booksim, 1500) << "the round did not keep BookSim2's fastest run\n" << r.out;
     for (int k = 3; k <= 17; k += 2) {
       const double rate = std::stod(m[size_t(k)]);
       EXPECT_GT(rate, 0) << m.str();
