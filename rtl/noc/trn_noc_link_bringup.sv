@@ -3,9 +3,8 @@
 //
 // Each end sends one beat advertising its flow-control layout (MY_CFG = {NUM_VC, DEPTH}) in the second cycle after
 // reset, never during reset: beat_o is high in exactly that cycle. It then waits for the far end's beat
-// (far_beat_i with far_cfg_i): the same layout takes the link up (up_o; rise_o is high in the one cycle of the
-// transition, when a sender loads its credits), another takes it to the error state (err_o), and no beat within
-// LINK_TIMEOUT cycles of reset is an error too (err_o with timeout_o). Up and error last until reset: a link is
+// (far_beat_i with far_cfg_i): the same layout takes the link up at the next clock edge (up_o), another takes it to
+// the error state (err_o), and no beat within LINK_TIMEOUT cycles of reset is an error too (err_o with timeout_o). Up and error last until reset: a link is
 // never left waiting silently. partner_cfg_o holds the far end's layout once its beat came.
 module trn_noc_link_bringup
   import trn_noc_pkg::*;
@@ -24,7 +23,6 @@ module trn_noc_link_bringup
   input  link_cfg_t far_cfg_i,      // the layout it advertises (read with far_beat_i)
   output logic      beat_o,         // this end's beat goes out this cycle
   output link_cfg_t my_cfg_o,       // what this end advertises: {NUM_VC, DEPTH}
-  output logic      rise_o,         // the link comes up at this clock edge
   output logic      up_o,
   output logic      err_o,
   output logic      timeout_o,      // err_o because no beat came (else: a mismatch)
@@ -40,30 +38,16 @@ module trn_noc_link_bringup
     LK_ERR  = 2'd2   // mismatch or timeout
   } lk_state_e;
 
-  lk_state_e        state_q, state_d;
+  lk_state_e        state_q;
   logic             boot_q;   // 1 from the first clock edge after reset on
   logic             beat_q;   // this end's beat goes out this cycle
   logic [TMO_W-1:0] timer_q;
   logic             timeout_q;
   link_cfg_t        partner_q;
-  logic             cfg_ok;
-
-  assign cfg_ok = (far_cfg_i == MY_CFG);
-
-  always_comb begin
-    state_d = state_q;
-    unique case (state_q)
-      LK_DOWN: begin
-        if (far_beat_i)                         state_d = cfg_ok ? LK_UP : LK_ERR;
-        else if (32'(timer_q) >= LINK_TIMEOUT)  state_d = LK_ERR;
-      end
-      LK_UP:   state_d = LK_UP;
-      LK_ERR:  state_d = LK_ERR;
-      default: state_d = LK_ERR;
-    endcase
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
+  // The next state is computed in the clocked block: it reads the far end's beat, a top-level input of the router,
+  // and feeds registers only (trn_noc_link_tx, "At the clock edge", says why). Up and error are final.
+  always_ff @(posedge clk_i or negedge rst_ni) begin : at_edge
+    lk_state_e state_d;
     if (!rst_ni) begin
       state_q   <= LK_DOWN;
       boot_q    <= 1'b0;
@@ -72,6 +56,13 @@ module trn_noc_link_bringup
       timeout_q <= 1'b0;
       partner_q <= '0;
     end else begin
+      state_d = state_q;
+      if (state_q == LK_DOWN) begin
+        if (far_beat_i)                        state_d = (far_cfg_i == MY_CFG) ? LK_UP : LK_ERR;
+        else if (32'(timer_q) >= LINK_TIMEOUT) state_d = LK_ERR;
+      end else if (state_q != LK_UP) begin
+        state_d = LK_ERR;
+      end
       state_q <= state_d;
       boot_q  <= 1'b1;
       beat_q  <= !boot_q;  // exactly the second cycle after reset: nothing is sent during reset
@@ -85,7 +76,6 @@ module trn_noc_link_bringup
 
   assign beat_o        = beat_q;
   assign my_cfg_o      = MY_CFG;
-  assign rise_o        = (state_q == LK_DOWN) && (state_d == LK_UP);
   assign up_o          = (state_q == LK_UP);
   assign err_o         = (state_q == LK_ERR);
   assign timeout_o     = timeout_q;
@@ -101,7 +91,7 @@ module trn_noc_link_bringup
   // beat, there is nothing to check (and a simulator skips the branch).
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni && (state_q == LK_DOWN || far_beat_i)) begin
-      a_cfg_match: assert (!(state_q == LK_DOWN && far_beat_i) || cfg_ok)
+      a_cfg_match: assert (!(state_q == LK_DOWN && far_beat_i) || far_cfg_i == MY_CFG)
         else $error("%s: link bring-up failed: flow-control mismatch: %s %0d VCs x %0d flits %s %0d VCs x %0d flits %s",
                     OWNER, FAR, far_cfg_i.num_vc, far_cfg_i.depth, {"per VC buffer, ", NEAR}, NUM_VC, DEPTH,
                     "(NUM_VC and DEPTH must match on both ends)");

@@ -47,7 +47,7 @@ module trn_noc_link_rx
   localparam int unsigned VCI_W = (NUM_VC > 1) ? $clog2(NUM_VC) : 1;
 
   logic                        init_beat;  // the credit-init beat goes out this cycle
-  logic                        up, rise;
+  logic                        up;
   link_cfg_t                   my_cfg;
   logic [SEQ_W-1:0]            exp_q;      // sequence number expected next
   logic                        nak_q;      // in an error episode: NAK sent, waiting for flit exp_q
@@ -67,48 +67,32 @@ module trn_noc_link_rx
     .far_cfg_i    (rx_fwd_i.flit.data[$bits(link_cfg_t)-1:0]),
     .beat_o       (init_beat),
     .my_cfg_o     (my_cfg),
-    .rise_o       (rise),
     .up_o         (up),
     .err_o,
     .timeout_o,
     .partner_cfg_o
   );
 
-  // ---- Arrival check ----
-  logic             valid, crc_ok, good, accept, behind, drop_err, nak_now, tick;
-  logic [SEQ_W-1:0] ahead;
-  assign valid    = up && rx_fwd_i.valid;
+  // ---- Arrival check: a flit goes into the input buffer this cycle (accept_o) ----
+  logic valid, crc_ok, accept;
+  assign valid = up && rx_fwd_i.valid;
   // Checked only when a flit is there: a simulator then skips the CRC on idle cycles (Verilator: this logic reads
   // top-level inputs, so it is evaluated on every eval() call).
   always_comb begin
     crc_ok = 1'b1;
     if (rx_fwd_i.valid) crc_ok = fwd_crc(rx_fwd_i.seq, rx_fwd_i.flit) == rx_fwd_i.crc;
   end
-  assign good     = valid && crc_ok;
-  assign ahead    = rx_fwd_i.seq - exp_q;
-  assign accept   = good && ahead == '0;
-  assign behind   = good && ahead[SEQ_W-1];               // seq earlier than expected: a replayed duplicate
-  assign drop_err = valid && (!crc_ok || (ahead != '0 && !ahead[SEQ_W-1]));  // bad CRC, or a gap
-  assign nak_now  = drop_err && !nak_q;
-  assign tick     = rfr_q == '1;
+  assign accept = valid && crc_ok && rx_fwd_i.seq == exp_q;
 
-  // ---- Freed-slot counts and the next backward beat ----
-  logic [NUM_VC-1:0][FC_W-1:0] fc_d;
-  link_bwd_t                   bwd_d;
-  logic [VCI_W-1:0]            beat_vc;
-  always_comb begin
-    fc_d = fc_q;
-    if (free_i) fc_d[free_vc_i[VCI_W-1:0]] = fc_q[free_vc_i[VCI_W-1:0]] + 1'b1;
-    beat_vc   = free_i ? free_vc_i[VCI_W-1:0] : rvc_q;
-    bwd_d     = '0;
-    bwd_d.valid = up && (free_i || valid || tick);
-    bwd_d.vc  = VC_W'(beat_vc);
-    bwd_d.fc  = fc_d[beat_vc];
-    bwd_d.ack = exp_q + SEQ_W'(accept);
-    bwd_d.nak = nak_now;
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
+  // ---- At the clock edge: error episodes, freed-slot counts, the next backward beat ----
+  // Computed in the clocked block, once per edge: it reads the arriving beat (a top-level input of the router) and
+  // feeds registers only (trn_noc_link_tx, "At the clock edge", says why).
+  always_ff @(posedge clk_i or negedge rst_ni) begin : at_edge
+    logic                        drop_err, nak_now, tick;
+    logic [SEQ_W-1:0]            ahead;
+    logic [NUM_VC-1:0][FC_W-1:0] fc_d;
+    logic [VCI_W-1:0]            beat_vc;
+    link_bwd_t                   bwd_d;
     if (!rst_ni) begin
       exp_q     <= '0;
       nak_q     <= 1'b0;
@@ -118,6 +102,24 @@ module trn_noc_link_rx
       bwd_q     <= '0;
       crc_err_q <= 1'b0;
     end else begin
+      // A bad CRC, or a gap (a sequence number ahead of the expected one); one behind it is a replayed duplicate,
+      // dropped and acknowledged again.
+      ahead    = rx_fwd_i.seq - exp_q;
+      drop_err = valid && (!crc_ok || (ahead != '0 && !ahead[SEQ_W-1]));
+      nak_now  = drop_err && !nak_q;
+      tick     = rfr_q == '1;
+      fc_d     = fc_q;
+      if (free_i) fc_d[free_vc_i[VCI_W-1:0]] = fc_q[free_vc_i[VCI_W-1:0]] + 1'b1;
+      beat_vc     = free_i ? free_vc_i[VCI_W-1:0] : rvc_q;
+      bwd_d       = '0;
+      bwd_d.valid = up && (free_i || valid || tick);
+      bwd_d.vc    = VC_W'(beat_vc);
+      bwd_d.fc    = fc_d[beat_vc];
+      bwd_d.ack   = exp_q + SEQ_W'(accept);
+      bwd_d.nak   = nak_now;
+      // The CRC once per beat, here rather than in a continuous assignment.
+      if (bwd_d.valid) bwd_d.crc = bwd_crc(bwd_d.vc, bwd_d.fc, bwd_d.ack, bwd_d.nak);
+
       crc_err_q <= valid && !crc_ok;
       if (accept) exp_q <= exp_q + 1'b1;
       if (accept) nak_q <= 1'b0;
@@ -126,8 +128,6 @@ module trn_noc_link_rx
       rfr_q <= rfr_q + 1'b1;
       if (tick) rvc_q <= (32'(rvc_q) == NUM_VC - 1) ? '0 : rvc_q + 1'b1;
       bwd_q <= bwd_d;
-      // The CRC is computed at the register (once per clock edge, and only for a beat) rather than in bwd_d.
-      if (bwd_d.valid) bwd_q.crc <= bwd_crc(bwd_d.vc, bwd_d.fc, bwd_d.ack, bwd_d.nak);
     end
   end
 
@@ -146,7 +146,7 @@ module trn_noc_link_rx
 
   // The unused part of the forward channel at bring-up.
   logic unused;
-  assign unused = ^{rx_fwd_i.flit.data[DATA_W-1:$bits(link_cfg_t)], rise, behind};
+  assign unused = ^{rx_fwd_i.flit.data[DATA_W-1:$bits(link_cfg_t)]};
 
 `ifndef SYNTHESIS
   // Bring-up's own rules (layouts match, a beat within LINK_TIMEOUT, one beat only): trn_noc_link_bringup.

@@ -69,7 +69,7 @@ module trn_noc_link_tx
   localparam int unsigned RTY_W  = $clog2(REPLAY_LIMIT + 1);
 
   logic                         hello;   // the bring-up beat goes out this cycle
-  logic                         up, rise, bringup_err;
+  logic                         up, bringup_err;
   link_cfg_t                    my_cfg;
   logic [NUM_VC-1:0][CRD_W-1:0] crd_q;
   logic [NUM_VC-1:0][FC_W-1:0]  fc_q;     // the receiver's freed-slot count per VC, as last heard
@@ -96,72 +96,74 @@ module trn_noc_link_tx
     .far_cfg_i    (link_cfg_t'(tx_bwd_i.ack)),
     .beat_o       (hello),
     .my_cfg_o     (my_cfg),
-    .rise_o       (rise),
     .up_o         (up),
     .err_o        (bringup_err),
     .timeout_o,
     .partner_cfg_o
   );
 
-  // ---- The backward beat ----
-  logic             bwd_valid, bwd_crc_ok, beat, progress, nak, timeout, replay, waiting;
-  logic [SEQ_W-1:0] outstanding, ack_adv, una_d;
-  assign bwd_valid   = up && !down_q && tx_bwd_i.valid;
-  always_comb begin  // only for a beat (trn_noc_link_rx says why)
-    bwd_crc_ok = 1'b1;
-    if (tx_bwd_i.valid) bwd_crc_ok = bwd_crc(tx_bwd_i.vc, tx_bwd_i.fc, tx_bwd_i.ack, tx_bwd_i.nak) == tx_bwd_i.crc;
-  end
-  assign beat        = bwd_valid && bwd_crc_ok;
-  assign outstanding = seq_q - una_q;
-  assign ack_adv     = tx_bwd_i.ack - una_q;
-  assign progress    = beat && ack_adv != '0;
-  assign una_d       = beat ? tx_bwd_i.ack : una_q;
-  assign nak         = beat && tx_bwd_i.nak;
-  assign waiting     = outstanding != '0 && !rp_q;
-  assign timeout     = waiting && !progress && 32'(tmr_q) == REPLAY_TIMEOUT - 1;
-  // A NAK when everything is acknowledged (the flit it asks for is the one being sent now) needs no replay.
-  assign replay      = !down_q && ((nak && una_d != seq_q) || timeout);
-
-  // Credits: DEPTH per VC once up; minus one per new flit sent on the VC, plus what the receiver freed. A backward
-  // beat carries one VC's cumulative freed-slot count: the credits it returns are the count's advance since the last
-  // beat of that VC (modulo 2^FC_W).
-  logic [VCI_W-1:0] bwd_vc;
-  logic [FC_W-1:0]  returned;
-  assign bwd_vc   = tx_bwd_i.vc[VCI_W-1:0];
-  assign returned = tx_bwd_i.fc - fc_q[bwd_vc];
-  for (genvar v = 0; v < NUM_VC; v++) begin : g_crd
-    logic             take, give;
-    logic [CRD_W-1:0] delta;
-    assign take  = send_i && (32'(send_flit_i.vc) == v);
-    assign give  = beat && (32'(tx_bwd_i.vc) == v);
-    assign delta = give ? CRD_W'(returned) : '0;
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) begin
-        crd_q[v] <= '0;
-        fc_q[v]  <= '0;
-      end else if (rise) begin
-        crd_q[v] <= CRD_W'(DEPTH);
-      end else begin
-        crd_q[v] <= crd_q[v] + delta - CRD_W'(take);
-        if (give) fc_q[v] <= tx_bwd_i.fc;
-      end
-    end
-    assign crd_avail_o[v] = up && !down_q && !rp_q && (crd_q[v] != '0);
-  end
-
-  // ---- Sequence numbers, replay buffer, replay ----
-  always_ff @(posedge clk_i or negedge rst_ni) begin
+  // ---- At the clock edge: the backward beat, credits, acknowledgements, replay, the output register ----
+  // All of this reads tx_bwd_i, a top-level input of the router, and feeds registers only, so it is computed in the
+  // clocked block with the block's own variables: once per edge. As continuous logic a simulator evaluates it again
+  // whenever an input may have changed (Verilator 5.006: on every eval() call, and the harness needs two per cycle);
+  // nothing outside reads it in the same cycle. In a waveform the block's variables (scope at_edge) hold what was
+  // computed at the last edge.
+  //
+  // Credits: DEPTH per VC while the link is not up (crd_avail_o is low then: no flit is sent and no beat is taken),
+  // so every VC has DEPTH when it comes up; then minus one per new flit sent on the VC, plus what the receiver freed.
+  // A backward beat carries one VC's cumulative freed-slot count: the credits it returns are the count's advance
+  // since the last beat of that VC (modulo 2^FC_W).
+  always_ff @(posedge clk_i or negedge rst_ni) begin : at_edge
+    logic             bwd_valid, bwd_crc_ok, beat, progress, nak, timeout, replay, waiting, replaying, out_valid_d;
+    logic [SEQ_W-1:0] outstanding, ack_adv, una_d;
+    logic [VCI_W-1:0] bwd_vc;
+    logic [FC_W-1:0]  returned;
     if (!rst_ni) begin
-      seq_q    <= '0;
-      una_q    <= '0;
-      rp_q     <= 1'b0;
-      rp_seq_q <= '0;
-      tmr_q    <= '0;
-      rty_q    <= '0;
-      down_q    <= 1'b0;
-      replay_q  <= 1'b0;
-      bwd_err_q <= 1'b0;
+      crd_q       <= '0;
+      fc_q        <= '0;
+      seq_q       <= '0;
+      una_q       <= '0;
+      rp_q        <= 1'b0;
+      rp_seq_q    <= '0;
+      tmr_q       <= '0;
+      rty_q       <= '0;
+      down_q      <= 1'b0;
+      replay_q    <= 1'b0;
+      bwd_err_q   <= 1'b0;
+      out_valid_q <= 1'b0;
+      out_seq_q   <= '0;
+      out_crc_q   <= '0;
+      out_flit_q  <= '0;
     end else begin
+      // The backward beat: its CRC only when there is one (a branch a simulator skips on the other cycles).
+      bwd_valid  = up && !down_q && tx_bwd_i.valid;
+      bwd_crc_ok = 1'b1;
+      if (tx_bwd_i.valid) bwd_crc_ok = bwd_crc(tx_bwd_i.vc, tx_bwd_i.fc, tx_bwd_i.ack, tx_bwd_i.nak) == tx_bwd_i.crc;
+      beat        = bwd_valid && bwd_crc_ok;
+      outstanding = seq_q - una_q;
+      ack_adv     = tx_bwd_i.ack - una_q;
+      progress    = beat && ack_adv != '0;
+      una_d       = beat ? tx_bwd_i.ack : una_q;
+      nak         = beat && tx_bwd_i.nak;
+      waiting     = outstanding != '0 && !rp_q;
+      timeout     = waiting && !progress && 32'(tmr_q) == REPLAY_TIMEOUT - 1;
+      // A NAK when everything is acknowledged (the flit it asks for is the one being sent now) needs no replay.
+      replay      = !down_q && ((nak && una_d != seq_q) || timeout);
+      bwd_vc      = tx_bwd_i.vc[VCI_W-1:0];
+      returned    = tx_bwd_i.fc - fc_q[bwd_vc];
+
+      // Credits.
+      for (int unsigned v = 0; v < NUM_VC; v++) begin
+        if (!up) begin
+          crd_q[v] <= CRD_W'(DEPTH);
+        end else begin
+          crd_q[v] <= crd_q[v] + ((beat && 32'(tx_bwd_i.vc) == v) ? CRD_W'(returned) : '0)
+                    - CRD_W'(send_i && 32'(send_flit_i.vc) == v);
+        end
+      end
+      if (beat && 32'(tx_bwd_i.vc) < NUM_VC) fc_q[bwd_vc] <= tx_bwd_i.fc;
+
+      // Sequence numbers, replay.
       replay_q  <= replay;
       bwd_err_q <= bwd_valid && !bwd_crc_ok;
       if (send_i) seq_q <= seq_q + 1'b1;
@@ -182,40 +184,45 @@ module trn_noc_link_tx
       end else if (progress) begin
         rty_q <= '0;
       end
+
+      // The output register: a replayed flit, else a new one; its CRC computed here, once per flit.
+      replaying   = rp_q && !replay && !down_q;
+      out_valid_d = send_i || replaying;
+      out_valid_q <= out_valid_d;
+      if (replaying) begin
+        out_seq_q  <= rp_seq_q;
+        out_flit_q <= rb_q[rp_seq_q[RB_W-1:0]];
+        out_crc_q  <= fwd_crc(rp_seq_q, rb_q[rp_seq_q[RB_W-1:0]]);
+      end else if (send_i) begin
+        out_seq_q  <= seq_q;
+        out_flit_q <= send_flit_i;
+        out_crc_q  <= fwd_crc(seq_q, send_flit_i);
+      end
+
+`ifndef SYNTHESIS
+      // The rules about a backward beat, in the cycles that have one.
+      if (tx_bwd_i.valid) begin
+        a_credit_before_up: assert (up || down_q)
+          else $error("trn_noc_link_tx: backward beat before the link came up");
+      end
+      if (beat) begin
+        a_credit_vc: assert (32'(tx_bwd_i.vc) < NUM_VC)
+          else $error("trn_noc_link_tx: credit count for VC %0d, only %0d VCs", tx_bwd_i.vc, NUM_VC);
+        a_ack_window: assert (ack_adv <= outstanding)
+          else $error("trn_noc_link_tx: acknowledgement up to sequence number %0d, but only %0d .. %0d are %s",
+                      tx_bwd_i.ack, una_q, seq_q, "unacknowledged");
+        a_credit_overflow: assert (32'(tx_bwd_i.vc) >= NUM_VC || 32'(crd_q[bwd_vc]) + 32'(returned) <= DEPTH)
+          else $error("%s: VC %0d: %0d credits returned with %0d credits already (above the buffer depth %0d)",
+                      "trn_noc_link_tx", tx_bwd_i.vc, returned, crd_q[bwd_vc], DEPTH);
+      end
+`endif
     end
   end
   always_ff @(posedge clk_i) begin
     if (send_i) rb_q[seq_q[RB_W-1:0]] <= send_flit_i;
   end
-
-  // ---- Output register: a replayed flit, else a new one ----
-  logic             out_valid_d, replaying;
-  logic [SEQ_W-1:0] out_seq_d;
-  flit_t            out_flit_d;
-  assign replaying = rp_q && !replay && !down_q;
-  always_comb begin
-    out_valid_d = send_i;
-    out_seq_d   = seq_q;
-    out_flit_d  = send_flit_i;
-    if (replaying) begin
-      out_valid_d = 1'b1;
-      out_seq_d   = rp_seq_q;
-      out_flit_d  = rb_q[rp_seq_q[RB_W-1:0]];
-    end
-  end
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      out_valid_q <= 1'b0;
-    end else begin
-      out_valid_q <= out_valid_d;
-    end
-  end
-  always_ff @(posedge clk_i) begin
-    if (out_valid_d) begin
-      out_seq_q  <= out_seq_d;
-      out_flit_q <= out_flit_d;
-      out_crc_q  <= fwd_crc(out_seq_d, out_flit_d);
-    end
+  for (genvar v = 0; v < NUM_VC; v++) begin : g_crd
+    assign crd_avail_o[v] = up && !down_q && !rp_q && (crd_q[v] != '0);
   end
 
   always_comb begin
@@ -250,23 +257,12 @@ module trn_noc_link_tx
   end
 
   // Bring-up's own rules (layouts match, a beat within LINK_TIMEOUT, one beat only): trn_noc_link_bringup. The
-  // rules about a backward beat and about a flit sent are checked in the cycles that have one (a branch a simulator
-  // skips on the others).
+  // rules about a backward beat are in the clocked block above (they read its variables); the rules about a flit sent
+  // are checked in the cycles that have one (a branch a simulator skips on the others).
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
       a_send_no_hello: assert (!(hello && out_valid_q))
         else $error("trn_noc_link_tx: a flit collides with the bring-up beat");
-      if (tx_bwd_i.valid) begin
-        a_credit_before_up: assert (up || down_q)
-          else $error("trn_noc_link_tx: backward beat before the link came up");
-      end
-      if (beat) begin
-        a_credit_vc: assert (32'(tx_bwd_i.vc) < NUM_VC)
-          else $error("trn_noc_link_tx: credit count for VC %0d, only %0d VCs", tx_bwd_i.vc, NUM_VC);
-        a_ack_window: assert (ack_adv <= outstanding)
-          else $error("trn_noc_link_tx: acknowledgement up to sequence number %0d, but only %0d .. %0d are %s",
-                      tx_bwd_i.ack, una_q, seq_q, "unacknowledged");
-      end
       if (send_i) begin
         a_send_vc: assert (32'(send_flit_i.vc) < NUM_VC)
           else $error("trn_noc_link_tx: flit sent on VC %0d, only %0d VCs", send_flit_i.vc, NUM_VC);
@@ -275,9 +271,9 @@ module trn_noc_link_tx
         a_send_in_replay: assert (!rp_q)
           else $error("trn_noc_link_tx: new flit sent during a replay (sequence number %0d of %0d)", rp_seq_q,
                       seq_q);
-        a_replay_room: assert (32'(outstanding) < RB_DEPTH)
+        a_replay_room: assert (32'(SEQ_W'(seq_q - una_q)) < RB_DEPTH)
           else $error("trn_noc_link_tx: flit sent with the replay buffer full (%0d unacknowledged, %0d entries)",
-                      outstanding, RB_DEPTH);
+                      SEQ_W'(seq_q - una_q), RB_DEPTH);
         a_packet_contiguous: assert (32'(send_flit_i.vc) >= NUM_VC ||
                                      send_flit_i.head == !open_q[send_flit_i.vc[VCI_W-1:0]])
           else $error("trn_noc_link_tx: VC %0d: %s flit while a packet is %s (packets must stay contiguous per VC)",
@@ -286,8 +282,9 @@ module trn_noc_link_tx
       end
     end
   end
-  // Credit bounds. A backward beat returns credits to one VC and a flit takes one from one VC, so the overflow and
-  // underflow rules look at that VC only; the range rule at every VC. The message names the VC.
+  // Credit bounds. A backward beat returns credits to one VC and a flit takes one from one VC, so the overflow rule
+  // (above, with the beat) and the underflow rule look at that VC only; the range rule at every VC. The message names
+  // the VC.
   logic [VCI_W-1:0] send_vc;
   assign send_vc = send_flit_i.vc[VCI_W-1:0];
   function automatic logic [NUM_VC-1:0] above_depth(logic [NUM_VC-1:0][CRD_W-1:0] crd);
@@ -297,11 +294,6 @@ module trn_noc_link_tx
   endfunction
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
-      if (beat) begin
-        a_credit_overflow: assert (32'(tx_bwd_i.vc) >= NUM_VC || 32'(crd_q[bwd_vc]) + 32'(returned) <= DEPTH)
-          else $error("%s: VC %0d: %0d credits returned with %0d credits already (above the buffer depth %0d)",
-                      "trn_noc_link_tx", tx_bwd_i.vc, returned, crd_q[bwd_vc], DEPTH);
-      end
       if (send_i) begin
         a_credit_underflow: assert (32'(send_flit_i.vc) >= NUM_VC || crd_q[send_vc] != '0)
           else $error("trn_noc_link_tx: VC %0d: flit sent with no credit (credits would go below 0)",

@@ -61,7 +61,7 @@ TEST(NocAssert, AnAssertionOnAWorkerThreadStopsTheRun) {
     for (int i = 0; i < 20; ++i) net.step();
   });
   EXPECT_TRUE(contains(err, "RTL assertion failed")) << err;
-  EXPECT_TRUE(contains(out, "node_1_1.trn_noc_router.g_link[0].u_tx.a_credit_overflow")) << out;
+  EXPECT_TRUE(contains(out, "node_1_1.trn_noc_router.g_link[0].u_tx.at_edge.a_credit_overflow")) << out;
   EXPECT_TRUE(contains(out, "trn_noc_link_tx: VC 0: 1 credits returned with 4 credits already")) << out;
 }
 
