@@ -93,6 +93,7 @@ std::string LinkErrors::str() const {
 
 LinkFaultInjector::LinkFaultInjector(const LinkErrors& errors) : errors_(errors) {
   errors_.validate();
+  enabled_ = errors_.any();
   log_keep_ = errors_.ber > 0 ? std::log1p(-errors_.ber) : 0;
 }
 

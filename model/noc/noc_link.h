@@ -78,13 +78,14 @@ struct BeatFault {
 class LinkFaultInjector {
  public:
   explicit LinkFaultInjector(const LinkErrors& errors);
-  bool enabled() const { return errors_.any(); }
+  bool enabled() const { return enabled_; }  // read per link and cycle: a flag, not two comparisons of doubles
   BeatFault forward(uint64_t link, uint64_t cycle) const;
   BeatFault backward(uint64_t link, uint64_t cycle) const;
 
  private:
   uint64_t flips(uint64_t key, int nbits, int& drawn) const;  // up to 64 bits starting at bit 0
   LinkErrors errors_;
+  bool enabled_ = false;
   double log_keep_ = 0;  // log(1 - ber)
 };
 
