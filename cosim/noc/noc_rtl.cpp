@@ -3,6 +3,7 @@
 #include "cosim/rtl_coverage.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <functional>
 #include <type_traits>
@@ -118,7 +119,10 @@ namespace {
 template <class V>
 class RouterImpl final : public NocNetwork::Router {
  public:
-  RouterImpl(VerilatedContext* ctx, const std::string& name) : m_(std::make_unique<V>(ctx, name.c_str())) {}
+  RouterImpl(VerilatedContext* ctx, const std::string& name) : m_(std::make_unique<V>(ctx, name.c_str())) {
+    rx_fwd_held_.fill(FwdBeat{~uint64_t{0}, ~uint64_t{0}});
+    tx_bwd_held_.fill(~uint64_t{0});
+  }
   void set_clk(bool v) override { m_->clk_i = v; }
   void set_rst_n(bool v) override { m_->rst_ni = v; }
   void eval() override { m_->eval(); }
@@ -136,6 +140,9 @@ class RouterImpl final : public NocNetwork::Router {
     m_->dim_max_i = max;
   }
   void set_rx_fwd(int l, const FwdBeat& b) override {
+    FwdBeat& held = rx_fwd_held_[static_cast<size_t>(l)];
+    if (b.data == held.data && b.ctl == held.ctl) return;  // the port holds it already (an idle link, mostly)
+    held = b;
     const unsigned base = static_cast<unsigned>(l) * kLinkFwdBits;
     set_bits(m_->rx_fwd_i, base, 64, b.data);
     set_bits(m_->rx_fwd_i, base + 64, kLinkFwdBits - 64, b.ctl);
@@ -145,6 +152,9 @@ class RouterImpl final : public NocNetwork::Router {
     return FwdBeat{get_bits(m_->tx_fwd_o, base, 64), get_bits(m_->tx_fwd_o, base + 64, kLinkFwdBits - 64)};
   }
   void set_tx_bwd(int l, BwdBeat b) override {
+    uint64_t& held = tx_bwd_held_[static_cast<size_t>(l)];
+    if (b.bits == held) return;
+    held = b.bits;
     set_bits(m_->tx_bwd_i, static_cast<unsigned>(l) * kLinkBwdBits, kLinkBwdBits, b.bits);
   }
   BwdBeat rx_bwd(int l) const override {
@@ -183,6 +193,10 @@ class RouterImpl final : public NocNetwork::Router {
 
  private:
   std::unique_ptr<V> m_;
+  // What set_rx_fwd / set_tx_bwd last wrote into each link port's input: a beat equal to it is not written again.
+  // All ones (no beat has them) until the first write.
+  std::array<FwdBeat, 2 * kMaxDim> rx_fwd_held_;
+  std::array<uint64_t, 2 * kMaxDim> tx_bwd_held_;
 };
 
 using Factory = std::function<std::unique_ptr<NocNetwork::Router>(VerilatedContext*, const std::string&)>;
