@@ -107,14 +107,23 @@ struct SinkVc {
 
 // A Bernoulli draw with probability p from one 64-bit output of the engine: true iff x / 2^64 < p. This is
 // std::bernoulli_distribution's result as libstdc++ computes it (generate_canonical of one 64-bit draw, rounded to
-// double; a p of 1 always true), so seeds give the same traffic as before, without its generic conversion loop
-// (the harness draws two of these per router and cycle).
+// double; a p of 1 always true), without its generic conversion loop (the harness draws one or two of these per
+// router and cycle).
 struct Coin {
+  explicit Coin(double prob) : p(prob), limit(prob * 0x1p64) {}
   double p = 0;
+  double limit = 0;  // p * 2^64
   bool operator()(std::mt19937_64& g) const {
     const uint64_t x = g();
-    return p >= 1.0 || static_cast<double>(x) < p * 0x1p64;
+    return p >= 1.0 || static_cast<double>(x) < limit;
   }
+};
+
+// A uniform draw from lo..hi; no draw from the engine when lo == hi (a fixed packet length, one message class).
+struct Uniform {
+  Uniform(int lo, int hi) : dist(lo, hi) {}
+  std::uniform_int_distribution<int> dist;
+  int operator()(std::mt19937_64& g) { return dist.a() == dist.b() ? dist.a() : dist(g); }
 };
 
 // Net: NocPorts, or a final network class whose local ports inline (TlmNetwork), so that the calls per router and
@@ -142,8 +151,8 @@ class Runner {
     const double mean_len = (o_.min_len + o_.max_len) / 2.0;
     const Coin arrive{std::min(1.0, o_.rate / mean_len)};
     const Coin stall{o_.eject_stall_prob};
-    std::uniform_int_distribution<int> len(o_.min_len, o_.max_len);
-    std::uniform_int_distribution<int> cls(0, o_.num_classes - 1);
+    Uniform len(o_.min_len, o_.max_len);
+    Uniform cls(0, o_.num_classes - 1);
 
     const uint64_t start = net_.cycle();
     const uint64_t link_start = net_.link_flits();
