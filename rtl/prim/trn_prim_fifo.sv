@@ -33,25 +33,28 @@ module trn_prim_fifo #(
   logic [WIDTH-1:0]            mem_q [DEPTH];
   logic [PTR_W-1:0]            rd_q, wr_q;
   logic [CNT_W-1:0]            count_q;
-  logic                        push, pop;
 
   assign push_ready_o = (count_q != CNT_W'(DEPTH));
   assign pop_valid_o  = (count_q != '0);
   assign pop_data_o   = mem_q[rd_q];
   assign count_o      = count_q;
-  assign push         = push_valid_i && push_ready_o;
-  assign pop          = pop_valid_o && pop_ready_i;
 
   function automatic logic [PTR_W-1:0] next_ptr(logic [PTR_W-1:0] ptr);
     return (ptr == PTR_W'(DEPTH - 1)) ? '0 : ptr + 1'b1;
   endfunction
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
+  // The handshakes are computed at the edge, in the clocked blocks: push_valid_i may come straight from a top-level
+  // input (the NeuronLink router's link ports), and a verilated model evaluates logic that reads one on every eval()
+  // call (trn_noc_link_tx, "At the clock edge").
+  always_ff @(posedge clk_i or negedge rst_ni) begin : at_edge
+    logic push, pop;
     if (!rst_ni) begin
       rd_q    <= '0;
       wr_q    <= '0;
       count_q <= '0;
     end else begin
+      push = push_valid_i && push_ready_o;
+      pop  = pop_valid_o && pop_ready_i;
       if (push) wr_q <= next_ptr(wr_q);
       if (pop)  rd_q <= next_ptr(rd_q);
       if (push != pop) count_q <= push ? count_q + 1'b1 : count_q - 1'b1;
@@ -60,7 +63,7 @@ module trn_prim_fifo #(
 
   // Storage: datapath only, no reset.
   always_ff @(posedge clk_i) begin
-    if (push) mem_q[wr_q] <= push_data_i;
+    if (push_valid_i && push_ready_o) mem_q[wr_q] <= push_data_i;
   end
 
 `ifndef SYNTHESIS
