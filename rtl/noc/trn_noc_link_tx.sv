@@ -75,7 +75,8 @@ module trn_noc_link_tx
   logic [NUM_VC-1:0][FC_W-1:0]  fc_q;     // the receiver's freed-slot count per VC, as last heard
   logic [SEQ_W-1:0]             seq_q;    // sequence number of the next new flit
   logic [SEQ_W-1:0]             una_q;    // oldest unacknowledged flit (== seq_q: none)
-  flit_t [RB_DEPTH-1:0]         rb_q;     // replay buffer, indexed by sequence number modulo RB_DEPTH
+  flit_t                        rb_q [RB_DEPTH];  // replay buffer, by sequence number modulo RB_DEPTH (unpacked:
+                                                  // an entry is an index, not a shift of the whole buffer)
   logic                         rp_q;     // replaying
   logic [SEQ_W-1:0]             rp_seq_q; // next flit to replay
   logic [TMR_W-1:0]             tmr_q;    // cycles waiting for an acknowledgement
@@ -118,6 +119,7 @@ module trn_noc_link_tx
     logic [SEQ_W-1:0] outstanding, ack_adv, una_d;
     logic [VCI_W-1:0] bwd_vc;
     logic [FC_W-1:0]  returned;
+    logic [NUM_VC-1:0][CRD_W-1:0] crd_d;
     if (!rst_ni) begin
       crd_q       <= '0;
       fc_q        <= '0;
@@ -152,14 +154,16 @@ module trn_noc_link_tx
       bwd_vc      = tx_bwd_i.vc[VCI_W-1:0];
       returned    = tx_bwd_i.fc - fc_q[bwd_vc];
 
-      // Credits.
-      for (int unsigned v = 0; v < NUM_VC; v++) begin
-        if (!up) begin
-          crd_q[v] <= CRD_W'(DEPTH);
-        end else begin
-          crd_q[v] <= crd_q[v] + ((beat && 32'(tx_bwd_i.vc) == v) ? CRD_W'(returned) : '0)
-                    - CRD_W'(send_i && 32'(send_flit_i.vc) == v);
+      // Credits: only the beat's VC and the sent flit's VC change (the same one, possibly).
+      if (!up) begin
+        for (int unsigned v = 0; v < NUM_VC; v++) crd_q[v] <= CRD_W'(DEPTH);
+      end else if (beat || send_i) begin
+        crd_d = crd_q;
+        if (beat && 32'(tx_bwd_i.vc) < NUM_VC) crd_d[bwd_vc] = crd_d[bwd_vc] + CRD_W'(returned);
+        if (send_i && 32'(send_flit_i.vc) < NUM_VC) begin
+          crd_d[send_flit_i.vc[VCI_W-1:0]] = crd_d[send_flit_i.vc[VCI_W-1:0]] - 1'b1;
         end
+        crd_q <= crd_d;
       end
       if (beat && 32'(tx_bwd_i.vc) < NUM_VC) fc_q[bwd_vc] <= tx_bwd_i.fc;
 
