@@ -52,10 +52,13 @@ module trn_noc_vc_alloc #(
   // Stage 2: per output VC, over the input VCs that picked it. req2[o][w] holds the input VCs that picked output VC
   // w of port o: each input VC sets its one bit, where its pick points (a decoder per input; written as one indexed
   // write per input rather than a bit per (input, output VC) pair, which the verilated model evaluates as 400
-  // separate bit operations every cycle in a 2-D, 4-VC router).
-  logic [NPORT-1:0][NUM_VC-1:0][NIN-1:0] req2;
+  // separate bit operations every cycle in a 2-D, 4-VC router). Unpacked per output VC, as are the winners: each
+  // set is a word of its own, not a slice across the words of one 400-bit vector.
+  logic [NIN-1:0] req2 [NPORT][NUM_VC];
   always_comb begin
-    req2 = '0;
+    for (int unsigned o = 0; o < NPORT; o++) begin
+      for (int unsigned w = 0; w < NUM_VC; w++) req2[o][w] = '0;
+    end
     for (int unsigned i = 0; i < NIN; i++) begin
       if (picked[i] && 32'(oport_i[i]) < NPORT) req2[oport_i[i]][pick_idx[i]][i] = 1'b1;
     end
@@ -64,8 +67,8 @@ module trn_noc_vc_alloc #(
   logic unused_pick;
   assign unused_pick = ^pick;  // stage 2 reads the index of the pick (pick_idx); the one-hot grant is not needed
 
-  logic [NPORT-1:0][NUM_VC-1:0][NIN-1:0] win;
-  logic [NPORT-1:0][NUM_VC-1:0]          alloc;
+  logic [NIN-1:0]               win [NPORT][NUM_VC];
+  logic [NPORT-1:0][NUM_VC-1:0] alloc;
   for (genvar o = 0; o < NPORT; o++) begin : g_out
     for (genvar w = 0; w < NUM_VC; w++) begin : g_vc
       logic [$clog2(NIN)-1:0] unused_idx;
@@ -111,7 +114,7 @@ module trn_noc_vc_alloc #(
   // One output VC per input VC: the stage-2 winners are disjoint sets. Input VCs that won more than one: the
   // winners of each output VC that were already among the winners of the ones before (a pass over the 20 output
   // VCs of a 2-D, 4-VC router, instead of gathering each input VC's wins across the arbiters).
-  function automatic logic [NIN-1:0] multi_winners(logic [NPORT-1:0][NUM_VC-1:0][NIN-1:0] wv);
+  function automatic logic [NIN-1:0] multi_winners(logic [NIN-1:0] wv [NPORT][NUM_VC]);
     logic [NIN-1:0] seen, twice;
     seen  = '0;
     twice = '0;
