@@ -74,20 +74,22 @@ struct Packet {
 struct Source {
   // Packets base .. end - 1, packet q at ring[q mod ring.size()] (a power of two, doubled when full).
   std::vector<Packet> ring;
+  size_t mask = 0;  // ring.size() - 1 (kept: the size is a division by sizeof(Packet))
   uint64_t base = 0, end = 0;
   uint64_t next_inject = 0;  // the packet at the front of the source queue (it may be partly injected)
   int next_flit = 0;         // index of its next flit
   uint64_t created() const { return end; }
   size_t live() const { return size_t(end - base); }
   bool waiting() const { return next_inject < end; }
-  Packet& at(uint64_t seq) { return ring[size_t(seq) & (ring.size() - 1)]; }
-  const Packet& at(uint64_t seq) const { return ring[size_t(seq) & (ring.size() - 1)]; }
+  Packet& at(uint64_t seq) { return ring[size_t(seq) & mask]; }
+  const Packet& at(uint64_t seq) const { return ring[size_t(seq) & mask]; }
   Packet* find(uint64_t seq) { return seq >= base && seq < end ? &at(seq) : nullptr; }
   void push(const Packet& p) {
     if (live() == ring.size()) {
       std::vector<Packet> bigger(std::max<size_t>(16, 2 * ring.size()));
       for (uint64_t q = base; q < end; ++q) bigger[size_t(q) & (bigger.size() - 1)] = at(q);
       ring.swap(bigger);
+      mask = ring.size() - 1;
     }
     at(end++) = p;
   }
@@ -110,12 +112,28 @@ struct SinkVc {
 // double; a p of 1 always true), without its generic conversion loop (the harness draws one or two of these per
 // router and cycle).
 struct Coin {
-  explicit Coin(double prob) : p(prob), limit(prob * 0x1p64) {}
+  explicit Coin(double prob) : p(prob), below(first_at_or_above(prob * 0x1p64)) {}
   double p = 0;
-  double limit = 0;  // p * 2^64
+  // x rounded to double is below p * 2^64 exactly when x < below (the rounding keeps the order, so those x are a
+  // prefix of 0 .. 2^64 - 1): the test per draw is an integer compare, with the same results.
+  uint64_t below = 0;
   bool operator()(std::mt19937_64& g) const {
     const uint64_t x = g();
-    return p >= 1.0 || static_cast<double>(x) < limit;
+    return p >= 1.0 || x < below;
+  }
+  // The least x whose double is >= limit (2^64 - 1 when there is none: then only p >= 1 is true for every x).
+  static uint64_t first_at_or_above(double limit) {
+    uint64_t lo = 0, hi = ~uint64_t{0};  // the answer is in [lo, hi]
+    if (!(static_cast<double>(hi) >= limit)) return hi;
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      if (static_cast<double>(mid) >= limit) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return lo;
   }
 };
 
@@ -184,47 +202,15 @@ class Runner {
         }
       }
 
-      // Injection: the front packet of each source, one flit per cycle.
-      for (int s = 0; s < n_; ++s) {
-        Source& src = sources_[size_t(s)];
-        if (!src.waiting()) {
-          net_.drive_inject(s, nullptr);
-          continue;
-        }
-        const uint64_t seq = src.next_inject;
-        Packet& p = src.at(seq);
-        Flit f;
-        f.vc = p.vc;
-        f.head = src.next_flit == 0;
-        f.tail = src.next_flit == p.len - 1;
-        f.data = f.head ? make_header(coords_[size_t(p.dst)], p.mclass, head_payload(s, p.len, seq))
-                        : flit_payload(s, seq, src.next_flit);
-        net_.drive_inject(s, &f);
-        if (net_.inj_ready(s)) {  // taken at the coming edge
-          progress = true;
-          ++r_.flits_injected;
-          if (f.head) {
-            p.state = PState::kInFlight;
-            p.injected = now;
-            ++r_.packets_injected;
-          }
-          if (f.tail) {
-            ++src.next_inject;
-            src.next_flit = 0;
-          } else {
-            ++src.next_flit;
-          }
-        }
-      }
-
-      // Ejection.
-      for (int d = 0; d < n_; ++d) {
+      // Router by router: injection (the front packet of the source, one flit per cycle), then ejection.
+      for (int n = 0; n < n_; ++n) {
+        progress = inject_front(n, now) || progress;
         const bool ready = stall.p <= 0 || !stall(rng_);
-        net_.drive_eject_ready(d, ready);
-        if (ready && net_.ej_valid(d)) {
+        net_.drive_eject_ready(n, ready);
+        if (ready && net_.ej_valid(n)) {
           progress = true;
           if (injecting) ++window_flits;
-          receive(d, net_.ej_flit(d), now);
+          receive(n, net_.ej_flit(n), now);
         }
       }
 
@@ -324,6 +310,38 @@ class Runner {
       }
     }
     return 0;
+  }
+
+  // Drives source s's front flit into its router's injection port; true if the router takes it at the coming edge.
+  bool inject_front(int s, uint64_t now) {
+    Source& src = sources_[size_t(s)];
+    if (!src.waiting()) {
+      net_.drive_inject(s, nullptr);
+      return false;
+    }
+    const uint64_t seq = src.next_inject;
+    Packet& p = src.at(seq);
+    Flit f;
+    f.vc = p.vc;
+    f.head = src.next_flit == 0;
+    f.tail = src.next_flit == p.len - 1;
+    f.data = f.head ? make_header(coords_[size_t(p.dst)], p.mclass, head_payload(s, p.len, seq))
+                    : flit_payload(s, seq, src.next_flit);
+    net_.drive_inject(s, &f);
+    if (!net_.inj_ready(s)) return false;
+    ++r_.flits_injected;
+    if (f.head) {
+      p.state = PState::kInFlight;
+      p.injected = now;
+      ++r_.packets_injected;
+    }
+    if (f.tail) {
+      ++src.next_inject;
+      src.next_flit = 0;
+    } else {
+      ++src.next_flit;
+    }
+    return true;
   }
 
   void violation(uint64_t& counter, const std::string& what) {

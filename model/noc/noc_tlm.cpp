@@ -207,14 +207,14 @@ TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options), faults_((option
   fast_links_ = !faults_.enabled() && o_.retry.replay_timeout > 2 * o_.link_latency + 1 && !o_.exact_links;
   // The common shapes get their own eval_router (the verilated builds' and the CLI defaults', and 8 VCs).
   const int shape = o_.ndim * 16 + o_.num_vc;
-  eval_ = shape == 0x12 ? &TlmNetwork::eval_router<1, 2>
-        : shape == 0x14 ? &TlmNetwork::eval_router<1, 4>
-        : shape == 0x22 ? &TlmNetwork::eval_router<2, 2>
-        : shape == 0x24 ? &TlmNetwork::eval_router<2, 4>
-        : shape == 0x28 ? &TlmNetwork::eval_router<2, 8>
-        : shape == 0x34 ? &TlmNetwork::eval_router<3, 4>
-        : shape == 0x38 ? &TlmNetwork::eval_router<3, 8>
-                        : &TlmNetwork::eval_router<0, 0>;
+  eval_ = shape == 0x12 ? &TlmNetwork::eval_routers<1, 2>
+        : shape == 0x14 ? &TlmNetwork::eval_routers<1, 4>
+        : shape == 0x22 ? &TlmNetwork::eval_routers<2, 2>
+        : shape == 0x24 ? &TlmNetwork::eval_routers<2, 4>
+        : shape == 0x28 ? &TlmNetwork::eval_routers<2, 8>
+        : shape == 0x34 ? &TlmNetwork::eval_routers<3, 4>
+        : shape == 0x38 ? &TlmNetwork::eval_routers<3, 8>
+                        : &TlmNetwork::eval_routers<0, 0>;
   const int n_nodes = nodes();
   const int threads = std::min(o_.threads, n_nodes);
   if (threads > 1) pool_ = std::make_unique<StepPool>(threads);
@@ -312,10 +312,10 @@ void TlmNetwork::step() {
   if (pool_) {
     pool_->run([this](int t) {
       const auto [begin, end] = StepPool::range(nodes(), pool_->threads(), t);
-      for (int n = begin; n < end; ++n) (this->*eval_)(n, tallies_[size_t(t)]);
+      (this->*eval_)(begin, end, tallies_[size_t(t)]);
     });
   } else {
-    for (int n = 0; n < nodes(); ++n) (this->*eval_)(n, tallies_[0]);
+    (this->*eval_)(0, nodes(), tallies_[0]);
   }
   for (Tally& t : tallies_) {
     stats_ += t.stats;
@@ -791,6 +791,11 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
       b.init = true;
     }
   }
+}
+
+template <int kNdim, int kVc>
+void TlmNetwork::eval_routers(int begin, int end, Tally& tally) {
+  for (int n = begin; n < end; ++n) eval_router<kNdim, kVc>(n, tally);
 }
 
 // The fault injector's beat, as the verilated routers see it: the raw bits with their CRC, the faults applied, the

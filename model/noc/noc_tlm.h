@@ -146,8 +146,12 @@ class TlmNetwork final : public NocPorts {
     LinkBwd* fault_bwd = nullptr;  // beats the injector changed, per link port
   };
   template <int kNdim, int kVc>
-  void eval_router(int n, Tally& tally);
-  void (TlmNetwork::*eval_)(int, Tally&) = nullptr;  // the eval_router instance for this network's shape
+  [[gnu::always_inline]] inline void eval_router(int n, Tally& tally);
+  // Routers begin .. end - 1, one after the other: the loop around eval_router in one function per shape, so that
+  // what does not change between routers (the shape, the pipe slots, the options) is read once per step.
+  template <int kNdim, int kVc>
+  void eval_routers(int begin, int end, Tally& tally);
+  void (TlmNetwork::*eval_)(int, int, Tally&) = nullptr;  // the eval_routers instance for this network's shape
   void bring_up();
   // route() and va_mask of the head flit at the front of router n's input VC i, kept in the VC (noc_tlm.cpp).
   template <int kNdim>
