@@ -237,7 +237,10 @@ TlmNetwork::TlmNetwork(const TlmOptions& options) : o_(options), faults_((option
     r.buf.resize(static_cast<size_t>(nin_ * o_.depth));
     // trn_noc_link_tx RB_DEPTH: NUM_VC * DEPTH rounded up to a power of two (NUM_VC >= 2).
     const int rb_bits = 32 - __builtin_clz(unsigned(o_.num_vc * o_.depth - 1));
-    for (TxLink& t : r.tx) t.rb.resize(size_t{1} << rb_bits);
+    for (TxLink& t : r.tx) {
+      t.rb.resize(size_t{1} << rb_bits);
+      t.crd.fill(static_cast<uint8_t>(o_.depth));  // trn_noc_link_tx holds DEPTH per VC until the link is up
+    }
     for (int l = 0; l < nl; ++l) {
       const int d = l / 2, s = size(d);
       Coord c = r.me;
@@ -638,9 +641,8 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
     const LinkBwd& bi = *txin[L];
     // trn_noc_link_tx: the backward beat, credits, acknowledgements, replay.
     if (!t.up) {
-      if (bi.init) {
+      if (bi.init) {  // the credits are DEPTH already
         t.up = true;
-        t.crd.fill(static_cast<uint8_t>(D));
         t.crd_mask = all_vcs;
       }
     } else if (t.down) {

@@ -115,7 +115,7 @@ module trn_noc_link_tx
   // A backward beat carries one VC's cumulative freed-slot count: the credits it returns are the count's advance
   // since the last beat of that VC (modulo 2^FC_W).
   always_ff @(posedge clk_i or negedge rst_ni) begin : at_edge
-    logic             bwd_valid, bwd_crc_ok, beat, progress, nak, timeout, replay, waiting, replaying, out_valid_d;
+    logic             bwd_valid, bwd_crc_ok, beat, progress, nak, timeout, replay, waiting, replaying;
     logic [SEQ_W-1:0] outstanding, ack_adv, una_d;
     logic [VCI_W-1:0] bwd_vc;
     logic [FC_W-1:0]  returned;
@@ -191,8 +191,7 @@ module trn_noc_link_tx
 
       // The output register: a replayed flit, else a new one; its CRC computed here, once per flit.
       replaying   = rp_q && !replay && !down_q;
-      out_valid_d = send_i || replaying;
-      out_valid_q <= out_valid_d;
+      out_valid_q <= send_i || replaying;
       if (replaying) begin
         out_seq_q  <= rp_seq_q;
         out_flit_q <= rb_q[rp_seq_q[RB_W-1:0]];
