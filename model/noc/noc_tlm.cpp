@@ -633,6 +633,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   lp.inj.edge(lp.inj_valid_in, lp.inj_in, inj_ready_int);
   lp.ej.edge(out_valid[0], out_flit[0], lp.ej_ready_in);
   const uint8_t rvc = refresh_vc_;
+  const bool hello = !r.boot;  // the bring-up beats go out after this edge (the second cycle after reset)
   for (int l = 0; l < NL; ++l) {
     const size_t L = size_t(l);
     if (r.nb[L] < 0) continue;
@@ -756,36 +757,30 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
                naked = rx_nak >> l & 1;
     if (x.up && !freed && !arrived && !tick) {
       x.out.valid = false;  // quiet: no beat to send back, nothing else changes (the idle beat's fields are unused)
-      continue;
+    } else {
+      const bool was_up = x.up;
+      if (!x.up && rxin[L]->init) x.up = true;
+      if (accepted) x.exp = static_cast<uint16_t>((x.exp + 1) & kSeqMask);
+      if (accepted) {
+        x.nak = false;
+      } else if (naked) {
+        x.nak = true;
+      }
+      if (freed) x.fc[free_vc[L]] = static_cast<uint8_t>((x.fc[free_vc[L]] + 1) & kFcMask);
+      const uint8_t bvc = freed ? free_vc[L] : rvc;
+      x.out.valid = was_up && (freed || arrived || tick);
+      x.out.vc = bvc;
+      x.out.fc = x.fc[bvc];
+      x.out.ack = x.exp;
+      x.out.nak = naked;
     }
-    const bool was_up = x.up;
-    if (!x.up && rxin[L]->init) x.up = true;
-    if (accepted) x.exp = static_cast<uint16_t>((x.exp + 1) & kSeqMask);
-    if (accepted) {
-      x.nak = false;
-    } else if (naked) {
-      x.nak = true;
-    }
-    if (freed) x.fc[free_vc[L]] = static_cast<uint8_t>((x.fc[free_vc[L]] + 1) & kFcMask);
-    const uint8_t bvc = freed ? free_vc[L] : rvc;
-    x.out.valid = was_up && (freed || arrived || tick);
-    x.out.vc = bvc;
-    x.out.fc = x.fc[bvc];
-    x.out.ack = x.exp;
-    x.out.nak = naked;
-  }
-  r.hello = !r.boot;
-  r.boot = true;
 
-  // ---- Outputs (register values after the edge) into the link pipes ----
-  for (int l = 0; l < NL; ++l) {
-    const int nb = r.nb[size_t(l)];
-    if (nb < 0) continue;
+    // ---- Outputs (register values after the edge) into the link pipes ----
     LinkFwd& f = fwd_[wr_base + size_t(n * NL + l)];
     LinkBwd& b = bwd_[wr_base + size_t(n * NL + l)];
-    if (!r.hello) {  // the registers as they are (their init low, crc_ok set)
-      f = r.tx[size_t(l)].out;
-      b = r.rx[size_t(l)].out;
+    if (!hello) {  // the registers as they are (their init low, crc_ok set)
+      f = t.out;
+      b = x.out;
     } else {  // the bring-up beats, nothing valid
       f = LinkFwd{};
       f.init = true;
@@ -793,6 +788,8 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
       b.init = true;
     }
   }
+  r.hello = hello;
+  r.boot = true;
 }
 
 template <int kNdim, int kVc>
