@@ -401,7 +401,6 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   static const LinkBwd kNoBwd{};
   std::array<const LinkFwd*, 2 * kMaxDim> rxin;
   std::array<const LinkBwd*, 2 * kMaxDim> txin;
-  bool link_activity = false;
   const bool fast = fast_links_;
   for (int l = 0; l < NL; ++l) {
     const int nb = r.nb[size_t(l)];
@@ -426,15 +425,25 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
         txin[size_t(l)] = &tally.fault_bwd[l];
       }
     }
-    link_activity = link_activity || fi.valid || fi.init || bi.valid || bi.init ||
-                    (fast ? r.tx[size_t(l)].out.valid : !r.tx[size_t(l)].idle()) ||
-                    r.rx[size_t(l)].out.valid;
   }
   const bool tick = refresh_tick_;
   // A router with nothing buffered, nothing arriving, nothing to send or acknowledge keeps every register (no
-  // arbiter has a request, no counter moves): only its idle outputs need writing.
-  if (!link_activity && !tick && r.flits == 0 && !lp.inj.valid() && !lp.inj_valid_in && !lp.ej.valid() && r.boot &&
-      !r.hello) {
+  // arbiter has a request, no counter moves): only its idle outputs need writing. The links are looked at only when
+  // the rest is idle.
+  const auto link_activity = [&] {
+    for (int l = 0; l < NL; ++l) {
+      if (r.nb[size_t(l)] < 0) continue;
+      const LinkFwd& fi = *rxin[size_t(l)];
+      const LinkBwd& bi = *txin[size_t(l)];
+      if (fi.valid || fi.init || bi.valid || bi.init ||
+          (fast ? r.tx[size_t(l)].out.valid : !r.tx[size_t(l)].idle()) || r.rx[size_t(l)].out.valid) {
+        return true;
+      }
+    }
+    return false;
+  };
+  if (!tick && r.flits == 0 && !lp.inj.valid() && !lp.inj_valid_in && !lp.ej.valid() && r.boot && !r.hello &&
+      !link_activity()) {
     for (int l = 0; l < NL; ++l) {
       const int nb = r.nb[size_t(l)];
       if (nb < 0) continue;
