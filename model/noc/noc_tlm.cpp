@@ -762,11 +762,11 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
     }
     // trn_noc_link_rx: expected sequence number, error episode, freed counts, the backward register.
     RxLink& x = r.rx[L];
-    const bool freed = free >> l & 1, arrived = rx_valid >> l & 1, accepted = rx_accept >> l & 1,
-               naked = rx_nak >> l & 1;
-    if (x.up && !freed && !arrived && !tick) {
+    if (x.up && !((free | rx_valid) >> l & 1) && !tick) {
       x.out.valid = false;  // quiet: no beat to send back, nothing else changes (the idle beat's fields are unused)
     } else {
+      const bool freed = free >> l & 1, arrived = rx_valid >> l & 1, accepted = rx_accept >> l & 1,
+                 naked = rx_nak >> l & 1;
       const bool was_up = x.up;
       if (!x.up && rxin[L]->init) x.up = true;
       if (accepted) x.exp = static_cast<uint16_t>((x.exp + 1) & kSeqMask);
