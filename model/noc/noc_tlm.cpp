@@ -402,6 +402,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   std::array<const LinkFwd*, 2 * kMaxDim> rxin;
   std::array<const LinkBwd*, 2 * kMaxDim> txin;
   const bool fast = fast_links_;
+  uint32_t arriving = 0;  // bit l: a flit arrives at link port l (after the fault injector)
   for (int l = 0; l < NL; ++l) {
     const int nb = r.nb[size_t(l)];
     if (nb < 0) {
@@ -425,6 +426,7 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
         txin[size_t(l)] = &tally.fault_bwd[l];
       }
     }
+    arriving |= rxin[size_t(l)]->valid ? 1u << l : 0u;
   }
   const bool tick = refresh_tick_;
   // A router with nothing buffered, nothing arriving, nothing to send or acknowledge keeps every register (no
@@ -621,10 +623,11 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
   };
   if (push0) push(0, inj_out);
   // trn_noc_link_rx arrival check: accept (accept_o: the input port stores the flit), drop, NAK.
-  uint32_t rx_valid = 0, rx_accept = 0, rx_nak = 0;  // bit l: link port l's arrival, accepted, NAKed
-  for (int l = 0; l < NL; ++l) {
+  const uint32_t rx_valid = arriving;  // bit l: link port l's arrival
+  uint32_t rx_accept = 0, rx_nak = 0;  // bit l: accepted, NAKed
+  for (uint32_t m = arriving; m != 0; m &= m - 1) {
+    const int l = __builtin_ctz(m);
     const LinkFwd& in = *rxin[size_t(l)];
-    if (!in.valid) continue;
     RxLink& x = r.rx[size_t(l)];
     if (!x.up) {
       throw NocError(fmt::format("cycle {} router {} port {}: flit arrived before the link came up", cycle_,
@@ -633,7 +636,6 @@ void TlmNetwork::eval_router(int n, Tally& tally) {
     const unsigned ahead = (in.seq - x.exp) & kSeqMask;
     const bool accept = in.crc_ok && ahead == 0;
     const bool drop_err = !in.crc_ok || (ahead != 0 && ahead < (kSeqMask + 1) / 2);
-    rx_valid |= 1u << l;
     rx_accept |= accept ? 1u << l : 0u;
     rx_nak |= drop_err && !x.nak ? 1u << l : 0u;
     if (!in.crc_ok) ++tally.stats.crc_errors;
