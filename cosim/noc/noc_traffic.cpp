@@ -151,7 +151,7 @@ class Runner {
  public:
   Runner(Net& net, const TrafficOptions& o)
       : net_(net), o_(o), rng_(o.seed), n_(net.nodes()), sources_(static_cast<size_t>(n_)),
-        sinks_(static_cast<size_t>(n_)) {
+        sinks_(static_cast<size_t>(n_)), hot_(o.hotspot_fraction) {
     if (o.min_len < 1 || o.max_len > 15 || o.min_len > o.max_len) {
       throw NocError(fmt::format("packet length {}..{} outside 1..15", o.min_len, o.max_len));
     }
@@ -299,8 +299,7 @@ class Runner {
       case Pattern::kTranspose:
       case Pattern::kBitComp: return fixed_dest(s);
       case Pattern::kHotspot: {
-        const Coin hot{o_.hotspot_fraction};
-        if (s != o_.hotspot_node && hot(rng_)) return o_.hotspot_node;
+        if (s != o_.hotspot_node && hot_(rng_)) return o_.hotspot_node;
         return uniform_other(s);
       }
       case Pattern::kNeighbor: {
@@ -505,6 +504,7 @@ class Runner {
   std::vector<Source> sources_;
   std::vector<std::array<SinkVc, kMaxVc>> sinks_;
   std::vector<int> senders_;
+  Coin hot_;  // a packet of the hotspot pattern goes to the hotspot router
   std::vector<Coord> coords_;  // router n's coordinates (net_.coord is a virtual call)
   std::unordered_map<uint64_t, uint64_t> last_seq_;
   uint64_t offered_flits_ = 0;  // flits of the packets created
