@@ -291,44 +291,51 @@ module trn_noc_input_port
                      PORT, v, d.x, d.y, d.z, NDIM, "(largest coordinates", max.x, max.y, max.z);
   endfunction
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
+  // Each rule's violation vector is computed once, into the block's own variable, and read by the assertion and its
+  // message.
+  always_ff @(posedge clk_i or negedge rst_ni) begin : at_edge
+    logic [NUM_VC-1:0] bad;
     if (rst_ni) begin
       // A head flit arrives only when no packet is open on its VC, a body or tail only when one is. The rules about
       // an arrival, a departure or a grant are checked in the cycles that have one (a branch a simulator skips).
       if (push_i) begin
-        a_arrival_order: assert ((push_vc & ~(in_open_q ^ {NUM_VC{push_flit_i.head}})) == '0)
-          else $error("%s", arrival_msg(push_vc & ~(in_open_q ^ {NUM_VC{push_flit_i.head}}), in_open_q,
-                                        push_flit_i.head));
+        bad = push_vc & ~(in_open_q ^ {NUM_VC{push_flit_i.head}});
+        a_arrival_order: assert (bad == '0)
+          else $error("%s", arrival_msg(bad, in_open_q, push_flit_i.head));
       end
       if (pop_i != '0) begin
-        a_departure_order: assert ((pop_i & ~(out_open_q ^ front_heads(head_flit_o))) == '0)
-          else $error("%s", departure_msg(pop_i & ~(out_open_q ^ front_heads(head_flit_o)), out_open_q,
-                                          front_heads(head_flit_o)));
-        a_pop_allocated: assert ((pop_i & ~(active_q & head_valid_o)) == '0)
+        bad = pop_i & ~(out_open_q ^ front_heads(head_flit_o));
+        a_departure_order: assert (bad == '0)
+          else $error("%s", departure_msg(bad, out_open_q, front_heads(head_flit_o)));
+        bad = pop_i & ~(active_q & head_valid_o);
+        a_pop_allocated: assert (bad == '0)
           else $error("trn_noc_input_port %0d VC %0d: flit taken without an output VC or from an empty buffer", PORT,
-                      vc_of(pop_i & ~(active_q & head_valid_o)));
+                      vc_of(bad));
       end
-      a_idle_front_is_head: assert ((head_valid_o & ~active_q & ~front_heads(head_flit_o)) == '0)
+      bad = head_valid_o & ~active_q & ~front_heads(head_flit_o);
+      a_idle_front_is_head: assert (bad == '0)
         else $error("trn_noc_input_port %0d VC %0d: a body/tail flit at the front of an idle VC (head lost)", PORT,
-                    vc_of(head_valid_o & ~active_q & ~front_heads(head_flit_o)));
+                    vc_of(bad));
       if (va_gnt_i != '0) begin
-        a_gnt_idle: assert ((va_gnt_i & ~va_req_o) == '0)
-          else $error("trn_noc_input_port %0d VC %0d: VC granted without a request", PORT,
-                      vc_of(va_gnt_i & ~va_req_o));
-        a_gnt_in_mask: assert (outside_mask(va_gnt_i, va_gnt_vc_i, va_mask_o) == '0)
-          else $error("%s", mask_msg(outside_mask(va_gnt_i, va_gnt_vc_i, va_mask_o), va_gnt_vc_i, va_mask_o));
+        bad = va_gnt_i & ~va_req_o;
+        a_gnt_idle: assert (bad == '0)
+          else $error("trn_noc_input_port %0d VC %0d: VC granted without a request", PORT, vc_of(bad));
+        bad = outside_mask(va_gnt_i, va_gnt_vc_i, va_mask_o);
+        a_gnt_in_mask: assert (bad == '0)
+          else $error("%s", mask_msg(bad, va_gnt_vc_i, va_mask_o));
       end
       // Destination inside the torus, and dimension-order routing never sends a packet back where it came from.
       if (va_req_o != '0) begin
-        a_dst_in_torus: assert (outside(va_req_o, head_flit_o, dim_max_i) == '0)
-          else $error("%s", dst_msg(outside(va_req_o, head_flit_o, dim_max_i), head_flit_o, dim_max_i));
-        a_no_u_turn: assert (u_turns(va_req_o, va_oport_o) == '0)
-          else $error("trn_noc_input_port %0d VC %0d: route turns the packet back on its own link", PORT,
-                      vc_of(u_turns(va_req_o, va_oport_o)));
+        bad = outside(va_req_o, head_flit_o, dim_max_i);
+        a_dst_in_torus: assert (bad == '0)
+          else $error("%s", dst_msg(bad, head_flit_o, dim_max_i));
+        bad = u_turns(va_req_o, va_oport_o);
+        a_no_u_turn: assert (bad == '0)
+          else $error("trn_noc_input_port %0d VC %0d: route turns the packet back on its own link", PORT, vc_of(bad));
       end
-      a_count_matches: assert ((nonzero(count) ^ head_valid_o) == '0)
-        else $error("trn_noc_input_port %0d VC %0d: FIFO count and valid disagree", PORT,
-                    vc_of(nonzero(count) ^ head_valid_o));
+      bad = nonzero(count) ^ head_valid_o;
+      a_count_matches: assert (bad == '0)
+        else $error("trn_noc_input_port %0d VC %0d: FIFO count and valid disagree", PORT, vc_of(bad));
     end
   end
 `endif
