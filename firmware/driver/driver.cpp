@@ -7,6 +7,7 @@
 #include <chrono>
 #include <utility>
 
+#include "firmware/driver/core_device.h"
 #include "spec/trn_regs.h"
 
 namespace trnsim::driver {
@@ -416,7 +417,7 @@ void Driver::set_progress(std::function<void(const RunProgress&)> callback, doub
   progress_interval_s_ = interval_s;
 }
 
-void Driver::wait_with_progress(uint64_t timeout_cycles) {
+bool Driver::wait_with_progress(Device& device, uint64_t timeout_cycles) {
   // Slices of the wait, each short in host time (a quarter of the interval at most: the slice doubles while one
   // takes less than a sixteenth of it, halves when one takes more than a quarter; the size carries over to the next
   // run, so a served device gets about one wait request per short program); between them, a progress line when
@@ -426,7 +427,7 @@ void Driver::wait_with_progress(uint64_t timeout_cycles) {
   for (uint64_t left = timeout_cycles; left > 0;) {
     const uint64_t slice = std::min(left, progress_slice_);
     const auto t0 = clock::now();
-    if (device_.wait_interrupt(slice)) return;
+    if (device.wait_interrupt(slice)) return true;
     left -= slice;
     const double took = std::chrono::duration<double>(clock::now() - t0).count();
     if (took < progress_interval_s_ / 16 && progress_slice_ < (uint64_t{1} << 32)) progress_slice_ *= 2;
@@ -439,6 +440,41 @@ void Driver::wait_with_progress(uint64_t timeout_cycles) {
       last = clock::now();
     }
   }
+  return false;
+}
+
+int Driver::wait_first(const std::vector<Driver*>& drivers, uint64_t max_cycles) {
+  if (drivers.empty()) throw DriverError("wait_first: no drivers");
+  Driver& lead = *drivers.front();
+  const auto wait_on = [&](Device& device) {
+    return lead.progress_ ? lead.wait_with_progress(device, max_cycles) : device.wait_interrupt(max_cycles);
+  };
+  if (drivers.size() == 1 && dynamic_cast<CoreDevice*>(&lead.device_) == nullptr) {
+    return wait_on(lead.device_) ? 0 : -1;
+  }
+  // The chip's line is high while CHIP_INT_SUMMARY & CHIP_INT_ENABLE is not 0 (docs/registers.md "The chip").
+  Device* chip = nullptr;
+  uint32_t mask = 0;
+  std::vector<uint32_t> core(drivers.size());
+  for (std::size_t i = 0; i < drivers.size(); ++i) {
+    const auto* view = dynamic_cast<const CoreDevice*>(&drivers[i]->device_);
+    if (view == nullptr || (chip != nullptr && &view->chip() != chip) || view->core() >= 32 ||
+        (mask >> view->core() & 1)) {
+      throw DriverError(fmt::format("wait_first: driver {} of {} is not a view of another core of the first's chip", i,
+                                    drivers.size()));
+    }
+    chip = &view->chip();
+    core[i] = view->core();
+    mask |= 1u << core[i];
+  }
+  chip->write_reg(regs::CHIP_INT_ENABLE, mask);
+  wait_on(*chip);
+  const uint32_t high = chip->read_reg(regs::CHIP_INT_SUMMARY) & mask;
+  int first = -1;
+  for (std::size_t i = 0; i < drivers.size(); ++i) {
+    if ((high >> core[i] & 1) && (first < 0 || core[i] < core[std::size_t(first)])) first = int(i);
+  }
+  return first;
 }
 
 DeviceCounters Driver::read_counters() const {
@@ -514,7 +550,7 @@ std::string Driver::read_err_detail() const {
 
 RunResult Driver::wait(uint64_t timeout_cycles) {
   if (progress_) {
-    wait_with_progress(timeout_cycles);
+    wait_with_progress(device_, timeout_cycles);
   } else {
     device_.wait_interrupt(timeout_cycles);
   }

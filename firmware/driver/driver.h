@@ -317,6 +317,15 @@ class Driver {
   void start();
   /// The second half of run(): Device::wait_interrupt(timeout_cycles), then STATUS, exactly as run().
   RunResult wait(uint64_t timeout_cycles);
+  /// Waits for the first of several started runs to end. `drivers` drive distinct cores of one chip, each through a
+  /// CoreDevice view of the same chip Device (core_device.h); one driver may also be on a device of its own. Sets
+  /// CHIP_INT_ENABLE to their cores and lets the chip run (Device::wait_interrupt) until one of their interrupt lines
+  /// is high or `max_cycles` TE cycles have passed; with progress on drivers[0] (set_progress) the wait runs in its
+  /// slices and reports its core. Returns the index into `drivers` of the lowest-numbered core whose line is high
+  /// (collect that run with its wait(), which then returns at once), or -1 when none rose in time. No time passes
+  /// when a line is already high. Throws DriverError for an empty list, or several drivers that are not views of
+  /// distinct cores of one chip.
+  static int wait_first(const std::vector<Driver*>& drivers, uint64_t max_cycles);
 
   /// A 64-bit register pair (`lo`, `hi` offsets): HI, LO, HI again, retried when the low word wrapped in between
   /// (docs/registers.md, "Running a program").
@@ -334,7 +343,9 @@ class Driver {
   void set_progress(std::function<void(const RunProgress&)> callback, double interval_s = 2.0);
 
  private:
-  void wait_with_progress(uint64_t timeout_cycles);
+  /// `device`.wait_interrupt (this driver's, or its chip's for wait_first) in slices of up to `timeout_cycles`, with
+  /// a progress line on this driver's core between them (set_progress). True when the line rose.
+  bool wait_with_progress(Device& device, uint64_t timeout_cycles);
   /// Up to `max_bytes` ASCII bytes of the registers from `base` up, 4 per register little-endian, to the first 0.
   std::string read_ascii(uint32_t base, uint32_t max_bytes) const;
   /// ERR_DETAIL as text (ERR_DETAIL_LEN bytes).

@@ -88,9 +88,11 @@ uint32_t activation_device(isa::ActFunc f, uint32_t zb) {
   throw std::invalid_argument("golden::activation_device: unknown function");
 }
 
-std::vector<uint32_t> softmax_rows(const SoftmaxSpec& s, const std::vector<uint32_t>& in) {
+std::vector<uint32_t> softmax_rows(const SoftmaxSpec& s, const std::vector<uint32_t>& in,
+                                   std::vector<uint32_t>* reciprocals) {
   check_shape("softmax_rows", s.rows, s.cols, in.size());
   std::vector<uint32_t> out(in.size());
+  if (reciprocals) reciprocals->assign(std::size_t(s.rows), 0u);
   const uint32_t scale = f32(s.scale);
   for (int r = 0; r < s.rows; ++r) {
     std::vector<uint32_t> x = widen_row(s.in_type, in, r, s.cols);
@@ -102,8 +104,10 @@ std::vector<uint32_t> softmax_rows(const SoftmaxSpec& s, const std::vector<uint3
     const uint32_t bias = tensor_scalar(AluOp::kMultiply, scale, AluOp::kMultiply, kMinusOneBits, m);
     const uint32_t sum = activation_pass(isa::ActFunc::kExp, &x, scale, bias);
     const uint32_t recip = alu(AluOp::kRdivide, sum, kOneBits);  // 1 / sum
+    if (reciprocals) (*reciprocals)[std::size_t(r)] = recip;
     for (int j = 0; j < s.cols; ++j) {
-      const uint32_t y = j < n ? alu(AluOp::kMultiply, x[std::size_t(j)], recip) : 0u;  // +0 where masked
+      const uint32_t e = x[std::size_t(std::min(j, n - 1))];
+      const uint32_t y = j >= n ? 0u : s.normalise ? alu(AluOp::kMultiply, e, recip) : e;  // +0 where masked
       out[std::size_t(r) * s.cols + j] = element_from_f32(s.out_type, y, true);
     }
   }

@@ -31,11 +31,16 @@ struct SoftmaxSpec {
   int causal_offset = 0;
   isa::DataType in_type = isa::DataType::kFp32;
   isa::DataType out_type = isa::DataType::kFp32;
+  /// false: out_j = cast(e_j), the exponentials not normalised (the attention piece's deferred normalisation,
+  /// docs/kernels.md "Attention"); the rows' reciprocals 1 / s then come out through softmax_rows' `reciprocals`.
+  bool normalise = true;
 };
 
 /// Softmax of each row of in[rows, cols] (patterns of in_type) -> out patterns of out_type, in the operation order
-/// of softmax_kernel.h. Throws std::invalid_argument on a size mismatch or rows/cols < 1.
-std::vector<uint32_t> softmax_rows(const SoftmaxSpec& spec, const std::vector<uint32_t>& in);
+/// of softmax_kernel.h. `reciprocals` (if given) gets each row's 1 / s (FP32 patterns, `rows` of them). Throws
+/// std::invalid_argument on a size mismatch or rows/cols < 1.
+std::vector<uint32_t> softmax_rows(const SoftmaxSpec& spec, const std::vector<uint32_t>& in,
+                                   std::vector<uint32_t>* reciprocals = nullptr);
 
 /// Parameters of golden::layernorm_rows and golden::rmsnorm_rows.
 struct NormSpec {

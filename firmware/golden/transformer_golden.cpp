@@ -108,7 +108,7 @@ MlpResult mlp(int tokens, int d_model, int d_ff, const Patterns& xT, const MlpPa
 }
 
 AttentionResult attention(int seq, int heads, int head_dim, bool causal, bool te_transpose, const Patterns& qT,
-                          const Patterns& kT, const Patterns& v, int tile_rows) {
+                          const Patterns& kT, const Patterns& v, int tile_rows, bool deferred_norm) {
   const uint64_t T = seq, H = heads, d = head_dim, tt = T * T;
   require_size(qT, H * d * T, "attention qT");
   require_size(kT, H * d * T, "attention kT");
@@ -128,12 +128,18 @@ AttentionResult attention(int seq, int heads, int head_dim, bool causal, bool te
   sm.causal = causal;
   sm.in_type = isa::DataType::kFp32;
   sm.out_type = isa::DataType::kBf16;
+  sm.normalise = !deferred_norm;
+  Patterns recip;  // [H, T]: each query's 1 / s
   if (causal) {
     sm.rows = seq;
-    for (uint64_t h = 0; h < H; ++h) put_rows(&r.probs, h * tt, softmax_rows(sm, rows_of(r.scores, h * T, T, T)));
+    for (uint64_t h = 0; h < H; ++h) {
+      Patterns rh;
+      put_rows(&r.probs, h * tt, softmax_rows(sm, rows_of(r.scores, h * T, T, T), &rh));
+      recip.insert(recip.end(), rh.begin(), rh.end());
+    }
   } else {
     sm.rows = seq * heads;
-    r.probs = softmax_rows(sm, r.scores);
+    r.probs = softmax_rows(sm, r.scores, &recip);
   }
   for (uint64_t h = 0; h < H; ++h) {
     const Patterns ph = rows_of(r.probs, h * T, T, T);
@@ -144,6 +150,16 @@ AttentionResult attention(int seq, int heads, int head_dim, bool causal, bool te
   for (uint64_t h = 0; h < H; ++h) {
     put_rows(&r.outT, h * d * T,
              gemm_bf16(seq, head_dim, seq, rows_of(v, h * T, T, d), rows_of(r.probsT, h * T, T, T), tile_rows));
+  }
+  if (deferred_norm) {  // O^T[h*d + c, q] * (1 / s of head h's query q): one FP32 multiply each
+    for (uint64_t h = 0; h < H; ++h) {
+      for (uint64_t c = 0; c < d; ++c) {
+        for (uint64_t q = 0; q < T; ++q) {
+          uint32_t& o = r.outT[(h * d + c) * T + q];
+          o = alu(isa::AluOp::kMultiply, o, recip[h * T + q]);
+        }
+      }
+    }
   }
   return r;
 }
@@ -179,7 +195,7 @@ TransformerResult transformer_block(const TransformerSpec& s, const Patterns& x,
                             isa::DataType::kBf16));
   }
   r.attn = attention(s.seq, s.heads, int(d), s.causal, s.te_transpose, rows_of(r.qkvT, 0, D, T),
-                     rows_of(r.qkvT, D, D, T), r.v, tile_rows);
+                     rows_of(r.qkvT, D, D, T), r.v, tile_rows, s.deferred_norm);
   r.attnT32 = r.attn.outT;
   r.attnT = cast(r.attnT32, isa::DataType::kFp32, isa::DataType::kBf16);
   r.proj = gemm_bf16(s.d_model, s.seq, s.d_model, r.attnT, p.w_o, tile_rows);

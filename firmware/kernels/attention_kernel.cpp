@@ -54,6 +54,20 @@ void append_heads(KernelSequence* seq, std::vector<KernelSequence> heads, bool l
 }
 }  // namespace
 
+int attention_pieces(const driver::DeviceInfo& info, const AttentionLayout& l) {
+  // Pieces of fewer queries than pieces_per_head's where a head's share of a core does not fit (the accumulator and
+  // the transposes' slots share PSUM with the scores): each count planned once, the first that fits, down to one
+  // query tile per piece.
+  const int R = transpose_tile_rows(info);
+  if (!l.fused_pieces || !l.te_transpose || R < 1 || l.seq < 1 || l.heads < 1 || l.head_dim < 1 || l.cores < 1) {
+    return 0;
+  }
+  for (int p = pieces_per_head(l.heads, l.cores);; ++p) {
+    if (attention_piece_fits(info, l.seq, std::min(rows_per_core(l.seq, R, p), l.seq), l.head_dim)) return p;
+    if (p >= (l.seq + R - 1) / R) return 0;
+  }
+}
+
 KernelSequence make_attention_programs(const driver::DeviceInfo& info, const AttentionLayout& l) {
   if (l.seq < 1 || l.heads < 1 || l.head_dim < 1 || l.cores < 1) {
     throw std::invalid_argument(fmt::format("attention kernel: seq, heads, head_dim and cores must be >= 1 (got {}, "
@@ -67,16 +81,9 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   const int pieces = pieces_per_head(l.heads, l.cores);
   KernelSequence seq;
   // Every step of a head in one program per piece of its queries, P kept in SBUF (make_attention_piece_program).
-  // Pieces of fewer queries where a head's share of a core does not fit (the accumulator and the transposes'
-  // slots share PSUM with the scores).
   const int R = transpose_tile_rows(info);
-  int fused = pieces;
-  bool fits = false;  // each piece count planned once: the first that fits, up to one query tile per piece
-  for (; l.fused_pieces && l.te_transpose && R >= 1; ++fused) {
-    fits = attention_piece_fits(info, l.seq, std::min(rows_per_core(l.seq, R, fused), l.seq), l.head_dim);
-    if (fits || fused >= (l.seq + R - 1) / R) break;
-  }
-  if (fits) {
+  const int fused = attention_pieces(info, l);
+  if (fused > 0) {
     std::vector<KernelSequence> heads;
     for (int h = 0; h < l.heads; ++h) {
       heads.push_back(row_split_steps(fmt::format("head {} attention", h), l.seq, R, fused,
@@ -462,8 +469,10 @@ struct PiecePlan {
   int q_tiles = 0, k_tiles = 0, live = 0, zero_kt = 0;
   uint64_t gemm = 0, p_addr = 0, p_tile = 0;
   // The PV part's buffers: the identity (FP32 iota, BF16), V, P^T by key tile, the +0 P^T tile (causal, when a key
-  // tile is past the piece's last query; else 0).
-  uint32_t iota = 0, ident = 0, v = 0, pt = 0, zero_pt = 0;
+  // tile is past the piece's last query; else 0); the deferred normalisation's: the row sums and their reciprocals
+  // (a column per query tile), the reciprocals as rows on min(32, d) partitions ([*, queries] FP32), the output
+  // staged for its store ([d, queries], up to 4 bytes each).
+  uint32_t iota = 0, ident = 0, v = 0, pt = 0, zero_pt = 0, sums = 0, rcp = 0, rrow = 0, out = 0;
   int gemm_banks = 0, acc_banks = 0, slots = 0;
 };
 
@@ -482,6 +491,8 @@ PiecePlan piece_plan(const driver::DeviceInfo& info, int seq, int query0, int qu
   const uint64_t v = pv.take(uint64_t(pp.k_tiles) * uint64_t(head_dim) * kBf16Bytes, "");
   const uint64_t pt = pv.take(uint64_t(pp.zero_kt) * uint64_t(queries) * kBf16Bytes, "");
   const uint64_t zero_pt = pp.zero_kt < pp.k_tiles ? pv.take(uint64_t(queries) * kBf16Bytes, "") : 0;
+  const uint64_t sums = pv.take(uint64_t(pp.q_tiles) * kFp32Bytes, ""), rcp = pv.take(uint64_t(pp.q_tiles) * kFp32Bytes, "");
+  const uint64_t rrow = pv.take(uint64_t(queries) * kFp32Bytes, ""), out = pv.take(uint64_t(queries) * kFp32Bytes, "");
   pp.p_tile = (uint64_t(pp.live) * kBf16Bytes + 63) / 64 * 64;
   const uint64_t top = uint64_t(pp.q_tiles) * pp.p_tile + pv.used();
   pp.gemm = top < info.sbuf_partition_bytes ? (info.sbuf_partition_bytes - top) / 64 * 64 : 0;
@@ -489,6 +500,8 @@ PiecePlan piece_plan(const driver::DeviceInfo& info, int seq, int query0, int qu
   const uint64_t base = pp.p_addr + uint64_t(pp.q_tiles) * pp.p_tile;  // a multiple of 64
   pp.iota = uint32_t(base + iota), pp.ident = uint32_t(base + ident), pp.v = uint32_t(base + v);
   pp.pt = uint32_t(base + pt), pp.zero_pt = zero_pt ? uint32_t(base + zero_pt) : 0;
+  pp.sums = uint32_t(base + sums), pp.rcp = uint32_t(base + rcp), pp.rrow = uint32_t(base + rrow);
+  pp.out = uint32_t(base + out);
   const int n_tile = std::max(1, pp.tp.n_tile);
   pp.acc_banks = (queries + n_tile - 1) / n_tile;
   const int one = (pp.live + n_tile - 1) / n_tile;  // banks of one block of scores (whole rows)
@@ -519,6 +532,8 @@ GemmLayout piece_gemm(const AttentionPieceLayout& l, const PiecePlan& pp) {
   g.out_in_sbuf = true;
   g.out_sbuf = uint32_t(pp.p_addr);
   g.out_sbuf_tile_bytes = uint32_t(pp.p_tile);
+  g.epilogue.normalise = false;  // P holds the exponentials; the output is normalised (docs/kernels.md "Attention")
+  g.epilogue.sums_sbuf = pp.sums;
   return g;
 }
 }  // namespace
@@ -603,6 +618,22 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
       pp.zero_kt < pp.k_tiles ? pipe.add(isa::Engine::kVec, {memset_op(R, nq, operand(zero_pt, bf16), 0.0f)}) : -1;
   std::vector<Pipeline::OpId> slot_reader(std::size_t(pp.slots), -1);  // the copy that last read each slot
   int next_slot = 0;
+  // The deferred normalisation: as soon as query tile i's exponentials and their sums are written, the reciprocals
+  // r = 1 / s of its rows, then r as rows of the [min(32, d), queries] block `rrow` (every partition the same row):
+  // Vector transposes of r's column broadcast along the free axis, 32 queries each (docs/kernels.md "Attention").
+  const int rrow_parts = std::min(32, d);
+  std::vector<Pipeline::OpId> rrow_ready(std::size_t(pp.q_tiles), -1);
+  for (int i = 0; i < pp.q_tiles; ++i) {
+    const int qr = std::min(R, nq - i * R);
+    std::vector<isa::Instruction> v{tensor_scalar(isa::AluOp::kRdivide, 1.0f, isa::AluOp::kNone, 0.0f, qr, 1,
+                                                  operand(pp.rcp + uint32_t(4 * i)), operand(pp.sums + uint32_t(4 * i)))};
+    for (int q0 = 0; q0 < qr; q0 += 32) {
+      v.push_back(transpose_op(std::min(32, qr - q0), rrow_parts, operand(pp.rrow + uint32_t(4 * (i * R + q0))),
+                               operand(pp.rcp + uint32_t(4 * i), isa::DataType::kFp32, {0, 0}, isa::MemSpace::kSbuf,
+                                       uint16_t(q0))));
+    }
+    rrow_ready[std::size_t(i)] = pipe.add(isa::Engine::kVec, std::move(v), {p_ready[std::size_t(i)]});
+  }
   for (int i = 0; i < pp.q_tiles; ++i) {
     const int qr = std::min(R, nq - i * R), n_live = live_tiles(i);
     for (int kt0 = 0; kt0 < n_live; kt0 += pp.slots) {  // as many key tiles as there are slots at a time
@@ -634,7 +665,8 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
   // follows the one before it in its bank, and the drain follows every bank's last (a TE op's semaphore says its own
   // results have landed, not those of the multiplies before it).
   const int qt_per_bank = std::max(1, pp.tp.n_tile / R);
-  std::vector<Pipeline::OpId> last;
+  const uint64_t eo = isa::data_type_bytes(l.out_type);
+  const uint64_t out_hbm = l.outT_hbm + uint64_t(l.query0) * eo;
   for (int bank = 0; bank < pp.acc_banks; ++bank) {
     Pipeline::OpId pv = -1;
     const int i_begin = bank * qt_per_bank, i_end = std::min(pp.q_tiles, i_begin + qt_per_bank);
@@ -651,14 +683,29 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
                                    bank + 1),
                     after);
     }
-    last.push_back(pv);
+    // The bank's queries normalised: O^T[c, q] * r[q] (FP32, cast once to out_type) into the staging rows, 32
+    // partitions of O^T at a time against the r rows; then their store. They follow the bank's last PV (each PV of
+    // the bank waits for the one before it) and the r rows of the bank's query tiles.
+    const int c0 = bank * pp.tp.n_tile, bn = std::min(pp.tp.n_tile, nq - c0);
+    std::vector<Pipeline::OpId> after{pv};
+    for (int i = i_begin; i < i_end; ++i) after.push_back(rrow_ready[std::size_t(i)]);
+    std::vector<isa::Instruction> scale;
+    for (int c = 0; c < d; c += rrow_parts) {
+      scale.push_back(tensor_tensor(
+          isa::AluOp::kMultiply, std::min(rrow_parts, d - c), bn,
+          operand(pp.out + uint32_t(uint64_t(c0) * eo), l.out_type, {1, 0}, isa::MemSpace::kSbuf, uint16_t(c)),
+          operand(uint32_t(uint64_t(acc0 + bank) * pp.tp.bank_bytes), isa::DataType::kFp32, {1, 0},
+                  isa::MemSpace::kPsum, uint16_t(c)),
+          operand(pp.rrow + uint32_t(4 * c0))));
+    }
+    const Pipeline::OpId scaled = pipe.add(isa::Engine::kVec, std::move(scale), after);
+    pipe.add(isa::Engine::kDma,
+             spread_copies({copy_rows(isa::MemSpace::kSbuf, pp.out + uint64_t(c0) * eo, l.out_type,
+                                      int64_t(info.sbuf_partition_bytes), isa::MemSpace::kHbm, out_hbm + uint64_t(c0) * eo,
+                                      l.out_type, int64_t(l.seq) * int64_t(eo), d, bn)},
+                           info.num_dma_engines),
+             {scaled});
   }
-  pipe.add(isa::Engine::kDma,
-           spread_copies(pv_drain_copies(info, pp.tp, d, nq, acc0,
-                                         l.outT_hbm + uint64_t(l.query0) * isa::data_type_bytes(l.out_type), l.seq,
-                                         l.out_type),
-                         info.num_dma_engines),
-           last);
   return pipe.build();
 }
 

@@ -211,6 +211,10 @@ class GemmBuilder {
       Pipeline::OpId done = -1;
       if (l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax) {
         SoftmaxEpilogue e = add_softmax_epilogue(pipe, b, after, bank_te);
+        if (!l_.epilogue.normalise) {  // the exponentials and their sums are the block's output
+          drain[bi] = stored[bi] = e.exp;
+          return;
+        }
         if (deferred_norm) {
           // The block before is normalised after this block's row maxima: the Vector engine takes the maxima as
           // soon as the TE has the scores (the next exponentials wait for them), and normalises while the Scalar
@@ -415,8 +419,12 @@ class GemmBuilder {
     const uint64_t row = align_up(uint64_t(block_cols_max()) * kFp32Bytes, 64);
     return staging_addr(plan_.epilogue_slots) + uint32_t(group % 2) * uint32_t(row);
   }
-  /// Bytes per element of a slot's staging area: out_type's, or FP32 (the softmax's exponentials, out_in_sbuf).
-  uint64_t stage_bytes() const { return l_.out_in_sbuf ? kFp32Bytes : isa::data_type_bytes(l_.out_type); }
+  /// Bytes per element of a slot's staging area: out_type's, or FP32 (the softmax's exponentials, out_in_sbuf), or
+  /// none (an unnormalised softmax writes its exponentials to its place in SBUF).
+  uint64_t stage_bytes() const {
+    if (!l_.out_in_sbuf) return isa::data_type_bytes(l_.out_type);
+    return l_.epilogue.normalise ? kFp32Bytes : 0;
+  }
   uint32_t residual_addr(int slot) const {
     return staging_addr(slot) + uint32_t(align_up(uint64_t(block_cols_max()) * stage_bytes(), 64));
   }
@@ -558,11 +566,14 @@ class GemmBuilder {
     st.z_space = l_.out_in_sbuf ? isa::MemSpace::kSbuf : isa::MemSpace::kPsum;
     st.y = l_.out_in_sbuf ? out_sbuf_addr(b) : staging_addr(b.epi_slot);
     st.y_type = l_.out_type;
+    st.normalise = l_.epilogue.normalise;
+    if (!st.normalise) st.z = st.y, st.z_type = st.y_type;  // the exponentials are the output
     st.scale = l_.epilogue.scale;
     if (l_.epilogue.causal) st.window = {unmasked_columns(b)};
     st.pred = softmax_pred_addr(), st.consts = softmax_zero_addr();
     st.mx = softmax_column(b.epi_slot, 0), st.nbias = softmax_column(b.epi_slot, 1);
-    st.sum = softmax_column(b.epi_slot, 2), st.rcp = softmax_column(b.epi_slot, 3);
+    st.sum = st.normalise ? softmax_column(b.epi_slot, 2) : l_.epilogue.sums_sbuf + uint32_t(4 * (b.m0 / plan_.m_tile));
+    st.rcp = softmax_column(b.epi_slot, 3);
     if (!bank_te.empty()) st.bank_cols = plan_.n_tile, st.partials = softmax_column(b.epi_slot, 4);
     SoftmaxOps ops = softmax_ops(st);
     SoftmaxEpilogue e;
@@ -812,6 +823,15 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
                         "partition's end ({})",
                         l.out_sbuf, tiles, l.out_sbuf_tile_bytes, pb, info.sbuf_partition_bytes));
   }
+  if (!l.epilogue.normalise) {
+    const uint64_t tiles = ceil_div(uint64_t(l.m), uint64_t(std::min(info.te_cols, info.psum_partitions)));
+    require(softmax && l.out_in_sbuf, "an unnormalised softmax (normalise false) needs its output kept in SBUF");
+    require(l.epilogue.sums_sbuf % 4 == 0 && l.epilogue.sums_sbuf >= pb &&
+                l.epilogue.sums_sbuf + 4 * tiles <= info.sbuf_partition_bytes,
+            fmt::format("the row sums' columns at {} ({} of 4 bytes) are not 4-byte aligned between the GEMM's {} "
+                        "bytes and the partition's end ({})",
+                        l.epilogue.sums_sbuf, tiles, pb, info.sbuf_partition_bytes));
+  }
   require(!has_epi || uint64_t(std::min(info.te_cols, info.psum_partitions)) <= info.sbuf_partitions,
           fmt::format("an epilogue needs an SBUF partition per PSUM partition ({} of {})", info.sbuf_partitions,
                       std::min(info.te_cols, info.psum_partitions)));
@@ -819,7 +839,7 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   const uint64_t oes = isa::data_type_bytes(l.out_type);
   const uint64_t m_tiles_all = ceil_div(uint64_t(l.m), uint64_t(std::min(info.te_cols, info.psum_partitions)));
   // A slot's staging area holds the block in out_type, or with out_in_sbuf the softmax's exponentials (FP32).
-  const uint64_t stage_es = l.out_in_sbuf ? kFp32Bytes : oes;
+  const uint64_t stage_es = !l.out_in_sbuf ? oes : l.epilogue.normalise ? kFp32Bytes : 0;
   auto epi_slot = [&](uint64_t block_cols) -> uint64_t {
     if (!has_epi) return 0;
     uint64_t b = align_up(block_cols * stage_es, 64);

@@ -60,6 +60,11 @@ struct GemmEpilogue {
   int causal_offset = 0;                        ///< kSoftmax, >= 0
   bool residual = false;                        ///< kColBiasAdd
   uint64_t residual_hbm = 0;                    ///< [M, N] FP32, rows GemmLayout::out_ld apart (with residual)
+  /// kSoftmax with GemmLayout::out_in_sbuf: false leaves the rows unnormalised (the attention piece's deferred
+  /// normalisation, docs/kernels.md "Attention"): the output is the exponentials cast once to out_type, and M tile
+  /// i's row sums (FP32, one per partition) go to the SBUF column at sums_sbuf + 4 i, above sbuf_limit.
+  bool normalise = true;
+  uint32_t sums_sbuf = 0;
 };
 
 /// Where the operands of one GEMM are in HBM (HBM-space byte addresses), and what to compute.

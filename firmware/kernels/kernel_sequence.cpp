@@ -9,6 +9,7 @@
 
 #include "firmware/kernels/dma_copies.h"
 #include "firmware/kernels/gemm_kernel.h"
+#include "spec/trn_regs.h"
 
 namespace trnsim::kernels {
 
@@ -23,40 +24,78 @@ SequenceRun run_sequence(const std::vector<driver::Driver*>& cores, const Kernel
   SequenceRun total;
   total.core_runs.assign(cores.size(), {});
   total.core_macs.assign(cores.size(), 0);
+  const auto record = [&](StepRun r) {
+    total.macs += r.macs;
+    total.instructions += r.instructions;
+    driver::RunResult& c = total.core_runs[size_t(r.core)];
+    c.cycles += r.run.cycles;
+    total.core_macs[size_t(r.core)] += r.macs;
+    for (std::size_t q = 0; q < total.retired.size(); ++q) {
+      total.retired[q] += r.run.retired[q];
+      c.retired[q] += r.run.retired[q];
+    }
+    if (on_step) on_step(r);
+    total.steps.push_back(std::move(r));
+  };
   for (std::size_t first = 0; first < seq.size();) {
-    std::size_t end = first + 1;  // the round: [first, end)
-    while (end < seq.size() && seq[end].with_previous && end - first < cores.size()) ++end;
-    for (std::size_t i = first; i < end; ++i) cores[i - first]->load_program(seq[i].program);
-    for (std::size_t i = first; i < end; ++i) cores[i - first]->start();
-    std::vector<StepRun> round;
-    for (std::size_t i = first; i < end; ++i) {
+    std::size_t end = first + 1;  // the wave: [first, end)
+    while (end < seq.size() && seq[end].with_previous) ++end;
+    // Per core: the step it runs (or none) and, counted from the wave's start, when that step ends. A core whose
+    // step ends takes the wave's next step at once (its doorbell rings in the cycle the host learns of the end), so
+    // its steps run back to back and their ends are the sums of their cycles.
+    std::vector<std::size_t> running(cores.size(), seq.size());
+    std::vector<uint64_t> ends(cores.size(), 0);
+    std::size_t next = first, busy = 0;
+    const auto launch = [&](std::size_t c) {
+      cores[c]->load_program(seq[next].program);
+      cores[c]->start();
+      running[c] = next++;
+      ++busy;
+    };
+    while (next < end && next - first < cores.size()) launch(next - first);
+    uint64_t span = 0;  // the wave's time so far: the latest end
+    while (busy > 0) {
+      // The busy cores, and the cycles until the first of their steps reaches its timeout (each counts from its own
+      // doorbell: CYCLE; one core alone has just started its step).
+      std::vector<driver::Driver*> waiting;
+      std::vector<std::size_t> waiting_core;
+      uint64_t wait_cycles = timeout_cycles, most = 0;
+      std::size_t c = cores.size();  // the busy core whose step has run longest (the lowest on a tie)
+      for (std::size_t w = 0; w < cores.size(); ++w) {
+        if (running[w] == seq.size()) continue;
+        waiting.push_back(cores[w]);
+        waiting_core.push_back(w);
+        const uint64_t ran = cores.size() == 1 ? 0 : cores[w]->read_reg64(regs::CYCLE_LO, regs::CYCLE_HI);
+        wait_cycles = std::min(wait_cycles, timeout_cycles - std::min(ran, timeout_cycles));
+        if (c == cores.size() || ran > most) most = ran, c = w;
+      }
+      // One busy core: its own wait (with the driver's progress lines). Several: the first of them to end; when none
+      // ends before the earliest timeout, the longest-running step's wait reports it.
+      if (busy > 1) {
+        const int first_done = driver::Driver::wait_first(waiting, wait_cycles);
+        if (first_done >= 0) c = waiting_core[std::size_t(first_done)];
+      }
+      const std::size_t i = running[c];
       if (failed_step) *failed_step = i;
       StepRun r;
       r.name = seq[i].name;
       r.macs = seq[i].macs;
-      r.core = int(i - first);
+      r.core = int(c);
       for (const auto& q : seq[i].program.queues) r.instructions += q.size();
-      r.run = cores[i - first]->wait(timeout_cycles);
-      round.push_back(std::move(r));
-    }
-    const auto longest = std::max_element(round.begin(), round.end(), [](const StepRun& a, const StepRun& b) {
-      return a.run.cycles < b.run.cycles;
-    });
-    longest->elapsed = longest->run.cycles;
-    total.cycles += longest->elapsed;
-    for (StepRun& r : round) {
-      total.macs += r.macs;
-      total.instructions += r.instructions;
-      driver::RunResult& c = total.core_runs[size_t(r.core)];
-      c.cycles += r.run.cycles;
-      total.core_macs[size_t(r.core)] += r.macs;
-      for (std::size_t q = 0; q < total.retired.size(); ++q) {
-        total.retired[q] += r.run.retired[q];
-        c.retired[q] += r.run.retired[q];
+      try {
+        r.run = cores[c]->wait(busy > 1 ? 0 : wait_cycles);
+      } catch (const driver::DriverTimeout& e) {
+        throw driver::DriverTimeout(timeout_cycles, e.device_cycles(), e.queues());
       }
-      if (on_step) on_step(r);
-      total.steps.push_back(std::move(r));
+      running[c] = seq.size();
+      --busy;
+      ends[c] += r.run.cycles;
+      r.elapsed = ends[c] > span ? ends[c] - span : 0;
+      span = std::max(span, ends[c]);
+      if (next < end) launch(c);
+      record(std::move(r));
     }
+    total.cycles += span;
     first = end;
   }
   return total;

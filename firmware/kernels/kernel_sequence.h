@@ -41,14 +41,15 @@ struct StepRun {
   std::size_t instructions = 0;  ///< all queues
   uint64_t macs = 0;
   int core = 0;          ///< index into run_sequence's `cores`
-  /// TE cycles the step adds to the sequence's time: a round's longest run carries the round's cycles, the other
-  /// runs of the round 0 (one core: run.cycles).
+  /// TE cycles the step adds to the sequence's time: how far its end lies past the latest end of the steps of its
+  /// wave that ended before it (0 when it ended earlier); over a wave they sum to the wave's time (one core:
+  /// run.cycles).
   uint64_t elapsed = 0;
 };
 
-/// The whole sequence. Each run starts its cycle counter at 0 after the driver's soft reset; the steps of a round
-/// start together and the round lasts as long as its longest run, so `cycles`, the sum over the rounds, is the
-/// device time of the sequence (one core: the steps back to back).
+/// The whole sequence. Each run starts its cycle counter at 0 after the driver's soft reset; `cycles`, the sum over
+/// the waves of each wave's time (from its first doorbell to its last step's end), is the device time of the
+/// sequence (one core: the steps back to back). `steps` are in the order they ended.
 struct SequenceRun {
   uint64_t cycles = 0;
   uint64_t macs = 0;
@@ -60,14 +61,15 @@ struct SequenceRun {
   std::vector<uint64_t> core_macs;
 };
 
-/// Runs the steps in order over the cores `cores` (drivers of distinct cores of one chip, core 0's first; with
-/// several, each allocates from its own region, and every core reads and writes all of HBM). A round is up to
-/// cores.size() consecutive steps of one wave (KernelStep::with_previous): step j of the round is loaded on
-/// cores[j], all are started, then each is waited for (`timeout_cycles` each). Rounds run one after another, so
-/// every step sees what earlier rounds wrote. `on_step` (if set) is called after each step. Throws
-/// std::invalid_argument for an empty `cores` and the drivers' errors (DeviceFault, DriverTimeout, ...) as they
-/// come; `failed_step` (if set) holds the index of the step being waited for, so after a throw it names the step
-/// that failed.
+/// Runs the steps in order over the cores `cores` (drivers of distinct cores of one chip, each through a CoreDevice
+/// view, core 0's first; with several, each allocates from its own region, and every core reads and writes all of
+/// HBM). A wave (a step and the KernelStep::with_previous steps after it) runs as a work list: its first steps are
+/// loaded on cores[0], cores[1], ... and started; whenever one of them ends (Driver::wait_first), that core takes
+/// the wave's next step at once. The next wave starts when every step of the wave has ended, so every step sees
+/// what earlier waves wrote. A step's timeout is `timeout_cycles` from its doorbell. `on_step` (if set) is called
+/// after each step ends. Throws std::invalid_argument for an empty `cores` and the drivers' errors (DeviceFault,
+/// DriverTimeout, ...) as they come; `failed_step` (if set) holds the index of the step being collected, so after a
+/// throw it names the step that failed.
 SequenceRun run_sequence(const std::vector<driver::Driver*>& cores, const KernelSequence& seq,
                          uint64_t timeout_cycles, const std::function<void(const StepRun&)>& on_step = {},
                          std::size_t* failed_step = nullptr);

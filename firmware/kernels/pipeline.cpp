@@ -348,6 +348,13 @@ isa::Instruction tensor_tensor(isa::AluOp op, int partitions, int n0, const isa:
   return i;
 }
 
+isa::Instruction transpose_op(int partitions, int n0, const isa::Operand& out, const isa::Operand& in0) {
+  isa::Instruction i = vec(isa::Opcode::kTranspose, partitions, n0);
+  i.vec.out = fit(out, partitions);
+  i.vec.in0 = fit(in0, n0);
+  return i;
+}
+
 isa::Instruction iota_op(int partitions, int n, uint32_t out, int16_t pstep, int32_t step) {
   isa::Instruction i = vec(isa::Opcode::kIota, partitions, n);
   i.vec.out = operand(out, isa::DataType::kFp32, {int16_t(n > 1 ? 1 : 0), 0});

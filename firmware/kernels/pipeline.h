@@ -140,6 +140,10 @@ isa::Instruction tensor_scalar(isa::AluOp op, float imm0, isa::AluOp op1, float 
 isa::Instruction iota_op(int partitions, int n, uint32_t out, int16_t pstep, int32_t step);
 /// memset: out[P, n0] = value (an FP32 immediate cast to out's type).
 isa::Instruction memset_op(int partitions, int n0, const isa::Operand& out, float value);
+/// Vector transpose: out[j, i] = in0[i, j] of in0 [P, n0] (P, n0 <= 32, docs/isa.md "transpose"); `out` has n0
+/// partitions from its start and walks i with its stride[0]. An in0 stride of 0 broadcasts each partition's element:
+/// out[j, i] = in0[i, 0] for every j.
+isa::Instruction transpose_op(int partitions, int n0, const isa::Operand& out, const isa::Operand& in0);
 isa::Instruction tensor_reduce(isa::AluOp op, int partitions, int n0, const isa::Operand& out, const isa::Operand& in0);
 /// tensor_reduce of each of the n1 rows of n0 elements (axis inner) into a [P, n1] block of consecutive FP32.
 isa::Instruction tensor_reduce_rows(isa::AluOp op, int partitions, int n0, int n1, const isa::Operand& out,

@@ -34,7 +34,7 @@ void require(bool ok, const std::string& what) {
 SoftmaxOps softmax_ops(const SoftmaxTiles& s) {
   const uint32_t yb = uint32_t(isa::data_type_bytes(s.y_type));
   const isa::Operand x = operand(s.x, DataType::kFp32, {1, static_cast<int16_t>(s.stride)}, s.space);
-  const isa::Operand z = operand(s.z, DataType::kFp32, {1, static_cast<int16_t>(s.stride)}, s.z_space);
+  const isa::Operand z = operand(s.z, s.z_type, {1, static_cast<int16_t>(s.stride)}, s.z_space);
   const isa::Operand y = operand(s.y, s.y_type, {1, static_cast<int16_t>(s.stride)});
   const isa::Operand zero = operand(s.consts, DataType::kFp32, {0, 0}),
                      ninf = operand(s.consts + 4, DataType::kFp32, {0, 0});
@@ -72,10 +72,12 @@ SoftmaxOps softmax_ops(const SoftmaxTiles& s) {
       tensor_scalar(AluOp::kMultiply, s.scale, AluOp::kMultiply, -1.0f, s.p, s.g, operand(s.nbias), operand(s.mx)));
   for (int t = 0; t < s.g; ++t) {
     const isa::Operand xt = operand(s.x + uint32_t(t * s.stride * 4), DataType::kFp32, {1, 0}, s.space),
-                       zt = operand(s.z + uint32_t(t * s.stride * 4), DataType::kFp32, {1, 0}, s.z_space),
+                       zt = operand(s.z + uint32_t(t * s.stride) * uint32_t(isa::data_type_bytes(s.z_type)),
+                                    s.z_type, {1, 0}, s.z_space),
                        nb = column(s.nbias + 4 * t), sum = column(s.sum + 4 * t);
     ops.exps.push_back(activation(ActFunc::kExp, s.p, s.w, zt, xt, s.scale, 0.0f, &nb, &sum));
   }
+  if (!s.normalise) return ops;
   ops.norm = {tensor_scalar(AluOp::kRdivide, 1.0f, AluOp::kNone, 0.0f, s.p, s.g, operand(s.rcp), operand(s.sum)),
               tensor_tensor(AluOp::kMultiply, s.p, s.w, y, z, operand(s.rcp, DataType::kFp32, {0, 1}), s.g)};
   window(true, &ops.norm, 0, s.w);

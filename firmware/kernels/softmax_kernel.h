@@ -50,6 +50,10 @@ struct SoftmaxTiles {
   /// scratch so that x is free once they are written.
   uint32_t z = 0;
   isa::MemSpace z_space = isa::MemSpace::kSbuf;
+  isa::DataType z_type = isa::DataType::kFp32;  ///< the exponentials' type in z (cast once; their sums are FP32's)
+  /// false: no normalisation (`norm` stays empty): z, in z_type, is the output, and the row sums in `sum` are the
+  /// caller's (the attention piece's deferred normalisation, docs/kernels.md "Attention").
+  bool normalise = true;
   uint32_t y = 0;                              ///< SBUF output [p, w] per tile, y_type (may be x)
   isa::DataType y_type = isa::DataType::kFp32;
   float scale = 1.0f;                          ///< as SoftmaxLayout::scale

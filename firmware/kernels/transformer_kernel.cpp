@@ -51,7 +51,34 @@ KernelSequence layernorm_steps(const driver::DeviceInfo& info, const std::string
   }
   return seq;
 }
+/// The block's attention (step 5) on the row blocks of qkvT.
+AttentionLayout block_attention(const TransformerShape& s, const TransformerBuffers& b) {
+  const uint64_t D = uint64_t(s.d_model), T = uint64_t(s.seq);
+  AttentionLayout at;
+  at.seq = s.seq;
+  at.heads = s.heads;
+  at.head_dim = s.head_dim();
+  at.causal = s.causal;
+  at.te_transpose = s.te_transpose;
+  at.cores = s.cores;
+  at.qT_hbm = b.qkvT;
+  at.kT_hbm = b.qkvT + D * T * 2;
+  at.v_hbm = b.v;
+  at.scores_hbm = b.scores;
+  at.probs_hbm = b.probs;
+  at.probsT_hbm = b.probsT;
+  at.outT_hbm = b.attnT;
+  at.out_type = isa::DataType::kBf16;  // the pv GEMMs' drains cast
+  at.fused_softmax = true;             // the scores stay in PSUM where a row of keys fits a block
+  at.fused_pieces = true;              // and P in SBUF, where a head's piece fits the core
+  return at;
+}
 }  // namespace
+
+bool transformer_defers_normalisation(const driver::DeviceInfo& info, const TransformerShape& shape) {
+  check_shape(shape);
+  return attention_pieces(info, block_attention(shape, transformer_buffers(shape, 0))) > 0;
+}
 
 TransformerBuffers transformer_buffers(const TransformerShape& s, uint64_t scratch) {
   check_shape(s);
@@ -105,24 +132,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
     return KernelStep{"v heads", dma_program(info, vcopies), 0};
   }));
 
-  AttentionLayout at;
-  at.seq = s.seq;
-  at.heads = s.heads;
-  at.head_dim = static_cast<int>(d);
-  at.causal = s.causal;
-  at.te_transpose = s.te_transpose;
-  at.cores = s.cores;
-  at.qT_hbm = b.qkvT;
-  at.kT_hbm = b.qkvT + D * T * 2;
-  at.v_hbm = b.v;
-  at.scores_hbm = b.scores;
-  at.probs_hbm = b.probs;
-  at.probsT_hbm = b.probsT;
-  at.outT_hbm = b.attnT;
-  at.out_type = isa::DataType::kBf16;  // the pv GEMMs' drains cast
-  at.fused_softmax = true;             // the scores stay in PSUM where a row of keys fits a block
-  at.fused_pieces = true;              // and P in SBUF, where a head's piece fits the core
-  append(&seq, make_attention_programs(info, at));
+  append(&seq, make_attention_programs(info, block_attention(s, b)));
 
   GemmEpilogue proj_bias;  // x + (proj + b_o[col]) in the GEMM's drain
   proj_bias.kind = GemmEpilogue::Kind::kColBiasAdd;

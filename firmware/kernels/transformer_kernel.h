@@ -70,6 +70,11 @@ TransformerBuffers transformer_buffers(const TransformerShape& shape, uint64_t s
 /// the attention steps (attention_kernel.h; the pv GEMMs cast to BF16), "proj gemm+bias+residual", "ln2" (as "ln1",
 /// into ln2T), the MLP steps (mlp_kernel.h; the residual h1) into out[T, D] FP32. No FP32 GEMM output goes through
 /// HBM but the attention scores. Throws std::invalid_argument like the kernels it uses.
+/// Whether the block's attention runs as "head h attention" pieces on `info`'s device (attention_pieces), whose
+/// softmax normalisation is deferred to their output: golden::TransformerSpec::deferred_norm. Throws
+/// std::invalid_argument for a bad shape.
+bool transformer_defers_normalisation(const driver::DeviceInfo& info, const TransformerShape& shape);
+
 KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& shape,
                                          const TransformerInputs& in, const TransformerBuffers& buf,
                                          uint64_t out_hbm);

@@ -96,7 +96,7 @@ Workload softmax_instance(const Params& o) {
     });
     outs->push_back({"out", {rows, cols}, DataType::kFp32, out});
   };
-  w.golden = [=](const Tensors& in, int) {
+  w.golden = [=](const Tensors& in, const driver::DeviceInfo&) {
     golden::SoftmaxSpec s;
     s.rows = rows;
     s.cols = cols;
@@ -131,7 +131,7 @@ Workload norm_instance(const Params& o, bool rms) {
     });
     outs->push_back({"out", {rows, cols}, DataType::kFp32, out});
   };
-  w.golden = [=](const Tensors& in, int) {
+  w.golden = [=](const Tensors& in, const driver::DeviceInfo&) {
     golden::NormSpec s;
     s.rows = rows;
     s.cols = cols;
@@ -168,7 +168,8 @@ Workload mlp_instance(const Params& o) {
              {"xT", {D, T}, DataType::kBf16, l.xT_hbm},
              {"gT", {F, T}, DataType::kBf16, l.gT_hbm}};
   };
-  w.golden = [=](const Tensors& in, int te_rows) {
+  w.golden = [=](const Tensors& in, const driver::DeviceInfo& info) {
+    const int te_rows = int(info.te_rows);
     const Patterns xT = golden::transpose_cast(T, D, in.at("x"), DataType::kFp32, DataType::kBf16);
     const golden::MlpParams p{in.at("w1"), in.at("b1"), in.at("w2"), in.at("b2")};
     golden::MlpResult r = golden::mlp(T, D, F, xT, p, nullptr, te_rows);
@@ -219,7 +220,8 @@ Workload attention_instance(const Params& o) {
              {"scores", {H, T, T}, DataType::kFp32, l.scores_hbm},
              {"probs", {H, T, T}, DataType::kBf16, l.probs_hbm}};
   };
-  w.golden = [=](const Tensors& in, int te_rows) {
+  w.golden = [=](const Tensors& in, const driver::DeviceInfo& info) {
+    const int te_rows = int(info.te_rows);
     const Patterns qT = golden::transpose_cast(T, D, in.at("q"), DataType::kFp32, DataType::kBf16);
     const Patterns kT = golden::transpose_cast(T, D, in.at("k"), DataType::kFp32, DataType::kBf16);
     Patterns v(size_t(H) * T * d);
@@ -274,10 +276,12 @@ Workload transformer_instance(const Params& o) {
              {"ln2T", {D, T}, DataType::kBf16, b.ln2T},
              {"gT", {F, T}, DataType::kBf16, b.mlp_gT}};
   };
-  w.golden = [=](const Tensors& in, int te_rows) {
+  w.golden = [=](const Tensors& in, const driver::DeviceInfo& info) {
+    const int te_rows = int(info.te_rows);
     golden::TransformerSpec s;
     s.seq = T, s.d_model = D, s.heads = H, s.d_ff = F, s.ln_eps = sh.ln_eps, s.causal = sh.causal;
     s.te_transpose = sh.te_transpose;
+    s.deferred_norm = kernels::transformer_defers_normalisation(info, sh);
     golden::TransformerParams p;
     p.ln1_g = in.at("ln1_g"), p.ln1_b = in.at("ln1_b"), p.w_qkv = in.at("w_qkv"), p.b_qkv = in.at("b_qkv");
     p.w_o = in.at("w_o"), p.b_o = in.at("b_o"), p.ln2_g = in.at("ln2_g"), p.ln2_b = in.at("ln2_b");
@@ -325,7 +329,8 @@ Workload gemm_workload(std::string name, std::string title, isa::Dtype dt, int k
     seq->push_back({"gemm", kernels::make_gemm_program(drv.info(), l), uint64_t(k) * m * n});
     outs->push_back({"out", {m, n}, DataType::kFp32, l.out_hbm});
   };
-  w.golden = [=](const Tensors& in, int te_rows) {
+  w.golden = [=](const Tensors& in, const driver::DeviceInfo& info) {
+    const int te_rows = int(info.te_rows);
     const auto narrow = [](const Patterns& p) { return std::vector<uint16_t>(p.begin(), p.end()); };
     return Tensors{{"out", golden::gemm({dt, k, m, n, narrow(in.at("stationary")), narrow(in.at("moving"))},
                                         te_rows)}};
@@ -422,9 +427,9 @@ Tensors make_inputs(const std::vector<InputSpec>& specs, uint64_t seed, const Te
 
 namespace {
 /// Compares the outputs the golden names with it; sets the checks, mismatches and pass.
-void compare_with_golden(const Workload& w, const Tensors& inputs, int te_rows, Report* report) {
+void compare_with_golden(const Workload& w, const Tensors& inputs, const driver::DeviceInfo& info, Report* report) {
   Report& rep = *report;
-  const Tensors want = w.golden(inputs, te_rows);
+  const Tensors want = w.golden(inputs, info);
   for (const auto& out : rep.outputs) {
     const auto it = want.find(out.name);
     if (it == want.end()) continue;
@@ -510,7 +515,7 @@ Report run_and_check(const std::vector<driver::Driver*>& cores, const Workload& 
       rep.core_macs.push_back(r.core_macs[c]);
     }
   }
-  compare_with_golden(w, inputs, int(drv.info().te_rows), &rep);
+  compare_with_golden(w, inputs, drv.info(), &rep);
   return rep;
 }
 
@@ -546,7 +551,7 @@ Report run_and_check_cores(const std::vector<driver::Driver*>& cores, const Work
     rep.core_macs.push_back(cores[size_t(c)]->read_counters().te_macs - macs0[size_t(c)]);
     rep.macs += rep.core_macs.back();
   }
-  compare_with_golden(w, inputs, int(cores.front()->info().te_rows), &rep);
+  compare_with_golden(w, inputs, cores.front()->info(), &rep);
   return rep;
 }
 

@@ -64,8 +64,9 @@ struct Workload {
   std::function<void(driver::Driver&, const std::map<std::string, uint64_t>& in, kernels::KernelSequence*,
                      std::vector<OutputSpec>*)>
       build;
-  /// Expected patterns of (some of) the outputs, by name, for a TE of `te_rows` rows.
-  std::function<Tensors(const Tensors& in, int te_rows)> golden;
+  /// Expected patterns of (some of) the outputs, by name, on the device `info` describes (its TE rows; the kernels'
+  /// choices that set the operation order, e.g. kernels::transformer_defers_normalisation).
+  std::function<Tensors(const Tensors& in, const driver::DeviceInfo& info)> golden;
   /// Workloads that split over the cores of a chip (the GEMM, docs/kernels.md "Multi-core GEMM"): writes `in`,
   /// runs on every core of `cores` (drivers of distinct cores with disjoint HBM regions) and returns the outputs
   /// and each core's run. Empty: the workload runs on one core.

@@ -80,7 +80,7 @@ TEST(RunCli, CompositeWorkloadsSplitOverEveryCoreByDefaultWithTheOneCoreBits) {
   const Result r2 = run("run" + shape + " --outputs " + both);
   ASSERT_EQ(r2.exit_code, 0) << r2.out << r2.err;
   EXPECT_NE(r2.out.find("split over cores 0..1"), std::string::npos) << r2.out;
-  EXPECT_NE(r2.out.find("launched in rounds over the cores"), std::string::npos) << r2.out;
+  EXPECT_NE(r2.out.find("each wave of independent programs as a work list"), std::string::npos) << r2.out;
   EXPECT_NE(r2.out.find("retired te/dma/act/vec/cc"), std::string::npos) << r2.out;  // the per-core table
   const Result r1 = run("run" + shape + " --cores 1 --outputs " + one);
   ASSERT_EQ(r1.exit_code, 0) << r1.out << r1.err;

@@ -14,6 +14,7 @@
 #include "firmware/golden/float_bits.h"
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/gemm_golden.h"
+#include "firmware/golden/transformer_golden.h"
 #include "tests/kernels/nn_test_util.h"
 #include "tests/support/test_seed.h"
 
@@ -64,6 +65,24 @@ TEST(GoldenSoftmax, CausalMask) {
   EXPECT_EQ(out, bits({1, 0, 0, 0.5f, 0.5f, 0, 1.0f / 3.0f, 1.0f / 3.0f, 1.0f / 3.0f}));
   SoftmaxSpec off{1, 3, 1.0f, true, 1};
   EXPECT_EQ(softmax_rows(off, bits({2, 2, 100})), bits({0.5f, 0.5f, 0}));
+}
+
+TEST(GoldenSoftmax, UnnormalisedGivesTheExponentialsAndTheReciprocals) {
+  // The attention piece's order (normalise = false): out_j = cast(e_j), and 1 / s per row. Row 0: the maximum 3 is
+  // subtracted, e^0 = 1 and e^-inf = 0; row 1 is causal-masked past column 1 (offset 0: row 1 sees columns 0, 1).
+  SoftmaxSpec s{2, 3, 1.0f, true, 0, DataType::kFp32, DataType::kBf16};
+  s.normalise = false;
+  std::vector<uint32_t> recip;
+  const auto out = softmax_rows(s, bits({3, 1, 3, 0, 0, 5}), &recip);
+  // Row 0 sees column 0 only: e = 1, s = 1. Row 1: two e^0, s = 2; the masked column is +0 whatever its input.
+  EXPECT_EQ(out, (std::vector<uint32_t>{0x3F80u, 0, 0, 0x3F80u, 0x3F80u, 0}));
+  EXPECT_EQ(recip, bits({1.0f, 0.5f}));
+  // Not causal: e^(1 - 3) = 0.13533528 (FP32 0x3E0A9555) rounds once to BF16 0x3E0B; s = 1 + 0.13533528 + 1 in FP32.
+  SoftmaxSpec full{1, 3, 1.0f, false, 0, DataType::kFp32, DataType::kBf16};
+  full.normalise = false;
+  const auto e = softmax_rows(full, bits({3, 1, 3}), &recip);
+  EXPECT_EQ(e, (std::vector<uint32_t>{0x3F80u, 0x3E0Bu, 0x3F80u}));
+  EXPECT_NEAR(float_from_bits(recip[0]), 1.0 / (2.0 + std::exp(-2.0)), 1e-7);
 }
 
 TEST(GoldenSoftmax, OutputCastOnce) {
@@ -200,6 +219,50 @@ TEST(GoldenTranspose, SignedZeroNanAndInfSpread) {
   // Tiles of 1 row: nothing spreads, -0 still becomes +0.
   const auto tiled = transpose_te(isa::Dtype::kBf16, 3, 2, in, 1, DataType::kBf16);
   EXPECT_EQ(tiled, (std::vector<uint32_t>{0x0000, 0x7F80, 0x4040, 0x3F80, 0x4000, 0x4080}));
+}
+
+TEST(GoldenAttention, BothNormalisationOrdersStayWithinTheBf16Bound) {
+  // Causal attention of one head (T = 40 over tiles of 16, d = 8) in both orders: P normalised then rounded to BF16
+  // (the separate programs), and P = the exponentials rounded to BF16 with O^T's columns multiplied by 1 / s at the
+  // end (the attention pieces). Against softmax(Q K^T / sqrt d) V in long double from the same BF16 inputs, each
+  // output is off by at most about one BF16 rounding of the probabilities, 2^-8 of the largest |V| (sum_k p_k = 1),
+  // plus the FP32 sums' roundings. Leaving out the final multiply, or applying it twice, misses by a factor s >= 1.
+  const int T = 40, d = 8;
+  std::mt19937_64 rng(test::test_seed());
+  std::normal_distribution<float> n01(0.0f, 1.0f);
+  auto draw = [&](std::size_t n) {
+    std::vector<uint32_t> v(n);
+    for (auto& x : v) x = element_from_f32(DataType::kBf16, f32_bits(2.0f * n01(rng)), true);
+    return v;
+  };
+  const std::vector<uint32_t> qT = draw(std::size_t(d) * T), kT = draw(std::size_t(d) * T), v = draw(std::size_t(T) * d);
+  const auto val = [](uint32_t bf16) { return static_cast<long double>(float_from_bits(bf16 << 16)); };
+  long double vmax = 0;
+  for (const uint32_t x : v) vmax = std::max(vmax, std::fabs(val(x)));
+  for (const bool deferred : {false, true}) {
+    const AttentionResult r = attention(T, 1, d, true, true, qT, kT, v, 16, deferred);
+    int worst_q = -1;
+    long double worst = 0;
+    for (int q = 0; q < T; ++q) {
+      std::vector<long double> p(std::size_t(q) + 1);
+      long double m = -INFINITY, s = 0;
+      for (int k = 0; k <= q; ++k) {
+        long double dot = 0;
+        for (int c = 0; c < d; ++c) dot += val(qT[std::size_t(c) * T + q]) * val(kT[std::size_t(c) * T + k]);
+        p[std::size_t(k)] = dot / std::sqrt(static_cast<long double>(d));
+        m = std::max(m, p[std::size_t(k)]);
+      }
+      for (auto& x : p) s += (x = std::exp(x - m));
+      for (int c = 0; c < d; ++c) {
+        long double ref = 0;
+        for (int k = 0; k <= q; ++k) ref += p[std::size_t(k)] / s * val(v[std::size_t(k) * d + c]);
+        const long double err = std::fabs(float_from_bits(r.outT[std::size_t(c) * T + q]) - ref);
+        if (err > worst) worst = err, worst_q = q;
+      }
+    }
+    EXPECT_LE(worst, std::ldexp(vmax, -8) + 1e-5L) << (deferred ? "deferred" : "normalised") << ": query " << worst_q;
+    EXPECT_GT(worst, 0.0L);
+  }
 }
 
 TEST(GoldenActivationDevice, ExpAndRsqrtWithinOneUlp) {

@@ -66,8 +66,8 @@ INSTANTIATE_TEST_SUITE_P(Registry, WorkloadOnDevice,
 TEST_F(WorkloadOnDevice, AWrongGoldenFailsTheCheck) {
   Workload w = find("layernorm")->make(small());
   const auto right = w.golden;
-  w.golden = [right](const Tensors& in, int rows) {
-    Tensors t = right(in, rows);
+  w.golden = [right](const Tensors& in, const driver::DeviceInfo& info) {
+    Tensors t = right(in, info);
     t.at("out")[7] ^= 1;  // one bit of one element
     return t;
   };

@@ -101,7 +101,8 @@ int run_workload(const WorkloadOptions& o, const ReportHooks& hooks) {
               total = programs;
               fmt::print("  {}, {}{}\n", counted(programs, "program"), counted(instructions, "instruction"),
                          programs == 1   ? ""
-                         : device.cores > 1 ? ", launched in rounds over the cores (intermediates in HBM)"
+                         : device.cores > 1 ? ", launched over the cores, each wave of independent programs as a "
+                                              "work list (intermediates in HBM)"
                                             : ", launched one after another (intermediates in HBM)");
               std::fflush(stdout);
             },

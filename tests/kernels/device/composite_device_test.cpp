@@ -22,6 +22,7 @@
 #include "firmware/kernels/attention_kernel.h"
 #include "firmware/kernels/kernel_sequence.h"
 #include "firmware/kernels/mlp_kernel.h"
+#include "firmware/kernels/pipeline.h"
 #include "firmware/kernels/transformer_kernel.h"
 #include "tests/kernels/program_sim.h"
 #include "tests/kernels/device/kernel_device.h"
@@ -310,6 +311,81 @@ TEST_F(CompositeOnModel, AttentionPieceRefusesWhatItCannotHold) {
   EXPECT_FALSE(attention_piece_fits(info, 2048, 2048, 16));
 }
 
+/// A Vector-only program of `n` memsets of one partition's 1,000 FP32 at SBUF byte `offset`: each costs 1 + 2,500 TE
+/// cycles (docs/isa.md "Costs": max(64, 1000) Vector cycles at 0.96 GHz, x 2.5).
+isa::Program memsets(int n, uint32_t offset = 0) {
+  isa::Program p;
+  for (int i = 0; i < n; ++i) p.queue(isa::Engine::kVec).push_back(memset_op(1, 1000, operand(offset), 0.0f));
+  p.queue(isa::Engine::kVec).push_back(isa::Instruction::halt());
+  return p;
+}
+
+TEST_F(CompositeOnModel, AWaveRunsAsAWorkListOverTheCores) {
+  use_cores(2);
+  // Core 0 takes the long step, core 1 the short one and, in the cycle that one ends, the third: the wave lasts as
+  // long as the long step (in rounds of two it lasted the long step plus the third).
+  const uint64_t before = drv_->read_counters().uptime;
+  const SequenceRun r = run({{"long", memsets(8), 0}, {"short", memsets(1), 0, true}, {"third", memsets(2), 0, true}});
+  const uint64_t took = drv_->read_counters().uptime - before;  // the device's own clock
+  ASSERT_EQ(r.steps.size(), 3u);
+  // In the order they ended.
+  EXPECT_EQ(r.steps[0].name, "short");
+  EXPECT_EQ(r.steps[0].core, 1);
+  EXPECT_EQ(r.steps[1].name, "third");
+  EXPECT_EQ(r.steps[1].core, 1);
+  EXPECT_EQ(r.steps[2].name, "long");
+  EXPECT_EQ(r.steps[2].core, 0);
+  const uint64_t lng = r.steps[2].run.cycles, s1 = r.steps[0].run.cycles, s3 = r.steps[1].run.cycles;
+  EXPECT_GE(lng, 8u * 2501u);
+  EXPECT_LT(lng, 8u * 2501u + 100u);
+  EXPECT_GE(s3, 2u * 2501u);
+  EXPECT_LT(s1 + s3, lng);
+  EXPECT_EQ(r.cycles, lng);
+  EXPECT_EQ(r.steps[0].elapsed, s1);
+  EXPECT_EQ(r.steps[1].elapsed, s3);
+  EXPECT_EQ(r.steps[2].elapsed, lng - s1 - s3);
+  EXPECT_EQ(r.core_runs[1].cycles, s1 + s3);
+  // The device agrees: the third step ran while the long one did.
+  EXPECT_GE(took, lng);
+  EXPECT_LT(took, lng + 64) << "the wave took " << took << " cycles of the device's clock, the long step " << lng;
+}
+
+TEST_F(CompositeOnModel, AFaultInAWaveNamesItsStepWhileTheOtherCoreRunsOn) {
+  use_cores(2);
+  const std::vector<driver::Driver*> cores{drv_.get(), cores_[1].get()};
+  // The second step's memset runs past the end of the SBUF partition: SBUF_RANGE on core 1.
+  const KernelSequence seq{{"long", memsets(8), 0}, {"bad", memsets(1, drv_->info().sbuf_partition_bytes - 64), 0, true}};
+  std::size_t failed = 99;
+  try {
+    run_sequence(cores, seq, 50'000'000, {}, &failed);
+    ADD_FAILURE() << "no DeviceFault";
+  } catch (const driver::DeviceFault& e) {
+    EXPECT_EQ(e.core(), 1u) << e.what();
+    EXPECT_EQ(failed, 1u);
+  }
+  // Core 0's step runs on to its end.
+  const driver::RunResult rest = drv_->wait(50'000'000);
+  EXPECT_EQ(rest.retired[size_t(isa::Engine::kVec)], 9u);
+  EXPECT_GE(rest.cycles, 8u * 2501u);
+}
+
+TEST_F(CompositeOnModel, AStepPastItsTimeoutInAWaveIsReported) {
+  use_cores(2);
+  const std::vector<driver::Driver*> cores{drv_.get(), cores_[1].get()};
+  const KernelSequence seq{{"a", memsets(8), 0}, {"b", memsets(8), 0, true}};
+  std::size_t failed = 99;
+  try {
+    run_sequence(cores, seq, 1000, {}, &failed);
+    ADD_FAILURE() << "no DriverTimeout";
+  } catch (const driver::DriverTimeout& e) {
+    EXPECT_EQ(e.waited_cycles(), 1000u) << e.what();
+    EXPECT_GE(e.device_cycles(), 1000u) << e.what();
+    EXPECT_LT(e.device_cycles(), 1100u) << e.what();
+    EXPECT_EQ(failed, 0u) << "both started together: the lower core's step is reported";
+  }
+  for (driver::Driver* d : cores) EXPECT_EQ(d->wait(50'000'000).retired[size_t(isa::Engine::kVec)], 9u);
+}
+
 TEST_F(CompositeOnModel, MlpOnShapesOffTheTiles) {
   // tokens 21, d_model 40, d_ff 70: none a multiple of the 16 TE rows/partitions.
   const int T = 21, D = 40, F = 70;
@@ -377,7 +453,11 @@ TEST_P(AttentionOnModel, MatchesGoldenBitForBit) {
   } else if (c.fused && c.te_transpose) {  // the transpose and PV of a head in one program, P^T kept in SBUF
     EXPECT_TRUE(has_step("head 0 transpose+pv"));
   }
-  const golden::AttentionResult want = golden::attention(T, H, d, c.causal, c.te_transpose, qT, kT, v, te_rows());
+  // The pieces defer the softmax's normalisation to their output: the golden of that order.
+  const bool deferred = attention_pieces(drv_->info(), l) > 0;
+  EXPECT_EQ(deferred, c.pieces);
+  const golden::AttentionResult want =
+      golden::attention(T, H, d, c.causal, c.te_transpose, qT, kT, v, te_rows(), deferred);
   if (!c.fused) expect_same("scores", get(l.scores_hbm, tt, DataType::kFp32), want.scores);
   if (!c.pieces) expect_same("probs", get(l.probs_hbm, tt, DataType::kBf16), want.probs);
   expect_same("outT", get(l.outT_hbm, want.outT.size(), DataType::kFp32), want.outT);
@@ -469,6 +549,8 @@ TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
   }
   golden::TransformerSpec gs;
   gs.seq = s.seq, gs.d_model = s.d_model, gs.heads = s.heads, gs.d_ff = s.d_ff;
+  gs.deferred_norm = transformer_defers_normalisation(drv_->info(), s);
+  EXPECT_TRUE(gs.deferred_norm) << "the block's heads run as attention pieces";
   const golden::TransformerResult want = golden::transformer_block(gs, x, p, te_rows());
   // The LayerNorms write their output transposed (through the TE), not row-major.
   expect_same("ln1T", get(b.ln1T, D * T, DataType::kBf16), want.ln1T);
