@@ -1,6 +1,7 @@
 // Golden composite workloads (transformer_golden.h), step by step in the device kernels' order.
 #include "firmware/golden/transformer_golden.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -108,7 +109,7 @@ MlpResult mlp(int tokens, int d_model, int d_ff, const Patterns& xT, const MlpPa
 }
 
 AttentionResult attention(int seq, int heads, int head_dim, bool causal, bool te_transpose, const Patterns& qT,
-                          const Patterns& kT, const Patterns& v, int tile_rows, bool deferred_norm) {
+                          const Patterns& kT, const Patterns& v, int tile_rows, bool piece_order) {
   const uint64_t T = seq, H = heads, d = head_dim, tt = T * T;
   require_size(qT, H * d * T, "attention qT");
   require_size(kT, H * d * T, "attention kT");
@@ -128,7 +129,7 @@ AttentionResult attention(int seq, int heads, int head_dim, bool causal, bool te
   sm.causal = causal;
   sm.in_type = isa::DataType::kFp32;
   sm.out_type = isa::DataType::kBf16;
-  sm.normalise = !deferred_norm;
+  sm.normalise = !piece_order;
   Patterns recip;  // [H, T]: each query's 1 / s
   if (causal) {
     sm.rows = seq;
@@ -147,11 +148,28 @@ AttentionResult attention(int seq, int heads, int head_dim, bool causal, bool te
              te_transpose ? transpose_te(isa::Dtype::kBf16, seq, seq, ph, tile_rows, isa::DataType::kBf16)
                           : transpose_cast(seq, seq, ph, isa::DataType::kBf16, isa::DataType::kBf16));
   }
+  // O_h^T = V_h^T P_h^T; causal in piece order, each tile of queries over the key tiles up to its own.
+  const uint64_t R = uint64_t(std::max(1, tile_rows));
   for (uint64_t h = 0; h < H; ++h) {
-    put_rows(&r.outT, h * d * T,
-             gemm_bf16(seq, head_dim, seq, rows_of(v, h * T, T, d), rows_of(r.probsT, h * T, T, T), tile_rows));
+    const Patterns vh = rows_of(v, h * T, T, d), pt = rows_of(r.probsT, h * T, T, T);
+    if (!(piece_order && causal)) {
+      put_rows(&r.outT, h * d * T, gemm_bf16(seq, head_dim, seq, vh, pt, tile_rows));
+      continue;
+    }
+    for (uint64_t q0 = 0; q0 < T; q0 += R) {
+      const uint64_t n = std::min(R, T - q0), keys = std::min(T, q0 + R);
+      Patterns ptq(keys * n);  // P^T[0 .. keys, q0 .. q0 + n)
+      for (uint64_t k = 0; k < keys; ++k) {
+        for (uint64_t j = 0; j < n; ++j) ptq[k * n + j] = pt[k * T + q0 + j];
+      }
+      const Patterns o = gemm_bf16(int(keys), head_dim, int(n), Patterns(vh.begin(), vh.begin() + long(keys * d)), ptq,
+                                   tile_rows);
+      for (uint64_t c = 0; c < d; ++c) {
+        for (uint64_t j = 0; j < n; ++j) r.outT[(h * d + c) * T + q0 + j] = o[c * n + j];
+      }
+    }
   }
-  if (deferred_norm) {  // O^T[h*d + c, q] * (1 / s of head h's query q): one FP32 multiply each
+  if (piece_order) {  // O^T[h*d + c, q] * (1 / s of head h's query q): one FP32 multiply each
     for (uint64_t h = 0; h < H; ++h) {
       for (uint64_t c = 0; c < d; ++c) {
         for (uint64_t q = 0; q < T; ++q) {
@@ -195,7 +213,7 @@ TransformerResult transformer_block(const TransformerSpec& s, const Patterns& x,
                             isa::DataType::kBf16));
   }
   r.attn = attention(s.seq, s.heads, int(d), s.causal, s.te_transpose, rows_of(r.qkvT, 0, D, T),
-                     rows_of(r.qkvT, D, D, T), r.v, tile_rows, s.deferred_norm);
+                     rows_of(r.qkvT, D, D, T), r.v, tile_rows, s.piece_order);
   r.attnT32 = r.attn.outT;
   r.attnT = cast(r.attnT32, isa::DataType::kFp32, isa::DataType::kBf16);
   r.proj = gemm_bf16(s.d_model, s.seq, s.d_model, r.attnT, p.w_o, tile_rows);

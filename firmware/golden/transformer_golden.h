@@ -48,17 +48,19 @@ MlpResult mlp(int tokens, int d_model, int d_ff, const Patterns& xT, const MlpPa
 
 struct AttentionResult {
   Patterns scores;  ///< [H, T, T] FP32
-  Patterns probs;   ///< [H, T, T] BF16 (deferred_norm: the exponentials, not normalised)
+  Patterns probs;   ///< [H, T, T] BF16 (piece_order: the exponentials, not normalised)
   Patterns probsT;  ///< [H, T, T] BF16
   Patterns outT;    ///< [H*d, T] FP32
 };
 /// The attention of attention_kernel.h: qT, kT [H*d, T] BF16, v [H, T, d] BF16. `te_transpose` selects the TE
-/// transpose's numerics (golden::transpose_te with tile_rows) or the DMA's (exact) for P^T. `deferred_norm`: the
-/// order of the attention pieces (kernels::attention_defers_normalisation): P holds the exponentials cast to BF16,
-/// and each query's column of the product V^T P^T is multiplied by its row's 1 / s (FP32) at the end
-/// (docs/kernels.md "Attention").
+/// transpose's numerics (golden::transpose_te with tile_rows) or the DMA's (exact) for P^T. `piece_order`: the order
+/// of the attention pieces (kernels::attention_pieces > 0, make_attention_piece_program; docs/kernels.md
+/// "Attention"): P holds the exponentials cast to BF16 (softmax_rows with normalise false), each query's column of
+/// the product V^T P^T is multiplied by its row's 1 / s (FP32) at the end, and, causal, query q's column sums over
+/// the key tiles of tile_rows keys up to its own only (keys [0, (q / tile_rows + 1) tile_rows)), in increasing
+/// order; otherwise over every key.
 AttentionResult attention(int seq, int heads, int head_dim, bool causal, bool te_transpose, const Patterns& qT,
-                          const Patterns& kT, const Patterns& v, int tile_rows, bool deferred_norm = false);
+                          const Patterns& kT, const Patterns& v, int tile_rows, bool piece_order = false);
 
 /// A transformer block's parameters (transformer_kernel.h): GEMM weights BF16, the rest FP32.
 struct TransformerParams {
@@ -70,7 +72,7 @@ struct TransformerSpec {
   float ln_eps = 1e-5f;
   bool causal = true;
   bool te_transpose = true;
-  bool deferred_norm = false;  ///< golden::attention's
+  bool piece_order = false;  ///< golden::attention's
 };
 struct TransformerResult {
   Patterns ln1, ln1T, qkvT32, qkvT, v;

@@ -100,9 +100,14 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
                                         a.v_hbm = l.v_hbm + h * T * d * 2;
                                         a.outT_hbm = l.outT_hbm + h * d * T * isa::data_type_bytes(l.out_type);
                                         a.out_type = l.out_type;
-                                        // The TE's work: S over the live keys, then PV over every key tile.
+                                        // The TE's work: S over the live keys, then PV over every key tile
+                                        // (causal: each query tile over the key tiles up to its own).
                                         const uint64_t live = l.causal ? std::min(T, uint64_t(q0 + n)) : T;
-                                        const uint64_t macs = uint64_t(n) * d * (live + T);
+                                        uint64_t macs = uint64_t(n) * d * live;
+                                        for (int t0 = q0; t0 < q0 + n; t0 += R) {
+                                          const uint64_t rows = uint64_t(std::min(R, q0 + n - t0));
+                                          macs += rows * d * (l.causal ? std::min(T, uint64_t(t0 + R)) : T);
+                                        }
                                         return KernelStep{"", make_attention_piece_program(info, a), macs};
                                       }));
     }
@@ -279,31 +284,39 @@ std::vector<isa::CopyFields> v_tile_copies(const driver::DeviceInfo& info, uint6
   return v;
 }
 
-/// O^T[d, nq] (+)= V[k0 .. k0 + kk, d]^T @ P^T[k0 .., nq] (V's tile kt at v_off + kt * d * 2, the P^T tile at `pt`):
-/// one load_stationary, one multiply_moving per PSUM bank of the accumulator (bank b holds queries b * n_tile ..,
-/// bank 0 at acc_bank0), accumulating from the second key tile on; only banks [bank_begin, bank_end) when given.
-std::vector<isa::Instruction> pv_tile_instrs(const TransposePvPlan& plan, int kt, int kk, int d, int nq,
-                                             uint32_t v_off, uint32_t pt, int acc_bank0, int bank_begin = 0,
-                                             int bank_end = -1) {
-  std::vector<isa::Instruction> mul;
+/// load_stationary of V's key tile kt (kk keys, at v_off + kt * d * 2) for the PV product.
+isa::Instruction pv_load(int kt, int kk, int d, uint32_t v_off) {
   isa::Instruction ls;
   ls.op = isa::Opcode::kLoadStationary;
   ls.te.dtype = isa::Dtype::kBf16;
   ls.te.sbuf_addr = v_off + uint64_t(kt) * d * 2;
   ls.te.k = static_cast<uint16_t>(kk);
   ls.te.free_size = static_cast<uint16_t>(d);
-  mul.push_back(ls);
-  for (int b = bank_begin, c0 = b * plan.n_tile; c0 < nq && (bank_end < 0 || b < bank_end); ++b, c0 += plan.n_tile) {
-    const int bank = acc_bank0 + b;
-    isa::Instruction mm;
-    mm.op = isa::Opcode::kMultiplyMoving;
-    mm.te.dtype = isa::Dtype::kBf16;
-    mm.te.accumulate = kt > 0;
-    mm.te.sbuf_addr = pt + uint64_t(c0) * 2;
-    mm.te.psum_addr = uint64_t(bank) * plan.bank_bytes;
-    mm.te.k = static_cast<uint16_t>(kk);
-    mm.te.free_size = static_cast<uint16_t>(std::min(plan.n_tile, nq - c0));
-    mul.push_back(mm);
+  return ls;
+}
+
+/// multiply_moving of n columns of P^T (kk keys, from SBUF `pt`) into PSUM `psum`, accumulating from key tile 1 on.
+isa::Instruction pv_multiply(int kt, int kk, int n, uint64_t pt, uint64_t psum) {
+  isa::Instruction mm;
+  mm.op = isa::Opcode::kMultiplyMoving;
+  mm.te.dtype = isa::Dtype::kBf16;
+  mm.te.accumulate = kt > 0;
+  mm.te.sbuf_addr = pt;
+  mm.te.psum_addr = psum;
+  mm.te.k = static_cast<uint16_t>(kk);
+  mm.te.free_size = static_cast<uint16_t>(n);
+  return mm;
+}
+
+/// O^T[d, nq] (+)= V[k0 .. k0 + kk, d]^T @ P^T[k0 .., nq] (V's tile kt at v_off + kt * d * 2, the P^T tile at `pt`):
+/// one load_stationary, one multiply_moving per PSUM bank of the accumulator (bank b holds queries b * n_tile ..),
+/// accumulating from the second key tile on.
+std::vector<isa::Instruction> pv_tile_instrs(const TransposePvPlan& plan, int kt, int kk, int d, int nq,
+                                             uint32_t v_off, uint32_t pt) {
+  std::vector<isa::Instruction> mul{pv_load(kt, kk, d, v_off)};
+  for (int b = 0, c0 = 0; c0 < nq; ++b, c0 += plan.n_tile) {
+    mul.push_back(pv_multiply(kt, kk, std::min(plan.n_tile, nq - c0), pt + uint64_t(c0) * 2,
+                              uint64_t(b) * plan.bank_bytes));
   }
   return mul;
 }
@@ -368,7 +381,7 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
   };
   const auto bf16 = isa::DataType::kBf16;
 
-  auto pv_tile = [&](int kt, int kk, uint32_t pt) { return pv_tile_instrs(plan, kt, kk, d, nq, v_off, pt, 0); };
+  auto pv_tile = [&](int kt, int kk, uint32_t pt) { return pv_tile_instrs(plan, kt, kk, d, nq, v_off, pt); };
 
   Pipeline pipe(info);
   const Pipeline::OpId ident = pipe.add(isa::Engine::kVec, te_identity(R, iota_off, ident_off, bf16));
@@ -468,11 +481,11 @@ struct PiecePlan {
   TransposePvPlan tp;
   int q_tiles = 0, k_tiles = 0, live = 0, zero_kt = 0;
   uint64_t gemm = 0, p_addr = 0, p_tile = 0;
-  // The PV part's buffers: the identity (FP32 iota, BF16), V, P^T by key tile, the +0 P^T tile (causal, when a key
-  // tile is past the piece's last query; else 0); the deferred normalisation's: the row sums and their reciprocals
+  // The PV part's buffers: the identity (FP32 iota, BF16), V and P^T by key tile (the key tiles before zero_kt, the
+  // only ones the piece's queries see); the deferred normalisation's: the row sums and their reciprocals
   // (a column per query tile), the reciprocals as rows on min(32, d) partitions ([*, queries] FP32), the output
   // staged for its store ([d, queries], up to 4 bytes each).
-  uint32_t iota = 0, ident = 0, v = 0, pt = 0, zero_pt = 0, sums = 0, rcp = 0, rrow = 0, out = 0;
+  uint32_t iota = 0, ident = 0, v = 0, pt = 0, sums = 0, rcp = 0, rrow = 0, out = 0;
   int gemm_banks = 0, acc_banks = 0, slots = 0;
 };
 
@@ -488,9 +501,8 @@ PiecePlan piece_plan(const driver::DeviceInfo& info, int seq, int query0, int qu
   // The PV part's buffers laid out from 0 (64-byte aligned, as PartitionArena takes), then moved above P.
   PartitionArena pv(std::numeric_limits<uint64_t>::max());
   const uint64_t iota = pv.take(uint64_t(R) * kFp32Bytes, ""), ident = pv.take(uint64_t(R) * kBf16Bytes, "");
-  const uint64_t v = pv.take(uint64_t(pp.k_tiles) * uint64_t(head_dim) * kBf16Bytes, "");
+  const uint64_t v = pv.take(uint64_t(pp.zero_kt) * uint64_t(head_dim) * kBf16Bytes, "");
   const uint64_t pt = pv.take(uint64_t(pp.zero_kt) * uint64_t(queries) * kBf16Bytes, "");
-  const uint64_t zero_pt = pp.zero_kt < pp.k_tiles ? pv.take(uint64_t(queries) * kBf16Bytes, "") : 0;
   const uint64_t sums = pv.take(uint64_t(pp.q_tiles) * kFp32Bytes, ""), rcp = pv.take(uint64_t(pp.q_tiles) * kFp32Bytes, "");
   const uint64_t rrow = pv.take(uint64_t(queries) * kFp32Bytes, ""), out = pv.take(uint64_t(queries) * kFp32Bytes, "");
   pp.p_tile = (uint64_t(pp.live) * kBf16Bytes + 63) / 64 * 64;
@@ -499,7 +511,7 @@ PiecePlan piece_plan(const driver::DeviceInfo& info, int seq, int query0, int qu
   pp.p_addr = pp.gemm;
   const uint64_t base = pp.p_addr + uint64_t(pp.q_tiles) * pp.p_tile;  // a multiple of 64
   pp.iota = uint32_t(base + iota), pp.ident = uint32_t(base + ident), pp.v = uint32_t(base + v);
-  pp.pt = uint32_t(base + pt), pp.zero_pt = zero_pt ? uint32_t(base + zero_pt) : 0;
+  pp.pt = uint32_t(base + pt);
   pp.sums = uint32_t(base + sums), pp.rcp = uint32_t(base + rcp), pp.rrow = uint32_t(base + rrow);
   pp.out = uint32_t(base + out);
   const int n_tile = std::max(1, pp.tp.n_tile);
@@ -587,7 +599,7 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
   // (the TE and the Scalar engine work beside the next tiles' softmax), then the key tiles are multiplied in, in
   // increasing order (the bits of make_transpose_pv_program: the same transposes, copies and multiplies).
   const auto bf16 = isa::DataType::kBf16;
-  const uint32_t iota_off = pp.iota, ident_off = pp.ident, v_off = pp.v, pt_off = pp.pt, zero_pt = pp.zero_pt;
+  const uint32_t iota_off = pp.iota, ident_off = pp.ident, v_off = pp.v, pt_off = pp.pt;
   auto pt_tile = [&](int kt) { return pt_off + uint32_t(uint64_t(kt) * nq * kBf16Bytes); };
   const int acc0 = pp.gemm_banks;  // the accumulator's first bank; the slots follow it
   auto slot_addr = [&](int s) {
@@ -601,21 +613,12 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
 
   const Pipeline::OpId ident = pipe.add(isa::Engine::kVec, te_identity(R, iota_off, ident_off, bf16));
   const Pipeline::OpId v_load =
-      pipe.add(isa::Engine::kDma, spread_copies(v_tile_copies(info, l.v_hbm, l.seq, d, v_off), info.num_dma_engines));
+      pipe.add(isa::Engine::kDma, spread_copies(v_tile_copies(info, l.v_hbm, std::min(l.seq, pp.zero_kt * R), d, v_off),
+                                                info.num_dma_engines));
   const auto nk = static_cast<std::size_t>(pp.k_tiles);
-  // Per P^T tile and query tile: the op that writes its columns (a copy of transposes, or a +0 memset).
+  // Per P^T tile and query tile: the op that writes its columns (a copy of transposes); causal, only those of the
+  // query tiles that see the key tile (live_tiles) are written and read.
   std::vector<std::vector<Pipeline::OpId>> writers(nk, std::vector<Pipeline::OpId>(std::size_t(pp.q_tiles), -1));
-  // The +0 query tiles of a P^T tile (those with no live key in it) and the +0 tile of the masked key tiles.
-  for (int kt = 0; kt < pp.zero_kt; ++kt) {
-    int i0 = 0;
-    while (i0 < pp.q_tiles && live_tiles(i0) <= kt) ++i0;
-    if (i0 == 0) continue;
-    const int kk = std::min(R, l.seq - kt * R);
-    const Pipeline::OpId z = pipe.add(isa::Engine::kVec, {memset_op(kk, i0 * R, operand(pt_tile(kt), bf16), 0.0f)});
-    for (int i = 0; i < i0; ++i) writers[std::size_t(kt)][std::size_t(i)] = z;
-  }
-  const Pipeline::OpId zero =
-      pp.zero_kt < pp.k_tiles ? pipe.add(isa::Engine::kVec, {memset_op(R, nq, operand(zero_pt, bf16), 0.0f)}) : -1;
   std::vector<Pipeline::OpId> slot_reader(std::size_t(pp.slots), -1);  // the copy that last read each slot
   int next_slot = 0;
   // The deferred normalisation: as soon as query tile i's exponentials and their sums are written, the reciprocals
@@ -661,26 +664,28 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
     }
   }
   // The multiplies, per accumulator bank (its 512 queries) in key order, each after the writes of the P^T columns
-  // it reads: a bank's multiplies start once its query tiles are transposed, beside the later tiles' softmax. Each
-  // follows the one before it in its bank, and the drain follows every bank's last (a TE op's semaphore says its own
-  // results have landed, not those of the multiplies before it).
+  // it reads: a bank's multiplies start once its query tiles are transposed, beside the later tiles' softmax. A key
+  // tile goes into the columns of the bank's query tiles that see it (causal: a suffix of them, those whose own key
+  // tile is at or past it; query tile i's first multiply, key tile 0, writes, the later ones accumulate), so the
+  // masked upper triangle is never multiplied. Each op follows the one before it in its bank, and the
+  // normalisation follows every bank's last (a TE op's semaphore says its own results have landed, not those of the
+  // multiplies before it).
   const int qt_per_bank = std::max(1, pp.tp.n_tile / R);
   const uint64_t eo = isa::data_type_bytes(l.out_type);
   const uint64_t out_hbm = l.outT_hbm + uint64_t(l.query0) * eo;
   for (int bank = 0; bank < pp.acc_banks; ++bank) {
     Pipeline::OpId pv = -1;
     const int i_begin = bank * qt_per_bank, i_end = std::min(pp.q_tiles, i_begin + qt_per_bank);
-    for (int kt = 0; kt < pp.k_tiles; ++kt) {
-      const int kk = std::min(R, l.seq - kt * R);
+    for (int kt = 0; kt < live_tiles(i_end - 1); ++kt) {
+      int i0 = i_begin;  // the bank's first query tile that sees key tile kt
+      while (live_tiles(i0) <= kt) ++i0;
+      const int kk = std::min(R, l.seq - kt * R), q_first = i0 * R, q_end = std::min(nq, i_end * R);
       std::vector<Pipeline::OpId> after{v_load, pv};
-      if (kt >= pp.zero_kt) {
-        after.push_back(zero);
-      } else {
-        for (int i = i_begin; i < i_end; ++i) after.push_back(writers[std::size_t(kt)][std::size_t(i)]);
-      }
+      for (int i = i0; i < i_end; ++i) after.push_back(writers[std::size_t(kt)][std::size_t(i)]);
       pv = pipe.add(isa::Engine::kTe,
-                    pv_tile_instrs(pp.tp, kt, kk, d, nq, v_off, kt >= pp.zero_kt ? zero_pt : pt_tile(kt), acc0, bank,
-                                   bank + 1),
+                    {pv_load(kt, kk, d, v_off),
+                     pv_multiply(kt, kk, q_end - q_first, pt_tile(kt) + uint64_t(q_first) * 2,
+                                 uint64_t(acc0 + bank) * pp.tp.bank_bytes + uint64_t(q_first - bank * pp.tp.n_tile) * 4)},
                     after);
     }
     // The bank's queries normalised: O^T[c, q] * r[q] (FP32, cast once to out_type) into the staging rows, 32

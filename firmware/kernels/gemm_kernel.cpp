@@ -197,6 +197,10 @@ class GemmBuilder {
           pipe.add(isa::Engine::kVec, std::move(pending_norm.instrs), {pending_norm.exp, also_after});
       pending_norm = {};
     };
+    // A softmax block whose exponentials leave PSUM bank by bank (into SBUF: out_in_sbuf) frees each bank on its own:
+    // a later block of one batch (its bank-by-bank TE ops write nothing before its last batch) that reuses the PSUM
+    // buffer writes bank k as soon as the exponentials of that block's bank k are out.
+    std::vector<std::vector<Pipeline::OpId>> bank_drain(blocks_.size());
     // bank_te: a softmax block's last batch cut by bank (te_batch_by_bank), the TE op that completes each bank.
     auto epilogue_ops = [&](std::size_t bi, const std::vector<Pipeline::OpId>& bank_te) {
       const Block& b = blocks_[bi];
@@ -211,6 +215,7 @@ class GemmBuilder {
       Pipeline::OpId done = -1;
       if (l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax) {
         SoftmaxEpilogue e = add_softmax_epilogue(pipe, b, after, bank_te);
+        if (l_.out_in_sbuf) bank_drain[bi] = e.exp_banks;
         if (!l_.epilogue.normalise) {  // the exponentials and their sums are the block's output
           drain[bi] = stored[bi] = e.exp;
           return;
@@ -346,15 +351,25 @@ class GemmBuilder {
         ahead.clear();
       }
       if (j > 0) compute_after.push_back(compute[j - 1]);
-      if (reuse >= 0) compute_after.push_back(drain[std::size_t(reuse)]);
+      // Bank by bank (bank_drain): the one-batch block's bank k waits for the exponentials of the reused buffer's
+      // bank k only (none past that block's live banks: nothing but the TE, in order, touched them).
+      const std::vector<Pipeline::OpId>* reuse_banks = nullptr;
+      if (reuse >= 0 && first && int(j) == b.last_batch && softmax_banks(b) > 1 &&
+          !bank_drain[std::size_t(reuse)].empty()) {
+        reuse_banks = &bank_drain[std::size_t(reuse)];
+      } else if (reuse >= 0) {
+        compute_after.push_back(drain[std::size_t(reuse)]);
+      }
       // A softmax block's last batch goes bank by bank, so that the row maxima of a bank start as soon as the TE
       // has written it (add_softmax_epilogue).
       std::vector<Pipeline::OpId> bank_te;
       if (int(j) == b.last_batch && softmax_banks(b) > 1) {
         for (std::vector<isa::Instruction>& piece : te_batch_by_bank(batch)) {
           // Ops are list-scheduled (pipeline.h): each piece names the one before.
-          bank_te.push_back(pipe.add(isa::Engine::kTe, std::move(piece),
-                                     bank_te.empty() ? compute_after : std::vector<Pipeline::OpId>{bank_te.back()}));
+          std::vector<Pipeline::OpId> piece_after =
+              bank_te.empty() ? compute_after : std::vector<Pipeline::OpId>{bank_te.back()};
+          if (reuse_banks && bank_te.size() < reuse_banks->size()) piece_after.push_back((*reuse_banks)[bank_te.size()]);
+          bank_te.push_back(pipe.add(isa::Engine::kTe, std::move(piece), piece_after));
         }
         compute[j] = bank_te.back();
       } else {
@@ -544,6 +559,8 @@ class GemmBuilder {
   /// (window -> +0) on vec: its instructions, an op the caller adds after exp.
   struct SoftmaxEpilogue {
     Pipeline::OpId vmax = -1, exp = -1;
+    /// With the exponentials cut by bank (SoftmaxOps::exps_banks): each bank's op, its PSUM bank's last reader.
+    std::vector<Pipeline::OpId> exp_banks;
     std::vector<isa::Instruction> norm;
   };
   /// The PSUM banks a softmax block's row maxima go over one by one (its live columns' banks; 0 without a softmax,
@@ -587,7 +604,11 @@ class GemmBuilder {
       after.resize(1);
     }
     e.vmax = pipe.add(isa::Engine::kVec, std::move(ops.vmax), after);
-    e.exp = pipe.add(isa::Engine::kAct, std::move(ops.exps), {e.vmax});
+    for (std::vector<isa::Instruction>& bank : ops.exps_banks) {  // in bank order: each continues the sums
+      e.exp = pipe.add(isa::Engine::kAct, std::move(bank), {e.vmax, e.exp});
+      e.exp_banks.push_back(e.exp);
+    }
+    if (e.exp_banks.empty()) e.exp = pipe.add(isa::Engine::kAct, std::move(ops.exps), {e.vmax});
     e.norm = std::move(ops.norm);
     return e;
   }

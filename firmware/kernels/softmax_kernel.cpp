@@ -75,6 +75,18 @@ SoftmaxOps softmax_ops(const SoftmaxTiles& s) {
                        zt = operand(s.z + uint32_t(t * s.stride) * uint32_t(isa::data_type_bytes(s.z_type)),
                                     s.z_type, {1, 0}, s.z_space),
                        nb = column(s.nbias + 4 * t), sum = column(s.sum + 4 * t);
+    if (!ops.vmax_banks.empty()) {  // g = 1: bank by bank, the sums continued
+      const uint32_t zb = uint32_t(isa::data_type_bytes(s.z_type));
+      for (int c0 = 0; c0 < s.w; c0 += s.bank_cols) {
+        isa::Instruction e = activation(ActFunc::kExp, s.p, std::min(s.bank_cols, s.w - c0),
+                                        operand(s.z + uint32_t(c0) * zb, s.z_type, {1, 0}, s.z_space),
+                                        operand(s.x + uint32_t(c0) * 4, DataType::kFp32, {1, 0}, s.space), s.scale,
+                                        0.0f, &nb, &sum);
+        e.act.sum_acc = c0 > 0;
+        ops.exps_banks.push_back({e});
+      }
+      continue;
+    }
     ops.exps.push_back(activation(ActFunc::kExp, s.p, s.w, zt, xt, s.scale, 0.0f, &nb, &sum));
   }
   if (!s.normalise) return ops;

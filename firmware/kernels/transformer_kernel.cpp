@@ -75,7 +75,7 @@ AttentionLayout block_attention(const TransformerShape& s, const TransformerBuff
 }
 }  // namespace
 
-bool transformer_defers_normalisation(const driver::DeviceInfo& info, const TransformerShape& shape) {
+bool transformer_attention_in_pieces(const driver::DeviceInfo& info, const TransformerShape& shape) {
   check_shape(shape);
   return attention_pieces(info, block_attention(shape, transformer_buffers(shape, 0))) > 0;
 }

@@ -73,7 +73,7 @@ TransformerBuffers transformer_buffers(const TransformerShape& shape, uint64_t s
 /// Whether the block's attention runs as "head h attention" pieces on `info`'s device (attention_pieces), whose
 /// softmax normalisation is deferred to their output: golden::TransformerSpec::deferred_norm. Throws
 /// std::invalid_argument for a bad shape.
-bool transformer_defers_normalisation(const driver::DeviceInfo& info, const TransformerShape& shape);
+bool transformer_attention_in_pieces(const driver::DeviceInfo& info, const TransformerShape& shape);
 
 KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& shape,
                                          const TransformerInputs& in, const TransformerBuffers& buf,

@@ -281,7 +281,7 @@ Workload transformer_instance(const Params& o) {
     golden::TransformerSpec s;
     s.seq = T, s.d_model = D, s.heads = H, s.d_ff = F, s.ln_eps = sh.ln_eps, s.causal = sh.causal;
     s.te_transpose = sh.te_transpose;
-    s.deferred_norm = kernels::transformer_defers_normalisation(info, sh);
+    s.piece_order = kernels::transformer_attention_in_pieces(info, sh);
     golden::TransformerParams p;
     p.ln1_g = in.at("ln1_g"), p.ln1_b = in.at("ln1_b"), p.w_qkv = in.at("w_qkv"), p.b_qkv = in.at("b_qkv");
     p.w_o = in.at("w_o"), p.b_o = in.at("b_o"), p.ln2_g = in.at("ln2_g"), p.ln2_b = in.at("ln2_b");

@@ -65,7 +65,7 @@ struct Workload {
                      std::vector<OutputSpec>*)>
       build;
   /// Expected patterns of (some of) the outputs, by name, on the device `info` describes (its TE rows; the kernels'
-  /// choices that set the operation order, e.g. kernels::transformer_defers_normalisation).
+  /// choices that set the operation order, e.g. kernels::transformer_attention_in_pieces).
   std::function<Tensors(const Tensors& in, const driver::DeviceInfo& info)> golden;
   /// Workloads that split over the cores of a chip (the GEMM, docs/kernels.md "Multi-core GEMM"): writes `in`,
   /// runs on every core of `cores` (drivers of distinct cores with disjoint HBM regions) and returns the outputs

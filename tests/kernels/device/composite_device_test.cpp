@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <iostream>
 #include <random>
@@ -17,6 +18,7 @@
 
 #include "firmware/driver/core_device.h"
 #include "firmware/golden/engine_golden.h"
+#include "firmware/golden/float_bits.h"
 #include "firmware/golden/nn_golden.h"
 #include "firmware/golden/transformer_golden.h"
 #include "firmware/kernels/attention_kernel.h"
@@ -460,7 +462,18 @@ TEST_P(AttentionOnModel, MatchesGoldenBitForBit) {
       golden::attention(T, H, d, c.causal, c.te_transpose, qT, kT, v, te_rows(), deferred);
   if (!c.fused) expect_same("scores", get(l.scores_hbm, tt, DataType::kFp32), want.scores);
   if (!c.pieces) expect_same("probs", get(l.probs_hbm, tt, DataType::kBf16), want.probs);
-  expect_same("outT", get(l.outT_hbm, want.outT.size(), DataType::kFp32), want.outT);
+  const Patterns outT = get(l.outT_hbm, want.outT.size(), DataType::kFp32);
+  expect_same("outT", outT, want.outT);
+  if (c.inf_key >= 0) {
+    // V's Inf at key k reaches feature 0 of every query that multiplies key k's tile in: every query where each
+    // key tile is multiplied in (0 x Inf = NaN where masked); in the pieces' order only the queries whose own key
+    // tile is at or past k's (golden::attention piece_order), so the queries of earlier tiles stay finite.
+    const int tile0 = c.inf_key / te_rows() * te_rows();
+    for (int q = 0; q < T; ++q) {
+      const bool finite = std::isfinite(golden::float_from_bits(outT[size_t(q)]));
+      EXPECT_EQ(finite, c.pieces && q < tile0) << "query " << q;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionOnModel,
@@ -541,16 +554,17 @@ TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
     }
     // The TE's MACs from the shape (d = 12): QKV D x 3D x T; per head the scores over the keys up to each piece's
     // last query (each head in the pieces of rows [0, 16) and [16, 18), one per core: 16 x 16 + 2 x 18 = 292
-    // query-key pairs) and PV over every key (T x T); the projection D x D x T, the MLP 2 x D x F x T.
+    // query-key pairs) and PV over the key tiles up to each query tile's own (the same 292 pairs); the projection
+    // D x D x T, the MLP 2 x D x F x T.
     const uint64_t d = D / size_t(s.heads);
-    const uint64_t macs = D * 3 * D * T + uint64_t(s.heads) * d * (292 + T * T) + D * D * T + 2 * D * F * T;
+    const uint64_t macs = D * 3 * D * T + uint64_t(s.heads) * d * (292 + 292) + D * D * T + 2 * D * F * T;
     EXPECT_GT(r.core_macs[1], 0u);
     EXPECT_EQ(r.core_macs[0] + r.core_macs[1], macs);
   }
   golden::TransformerSpec gs;
   gs.seq = s.seq, gs.d_model = s.d_model, gs.heads = s.heads, gs.d_ff = s.d_ff;
-  gs.deferred_norm = transformer_defers_normalisation(drv_->info(), s);
-  EXPECT_TRUE(gs.deferred_norm) << "the block's heads run as attention pieces";
+  gs.piece_order = transformer_attention_in_pieces(drv_->info(), s);
+  EXPECT_TRUE(gs.piece_order) << "the block's heads run as attention pieces";
   const golden::TransformerResult want = golden::transformer_block(gs, x, p, te_rows());
   // The LayerNorms write their output transposed (through the TE), not row-major.
   expect_same("ln1T", get(b.ln1T, D * T, DataType::kBf16), want.ln1T);
