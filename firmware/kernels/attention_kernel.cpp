@@ -35,9 +35,9 @@ void append_head(KernelSequence* seq, KernelSequence pieces, int h) {
 }
 
 /// Appends the heads' pieces to `seq` as one wave. Causal (`last_first`): a piece of later query rows has more live
-/// columns, so the wave takes the last piece of every head first, then the one before, ...: a round of cores lasts
-/// as long as its longest piece, and grouping the longer pieces into the first rounds leaves the shorter ones
-/// together in the last (docs/kernels.md "Sequences over cores").
+/// columns, so the wave takes the last piece of every head first, then the one before, ...: longest first, so that
+/// the sequence runner's work list fills the cores' gaps with the shorter ones (docs/kernels.md "Sequences over
+/// cores").
 void append_heads(KernelSequence* seq, std::vector<KernelSequence> heads, bool last_first) {
   KernelSequence wave;
   if (last_first) {
