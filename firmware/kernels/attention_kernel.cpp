@@ -97,7 +97,8 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
                                         a.scale = attention_scale(l.head_dim);
                                         a.qT_hbm = l.qT_hbm + h * qk_head;
                                         a.kT_hbm = l.kT_hbm + h * qk_head;
-                                        a.v_hbm = l.v_hbm + h * T * d * 2;
+                                        a.v_hbm = l.vT_hbm ? l.vT_hbm + h * d * T * 2 : l.v_hbm + h * T * d * 2;
+                                        a.v_ld = l.vT_hbm ? l.seq : 0;
                                         a.outT_hbm = l.outT_hbm + h * d * T * isa::data_type_bytes(l.out_type);
                                         a.out_type = l.out_type;
                                         // The TE's work: S over the live keys, then PV over every key tile
@@ -262,13 +263,28 @@ bool transpose_pv_fits(const driver::DeviceInfo& info, int queries, int head_dim
 
 namespace {
 /// V [keys, d] BF16 from HBM into SBUF: key tile t (keys t * R .., R = transpose_tile_rows) on partitions 0..R-1 at
-/// v_off + t * d * 2; every full tile in one copy, the ragged one alone.
+/// v_off + t * d * 2; every full tile in one copy, the ragged one alone. `v_ld` > 0: v_hbm is V^T [d, *] with rows
+/// v_ld elements apart, read transposed (each element its own 2 bytes, as the strided DMA transposes of
+/// dma_copies.h).
 std::vector<isa::CopyFields> v_tile_copies(const driver::DeviceInfo& info, uint64_t v_hbm, int keys, int d,
-                                           uint32_t v_off) {
+                                           uint32_t v_off, int v_ld = 0) {
   const int R = transpose_tile_rows(info), k_tiles = (keys + R - 1) / R, full_k = keys / R;
   const auto bf16 = isa::DataType::kBf16;
   const int64_t pb = int64_t(info.sbuf_partition_bytes);
   std::vector<isa::CopyFields> v;
+  if (v_ld > 0) {  // element c of key k at v_hbm + (c * v_ld + k) * 2 -> partition k % R of tile k / R, element c
+    for (int t0 = 0; t0 < k_tiles; t0 = t0 < full_k ? full_k : k_tiles) {
+      const int tiles = t0 < full_k ? full_k : 1, kk = t0 < full_k ? R : keys - full_k * R;
+      isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, v_hbm + uint64_t(t0) * R * 2, bf16, 2, isa::MemSpace::kSbuf,
+                                    v_off + uint32_t(t0 * d * 2), bf16, pb, kk, d);
+      if (d > 1) c.src_stride[0] = int32_t(int64_t(v_ld) * 2);  // along d: one V^T row to the next
+      c.count[2] = static_cast<uint16_t>(tiles);
+      c.src_stride[2] = tiles > 1 ? int32_t(R * 2) : 0;
+      c.dst_stride[2] = tiles > 1 ? int32_t(d * 2) : 0;
+      v.push_back(c);
+    }
+    return v;
+  }
   if (full_k > 0) {
     isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, v_hbm, bf16, int64_t(d) * 2, isa::MemSpace::kSbuf, v_off, bf16,
                                   pb, R, d);
@@ -613,7 +629,8 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
 
   const Pipeline::OpId ident = pipe.add(isa::Engine::kVec, te_identity(R, iota_off, ident_off, bf16));
   const Pipeline::OpId v_load =
-      pipe.add(isa::Engine::kDma, spread_copies(v_tile_copies(info, l.v_hbm, std::min(l.seq, pp.zero_kt * R), d, v_off),
+      pipe.add(isa::Engine::kDma, spread_copies(v_tile_copies(info, l.v_hbm, std::min(l.seq, pp.zero_kt * R), d, v_off,
+                                                              l.v_ld),
                                                 info.num_dma_engines));
   const auto nk = static_cast<std::size_t>(pp.k_tiles);
   // Per P^T tile and query tile: the op that writes its columns (a copy of transposes); causal, only those of the

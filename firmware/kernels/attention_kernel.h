@@ -22,6 +22,9 @@ struct AttentionLayout {
   uint64_t qT_hbm = 0;         ///< [H*d, T] BF16: rows h*d .. h*d+d-1 are Q_h^T
   uint64_t kT_hbm = 0;         ///< [H*d, T] BF16: K_h^T likewise
   uint64_t v_hbm = 0;          ///< [H, T, d] BF16: V_h, token-major
+  /// [H*d, T] BF16, V^T feature-major like qT (0: none). Where the heads run as pieces (attention_pieces > 0) and
+  /// this is set, the pieces read V from it with transposing loads and v_hbm is not read.
+  uint64_t vT_hbm = 0;
   uint64_t scores_hbm = 0;     ///< scratch [H, T, T] FP32: S_h = Q_h K_h^T (unscaled)
   uint64_t probs_hbm = 0;      ///< scratch [H, T, T] BF16: P_h = softmax(S_h / sqrt(d)) along keys
   uint64_t probsT_hbm = 0;     ///< scratch [H, T, T] BF16: P_h^T (keys x queries)
@@ -109,7 +112,8 @@ struct AttentionPieceLayout {
   float scale = 1.0f;   ///< the softmax's scale (attention_scale)
   uint64_t qT_hbm = 0;  ///< Q_h^T [d, T] BF16
   uint64_t kT_hbm = 0;  ///< K_h^T [d, T] BF16
-  uint64_t v_hbm = 0;   ///< V_h [T, d] BF16
+  uint64_t v_hbm = 0;   ///< V_h [T, d] BF16, or with v_ld > 0 V_h^T [d, T] BF16 with rows v_ld elements apart
+  int v_ld = 0;         ///< 0: v_hbm is token-major; > 0 (>= T): feature-major, read transposed
   uint64_t outT_hbm = 0;  ///< O_h^T [d, T] out_type: columns query0 .. query0 + queries - 1 are written
   isa::DataType out_type = isa::DataType::kBf16;
 };

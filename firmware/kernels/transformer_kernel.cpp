@@ -64,6 +64,7 @@ AttentionLayout block_attention(const TransformerShape& s, const TransformerBuff
   at.qT_hbm = b.qkvT;
   at.kT_hbm = b.qkvT + D * T * 2;
   at.v_hbm = b.v;
+  at.vT_hbm = b.qkvT + 2 * D * T * 2;  // the pieces read V^T where it is
   at.scores_hbm = b.scores;
   at.probs_hbm = b.probs;
   at.probsT_hbm = b.probsT;
@@ -122,17 +123,20 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
                           isa::DataType::kBf16, qkv_bias));
 
   // V^T (rows 2D.. of qkvT) -> V_h [T, d] per head: one transposing copy per head, the heads split over the cores
-  // (a DMA-only step: one core's engines alone took 30 k cycles at T = 2048).
-  append(&seq, row_split_steps("v heads", s.heads, 1, s.cores, [&](int h0, int n) {
-    std::vector<isa::CopyFields> vcopies;
-    for (int h = h0; h < h0 + n; ++h) {
-      vcopies.push_back(transpose_copy(b.qkvT + (2 * D + h * d) * T * 2, isa::DataType::kBf16, b.v + h * T * d * 2,
-                                       isa::DataType::kBf16, static_cast<int>(d), s.seq));
-    }
-    return KernelStep{"v heads", dma_program(info, vcopies), 0};
-  }));
-
-  append(&seq, make_attention_programs(info, block_attention(s, b)));
+  // (a DMA-only step: one core's engines alone took 30 k cycles at T = 2048). Attention pieces read V^T themselves
+  // (transposing loads, AttentionLayout::vT_hbm): no step then.
+  const AttentionLayout at = block_attention(s, b);
+  if (attention_pieces(info, at) == 0) {
+    append(&seq, row_split_steps("v heads", s.heads, 1, s.cores, [&](int h0, int n) {
+      std::vector<isa::CopyFields> vcopies;
+      for (int h = h0; h < h0 + n; ++h) {
+        vcopies.push_back(transpose_copy(b.qkvT + (2 * D + h * d) * T * 2, isa::DataType::kBf16, b.v + h * T * d * 2,
+                                         isa::DataType::kBf16, static_cast<int>(d), s.seq));
+      }
+      return KernelStep{"v heads", dma_program(info, vcopies), 0};
+    }));
+  }
+  append(&seq, make_attention_programs(info, at));
 
   GemmEpilogue proj_bias;  // x + (proj + b_o[col]) in the GEMM's drain
   proj_bias.kind = GemmEpilogue::Kind::kColBiasAdd;
