@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 #include <limits>
 #include <stdexcept>
@@ -120,6 +121,12 @@ std::vector<isa::Instruction> spread_copies(const std::vector<isa::CopyFields>& 
 double dma_latency_bytes(const driver::DeviceInfo& info) {
   return std::max(1.0,
                   info.dma_bytes_per_ns * double(std::max<uint32_t>(1, info.num_dma_engines)) * info.dma_latency_ns);
+}
+
+uint32_t latency_engines(const driver::DeviceInfo& info, uint64_t bytes) {
+  const double engine_bytes = std::max(1.0, dma_latency_bytes(info) / std::max(1u, info.num_dma_engines));
+  return uint32_t(std::clamp<double>(std::floor(double(bytes) / engine_bytes), 1.0,
+                                     double(std::max(1u, info.num_dma_engines))));
 }
 
 isa::Program dma_program(const driver::DeviceInfo& info, const std::vector<isa::CopyFields>& copies) {

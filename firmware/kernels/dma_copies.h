@@ -38,6 +38,11 @@ std::vector<isa::Instruction> spread_copies(const std::vector<isa::CopyFields>& 
 /// trn2): the size below which a copy, or a cut of work into pieces, mostly pays start latency. At least 1.
 double dma_latency_bytes(const driver::DeviceInfo& info);
 
+/// The DMA engines worth spreading copies of `bytes` over: as many as get a piece of at least what one engine moves
+/// in one start latency (dma_latency_bytes / engines), between 1 and all of them. More pieces would each spend more
+/// engine time on their start latency than they save in bytes.
+uint32_t latency_engines(const driver::DeviceInfo& info, uint64_t bytes);
+
 /// A DMA-only program: `copies` spread over the device's DMA engines (spread_copies), then halt (which waits for all
 /// of them).
 isa::Program dma_program(const driver::DeviceInfo& info, const std::vector<isa::CopyFields>& copies);

@@ -122,6 +122,12 @@ class GemmBuilder {
   }
 
   /// The GEMM's ops (file comment of gemm_kernel.h); returns the ops that drain the blocks.
+  static uint64_t wave_bytes(const std::vector<isa::CopyFields>& wave) {
+    uint64_t bytes = 0;
+    for (const isa::CopyFields& c : wave) bytes += copy_bytes(c);
+    return bytes;
+  }
+
   std::vector<Pipeline::OpId> add_to(Pipeline& pipe) const {
     const GemmPlan& p = plan_;
     const std::size_t nbatches = batches_.size(), nbuf = std::size_t(p.sbuf_buffers);
@@ -163,8 +169,9 @@ class GemmBuilder {
     auto store_op = [&](int bi) {  // block bi's store as an op of its own (when no wave carried it)
       std::vector<isa::CopyFields> copy;
       staging_stores(blocks_[std::size_t(bi)], &copy);
-      stored[std::size_t(bi)] =
-          pipe.add(isa::Engine::kDma, spread_copies(copy, info_.num_dma_engines), {drain[std::size_t(bi)]});
+      // Cut like a later load wave: a block's store is small, and the last ones are all that run at the end.
+      stored[std::size_t(bi)] = pipe.add(isa::Engine::kDma, spread_copies(copy, latency_engines(info_, wave_bytes(copy))),
+                                         {drain[std::size_t(bi)]});
     };
     // The blocks whose epilogues must be done before block bi's loads: the slot's previous block, and for a
     // group's first block (which loads the group's bias row) the last block of the group that used that bias row.
@@ -328,13 +335,7 @@ class GemmBuilder {
       // The first wave over every engine (the TE waits for it); the later ones land while the TE works, and several
       // are in flight (completion semaphores, pipeline.h), so their pieces are cut no smaller than what one engine
       // moves in one start latency: more pieces would spend more engine time on start latencies than they save.
-      uint64_t wave_bytes = 0;
-      for (const isa::CopyFields& c : wave) wave_bytes += copy_bytes(c);
-      const double engine_bytes = std::max(1.0, dma_latency_bytes(info_) / std::max(1u, info_.num_dma_engines));
-      const uint32_t engines =
-          j == 0 ? info_.num_dma_engines
-                 : uint32_t(std::clamp<double>(std::floor(double(wave_bytes) / engine_bytes), 1.0,
-                                               double(info_.num_dma_engines)));
+      const uint32_t engines = j == 0 ? info_.num_dma_engines : latency_engines(info_, wave_bytes(wave));
       load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, engines), load_after);
       if (j == 0 && epi && l_.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) epi_consts = add_row_bias_load(pipe);
       for (int slot : prefetch_slots) prefetched[std::size_t(slot)].push_back(load[j]);
