@@ -166,12 +166,11 @@ class GemmBuilder {
         carry_to(wave_eloads, bi == 0 && nbatches > 1 ? 1 : first, bi);
       }
     }
-    auto store_op = [&](int bi) {  // block bi's store as an op of its own (when no wave carried it)
+    // Block bi's store as an op of its own (when no wave carried it), over `engines` DMA engines.
+    auto store_op = [&](int bi, uint32_t engines) {
       std::vector<isa::CopyFields> copy;
       staging_stores(blocks_[std::size_t(bi)], &copy);
-      // Cut like a later load wave: a block's store is small, and the last ones are all that run at the end.
-      stored[std::size_t(bi)] = pipe.add(isa::Engine::kDma, spread_copies(copy, latency_engines(info_, wave_bytes(copy))),
-                                         {drain[std::size_t(bi)]});
+      stored[std::size_t(bi)] = pipe.add(isa::Engine::kDma, spread_copies(copy, engines), {drain[std::size_t(bi)]});
     };
     // The blocks whose epilogues must be done before block bi's loads: the slot's previous block, and for a
     // group's first block (which loads the group's bias row) the last block of the group that used that bias row.
@@ -212,7 +211,7 @@ class GemmBuilder {
     auto epilogue_ops = [&](std::size_t bi, const std::vector<Pipeline::OpId>& bank_te) {
       const Block& b = blocks_[bi];
       const int prev = int(bi) >= slots ? int(bi) - slots : -1;  // the slot's previous block
-      if (prev >= 0 && stored[std::size_t(prev)] < 0) store_op(prev);  // its wave is still to come
+      if (prev >= 0 && stored[std::size_t(prev)] < 0) store_op(prev, info_.num_dma_engines);  // its wave is to come
       if (col_loads && epi_loads[bi] < 0) eload_op(int(bi));
       // A column epilogue also reads its group's bias row, loaded with the group's first block.
       const Pipeline::OpId group_bias =
@@ -380,8 +379,16 @@ class GemmBuilder {
     }
     if (epi) {
       flush_norm(-1);
+      // Past the last wave: the stores of the last blocks, which come out one after another at the end. Each gets
+      // its share of the engines, and no less than latency_engines: over every engine, several small stores in a
+      // row would queue behind each other in pieces that are mostly start latency.
+      const auto tail = uint32_t(std::count(stored.begin(), stored.end(), Pipeline::OpId(-1)));
       for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
-        if (stored[bi] < 0) store_op(int(bi));  // past the last wave
+        if (stored[bi] >= 0) continue;
+        std::vector<isa::CopyFields> copy;
+        staging_stores(blocks_[bi], &copy);
+        const uint32_t share = uint32_t(ceil_div(info_.num_dma_engines, std::max(1u, tail)));
+        store_op(int(bi), std::max(share, latency_engines(info_, wave_bytes(copy))));
       }
       return stored;
     }
