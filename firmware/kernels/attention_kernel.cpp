@@ -519,7 +519,8 @@ PiecePlan piece_plan(const driver::DeviceInfo& info, int seq, int query0, int qu
   const uint64_t iota = pv.take(uint64_t(R) * kFp32Bytes, ""), ident = pv.take(uint64_t(R) * kBf16Bytes, "");
   const uint64_t v = pv.take(uint64_t(pp.zero_kt) * uint64_t(head_dim) * kBf16Bytes, "");
   const uint64_t pt = pv.take(uint64_t(pp.zero_kt) * uint64_t(queries) * kBf16Bytes, "");
-  const uint64_t sums = pv.take(uint64_t(pp.q_tiles) * kFp32Bytes, ""), rcp = pv.take(uint64_t(pp.q_tiles) * kFp32Bytes, "");
+  const uint64_t sums = pv.take(uint64_t(pp.q_tiles) * kFp32Bytes, "");
+  const uint64_t rcp = pv.take(uint64_t(pp.q_tiles) * kFp32Bytes, "");
   const uint64_t rrow = pv.take(uint64_t(queries) * kFp32Bytes, ""), out = pv.take(uint64_t(queries) * kFp32Bytes, "");
   pp.p_tile = (uint64_t(pp.live) * kBf16Bytes + 63) / 64 * 64;
   const uint64_t top = uint64_t(pp.q_tiles) * pp.p_tile + pv.used();
@@ -613,7 +614,8 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
 
   // O^T = V^T P^T: each query tile of P is transposed into the P^T tiles of its live keys as soon as it is ready
   // (the TE and the Scalar engine work beside the next tiles' softmax), then the key tiles are multiplied in, in
-  // increasing order (the bits of make_transpose_pv_program: the same transposes, copies and multiplies).
+  // increasing order (make_transpose_pv_program's transposes, copies and multiplies; causal, each query tile's only
+  // up to its own key tile), and each bank is normalised on its way out.
   const auto bf16 = isa::DataType::kBf16;
   const uint32_t iota_off = pp.iota, ident_off = pp.ident, v_off = pp.v, pt_off = pp.pt;
   auto pt_tile = [&](int kt) { return pt_off + uint32_t(uint64_t(kt) * nq * kBf16Bytes); };
@@ -645,12 +647,12 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
   std::vector<Pipeline::OpId> rrow_ready(std::size_t(pp.q_tiles), -1);
   for (int i = 0; i < pp.q_tiles; ++i) {
     const int qr = std::min(R, nq - i * R);
+    const uint32_t rcp = pp.rcp + uint32_t(4 * i);
     std::vector<isa::Instruction> v{tensor_scalar(isa::AluOp::kRdivide, 1.0f, isa::AluOp::kNone, 0.0f, qr, 1,
-                                                  operand(pp.rcp + uint32_t(4 * i)), operand(pp.sums + uint32_t(4 * i)))};
+                                                  operand(rcp), operand(pp.sums + uint32_t(4 * i)))};
     for (int q0 = 0; q0 < qr; q0 += 32) {
       v.push_back(transpose_op(std::min(32, qr - q0), rrow_parts, operand(pp.rrow + uint32_t(4 * (i * R + q0))),
-                               operand(pp.rcp + uint32_t(4 * i), isa::DataType::kFp32, {0, 0}, isa::MemSpace::kSbuf,
-                                       uint16_t(q0))));
+                               operand(rcp, isa::DataType::kFp32, {0, 0}, isa::MemSpace::kSbuf, uint16_t(q0))));
     }
     rrow_ready[std::size_t(i)] = pipe.add(isa::Engine::kVec, std::move(v), {p_ready[std::size_t(i)]});
   }
@@ -697,12 +699,12 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
       int i0 = i_begin;  // the bank's first query tile that sees key tile kt
       while (live_tiles(i0) <= kt) ++i0;
       const int kk = std::min(R, l.seq - kt * R), q_first = i0 * R, q_end = std::min(nq, i_end * R);
+      const uint64_t psum = uint64_t(acc0 + bank) * pp.tp.bank_bytes + uint64_t(q_first - bank * pp.tp.n_tile) * 4;
       std::vector<Pipeline::OpId> after{v_load, pv};
       for (int i = i0; i < i_end; ++i) after.push_back(writers[std::size_t(kt)][std::size_t(i)]);
       pv = pipe.add(isa::Engine::kTe,
                     {pv_load(kt, kk, d, v_off),
-                     pv_multiply(kt, kk, q_end - q_first, pt_tile(kt) + uint64_t(q_first) * 2,
-                                 uint64_t(acc0 + bank) * pp.tp.bank_bytes + uint64_t(q_first - bank * pp.tp.n_tile) * 4)},
+                     pv_multiply(kt, kk, q_end - q_first, pt_tile(kt) + uint64_t(q_first) * 2, psum)},
                     after);
     }
     // The bank's queries normalised: O^T[c, q] * r[q] (FP32, cast once to out_type) into the staging rows, 32
@@ -723,8 +725,8 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
     const Pipeline::OpId scaled = pipe.add(isa::Engine::kVec, std::move(scale), after);
     pipe.add(isa::Engine::kDma,
              spread_copies({copy_rows(isa::MemSpace::kSbuf, pp.out + uint64_t(c0) * eo, l.out_type,
-                                      int64_t(info.sbuf_partition_bytes), isa::MemSpace::kHbm, out_hbm + uint64_t(c0) * eo,
-                                      l.out_type, int64_t(l.seq) * int64_t(eo), d, bn)},
+                                      int64_t(info.sbuf_partition_bytes), isa::MemSpace::kHbm,
+                                      out_hbm + uint64_t(c0) * eo, l.out_type, int64_t(l.seq) * int64_t(eo), d, bn)},
                            info.num_dma_engines),
              {scaled});
   }

@@ -101,8 +101,10 @@ isa::Program make_transpose_pv_program(const driver::DeviceInfo& info, const Tra
 /// One head's attention for a piece of its queries as one program, P never leaving the chip (docs/kernels.md
 /// "Attention"): S = Q K^T for the piece's queries (the GEMM kernel; causal: only the keys up to the piece's last
 /// query), the softmax in the GEMM's drains writing P into SBUF (GemmLayout::out_in_sbuf), then
-/// make_transpose_pv_program's transposes and PV reading that P where it is. The bits are those of the
-/// "scores+softmax" and "transpose+pv" steps it replaces (the same instructions on the same values).
+/// make_transpose_pv_program's transposes and PV reading that P where it is. Its own order, not the bits of the
+/// "scores+softmax" and "transpose+pv" steps it replaces: P holds the exponentials, each output column is multiplied
+/// by its query's 1 / s at the end, and, causal, each query tile's PV runs over the key tiles up to its own only
+/// (golden::attention with piece_order; docs/kernels.md "Attention", "The pieces' own order").
 struct AttentionPieceLayout {
   int seq = 0;          ///< T, >= 1: keys (queries = keys)
   int head_dim = 0;     ///< d, >= 1

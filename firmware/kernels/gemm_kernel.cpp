@@ -121,13 +121,14 @@ class GemmBuilder {
     }
   }
 
-  /// The GEMM's ops (file comment of gemm_kernel.h); returns the ops that drain the blocks.
+  /// Bytes the copies of `wave` move (copy_bytes).
   static uint64_t wave_bytes(const std::vector<isa::CopyFields>& wave) {
     uint64_t bytes = 0;
     for (const isa::CopyFields& c : wave) bytes += copy_bytes(c);
     return bytes;
   }
 
+  /// The GEMM's ops (file comment of gemm_kernel.h); returns the ops that drain the blocks.
   std::vector<Pipeline::OpId> add_to(Pipeline& pipe) const {
     const GemmPlan& p = plan_;
     const std::size_t nbatches = batches_.size(), nbuf = std::size_t(p.sbuf_buffers);
@@ -368,7 +369,9 @@ class GemmBuilder {
           // Ops are list-scheduled (pipeline.h): each piece names the one before.
           std::vector<Pipeline::OpId> piece_after =
               bank_te.empty() ? compute_after : std::vector<Pipeline::OpId>{bank_te.back()};
-          if (reuse_banks && bank_te.size() < reuse_banks->size()) piece_after.push_back((*reuse_banks)[bank_te.size()]);
+          if (reuse_banks && bank_te.size() < reuse_banks->size()) {
+            piece_after.push_back((*reuse_banks)[bank_te.size()]);
+          }
           bank_te.push_back(pipe.add(isa::Engine::kTe, std::move(piece), piece_after));
         }
         compute[j] = bank_te.back();

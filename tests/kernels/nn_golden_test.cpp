@@ -235,7 +235,8 @@ TEST(GoldenAttention, BothNormalisationOrdersStayWithinTheBf16Bound) {
     for (auto& x : v) x = element_from_f32(DataType::kBf16, f32_bits(2.0f * n01(rng)), true);
     return v;
   };
-  const std::vector<uint32_t> qT = draw(std::size_t(d) * T), kT = draw(std::size_t(d) * T), v = draw(std::size_t(T) * d);
+  const std::vector<uint32_t> qT = draw(std::size_t(d) * T), kT = draw(std::size_t(d) * T);
+  const std::vector<uint32_t> v = draw(std::size_t(T) * d);
   const auto val = [](uint32_t bf16) { return static_cast<long double>(float_from_bits(bf16 << 16)); };
   long double vmax = 0;
   for (const uint32_t x : v) vmax = std::max(vmax, std::fabs(val(x)));

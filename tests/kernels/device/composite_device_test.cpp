@@ -356,7 +356,8 @@ TEST_F(CompositeOnModel, AFaultInAWaveNamesItsStepWhileTheOtherCoreRunsOn) {
   use_cores(2);
   const std::vector<driver::Driver*> cores{drv_.get(), cores_[1].get()};
   // The second step's memset runs past the end of the SBUF partition: SBUF_RANGE on core 1.
-  const KernelSequence seq{{"long", memsets(8), 0}, {"bad", memsets(1, drv_->info().sbuf_partition_bytes - 64), 0, true}};
+  const auto past_end = uint32_t(drv_->info().sbuf_partition_bytes - 64);
+  const KernelSequence seq{{"long", memsets(8), 0}, {"bad", memsets(1, past_end), 0, true}};
   std::size_t failed = 99;
   try {
     run_sequence(cores, seq, 50'000'000, {}, &failed);
