@@ -58,8 +58,8 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
 
 /// The pieces of queries each head is cut into when make_attention_programs runs `layout` as "head h attention"
 /// programs (AttentionLayout::fused_pieces with te_transpose, where attention_piece_fits), else 0. Those programs
-/// defer the softmax's normalisation to their output (golden::attention's deferred_norm, docs/kernels.md
-/// "Attention"), so a result is checked against the golden of that order where this is > 0.
+/// have their own order (golden::attention's piece_order, docs/kernels.md "Attention"), so a result is checked
+/// against the golden of that order where this is > 0.
 int attention_pieces(const driver::DeviceInfo& info, const AttentionLayout& layout);
 
 /// 1/sqrt(head_dim) as the FP32 scale the softmax applies (double, rounded once).

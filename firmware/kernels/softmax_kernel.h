@@ -76,8 +76,8 @@ struct SoftmaxOps {
   std::vector<std::vector<isa::Instruction>> vmax_banks;
   std::vector<isa::Instruction> exps;  ///< act: z = exp(x * scale + bias), with the row sums (x's last reader)
   /// With bank_cols, when w spans more than one bank: `exps` cut by bank, each bank's columns in one instruction
-  /// whose row sums continue the bank's before (activation `sum_acc`: the same sums bit for bit), so that each bank
-  /// is free as soon as its exponentials are written; `exps` then stays empty.
+  /// whose row sums continue those of the banks before it (activation `sum_acc`: the same sums bit for bit), so that
+  /// each bank is free as soon as its exponentials are written; `exps` then stays empty.
   std::vector<std::vector<isa::Instruction>> exps_banks;
   std::vector<isa::Instruction> norm;  ///< vec: 1 / sum, y = z * (1 / sum), the windows of y to +0
   bool masked = false;                 ///< some window is not empty (vmax and norm read the constants)

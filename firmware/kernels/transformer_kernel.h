@@ -64,17 +64,17 @@ struct TransformerBuffers {
 /// shape with a dimension < 1 or d_model not a multiple of heads.
 TransformerBuffers transformer_buffers(const TransformerShape& shape, uint64_t scratch_hbm);
 
-/// The block's programs, in order: "ln1" (with te_transpose the LayerNorm writes ln1T through the TE and ln1 stays
-/// unwritten; else the LayerNorm into ln1, then "ln1 transpose", a strided DMA copy), "qkv gemm+bias" (the bias and
-/// the BF16 cast in the GEMM's drain, GemmEpilogue), "v heads" (DMA re-layout of V^T into per-head token-major V_h),
-/// the attention steps (attention_kernel.h; the pv GEMMs cast to BF16), "proj gemm+bias+residual", "ln2" (as "ln1",
-/// into ln2T), the MLP steps (mlp_kernel.h; the residual h1) into out[T, D] FP32. No FP32 GEMM output goes through
-/// HBM but the attention scores. Throws std::invalid_argument like the kernels it uses.
 /// Whether the block's attention runs as "head h attention" pieces on `info`'s device (attention_pieces), whose
-/// softmax normalisation is deferred to their output: golden::TransformerSpec::deferred_norm. Throws
-/// std::invalid_argument for a bad shape.
+/// order is their own: golden::TransformerSpec::piece_order. Throws std::invalid_argument for a bad shape.
 bool transformer_attention_in_pieces(const driver::DeviceInfo& info, const TransformerShape& shape);
 
+/// The block's programs, in order: "ln1" (with te_transpose the LayerNorm writes ln1T through the TE and ln1 stays
+/// unwritten; else the LayerNorm into ln1, then "ln1 transpose", a strided DMA copy), "qkv gemm+bias" (the bias and
+/// the BF16 cast in the GEMM's drain, GemmEpilogue), "v heads" (DMA re-layout of V^T into per-head token-major V_h;
+/// not where the attention runs in pieces, which read V^T themselves), the attention steps (attention_kernel.h; the
+/// pv GEMMs cast to BF16), "proj gemm+bias+residual", "ln2" (as "ln1", into ln2T), the MLP steps (mlp_kernel.h; the
+/// residual h1) into out[T, D] FP32. No FP32 GEMM output goes through HBM but the attention scores. Throws
+/// std::invalid_argument like the kernels it uses.
 KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& shape,
                                          const TransformerInputs& in, const TransformerBuffers& buf,
                                          uint64_t out_hbm);
