@@ -162,8 +162,7 @@ AttentionResult attention(int seq, int heads, int head_dim, bool causal, bool te
       for (uint64_t k = 0; k < keys; ++k) {
         for (uint64_t j = 0; j < n; ++j) ptq[k * n + j] = pt[k * T + q0 + j];
       }
-      const Patterns o = gemm_bf16(int(keys), head_dim, int(n), Patterns(vh.begin(), vh.begin() + long(keys * d)), ptq,
-                                   tile_rows);
+      const Patterns o = gemm_bf16(int(keys), head_dim, int(n), rows_of(v, h * T, keys, d), ptq, tile_rows);
       for (uint64_t c = 0; c < d; ++c) {
         for (uint64_t j = 0; j < n; ++j) r.outT[(h * d + c) * T + q0 + j] = o[c * n + j];
       }

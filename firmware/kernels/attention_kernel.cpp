@@ -271,32 +271,22 @@ std::vector<isa::CopyFields> v_tile_copies(const driver::DeviceInfo& info, uint6
   const int R = transpose_tile_rows(info), k_tiles = (keys + R - 1) / R, full_k = keys / R;
   const auto bf16 = isa::DataType::kBf16;
   const int64_t pb = int64_t(info.sbuf_partition_bytes);
-  std::vector<isa::CopyFields> v;
-  if (v_ld > 0) {  // element c of key k at v_hbm + (c * v_ld + k) * 2 -> partition k % R of tile k / R, element c
-    for (int t0 = 0; t0 < k_tiles; t0 = t0 < full_k ? full_k : k_tiles) {
-      const int tiles = t0 < full_k ? full_k : 1, kk = t0 < full_k ? R : keys - full_k * R;
-      isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, v_hbm + uint64_t(t0) * R * 2, bf16, 2, isa::MemSpace::kSbuf,
-                                    v_off + uint32_t(t0 * d * 2), bf16, pb, kk, d);
-      if (d > 1) c.src_stride[0] = int32_t(int64_t(v_ld) * 2);  // along d: one V^T row to the next
-      c.count[2] = static_cast<uint16_t>(tiles);
-      c.src_stride[2] = tiles > 1 ? int32_t(R * 2) : 0;
-      c.dst_stride[2] = tiles > 1 ? int32_t(d * 2) : 0;
-      v.push_back(c);
+  // Bytes from one key to the next and from one of its d elements to the next: token-major V [keys, d], or V^T.
+  const int64_t key_bytes = v_ld > 0 ? 2 : int64_t(d) * 2, elem_bytes = v_ld > 0 ? int64_t(v_ld) * 2 : 2;
+  auto tiles = [&](int t0, int kk, int n) {  // n tiles of kk keys from tile t0, one copy
+    isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, v_hbm + uint64_t(int64_t(t0) * R * key_bytes), bf16,
+                                  key_bytes, isa::MemSpace::kSbuf, v_off + uint32_t(t0 * d * 2), bf16, pb, kk, d);
+    if (d > 1) c.src_stride[0] = int32_t(elem_bytes);
+    if (n > 1) {
+      c.count[2] = static_cast<uint16_t>(n);
+      c.src_stride[2] = int32_t(int64_t(R) * key_bytes);
+      c.dst_stride[2] = int32_t(int64_t(d) * 2);
     }
-    return v;
-  }
-  if (full_k > 0) {
-    isa::CopyFields c = copy_rows(isa::MemSpace::kHbm, v_hbm, bf16, int64_t(d) * 2, isa::MemSpace::kSbuf, v_off, bf16,
-                                  pb, R, d);
-    c.count[2] = static_cast<uint16_t>(full_k);
-    c.src_stride[2] = int32_t(int64_t(R) * d * 2);
-    c.dst_stride[2] = int32_t(int64_t(d) * 2);
-    v.push_back(c);
-  }
-  if (full_k < k_tiles) {
-    v.push_back(copy_rows(isa::MemSpace::kHbm, v_hbm + uint64_t(full_k) * R * d * 2, bf16, int64_t(d) * 2,
-                          isa::MemSpace::kSbuf, v_off + uint32_t(full_k * d * 2), bf16, pb, keys - full_k * R, d));
-  }
+    return c;
+  };
+  std::vector<isa::CopyFields> v;
+  if (full_k > 0) v.push_back(tiles(0, R, full_k));
+  if (full_k < k_tiles) v.push_back(tiles(full_k, keys - full_k * R, 1));
   return v;
 }
 

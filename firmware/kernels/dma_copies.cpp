@@ -93,9 +93,14 @@ std::vector<isa::Instruction> dma_pieces(const isa::CopyFields& c, uint64_t part
   return out;
 }
 
-std::vector<isa::Instruction> spread_copies(const std::vector<isa::CopyFields>& copies, uint32_t engines) {
+uint64_t copy_bytes(const std::vector<isa::CopyFields>& copies) {
   uint64_t total = 0;
   for (const auto& c : copies) total += copy_bytes(c);
+  return total;
+}
+
+std::vector<isa::Instruction> spread_copies(const std::vector<isa::CopyFields>& copies, uint32_t engines) {
+  const uint64_t total = copy_bytes(copies);
   const uint64_t e = std::max<uint32_t>(1, engines);
   // Shares by bytes, at least one each; the engines left over go to the largest remainders (Hamilton's method), so
   // that the wave's pieces fill every engine once when the copies allow it.

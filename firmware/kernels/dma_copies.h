@@ -21,6 +21,8 @@ inline constexpr uint64_t kMinPieceBytes = 8 * 1024;
 
 /// Bytes a copy moves, counted in the wider of its two element types (what the device's cost figure counts).
 uint64_t copy_bytes(const isa::CopyFields& c);
+/// copy_bytes summed over `copies`.
+uint64_t copy_bytes(const std::vector<isa::CopyFields>& copies);
 
 /// `c` as dma_copy instructions: at most `parts` pieces and no more than it has kMinPieceBytes units, cut along its
 /// outermost dimension with more than one entry into runs as equal as the counts allow; when that dimension has

@@ -121,13 +121,6 @@ class GemmBuilder {
     }
   }
 
-  /// Bytes the copies of `wave` move (copy_bytes).
-  static uint64_t wave_bytes(const std::vector<isa::CopyFields>& wave) {
-    uint64_t bytes = 0;
-    for (const isa::CopyFields& c : wave) bytes += copy_bytes(c);
-    return bytes;
-  }
-
   /// The GEMM's ops (file comment of gemm_kernel.h); returns the ops that drain the blocks.
   std::vector<Pipeline::OpId> add_to(Pipeline& pipe) const {
     const GemmPlan& p = plan_;
@@ -167,10 +160,12 @@ class GemmBuilder {
         carry_to(wave_eloads, bi == 0 && nbatches > 1 ? 1 : first, bi);
       }
     }
-    // Block bi's store as an op of its own (when no wave carried it), over `engines` DMA engines.
+    // Block bi's store as an op of its own (when no wave carried it), over at least `engines` DMA engines and no
+    // fewer than latency_engines of its bytes.
     auto store_op = [&](int bi, uint32_t engines) {
       std::vector<isa::CopyFields> copy;
       staging_stores(blocks_[std::size_t(bi)], &copy);
+      engines = std::max(engines, latency_engines(info_, copy_bytes(copy)));
       stored[std::size_t(bi)] = pipe.add(isa::Engine::kDma, spread_copies(copy, engines), {drain[std::size_t(bi)]});
     };
     // The blocks whose epilogues must be done before block bi's loads: the slot's previous block, and for a
@@ -335,7 +330,7 @@ class GemmBuilder {
       // The first wave over every engine (the TE waits for it); the later ones land while the TE works, and several
       // are in flight (completion semaphores, pipeline.h), so their pieces are cut no smaller than what one engine
       // moves in one start latency: more pieces would spend more engine time on start latencies than they save.
-      const uint32_t engines = j == 0 ? info_.num_dma_engines : latency_engines(info_, wave_bytes(wave));
+      const uint32_t engines = j == 0 ? info_.num_dma_engines : latency_engines(info_, copy_bytes(wave));
       load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, engines), load_after);
       if (j == 0 && epi && l_.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) epi_consts = add_row_bias_load(pipe);
       for (int slot : prefetch_slots) prefetched[std::size_t(slot)].push_back(load[j]);
@@ -386,12 +381,9 @@ class GemmBuilder {
       // its share of the engines, and no less than latency_engines: over every engine, several small stores in a
       // row would queue behind each other in pieces that are mostly start latency.
       const auto tail = uint32_t(std::count(stored.begin(), stored.end(), Pipeline::OpId(-1)));
+      const auto share = uint32_t(ceil_div(info_.num_dma_engines, std::max(1u, tail)));
       for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
-        if (stored[bi] >= 0) continue;
-        std::vector<isa::CopyFields> copy;
-        staging_stores(blocks_[bi], &copy);
-        const uint32_t share = uint32_t(ceil_div(info_.num_dma_engines, std::max(1u, tail)));
-        store_op(int(bi), std::max(share, latency_engines(info_, wave_bytes(copy))));
+        if (stored[bi] < 0) store_op(int(bi), share);
       }
       return stored;
     }
