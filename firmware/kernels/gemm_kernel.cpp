@@ -69,7 +69,8 @@ struct Batch {
 
 class GemmBuilder {
  public:
-  GemmBuilder(const driver::DeviceInfo& info, const GemmLayout& l) : info_(info), l_(l), plan_(plan_gemm(info, l)) {
+  GemmBuilder(const driver::DeviceInfo& info, const GemmLayout& l, const std::vector<Pipeline::OpId>& te_after)
+      : info_(info), l_(l), plan_(plan_gemm(info, l)), te_after_(te_after) {
     es_ = isa::dtype_bits(l.dtype) / 8;
     dtype_ = static_cast<isa::DataType>(static_cast<uint8_t>(l.dtype));
     bank_bytes_ = info.psum_bank_bytes();
@@ -317,8 +318,10 @@ class GemmBuilder {
         prefetch_slots.push_back(slot);
         t += n;
       }
-      tile_stack_copies(l_.stationary_hbm, l_.stationary_stride(), b.m0, b.rows, batch.kt0, batch.nkt,
-                        stationary_addr(batch.stationary_slot, 0), p.stationary_row_bytes, &wave);
+      if (!l_.stationary_in_sbuf) {
+        tile_stack_copies(l_.stationary_hbm, l_.stationary_stride(), b.m0, b.rows, batch.kt0, batch.nkt,
+                          stationary_addr(batch.stationary_slot, 0), p.stationary_row_bytes, &wave);
+      }
       if (isa::is_mx(l_.dtype)) {
         if (batch.load_moving) {
           scale_stack_copies(l_.moving_scales_hbm, l_.moving_stride(), b.n0, b.cols, batch.kt0, batch.nkt,
@@ -331,7 +334,8 @@ class GemmBuilder {
       // are in flight (completion semaphores, pipeline.h), so their pieces are cut no smaller than what one engine
       // moves in one start latency: more pieces would spend more engine time on start latencies than they save.
       const uint32_t engines = j == 0 ? info_.num_dma_engines : latency_engines(info_, copy_bytes(wave));
-      load[j] = pipe.add(isa::Engine::kDma, spread_copies(wave, engines), load_after);
+      // (A batch of a stationary in SBUF whose moving panel is already there loads nothing.)
+      load[j] = wave.empty() ? -1 : pipe.add(isa::Engine::kDma, spread_copies(wave, engines), load_after);
       if (j == 0 && epi && l_.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) epi_consts = add_row_bias_load(pipe);
       for (int slot : prefetch_slots) prefetched[std::size_t(slot)].push_back(load[j]);
       if (carry >= 0) drain[std::size_t(carry)] = load[j];
@@ -347,6 +351,7 @@ class GemmBuilder {
         ahead.clear();
       }
       if (j > 0) compute_after.push_back(compute[j - 1]);
+      if (j == 0) compute_after.insert(compute_after.end(), te_after_.begin(), te_after_.end());
       // Bank by bank (bank_drain): the one-batch block's bank k waits for the exponentials of the reused buffer's
       // bank k only (none past that block's live banks: nothing but the TE, in order, touched them).
       const std::vector<Pipeline::OpId>* reuse_banks = nullptr;
@@ -400,14 +405,14 @@ class GemmBuilder {
   // ---- SBUF layout (space addresses at partition 0): the moving slots, then the stationary slots; a slot holds
   // its P K tiles' rows, then their MX scales.
   uint64_t moving_addr(int slot, int t) const {
-    return uint64_t(slot) * plan_.moving_slot_bytes + uint64_t(t) * plan_.moving_row_bytes;
+    return l_.sbuf_base + uint64_t(slot) * plan_.moving_slot_bytes + uint64_t(t) * plan_.moving_row_bytes;
   }
   uint64_t moving_scale_addr(int slot, int t) const {
     return moving_addr(slot, plan_.ktiles_per_batch) + uint64_t(t) * plan_.moving_scale_bytes;
   }
   uint64_t stationary_addr(int slot, int t) const {
-    return uint64_t(plan_.moving_slots) * plan_.moving_slot_bytes + uint64_t(slot) * plan_.stationary_slot_bytes +
-           uint64_t(t) * plan_.stationary_row_bytes;
+    return l_.sbuf_base + uint64_t(plan_.moving_slots) * plan_.moving_slot_bytes +
+           uint64_t(slot) * plan_.stationary_slot_bytes + uint64_t(t) * plan_.stationary_row_bytes;
   }
   uint64_t stationary_scale_addr(int slot, int t) const {
     return stationary_addr(slot, plan_.ktiles_per_batch) + uint64_t(t) * plan_.stationary_scale_bytes;
@@ -432,7 +437,7 @@ class GemmBuilder {
     return l_.out_sbuf + uint32_t(b.m0 / plan_.m_tile) * l_.out_sbuf_tile_bytes;
   }
   uint32_t staging_addr(int slot) const {
-    return plan_.epilogue_offset + uint32_t(slot) * plan_.epilogue_slot_bytes;
+    return l_.sbuf_base + plan_.epilogue_offset + uint32_t(slot) * plan_.epilogue_slot_bytes;
   }
   /// A column epilogue's bias row of group g (two rows, by the group's parity, after the slots).
   uint32_t col_bias_addr(int group) const {
@@ -443,7 +448,7 @@ class GemmBuilder {
   /// none (an unnormalised softmax writes its exponentials to its place in SBUF).
   uint64_t stage_bytes() const {
     if (!l_.out_in_sbuf) return isa::data_type_bytes(l_.out_type);
-    return l_.epilogue.normalise ? kFp32Bytes : 0;
+    return l_.epilogue.kind == GemmEpilogue::Kind::kSoftmax && l_.epilogue.normalise ? kFp32Bytes : 0;
   }
   uint32_t residual_addr(int slot) const {
     return staging_addr(slot) + uint32_t(align_up(uint64_t(block_cols_max()) * stage_bytes(), 64));
@@ -494,7 +499,9 @@ class GemmBuilder {
       const int c0 = g * plan_.n_tile, cols = std::min(plan_.n_tile, b.cols - c0);
       const isa::Operand sum = operand(uint32_t(psum_addr(b.psum_buffer, g)), isa::DataType::kFp32, {1, 0},
                                        isa::MemSpace::kPsum);
-      const isa::Operand dst = operand(staging_addr(b.epi_slot) + uint32_t(c0) * oes, l_.out_type);
+      const isa::Operand dst = operand(
+          (l_.out_in_sbuf ? out_sbuf_addr(b) + uint32_t(b.n0) * oes : staging_addr(b.epi_slot)) + uint32_t(c0) * oes,
+          l_.out_type);
       if (l_.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) {
         const isa::Operand bias = column(row_bias_addr(b.m0 / plan_.m_tile));
         out.push_back(activation(l_.epilogue.func, b.rows, cols, dst, sum, 1.0f, 0.0f, &bias, nullptr));
@@ -643,7 +650,9 @@ class GemmBuilder {
       isa::Instruction ls;
       ls.op = isa::Opcode::kLoadStationary;
       ls.te.dtype = l_.dtype;
-      ls.te.sbuf_addr = stationary_addr(batch.stationary_slot, t);
+      ls.te.sbuf_addr = l_.stationary_in_sbuf ? l_.stationary_sbuf + uint64_t(kt) * l_.stationary_sbuf_tile_bytes +
+                                                    isa::te_sbuf_row_bytes(l_.dtype, uint64_t(b.m0))
+                                              : stationary_addr(batch.stationary_slot, t);
       ls.te.k = static_cast<uint16_t>(tile_rows(kt));
       ls.te.free_size = static_cast<uint16_t>(b.rows);
       if (isa::is_mx(l_.dtype)) ls.te.scale_addr = stationary_scale_addr(batch.stationary_slot, t);
@@ -766,6 +775,7 @@ class GemmBuilder {
   const driver::DeviceInfo& info_;
   const GemmLayout& l_;
   GemmPlan plan_;
+  std::vector<Pipeline::OpId> te_after_;
   unsigned es_ = 2;
   isa::DataType dtype_ = isa::DataType::kBf16;
   uint64_t bank_bytes_ = 0;
@@ -834,29 +844,50 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   const double latency = info.dma_latency_ns * mhz / 1000.0;
   const double bytes_per_cycle = info.dma_bytes_per_ns * 1000.0 / mhz;
   const double engines = std::max(1.0, static_cast<double>(info.num_dma_engines) - 1.0);
-  uint64_t pb = l.sbuf_limit > 0 ? std::min<uint64_t>(l.sbuf_limit, info.sbuf_partition_bytes)
-                                 : info.sbuf_partition_bytes;
+  const uint64_t base = l.sbuf_base;
+  require(base < info.sbuf_partition_bytes,
+          fmt::format("sbuf_base {} is past the SBUF partition's {} bytes", base, info.sbuf_partition_bytes));
+  uint64_t pb = info.sbuf_partition_bytes - base;
+  if (l.sbuf_limit > 0) pb = std::min<uint64_t>(l.sbuf_limit, pb);
+  // A region [at, at + bytes) of every partition that the GEMM reads or writes in place: inside the partition and
+  // outside the GEMM's own buffers [base, base + pb).
+  auto outside = [&](uint64_t at, uint64_t bytes) {
+    return at + bytes <= info.sbuf_partition_bytes && (at + bytes <= base || at >= base + pb);
+  };
   if (l.out_in_sbuf) {
     const uint64_t m_tile = std::min(info.te_cols, info.psum_partitions);
     const uint64_t tiles = ceil_div(uint64_t(l.m), m_tile);
-    require(softmax, "an output kept in SBUF needs a softmax epilogue");
+    require(softmax || epi == GemmEpilogue::Kind::kRowBiasAct,
+            "an output kept in SBUF needs a softmax or a row bias + activation epilogue");
     require(l.out_sbuf_tile_bytes >= uint64_t(l.n) * isa::data_type_bytes(l.out_type),
             fmt::format("out_sbuf_tile_bytes {} holds no row of {} {} elements", l.out_sbuf_tile_bytes, l.n,
                         isa::data_type_name(l.out_type)));
-    require(l.out_sbuf >= pb && l.out_sbuf + (tiles - 1) * l.out_sbuf_tile_bytes + uint64_t(l.n) *
-                                                 isa::data_type_bytes(l.out_type) <= info.sbuf_partition_bytes,
-            fmt::format("the SBUF output at {} ({} tiles of {} bytes) is not between the GEMM's {} bytes and the "
-                        "partition's end ({})",
-                        l.out_sbuf, tiles, l.out_sbuf_tile_bytes, pb, info.sbuf_partition_bytes));
+    require(outside(l.out_sbuf, (tiles - 1) * l.out_sbuf_tile_bytes + uint64_t(l.n) * isa::data_type_bytes(l.out_type)),
+            fmt::format("the SBUF output at {} ({} tiles of {} bytes) is not outside the GEMM's bytes [{}, {}) and "
+                        "within the partition's {}",
+                        l.out_sbuf, tiles, l.out_sbuf_tile_bytes, base, base + pb, info.sbuf_partition_bytes));
   }
+  if (l.stationary_in_sbuf) {
+    const uint64_t k_tile = isa::te_max_k(l.dtype, info.te_rows);
+    const uint64_t tiles = ceil_div(uint64_t(l.k), k_tile), row = isa::te_sbuf_row_bytes(l.dtype, uint64_t(l.m));
+    require(!isa::is_mx(l.dtype), "a stationary operand kept in SBUF cannot be an MX type (its scales are loaded)");
+    require(l.stationary_sbuf_tile_bytes >= row,
+            fmt::format("stationary_sbuf_tile_bytes {} holds no row of {} {} elements", l.stationary_sbuf_tile_bytes,
+                        l.m, isa::dtype_name(l.dtype)));
+    require(outside(l.stationary_sbuf, (tiles - 1) * l.stationary_sbuf_tile_bytes + row),
+            fmt::format("the SBUF stationary at {} ({} K tiles of {} bytes) is not outside the GEMM's bytes [{}, {}) "
+                        "and within the partition's {}",
+                        l.stationary_sbuf, tiles, l.stationary_sbuf_tile_bytes, base, base + pb,
+                        info.sbuf_partition_bytes));
+  }
+
   if (!l.epilogue.normalise) {
     const uint64_t tiles = ceil_div(uint64_t(l.m), uint64_t(std::min(info.te_cols, info.psum_partitions)));
     require(softmax && l.out_in_sbuf, "an unnormalised softmax (normalise false) needs its output kept in SBUF");
-    require(l.epilogue.sums_sbuf % 4 == 0 && l.epilogue.sums_sbuf >= pb &&
-                l.epilogue.sums_sbuf + 4 * tiles <= info.sbuf_partition_bytes,
-            fmt::format("the row sums' columns at {} ({} of 4 bytes) are not 4-byte aligned between the GEMM's {} "
-                        "bytes and the partition's end ({})",
-                        l.epilogue.sums_sbuf, tiles, pb, info.sbuf_partition_bytes));
+    require(l.epilogue.sums_sbuf % 4 == 0 && outside(l.epilogue.sums_sbuf, 4 * tiles),
+            fmt::format("the row sums' columns at {} ({} of 4 bytes) are not 4-byte aligned outside the GEMM's bytes "
+                        "[{}, {}) and within the partition's {}",
+                        l.epilogue.sums_sbuf, tiles, base, base + pb, info.sbuf_partition_bytes));
   }
   require(!has_epi || uint64_t(std::min(info.te_cols, info.psum_partitions)) <= info.sbuf_partitions,
           fmt::format("an epilogue needs an SBUF partition per PSUM partition ({} of {})", info.sbuf_partitions,
@@ -865,7 +896,7 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   const uint64_t oes = isa::data_type_bytes(l.out_type);
   const uint64_t m_tiles_all = ceil_div(uint64_t(l.m), uint64_t(std::min(info.te_cols, info.psum_partitions)));
   // A slot's staging area holds the block in out_type, or with out_in_sbuf the softmax's exponentials (FP32).
-  const uint64_t stage_es = !l.out_in_sbuf ? oes : l.epilogue.normalise ? kFp32Bytes : 0;
+  const uint64_t stage_es = !l.out_in_sbuf ? oes : softmax && l.epilogue.normalise ? kFp32Bytes : 0;
   auto epi_slot = [&](uint64_t block_cols) -> uint64_t {
     if (!has_epi) return 0;
     uint64_t b = align_up(block_cols * stage_es, 64);
@@ -899,8 +930,9 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
     const uint64_t block_cols = std::min<uint64_t>(uint64_t(l.n), uint64_t(p.banks_per_block) * p.n_tile);
     p.moving_row_bytes =
         static_cast<uint32_t>(std::min<uint64_t>(isa::te_sbuf_row_bytes(l.dtype, block_cols), 0xFFFFFFFFu));
-    p.stationary_row_bytes =
-        static_cast<uint32_t>(isa::te_sbuf_row_bytes(l.dtype, uint64_t(std::min<int>(l.m, p.m_tile))));
+    p.stationary_row_bytes = l.stationary_in_sbuf ? 0  // no buffer: the TE reads it where it is
+                                                  : static_cast<uint32_t>(isa::te_sbuf_row_bytes(
+                                                        l.dtype, uint64_t(std::min<int>(l.m, p.m_tile))));
     if (isa::is_mx(l.dtype)) {  // one E8M0 scale per column and SBUF row (rule 10)
       p.moving_scale_bytes = static_cast<uint32_t>(block_cols);
       p.stationary_scale_bytes = static_cast<uint32_t>(std::min<int>(l.m, p.m_tile));
@@ -977,7 +1009,7 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   const bool col_epi = epi == GemmEpilogue::Kind::kColBiasAdd;
   const double epi_in = col_epi && l.epilogue.residual ? 4.0 : 0.0;
   const double bias_rows = col_epi ? double(std::min(l.m, p.m_tile)) * l.n * double(kFp32Bytes) : 0.0;
-  p.dma_bytes = uint64_t(double(l.k) * l.n * double(es) * moving_loads + double(l.k) * l.m * double(es) * p.n_groups +
+  p.dma_bytes = uint64_t(double(l.k) * l.n * double(es) * moving_loads + (l.stationary_in_sbuf ? 0.0 : double(l.k) * l.m * double(es) * p.n_groups) +
                          double(l.m) * l.n * ((l.out_in_sbuf ? 0.0 : double(oes)) + (l.accumulate_into ? 4 : 0) +
                                               epi_in) +
                          bias_rows);
@@ -1016,8 +1048,9 @@ bool softmax_epilogue_fits(const driver::DeviceInfo& info, int n) {
          ceil_div(uint64_t(n), n_tile) <= std::max<uint64_t>(1, info.psum_banks / 2);
 }
 
-std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& layout) {
-  return GemmBuilder(info, layout).add_to(pipe);
+std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& layout,
+                                     const std::vector<Pipeline::OpId>& te_after) {
+  return GemmBuilder(info, layout, te_after).add_to(pipe);
 }
 
 isa::Program make_gemm_program(const driver::DeviceInfo& info, const GemmLayout& layout) {

@@ -95,19 +95,30 @@ struct GemmLayout {
   bool accumulate_into = false;
   /// The drain's element-wise step (GemmEpilogue); one needs accumulate_into and out_sr false.
   GemmEpilogue epilogue;
-  /// Bytes per SBUF partition the GEMM may use from offset 0 (0: all), so that a program can keep data of its own
-  /// above it.
+  /// Bytes per SBUF partition the GEMM may use from offset sbuf_base (0: all up to the partition's end), so that a
+  /// program can keep data of its own beside it.
   uint32_t sbuf_limit = 0;
+  /// Offset in each SBUF partition where the GEMM's buffers start (two GEMMs of one program side by side).
+  uint32_t sbuf_base = 0;
   /// PSUM banks the GEMM may use from bank 0 (0: all); a softmax epilogue then takes one block of whole rows at a
   /// time when two do not fit.
   uint32_t psum_bank_limit = 0;
-  /// A softmax epilogue's output stays in SBUF for a later step of the same program instead of going to out_hbm:
-  /// M tile i's rows on partitions 0..m_tile-1 at out_sbuf + i * out_sbuf_tile_bytes, columns dense in out_type.
-  /// Causal: a row's columns past its M tile's last live column (plan m_tile rows from row m0: m0 +
-  /// causal_offset + m_tile) are not written. The region must lie at or above sbuf_limit.
+  /// A softmax or row bias + activation epilogue's output stays in SBUF for a later step of the same program
+  /// instead of going to out_hbm: M tile i's rows on partitions 0..m_tile-1 at out_sbuf + i * out_sbuf_tile_bytes,
+  /// columns dense in out_type (the layout stationary_in_sbuf reads: a K tile per M tile). Causal softmax: a row's
+  /// columns past its M tile's last live column (plan m_tile rows from row m0: m0 + causal_offset + m_tile) are not
+  /// written. The region must lie outside the GEMM's own [sbuf_base, sbuf_base + sbuf_limit).
   bool out_in_sbuf = false;
   uint32_t out_sbuf = 0;
   uint32_t out_sbuf_tile_bytes = 0;
+  /// The stationary operand is already in SBUF (written by an earlier op of the program; add_gemm's te_after):
+  /// K tile t (rows t * k_tile ..) on partitions 0..k_tile-1 at stationary_sbuf + t * stationary_sbuf_tile_bytes,
+  /// its M columns dense in dtype (te_sbuf_row_bytes; an out_in_sbuf output of M = this GEMM's K). Nothing is
+  /// loaded for it; stationary_hbm is not read. Not for MX dtypes. The region must lie outside the GEMM's own.
+  bool stationary_in_sbuf = false;
+  uint32_t stationary_sbuf = 0;
+  uint32_t stationary_sbuf_tile_bytes = 0;
+
 
   /// The row strides in elements: the _ld field, or the dense width when it is 0.
   int stationary_stride() const { return stationary_ld > 0 ? stationary_ld : m; }
@@ -174,12 +185,15 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& layout);
 bool softmax_epilogue_fits(const driver::DeviceInfo& info, int n);
 
 /// Adds the GEMM's ops to `pipe` (built on `info`'s device) and returns its drains: when all of them have completed,
-/// out[M, N] is in HBM (or in SBUF, out_in_sbuf), and the GEMM no longer touches PSUM. Uses SBUF from offset 0 of
+/// out[M, N] is in HBM (or in SBUF, out_in_sbuf), and the GEMM no longer touches PSUM. Its TE ops come after the ops
+/// `te_after` (an operand in SBUF, stationary_in_sbuf, and PSUM that an earlier op of `pipe` still reads); its loads
+/// wait for nothing outside it. Uses SBUF from offset sbuf_base of
 /// partitions 0..max(te_rows, m_tile)-1 (plan.sbuf_bytes each, within sbuf_limit), the act (kRowBiasAct) or vec
 /// (kColBiasAdd, kSoftmax; act too for kSoftmax) queue for an epilogue, and PSUM partitions 0..m_tile-1 from offset
 /// 0 (plan.psum_buffers * G banks, within psum_bank_limit), so other ops of `pipe` must not touch those while the
 /// GEMM runs. Touches HBM only inside the three tensors. Throws like plan_gemm().
-std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& layout);
+std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& layout,
+                                     const std::vector<Pipeline::OpId>& te_after = {});
 
 /// The GEMM as a program of its own (a Pipeline with first semaphore 0): queues te and dma, each ending with halt;
 /// the semaphores 0..kNumQueues-1 must start at 0 (Driver::run soft-resets them). Throws like plan_gemm().

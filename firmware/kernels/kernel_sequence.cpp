@@ -194,15 +194,21 @@ std::vector<GemmPiece> split_gemm(const driver::DeviceInfo& info, const GemmLayo
   return pieces;
 }
 
-KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, int k, int m, int n,
-                          uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores,
-                          isa::DataType out_type, const GemmEpilogue& epilogue) {
+GemmLayout bf16_gemm(int k, int m, int n, uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm,
+                     isa::DataType out_type, const GemmEpilogue& epilogue) {
   GemmLayout whole;
   whole.dtype = isa::Dtype::kBf16;
   whole.k = k, whole.m = m, whole.n = n;
   whole.stationary_hbm = stationary_hbm, whole.moving_hbm = moving_hbm, whole.out_hbm = out_hbm;
   whole.out_type = out_type;
   whole.epilogue = epilogue;
+  return whole;
+}
+
+KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, int k, int m, int n,
+                          uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores,
+                          isa::DataType out_type, const GemmEpilogue& epilogue) {
+  const GemmLayout whole = bf16_gemm(k, m, n, stationary_hbm, moving_hbm, out_hbm, out_type, epilogue);
   KernelSequence seq;
   for (const GemmPiece& p : split_gemm(info, whole, cores)) {
     const uint64_t macs = uint64_t(k) * uint64_t(p.layout.m) * uint64_t(p.layout.n);

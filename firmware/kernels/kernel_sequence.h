@@ -110,9 +110,14 @@ struct GemmPiece {
 /// std::invalid_argument for cores < 1 or an empty shape.
 std::vector<GemmPiece> split_gemm(const driver::DeviceInfo& info, const GemmLayout& whole, int cores);
 
-/// A BF16 GEMM as split_gemm's pieces, one step each (the steps after the first are with_previous; MACs are each
-/// step's own). `out_type` and `epilogue` are the drain's (GemmLayout). Throws std::invalid_argument like
-/// split_gemm and make_gemm_program.
+/// The layout of a dense BF16 GEMM out[M, N] = stationary[K, M]^T @ moving[K, N] in HBM, with `out_type` and
+/// `epilogue` for its drain (GemmLayout): what gemm_steps splits.
+GemmLayout bf16_gemm(int k, int m, int n, uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm,
+                     isa::DataType out_type = isa::DataType::kFp32, const GemmEpilogue& epilogue = {});
+
+/// A BF16 GEMM (bf16_gemm) as split_gemm's pieces, one step each (the steps after the first are with_previous;
+/// MACs are each step's own). `out_type` and `epilogue` are the drain's (GemmLayout). Throws
+/// std::invalid_argument like split_gemm and make_gemm_program.
 KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, int k, int m, int n,
                           uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores,
                           isa::DataType out_type = isa::DataType::kFp32, const GemmEpilogue& epilogue = {});

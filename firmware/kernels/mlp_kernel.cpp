@@ -201,24 +201,160 @@ isa::Program make_col_bias_add_program(const driver::DeviceInfo& info, const Col
   return tp.build(isa::Engine::kVec, loads, compute, stores);
 }
 
-KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout& l) {
-  if (l.tokens < 1 || l.d_model < 1 || l.d_ff < 1) {
-    throw std::invalid_argument(
-        fmt::format("mlp kernel: tokens, d_model and d_ff must be >= 1 (got {}, {}, {})", l.tokens, l.d_model, l.d_ff));
+namespace {
+
+void check_mlp(const MlpLayout& l) {
+  if (l.tokens < 1 || l.d_model < 1 || l.d_ff < 1 || l.cores < 1) {
+    throw std::invalid_argument(fmt::format("mlp kernel: tokens, d_model, d_ff and cores must be >= 1 (got {}, {}, "
+                                            "{}, {})", l.tokens, l.d_model, l.d_ff, l.cores));
   }
+}
+
+/// The two GEMMs of the whole MLP (make_mlp_programs' steps): up g^T[F, T] and down out[T, D].
+std::pair<GemmLayout, GemmLayout> whole_gemms(const MlpLayout& l) {
   GemmEpilogue gelu;
   gelu.kind = GemmEpilogue::Kind::kRowBiasAct;
   gelu.bias_hbm = l.b1_hbm;
   gelu.func = isa::ActFunc::kGeluTanh;
-  KernelSequence seq = gemm_steps(info, "mlp up gemm+gelu", l.d_model, l.d_ff, l.tokens, l.w1_hbm, l.xT_hbm,
-                                  l.gT_hbm, l.cores, isa::DataType::kBf16, gelu);
   GemmEpilogue bias;
   bias.kind = GemmEpilogue::Kind::kColBiasAdd;
   bias.bias_hbm = l.b2_hbm;
   bias.residual = l.residual;
   bias.residual_hbm = l.residual_hbm;
-  append(&seq, gemm_steps(info, l.residual ? "mlp down gemm+bias+residual" : "mlp down gemm+bias", l.d_ff, l.tokens,
-                          l.d_model, l.gT_hbm, l.w2_hbm, l.out_hbm, l.cores, isa::DataType::kFp32, bias));
+  return {bf16_gemm(l.d_model, l.d_ff, l.tokens, l.w1_hbm, l.xT_hbm, l.gT_hbm, isa::DataType::kBf16, gelu),
+          bf16_gemm(l.d_ff, l.tokens, l.d_model, l.gT_hbm, l.w2_hbm, l.out_hbm, isa::DataType::kFp32, bias)};
+}
+
+/// The MLP of tokens [t0, t0 + n) as the two GEMMs of one program (make_mlp_rows_program): up writes g^T's
+/// columns [t0, t0 + n) into SBUF (out_in_sbuf: M tile i of g^T, features i * m_tile .., at the top of each
+/// partition), down reads them there as its stationary (K tile i) and streams W2.
+/// SBUF per partition: down's buffers from 0, up's above them (a third of what g^T leaves), g^T at the top. `fits`
+/// false when the device cannot hold them, or up's M tiles are not down's K tiles.
+struct RowsPlan {
+  GemmLayout up, down;
+  bool fits = false;
+};
+
+RowsPlan rows_plan(const driver::DeviceInfo& info, const MlpLayout& l, int t0, int n) {
+  RowsPlan r;
+  auto [u, d] = whole_gemms(l);
+  const uint64_t m_tile = std::min(info.te_cols, info.psum_partitions);
+  if (m_tile < 1 || m_tile != isa::te_max_k(isa::Dtype::kBf16, info.te_rows)) return r;
+  const uint64_t pb = info.sbuf_partition_bytes, tile = align64(uint64_t(n) * 2);
+  const uint64_t g_bytes = ceil_div(uint64_t(l.d_ff), m_tile) * tile;
+  if (g_bytes + 2 * 64 >= pb) return r;
+  const uint64_t free = (pb - g_bytes) / 64 * 64, up_bytes = free / 3 / 64 * 64;
+  const auto g_off = uint32_t(pb - g_bytes);
+  // up: g^T[F, n] = W1^T @ x^T[:, t0 ..], cast to BF16 in SBUF.
+  u.n = n;
+  u.moving_hbm = l.xT_hbm + uint64_t(t0) * 2;
+  u.moving_ld = l.tokens;
+  u.out_in_sbuf = true;
+  u.out_sbuf = g_off;
+  u.out_sbuf_tile_bytes = uint32_t(tile);
+  u.sbuf_base = uint32_t(free - up_bytes);
+  u.sbuf_limit = uint32_t(up_bytes);
+  // down: out[t0 .., D] = g[t0 .., F] @ W2 (+ b2, + residual), the stationary g^T from SBUF.
+  d.m = n;
+  d.stationary_in_sbuf = true;
+  d.stationary_sbuf = g_off;
+  d.stationary_sbuf_tile_bytes = uint32_t(tile);
+  d.out_hbm = l.out_hbm + uint64_t(t0) * uint64_t(l.d_model) * 4;
+  if (d.epilogue.residual) d.epilogue.residual_hbm += uint64_t(t0) * uint64_t(l.d_model) * 4;
+  d.sbuf_limit = uint32_t(free - up_bytes);
+  try {
+    plan_gemm(info, u);
+    plan_gemm(info, d);
+  } catch (const std::invalid_argument&) {
+    return r;
+  }
+  r.up = u, r.down = d, r.fits = true;
+  return r;
+}
+
+/// The rows program of a RowsPlan.
+isa::Program rows_program(const driver::DeviceInfo& info, const RowsPlan& r, double* estimated_cycles = nullptr) {
+  Pipeline pipe(info);
+  const std::vector<Pipeline::OpId> g_written = add_gemm(pipe, info, r.up);
+  add_gemm(pipe, info, r.down, g_written);  // its TE reads g^T (and reuses PSUM) after up's epilogues
+  if (estimated_cycles) *estimated_cycles = pipe.estimated_cycles();
+  return pipe.build();
+}
+
+/// Whether the MLP runs as rows programs (mlp_in_rows), and each core's token count.
+struct RowsChoice {
+  bool rows = false;
+  int per_core = 0;
+};
+
+RowsChoice rows_choice(const driver::DeviceInfo& info, const MlpLayout& l) {
+  check_mlp(l);
+  RowsChoice c;
+  const int tile = int(std::max<uint32_t>(1, std::min(info.te_cols, info.psum_partitions)));
+  c.per_core = std::min(l.tokens, rows_per_core(l.tokens, tile, l.cores));
+  // Rows programs load all of W1 and W2 on every core and keep g^T on chip; the split GEMMs load their shares of
+  // the weights, x^T and g^T twice, and their up GEMM streams wider blocks. The one the Pipeline's cost model
+  // (Pipeline::estimated_cycles: the busiest core of each wave, the waves back to back) finds shorter; on trn2 the
+  // rows win for one core and for 512 tokens per core, the split GEMMs at 256 (docs/kernels.md "GELU MLP").
+  if (!l.rows_programs) return c;
+  double rows = 0.0, split = 0.0;
+  for (int t0 = 0; t0 < l.tokens; t0 += c.per_core) {
+    const RowsPlan r = rows_plan(info, l, t0, std::min(c.per_core, l.tokens - t0));
+    if (!r.fits) return c;
+    double e = 0.0;
+    rows_program(info, r, &e);
+    rows = std::max(rows, e);
+  }
+  const auto [up, down] = whole_gemms(l);
+  for (const GemmLayout& g : {up, down}) {
+    double most = 0.0;
+    for (const GemmPiece& p : split_gemm(info, g, l.cores)) {
+      Pipeline pipe(info);
+      add_gemm(pipe, info, p.layout);
+      most = std::max(most, pipe.estimated_cycles());
+    }
+    split += most;
+  }
+  c.rows = rows < split;
+  return c;
+}
+
+}  // namespace
+
+bool mlp_in_rows(const driver::DeviceInfo& info, const MlpLayout& l) { return rows_choice(info, l).rows; }
+
+isa::Program make_mlp_rows_program(const driver::DeviceInfo& info, const MlpLayout& l, int t0, int n) {
+  check_mlp(l);
+  if (t0 < 0 || n < 1 || t0 + n > l.tokens) {
+    throw std::invalid_argument(fmt::format("mlp rows kernel: tokens [{}, {}) are not within the {} tokens", t0,
+                                            int64_t(t0) + n, l.tokens));
+  }
+  const RowsPlan r = rows_plan(info, l, t0, n);
+  if (!r.fits) {
+    throw std::invalid_argument(fmt::format("mlp rows kernel: {} tokens with d_model {}, d_ff {}: g^T and both "
+                                            "GEMMs' buffers do not fit the device's SBUF", n, l.d_model, l.d_ff));
+  }
+  return rows_program(info, r);
+}
+
+KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout& l) {
+  const RowsChoice c = rows_choice(info, l);
+  if (c.rows) {  // one program per core's tokens, a wave
+    const std::string name = l.residual ? "mlp rows gemm+gelu+gemm+bias+residual" : "mlp rows gemm+gelu+gemm+bias";
+    KernelSequence seq;
+    for (int t0 = 0; t0 < l.tokens; t0 += c.per_core) {
+      const int n = std::min(c.per_core, l.tokens - t0);
+      const uint64_t macs = 2 * uint64_t(n) * uint64_t(l.d_model) * uint64_t(l.d_ff);
+      seq.push_back({name, make_mlp_rows_program(info, l, t0, n), macs, !seq.empty()});
+    }
+    return seq;
+  }
+  const auto [up, down] = whole_gemms(l);
+  KernelSequence seq = gemm_steps(info, "mlp up gemm+gelu", up.k, up.m, up.n, up.stationary_hbm, up.moving_hbm,
+                                  up.out_hbm, l.cores, up.out_type, up.epilogue);
+  append(&seq, gemm_steps(info, l.residual ? "mlp down gemm+bias+residual" : "mlp down gemm+bias", down.k, down.m,
+                          down.n, down.stationary_hbm, down.moving_hbm, down.out_hbm, l.cores, down.out_type,
+                          down.epilogue));
   return seq;
 }
 

@@ -70,10 +70,28 @@ struct MlpLayout {
   bool residual = false;
   uint64_t residual_hbm = 0;                    ///< [T, D] FP32, when `residual`
   uint64_t out_hbm = 0;                         ///< [T, D] FP32
+  /// Let make_mlp_programs take the rows programs where mlp_in_rows finds them shorter; false: always the two GEMM
+  /// steps (g^T written to gT_hbm, e.g. to check it).
+  bool rows_programs = true;
 };
 
-/// The two steps above (each split over `cores`, gemm_steps). Throws std::invalid_argument like the GEMM kernel and
-/// the element-wise programs.
+/// The two steps above (each split over `cores`, gemm_steps), or, where mlp_in_rows says so, one "mlp rows" step per
+/// core: make_mlp_rows_program over the core's tokens (rows_per_core in TE-column tiles). Throws
+/// std::invalid_argument like the GEMM kernel and the element-wise programs.
 KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout& layout);
+
+/// Whether make_mlp_programs runs the MLP as rows programs on `info`'s device: rows_programs is set, every core's
+/// rows program fits, and the Pipeline's cost model (Pipeline::estimated_cycles) finds the busiest rows program
+/// shorter than the two split GEMMs' busiest pieces back to back. (Rows programs load all of W1 and W2 on every core
+/// and keep g^T on chip; the split GEMMs load shares of the weights, g^T twice, and stream wider blocks.) Then
+/// gT_hbm is not written. Throws std::invalid_argument for an empty shape or cores < 1.
+bool mlp_in_rows(const driver::DeviceInfo& info, const MlpLayout& layout);
+
+/// Both GEMMs of the MLP for tokens [t0, t0 + n) in one program (docs/kernels.md "GELU MLP"): the up GEMM's drain
+/// writes gelu_tanh(W1^T @ x^T + b1) for those tokens as BF16 into SBUF (g^T stays on chip), and the down GEMM
+/// reads it there as its stationary operand, streams W2 and writes out rows [t0, t0 + n) (with bias and residual).
+/// The bits are the two steps' (each element keeps its K order). Throws std::invalid_argument for tokens outside
+/// [0, tokens) or a device whose SBUF cannot hold g^T beside both GEMMs' buffers.
+isa::Program make_mlp_rows_program(const driver::DeviceInfo& info, const MlpLayout& layout, int t0, int n);
 
 }  // namespace trnsim::kernels

@@ -74,7 +74,31 @@ AttentionLayout block_attention(const TransformerShape& s, const TransformerBuff
   at.fused_pieces = true;              // and P in SBUF, where a head's piece fits the core
   return at;
 }
+/// The block's MLP (step 7) on ln2T, with the residual h1, into out.
+MlpLayout block_mlp(const TransformerShape& s, const TransformerInputs& in, const TransformerBuffers& b,
+                    uint64_t out_hbm) {
+  MlpLayout m;
+  m.tokens = s.seq;
+  m.d_model = s.d_model;
+  m.d_ff = s.d_ff;
+  m.cores = s.cores;
+  m.xT_hbm = b.ln2T;
+  m.w1_hbm = in.w1;
+  m.b1_hbm = in.b1;
+  m.w2_hbm = in.w2;
+  m.b2_hbm = in.b2;
+  m.gT_hbm = b.mlp_gT;
+  m.residual = true;
+  m.residual_hbm = b.h1;
+  m.out_hbm = out_hbm;
+  return m;
+}
 }  // namespace
+
+bool transformer_mlp_in_rows(const driver::DeviceInfo& info, const TransformerShape& shape) {
+  check_shape(shape);
+  return mlp_in_rows(info, block_mlp(shape, {}, transformer_buffers(shape, 0), 0));
+}
 
 bool transformer_attention_in_pieces(const driver::DeviceInfo& info, const TransformerShape& shape) {
   check_shape(shape);
@@ -148,21 +172,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
 
   append(&seq, layernorm_steps(info, "ln2", s, b.h1, in.ln2_g, in.ln2_b, b.ln2, b.ln2T));
 
-  MlpLayout m;
-  m.tokens = s.seq;
-  m.d_model = s.d_model;
-  m.d_ff = s.d_ff;
-  m.cores = s.cores;
-  m.xT_hbm = b.ln2T;
-  m.w1_hbm = in.w1;
-  m.b1_hbm = in.b1;
-  m.w2_hbm = in.w2;
-  m.b2_hbm = in.b2;
-  m.gT_hbm = b.mlp_gT;
-  m.residual = true;
-  m.residual_hbm = b.h1;
-  m.out_hbm = out_hbm;
-  append(&seq, make_mlp_programs(info, m));
+  append(&seq, make_mlp_programs(info, block_mlp(s, in, b, out_hbm)));
   return seq;
 }
 

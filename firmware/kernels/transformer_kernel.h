@@ -68,12 +68,16 @@ TransformerBuffers transformer_buffers(const TransformerShape& shape, uint64_t s
 /// order is their own: golden::TransformerSpec::piece_order. Throws std::invalid_argument for a bad shape.
 bool transformer_attention_in_pieces(const driver::DeviceInfo& info, const TransformerShape& shape);
 
+/// Whether the block's MLP runs as "mlp rows" programs on `info`'s device (mlp_in_rows): then g^T stays on chip and
+/// TransformerBuffers::mlp_gT is not written. Throws std::invalid_argument for a bad shape.
+bool transformer_mlp_in_rows(const driver::DeviceInfo& info, const TransformerShape& shape);
+
 /// The block's programs, in order: "ln1" (with te_transpose the LayerNorm writes ln1T through the TE and ln1 stays
 /// unwritten; else the LayerNorm into ln1, then "ln1 transpose", a strided DMA copy), "qkv gemm+bias" (the bias and
 /// the BF16 cast in the GEMM's drain, GemmEpilogue), "v heads" (DMA re-layout of V^T into per-head token-major V_h;
 /// not where the attention runs in pieces, which read V^T themselves), the attention steps (attention_kernel.h; the
-/// pv GEMMs cast to BF16), "proj gemm+bias+residual", "ln2" (as "ln1", into ln2T), the MLP steps (mlp_kernel.h; the
-/// residual h1) into out[T, D] FP32. No FP32 GEMM output goes through HBM but the attention scores. Throws
+/// pv GEMMs cast to BF16), "proj gemm+bias+residual", "ln2" (as "ln1", into ln2T), the MLP steps (mlp_kernel.h, the
+/// two GEMMs or the rows programs; the residual h1) into out[T, D] FP32. No FP32 GEMM output goes through HBM but the attention scores. Throws
 /// std::invalid_argument like the kernels it uses.
 KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& shape,
                                          const TransformerInputs& in, const TransformerBuffers& buf,

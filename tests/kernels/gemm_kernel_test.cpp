@@ -13,8 +13,10 @@
 
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/gemm_golden.h"
+#include "firmware/golden/transformer_golden.h"
 #include "firmware/kernels/gemm_kernel.h"
 #include "firmware/kernels/kernel_sequence.h"
+#include "firmware/kernels/mlp_kernel.h"
 #include "tests/kernels/program_sim.h"
 #include "tests/support/test_seed.h"
 
@@ -527,6 +529,159 @@ TEST(SplitGemm, ChoosesTheGridByTeWorkThenBytesThenMParts) {
   g.epilogue = GemmEpilogue{};
   g.k = 64, g.n = 512;
   EXPECT_EQ(split_gemm(info, g, 8).size(), 1u);
+}
+
+// ---- operands and outputs kept in SBUF between two GEMMs of one program (the MLP's rows programs)
+
+/// Random FP32 bit patterns in [-scale, scale).
+golden::Patterns random_f32(std::size_t n, float scale, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> u(-scale, scale);
+  golden::Patterns v(n);
+  for (auto& x : v) {
+    const float f = u(rng);
+    std::memcpy(&x, &f, 4);
+  }
+  return v;
+}
+
+/// make_mlp_rows_program over each token block of `per` tokens: checked, executed by the reference machine, out
+/// bit for bit the golden MLP's (the two GEMM steps' bits), and HBM unchanged outside out.
+void check_mlp_rows(const DeviceInfo& info, int T, int D, int F, int per) {
+  SCOPED_TRACE(fmt::format("T {} D {} F {}, {} tokens per program", T, D, F, per));
+  std::mt19937_64 rng(test::test_seed() ^ (uint64_t(T) << 32) ^ (uint64_t(D) << 16) ^ uint64_t(F));
+  const auto bf16 = isa::Dtype::kBf16;
+  auto widen = [](const std::vector<uint16_t>& v) { return golden::Patterns(v.begin(), v.end()); };
+  const golden::Patterns xT = widen(random_tensor(bf16, std::size_t(D) * T, rng));
+  const golden::MlpParams p{widen(random_tensor(bf16, std::size_t(D) * F, rng)), random_f32(F, 0.5f, rng),
+                            widen(random_tensor(bf16, std::size_t(F) * D, rng)), random_f32(D, 0.5f, rng)};
+  const golden::Patterns res = random_f32(std::size_t(T) * D, 4.0f, rng);
+  MlpLayout l;
+  l.tokens = T, l.d_model = D, l.d_ff = F, l.residual = true;
+  uint64_t at = 0x1002;  // unaligned starts, gaps between the tensors
+  auto take = [&](uint64_t bytes) {
+    const uint64_t a = at;
+    at = (at + bytes + 0x1003) & ~uint64_t(1);
+    return a;
+  };
+  l.xT_hbm = take(uint64_t(D) * T * 2), l.w1_hbm = take(uint64_t(D) * F * 2), l.w2_hbm = take(uint64_t(F) * D * 2);
+  l.b1_hbm = take(uint64_t(F) * 4) & ~uint64_t(3), l.b2_hbm = take(uint64_t(D) * 4) & ~uint64_t(3);
+  l.residual_hbm = take(uint64_t(T) * D * 4) & ~uint64_t(3);
+  l.gT_hbm = take(uint64_t(F) * T * 2);
+  l.out_hbm = take(uint64_t(T) * D * 4) & ~uint64_t(3);
+  std::vector<uint8_t> hbm(at + 0x1000, 0xA5);
+  auto put32 = [&](uint64_t a, const golden::Patterns& v) { std::memcpy(&hbm[a], v.data(), v.size() * 4); };
+  auto put16 = [&](uint64_t a, const golden::Patterns& v) {
+    put(&hbm, a, std::vector<uint16_t>(v.begin(), v.end()), 2);
+  };
+  put16(l.xT_hbm, xT), put16(l.w1_hbm, p.w1), put16(l.w2_hbm, p.w2);
+  put32(l.b1_hbm, p.b1), put32(l.b2_hbm, p.b2), put32(l.residual_hbm, res);
+  const std::vector<uint8_t> before = hbm;
+  for (int t0 = 0; t0 < T; t0 += per) {
+    const isa::Program prog = make_mlp_rows_program(info, l, t0, std::min(per, T - t0));
+    const test::ProgramCheck check = test::check_program(info, prog);
+    ASSERT_TRUE(check.ok()) << check.summary();
+    hbm = test::run_reference(info, prog, hbm).hbm;
+  }
+  const golden::MlpResult want = golden::mlp(T, D, F, xT, p, &res, int(info.te_rows));
+  golden::Patterns got(want.out.size());
+  std::memcpy(got.data(), &hbm[l.out_hbm], got.size() * 4);
+  int shown = 0;
+  for (std::size_t i = 0; i < want.out.size() && shown < 5; ++i) {
+    if (got[i] != want.out[i]) {
+      ADD_FAILURE() << fmt::format("out[{}][{}] = {:#010x}, golden {:#010x}", i / D, i % D, got[i], want.out[i]);
+      ++shown;
+    }
+  }
+  for (uint64_t a = 0; a < hbm.size(); ++a) {  // g^T stayed on chip: only out changed
+    if (a == l.out_hbm) a = l.out_hbm + uint64_t(T) * D * 4;
+    if (a < hbm.size() && hbm[a] != before[a]) {
+      ADD_FAILURE() << fmt::format("HBM byte {:#x} outside out changed", a);
+      break;
+    }
+  }
+}
+
+TEST(GemmInSbuf, MlpRowsProgramsMatchTheGoldenMlp) {
+  // Ragged everywhere: K of either GEMM not a multiple of the TE rows, g^T's last M tile (down's last K tile)
+  // partial, token blocks of a whole and a partial tile.
+  check_mlp_rows(tiny_info(), 21, 40, 70, 16);
+  check_mlp_rows(tiny_info(), 7, 16, 33, 7);
+  check_mlp_rows(trn2_info(), 150, 200, 300, 128);
+}
+
+TEST(GemmInSbuf, RegionsMustNotOverlapTheGemmsOwnBuffers) {
+  const DeviceInfo info = tiny_info();
+  GemmLayout l;
+  l.k = 40, l.m = 20, l.n = 24;
+  l.moving_hbm = 0x10000, l.out_hbm = 0x20000;
+  l.sbuf_base = 64 * 1024;
+  l.sbuf_limit = 32 * 1024;
+  EXPECT_NO_THROW(plan_gemm(info, l));
+  auto message = [&](const GemmLayout& g) {
+    try {
+      plan_gemm(info, g);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  GemmLayout s = l;  // the stationary read in SBUF, inside the GEMM's [64 KiB, 96 KiB)
+  s.stationary_in_sbuf = true;
+  s.stationary_sbuf = 80 * 1024;
+  s.stationary_sbuf_tile_bytes = 64;
+  EXPECT_NE(message(s).find("the SBUF stationary at 81920 (3 K tiles of 64 bytes) is not outside the GEMM's bytes "
+                            "[65536, 98304)"),
+            std::string::npos)
+      << message(s);
+  s.stationary_sbuf = 0;  // below it: fine
+  EXPECT_NO_THROW(plan_gemm(info, s));
+  s.stationary_sbuf_tile_bytes = 32;  // a row of 20 BF16 is 40 bytes
+  EXPECT_NE(message(s).find("stationary_sbuf_tile_bytes 32 holds no row of 20"), std::string::npos) << message(s);
+  s.stationary_sbuf_tile_bytes = 64;
+  s.dtype = isa::Dtype::kMxFp8E4M3;
+  EXPECT_NE(message(s).find("cannot be an MX type"), std::string::npos) << message(s);
+
+  GemmLayout o = l;  // a row bias + activation output kept in SBUF, overlapping the GEMM's buffers
+  o.epilogue.kind = GemmEpilogue::Kind::kRowBiasAct;
+  o.out_type = isa::DataType::kBf16;
+  o.out_in_sbuf = true;
+  o.out_sbuf = 96 * 1024 - 64;
+  o.out_sbuf_tile_bytes = 64;
+  EXPECT_NE(message(o).find("is not outside the GEMM's bytes [65536, 98304)"), std::string::npos) << message(o);
+  o.out_sbuf = 96 * 1024;
+  EXPECT_NO_THROW(plan_gemm(info, o));
+  o.epilogue.kind = GemmEpilogue::Kind::kColBiasAdd;  // a column epilogue stores through HBM
+  o.out_type = isa::DataType::kFp32;
+  EXPECT_NE(message(o).find("needs a softmax or a row bias + activation epilogue"), std::string::npos) << message(o);
+
+  GemmLayout b = l;
+  b.sbuf_base = uint32_t(info.sbuf_partition_bytes);
+  EXPECT_NE(message(b).find("sbuf_base 196608 is past the SBUF partition's 196608 bytes"), std::string::npos)
+      << message(b);
+}
+
+TEST(GemmInSbuf, TheMlpTakesRowsProgramsWhereTheCostModelFindsThemShorter) {
+  // GPT-2 small's MLP on trn2 (docs/kernels.md "GELU MLP"; the whole workload measured with trnsim run --workload
+  // mlp --config trn2 --te tlm, each path forced: T 2048 on 8 cores split 190 k cycles, rows 219 k; on one core
+  // rows 746 k, split 774 k; T 4096 on 8 cores rows 311 k, split 344 k; T 1024 on 8 cores split 117 k, rows 171 k).
+  MlpLayout l;
+  l.d_model = 768, l.d_ff = 3072;
+  l.tokens = 1024, l.cores = 8;
+  EXPECT_FALSE(mlp_in_rows(trn2_info(), l)) << "128 tokens per core: all of W1 and W2 per core for little work";
+  l.tokens = 2048;
+  EXPECT_FALSE(mlp_in_rows(trn2_info(), l)) << "256 tokens per core: up's 256-column blocks leave the TE's loads bare";
+  l.cores = 1;
+  EXPECT_TRUE(mlp_in_rows(trn2_info(), l)) << "one core: g^T stays on chip";
+  l.tokens = 4096, l.cores = 8;
+  EXPECT_TRUE(mlp_in_rows(trn2_info(), l));
+  l.rows_programs = false;
+  EXPECT_FALSE(mlp_in_rows(trn2_info(), l));
+  l.rows_programs = true;
+  l.cores = 1;  // g^T of 4096 tokens (192 KiB a partition) does not fit beside the GEMMs
+  EXPECT_FALSE(mlp_in_rows(trn2_info(), l));
+  EXPECT_EQ(make_mlp_programs(trn2_info(), l).size(), 2u);
+  l.cores = 0;
+  EXPECT_THROW(mlp_in_rows(trn2_info(), l), std::invalid_argument);
 }
 
 }  // namespace

@@ -406,11 +406,36 @@ TEST_F(CompositeOnModel, MlpOnShapesOffTheTiles) {
   l.residual_hbm = put(res, DataType::kFp32);
   l.gT_hbm = scratch(size_t(F) * T, DataType::kBf16);
   l.out_hbm = scratch(size_t(T) * D, DataType::kFp32);
-  const SequenceRun r = run(make_mlp_programs(drv_->info(), l));
+  l.rows_programs = false;  // the two GEMM steps, g^T through HBM
+  const KernelSequence steps = make_mlp_programs(drv_->info(), l);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].name, "mlp up gemm+gelu");
+  const SequenceRun r = run(steps);
   EXPECT_EQ(r.macs, 2ull * T * D * F);
   const golden::MlpResult want = golden::mlp(T, D, F, xT, p, &res, te_rows());
   expect_same("gT", get(l.gT_hbm, want.gT.size(), DataType::kBf16), want.gT);
   expect_same("out", get(l.out_hbm, want.out.size(), DataType::kFp32), want.out);
+
+  // The rows programs on the same shape: tokens [0, 16) and [16, 21) each through both GEMMs in one program, g^T
+  // kept in SBUF (gT_hbm is not touched: it keeps a marker), the same bits of out.
+  const Patterns marker(size_t(F) * T, 0x7fc0u);
+  l.gT_hbm = put(marker, DataType::kBf16);
+  l.out_hbm = scratch(size_t(T) * D, DataType::kFp32);
+  KernelSequence rows;
+  for (const auto& [t0, n] : {std::pair{0, 16}, std::pair{16, 5}}) {
+    rows.push_back({"mlp rows", make_mlp_rows_program(drv_->info(), l, t0, n), 2ull * n * D * F, !rows.empty()});
+  }
+  run(rows);
+  expect_same("out (rows)", get(l.out_hbm, want.out.size(), DataType::kFp32), want.out);
+  expect_same("gT untouched", get(l.gT_hbm, marker.size(), DataType::kBf16), marker);
+  // Tokens outside the MLP's are an error naming them.
+  try {
+    make_mlp_rows_program(drv_->info(), l, 16, 6);
+    ADD_FAILURE() << "no error for tokens [16, 22) of 21";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("tokens [16, 22) are not within the 21 tokens"), std::string::npos)
+        << e.what();
+  }
 }
 
 struct AttnCase {
@@ -546,8 +571,13 @@ TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
   if (s.cores > 1) {
     // Every split step kind ran on core 1 too (the tiny TE has 16 columns and 16 partitions: 18 tokens are 2 row
     // tiles, 3 x 36 QKV features 7 GEMM tiles, 3 heads).
-    for (const char* kind : {"ln1", "qkv gemm+bias", "head 1 attention", "mlp up gemm+gelu",
-                             "mlp down gemm+bias+residual", "ln2"}) {
+    std::vector<std::string> kinds{"ln1", "qkv gemm+bias", "head 1 attention", "ln2"};
+    if (transformer_mlp_in_rows(drv_->info(), s)) {
+      kinds.push_back("mlp rows gemm+gelu+gemm+bias+residual");
+    } else {
+      kinds.insert(kinds.end(), {"mlp up gemm+gelu", "mlp down gemm+bias+residual"});
+    }
+    for (const std::string& kind : kinds) {
       const bool on_core1 = std::any_of(r.steps.begin(), r.steps.end(), [&](const StepRun& st) {
         return st.name == kind && st.core == 1;
       });
