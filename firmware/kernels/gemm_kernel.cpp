@@ -862,7 +862,8 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
     require(l.out_sbuf_tile_bytes >= uint64_t(l.n) * isa::data_type_bytes(l.out_type),
             fmt::format("out_sbuf_tile_bytes {} holds no row of {} {} elements", l.out_sbuf_tile_bytes, l.n,
                         isa::data_type_name(l.out_type)));
-    require(outside(l.out_sbuf, (tiles - 1) * l.out_sbuf_tile_bytes + uint64_t(l.n) * isa::data_type_bytes(l.out_type)),
+    const uint64_t out_bytes = (tiles - 1) * l.out_sbuf_tile_bytes + uint64_t(l.n) * isa::data_type_bytes(l.out_type);
+    require(outside(l.out_sbuf, out_bytes),
             fmt::format("the SBUF output at {} ({} tiles of {} bytes) is not outside the GEMM's bytes [{}, {}) and "
                         "within the partition's {}",
                         l.out_sbuf, tiles, l.out_sbuf_tile_bytes, base, base + pb, info.sbuf_partition_bytes));
@@ -870,7 +871,9 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   if (l.stationary_in_sbuf) {
     const uint64_t k_tile = isa::te_max_k(l.dtype, info.te_rows);
     const uint64_t tiles = ceil_div(uint64_t(l.k), k_tile), row = isa::te_sbuf_row_bytes(l.dtype, uint64_t(l.m));
-    require(!isa::is_mx(l.dtype), "a stationary operand kept in SBUF cannot be an MX type (its scales are loaded)");
+    require(l.dtype == isa::Dtype::kBf16 || l.dtype == isa::Dtype::kFp16,
+            fmt::format("a stationary operand kept in SBUF is bf16 or fp16 (a row per partition), not {}",
+                        isa::dtype_name(l.dtype)));
     require(l.stationary_sbuf_tile_bytes >= row,
             fmt::format("stationary_sbuf_tile_bytes {} holds no row of {} {} elements", l.stationary_sbuf_tile_bytes,
                         l.m, isa::dtype_name(l.dtype)));
@@ -880,7 +883,6 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
                         l.stationary_sbuf, tiles, l.stationary_sbuf_tile_bytes, base, base + pb,
                         info.sbuf_partition_bytes));
   }
-
   if (!l.epilogue.normalise) {
     const uint64_t tiles = ceil_div(uint64_t(l.m), uint64_t(std::min(info.te_cols, info.psum_partitions)));
     require(softmax && l.out_in_sbuf, "an unnormalised softmax (normalise false) needs its output kept in SBUF");
@@ -1009,7 +1011,8 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   const bool col_epi = epi == GemmEpilogue::Kind::kColBiasAdd;
   const double epi_in = col_epi && l.epilogue.residual ? 4.0 : 0.0;
   const double bias_rows = col_epi ? double(std::min(l.m, p.m_tile)) * l.n * double(kFp32Bytes) : 0.0;
-  p.dma_bytes = uint64_t(double(l.k) * l.n * double(es) * moving_loads + (l.stationary_in_sbuf ? 0.0 : double(l.k) * l.m * double(es) * p.n_groups) +
+  const double stationary_loads = l.stationary_in_sbuf ? 0.0 : double(p.n_groups);
+  p.dma_bytes = uint64_t(double(l.k) * l.n * double(es) * moving_loads + double(l.k) * l.m * double(es) * stationary_loads +
                          double(l.m) * l.n * ((l.out_in_sbuf ? 0.0 : double(oes)) + (l.accumulate_into ? 4 : 0) +
                                               epi_in) +
                          bias_rows);

@@ -77,8 +77,8 @@ bool transformer_mlp_in_rows(const driver::DeviceInfo& info, const TransformerSh
 /// the BF16 cast in the GEMM's drain, GemmEpilogue), "v heads" (DMA re-layout of V^T into per-head token-major V_h;
 /// not where the attention runs in pieces, which read V^T themselves), the attention steps (attention_kernel.h; the
 /// pv GEMMs cast to BF16), "proj gemm+bias+residual", "ln2" (as "ln1", into ln2T), the MLP steps (mlp_kernel.h, the
-/// two GEMMs or the rows programs; the residual h1) into out[T, D] FP32. No FP32 GEMM output goes through HBM but the attention scores. Throws
-/// std::invalid_argument like the kernels it uses.
+/// two GEMMs or the rows programs; the residual h1) into out[T, D] FP32. No FP32 GEMM output goes through HBM but
+/// the attention scores. Throws std::invalid_argument like the kernels it uses.
 KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& shape,
                                          const TransformerInputs& in, const TransformerBuffers& buf,
                                          uint64_t out_hbm);
