@@ -34,20 +34,25 @@ void append_head(KernelSequence* seq, KernelSequence pieces, int h) {
   append(seq, std::move(pieces));
 }
 
-/// Appends the heads' pieces to `seq` as one wave. Causal (`last_first`): a piece of later query rows has more live
-/// columns, so the wave takes the last piece of every head first, then the one before, ...: longest first, so that
+/// How append_heads orders a wave of the heads' pieces.
+enum class PieceOrder { kByHead, kLastFirst, kFirstFirst };
+
+/// Appends the heads' pieces to `seq` as one wave: head by head, or piece by piece, the last (or the first) piece of
+/// every head first. Causal, a piece of later query rows has more live columns, so the longer pieces go first and
 /// the sequence runner's work list fills the cores' gaps with the shorter ones (docs/kernels.md "Sequences over
 /// cores").
-void append_heads(KernelSequence* seq, std::vector<KernelSequence> heads, bool last_first) {
+void append_heads(KernelSequence* seq, std::vector<KernelSequence> heads, PieceOrder order) {
   KernelSequence wave;
-  if (last_first) {
-    for (int p = int(heads.front().size()) - 1; p >= 0; --p) {
+  if (order == PieceOrder::kByHead) {
+    for (KernelSequence& head : heads) append(&wave, std::move(head));
+  } else {
+    const int n = int(heads.front().size());
+    for (int i = 0; i < n; ++i) {
+      const int p = order == PieceOrder::kLastFirst ? n - 1 - i : i;
       for (const KernelSequence& head : heads) {
         if (p < int(head.size())) wave.push_back(head[size_t(p)]);
       }
     }
-  } else {
-    for (KernelSequence& head : heads) append(&wave, std::move(head));
   }
   for (size_t i = 0; i < wave.size(); ++i) wave[i].with_previous = i > 0;
   append(seq, std::move(wave));
@@ -68,6 +73,77 @@ int attention_pieces(const driver::DeviceInfo& info, const AttentionLayout& l) {
   }
 }
 
+namespace {
+/// Head h's piece of queries [q0, q0 + n) (make_attention_piece_program).
+AttentionPieceLayout piece_layout(const AttentionLayout& l, int h, int q0, int n) {
+  const uint64_t T = l.seq, d = l.head_dim;
+  AttentionPieceLayout a;
+  a.seq = l.seq;
+  a.head_dim = l.head_dim;
+  a.query0 = q0;
+  a.queries = n;
+  a.causal = l.causal;
+  a.scale = attention_scale(l.head_dim);
+  a.qT_hbm = l.qT_hbm + h * d * T * 2;
+  a.kT_hbm = l.kT_hbm + h * d * T * 2;
+  a.v_hbm = l.vT_hbm ? l.vT_hbm + h * d * T * 2 : l.v_hbm + h * T * d * 2;
+  a.v_ld = l.vT_hbm ? l.seq : 0;
+  a.outT_hbm = l.outT_hbm + h * d * T * isa::data_type_bytes(l.out_type);
+  a.out_type = l.out_type;
+  return a;
+}
+
+/// The TE's work in a piece: S over the live keys, then PV over every key tile (causal: each query tile over the
+/// key tiles up to its own).
+uint64_t piece_macs(const AttentionLayout& l, int R, int q0, int n) {
+  const uint64_t T = l.seq, d = l.head_dim;
+  const uint64_t live = l.causal ? std::min(T, uint64_t(q0 + n)) : T;
+  uint64_t macs = uint64_t(n) * d * live;
+  for (int t0 = q0; t0 < q0 + n; t0 += R) {
+    const uint64_t rows = uint64_t(std::min(R, q0 + n - t0));
+    macs += rows * d * (l.causal ? std::min(T, uint64_t(t0 + R)) : T);
+  }
+  return macs;
+}
+
+/// When the sequence runner's work list runs `costs` in order over `cores` cores (each core takes the next as it
+/// frees), the time the last one ends.
+double list_end(const std::vector<double>& costs, int cores) {
+  std::vector<double> t(std::size_t(std::max(1, cores)), 0.0);
+  for (const double c : costs) *std::min_element(t.begin(), t.end()) += c;
+  return *std::max_element(t.begin(), t.end());
+}
+
+/// Queries of each head's first piece when the heads are cut in two: of the cuts at a query tile whose two pieces
+/// fit, the one whose 2 H pieces, longest first, end soonest on the cores by the Pipeline's estimates
+/// (attention_piece_estimate; the heads are alike, so head 0's pieces stand for all); the equal cut unless another is
+/// shorter. A causal head's equal halves differ most (its later queries see more keys): on trn2 at seq 2048, 12
+/// heads on 8 cores, the cut after 10 of 16 query tiles (docs/kernels.md "Attention"). 0 when no cut fits.
+int two_piece_cut(const driver::DeviceInfo& info, const AttentionLayout& l, bool* first_longer) {
+  const int R = transpose_tile_rows(info);
+  const int tiles = (l.seq + R - 1) / R;
+  const int equal = rows_per_core(l.seq, R, 2);
+  int best = 0;
+  double best_end = 0.0;
+  for (int c = 1; c < tiles; ++c) {
+    const int n0 = c * R, n1 = l.seq - n0;
+    if (!attention_piece_fits(info, l.seq, n0, l.head_dim) || !attention_piece_fits(info, l.seq, n1, l.head_dim)) {
+      continue;
+    }
+    const double e0 = attention_piece_estimate(info, piece_layout(l, 0, 0, n0));
+    const double e1 = attention_piece_estimate(info, piece_layout(l, 0, n0, n1));
+    std::vector<double> costs(std::size_t(l.heads), std::max(e0, e1));
+    costs.insert(costs.end(), std::size_t(l.heads), std::min(e0, e1));
+    const double end = list_end(costs, l.cores);
+    if (best == 0 || end < best_end || (end == best_end && n0 == equal)) {
+      best = n0, best_end = end;
+      *first_longer = e0 > e1;
+    }
+  }
+  return best;
+}
+}  // namespace
+
 KernelSequence make_attention_programs(const driver::DeviceInfo& info, const AttentionLayout& l) {
   if (l.seq < 1 || l.heads < 1 || l.head_dim < 1 || l.cores < 1) {
     throw std::invalid_argument(fmt::format("attention kernel: seq, heads, head_dim and cores must be >= 1 (got {}, "
@@ -84,35 +160,28 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   const int R = transpose_tile_rows(info);
   const int fused = attention_pieces(info, l);
   if (fused > 0) {
+    // Pieces of equal queries, or, cut in two, where the list schedule of the estimated pieces ends soonest
+    // (piece_cut). A causal head's later queries see more keys: the wave takes the longer pieces first.
+    int cut = 0;
+    bool first_longer = false;
+    if (fused == 2) cut = two_piece_cut(info, l, &first_longer);
     std::vector<KernelSequence> heads;
     for (int h = 0; h < l.heads; ++h) {
-      heads.push_back(row_split_steps(fmt::format("head {} attention", h), l.seq, R, fused,
-                                      [&](int q0, int n) {
-                                        AttentionPieceLayout a;
-                                        a.seq = l.seq;
-                                        a.head_dim = l.head_dim;
-                                        a.query0 = q0;
-                                        a.queries = n;
-                                        a.causal = l.causal;
-                                        a.scale = attention_scale(l.head_dim);
-                                        a.qT_hbm = l.qT_hbm + h * qk_head;
-                                        a.kT_hbm = l.kT_hbm + h * qk_head;
-                                        a.v_hbm = l.vT_hbm ? l.vT_hbm + h * d * T * 2 : l.v_hbm + h * T * d * 2;
-                                        a.v_ld = l.vT_hbm ? l.seq : 0;
-                                        a.outT_hbm = l.outT_hbm + h * d * T * isa::data_type_bytes(l.out_type);
-                                        a.out_type = l.out_type;
-                                        // The TE's work: S over the live keys, then PV over every key tile
-                                        // (causal: each query tile over the key tiles up to its own).
-                                        const uint64_t live = l.causal ? std::min(T, uint64_t(q0 + n)) : T;
-                                        uint64_t macs = uint64_t(n) * d * live;
-                                        for (int t0 = q0; t0 < q0 + n; t0 += R) {
-                                          const uint64_t rows = uint64_t(std::min(R, q0 + n - t0));
-                                          macs += rows * d * (l.causal ? std::min(T, uint64_t(t0 + R)) : T);
-                                        }
-                                        return KernelStep{"", make_attention_piece_program(info, a), macs};
-                                      }));
+      auto step = [&](int q0, int n) {
+        const AttentionPieceLayout a = piece_layout(l, h, q0, n);
+        return KernelStep{fmt::format("head {} attention", h), make_attention_piece_program(info, a),
+                          piece_macs(l, R, q0, n)};
+      };
+      if (cut > 0) {
+        KernelSequence two{step(0, cut), step(cut, l.seq - cut)};
+        two[1].with_previous = true;
+        heads.push_back(std::move(two));
+      } else {
+        heads.push_back(row_split_steps(fmt::format("head {} attention", h), l.seq, R, fused, step));
+      }
     }
-    append_heads(&seq, std::move(heads), l.causal);  // causal: the later pieces are the longer ones
+    append_heads(&seq, std::move(heads),
+                 !l.causal ? PieceOrder::kByHead : first_longer ? PieceOrder::kFirstFirst : PieceOrder::kLastFirst);
     return seq;
   }
   SoftmaxLayout sm;
@@ -134,7 +203,7 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
                                  l.qT_hbm + h * qk_head, l.kT_hbm + h * qk_head, l.probs_hbm + h * tt * 2, pieces,
                                  isa::DataType::kBf16, epi));
     }
-    append_heads(&seq, std::move(heads), l.causal);
+    append_heads(&seq, std::move(heads), l.causal ? PieceOrder::kLastFirst : PieceOrder::kByHead);
   } else {
     for (int h = 0; h < l.heads; ++h) {
       append_head(&seq, gemm_steps(info, fmt::format("head {} scores", h), l.head_dim, l.seq, l.seq,
@@ -154,7 +223,7 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
                                           return KernelStep{"", make_softmax_program(info, part), 0};
                                         }));
       }
-      append_heads(&seq, std::move(heads), /*last_first=*/true);
+      append_heads(&seq, std::move(heads), PieceOrder::kLastFirst);
     } else {
       sm.rows = l.seq * l.heads;
       sm.in_hbm = l.scores_hbm;
@@ -188,7 +257,7 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
                                       }));
     }
     // Causal: a later piece has fewer +0 key tiles to skip, so it is the longer one (append_heads).
-    append_heads(&seq, std::move(heads), l.causal);
+    append_heads(&seq, std::move(heads), l.causal ? PieceOrder::kLastFirst : PieceOrder::kByHead);
     return seq;
   }
   if (l.te_transpose) {
@@ -576,7 +645,9 @@ bool attention_piece_fits(const driver::DeviceInfo& info, int seq, int queries, 
   return true;
 }
 
-isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const AttentionPieceLayout& l) {
+namespace {
+/// make_attention_piece_program's ops, added to `pipe`.
+void add_attention_piece(Pipeline& pipe, const driver::DeviceInfo& info, const AttentionPieceLayout& l) {
   auto require = [](bool ok, const std::string& what) {
     if (!ok) throw std::invalid_argument("attention piece kernel: " + what);
   };
@@ -598,7 +669,6 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
   check_hbm_tensor(info, "attention piece kernel", "out", l.outT_hbm,
                    (uint64_t(d - 1) * l.seq + l.seq) * isa::data_type_bytes(l.out_type));
 
-  Pipeline pipe(info);
   // S, the softmax and P into SBUF: the GEMM's ops; the epilogue of M tile i completes P's query tile i.
   const std::vector<Pipeline::OpId> p_ready = add_gemm(pipe, info, piece_gemm(l, pp));
 
@@ -720,7 +790,19 @@ isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const 
                            info.num_dma_engines),
              {scaled});
   }
+}
+}  // namespace
+
+isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const AttentionPieceLayout& l) {
+  Pipeline pipe(info);
+  add_attention_piece(pipe, info, l);
   return pipe.build();
+}
+
+double attention_piece_estimate(const driver::DeviceInfo& info, const AttentionPieceLayout& l) {
+  Pipeline pipe(info);
+  add_attention_piece(pipe, info, l);
+  return pipe.estimated_cycles();
 }
 
 }  // namespace trnsim::kernels

@@ -129,4 +129,8 @@ bool attention_piece_fits(const driver::DeviceInfo& info, int seq, int queries, 
 /// sizes < 1, a query0 that is negative, not a multiple of the tile or past T - queries, and tensors outside HBM.
 isa::Program make_attention_piece_program(const driver::DeviceInfo& info, const AttentionPieceLayout& layout);
 
+/// The piece program's length in TE cycles by the Pipeline's cost model (Pipeline::estimated_cycles: a planning aid,
+/// not a promise). Throws like make_attention_piece_program.
+double attention_piece_estimate(const driver::DeviceInfo& info, const AttentionPieceLayout& layout);
+
 }  // namespace trnsim::kernels
