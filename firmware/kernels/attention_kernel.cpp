@@ -118,7 +118,8 @@ double list_end(const std::vector<double>& costs, int cores) {
 /// fit, the one whose 2 H pieces, longest first, end soonest on the cores by the Pipeline's estimates
 /// (attention_piece_estimate; the heads are alike, so head 0's pieces stand for all); the equal cut unless another is
 /// shorter. A causal head's equal halves differ most (its later queries see more keys): on trn2 at seq 2048, 12
-/// heads on 8 cores, the cut after 10 of 16 query tiles (docs/kernels.md "Attention"). 0 when no cut fits.
+/// heads on 8 cores, the cut after 6 of 16 query tiles (docs/kernels.md "Sequences over cores"). 0 when no cut
+/// fits.
 int two_piece_cut(const driver::DeviceInfo& info, const AttentionLayout& l, bool* first_longer) {
   const int R = transpose_tile_rows(info);
   const int tiles = (l.seq + R - 1) / R;

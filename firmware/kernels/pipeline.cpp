@@ -69,6 +69,7 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
   std::array<double, kQueues> t{};
   std::vector<double> engines(std::max<uint32_t>(1, info_.num_dma_engines), 0.0);
   double outstanding = 0.0;  // when every copy issued so far is done
+  double last_result = 0.0;  // when the last op's results are in (the te queue's halt waits for them)
   std::vector<double> finish(n, 0.0);
   std::array<double, kLandingSems> landed{};  // when the last landing op on each completion semaphore is done
   int landing_ops = 0;
@@ -143,16 +144,18 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
           break;
       }
     }
-    now += te_drain;  // the te queue's signal after the op waits for the last results
     if (landing) landed[std::size_t(lane)] = done;
     t[std::size_t(q)] = now;
-    finish[std::size_t(id)] = q == kDma ? done : now;
+    // The te queue's signal after the op lands with its last results, one pipeline depth after its last column;
+    // the queue goes on issuing meanwhile.
+    finish[std::size_t(id)] = q == kDma ? done : now + te_drain;
+    last_result = std::max(last_result, finish[std::size_t(id)]);
     for (const OpId u : users[std::size_t(id)]) {
       if (--pending[std::size_t(u)] == 0) ready.push_back(u);
     }
   }
   if (order.size() != n) throw std::logic_error("pipeline: dependency cycle");
-  if (cycles) *cycles = std::max(*std::max_element(t.begin(), t.end()), outstanding);
+  if (cycles) *cycles = std::max({*std::max_element(t.begin(), t.end()), outstanding, last_result});
   return order;
 }
 

@@ -154,6 +154,13 @@ std::optional<Fault> QueueEngine::step(const isa::Instruction& instr, uint32_t i
     case isa::Opcode::kNop: return std::nullopt;
     case isa::Opcode::kHalt: timed_drain(); return std::nullopt;
     case isa::Opcode::kSemSignal:
+      if (instr.sem.core < 0 || instr.sem.core == control_.core_index()) {
+        if (const std::optional<sc_time> at = completion_time()) {  // the TE: at its results, the queue goes on
+          if (AccessChecker* checker = control_.checker()) checker->on_signal(q_, instr.sem.sem);
+          signal_at(*at, instr.sem.sem, instr.sem.value, epoch);
+          return std::nullopt;
+        }
+      }
       timed_drain();
       if (control_.stopped() || control_.epoch() != epoch) return std::nullopt;  // abandoned while draining
       if (instr.sem.core >= 0 && instr.sem.core != control_.core_index()) {  // another core's semaphore
@@ -183,6 +190,25 @@ std::optional<Fault> QueueEngine::step(const isa::Instruction& instr, uint32_t i
     }
     default: return execute(instr, index);
   }
+}
+
+void QueueEngine::signal_at(const sc_time& at, int sem, uint32_t value, uint64_t epoch) {
+  if (at <= sc_time_stamp()) {
+    control_.sem_add(sem, value);
+    return;
+  }
+  control_.signalling_copy_started();
+  sc_spawn([this, at, sem, value, epoch] {
+    struct InFlight {
+      CoreControl& control;
+      ~InFlight() { control.signalling_copy_ended(); }
+    } in_flight{control_};
+    while (sc_time_stamp() < at) {
+      wait(at - sc_time_stamp(), control_.stop_event());
+      if (control_.epoch() != epoch) return;  // abandoned: a soft reset or the next program's doorbell
+    }
+    control_.sem_add(sem, value);
+  });
 }
 
 void QueueEngine::timed_drain() {

@@ -49,6 +49,10 @@ class QueueEngine : public sc_core::sc_module {
   virtual std::optional<Fault> execute(const isa::Instruction& instr, uint32_t index) = 0;
   /// Waits until everything this engine issued asynchronously has completed (before sem_signal and halt).
   virtual void drain() {}
+  /// For an engine whose semaphore updates follow its results without holding its queue (the TE, docs/isa.md
+  /// "Execution"): when everything it issued so far will have completed. A sem_signal of this core's semaphore then
+  /// adds at that time and the queue goes on; without (the default), sem_signal drains first.
+  virtual std::optional<sc_core::sc_time> completion_time() const { return std::nullopt; }
   /// Called at every doorbell for this queue (engine-local state reset).
   virtual void on_start() {}
   /// Called after this queue executed halt (its state is HALTED).
@@ -99,6 +103,10 @@ class QueueEngine : public sc_core::sc_module {
   std::optional<Fault> step(const isa::Instruction& instr, uint32_t index, uint64_t epoch);
   /// drain(), its time counted as DMA wait on the DMA queue.
   void timed_drain();
+  /// Adds `value` to semaphore `sem` at time `at` (now if it has passed) without holding the queue; a soft reset or
+  /// the next doorbell before then (another epoch) drops it. Until it lands the core counts it as a signal in
+  /// flight, so that a queue waiting for it is not called deadlocked.
+  void signal_at(const sc_core::sc_time& at, int sem, uint32_t value, uint64_t epoch);
 
   const isa::Engine engine_;
   const int q_;

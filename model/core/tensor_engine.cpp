@@ -28,7 +28,11 @@ void TensorEngine::busy_until(const sc_core::sc_time& t) {
   if (const uint64_t n = cycles_until(t)) busy(n);
 }
 
-void TensorEngine::drain() { busy_until(std::max({load_free_at_, stream_free_at_, results_at_})); }
+sc_core::sc_time TensorEngine::done_at() const { return std::max({load_free_at_, stream_free_at_, results_at_}); }
+
+void TensorEngine::drain() { busy_until(done_at()); }
+
+std::optional<sc_core::sc_time> TensorEngine::completion_time() const { return done_at(); }
 
 std::optional<Fault> TensorEngine::execute(const isa::Instruction& instr, uint32_t index) {
   if (instr.op == isa::Opcode::kLoadStationary) return load_stationary(instr.te);

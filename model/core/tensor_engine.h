@@ -5,9 +5,10 @@
 // when the engine takes its command. A load_stationary is taken once the previous load is done and the multiply
 // that swaps the weights before it has taken its first column; its beats follow (no earlier than the swap's
 // leaving the array) while earlier multiplies stream. A multiply_moving is taken once both sequencers are idle, and
-// its results leave the pipeline ROWS + COLS + 1 cycles after its last column. sem_signal and halt wait for all of
-// it (drain). The datapath computes, and the PSUM adder writes, when the command is taken: nothing can observe them
-// earlier, since every reader waits for a semaphore that the drain delays.
+// its results leave the pipeline ROWS + COLS + 1 cycles after its last column. halt waits for all of it (drain); a
+// sem_signal adds to its semaphore when all of it is done (completion_time) while the queue goes on issuing. The
+// datapath computes, and the PSUM adder writes, when the command is taken: nothing can observe them earlier, since
+// every reader waits for a semaphore that lands only then.
 #pragma once
 
 #include <memory>
@@ -29,9 +30,10 @@ class TensorEngine : public QueueEngine {
  protected:
   std::optional<Fault> execute(const isa::Instruction& instr, uint32_t index) override;
   void on_start() override;
-  /// Waits until the last load's beats are taken and the last multiply_moving's results are in PSUM (before
-  /// sem_signal and halt).
+  /// Waits until the last load's beats are taken and the last multiply_moving's results are in PSUM (before halt).
   void drain() override;
+  /// When drain() would end: a sem_signal adds then, and the queue goes on issuing.
+  std::optional<sc_core::sc_time> completion_time() const override;
 
  private:
   std::optional<Fault> load_stationary(const isa::TeFields& f);
@@ -51,6 +53,8 @@ class TensorEngine : public QueueEngine {
   uint64_t macs_ = 0;
   /// Waits until `t`, counting the time as the TE's (the queue is held by the engine).
   void busy_until(const sc_core::sc_time& t);
+  /// When the last load's beats are taken and the last multiply's results are in PSUM.
+  sc_core::sc_time done_at() const;
   /// Whole TE cycles from now until `t` (0 when `t` has passed).
   uint64_t cycles_until(const sc_core::sc_time& t) const;
 

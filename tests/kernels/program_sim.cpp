@@ -841,22 +841,24 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
             break;
           }
           case Opcode::kSemSignal:
-          case Opcode::kHalt:
+          case Opcode::kHalt: {
             if (q == kDma) t[q] = std::max(t[q], copies_done);
-            if (q == kTe) {  // the loads and the pipeline drain before the signal
-              const double done = std::max({te_load_free, te_stream_free, te_results});
-              if (done > t[q]) {
-                te_busy += done - t[q];
-                t[q] = done;
-              }
+            const double te_done = std::max({te_load_free, te_stream_free, te_results});
+            // The te queue's signal of its own core's semaphore lands when the loads and the pipeline are done while
+            // the queue goes on (docs/isa.md "Execution"); its halt, and a signal to another core, wait for them.
+            const bool te_deferred = q == kTe && in.op == Opcode::kSemSignal && in.sem.core < 0;
+            if (q == kTe && !te_deferred && te_done > t[q]) {
+              te_busy += te_done - t[q];
+              t[q] = te_done;
             }
             if (in.op == Opcode::kSemSignal) {
               counter[in.sem.sem] += in.sem.value;
-              signals[in.sem.sem].emplace_back(t[q], in.sem.value);
+              signals[in.sem.sem].emplace_back(te_deferred ? std::max(t[q], te_done) : t[q], in.sem.value);
             } else {
               halted[q] = true;
             }
             break;
+          }
           case Opcode::kLoadStationary: {
             const double taken = std::max({t[q], te_load_free, te_swap_taken});
             const double first_beat = std::max(taken + 1.0, te_swap_clear);

@@ -267,6 +267,42 @@ TEST_F(ModelTest, TeLoadAfterAMultiplyOverlapsItAndWaitsOnlyForTheSwap) {
   }
 }
 
+// A te queue's sem_signal lands when the results of the multiplies before it are in PSUM, and the queue goes on
+// issuing meanwhile (docs/isa.md "Execution"): the program with the signal between two load/multiply pairs takes the
+// cycles of the same program without it plus the signal's issue cycle, and the vec queue waiting for it starts when
+// the first multiply's results are out: taken at 1 + (1 + K), its last column N later, then ROWS + COLS + 1.
+TEST_F(ModelTest, ATeSignalLandsWithItsResultsWhileTheQueueGoesOn) {
+  const uint64_t R = 16, C = 16, k = 9, n = 64;
+  auto program = [&](bool signal) {
+    isa::Program p;
+    auto& tq = p.queues[size_t(isa::Engine::kTe)];
+    tq.push_back(te(Opcode::kLoadStationary, isa::Dtype::kBf16, 0, 0, k, 16));
+    tq.push_back(te(Opcode::kMultiplyMoving, isa::Dtype::kBf16, 0, 0, k, n));
+    if (signal) tq.push_back(sem(Opcode::kSemSignal, 5, 1));
+    tq.push_back(te(Opcode::kLoadStationary, isa::Dtype::kBf16, 0, 0, k, 16));
+    tq.push_back(te(Opcode::kMultiplyMoving, isa::Dtype::kBf16, 0, 2048, k, n));
+    tq.push_back(Instruction::halt());
+    if (signal) {
+      auto& vq = p.queues[size_t(isa::Engine::kVec)];
+      vq.push_back(sem(Opcode::kSemWait, 5, 1));
+      vq.push_back(Instruction::halt());
+    }
+    return p;
+  };
+  drv_->load_program(program(false));
+  const uint64_t without = drv_->run(1'000'000).cycles;
+  drv_->clear_counters();
+  drv_->load_program(program(true));
+  const driver::RunResult r = drv_->run(1'000'000);
+  const driver::DeviceCounters c = drv_->read_counters();
+  EXPECT_LE(r.cycles, without + 1) << "the signal held the te queue";
+  EXPECT_GT(without, 1 + (1 + k) + n + R + C + 1) << "the second multiply's results come after the first's";
+  const uint64_t first_results = 1 + (1 + k) + n + R + C + 1;
+  EXPECT_GE(c.queues.at(3).sem_wait + 3, first_results) << "the semaphore landed before the first results";
+  EXPECT_LE(c.queues.at(3).sem_wait, first_results + 3);
+  EXPECT_EQ(dev_->read_reg(regs::sem_reg(5)), 1u);
+}
+
 struct ErrorCase {
   const char* name;
   int queue;
