@@ -162,7 +162,7 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   const int fused = attention_pieces(info, l);
   if (fused > 0) {
     // Pieces of equal queries, or, cut in two, where the list schedule of the estimated pieces ends soonest
-    // (piece_cut). A causal head's later queries see more keys: the wave takes the longer pieces first.
+    // (two_piece_cut). A causal head's later queries see more keys: the wave takes the longer pieces first.
     int cut = 0;
     bool first_longer = false;
     if (fused == 2) cut = two_piece_cut(info, l, &first_longer);
