@@ -272,13 +272,10 @@ RowsPlan rows_plan(const driver::DeviceInfo& info, const MlpLayout& l, int t0, i
   return r;
 }
 
-/// The rows program of a RowsPlan.
-isa::Program rows_program(const driver::DeviceInfo& info, const RowsPlan& r, double* estimated_cycles = nullptr) {
-  Pipeline pipe(info);
+/// A RowsPlan's ops: both GEMMs, added to `pipe`.
+void add_rows(Pipeline& pipe, const driver::DeviceInfo& info, const RowsPlan& r) {
   const std::vector<Pipeline::OpId> g_written = add_gemm(pipe, info, r.up);
   add_gemm(pipe, info, r.down, g_written);  // its TE reads g^T (and reuses PSUM) after up's epilogues
-  if (estimated_cycles) *estimated_cycles = pipe.estimated_cycles();
-  return pipe.build();
 }
 
 /// Whether the MLP runs as rows programs (mlp_in_rows), and each core's token count.
@@ -301,9 +298,9 @@ RowsChoice rows_choice(const driver::DeviceInfo& info, const MlpLayout& l) {
   for (int t0 = 0; t0 < l.tokens; t0 += c.per_core) {
     const RowsPlan r = rows_plan(info, l, t0, std::min(c.per_core, l.tokens - t0));
     if (!r.fits) return c;
-    double e = 0.0;
-    rows_program(info, r, &e);
-    rows = std::max(rows, e);
+    Pipeline pipe(info);
+    add_rows(pipe, info, r);
+    rows = std::max(rows, pipe.estimated_cycles());
   }
   const auto [up, down] = whole_gemms(l);
   for (const GemmLayout& g : {up, down}) {
@@ -334,7 +331,9 @@ isa::Program make_mlp_rows_program(const driver::DeviceInfo& info, const MlpLayo
     throw std::invalid_argument(fmt::format("mlp rows kernel: {} tokens with d_model {}, d_ff {}: g^T and both "
                                             "GEMMs' buffers do not fit the device's SBUF", n, l.d_model, l.d_ff));
   }
-  return rows_program(info, r);
+  Pipeline pipe(info);
+  add_rows(pipe, info, r);
+  return pipe.build();
 }
 
 KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout& l) {

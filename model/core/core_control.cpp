@@ -345,7 +345,7 @@ void CoreControl::check_done_or_deadlock() {
     }
   }
   if (any_running || any_wakeable) return;
-  if (any_waiting && signalling_copies_ > 0) return;  // a copy in flight may still raise the semaphore
+  if (any_waiting && signals_in_flight_ > 0) return;  // a copy or a TE signal in flight may still raise it
   // Another core that still runs may signal a semaphore this core waits for (sem_signal core=): not stuck yet; the
   // chip asks again (recheck) when that core halts, stops or waits itself.
   if (any_waiting && others_running_ && others_running_()) return;

@@ -106,12 +106,12 @@ class CoreControl : public sc_core::sc_module {
   bool any_running() const;
   /// Looks again for a deadlock when a queue waits (the chip calls it when another core changed state).
   void recheck();
-  /// A DMA copy that will increment a semaphore when it lands (dma_copy done_sem=) started / ended (landed, failed
-  /// or was abandoned). While such copies are in flight a queue waiting for a semaphore is not stuck: the deadlock
-  /// check runs again when the last one ends.
-  void signalling_copy_started() { ++signalling_copies_; }
-  void signalling_copy_ended() {
-    if (--signalling_copies_ == 0) recheck();
+  /// A semaphore increment in flight (a DMA copy's done_sem when it lands, a te queue's sem_signal when the TE's
+  /// results are in) started / ended (landed, failed or was abandoned). While one is in flight a queue waiting for a
+  /// semaphore is not stuck: the deadlock check runs again when the last one ends.
+  void signal_in_flight_started() { ++signals_in_flight_; }
+  void signal_in_flight_ended() {
+    if (--signals_in_flight_ == 0) recheck();
   }
 
   // --- Optional instrumentation (off, i.e. null, unless asked for) ---
@@ -197,7 +197,7 @@ class CoreControl : public sc_core::sc_module {
   std::function<void()> irq_callback_;
   std::function<bool(int, int, uint32_t)> core_signal_;
   std::function<bool()> others_running_;
-  int signalling_copies_ = 0;  ///< DMA copies in flight that signal a semaphore when they land
+  int signals_in_flight_ = 0;  ///< semaphore increments in flight (signal_in_flight_started)
   std::function<void()> state_change_;
   std::function<bool()> transfer_probe_;
   EngineObserver* observer_ = nullptr;

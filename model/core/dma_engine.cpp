@@ -130,7 +130,7 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
   const std::shared_ptr<const isa::Instruction> copy =
       control_.observer() ? std::make_shared<const isa::Instruction>(instr) : nullptr;
   ++live_copies_;
-  if (c.done_sem >= 0) control_.signalling_copy_started();
+  if (c.done_sem >= 0) control_.signal_in_flight_started();
   sc_spawn([this, c, duration, latency, shared_hbm, hbm_bytes, hbm_rate, bytes, epoch, engine, index, who, clock,
             copy]() {
     struct Live {
@@ -138,7 +138,7 @@ std::optional<Fault> DmaEngine::execute(const isa::Instruction& instr, uint32_t 
       CoreControl* signalling;  // ends the copy's pending completion signal (after its sem_add, if any)
       ~Live() {
         --n;
-        if (signalling) signalling->signalling_copy_ended();
+        if (signalling) signalling->signal_in_flight_ended();
       }
     } live{live_copies_, c.done_sem >= 0 ? &control_ : nullptr};
     const sc_time start = sc_time_stamp();

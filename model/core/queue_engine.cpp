@@ -197,11 +197,11 @@ void QueueEngine::signal_at(const sc_time& at, int sem, uint32_t value, uint64_t
     control_.sem_add(sem, value);
     return;
   }
-  control_.signalling_copy_started();
+  control_.signal_in_flight_started();
   sc_spawn([this, at, sem, value, epoch] {
     struct InFlight {
       CoreControl& control;
-      ~InFlight() { control.signalling_copy_ended(); }
+      ~InFlight() { control.signal_in_flight_ended(); }
     } in_flight{control_};
     while (sc_time_stamp() < at) {
       wait(at - sc_time_stamp(), control_.stop_event());

@@ -296,8 +296,10 @@ TEST_F(ModelTest, ATeSignalLandsWithItsResultsWhileTheQueueGoesOn) {
   const driver::RunResult r = drv_->run(1'000'000);
   const driver::DeviceCounters c = drv_->read_counters();
   EXPECT_LE(r.cycles, without + 1) << "the signal held the te queue";
-  EXPECT_GT(without, 1 + (1 + k) + n + R + C + 1) << "the second multiply's results come after the first's";
-  const uint64_t first_results = 1 + (1 + k) + n + R + C + 1;
+  // Without the signal: TeLoadAfterAMultiplyOverlapsItAndWaitsOnlyForTheSwap's program and formula.
+  const uint64_t mm1 = 1 + (1 + k), ls2 = mm1 + 2, beat = std::max(ls2 + 1, mm1 + 1 + R + C);
+  EXPECT_EQ(without, std::max(beat + k, mm1 + 1 + n) + n + R + C + 2);
+  const uint64_t first_results = mm1 + n + R + C + 1;
   EXPECT_GE(c.queues.at(3).sem_wait + 3, first_results) << "the semaphore landed before the first results";
   EXPECT_LE(c.queues.at(3).sem_wait, first_results + 3);
   EXPECT_EQ(dev_->read_reg(regs::sem_reg(5)), 1u);
