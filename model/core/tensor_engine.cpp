@@ -16,7 +16,8 @@ TensorEngine::TensorEngine(const sc_core::sc_module_name& name, CoreControl& con
 void TensorEngine::on_start() {
   loaded_ = false;
   swap_pending_ = false;
-  load_free_at_ = stream_free_at_ = results_at_ = swap_clear_at_ = swap_taken_at_ = sc_core::SC_ZERO_TIME;
+  load_free_at_ = stream_free_at_ = results_at_ = swap_clear_at_ = swap_row_clear_at_ = swap_taken_at_ =
+      sc_core::SC_ZERO_TIME;
 }
 
 uint64_t TensorEngine::cycles_until(const sc_core::sc_time& t) const {
@@ -112,12 +113,15 @@ std::optional<Fault> TensorEngine::load_stationary(const isa::TeFields& f) {
   std::vector<uint16_t> stationary;
   if (auto fault = read_sbuf_rows(f.sbuf_addr, f.k, f.free_size, f.dtype, stationary)) return fault;
   // The command is taken once the previous load is done and the swapping multiply took its first column; the beats
-  // (issue_cycles - 1 of them) follow, the first no earlier than the last swap's leaving the array (shadow weights).
+  // (issue_cycles - 1 of them) follow, one per PE row: the first once the last swap has passed row 0, the last once
+  // that swap has left the array (shadow weights, TeTiming).
   busy_until(std::max(load_free_at_, swap_taken_at_));
   compute_->load_stationary(f.dtype, f.k, f.free_size, stationary, scales);
   const sc_core::sc_time cycle = control_.cycle_time();
-  const sc_core::sc_time first_beat = std::max(sc_core::sc_time_stamp() + cycle, swap_clear_at_);
-  load_free_at_ = first_beat + cycle * double(compute_->issue_cycles() - 1);
+  const sc_core::sc_time first_beat = std::max(sc_core::sc_time_stamp() + cycle, swap_row_clear_at_);
+  const sc_core::sc_time last_beat =
+      std::max(first_beat + cycle * double(compute_->issue_cycles() - 2), swap_clear_at_);
+  load_free_at_ = last_beat + cycle;
   busy(1);  // the command handshake
   swap_pending_ = true;
   loaded_ = true;
@@ -171,6 +175,7 @@ std::optional<Fault> TensorEngine::multiply_moving(const isa::TeFields& f, uint3
   const sc_core::sc_time taken = sc_core::sc_time_stamp(), cycle = control_.cycle_time();
   if (swap_pending_) {  // this command's first column (a cycle after it) swaps the loaded weights in
     swap_clear_at_ = taken + cycle * double(1 + TeTiming::swap_clear(compute_->rows(), compute_->cols()));
+    swap_row_clear_at_ = taken + cycle * double(1 + TeTiming::swap_row_clear(compute_->cols()));
     swap_taken_at_ = taken + cycle * 2.0;
     swap_pending_ = false;
   }

@@ -3,9 +3,10 @@
 //
 // Timing in a stream (docs/architecture.md "Timing", TeTiming; the RTL's two sequencers): an instruction retires
 // when the engine takes its command. A load_stationary is taken once the previous load is done and the multiply
-// that swaps the weights before it has taken its first column; its beats follow (no earlier than the swap's
-// leaving the array) while earlier multiplies stream. A multiply_moving is taken once both sequencers are idle, and
-// its results leave the pipeline ROWS + COLS + 1 cycles after its last column. halt waits for all of it (drain); a
+// that swaps the weights before it has taken its first column; its beats follow, one per PE row (each once that
+// swap has passed the row, the last once it has left the array), while earlier multiplies stream. A
+// multiply_moving is taken once both sequencers are idle, and its results leave the pipeline ROWS + COLS + 1
+// cycles after its last column. halt waits for all of it (drain); a
 // sem_signal adds to its semaphore when all of it is done (completion_time) while the queue goes on issuing. The
 // datapath computes, and the PSUM adder writes, when the command is taken: nothing can observe them earlier, since
 // every reader waits for a semaphore that lands only then.
@@ -58,12 +59,13 @@ class TensorEngine : public QueueEngine {
   /// Whole TE cycles from now until `t` (0 when `t` has passed).
   uint64_t cycles_until(const sc_core::sc_time& t) const;
 
-  sc_core::sc_time load_free_at_;    ///< the load sequencer is idle: the last stationary beat was taken
-  sc_core::sc_time stream_free_at_;  ///< the stream sequencer is idle: the last moving column was taken
-  sc_core::sc_time results_at_;      ///< the last multiply_moving's last result column is in PSUM
-  sc_core::sc_time swap_clear_at_;   ///< a stationary beat may be taken from then on (the last swap left the array)
-  sc_core::sc_time swap_taken_at_;   ///< a load may be taken from then on (the swapping multiply took its column)
-  bool swap_pending_ = false;        ///< a load_stationary since the last multiply_moving: the next one swaps
+  sc_core::sc_time load_free_at_;       ///< the load sequencer is idle: the last stationary beat was taken
+  sc_core::sc_time stream_free_at_;     ///< the stream sequencer is idle: the last moving column was taken
+  sc_core::sc_time results_at_;         ///< the last multiply_moving's last result column is in PSUM
+  sc_core::sc_time swap_clear_at_;      ///< a load's last beat may be taken from then on (the swap left the array)
+  sc_core::sc_time swap_row_clear_at_;  ///< its first (PE row 0) may be taken from then on (the swap passed row 0)
+  sc_core::sc_time swap_taken_at_;      ///< a load may be taken from then on (the swapping multiply took its column)
+  bool swap_pending_ = false;           ///< a load_stationary since the last multiply_moving: the next one swaps
 };
 
 }  // namespace trnsim::model

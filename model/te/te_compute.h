@@ -75,9 +75,10 @@ class TeCompute {
 /// Cycle cost of the engine's commands (docs/architecture.md, "Timing"; tests/te/te_timing_test.cpp asserts the same
 /// formulas on the RTL). Latency, a command alone: LoadStationary(K) = 1 + ceil(K / P), one beat per PE row's P
 /// partitions (P = 2 for FP8 and MX, rule 8; 1 for BF16/FP16); MultiplyMoving(N) = N + R + C + 2 for every dtype.
-/// In a stream: the next command is taken `issue_*` cycles after a command's handshake, and a LoadStationary's
-/// first beat comes no earlier than `swap_clear` cycles after the first moving beat of the MultiplyMoving that swapped
-/// the previous stationary in (shadow weights: it must have left the array).
+/// In a stream: the next command is taken `issue_*` cycles after a command's handshake. Shadow weights: a
+/// LoadStationary's beat j writes PE row j once the swap of the previous stationary has passed that row, no earlier
+/// than `swap_row_clear + j` cycles after the first moving beat of the MultiplyMoving that swapped it in, and its
+/// last beat (which sets the rows past K inactive) once the swap has left the array, `swap_clear` cycles after it.
 struct TeTiming {
   static uint64_t load_stationary(isa::Dtype dtype, int k) {
     return 1u + uint64_t(isa::te_sbuf_partitions(dtype, unsigned(k)));
@@ -86,6 +87,7 @@ struct TeTiming {
   static uint64_t issue_load(isa::Dtype dtype, int k) { return load_stationary(dtype, k); }
   static uint64_t issue_multiply(int n) { return 1u + uint64_t(n); }
   static uint64_t swap_clear(int rows, int cols) { return uint64_t(rows) + uint64_t(cols); }
+  static uint64_t swap_row_clear(int cols) { return uint64_t(cols) + 1u; }
 };
 
 }  // namespace trnsim::model

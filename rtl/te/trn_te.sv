@@ -7,8 +7,9 @@
 //      partition 2j and [15:8] = partition 2j + 1. Partitions k >= K are marked inactive and pass partial sums
 //      through. The beats go to the PEs' shadow registers, so they may be taken while the columns of earlier
 //      MultiplyMovings are still in flight; the next MultiplyMoving's first column swaps them in, PE by PE as it
-//      passes (trn_te_pe). The beats wait only while an earlier swap is still inside the array: until
-//      ROWS + COLS cycles after the swapping column was taken. The MX types (rule 10) pair
+//      passes (trn_te_pe). A beat waits only until the earlier swap has passed its PE row: beat j (PE row j)
+//      until COLS + 1 + j cycles after the swapping column was taken, the last beat (which also sets the rows past
+//      K inactive) until that swap has left the array, ROWS + COLS cycles after it. The MX types (rule 10) pair
 //      as FP8 and come with an E8M0 scale per lane (stat_scale_i, mov_scale_i) that each PE applies to its
 //      products before their one rounding.
 //   2. MultiplyMoving (cmd_op_i = OP_MULTIPLY_MOVING, cmd_n_i = N, cmd_dtype_i): N beats on the mov stream, beat n
@@ -24,7 +25,8 @@
 // advances together and stalls together when the output beat is not taken (out_ready_i low).
 // Timing, with every valid/ready high (docs/architecture.md derives it):
 //   LoadStationary:  1 command cycle + ceil(K / P) beat cycles (P = 2 for FP8, else 1); its first beat no earlier
-//                    than ROWS + COLS cycles after the last swapping moving column was taken
+//                    than COLS + 1 cycles, its last no earlier than ROWS + COLS cycles, after the last swapping
+//                    moving column was taken
 //   MultiplyMoving:  1 command cycle + N beat cycles + ROWS + COLS + 1 pipeline stages to the last result beat;
 //                    the next command is taken the cycle after its last moving beat
 // Numerics: BRIEF section 3 rules 1-3, 5 and 8. PSUM accumulation (rule 4) is done by the PSUM write port outside the
@@ -103,6 +105,9 @@ module trn_te
   logic                    mv_swap_q;            // the MultiplyMoving taken swaps on its first column, not yet taken
   logic [SWAP_DEPTH-1:0]   swap_q;               // stage i: the column reaching the PEs with r + c = i swaps
   logic                    swap_in;              // this moving beat carries the swap flag
+  logic [SWAP_DEPTH-1:0]   stat_swap_mask;       // the stages a swap flag must have left before the next beat
+  logic [ROWS-1:0]         stat_row;             // the PE row the next beat writes (one-hot)
+  logic [ROWS-1:0]         stat_rows_past;       // on the last beat: the PE rows past it (inactive from the swap)
   logic                    err_q;
 
   logic cmd_hs, stat_hs, mov_hs, out_hs;
@@ -117,7 +122,7 @@ module trn_te
   // idle, so it streams with the weights of every LoadStationary before it.
   assign adv          = !out_valid_o || out_ready_i;
   assign cmd_ready_o  = (cmd_op_i == OP_LOAD_STATIONARY) ? (!ld_busy_q && !mv_swap_q) : (!ld_busy_q && !mv_busy_q);
-  assign stat_ready_o = ld_busy_q && (swap_q == '0);
+  assign stat_ready_o = ld_busy_q && ((swap_q & stat_swap_mask) == '0);
   assign mov_ready_o  = mv_busy_q && adv;
 
   assign cmd_hs  = cmd_valid_i && cmd_ready_o;
@@ -134,6 +139,14 @@ module trn_te
       default:            cmd_illegal = 1'b1;
     endcase
   end
+
+  // Beat j writes PE row j's shadow registers, so it waits until the last swap flag has passed every PE of row j
+  // (r + c <= j + COLS - 1: stages 0 .. j + COLS - 1 clear); the last beat also sets the rows past it inactive, so
+  // it waits until the flag has left the array (all stages clear).
+  assign stat_swap_mask = (ld_count_q + 1'b1 == N_W'(stat_beats)) ? '1 :
+                          SWAP_DEPTH'(({{SWAP_DEPTH{1'b0}}, 1'b1} << (32'(ld_count_q) + COLS)) - 1'b1);
+  assign stat_row       = ROWS'(1) << ld_count_q;
+  assign stat_rows_past = last_stat ? ~(ROWS'((({{ROWS{1'b0}}, 1'b1} << (32'(ld_count_q) + 1)) - 1'b1))) : '0;
 
   assign cmd_load  = cmd_hs && !cmd_illegal && cmd_op_i == OP_LOAD_STATIONARY;
   assign cmd_mult  = cmd_hs && !cmd_illegal && cmd_op_i == OP_MULTIPLY_MOVING;
@@ -174,13 +187,13 @@ module trn_te
         if (mv_count_q == N_W'(1)) mv_busy_q <= 1'b0;
       end
       if (cmd_hs && cmd_illegal) err_q <= 1'b1;
-      // The loaded partition activity, which the PEs take on the swap. It changes only while no swap is inside the
-      // array (stat_ready_o requires it). Beat j activates PE row j's first partition, and for FP8 its second
-      // unless K is odd and this is the last beat.
+      // The loaded partition activity, which the PEs of a row take on the swap. A row's bits change only after the
+      // last swap has passed the row (stat_ready_o): beat j activates PE row j's first partition, and for FP8 its
+      // second unless K is odd and this is the last beat; the last beat deactivates the rows past it.
       if (stat_hs) begin
-        row_act0_q <= ((ld_count_q == '0) ? '0 : row_act0_q) | (ROWS'(1) << ld_count_q);
-        row_act1_q <= ((ld_count_q == '0) ? '0 : row_act1_q) |
-                      (ROWS'(dbl_q && 32'(ld_count_q) * 2 + 1 < 32'(k_q)) << ld_count_q);
+        row_act0_q <= (row_act0_q | stat_row) & ~stat_rows_past;
+        row_act1_q <= ((row_act1_q & ~stat_row) |
+                       (ROWS'(dbl_q && 32'(ld_count_q) * 2 + 1 < 32'(k_q)) << ld_count_q)) & ~stat_rows_past;
       end
     end
   end
@@ -445,10 +458,30 @@ module trn_te
   a_acc_fifo: assert property (@(posedge clk_i) disable iff (!rst_ni)
       32'(acc_cnt_q) <= ACC_FIFO_DEPTH && !(out_hs && out_last_o && acc_cnt_q == '0))
     else $error("trn_te: MultiplyMoving tracking FIFO out of range (%0d entries)", acc_cnt_q);
-  // Shadow weights: no stationary beat while a swap flag is inside the array (a PE that has not swapped yet would
-  // lose the values it is about to take).
-  a_stat_swap: assert property (@(posedge clk_i) disable iff (!rst_ni) stat_hs |-> swap_q == '0)
-    else $error("trn_te: stationary beat taken while a weight swap is inside the array (swap_q=%0h)", swap_q);
+  // Shadow weights: a beat writes PE row r's shadow registers only once every swap flag has passed all of the row's
+  // PEs (none at a stage r + c <= r + COLS - 1: a PE that has not swapped yet would lose the values it is about to
+  // take), and the last beat, which deactivates the rows past K, only once no flag is inside the array (a row the
+  // flag has not reached would take the new activity with the old weights). Checked per PE row from the write
+  // enables, independently of stat_ready_o; the verdicts are registered (reported one cycle after the beat), as
+  // swap_q is up to 255 bits wide.
+  logic [ROWS-1:0] stat_row_early;
+  logic            stat_early_q, stat_last_early_q;
+  for (genvar r = 0; r < ROWS; r++) begin : g_stat_swap_chk
+    assign stat_row_early[r] = w_we[r] && (swap_q[r + COLS - 1:0] != '0);
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      stat_early_q      <= 1'b0;
+      stat_last_early_q <= 1'b0;
+    end else begin
+      stat_early_q      <= stat_row_early != '0;
+      stat_last_early_q <= last_stat && swap_q != '0;
+    end
+  end
+  a_stat_swap: assert property (@(posedge clk_i) disable iff (!rst_ni) !stat_early_q)
+    else $error("trn_te: stationary beat wrote a PE row that a weight swap had not passed yet");
+  a_stat_last_swap: assert property (@(posedge clk_i) disable iff (!rst_ni) !stat_last_early_q)
+    else $error("trn_te: last stationary beat (row activity past K) taken while a weight swap was inside the array");
   // Internal bookkeeping.
   a_inflight: assert property (@(posedge clk_i) disable iff (!rst_ni)
       32'(inflight_q) <= CTRL_DEPTH && !(out_hs && inflight_q == '0))

@@ -805,10 +805,12 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
   double te_busy = 0.0, te_stall = 0.0;
   uint64_t stationary_m = 0;
   // The TE's two sequencers (docs/architecture.md "Timing"): a load is taken once the previous load is done
-  // (te_load_free) and the swapping multiply took its first column (te_swap_taken); its beats start no earlier than
-  // te_swap_clear, ROWS + COLS cycles after that column. A multiply is taken once both sequencers are idle; its last
-  // results leave the pipeline at te_results.
-  double te_load_free = 0.0, te_stream_free = 0.0, te_results = 0.0, te_swap_clear = 0.0, te_swap_taken = 0.0;
+  // (te_load_free) and the swapping multiply took its first column (te_swap_taken); its beats, one per PE row, start
+  // no earlier than te_swap_row_clear (COLS + 1 cycles after that column: the swap has passed row 0) and end no
+  // earlier than te_swap_clear (ROWS + COLS cycles after it: the swap has left the array). A multiply is taken once
+  // both sequencers are idle; its last results leave the pipeline at te_results.
+  double te_load_free = 0.0, te_stream_free = 0.0, te_results = 0.0, te_swap_clear = 0.0, te_swap_row_clear = 0.0,
+         te_swap_taken = 0.0;
   bool te_swap_pending = false;
   for (int q = 0; q < kQueues; ++q) halted[q] = program.queues[q].empty();
 
@@ -861,8 +863,9 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
           }
           case Opcode::kLoadStationary: {
             const double taken = std::max({t[q], te_load_free, te_swap_taken});
-            const double first_beat = std::max(taken + 1.0, te_swap_clear);
-            te_load_free = first_beat + isa::te_sbuf_partitions(in.te.dtype, in.te.k);  // one beat per PE row
+            const double first_beat = std::max(taken + 1.0, te_swap_row_clear);
+            const double beats = isa::te_sbuf_partitions(in.te.dtype, in.te.k);  // one per PE row
+            te_load_free = std::max(first_beat + beats - 1.0, te_swap_clear) + 1.0;
             stationary_m = in.te.free_size;
             te_swap_pending = true;
             te_busy += taken + 1.0 - t[q];
@@ -873,6 +876,7 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
             const double taken = std::max({t[q], te_load_free, te_stream_free});
             if (te_swap_pending) {
               te_swap_clear = taken + 1.0 + info.te_rows + info.te_cols;
+              te_swap_row_clear = taken + 2.0 + info.te_cols;
               te_swap_taken = taken + 2.0;
             }
             te_swap_pending = false;

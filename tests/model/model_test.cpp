@@ -244,26 +244,39 @@ TEST_F(ModelTest, TeProgramCyclesFollowTheDocumentedCostModel) {
   EXPECT_EQ(r.cycles, 1 + (1 + 9) + (1 + 64) + (3 + R + C + 2));
 }
 
+// The two TE sequencers (docs/architecture.md "In a stream"), for the program load(K), multiply(n), load(K),
+// multiply on a 16 x 16 array: the cycle the second multiply is taken in. The first multiply is taken after an
+// issue cycle and the load (1 + K); the second load the cycle after its first (swapping) column; that load's beat j
+// (PE row j) no earlier than COLS + 1 + j cycles after the swapping column (the swap has passed row j), its last
+// beat no earlier than ROWS + COLS cycles after it (the swap has left the array); the second multiply once both the
+// load and the first multiply's columns are done.
+uint64_t second_multiply_taken(uint64_t k, uint64_t n) {
+  const uint64_t R = 16, C = 16;
+  const uint64_t mm1 = 1 + (1 + k), swap_col = mm1 + 1, ls2 = mm1 + 2;
+  const uint64_t first_beat = std::max(ls2 + 1, swap_col + C + 1);
+  const uint64_t last_beat = std::max(first_beat + k - 1, swap_col + R + C);
+  return std::max(last_beat + 1, mm1 + 1 + n);
+}
+
 // Shadow weights and the two sequencers: a load after a multiply is taken the cycle after the multiply's first
-// (swapping) column, its beats wait for that column to leave the array (ROWS + COLS cycles after it was taken),
-// and the next multiply follows both the load and the earlier multiply's last column.
+// (swapping) column, its beats wait for that column to pass their PE rows (the last for it to leave the array), and
+// the next multiply follows both the load and the earlier multiply's last column. A full-height load (K = ROWS)
+// ends as the swap leaves the array; a shorter one's last beat waits for that.
 TEST_F(ModelTest, TeLoadAfterAMultiplyOverlapsItAndWaitsOnlyForTheSwap) {
-  const uint64_t R = 16, C = 16, k = 9;
-  for (const uint64_t n : {uint64_t{20}, uint64_t{100}}) {
-    isa::Program p;
-    auto& tq = p.queues[size_t(isa::Engine::kTe)];
-    tq.push_back(te(Opcode::kLoadStationary, isa::Dtype::kBf16, 0, 0, k, 16));
-    tq.push_back(te(Opcode::kMultiplyMoving, isa::Dtype::kBf16, 0, 0, k, n));
-    tq.push_back(te(Opcode::kLoadStationary, isa::Dtype::kBf16, 0, 0, k, 16));
-    tq.push_back(te(Opcode::kMultiplyMoving, isa::Dtype::kBf16, 0, 0, k, 3));
-    tq.push_back(Instruction::halt());
-    drv_->load_program(p);
-    const auto r = drv_->run(1'000'000);
-    const uint64_t mm1 = 1 + (1 + k);                         // the first multiply is taken (after an issue cycle)
-    const uint64_t ls2 = mm1 + 2;                             // the second load: after the swapping column
-    const uint64_t beat = std::max(ls2 + 1, mm1 + 1 + R + C);  // its first beat: after the swap left the array
-    const uint64_t mm2 = std::max(beat + k, mm1 + 1 + n);      // after the load and the first multiply's columns
-    EXPECT_EQ(r.cycles, mm2 + 3 + R + C + 2) << "n = " << n;
+  const uint64_t R = 16, C = 16;
+  for (const uint64_t k : {uint64_t{9}, uint64_t{16}}) {
+    for (const uint64_t n : {uint64_t{20}, uint64_t{100}}) {
+      isa::Program p;
+      auto& tq = p.queues[size_t(isa::Engine::kTe)];
+      tq.push_back(te(Opcode::kLoadStationary, isa::Dtype::kBf16, 0, 0, int(k), 16));
+      tq.push_back(te(Opcode::kMultiplyMoving, isa::Dtype::kBf16, 0, 0, int(k), int(n)));
+      tq.push_back(te(Opcode::kLoadStationary, isa::Dtype::kBf16, 0, 0, int(k), 16));
+      tq.push_back(te(Opcode::kMultiplyMoving, isa::Dtype::kBf16, 0, 0, int(k), 3));
+      tq.push_back(Instruction::halt());
+      drv_->load_program(p);
+      const auto r = drv_->run(1'000'000);
+      EXPECT_EQ(r.cycles, second_multiply_taken(k, n) + 3 + R + C + 2) << "k = " << k << ", n = " << n;
+    }
   }
 }
 
@@ -297,9 +310,8 @@ TEST_F(ModelTest, ATeSignalLandsWithItsResultsWhileTheQueueGoesOn) {
   const driver::DeviceCounters c = drv_->read_counters();
   EXPECT_LE(r.cycles, without + 1) << "the signal held the te queue";
   // Without the signal: TeLoadAfterAMultiplyOverlapsItAndWaitsOnlyForTheSwap's program and formula.
-  const uint64_t mm1 = 1 + (1 + k), ls2 = mm1 + 2, beat = std::max(ls2 + 1, mm1 + 1 + R + C);
-  EXPECT_EQ(without, std::max(beat + k, mm1 + 1 + n) + n + R + C + 2);
-  const uint64_t first_results = mm1 + n + R + C + 1;
+  EXPECT_EQ(without, second_multiply_taken(k, n) + n + R + C + 2);
+  const uint64_t mm1 = 1 + (1 + k), first_results = mm1 + n + R + C + 1;
   EXPECT_GE(c.queues.at(3).sem_wait + 3, first_results) << "the semaphore landed before the first results";
   EXPECT_LE(c.queues.at(3).sem_wait, first_results + 3);
   EXPECT_EQ(dev_->read_reg(regs::sem_reg(5)), 1u);

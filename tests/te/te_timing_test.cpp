@@ -9,8 +9,10 @@
 //                                  SCALE-Sim's weight-stationary 2R + C + T - 2 plus 5 (see the doc)
 //   one LoadStationary and MultiplyMoving(N1), (N2), ... back to back: each further command adds 1 + N_i cycles.
 //   a LoadStationary after a MultiplyMoving: its command is taken as soon as that multiply has taken its first
-//                                  column, its first beat no earlier than ROWS + COLS cycles after that column
-//                                  (shadow weights), and the next MultiplyMoving after both sequencers are idle.
+//                                  column; beat j (PE row j) no earlier than COLS + 1 + j cycles after that column
+//                                  and its last beat no earlier than ROWS + COLS cycles after it (shadow weights:
+//                                  the swap has passed row j, or left the array); the next MultiplyMoving after
+//                                  both sequencers are idle.
 // The expected values below are the formula, written out; nothing is taken from the engine under test.
 #include <algorithm>
 #include <random>
@@ -119,32 +121,38 @@ TEST(TeTiming, BackToBackMultipliesStreamOneColumnPerCycle) {
 }
 
 // Shadow weights and the two sequencers: a LoadStationary is taken while the multiply before it streams (once that
-// multiply has taken its swapping first column), its beats wait only for the swap flag to leave the array
-// (ROWS + COLS cycles after that column was taken), and the next MultiplyMoving follows the earlier one's last
-// column back to back when the load is done by then.
+// multiply has taken its swapping first column); its beat j waits only for the swap flag to pass PE row j (COLS + 1
+// + j cycles after that column was taken), its last beat for the flag to leave the array (ROWS + COLS cycles after
+// it); the next MultiplyMoving follows the earlier one's last column back to back when the load is done by then.
+// K below ROWS (and FP8's pairs) make the last beat the one that waits.
 TEST(TeTiming, LoadOverlapsTheMultiplyBeforeIt) {
   for (const auto& [r, c] : {std::pair{4, 4}, std::pair{8, 4}, std::pair{16, 16}}) {
     auto te = TeRtl::create(r, c);
     const uint64_t rows = r, cols = c;
-    for (int n : {1, 5, r + c - 2, r + c - 1, r + c, 100}) {
-      const int k = r;
-      std::vector<TeCommand> cmds;
-      for (int rep = 0; rep < 2; ++rep) {
-        cmds.push_back({TeCommand::Op::kLoadStationary, 0, k, std::vector<uint16_t>(size_t(k) * c, 0x3F80)});
-        cmds.push_back({TeCommand::Op::kMultiplyMoving, 0, n, std::vector<uint16_t>(size_t(n) * r, 0x3F80)});
-      }
-      const auto t = te->run(cmds).timing;
-      ASSERT_EQ(t.size(), 4u);
-      SCOPED_TRACE(testing::Message() << r << "x" << c << " N=" << n);
-      const uint64_t first_mov = t[1].cmd_cycle + 1;  // the swapping column
-      EXPECT_EQ(t[1].cmd_cycle, t[0].last_beat_cycle + 1);
-      EXPECT_EQ(t[2].cmd_cycle, first_mov + 1) << "taken once the multiply before it has swapped";
-      const uint64_t first_stat = std::max(t[2].cmd_cycle + 1, first_mov + rows + cols);
-      EXPECT_EQ(t[2].last_beat_cycle, first_stat + uint64_t(k) - 1);
-      EXPECT_EQ(t[3].cmd_cycle, std::max(t[2].last_beat_cycle, t[1].last_beat_cycle) + 1);
-      EXPECT_EQ(t[3].last_out_cycle, t[3].cmd_cycle + uint64_t(n) + rows + cols + 1);
-      if (uint64_t(n) >= rows + cols + uint64_t(k)) {
-        EXPECT_EQ(t[3].cmd_cycle, t[1].last_beat_cycle + 1) << "the load hides under the multiply";
+    for (const auto& [dt, k] : {std::pair{Dtype::kBf16, r}, std::pair{Dtype::kBf16, r / 2}, std::pair{Dtype::kBf16, 1},
+                                std::pair{Dtype::kFp8E4M3, 2 * r - 1}}) {
+      const uint64_t beats = uint64_t(isa::te_sbuf_partitions(dt, unsigned(k)));
+      for (int n : {1, 5, c, c + 1, r + c - 2, r + c - 1, r + c, 100}) {
+        const uint16_t one = dt == Dtype::kBf16 ? 0x3F80 : 0x3838;  // 1.0 (FP8: a pair of 1.0)
+        std::vector<TeCommand> cmds;
+        for (int rep = 0; rep < 2; ++rep) {
+          cmds.push_back({TeCommand::Op::kLoadStationary, uint8_t(dt), k, std::vector<uint16_t>(beats * c, one)});
+          cmds.push_back({TeCommand::Op::kMultiplyMoving, uint8_t(dt), n, std::vector<uint16_t>(size_t(n) * r, one)});
+        }
+        const auto t = te->run(cmds).timing;
+        ASSERT_EQ(t.size(), 4u);
+        SCOPED_TRACE(testing::Message() << r << "x" << c << " " << isa::dtype_name(dt) << " K=" << k << " N=" << n);
+        const uint64_t first_mov = t[1].cmd_cycle + 1;  // the swapping column
+        EXPECT_EQ(t[1].cmd_cycle, t[0].last_beat_cycle + 1);
+        EXPECT_EQ(t[2].cmd_cycle, first_mov + 1) << "taken once the multiply before it has swapped";
+        const uint64_t first_stat = std::max(t[2].cmd_cycle + 1, first_mov + cols + 1);
+        const uint64_t last_stat = std::max(first_stat + beats - 1, first_mov + rows + cols);
+        EXPECT_EQ(t[2].last_beat_cycle, last_stat);
+        EXPECT_EQ(t[3].cmd_cycle, std::max(t[2].last_beat_cycle, t[1].last_beat_cycle) + 1);
+        EXPECT_EQ(t[3].last_out_cycle, t[3].cmd_cycle + uint64_t(n) + rows + cols + 1);
+        if (beats == rows && uint64_t(n) >= cols + 1 + rows) {
+          EXPECT_EQ(t[3].cmd_cycle, t[1].last_beat_cycle + 1) << "the load hides under the multiply";
+        }
       }
     }
   }
