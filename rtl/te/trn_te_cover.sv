@@ -30,6 +30,7 @@ module trn_te_cover
   input logic                      stat_hs,
   input logic                      in_flight,       // result columns are in the pipeline
   input logic                      streaming,       // a MultiplyMoving's columns are being taken
+  input logic                      swapping,        // a weight swap flag is inside the array
   input logic [15:0]               stat_last_col,   // stat_data_i[COLS-1]
   input logic [N_W-1:0]            count_q,
   input logic [$clog2(2*ROWS+1)-1:0] stat_beats,  // beats of the load being taken: ceil(K / P)
@@ -108,6 +109,8 @@ module trn_te_cover
   c_load_in_flight: cover property (@(posedge clk_i) disable iff (!rst_ni) stat_hs && in_flight);
   // ... and while an earlier MultiplyMoving still streams its columns (the two sequencers at once).
   c_load_streaming: cover property (@(posedge clk_i) disable iff (!rst_ni) stat_hs && streaming);
+  // ... and while the swap of the previous weights is still inside the array, in the PE rows past the one written.
+  c_load_behind_swap: cover property (@(posedge clk_i) disable iff (!rst_ni) stat_hs && swapping);
 
 endmodule
 
@@ -124,6 +127,7 @@ bind trn_te trn_te_cover #(.ROWS(ROWS)) u_cover (
   .stat_hs       (stat_hs),
   .in_flight     (inflight_q != '0),
   .streaming     (mv_busy_q),
+  .swapping      (swap_q != '0),
   .stat_last_col (stat_data_i[COLS-1]),
   .count_q       (ld_count_q),
   .stat_beats    (stat_beats),
