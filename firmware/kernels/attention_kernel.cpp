@@ -551,8 +551,8 @@ namespace {
 /// An attention piece's resources (make_attention_piece_program). SBUF, bytes per partition: the GEMM's [0, gemm),
 /// then P (query tile i at p_addr + i * p_tile, its live keys dense, BF16), then the PV part's buffers (the
 /// identity, V, P^T by key tile, a +0 P^T tile). PSUM: the GEMM's first gemm_banks banks (whole rows of scores: two
-/// blocks alternating where they fit, else one), then the accumulator O^T [d, queries] (acc_banks), then `slots`
-/// transposes' slots of [R keys, R queries] FP32.
+/// blocks alternating where they fit, else one), then the accumulator O^T [d, queries] (acc_banks), then, from the
+/// first slot boundary after its last column, `slots` transposes' slots of [R keys, R queries] FP32.
 struct PiecePlan {
   TransposePvPlan tp;
   int q_tiles = 0, k_tiles = 0, live = 0, zero_kt = 0;
@@ -563,6 +563,7 @@ struct PiecePlan {
   // staged for its store ([d, queries], up to 4 bytes each).
   uint32_t iota = 0, ident = 0, v = 0, pt = 0, sums = 0, rcp = 0, rrow = 0, out = 0;
   int gemm_banks = 0, acc_banks = 0, slots = 0;
+  uint64_t slots_from = 0;  ///< the first slot's PSUM offset from the accumulator's first bank, bytes per partition
 };
 
 PiecePlan piece_plan(const driver::DeviceInfo& info, int seq, int query0, int queries, int head_dim, bool causal) {
@@ -597,7 +598,11 @@ PiecePlan piece_plan(const driver::DeviceInfo& info, int seq, int query0, int qu
   const int avail = int(info.psum_banks) - pp.acc_banks;
   pp.gemm_banks = avail - 2 * one >= 1 ? 2 * one : one;
   const uint64_t slot_bytes = uint64_t(R) * kFp32Bytes;
-  pp.slots = avail - pp.gemm_banks >= 1 ? int(uint64_t(avail - pp.gemm_banks) * pp.tp.bank_bytes / slot_bytes) : 0;
+  // The slots start after the accumulator's last column, at a slot boundary (a slot never crosses a bank: the bank
+  // holds whole slots), so the spare end of its last bank holds slots too.
+  pp.slots_from = (uint64_t(queries) * kFp32Bytes + slot_bytes - 1) / slot_bytes * slot_bytes;
+  const uint64_t psum_left = uint64_t(int(info.psum_banks) - pp.gemm_banks) * pp.tp.bank_bytes;
+  pp.slots = psum_left > pp.slots_from ? int((psum_left - pp.slots_from) / slot_bytes) : 0;
   return pp;
 }
 
@@ -634,6 +639,7 @@ bool attention_piece_fits(const driver::DeviceInfo& info, int seq, int queries, 
   if (uint32_t(R) != std::min(info.te_cols, info.psum_partitions)) return false;  // a GEMM M tile = a query tile
   if (uint32_t(head_dim) > info.te_cols || uint32_t(head_dim) > info.psum_partitions) return false;
   if (uint64_t(tp.n_tile) * kFp32Bytes != tp.bank_bytes || !softmax_epilogue_fits(info, seq)) return false;
+  if (tp.bank_bytes % (uint64_t(R) * kFp32Bytes) != 0) return false;  // whole transposes' slots in a bank
   const PiecePlan pp = piece_plan(info, seq, 0, queries, head_dim, false);  // not causal: the most keys
   if (pp.gemm == 0 || pp.slots < 1) return false;
   AttentionPieceLayout l;
@@ -680,9 +686,9 @@ void add_attention_piece(Pipeline& pipe, const driver::DeviceInfo& info, const A
   const auto bf16 = isa::DataType::kBf16;
   const uint32_t iota_off = pp.iota, ident_off = pp.ident, v_off = pp.v, pt_off = pp.pt;
   auto pt_tile = [&](int kt) { return pt_off + uint32_t(uint64_t(kt) * nq * kBf16Bytes); };
-  const int acc0 = pp.gemm_banks;  // the accumulator's first bank; the slots follow it
+  const int acc0 = pp.gemm_banks;  // the accumulator's first bank; the slots follow its last column
   auto slot_addr = [&](int s) {
-    return uint32_t(uint64_t(acc0 + pp.acc_banks) * pp.tp.bank_bytes + uint64_t(s) * R * kFp32Bytes);
+    return uint32_t(uint64_t(acc0) * pp.tp.bank_bytes + pp.slots_from + uint64_t(s) * R * kFp32Bytes);
   };
   // Query tile i has a live key in key tile kt iff its last query is at or past the tile's first key.
   auto live_tiles = [&](int i) {

@@ -695,5 +695,41 @@ TEST(AttentionPieces, EachHeadIsCutWhereTheEstimatedWaveEndsSoonest) {
   EXPECT_EQ(flat[0].macs, 1024ull * 64 * 2048 * 2);
 }
 
+// The transposes' PSUM slots of an attention piece start right after the accumulator's last column, so the spare
+// end of its last bank holds slots too: GPT-2's last 1280 queries of a head at seq 2048 on trn2 (the block's long
+// piece). PSUM by hand: 8 banks of 2 KiB per partition; the scores take banks 0-3 (one block of whole rows, 2048
+// FP32); the accumulator O^T [64, 1280] FP32 takes 5 KiB from bank 4 (banks 4, 5 and the first half of 6); a slot
+// is [128 keys, 128 queries] FP32, 512 bytes: 2 slots in the rest of bank 6 and 4 in bank 7. The PV multiplies stay
+// inside the accumulator's 5 KiB, the transposes (128-column multiplies that overwrite) in the slots, each write
+// inside one bank, and the program checker finds no race.
+TEST(AttentionPieces, TransposeSlotsStartAfterTheAccumulatorsLastColumn) {
+  const DeviceInfo info = trn2();
+  AttentionPieceLayout l;
+  l.seq = 2048, l.head_dim = 64, l.query0 = 768, l.queries = 1280, l.causal = true;
+  l.scale = attention_scale(64);
+  const uint64_t T = 64ull * 2048 * 2;
+  l.qT_hbm = 0, l.kT_hbm = T, l.v_hbm = 2 * T, l.outT_hbm = 3 * T;
+  const isa::Program p = make_attention_piece_program(info, l);
+  const uint64_t bank = 2048, acc0 = 4 * bank, acc_end = acc0 + 1280 * 4;
+  std::vector<int> slot_writes(16, 0);  // per 512-byte slot position from acc0
+  for (const isa::Instruction& in : p.queues[size_t(isa::Engine::kTe)]) {
+    if (in.op != isa::Opcode::kMultiplyMoving) continue;
+    const uint64_t a = in.te.psum_addr % info.psum_partition_bytes, e = a + 4ull * in.te.free_size;
+    EXPECT_EQ(a / bank, (e - 1) / bank) << "a write across a bank at " << a;
+    if (a < acc0) continue;  // the scores
+    if (a < acc_end) {
+      EXPECT_LE(e, acc_end) << "a multiply into the accumulator runs past its last column";
+    } else {
+      EXPECT_EQ(in.te.free_size, 128) << "a transpose writes one [128, 128] slot";
+      EXPECT_FALSE(in.te.accumulate);
+      EXPECT_EQ((a - acc_end) % 512, 0u);
+      ++slot_writes[std::size_t((a - acc0) / 512)];
+    }
+  }
+  for (int s = 10; s < 16; ++s) EXPECT_GT(slot_writes[std::size_t(s)], 0) << "slot at byte " << s * 512;
+  const test::ProgramCheck c = test::check_program(info, p);
+  EXPECT_TRUE(c.ok()) << c.summary();
+}
+
 }  // namespace
 }  // namespace trnsim::kernels
