@@ -723,30 +723,25 @@ void add_attention_piece(Pipeline& pipe, const driver::DeviceInfo& info, const A
     }
     rrow_ready[std::size_t(i)] = pipe.add(isa::Engine::kVec, std::move(v), {p_ready[std::size_t(i)]});
   }
+  // Each P^T tile on its own: the TE transposes it into the next slot of the ring (once the copy that last read the
+  // slot is done) and the Scalar engine copies it out, so the TE transposes the next tile while the last is copied.
   for (int i = 0; i < pp.q_tiles; ++i) {
-    const int qr = std::min(R, nq - i * R), n_live = live_tiles(i);
-    for (int kt0 = 0; kt0 < n_live; kt0 += pp.slots) {  // as many key tiles as there are slots at a time
-      const int kt1 = std::min(n_live, kt0 + pp.slots);
-      std::vector<isa::Instruction> te, act;
-      std::vector<Pipeline::OpId> te_after{p_ready[std::size_t(i)], ident};
-      for (int kt = kt0; kt < kt1; ++kt) {
-        const int kk = std::min(R, l.seq - kt * R), s = next_slot;
-        next_slot = (next_slot + 1) % pp.slots;
-        te_after.push_back(slot_reader[std::size_t(s)]);
-        const uint64_t tile = pp.p_addr + uint64_t(i) * pp.p_tile + uint64_t(kt) * R * kBf16Bytes;
-        for (const isa::Instruction& in : te_transpose_tile(isa::Dtype::kBf16, tile, qr, kk, ident_off, slot_addr(s))) {
-          te.push_back(in);
-        }
-        act.push_back(activation(isa::ActFunc::kIdentity, kk, qr, operand(pt_tile(kt) + uint32_t(i * R * 2), bf16),
-                                 operand(slot_addr(s), isa::DataType::kFp32, {1, 0}, isa::MemSpace::kPsum), 1.0f,
-                                 0.0f, nullptr, nullptr));
-      }
-      const Pipeline::OpId trans = pipe.add(isa::Engine::kTe, std::move(te), te_after);
-      const Pipeline::OpId copy = pipe.add(isa::Engine::kAct, std::move(act), {trans});
-      for (int kt = kt0, s = (next_slot - (kt1 - kt0) + pp.slots) % pp.slots; kt < kt1; ++kt, s = (s + 1) % pp.slots) {
-        slot_reader[std::size_t(s)] = copy;
-        writers[std::size_t(kt)][std::size_t(i)] = copy;
-      }
+    const int qr = std::min(R, nq - i * R);
+    for (int kt = 0; kt < live_tiles(i); ++kt) {
+      const int kk = std::min(R, l.seq - kt * R), s = next_slot;
+      next_slot = (next_slot + 1) % pp.slots;
+      const uint64_t tile = pp.p_addr + uint64_t(i) * pp.p_tile + uint64_t(kt) * R * kBf16Bytes;
+      const Pipeline::OpId trans =
+          pipe.add(isa::Engine::kTe, te_transpose_tile(isa::Dtype::kBf16, tile, qr, kk, ident_off, slot_addr(s)),
+                   {p_ready[std::size_t(i)], ident, slot_reader[std::size_t(s)]});
+      const Pipeline::OpId copy =
+          pipe.add(isa::Engine::kAct,
+                   {activation(isa::ActFunc::kIdentity, kk, qr, operand(pt_tile(kt) + uint32_t(i * R * 2), bf16),
+                               operand(slot_addr(s), isa::DataType::kFp32, {1, 0}, isa::MemSpace::kPsum), 1.0f, 0.0f,
+                               nullptr, nullptr)},
+                   {trans});
+      slot_reader[std::size_t(s)] = copy;
+      writers[std::size_t(kt)][std::size_t(i)] = copy;
     }
   }
   // The multiplies, per accumulator bank (its 512 queries) in key order, each after the writes of the P^T columns
