@@ -69,8 +69,9 @@ struct Batch {
 
 class GemmBuilder {
  public:
-  GemmBuilder(const driver::DeviceInfo& info, const GemmLayout& l, const std::vector<Pipeline::OpId>& te_after)
-      : info_(info), l_(l), plan_(plan_gemm(info, l)), te_after_(te_after) {
+  GemmBuilder(const driver::DeviceInfo& info, const GemmLayout& l, const GemmPlan& plan,
+              const std::vector<Pipeline::OpId>& te_after)
+      : info_(info), l_(l), plan_(plan), te_after_(te_after) {
     es_ = isa::dtype_bits(l.dtype) / 8;
     dtype_ = static_cast<isa::DataType>(static_cast<uint8_t>(l.dtype));
     bank_bytes_ = info.psum_bank_bytes();
@@ -1039,7 +1040,17 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
   }
   for (int g = std::min(max_g, best.n_tiles); g >= 1 && best.m_tiles > 1 && best.n_tiles > 1; --g) {
     const GemmPlan p = plan_with_groups(info, l, g, 2);
-    if (p.moving_panels == 2) return p;
+    if (p.moving_panels != 2) continue;
+    // Two panels cost a stationary load per group of N tiles; the widest blocks load it once, but the first panel
+    // (all of N) is then exposed while the first M tile computes. The shorter by the Pipeline's cost model
+    // (Pipeline::estimated_cycles); a tie keeps the two panels.
+    if (best.n_groups >= p.n_groups) return p;
+    auto estimate = [&](const GemmPlan& plan) {
+      Pipeline pipe(info);
+      GemmBuilder(info, l, plan, {}).add_to(pipe);
+      return pipe.estimated_cycles();
+    };
+    return estimate(best) < estimate(p) ? best : p;
   }
   return best;
 }
@@ -1053,7 +1064,7 @@ bool softmax_epilogue_fits(const driver::DeviceInfo& info, int n) {
 
 std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& layout,
                                      const std::vector<Pipeline::OpId>& te_after) {
-  return GemmBuilder(info, layout, te_after).add_to(pipe);
+  return GemmBuilder(info, layout, plan_gemm(info, layout), te_after).add_to(pipe);
 }
 
 isa::Program make_gemm_program(const driver::DeviceInfo& info, const GemmLayout& layout) {

@@ -51,7 +51,7 @@ Pipeline::OpId Pipeline::add(isa::Engine engine, std::vector<isa::Instruction> i
   return id;
 }
 
-std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
+std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles, bool te_streams) const {
   const std::size_t n = ops_.size();
   std::vector<std::vector<OpId>> users(n);
   std::vector<int> pending(n, 0);
@@ -74,6 +74,12 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
   std::array<double, kLandingSems> landed{};  // when the last landing op on each completion semaphore is done
   int landing_ops = 0;
   std::vector<OpId> ready, order;
+  // The TE's two sequencers (te_streams): the cycles the load and stream sequencers are free from, and the
+  // shadow-weight rule for the next load (docs/architecture.md "In a stream").
+  struct {
+    double load_free = 0, stream_free = 0, swap_clear = 0, swap_row_clear = 0, swap_taken = 0;
+    bool swap_pending = false;
+  } te;
   for (std::size_t i = 0; i < n; ++i) {
     if (pending[i] == 0) ready.push_back(OpId(i));
   }
@@ -101,7 +107,7 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
     order.push_back(id);
     const Op& op = ops_[std::size_t(id)];
     const int q = static_cast<int>(op.engine);
-    double now = best_start, done = best_start, te_drain = 0.0;
+    double now = best_start, done = best_start, te_drain = 0.0, te_results = 0.0;
     // A dma op after another dma op it depends on: the barrier in front of it waits for every copy issued so far.
     bool after_dma = false;
     for (const OpId d : op.deps) after_dma = after_dma || ops_[std::size_t(d)].engine == isa::Engine::kDma;
@@ -113,12 +119,36 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
     for (const isa::Instruction& in : op.instrs) {
       now += 1.0;  // issue
       switch (in.op) {
-        // The TE streams (docs/architecture.md "Timing"): a multiply's next command follows its last column, its
-        // results one pipeline depth later (added once, at the op's end); a load's beats are counted in full.
+        // The TE (docs/architecture.md "Timing"). te_streams: as the engine streams, a load taken once the previous
+        // load is done and the multiply before it has swapped, its beats after that swap has passed their PE rows
+        // (its last after the swap has left the array); a multiply once both sequencers are idle, its results one
+        // pipeline depth after its last column. Otherwise each command in series: a multiply's next command after
+        // its last column, its results one pipeline depth later (added once, at the op's end), a load's beats in full.
         case isa::Opcode::kLoadStationary:
+          if (te_streams) {
+            const double taken = std::max({now - 1.0, te.load_free, te.swap_taken});
+            const double first = std::max(taken + 1.0, te.swap_row_clear);
+            te.load_free = std::max(first + isa::te_sbuf_partitions(in.te.dtype, in.te.k) - 1.0, te.swap_clear) + 1.0;
+            te.swap_pending = true;
+            now = taken + 1.0;
+            break;
+          }
           now += 1.0 + isa::te_sbuf_partitions(in.te.dtype, in.te.k);
           break;
         case isa::Opcode::kMultiplyMoving:
+          if (te_streams) {
+            const double taken = std::max({now - 1.0, te.load_free, te.stream_free});
+            if (te.swap_pending) {
+              te.swap_clear = taken + 1.0 + info_.te_rows + info_.te_cols;
+              te.swap_row_clear = taken + 2.0 + info_.te_cols;
+              te.swap_taken = taken + 2.0;
+            }
+            te.swap_pending = false;
+            te.stream_free = taken + 1.0 + double(in.te.free_size);
+            te_results = taken + double(in.te.free_size) + info_.te_rows + info_.te_cols + 2.0;
+            now = taken + 1.0;
+            break;
+          }
           now += 1.0 + double(in.te.free_size);
           te_drain = double(info_.te_rows) + info_.te_cols + 1.0;
           break;
@@ -148,7 +178,9 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
     t[std::size_t(q)] = now;
     // The te queue's signal after the op lands with its last results, one pipeline depth after its last column;
     // the queue goes on issuing meanwhile.
-    finish[std::size_t(id)] = q == kDma ? done : now + te_drain;
+    finish[std::size_t(id)] = q == kDma                                       ? done
+                              : te_streams && op.engine == isa::Engine::kTe ? std::max(now, te_results)
+                                                                            : now + te_drain;
     last_result = std::max(last_result, finish[std::size_t(id)]);
     for (const OpId u : users[std::size_t(id)]) {
       if (--pending[std::size_t(u)] == 0) ready.push_back(u);
@@ -161,12 +193,12 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles) const {
 
 double Pipeline::estimated_cycles() const {
   double c = 0.0;
-  schedule(&c);
+  schedule(&c, /*te_streams=*/true);
   return c;
 }
 
 isa::Program Pipeline::build() const {
-  const std::vector<OpId> order = schedule(nullptr);
+  const std::vector<OpId> order = schedule(nullptr, /*te_streams=*/false);
   const std::size_t n = ops_.size();
   // Pass 1: the synchronisation of every op, in the global order. te/act/vec/cc publish an op by a signal right after
   // it; a dma op by its copies as they land (done_sem on its lane's completion semaphore; the dma queue first waits

@@ -52,7 +52,9 @@ class Pipeline {
   /// op without copies that another queue depends on.
   isa::Program build() const;
 
-  /// Estimated TE cycles of the schedule build() emits (the cost figures above; a planning aid, not a promise).
+  /// Estimated TE cycles of the program: the list schedule with each op timed by the cost figures above and the
+  /// TE's two sequencers (a load overlaps the multiply before it, docs/architecture.md "In a stream"; its order can
+  /// differ a little from build()'s). A planning aid, not a promise (the DMA is timed without the HBM's sharing).
   double estimated_cycles() const;
 
   int size() const { return static_cast<int>(ops_.size()); }
@@ -64,8 +66,10 @@ class Pipeline {
     std::vector<OpId> deps;
     bool cross_users = false;  ///< another queue depends on it: publish it
   };
-  /// The global order of the list schedule, and its estimated length.
-  std::vector<OpId> schedule(double* cycles) const;
+  /// The global order of the list schedule, and its estimated length. te_streams: the TE's commands overlap as its
+  /// two sequencers allow; else each in series (the order build() takes: it measured as good or better, and the
+  /// estimate then overstates each K tile by its load's beats).
+  std::vector<OpId> schedule(double* cycles, bool te_streams) const;
 
   driver::DeviceInfo info_;
   uint8_t first_sem_;

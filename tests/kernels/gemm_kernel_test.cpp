@@ -261,6 +261,33 @@ TEST(GemmPlan, DefaultWorkloadOnTiny) {
   EXPECT_LE(uint64_t(p.sbuf_bytes), tiny_info().sbuf_partition_bytes);
 }
 
+// The widest blocks (the stationary loaded once, all of N's panel exposed while the first M tile computes) or two
+// moving panels (a stationary load per group of N tiles, the next panel loaded behind), whichever the Pipeline's
+// estimate (with the TE's two sequencers) finds shorter. Measured on trn2 (trnsim run --te tlm, both plans forced):
+// the GPT-2 block's MLP up GEMM at seq 2048 on 8 cores, a piece of 768 features x 1024 tokens x K 768 with the GELU
+// epilogue, 60,705 cycles with the widest blocks against 74,426 with two panels (the step; estimates 60,549 and
+// 74,381); one core's 2048^3, 586,996 against 569,545 (estimates 587,057 and 569,580).
+TEST(GemmPlan, TheWidestBlocksWhereTheEstimateFindsThemShorter) {
+  const DeviceInfo info = trn2_info();
+  GemmLayout up;
+  up.k = 768, up.m = 768, up.n = 1024;
+  up.out_type = isa::DataType::kBf16;
+  up.epilogue.kind = GemmEpilogue::Kind::kRowBiasAct;
+  up.epilogue.func = isa::ActFunc::kGeluTanh;
+  const GemmPlan a = plan_gemm(info, up);
+  EXPECT_EQ(a.n_groups, 1);
+  EXPECT_EQ(a.banks_per_block, 2);
+  // Each operand crosses the DMA once (stationary and moving BF16), and the output once (BF16).
+  EXPECT_EQ(a.dma_bytes, 768ull * 768 * 2 + 768ull * 1024 * 2 + 768ull * 1024 * 2);
+  GemmLayout cube;
+  cube.k = cube.m = cube.n = 2048;
+  const GemmPlan b = plan_gemm(info, cube);
+  EXPECT_EQ(b.n_groups, 2);
+  EXPECT_EQ(b.moving_panels, 2);
+  // The stationary twice (once per group), the moving once, the FP32 output once.
+  EXPECT_EQ(b.dma_bytes, 2048ull * 2048 * 2 * 2 + 2048ull * 2048 * 2 + 2048ull * 2048 * 4);
+}
+
 TEST(GemmPlan, RejectsBadInput) {
   GemmLayout l;
   l.k = 0;
