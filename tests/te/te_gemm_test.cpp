@@ -289,5 +289,42 @@ TEST(TeSequences, LoadDuringTheDrainSwapsWeightsBetweenColumns) {
   }
 }
 
+// The shadow-weight rule row by row (docs/architecture.md "In a stream"): a load's beat j is taken as soon as the
+// previous swap has passed PE row j, while that swap is still in the rows below. Random chains of loads right behind
+// short multiplies (N from 1 to ROWS + COLS + 2, so the swap is anywhere in the array when the beats start), each
+// with its own K (1 .. ROWS; FP8: up to 2 ROWS) and dtype: every multiply must see exactly its own stationary and
+// partition activity (the golden GEMM), and the RTL's assertions (a_stat_swap, a_stat_last_swap) must stay quiet.
+TEST(TeSequences, RandomLoadsBehindShortMultipliesSeeOnlyTheirOwnWeights) {
+  std::mt19937_64 rng(test::test_seed());
+  for (const auto& [rows, cols] : {std::pair{4, 4}, std::pair{8, 4}, std::pair{16, 16}}) {
+    auto te = TeRtl::create(rows, cols);
+    const std::vector<Dtype> dtypes = {Dtype::kBf16, Dtype::kFp16, Dtype::kFp8E4M3, Dtype::kFp8E5M2};
+    std::vector<cosim::TeCommand> cmds;
+    std::vector<std::vector<uint32_t>> want;
+    std::vector<int> ns;
+    for (int step = 0; step < 24; ++step) {
+      const Dtype dt = dtypes[rng() % dtypes.size()];
+      const int max_k = int(isa::te_pe_partitions(dt)) * rows;
+      const int k = 1 + int(rng() % uint64_t(max_k)), n = 1 + int(rng() % uint64_t(rows + cols + 2));
+      const auto st = test::random_tensor(dt, size_t(k) * cols, rng);
+      const auto mv = test::random_tensor(dt, size_t(k) * n, rng);
+      cmds.push_back(cosim::stationary_command(dt, k, cols, cols, st));
+      cmds.push_back(cosim::moving_command(dt, k, n, rows, mv, false));
+      want.push_back(golden_gemm(dt, k, cols, n, st, mv, rows));
+      ns.push_back(n);
+    }
+    const cosim::TeRunResult r = te->run(cmds);
+    ASSERT_EQ(r.results.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const int n = ns[i];
+      std::vector<uint32_t> got(size_t(cols) * n);  // beats are [N, M]
+      for (int j = 0; j < n; ++j)
+        for (int c = 0; c < cols; ++c) got[size_t(c) * n + j] = r.results[i][size_t(j) * cols + c];
+      expect_bit_exact(got, want[i], cols, n,
+                       std::to_string(rows) + "x" + std::to_string(cols) + " multiply #" + std::to_string(i));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trnsim
