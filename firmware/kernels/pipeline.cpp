@@ -10,6 +10,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "firmware/isa/te_stream.h"
+
 namespace trnsim::kernels {
 namespace {
 
@@ -74,12 +76,7 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles, bool te_streams) 
   std::array<double, kLandingSems> landed{};  // when the last landing op on each completion semaphore is done
   int landing_ops = 0;
   std::vector<OpId> ready, order;
-  // The TE's two sequencers (te_streams): the cycles the load and stream sequencers are free from, and the
-  // shadow-weight rule for the next load (docs/architecture.md "In a stream").
-  struct {
-    double load_free = 0, stream_free = 0, swap_clear = 0, swap_row_clear = 0, swap_taken = 0;
-    bool swap_pending = false;
-  } te;
+  isa::TeStream te(info_.te_rows, info_.te_cols);  // the TE's two sequencers (te_streams)
   for (std::size_t i = 0; i < n; ++i) {
     if (pending[i] == 0) ready.push_back(OpId(i));
   }
@@ -126,27 +123,15 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles, bool te_streams) 
         // its last column, its results one pipeline depth later (added once, at the op's end), a load's beats in full.
         case isa::Opcode::kLoadStationary:
           if (te_streams) {
-            const double taken = std::max({now - 1.0, te.load_free, te.swap_taken});
-            const double first = std::max(taken + 1.0, te.swap_row_clear);
-            te.load_free = std::max(first + isa::te_sbuf_partitions(in.te.dtype, in.te.k) - 1.0, te.swap_clear) + 1.0;
-            te.swap_pending = true;
-            now = taken + 1.0;
+            now = te.load(now, isa::te_sbuf_partitions(in.te.dtype, in.te.k)) + 1.0;  // taken, then its handshake
             break;
           }
           now += 1.0 + isa::te_sbuf_partitions(in.te.dtype, in.te.k);
           break;
         case isa::Opcode::kMultiplyMoving:
           if (te_streams) {
-            const double taken = std::max({now - 1.0, te.load_free, te.stream_free});
-            if (te.swap_pending) {
-              te.swap_clear = taken + 1.0 + info_.te_rows + info_.te_cols;
-              te.swap_row_clear = taken + 2.0 + info_.te_cols;
-              te.swap_taken = taken + 2.0;
-            }
-            te.swap_pending = false;
-            te.stream_free = taken + 1.0 + double(in.te.free_size);
-            te_results = taken + double(in.te.free_size) + info_.te_rows + info_.te_cols + 2.0;
-            now = taken + 1.0;
+            now = te.multiply(now, in.te.free_size) + 1.0;
+            te_results = te.results();
             break;
           }
           now += 1.0 + double(in.te.free_size);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "firmware/isa/dtype.h"
+#include "firmware/isa/te_stream.h"
 
 namespace trnsim::model {
 
@@ -86,8 +87,8 @@ struct TeTiming {
   static uint64_t multiply_moving(int rows, int cols, int n) { return uint64_t(n) + rows + cols + 2u; }
   static uint64_t issue_load(isa::Dtype dtype, int k) { return load_stationary(dtype, k); }
   static uint64_t issue_multiply(int n) { return 1u + uint64_t(n); }
-  static uint64_t swap_clear(int rows, int cols) { return uint64_t(rows) + uint64_t(cols); }
-  static uint64_t swap_row_clear(int cols) { return uint64_t(cols) + 1u; }
+  static uint64_t swap_clear(int rows, int cols) { return isa::te_swap_clear(unsigned(rows), unsigned(cols)); }
+  static uint64_t swap_row_clear(int cols) { return isa::te_swap_row_clear(unsigned(cols)); }
 };
 
 }  // namespace trnsim::model

@@ -15,6 +15,7 @@
 #include "firmware/golden/float_bits.h"
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/nn_golden.h"
+#include "firmware/isa/te_stream.h"
 
 namespace trnsim::test {
 namespace {
@@ -804,14 +805,10 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
   double copies_done = 0.0;  // when every copy issued so far has completed
   double te_busy = 0.0, te_stall = 0.0;
   uint64_t stationary_m = 0;
-  // The TE's two sequencers (docs/architecture.md "Timing"): a load is taken once the previous load is done
-  // (te_load_free) and the swapping multiply took its first column (te_swap_taken); its beats, one per PE row, start
-  // no earlier than te_swap_row_clear (COLS + 1 cycles after that column: the swap has passed row 0) and end no
-  // earlier than te_swap_clear (ROWS + COLS cycles after it: the swap has left the array). A multiply is taken once
-  // both sequencers are idle; its last results leave the pipeline at te_results.
-  double te_load_free = 0.0, te_stream_free = 0.0, te_results = 0.0, te_swap_clear = 0.0, te_swap_row_clear = 0.0,
-         te_swap_taken = 0.0;
-  bool te_swap_pending = false;
+  // The TE's two sequencers (docs/architecture.md "Timing" and "In a stream"; isa::TeStream): a load is taken once
+  // the previous load is done and the swapping multiply took its first column, its beats follow the shadow-weight
+  // rule; a multiply is taken once both sequencers are idle.
+  isa::TeStream te(info.te_rows, info.te_cols);
   for (int q = 0; q < kQueues; ++q) halted[q] = program.queues[q].empty();
 
   for (;;) {
@@ -845,7 +842,7 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
           case Opcode::kSemSignal:
           case Opcode::kHalt: {
             if (q == kDma) t[q] = std::max(t[q], copies_done);
-            const double te_done = std::max({te_load_free, te_stream_free, te_results});
+            const double te_done = te.done();
             // The te queue's signal of its own core's semaphore lands when the loads and the pipeline are done while
             // the queue goes on (docs/isa.md "Execution"); its halt, and a signal to another core, wait for them.
             const bool te_deferred = q == kTe && in.op == Opcode::kSemSignal && in.sem.core < 0;
@@ -862,26 +859,14 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
             break;
           }
           case Opcode::kLoadStationary: {
-            const double taken = std::max({t[q], te_load_free, te_swap_taken});
-            const double first_beat = std::max(taken + 1.0, te_swap_row_clear);
-            const double beats = isa::te_sbuf_partitions(in.te.dtype, in.te.k);  // one per PE row
-            te_load_free = std::max(first_beat + beats - 1.0, te_swap_clear) + 1.0;
+            const double taken = te.load(t[q], isa::te_sbuf_partitions(in.te.dtype, in.te.k));  // a beat per PE row
             stationary_m = in.te.free_size;
-            te_swap_pending = true;
             te_busy += taken + 1.0 - t[q];
             t[q] = taken + 1.0;
             break;
           }
           case Opcode::kMultiplyMoving: {
-            const double taken = std::max({t[q], te_load_free, te_stream_free});
-            if (te_swap_pending) {
-              te_swap_clear = taken + 1.0 + info.te_rows + info.te_cols;
-              te_swap_row_clear = taken + 2.0 + info.te_cols;
-              te_swap_taken = taken + 2.0;
-            }
-            te_swap_pending = false;
-            te_stream_free = taken + 1.0 + double(in.te.free_size);
-            te_results = taken + double(in.te.free_size) + info.te_rows + info.te_cols + 2.0;
+            const double taken = te.multiply(t[q], in.te.free_size);
             te_busy += taken + 1.0 - t[q];
             t[q] = taken + 1.0;
             est.macs += uint64_t(in.te.k) * in.te.free_size * stationary_m;
