@@ -88,10 +88,12 @@ struct TimingEstimate {
 };
 
 /// Estimates the run time of a program under the device's execution semantics: every instruction 1 issue cycle,
-/// then the TE's two sequencers: a load_stationary is taken once the previous load is done and the swapping multiply
-/// took its first column, its k beats (FP8: ceil(k / 2)) start no earlier than rows + cols cycles after that column;
-/// a multiply_moving is taken once both are idle, streams N columns, its results rows + cols + 1 cycles behind; an
-/// instruction retires when taken, the te queue's sem_signal and halt wait for all of it; Vector/Scalar instructions
+/// then the TE's two sequencers (isa::TeStream): a load_stationary is taken once the previous load is done and the
+/// swapping multiply took its first column, its k beats (FP8: ceil(k / 2)) follow, beat j no earlier than cols + 1 +
+/// j cycles after that column and the last no earlier than rows + cols; a multiply_moving is taken once both are
+/// idle, streams N columns, its results rows + cols + 1 cycles behind; an instruction retires when taken, the te
+/// queue's halt (and a signal to another core) waits for all of it, its sem_signal of its own core lands when all of
+/// it is done while the queue goes on; Vector/Scalar instructions
 /// their docs/isa.md costs in TE cycles, each copy latency + bytes / bandwidth
 /// (bytes of the wider element type) on the earliest free of num_dma_engines engines (the dma queue stalls while
 /// all are busy). Throws on a deadlock.
