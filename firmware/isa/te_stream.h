@@ -6,8 +6,6 @@
 
 #include <algorithm>
 
-#include "firmware/isa/dtype.h"
-
 namespace trnsim::isa {
 
 /// Cycles after the handshake of a swapping moving column (the first column of the first multiply_moving after a
