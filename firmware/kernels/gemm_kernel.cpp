@@ -103,7 +103,8 @@ class GemmBuilder {
           batch.moving_slot = p.moving_resident ? (g % std::max(1, p.moving_panels)) * p.batches_per_block + kb
                                                 : j % p.sbuf_buffers;
           // A resident panel is loaded with its group's first M tile, unless the group before prefetched it.
-          batch.load_moving = !p.moving_resident || (mt == 0 && (p.moving_panels < 2 || g == 0));
+          batch.load_moving =
+              !l.moving_in_sbuf && (!p.moving_resident || (mt == 0 && (p.moving_panels < 2 || g == 0)));
           batches_.push_back(batch);
         }
         b.last_batch = static_cast<int>(batches_.size()) - 1;
@@ -664,7 +665,10 @@ class GemmBuilder {
         mm.te.dtype = l_.dtype;
         mm.te.accumulate = l_.accumulate_into || kt > 0;
         mm.te.sbuf_addr =
-            moving_addr(batch.moving_slot, t) + isa::te_sbuf_row_bytes(l_.dtype, uint64_t(g) * p.n_tile);
+            l_.moving_in_sbuf
+                ? l_.moving_sbuf + uint64_t(kt) * l_.moving_sbuf_tile_bytes +
+                      isa::te_sbuf_row_bytes(l_.dtype, uint64_t(b.n0) + uint64_t(g) * p.n_tile)
+                : moving_addr(batch.moving_slot, t) + isa::te_sbuf_row_bytes(l_.dtype, uint64_t(g) * p.n_tile);
         mm.te.psum_addr = psum_addr(b.psum_buffer, g);
         mm.te.k = static_cast<uint16_t>(tile_rows(kt));
         mm.te.free_size = static_cast<uint16_t>(std::min(p.n_tile, b.cols - g * p.n_tile));
@@ -884,6 +888,21 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
                         l.stationary_sbuf, tiles, l.stationary_sbuf_tile_bytes, base, base + pb,
                         info.sbuf_partition_bytes));
   }
+  if (l.moving_in_sbuf) {
+    const uint64_t k_tile = isa::te_max_k(l.dtype, info.te_rows);
+    const uint64_t tiles = ceil_div(uint64_t(l.k), k_tile), row = isa::te_sbuf_row_bytes(l.dtype, uint64_t(l.n));
+    require(l.dtype == isa::Dtype::kBf16 || l.dtype == isa::Dtype::kFp16,
+            fmt::format("a moving operand kept in SBUF is bf16 or fp16 (a row per partition), not {}",
+                        isa::dtype_name(l.dtype)));
+    require(!l.stationary_in_sbuf, "the stationary and the moving operand cannot both be kept in SBUF");
+    require(l.moving_sbuf_tile_bytes >= row,
+            fmt::format("moving_sbuf_tile_bytes {} holds no row of {} {} elements", l.moving_sbuf_tile_bytes, l.n,
+                        isa::dtype_name(l.dtype)));
+    require(outside(l.moving_sbuf, (tiles - 1) * l.moving_sbuf_tile_bytes + row),
+            fmt::format("the SBUF moving at {} ({} K tiles of {} bytes) is not outside the GEMM's bytes [{}, {}) and "
+                        "within the partition's {}",
+                        l.moving_sbuf, tiles, l.moving_sbuf_tile_bytes, base, base + pb, info.sbuf_partition_bytes));
+  }
   if (!l.epilogue.normalise) {
     const uint64_t tiles = ceil_div(uint64_t(l.m), uint64_t(std::min(info.te_cols, info.psum_partitions)));
     require(softmax && l.out_in_sbuf, "an unnormalised softmax (normalise false) needs its output kept in SBUF");
@@ -931,8 +950,9 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
     p.n_groups = static_cast<int>(ceil_div(uint64_t(p.n_tiles), uint64_t(g_limit)));
     p.banks_per_block = static_cast<int>(ceil_div(uint64_t(p.n_tiles), uint64_t(p.n_groups)));
     const uint64_t block_cols = std::min<uint64_t>(uint64_t(l.n), uint64_t(p.banks_per_block) * p.n_tile);
-    p.moving_row_bytes =
-        static_cast<uint32_t>(std::min<uint64_t>(isa::te_sbuf_row_bytes(l.dtype, block_cols), 0xFFFFFFFFu));
+    p.moving_row_bytes = l.moving_in_sbuf ? 0  // no buffer: the TE reads it where it is
+                                          : static_cast<uint32_t>(std::min<uint64_t>(
+                                                isa::te_sbuf_row_bytes(l.dtype, block_cols), 0xFFFFFFFFu));
     p.stationary_row_bytes = l.stationary_in_sbuf ? 0  // no buffer: the TE reads it where it is
                                                   : static_cast<uint32_t>(isa::te_sbuf_row_bytes(
                                                         l.dtype, uint64_t(std::min<int>(l.m, p.m_tile))));
@@ -996,7 +1016,7 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   // they fit and there are two groups or more: the next group's loads during this one's M tiles.
   const uint64_t kt = uint64_t(p.ktiles_per_batch), nbuf = uint64_t(p.sbuf_buffers);
   const uint64_t bpb = uint64_t(p.batches_per_block);
-  p.moving_resident = p.m_tiles > 1 && layout_bytes(bpb, nbuf, kt) <= pb;
+  p.moving_resident = !l.moving_in_sbuf && p.m_tiles > 1 && layout_bytes(bpb, nbuf, kt) <= pb;
   p.moving_panels = p.moving_resident ? 1 : 0;
   if (panels == 2 && p.moving_resident && p.n_groups > 1 && layout_bytes(2 * bpb, nbuf, kt) <= pb) {
     p.moving_panels = 2;
@@ -1007,7 +1027,7 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   p.epilogue_offset = static_cast<uint32_t>(layout_bytes(uint64_t(p.moving_slots), nbuf, kt));
   p.sbuf_bytes = static_cast<uint32_t>(p.epilogue_offset + epilogue_bytes);
   // What crosses the DMA (the loads, P -> PSUM and the drains), for the bound beside the TE's.
-  const double moving_loads = p.moving_resident ? 1.0 : double(p.m_tiles);
+  const double moving_loads = l.moving_in_sbuf ? 0.0 : p.moving_resident ? 1.0 : double(p.m_tiles);
   // A column epilogue: the residual (FP32), and each group's bias row into the M tile's rows (FP32).
   const bool col_epi = epi == GemmEpilogue::Kind::kColBiasAdd;
   const double epi_in = col_epi && l.epilogue.residual ? 4.0 : 0.0;

@@ -119,6 +119,13 @@ struct GemmLayout {
   bool stationary_in_sbuf = false;
   uint32_t stationary_sbuf = 0;
   uint32_t stationary_sbuf_tile_bytes = 0;
+  /// The moving operand (bf16 or fp16: a row per partition) is already in SBUF, written by an earlier op of the
+  /// program (add_gemm's te_after): K tile t (rows t * te_rows ..) on partitions 0.. at moving_sbuf + t *
+  /// moving_sbuf_tile_bytes, its N columns dense (e.g. a LayerNorm's transposed output, LayerNormLayout::out_in_sbuf).
+  /// Nothing is loaded for it; moving_hbm is not read. The region must lie outside the GEMM's own.
+  bool moving_in_sbuf = false;
+  uint32_t moving_sbuf = 0;
+  uint32_t moving_sbuf_tile_bytes = 0;
 
   /// The row strides in elements: the _ld field, or the dense width when it is 0.
   int stationary_stride() const { return stationary_ld > 0 ? stationary_ld : m; }
@@ -164,10 +171,11 @@ struct GemmPlan {
   /// normalised from the other.
   int epilogue_slots = 0;
   /// Bytes the GEMM moves over the DMA: operand loads (the moving once per M tile, or once when resident; the
-  /// stationary once per group, none when it is in SBUF), the P -> PSUM copies with accumulate_into and the output
+  /// stationary once per group; none for an operand in SBUF), the P -> PSUM copies with accumulate_into and the output
   /// (none when it stays in SBUF).
   uint64_t dma_bytes = 0;
-  uint32_t moving_row_bytes = 0;   ///< bytes per partition of one K tile's moving columns in a buffer (2 per column)
+  uint32_t moving_row_bytes = 0;   ///< bytes per partition of one K tile's moving columns in a buffer (2 per column;
+                                   ///< 0: moving_in_sbuf, no buffer)
   uint32_t stationary_row_bytes = 0;  ///< the same for the stationary (0: stationary_in_sbuf, no buffer)
   uint32_t moving_scale_bytes = 0;      ///< MX: bytes per partition of one K tile's moving scales (1 per column)
   uint32_t stationary_scale_bytes = 0;  ///< MX: the same for the stationary scales

@@ -165,7 +165,15 @@ std::vector<GemmPiece> split_gemm(const driver::DeviceInfo& info, const GemmLayo
       if (best.m_per == 0 || g.te < best.te || (g.te == best.te && g.bytes < best.bytes)) best = g;
     }
   }
-  const int m_per = best.m_per, n_per = best.n_per;
+  return split_gemm_grid(whole, best.m_per, best.n_per);
+}
+
+std::vector<GemmPiece> split_gemm_grid(const GemmLayout& whole, int m_per, int n_per) {
+  const int m = whole.m, n = whole.n;
+  if (m_per < 1 || n_per < 1 || m < 1 || n < 1) {
+    throw std::invalid_argument(fmt::format("split_gemm_grid: blocks of {} x {} of M {}, N {}", m_per, n_per, m, n));
+  }
+  const uint64_t es = isa::dtype_bits(whole.dtype) / 8, ob = isa::data_type_bytes(whole.out_type);
   const int s_ld = whole.stationary_stride(), m_ld = whole.moving_stride(), o_ld = whole.out_stride();
   const bool mx = isa::is_mx(whole.dtype);
   std::vector<GemmPiece> pieces;

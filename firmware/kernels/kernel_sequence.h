@@ -110,6 +110,10 @@ struct GemmPiece {
 /// std::invalid_argument for cores < 1 or an empty shape.
 std::vector<GemmPiece> split_gemm(const driver::DeviceInfo& info, const GemmLayout& whole, int cores);
 
+/// `whole` cut into the grid of blocks of m_per rows and n_per columns (the last ones ragged), as split_gemm cuts it
+/// once it has chosen them, in row-major order of the grid. Throws std::invalid_argument for sizes < 1.
+std::vector<GemmPiece> split_gemm_grid(const GemmLayout& whole, int m_per, int n_per);
+
 /// The layout of a dense BF16 GEMM out[M, N] = stationary[K, M]^T @ moving[K, N] in HBM, with `out_type` and
 /// `epilogue` for its drain (GemmLayout): what gemm_steps splits.
 GemmLayout bf16_gemm(int k, int m, int n, uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm,

@@ -210,8 +210,9 @@ void check_mlp(const MlpLayout& l) {
   }
 }
 
-/// The two GEMMs of the whole MLP (make_mlp_programs' steps): up g^T[F, T] and down out[T, D].
-std::pair<GemmLayout, GemmLayout> whole_gemms(const MlpLayout& l) {
+}  // namespace
+
+std::pair<GemmLayout, GemmLayout> mlp_gemms(const MlpLayout& l) {
   GemmEpilogue gelu;
   gelu.kind = GemmEpilogue::Kind::kRowBiasAct;
   gelu.bias_hbm = l.b1_hbm;
@@ -225,6 +226,8 @@ std::pair<GemmLayout, GemmLayout> whole_gemms(const MlpLayout& l) {
           bf16_gemm(l.d_ff, l.tokens, l.d_model, l.gT_hbm, l.w2_hbm, l.out_hbm, isa::DataType::kFp32, bias)};
 }
 
+namespace {
+
 /// The MLP of tokens [t0, t0 + n) as the two GEMMs of one program (make_mlp_rows_program): up writes g^T's
 /// columns [t0, t0 + n) into SBUF (out_in_sbuf: M tile i of g^T, features i * m_tile .., at the top of each
 /// partition), down reads them there as its stationary (K tile i) and streams W2.
@@ -237,7 +240,7 @@ struct RowsPlan {
 
 RowsPlan rows_plan(const driver::DeviceInfo& info, const MlpLayout& l, int t0, int n) {
   RowsPlan r;
-  auto [u, d] = whole_gemms(l);
+  auto [u, d] = mlp_gemms(l);
   const uint64_t m_tile = std::min(info.te_cols, info.psum_partitions);
   if (m_tile < 1 || m_tile != isa::te_max_k(isa::Dtype::kBf16, info.te_rows)) return r;
   const uint64_t pb = info.sbuf_partition_bytes, tile = align64(uint64_t(n) * 2);
@@ -302,7 +305,7 @@ RowsChoice rows_choice(const driver::DeviceInfo& info, const MlpLayout& l) {
     add_rows(pipe, info, r);
     rows = std::max(rows, pipe.estimated_cycles());
   }
-  const auto [up, down] = whole_gemms(l);
+  const auto [up, down] = mlp_gemms(l);
   for (const GemmLayout& g : {up, down}) {
     double most = 0.0;
     for (const GemmPiece& p : split_gemm(info, g, l.cores)) {
@@ -348,13 +351,17 @@ KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout
     }
     return seq;
   }
-  const auto [up, down] = whole_gemms(l);
+  const auto [up, down] = mlp_gemms(l);
   KernelSequence seq = gemm_steps(info, "mlp up gemm+gelu", up.k, up.m, up.n, up.stationary_hbm, up.moving_hbm,
                                   up.out_hbm, l.cores, up.out_type, up.epilogue);
-  append(&seq, gemm_steps(info, l.residual ? "mlp down gemm+bias+residual" : "mlp down gemm+bias", down.k, down.m,
-                          down.n, down.stationary_hbm, down.moving_hbm, down.out_hbm, l.cores, down.out_type,
-                          down.epilogue));
+  append(&seq, mlp_down_steps(info, l));
   return seq;
+}
+
+KernelSequence mlp_down_steps(const driver::DeviceInfo& info, const MlpLayout& l) {
+  const GemmLayout down = mlp_gemms(l).second;
+  return gemm_steps(info, l.residual ? "mlp down gemm+bias+residual" : "mlp down gemm+bias", down.k, down.m, down.n,
+                    down.stationary_hbm, down.moving_hbm, down.out_hbm, l.cores, down.out_type, down.epilogue);
 }
 
 }  // namespace trnsim::kernels

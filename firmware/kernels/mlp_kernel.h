@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "firmware/driver/driver.h"
 #include "firmware/isa/isa.h"
@@ -79,6 +80,14 @@ struct MlpLayout {
 /// core: make_mlp_rows_program over the core's tokens (rows_per_core in TE-column tiles). Throws
 /// std::invalid_argument like the GEMM kernel and the element-wise programs.
 KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout& layout);
+
+/// The two GEMMs of the whole MLP (make_mlp_programs' steps 1 and 2, before any split): up g^T[F, T] (its drain the
+/// GELU of the row bias) and down out[T, D] (its drain the column bias and the residual).
+std::pair<GemmLayout, GemmLayout> mlp_gemms(const MlpLayout& layout);
+
+/// Step 2 alone ("mlp down gemm+bias[+residual]", split over `cores`, gemm_steps): for a caller that computes g^T
+/// in a program of its own (the transformer block's LayerNorm fused into the up GEMM).
+KernelSequence mlp_down_steps(const driver::DeviceInfo& info, const MlpLayout& layout);
 
 /// Whether make_mlp_programs runs the MLP as rows programs on `info`'s device: rows_programs is set, every core's
 /// rows program fits, and the Pipeline's cost model (Pipeline::estimated_cycles) finds the busiest rows program

@@ -38,6 +38,8 @@ struct NormJob {
   DataType in_type, out_type;
   bool transposed = false;
   int out_ld = 0;
+  bool out_in_sbuf = false;  ///< transposed into SBUF (LayerNormLayout::out_in_sbuf)
+  uint32_t out_sbuf = 0, out_sbuf_tile_bytes = 0, sbuf_base = 0;
 };
 
 void require(const NormJob& n, bool ok, const std::string& what) {
@@ -47,17 +49,23 @@ void require(const NormJob& n, bool ok, const std::string& what) {
 /// Transposes row tiles that lie in SBUF (rows on partitions 0.., `cols` elements of a TE input type) into an HBM
 /// output [cols, out_ld]: per tile of at most kt rows and column chunk of at most mt columns one identity matmul into
 /// a slot of a TransposeSlots ring (te_transpose_tile), consecutive slots of a tile drained by one DMA copy
-/// (transpose_drain_copy). A slot is written again after its drain.
+/// (transpose_drain_copy). A slot is written again after its drain. With an SBUF output (out_sbuf) each slot is
+/// copied by the Scalar engine to column chunk c / mt at out_sbuf + (c / mt) * tile_bytes, the rows as its columns.
 class Transposer {
  public:
-  /// `type`: bf16 or fp16 (the TE dtype of the same code); kt 0: a Transposer that is never used.
+  /// `type`: bf16 or fp16 (the TE dtype of the same code); kt 0: a Transposer that is never used. `sbuf_out`: the
+  /// output goes to SBUF at out_hbm (an SBUF offset then) in chunks `sbuf_tile_bytes` apart.
   Transposer(const driver::DeviceInfo& info, Pipeline& pipe, DataType type, uint64_t out_hbm, uint64_t out_ld, int kt,
-             Pipeline::OpId ident_op, uint32_t ident_off)
+             Pipeline::OpId ident_op, uint32_t ident_off, bool sbuf_out = false, uint64_t sbuf_tile_bytes = 0)
       : info_(info), pipe_(pipe), type_(type), dtype_(static_cast<isa::Dtype>(static_cast<uint8_t>(type))),
         out_(out_hbm), eo_(isa::data_type_bytes(type)), out_ld_(out_ld), ring_(info, kt), ident_op_(ident_op),
         ident_off_(ident_off), mt_(int(std::min<uint64_t>(info.te_cols, info.psum_partitions))),
         stride_fits_(uint64_t(mt_) * out_ld * eo_ <= uint64_t(INT32_MAX)),
-        slot_drain_(std::size_t(std::max(0, ring_.count)), -1) {}
+        slot_drain_(std::size_t(std::max(0, ring_.count)), -1), sbuf_out_(sbuf_out),
+        sbuf_tile_bytes_(sbuf_tile_bytes) {}
+
+  /// The ops that wrote the output (DMA drains or SBUF copies): all of them, once every tile is added.
+  const std::vector<Pipeline::OpId>& writes() const { return writes_; }
 
   /// The rows [row0, row0 + k) of the input, at SBUF offset `sbuf` of partitions 0..k-1, after op `after`. Returns
   /// the TE ops (they read the SBUF rows).
@@ -78,11 +86,29 @@ class Transposer {
                        info_.num_dma_engines),
             group);
         for (int s = group_slot; s < group_slot + g; ++s) slot_drain_[std::size_t(s)] = d;
+        writes_.push_back(d);
         group.clear();
       };
       for (int c = 0; c < cols; c += mt_) {
         const int m = std::min(mt_, cols - c), s = next_;
         next_ = (next_ + 1) % ring_.count;
+        if (sbuf_out_) {  // the slot's [m, kr] FP32 -> chunk c / mt's columns row0 + r .. (exact: TE-transposed values)
+          const Pipeline::OpId op =
+              pipe_.add(isa::Engine::kTe, te_transpose_tile(dtype_, base + uint64_t(c) * eo_, kr, m, ident_off_,
+                                                            ring_.offset(s)),
+                        {after, ident_op_, slot_drain_[std::size_t(s)]});
+          te.push_back(op);
+          const uint64_t dst = out_ + uint64_t(c / mt_) * sbuf_tile_bytes_ + uint64_t(row0 + r) * eo_;
+          const Pipeline::OpId copy = pipe_.add(
+              isa::Engine::kAct,
+              {activation(isa::ActFunc::kIdentity, m, kr, operand(uint32_t(dst), type_),
+                          operand(ring_.offset(s), DataType::kFp32, {1, 0}, MemSpace::kPsum), 1.0f, 0.0f, nullptr,
+                          nullptr)},
+              {op});
+          slot_drain_[std::size_t(s)] = copy;
+          writes_.push_back(copy);
+          continue;
+        }
         if (!group.empty() && !ring_.joins(group_slot, int(group.size()), s, m, mt_, stride_fits_)) drain();
         if (group.empty()) {
           group_slot = s;
@@ -113,9 +139,15 @@ class Transposer {
   int mt_, next_ = 0;
   bool stride_fits_;
   std::vector<Pipeline::OpId> slot_drain_;  // per PSUM slot: the drain that last read it
+  bool sbuf_out_;
+  uint64_t sbuf_tile_bytes_;
+  std::vector<Pipeline::OpId> writes_;
 };
 
-isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
+/// The norm's ops added to `pipe`; returns the ops after which the output is complete (the stores, or the SBUF
+/// copies), and in *sbuf_end the end of the SBUF bytes it uses per partition.
+std::vector<Pipeline::OpId> add_norm(Pipeline& pipe, const driver::DeviceInfo& info, const NormJob& n,
+                                     uint64_t* sbuf_end) {
   require(n, n.rows >= 1 && n.cols >= 1, fmt::format("rows and cols must be >= 1 (got {}, {})", n.rows, n.cols));
   require(n, n.cols <= 0xFFFF, fmt::format("cols {} exceeds the 65535 elements of one instruction", n.cols));
   require(n, std::isfinite(n.eps) && n.eps >= 0.0f, fmt::format("eps {} must be finite and >= 0", n.eps));
@@ -130,7 +162,9 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
                         isa::data_type_name(n.out_type)));
     require(n, n.out_ld == 0 || n.out_ld >= n.rows, fmt::format("out_ld {} is smaller than rows {}", n.out_ld, n.rows));
     if (n.out_ld > 0) out_ld = uint64_t(n.out_ld);
-    check_hbm_tensor(info, n.name, "out", n.out_hbm, ((uint64_t(n.cols) - 1) * out_ld + uint64_t(n.rows)) * eo);
+    if (!n.out_in_sbuf) {
+      check_hbm_tensor(info, n.name, "out", n.out_hbm, ((uint64_t(n.cols) - 1) * out_ld + uint64_t(n.rows)) * eo);
+    }
   } else {
     check_hbm_tensor(info, n.name, "out", n.out_hbm, elems * eo);
   }
@@ -143,9 +177,12 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
   const uint64_t pb = info.sbuf_partition_bytes, row_bytes = uint64_t(n.cols) * 4;
   const float cols_f = static_cast<float>(n.cols);
 
-  // SBUF: gamma (and beta) replicated in every partition, a junk row for the squares' elementwise output (only
-  // their sum is wanted), then per buffer a row tile and four [P, 1] columns.
+  // SBUF (from sbuf_base): gamma (and beta) replicated in every partition, a junk row for the squares' elementwise
+  // output (only their sum is wanted), then per buffer a row tile and four [P, 1] columns.
+  require(n, n.sbuf_base % 64 == 0 && n.sbuf_base < pb,
+          fmt::format("sbuf_base {} must be a multiple of 64 below the partition's {} bytes", n.sbuf_base, pb));
   PartitionArena arena(pb);
+  arena.take(n.sbuf_base, "");  // the bytes below belong to others
   const uint32_t gamma = arena.take(row_bytes, "gamma");
   const uint32_t beta = n.layernorm ? arena.take(row_bytes, "beta") : 0;
   const uint32_t junk = arena.take(row_bytes, "squares");
@@ -172,8 +209,18 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
     require(n, want > 1, fmt::format("{} columns of out_type do not fit the SBUF beside the FP32 rows", n.cols));
   }
   const int nbuf = static_cast<int>(buf.size());
-
-  Pipeline pipe(info);
+  const int mt = int(std::min<uint64_t>(info.te_cols, info.psum_partitions));
+  if (n.out_in_sbuf) {  // column chunk t of mt features: [mt partitions, rows] at out_sbuf + t * tile bytes
+    const uint64_t chunks = ceil_div(uint64_t(n.cols), uint64_t(std::max(mt, 1))), row = uint64_t(n.rows) * eo;
+    const uint64_t end = uint64_t(n.out_sbuf) + (chunks - 1) * n.out_sbuf_tile_bytes + row;
+    require(n, n.transposed, "an output kept in SBUF is the transposed one");
+    require(n, uint32_t(mt) <= info.sbuf_partitions && n.out_sbuf_tile_bytes >= row && end <= pb &&
+                   (end <= n.sbuf_base || n.out_sbuf >= arena.used()),
+            fmt::format("the SBUF output at {} ({} chunks of {} bytes, {} rows each) must lie within the partition "
+                        "and outside the kernel's bytes [{}, {})",
+                        n.out_sbuf, chunks, n.out_sbuf_tile_bytes, n.rows, n.sbuf_base, arena.used()));
+  }
+  if (sbuf_end) *sbuf_end = arena.used();
   // gamma / beta [cols] -> every partition (source rows 0 bytes apart: a broadcast read).
   std::vector<isa::CopyFields> params;
   for (const auto& [hbm, off, wanted] :
@@ -195,7 +242,8 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
   const Pipeline::OpId params_op = pipe.add(Engine::kDma, spread_copies(params, info.num_dma_engines));
 
   const Pipeline::OpId ident_op = n.transposed ? pipe.add(Engine::kVec, te_identity(kt, iota, ident, te_type)) : -1;
-  Transposer tr(info, pipe, te_type, n.out_hbm, out_ld, kt, ident_op, ident);
+  Transposer tr(info, pipe, te_type, n.out_in_sbuf ? n.out_sbuf : n.out_hbm, out_ld, kt, ident_op, ident,
+                n.out_in_sbuf, n.out_sbuf_tile_bytes);
   std::vector<std::vector<Pipeline::OpId>> cast_readers(static_cast<std::size_t>(nbuf));  // TE ops reading cast[b]
   for (int j = 0; j < ngroups; ++j) {
     const RowGroup& grp = groups[std::size_t(j)];
@@ -264,14 +312,40 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
       cast_readers[bi].insert(cast_readers[bi].end(), te.begin(), te.end());
     }
   }
+  return n.transposed ? tr.writes() : store;
+}
+
+isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
+  Pipeline pipe(info);
+  add_norm(pipe, info, n, nullptr);
   return pipe.build();
 }
 
+NormJob layernorm_job(const LayerNormLayout& l) {
+  return NormJob{"layernorm", true, l.rows, l.cols, l.in_hbm, l.out_hbm, l.gamma_hbm, l.beta_hbm, l.eps, l.in_type,
+                 l.out_type, l.transposed_out, l.out_ld, l.out_in_sbuf, l.out_sbuf, l.out_sbuf_tile_bytes,
+                 l.sbuf_base};
+}
 }  // namespace
 
 isa::Program make_layernorm_program(const driver::DeviceInfo& info, const LayerNormLayout& l) {
-  return build_norm(info, NormJob{"layernorm", true, l.rows, l.cols, l.in_hbm, l.out_hbm, l.gamma_hbm, l.beta_hbm,
-                                  l.eps, l.in_type, l.out_type, l.transposed_out, l.out_ld});
+  if (l.out_in_sbuf) {
+    throw std::invalid_argument("layernorm kernel: an output kept in SBUF needs a program that reads it "
+                                "(add_layernorm)");
+  }
+  return build_norm(info, layernorm_job(l));
+}
+
+double layernorm_estimate(const driver::DeviceInfo& info, const LayerNormLayout& l) {
+  Pipeline pipe(info);
+  add_norm(pipe, info, layernorm_job(l), nullptr);
+  return pipe.estimated_cycles();
+}
+
+LayerNormOps add_layernorm(Pipeline& pipe, const driver::DeviceInfo& info, const LayerNormLayout& l) {
+  LayerNormOps ops;
+  ops.done = add_norm(pipe, info, layernorm_job(l), &ops.sbuf_end);
+  return ops;
 }
 
 isa::Program make_rmsnorm_program(const driver::DeviceInfo& info, const RmsNormLayout& l) {

@@ -12,8 +12,11 @@
 
 #include <cstdint>
 
+#include <vector>
+
 #include "firmware/driver/driver.h"
 #include "firmware/isa/isa.h"
+#include "firmware/kernels/pipeline.h"
 
 namespace trnsim::kernels {
 
@@ -37,6 +40,23 @@ struct LayerNormLayout {
   /// transposed_out: elements from one output row to the next (0: rows); a column slice of a wider [cols, out_ld]
   /// output at out_hbm's first column (rows of one tensor split over cores, each writing its columns).
   int out_ld = 0;
+  /// transposed_out into SBUF instead of HBM, for a later op of the same program (add_layernorm; out_hbm and out_ld
+  /// are not used): features [t * mt, (t + 1) * mt) (mt = min(te_cols, psum_partitions)) on partitions 0..mt-1 at
+  /// out_sbuf + t * out_sbuf_tile_bytes, the rows as columns (row r at + r * 2 bytes): the layout a GEMM reads its
+  /// moving operand from (GemmLayout::moving_in_sbuf, where mt equals the TE's rows). The Scalar engine copies each
+  /// transposed tile out of PSUM (exact). The region must lie outside the kernel's own SBUF bytes.
+  bool out_in_sbuf = false;
+  uint32_t out_sbuf = 0;
+  uint32_t out_sbuf_tile_bytes = 0;
+  /// Offset in each SBUF partition where the kernel's own buffers start (a multiple of 64).
+  uint32_t sbuf_base = 0;
+};
+
+/// What add_layernorm added: when every op of `done` has completed, the output is written (in SBUF with
+/// out_in_sbuf: the GEMM that reads it takes them as te_after); the kernel's SBUF bytes are [sbuf_base, sbuf_end).
+struct LayerNormOps {
+  std::vector<Pipeline::OpId> done;
+  uint64_t sbuf_end = 0;
 };
 
 /// One RMSNorm's tensors in HBM.
@@ -52,12 +72,22 @@ struct RmsNormLayout {
 };
 
 /// LayerNorm as a program on queues dma, vec and act (each ending with halt; te too with transposed_out). Uses SBUF
-/// from offset 0 of the first min(rows, sbuf_partitions) partitions, the Pipeline's semaphores (starting at 0), PSUM
+/// from offset sbuf_base of the first min(rows, sbuf_partitions) partitions, the Pipeline's semaphores (starting at 0), PSUM
 /// only with transposed_out (from offset 0); touches HBM only inside the four tensors (in, gamma, beta read; out
 /// written). Throws std::invalid_argument for rows or cols < 1, an eps that is negative or not finite, a tensor
 /// outside HBM, cols too large for the SBUF, or transposed_out with an out_type the TE does not take (bf16, fp16),
 /// an out_ld below rows, or a device whose PSUM holds no tile.
 isa::Program make_layernorm_program(const driver::DeviceInfo& info, const LayerNormLayout& layout);
+
+/// make_layernorm_program's length in TE cycles by the Pipeline's cost model (Pipeline::estimated_cycles: a planning
+/// aid). Throws like make_layernorm_program.
+double layernorm_estimate(const driver::DeviceInfo& info, const LayerNormLayout& layout);
+
+/// The LayerNorm's ops added to `pipe` (built on `info`'s device), with the resources of make_layernorm_program; its
+/// PSUM (transposed_out) is read for the last time by the ops of `done`. The same errors, and for an out_in_sbuf
+/// output that is not transposed, or overlaps the kernel's bytes or the partition's end. make_layernorm_program
+/// refuses out_in_sbuf (nothing would read it).
+LayerNormOps add_layernorm(Pipeline& pipe, const driver::DeviceInfo& info, const LayerNormLayout& layout);
 
 /// RMSNorm as a program; the same resources and errors as make_layernorm_program (no beta).
 isa::Program make_rmsnorm_program(const driver::DeviceInfo& info, const RmsNormLayout& layout);

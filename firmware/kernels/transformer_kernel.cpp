@@ -7,6 +7,7 @@
 
 #include "firmware/kernels/attention_kernel.h"
 #include "firmware/kernels/dma_copies.h"
+#include "firmware/kernels/ln_gemm_kernel.h"
 #include "firmware/kernels/mlp_kernel.h"
 #include "firmware/kernels/norm_kernel.h"
 
@@ -50,6 +51,50 @@ KernelSequence layernorm_steps(const driver::DeviceInfo& info, const std::string
                    0});
   }
   return seq;
+}
+/// The LayerNorm of [seq, d_model] FP32 rows `in` (gamma g, beta b) as the moving operand of a GEMM (ln_gemm_kernel.h):
+/// its LayerNormLayout, the GEMM's K x N.
+LayerNormLayout fused_ln(const TransformerShape& s, uint64_t in, uint64_t g, uint64_t b) {
+  LayerNormLayout ln;
+  ln.rows = s.seq;
+  ln.cols = s.d_model;
+  ln.in_hbm = in;
+  ln.gamma_hbm = g;
+  ln.beta_hbm = b;
+  ln.eps = s.ln_eps;
+  ln.in_type = isa::DataType::kFp32;
+  ln.out_type = isa::DataType::kBf16;
+  return ln;
+}
+/// LN1 into the QKV GEMM (+ b_qkv per row, cast to BF16 in its drain) into qkvT: the moving operand is ln1T.
+LnGemmLayout ln1_qkv(const TransformerShape& s, const TransformerInputs& in, const TransformerBuffers& b) {
+  GemmEpilogue bias;
+  bias.kind = GemmEpilogue::Kind::kRowBiasAct;
+  bias.bias_hbm = in.b_qkv;
+  bias.func = isa::ActFunc::kIdentity;
+  return {fused_ln(s, in.x, in.ln1_g, in.ln1_b),
+          bf16_gemm(s.d_model, 3 * s.d_model, s.seq, in.w_qkv, b.ln1T, b.qkvT, isa::DataType::kBf16, bias)};
+}
+/// Whether the LayerNorm `l.ln` runs in the programs of the GEMM that reads it (ln_gemm_steps): where the Pipeline's
+/// cost model finds the fused step's largest block shorter than the LayerNorm step's largest program and the GEMM
+/// step's largest piece one after the other (on trn2: at seq 128 and 512 over 8 cores, each core then normalises the
+/// rows its piece reads; not at seq 2048, where a fused block's weights and rows together keep the DMA busier than
+/// the two steps do).
+bool fuse_layernorm(const driver::DeviceInfo& info, const TransformerShape& s, const LnGemmLayout& l) {
+  double fused = 0.0;
+  try {
+    fused = ln_gemm_split(info, l, s.cores).estimate;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+  LayerNormLayout ln = l.ln;  // the LayerNorm step's first core (layernorm_steps)
+  ln.rows = std::min(s.seq, rows_per_core(s.seq, int(info.sbuf_partitions), s.cores));
+  ln.transposed_out = true;
+  ln.out_hbm = l.gemm.moving_hbm;
+  ln.out_ld = s.seq;
+  Pipeline gemm(info);
+  add_gemm(gemm, info, split_gemm(info, l.gemm, s.cores).front().layout);
+  return fused < layernorm_estimate(info, ln) + gemm.estimated_cycles();
 }
 /// The block's attention (step 5) on the row blocks of qkvT.
 AttentionLayout block_attention(const TransformerShape& s, const TransformerBuffers& b) {
@@ -95,6 +140,17 @@ MlpLayout block_mlp(const TransformerShape& s, const TransformerInputs& in, cons
 }
 }  // namespace
 
+TransformerFusion transformer_fusion(const driver::DeviceInfo& info, const TransformerShape& shape) {
+  check_shape(shape);
+  const TransformerBuffers b = transformer_buffers(shape, 0);
+  const MlpLayout mlp = block_mlp(shape, {}, b, 0);
+  TransformerFusion f;
+  if (!shape.te_transpose) return f;
+  f.ln1_qkv = fuse_layernorm(info, shape, ln1_qkv(shape, {}, b));
+  f.ln2_up = !mlp_in_rows(info, mlp) && fuse_layernorm(info, shape, {fused_ln(shape, b.h1, 0, 0), mlp_gemms(mlp).first});
+  return f;
+}
+
 bool transformer_mlp_in_rows(const driver::DeviceInfo& info, const TransformerShape& shape) {
   check_shape(shape);
   return mlp_in_rows(info, block_mlp(shape, {}, transformer_buffers(shape, 0), 0));
@@ -137,14 +193,18 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   check_shape(s);
   const uint64_t T = s.seq, D = s.d_model, d = s.head_dim();
   KernelSequence seq;
-  append(&seq, layernorm_steps(info, "ln1", s, in.x, in.ln1_g, in.ln1_b, b.ln1, b.ln1T));
-
-  GemmEpilogue qkv_bias;  // + b_qkv per row, cast to BF16 in the GEMM's drain
-  qkv_bias.kind = GemmEpilogue::Kind::kRowBiasAct;
-  qkv_bias.bias_hbm = in.b_qkv;
-  qkv_bias.func = isa::ActFunc::kIdentity;
-  append(&seq, gemm_steps(info, "qkv gemm+bias", s.d_model, 3 * s.d_model, s.seq, in.w_qkv, b.ln1T, b.qkvT, s.cores,
-                          isa::DataType::kBf16, qkv_bias));
+  // Each LayerNorm in the program of the GEMM that reads it (ln_gemm_kernel.h) where that fits: ln1T and ln2T then
+  // stay in SBUF.
+  const TransformerFusion fused = transformer_fusion(info, s);
+  const LnGemmLayout qkv = ln1_qkv(s, in, b);
+  if (fused.ln1_qkv) {
+    append(&seq, ln_gemm_steps(info, "ln1+qkv gemm+bias", qkv, s.cores));
+  } else {
+    append(&seq, layernorm_steps(info, "ln1", s, in.x, in.ln1_g, in.ln1_b, b.ln1, b.ln1T));
+    const GemmLayout& g = qkv.gemm;
+    append(&seq, gemm_steps(info, "qkv gemm+bias", g.k, g.m, g.n, g.stationary_hbm, g.moving_hbm, g.out_hbm, s.cores,
+                            g.out_type, g.epilogue));
+  }
 
   // V^T (rows 2D.. of qkvT) -> V_h [T, d] per head: one transposing copy per head, the heads split over the cores
   // (a DMA-only step: one core's engines alone took 30 k cycles at T = 2048). Attention pieces read V^T themselves
@@ -170,9 +230,15 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   append(&seq, gemm_steps(info, "proj gemm+bias+residual", s.d_model, s.seq, s.d_model, b.attnT, in.w_o, b.h1,
                           s.cores, isa::DataType::kFp32, proj_bias));
 
-  append(&seq, layernorm_steps(info, "ln2", s, b.h1, in.ln2_g, in.ln2_b, b.ln2, b.ln2T));
-
-  append(&seq, make_mlp_programs(info, block_mlp(s, in, b, out_hbm)));
+  const MlpLayout mlp = block_mlp(s, in, b, out_hbm);
+  if (fused.ln2_up) {
+    append(&seq, ln_gemm_steps(info, "ln2+mlp up gemm+gelu", {fused_ln(s, b.h1, in.ln2_g, in.ln2_b), mlp_gemms(mlp).first},
+                               s.cores));
+    append(&seq, mlp_down_steps(info, mlp));
+  } else {
+    append(&seq, layernorm_steps(info, "ln2", s, b.h1, in.ln2_g, in.ln2_b, b.ln2, b.ln2T));
+    append(&seq, make_mlp_programs(info, mlp));
+  }
   return seq;
 }
 

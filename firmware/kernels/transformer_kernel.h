@@ -68,16 +68,28 @@ TransformerBuffers transformer_buffers(const TransformerShape& shape, uint64_t s
 /// order is their own: golden::TransformerSpec::piece_order. Throws std::invalid_argument for a bad shape.
 bool transformer_attention_in_pieces(const driver::DeviceInfo& info, const TransformerShape& shape);
 
+/// Which of the block's LayerNorms run in the programs of the GEMM that reads them on `info`'s device
+/// (ln_gemm_kernel.h; docs/kernels.md "Transformer block"): with te_transpose, where the fused step fits and the
+/// Pipeline's cost model finds it shorter than the two steps (ln2: and the MLP does not run as rows programs). A
+/// fused LayerNorm's output stays in SBUF: ln1T (ln2T) is then not written.
+struct TransformerFusion {
+  bool ln1_qkv = false;  ///< "ln1+qkv gemm+bias" instead of "ln1", "qkv gemm+bias"
+  bool ln2_up = false;   ///< "ln2+mlp up gemm+gelu" instead of "ln2", "mlp up gemm+gelu"
+};
+/// Throws std::invalid_argument for a bad shape.
+TransformerFusion transformer_fusion(const driver::DeviceInfo& info, const TransformerShape& shape);
+
 /// Whether the block's MLP runs as "mlp rows" programs on `info`'s device (mlp_in_rows): then g^T stays on chip and
 /// TransformerBuffers::mlp_gT is not written. Throws std::invalid_argument for a bad shape.
 bool transformer_mlp_in_rows(const driver::DeviceInfo& info, const TransformerShape& shape);
 
 /// The block's programs, in order: "ln1" (with te_transpose the LayerNorm writes ln1T through the TE and ln1 stays
 /// unwritten; else the LayerNorm into ln1, then "ln1 transpose", a strided DMA copy), "qkv gemm+bias" (the bias and
-/// the BF16 cast in the GEMM's drain, GemmEpilogue), "v heads" (DMA re-layout of V^T into per-head token-major V_h;
+/// the BF16 cast in the GEMM's drain, GemmEpilogue), or instead of both "ln1+qkv gemm+bias" (transformer_fusion), "v heads" (DMA re-layout of V^T into per-head token-major V_h;
 /// not where the attention runs in pieces, which read V^T themselves), the attention steps (attention_kernel.h; the
 /// pv GEMMs cast to BF16), "proj gemm+bias+residual", "ln2" (as "ln1", into ln2T), the MLP steps (mlp_kernel.h, the
-/// two GEMMs or the rows programs; the residual h1) into out[T, D] FP32. No FP32 GEMM output goes through HBM but
+/// two GEMMs or the rows programs; or "ln2+mlp up gemm+gelu" then the down GEMM's, transformer_fusion; the residual
+/// h1) into out[T, D] FP32. No FP32 GEMM output goes through HBM but
 /// the attention scores. Throws std::invalid_argument like the kernels it uses.
 KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& shape,
                                          const TransformerInputs& in, const TransformerBuffers& buf,

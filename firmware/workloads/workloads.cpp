@@ -269,11 +269,13 @@ Workload transformer_instance(const Params& o) {
     const kernels::TransformerBuffers b = kernels::transformer_buffers(sh, drv.alloc(probe.end));
     *seq = kernels::make_transformer_programs(drv.info(), sh, ti, b, out);
     *outs = {{"out", {T, D}, DataType::kFp32, out},
-             {"ln1T", {D, T}, DataType::kBf16, b.ln1T},
              {"qkvT", {3 * D, T}, DataType::kBf16, b.qkvT},
              {"attnT", {D, T}, DataType::kBf16, b.attnT},
-             {"h1", {T, D}, DataType::kFp32, b.h1},
-             {"ln2T", {D, T}, DataType::kBf16, b.ln2T}};
+             {"h1", {T, D}, DataType::kFp32, b.h1}};
+    // A LayerNorm's output stays in SBUF where it runs in its GEMM's program (transformer_fusion).
+    const kernels::TransformerFusion fused = kernels::transformer_fusion(drv.info(), sh);
+    if (!fused.ln1_qkv) outs->insert(outs->begin() + 1, {"ln1T", {D, T}, DataType::kBf16, b.ln1T});
+    if (!fused.ln2_up) outs->push_back({"ln2T", {D, T}, DataType::kBf16, b.ln2T});
     if (!kernels::transformer_mlp_in_rows(drv.info(), sh)) outs->push_back({"gT", {F, T}, DataType::kBf16, b.mlp_gT});
   };
   w.golden = [=](const Tensors& in, const driver::DeviceInfo& info) {

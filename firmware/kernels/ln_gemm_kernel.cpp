@@ -1,0 +1,148 @@
+// LayerNorm into a GEMM in one program (ln_gemm_kernel.h).
+#include "firmware/kernels/ln_gemm_kernel.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "firmware/kernels/pipeline.h"
+
+namespace trnsim::kernels {
+namespace {
+
+/// Why `l` does not fit `info`'s device ("" when it does); the operand's K tile bytes in *tile_bytes.
+std::string refusal(const driver::DeviceInfo& info, const LnGemmLayout& l, uint64_t* tile_bytes) {
+  const GemmLayout& g = l.gemm;
+  const LayerNormLayout& n = l.ln;
+  if (n.rows < 1 || n.cols < 1 || g.k != n.cols || g.n != n.rows || g.m < 1) {
+    return fmt::format("the GEMM's K {} and N {} must be the LayerNorm's cols {} and rows {} (all >= 1, M {})", g.k,
+                       g.n, n.cols, n.rows, g.m);
+  }
+  if ((g.dtype != isa::Dtype::kBf16 && g.dtype != isa::Dtype::kFp16) ||
+      static_cast<uint8_t>(g.dtype) != static_cast<uint8_t>(n.out_type)) {
+    return fmt::format("the GEMM's dtype {} must be the LayerNorm's out_type {}, bf16 or fp16", isa::dtype_name(g.dtype),
+                       isa::data_type_name(n.out_type));
+  }
+  const uint64_t chunk = std::min(info.te_cols, info.psum_partitions);
+  if (isa::te_max_k(g.dtype, info.te_rows) != chunk || chunk > info.sbuf_partitions) {
+    return fmt::format("the TE's K tile of {} rows is not the transposes' chunk of {} features",
+                       isa::te_max_k(g.dtype, info.te_rows), chunk);
+  }
+  const uint64_t bytes = (uint64_t(n.rows) * isa::data_type_bytes(n.out_type) + 63) / 64 * 64;
+  if (tile_bytes) *tile_bytes = bytes;
+  if (ceil_div(uint64_t(n.cols), chunk) * bytes >= info.sbuf_partition_bytes) {
+    return fmt::format("the normalised operand [{}, {}] does not fit the SBUF", n.cols, n.rows);
+  }
+  return "";
+}
+
+/// The program's ops added to `pipe`; returns the GEMM's drains.
+std::vector<Pipeline::OpId> add_ln_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const LnGemmLayout& l) {
+  uint64_t tile_bytes = 0;
+  const std::string why = refusal(info, l, &tile_bytes);
+  if (!why.empty()) throw std::invalid_argument("ln+gemm kernel: " + why);
+  const uint64_t chunk = std::min(info.te_cols, info.psum_partitions);
+  LayerNormLayout ln = l.ln;
+  ln.transposed_out = true;
+  ln.out_in_sbuf = true;
+  ln.out_sbuf = 0;
+  ln.out_sbuf_tile_bytes = uint32_t(tile_bytes);
+  ln.sbuf_base = uint32_t(ceil_div(uint64_t(ln.cols), chunk) * tile_bytes);
+  const LayerNormOps norm = add_layernorm(pipe, info, ln);
+  GemmLayout g = l.gemm;
+  g.moving_hbm = 0;
+  g.moving_ld = 0;
+  g.moving_in_sbuf = true;
+  g.moving_sbuf = 0;
+  g.moving_sbuf_tile_bytes = uint32_t(tile_bytes);
+  g.sbuf_base = uint32_t((norm.sbuf_end + 63) / 64 * 64);
+  g.sbuf_limit = 0;
+  if (g.sbuf_base >= info.sbuf_partition_bytes) {
+    throw std::invalid_argument(fmt::format("ln+gemm kernel: the operand and the LayerNorm's buffers take all {} "
+                                            "bytes of an SBUF partition",
+                                            info.sbuf_partition_bytes));
+  }
+  return add_gemm(pipe, info, g, norm.done);
+}
+
+/// Piece `p` of the whole GEMM as a fused layout: the LayerNorm of its N rows.
+LnGemmLayout piece_layout(const LnGemmLayout& whole, const GemmPiece& p) {
+  LnGemmLayout l = whole;
+  l.gemm = p.layout;
+  l.ln.rows = p.layout.n;
+  l.ln.in_hbm += uint64_t(p.n0) * uint64_t(whole.ln.cols) * isa::data_type_bytes(whole.ln.in_type);
+  return l;
+}
+
+}  // namespace
+
+bool ln_gemm_fits(const driver::DeviceInfo& info, const LnGemmLayout& l) {
+  if (!refusal(info, l, nullptr).empty()) return false;
+  try {
+    Pipeline pipe(info);
+    add_ln_gemm(pipe, info, l);
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+  return true;
+}
+
+isa::Program make_ln_gemm_program(const driver::DeviceInfo& info, const LnGemmLayout& l) {
+  Pipeline pipe(info);
+  add_ln_gemm(pipe, info, l);
+  return pipe.build();
+}
+
+double ln_gemm_estimate(const driver::DeviceInfo& info, const LnGemmLayout& l) {
+  Pipeline pipe(info);
+  add_ln_gemm(pipe, info, l);
+  return pipe.estimated_cycles();
+}
+
+LnGemmSplit ln_gemm_split(const driver::DeviceInfo& info, const LnGemmLayout& whole, int cores) {
+  const GemmLayout& g = whole.gemm;
+  if (cores < 1 || g.m < 1 || g.n < 1) {
+    throw std::invalid_argument(fmt::format("ln+gemm split: {} cores, M {}, N {}", cores, g.m, g.n));
+  }
+  const int tile = int(std::max<uint32_t>(1, info.te_cols));
+  const int m_tiles = (g.m + tile - 1) / tile, n_units = (g.n + kGemmSplitColumns - 1) / kGemmSplitColumns;
+  // The grids with as many blocks as cores: mp parts of M, cores / mp of N (fewer where a dimension runs out).
+  std::set<std::pair<int, int>> grids;
+  for (int mp = 1; mp <= std::min(cores, m_tiles); ++mp) {
+    const int np = std::max(1, std::min(cores / mp, n_units));
+    grids.insert({rows_per_core(g.m, tile, mp), rows_per_core(g.n, kGemmSplitColumns, np)});
+  }
+  LnGemmSplit best;
+  best.estimate = -1.0;
+  std::string last_error;
+  for (const auto& [m_per, n_per] : grids) {
+    std::vector<GemmPiece> pieces = split_gemm_grid(g, m_per, n_per);
+    double cost = 0.0;
+    try {
+      cost = ln_gemm_estimate(info, piece_layout(whole, pieces.front()));  // the first block is the largest
+    } catch (const std::invalid_argument& e) {
+      last_error = e.what();
+      continue;
+    }
+    if (best.pieces.empty() || cost < best.estimate) best = {std::move(pieces), cost};
+  }
+  if (best.pieces.empty()) throw std::invalid_argument(last_error);
+  return best;
+}
+
+KernelSequence ln_gemm_steps(const driver::DeviceInfo& info, const std::string& name, const LnGemmLayout& whole,
+                             int cores) {
+  const GemmLayout& g = whole.gemm;
+  KernelSequence seq;
+  for (const GemmPiece& p : ln_gemm_split(info, whole, cores).pieces) {
+    const uint64_t macs = uint64_t(g.k) * uint64_t(p.layout.m) * uint64_t(p.layout.n);
+    seq.push_back({name, make_ln_gemm_program(info, piece_layout(whole, p)), macs, !seq.empty()});
+  }
+  return seq;
+}
+
+}  // namespace trnsim::kernels

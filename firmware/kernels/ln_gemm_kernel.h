@@ -1,0 +1,60 @@
+// A LayerNorm whose output is the moving operand of the GEMM after it, in one program: the LayerNorm's rows
+// (tokens) are the GEMM's N columns and its features the GEMM's K. The LayerNorm transposes its output on the TE and
+// leaves it in SBUF in the layout the GEMM reads (LayerNormLayout::out_in_sbuf, GemmLayout::moving_in_sbuf), so the
+// normalised activations never go through HBM and the GEMM's stationary loads (the weights) start with the
+// LayerNorm's loads. The bits are those of make_layernorm_program (transposed_out) followed by the GEMM kernel.
+// docs/kernels.md "LayerNorm into a GEMM".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "firmware/driver/driver.h"
+#include "firmware/kernels/gemm_kernel.h"
+#include "firmware/kernels/kernel_sequence.h"
+#include "firmware/kernels/norm_kernel.h"
+
+namespace trnsim::kernels {
+
+/// One fused LayerNorm + GEMM: out[M, N] = stationary[K, M]^T @ LN(in)^T, in [N, K].
+struct LnGemmLayout {
+  /// rows = N, cols = K: in_hbm, gamma_hbm, beta_hbm, eps, in_type; out_type the GEMM's operand type (bf16 or fp16).
+  /// Its output fields (out_hbm, out_ld, transposed_out, out_in_sbuf, ...) are the kernel's to set.
+  LayerNormLayout ln;
+  /// k = ln.cols, n = ln.rows, dtype = ln.out_type; the stationary, output and epilogue as the GEMM kernel takes
+  /// them. Its moving fields (moving_hbm, moving_in_sbuf, ...) and SBUF placement (sbuf_base, sbuf_limit) are the
+  /// kernel's to set.
+  GemmLayout gemm;
+};
+
+/// Whether make_ln_gemm_program takes `layout` on `info`'s device: a TE whose rows equal the transposes' column
+/// chunk (min(te_cols, psum_partitions)), and SBUF for the normalised [K, N] operand beside both kernels' buffers.
+bool ln_gemm_fits(const driver::DeviceInfo& info, const LnGemmLayout& layout);
+
+/// The program (queues te, dma, act, vec). SBUF: the operand (K tiles of N BF16/FP16 at multiples of 64 bytes) from
+/// offset 0, then the LayerNorm's buffers, then the GEMM's; PSUM: the LayerNorm's transposes, then (after them)
+/// the GEMM's. Throws std::invalid_argument for a layout ln_gemm_fits refuses (naming why), mismatched sizes or
+/// types, and like make_layernorm_program and make_gemm_program.
+isa::Program make_ln_gemm_program(const driver::DeviceInfo& info, const LnGemmLayout& layout);
+
+/// The program's length in TE cycles by the Pipeline's cost model (Pipeline::estimated_cycles; a planning aid).
+double ln_gemm_estimate(const driver::DeviceInfo& info, const LnGemmLayout& layout);
+
+/// The fused LayerNorm + GEMM over up to `cores` cores: the GEMM cut into a grid of blocks (split_gemm_grid; M in
+/// TE-column tiles, N in multiples of kGemmSplitColumns), each block one program that normalises its own N rows (a
+/// row is normalised once per block of its columns: blocks that share columns repeat the LayerNorm). Of the grids
+/// with as many blocks as cores (or fewer where a dimension runs out) the one whose first, largest block the
+/// Pipeline estimates shortest (a DMA-bound block is shortest with a share of the weights, a LayerNorm-bound one
+/// with a share of the rows).
+struct LnGemmSplit {
+  std::vector<GemmPiece> pieces;  ///< GemmPiece::layout: the block's GEMM (its moving fields unused)
+  double estimate = 0.0;          ///< the first block's ln_gemm_estimate, TE cycles
+};
+/// Throws std::invalid_argument for cores < 1 and like make_ln_gemm_program when no grid fits.
+LnGemmSplit ln_gemm_split(const driver::DeviceInfo& info, const LnGemmLayout& whole, int cores);
+
+/// ln_gemm_split's blocks, one step each, named `name`, the ones after the first with_previous; MACs K x M x N each.
+KernelSequence ln_gemm_steps(const driver::DeviceInfo& info, const std::string& name, const LnGemmLayout& whole,
+                             int cores);
+
+}  // namespace trnsim::kernels
