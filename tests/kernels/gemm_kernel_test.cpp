@@ -13,9 +13,11 @@
 
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/gemm_golden.h"
+#include "firmware/golden/nn_golden.h"
 #include "firmware/golden/transformer_golden.h"
 #include "firmware/kernels/gemm_kernel.h"
 #include "firmware/kernels/kernel_sequence.h"
+#include "firmware/kernels/ln_gemm_kernel.h"
 #include "firmware/kernels/mlp_kernel.h"
 #include "tests/kernels/program_sim.h"
 #include "tests/support/test_seed.h"
@@ -634,6 +636,122 @@ TEST(GemmInSbuf, MlpRowsProgramsMatchTheGoldenMlp) {
   check_mlp_rows(tiny_info(), 21, 40, 70, 16);
   check_mlp_rows(tiny_info(), 7, 16, 33, 7);
   check_mlp_rows(trn2_info(), 150, 200, 300, 128);
+}
+
+/// make_ln_gemm_program of N rows of K features into M outputs: checked race-free, run on the reference machine,
+/// out bit for bit the golden LayerNorm, TE transpose, GEMM and row bias (the steps it fuses), and HBM unchanged
+/// outside out (the normalised rows stayed on chip).
+void check_ln_gemm(const DeviceInfo& info, int N, int K, int M) {
+  SCOPED_TRACE(fmt::format("LayerNorm of [{}, {}] into a GEMM of M {}", N, K, M));
+  std::mt19937_64 rng(test::test_seed() ^ (uint64_t(N) << 32) ^ (uint64_t(K) << 16) ^ uint64_t(M));
+  auto widen = [](const std::vector<uint16_t>& v) { return golden::Patterns(v.begin(), v.end()); };
+  const golden::Patterns x = random_f32(std::size_t(N) * K, 4.0f, rng), gamma = random_f32(K, 2.0f, rng),
+                         beta = random_f32(K, 0.5f, rng), bias = random_f32(M, 0.5f, rng);
+  const golden::Patterns w = widen(random_tensor(isa::Dtype::kBf16, std::size_t(K) * M, rng));
+  LnGemmLayout l;
+  l.ln.rows = N, l.ln.cols = K, l.ln.eps = 1e-5f;
+  l.ln.in_type = isa::DataType::kFp32, l.ln.out_type = isa::DataType::kBf16;
+  uint64_t at = 0x1000;
+  auto take = [&](uint64_t bytes) {
+    const uint64_t a = at;
+    at = (at + bytes + 0x1043) & ~uint64_t(3);  // gaps between the tensors
+    return a;
+  };
+  l.ln.in_hbm = take(uint64_t(N) * K * 4), l.ln.gamma_hbm = take(uint64_t(K) * 4), l.ln.beta_hbm = take(uint64_t(K) * 4);
+  GemmEpilogue epi;
+  epi.kind = GemmEpilogue::Kind::kRowBiasAct;
+  epi.bias_hbm = take(uint64_t(M) * 4);
+  epi.func = isa::ActFunc::kIdentity;
+  const uint64_t w_hbm = take(uint64_t(K) * M * 2), out_hbm = take(uint64_t(M) * N * 2);
+  l.gemm = bf16_gemm(K, M, N, w_hbm, 0, out_hbm, isa::DataType::kBf16, epi);
+  std::vector<uint8_t> hbm(at + 0x1000, 0xA5);
+  auto put32 = [&](uint64_t a, const golden::Patterns& v) { std::memcpy(&hbm[a], v.data(), v.size() * 4); };
+  put32(l.ln.in_hbm, x), put32(l.ln.gamma_hbm, gamma), put32(l.ln.beta_hbm, beta), put32(epi.bias_hbm, bias);
+  put(&hbm, w_hbm, std::vector<uint16_t>(w.begin(), w.end()), 2);
+  const std::vector<uint8_t> before = hbm;
+  ASSERT_TRUE(ln_gemm_fits(info, l));
+  const isa::Program prog = make_ln_gemm_program(info, l);
+  const test::ProgramCheck check = test::check_program(info, prog);
+  ASSERT_TRUE(check.ok()) << check.summary();
+  hbm = test::run_reference(info, prog, hbm).hbm;
+
+  golden::NormSpec ns;
+  ns.rows = N, ns.cols = K, ns.eps = 1e-5f, ns.in_type = isa::DataType::kFp32, ns.out_type = isa::DataType::kBf16;
+  const golden::Patterns lnT = golden::transpose_te(isa::Dtype::kBf16, N, K, golden::layernorm_rows(ns, x, gamma, beta),
+                                                    int(info.te_rows), isa::DataType::kBf16);
+  const golden::Patterns want =
+      golden::row_bias_activation(M, N, golden::gemm_bf16(K, M, N, w, lnT, int(info.te_rows)), bias,
+                                  isa::ActFunc::kIdentity, isa::DataType::kBf16);
+  int shown = 0;
+  for (std::size_t i = 0; i < want.size() && shown < 5; ++i) {
+    uint16_t got = 0;
+    std::memcpy(&got, &hbm[out_hbm + 2 * i], 2);
+    if (got != want[i]) {
+      ADD_FAILURE() << fmt::format("out[{}][{}] = {:#06x}, golden {:#06x}", i / N, i % N, got, want[i]);
+      ++shown;
+    }
+  }
+  for (uint64_t a = 0; a < hbm.size(); ++a) {  // only out changed
+    if (a == out_hbm) a = out_hbm + uint64_t(M) * N * 2;
+    if (a < hbm.size() && hbm[a] != before[a]) {
+      ADD_FAILURE() << fmt::format("HBM byte {:#x} outside out changed", a);
+      break;
+    }
+  }
+}
+
+TEST(GemmInSbuf, ALayerNormIntoItsGemmMatchesTheGoldenSteps) {
+  // Ragged everywhere: rows not a multiple of the transposes' tile, features (K) not a multiple of the TE rows,
+  // outputs (M) not a multiple of its columns; several row tiles and K tiles.
+  check_ln_gemm(tiny_info(), 37, 40, 21);
+  check_ln_gemm(tiny_info(), 5, 16, 3);
+  check_ln_gemm(trn2_info(), 200, 300, 150);
+}
+
+TEST(GemmInSbuf, ALayerNormIntoItsGemmRefusesWhatDoesNotMatch) {
+  LnGemmLayout l;
+  l.ln.rows = 24, l.ln.cols = 40, l.ln.in_hbm = 0x1000, l.ln.gamma_hbm = 0x8000, l.ln.beta_hbm = 0x9000;
+  l.ln.out_type = isa::DataType::kBf16;
+  l.gemm = bf16_gemm(40, 20, 24, 0x10000, 0, 0x20000);
+  EXPECT_TRUE(ln_gemm_fits(tiny_info(), l));
+  auto message = [&](const LnGemmLayout& g) {
+    try {
+      make_ln_gemm_program(tiny_info(), g);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  LnGemmLayout k = l;
+  k.gemm.k = 41;
+  EXPECT_FALSE(ln_gemm_fits(tiny_info(), k));
+  EXPECT_NE(message(k).find("the GEMM's K 41 and N 24 must be the LayerNorm's cols 40 and rows 24"), std::string::npos)
+      << message(k);
+  LnGemmLayout t = l;
+  t.ln.out_type = isa::DataType::kFp16;  // the GEMM's operands are BF16
+  EXPECT_NE(message(t).find("the GEMM's dtype bf16 must be the LayerNorm's out_type fp16"), std::string::npos)
+      << message(t);
+  // The LayerNorm alone cannot keep its output in SBUF: no op of its program would read it.
+  LayerNormLayout n = l.ln;
+  n.transposed_out = true, n.out_in_sbuf = true, n.out_sbuf_tile_bytes = 64;
+  EXPECT_THROW(make_layernorm_program(tiny_info(), n), std::invalid_argument);
+  // A moving operand in SBUF inside the GEMM's own buffers.
+  GemmLayout g = l.gemm;
+  g.moving_in_sbuf = true;
+  g.sbuf_base = 64 * 1024, g.sbuf_limit = 32 * 1024;
+  g.moving_sbuf = 70 * 1024, g.moving_sbuf_tile_bytes = 64;
+  try {
+    plan_gemm(tiny_info(), g);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the SBUF moving at 71680 (3 K tiles of 64 bytes) is not outside the GEMM's "
+                                         "bytes [65536, 98304)"),
+              std::string::npos)
+        << e.what();
+  }
+  g.moving_sbuf = 0;
+  EXPECT_NO_THROW(plan_gemm(tiny_info(), g));
+  EXPECT_EQ(plan_gemm(tiny_info(), g).moving_row_bytes, 0u) << "no buffer for an operand that is already there";
 }
 
 TEST(GemmInSbuf, RegionsMustNotOverlapTheGemmsOwnBuffers) {
