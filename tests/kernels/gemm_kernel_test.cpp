@@ -19,6 +19,7 @@
 #include "firmware/kernels/kernel_sequence.h"
 #include "firmware/kernels/ln_gemm_kernel.h"
 #include "firmware/kernels/mlp_kernel.h"
+#include "firmware/kernels/transformer_kernel.h"
 #include "tests/kernels/program_sim.h"
 #include "tests/support/test_seed.h"
 
@@ -752,6 +753,26 @@ TEST(GemmInSbuf, ALayerNormIntoItsGemmRefusesWhatDoesNotMatch) {
   g.moving_sbuf = 0;
   EXPECT_NO_THROW(plan_gemm(tiny_info(), g));
   EXPECT_EQ(plan_gemm(tiny_info(), g).moving_row_bytes, 0u) << "no buffer for an operand that is already there";
+}
+
+TEST(GemmInSbuf, TheBlockFusesItsLayerNormsWhereTheCostModelFindsThemShorter) {
+  // GPT-2 small's block on trn2 over 8 cores (docs/kernels.md "Transformer block"; measured with trnsim run --workload
+  // transformer-block --config trn2 --te tlm, each path forced: T 128 fused 125,004 cycles, apart 150,189; T 2048
+  // fused 496,501, apart 486,198).
+  TransformerShape s;
+  s.cores = 8;
+  s.seq = 128;
+  TransformerFusion f = transformer_fusion(trn2_info(), s);
+  EXPECT_TRUE(f.ln1_qkv);
+  EXPECT_TRUE(f.ln2_up);
+  s.seq = 2048;
+  f = transformer_fusion(trn2_info(), s);
+  EXPECT_FALSE(f.ln1_qkv) << "a block's weights and rows together keep the DMA busier than the two steps";
+  EXPECT_FALSE(f.ln2_up);
+  s.seq = 128;
+  s.te_transpose = false;  // the LayerNorm's transpose then goes through HBM: nothing to keep on chip
+  f = transformer_fusion(trn2_info(), s);
+  EXPECT_FALSE(f.ln1_qkv || f.ln2_up);
 }
 
 TEST(GemmInSbuf, RegionsMustNotOverlapTheGemmsOwnBuffers) {
