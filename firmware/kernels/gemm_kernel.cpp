@@ -20,8 +20,13 @@ namespace {
 // The DMA cost figures the tiling is sized for come from the device (DeviceInfo::dma_latency_ns, dma_bytes_per_ns:
 // each copy pays a start latency, then moves bytes at one engine's bandwidth). They only steer the choice of batch
 // size; correctness never depends on them.
-/// SBUF batch buffers wanted (1 being filled, 1 being read, 1 spare to absorb a slow wave).
-constexpr int kWantedSbufBuffers = 3;
+/// SBUF batch buffers wanted: the waves in flight (one being read, the others landing). A later wave is cut into
+/// pieces of at least one engine's start-latency bytes (latency_engines), so each keeps only a few of the DMA
+/// engines busy: with 3 buffers a DMA-bound GEMM left engines idle. Measured (trnsim run --config trn2 --te tlm,
+/// 2026-12-06): 3 -> 6 buffers, 2048^3 on one core 569,545 -> 562,746 cycles, 4096^3 on 8 cores 587,841 ->
+/// 583,483, the block's qkv GEMM at seq 2048 54,689 -> 50,060, no workload slower; 7 or 8 cut the K batches of the
+/// block's MLP down GEMM and made it slower (75,370 -> 81,047).
+constexpr int kWantedSbufBuffers = 6;
 /// TE time of a batch should exceed this many times the estimated DMA time of its wave.
 constexpr double kBatchSlack = 2.0;
 
