@@ -187,10 +187,35 @@ TEST(TimelineCli, ReportAndTraceShowBusySemaphoreWaitAndIdleTimePerEngine) {
   EXPECT_EQ(launch.at("dma_copies").get<int>(), 0);
   EXPECT_EQ(launch.at("bound").get<std::string>(), "vec");
   EXPECT_NEAR(launch.at("bound_us").get<double>(), 2503 * kTeCycleUs, 1e-9);
+  // No copies: the bound without DMA start latencies is the same.
+  EXPECT_NEAR(launch.at("bytes_bound_us").get<double>(), 2503 * kTeCycleUs, 1e-9);
   EXPECT_NE(r.out.find("engine floor      1.044 us of the launches' 1.878 us (55.6 %): each launch's busiest engine, "
-                       "summed (launches bound by vec 1)"),
+                       "summed (launches bound by vec 1); 1.044 us (55.6 %) with the DMA engines' bytes at their "
+                       "bandwidth and no start latency"),
             std::string::npos)
       << r.out;
+}
+
+TEST(TimelineCli, TheEngineFloorWithoutStartLatencyCountsTheCopiesBytesAtTheirBandwidth) {
+  // One copy of 16 partitions x 4096 BF16 = 131,072 bytes on one of the 16 DMA engines: 1,300 ns of start latency
+  // and 131,072 / 23 = 5,698.8 ns of bytes (BRIEF section 2), so the engines' mean, the launch's bound, is
+  // 6,998.8 / 16 = 437.4 ns; with the bytes over all 16 engines at 23 B/ns and no start latency, 131,072 / 368 =
+  // 356.2 ns.
+  const std::string prog = program_file(
+      ".queue dma\n"
+      "dma_copy src=hbm:0x0 dst=sbuf:0x0 type=bf16 count=[4096,16] dst_stride=[2,196608]\n"
+      "halt\n");
+  const std::string trace_path = scratch(".json");
+  const Result r = run("run --te tlm --program " + prog + " --timeline " + trace_path);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto tracks = tracks_of(load_json(trace_path));
+  ASSERT_EQ(tracks[kLaunches].size(), 1u);
+  const json& launch = tracks[kLaunches][0].at("args");
+  EXPECT_EQ(launch.at("dma_bytes").get<int>(), 131072);
+  EXPECT_EQ(launch.at("bound").get<std::string>(), "dma engines");
+  EXPECT_NEAR(launch.at("bound_us").get<double>(), (1300.0 + 131072.0 / 23.0) / 16.0 / 1000.0, 1e-5);
+  EXPECT_NEAR(launch.at("bytes_bound_us").get<double>(), 131072.0 / (16.0 * 23.0) / 1000.0, 1e-5);
+  EXPECT_NE(r.out.find("(launches bound by dma engines 1); 0.356 us"), std::string::npos) << r.out;
 }
 
 TEST(TimelineCli, MultiLaunchWorkloadGivesOneContinuousTimeline) {

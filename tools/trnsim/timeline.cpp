@@ -94,6 +94,9 @@ std::vector<TimelineRecorder::LaunchLoad> TimelineRecorder::launch_loads() const
       l.bound_ps = l.busy_ps[size_t(q)];
     }
     const uint64_t dma_mean = l.dma_engines_busy_ps / engines;
+    // The bytes over every engine at its bandwidth (bytes / (B/ns) = ns; x 1000 ps).
+    const double bytes_ps = double(l.dma_bytes) * 1000.0 / (double(engines) * std::max(config_.dma_bytes_per_ns, 1e-9));
+    l.bytes_bound_ps = std::max(l.bound_ps, uint64_t(std::llround(bytes_ps)));
     if (dma_mean > l.bound_ps) l.bound = "dma engines", l.bound_ps = dma_mean;
   }
   return loads;
@@ -102,11 +105,12 @@ std::vector<TimelineRecorder::LaunchLoad> TimelineRecorder::launch_loads() const
 std::string TimelineRecorder::floor_summary() const {
   const std::vector<LaunchLoad> loads = launch_loads();
   if (loads.empty()) return "";
-  uint64_t total = 0, floor = 0;
+  uint64_t total = 0, floor = 0, bytes_floor = 0;
   std::vector<std::pair<std::string, int>> by;  // bounding engine -> launches, in order of first appearance
   for (const LaunchLoad& l : loads) {
     total += l.end_ps - l.start_ps;
     floor += l.bound_ps;
+    bytes_floor += l.bytes_bound_ps;
     if (l.bound.empty()) continue;
     auto it = std::find_if(by.begin(), by.end(), [&](const auto& e) { return e.first == l.bound; });
     if (it == by.end()) {
@@ -117,10 +121,12 @@ std::string TimelineRecorder::floor_summary() const {
   }
   std::string engines;
   for (const auto& [name, n] : by) engines += fmt::format("{}{} {}", engines.empty() ? "" : ", ", name, n);
+  const auto share = [&](uint64_t ps) { return total ? 100.0 * double(ps) / double(total) : 0.0; };
   return fmt::format("{:.3f} us of the launches' {:.3f} us ({:.1f} %): each launch's busiest engine, summed "
-                     "(launches bound by {})",
-                     us(floor), us(total), total ? 100.0 * double(floor) / double(total) : 0.0,
-                     engines.empty() ? "none" : engines);
+                     "(launches bound by {}); {:.3f} us ({:.1f} %) with the DMA engines' bytes at their bandwidth "
+                     "and no start latency",
+                     us(floor), us(total), share(floor), engines.empty() ? "none" : engines, us(bytes_floor),
+                     share(bytes_floor));
 }
 
 void TimelineRecorder::write(const std::string& path) const {
@@ -185,6 +191,7 @@ void TimelineRecorder::write(const std::string& path) const {
       args["dma_bytes"] = l.dma_bytes;
       args["bound"] = l.bound;
       args["bound_us"] = us(l.bound_ps);
+      args["bytes_bound_us"] = us(l.bytes_bound_ps);
     }
     events.push_back({{"name", s.name},
                       {"cat", s.category},

@@ -49,10 +49,14 @@ class TimelineRecorder : public model::EngineObserver {
     /// time: the launch cannot be shorter with the same instructions.
     std::string bound;
     uint64_t bound_ps = 0;
+    /// The same bound with the DMA engines counted by their bytes alone (dma_bytes over every engine at its
+    /// bandwidth, no start latency): what the launch's work would take on engines that overlap perfectly and
+    /// copies that cost no setup.
+    uint64_t bytes_bound_ps = 0;
   };
   std::vector<LaunchLoad> launch_loads() const;
-  /// One line for the run report: the launches' bounds summed against the launches' time, and which engines bound
-  /// them ("" without launches).
+  /// One line for the run report: the launches' bounds summed against the launches' time, which engines bound
+  /// them, and the bounds without the DMA start latencies summed ("" without launches).
   std::string floor_summary() const;
   /// Writes the trace; throws std::runtime_error naming the file when it cannot be written.
   void write(const std::string& path) const;
