@@ -128,8 +128,9 @@ double dma_latency_bytes(const driver::DeviceInfo& info) {
                   info.dma_bytes_per_ns * double(std::max<uint32_t>(1, info.num_dma_engines)) * info.dma_latency_ns);
 }
 
-uint32_t latency_engines(const driver::DeviceInfo& info, uint64_t bytes) {
-  const double engine_bytes = std::max(1.0, dma_latency_bytes(info) / std::max(1u, info.num_dma_engines));
+uint32_t latency_engines(const driver::DeviceInfo& info, uint64_t bytes, double pieces_of) {
+  const double engine_bytes =
+      std::max(1.0, std::max(1.0, pieces_of) * dma_latency_bytes(info) / std::max(1u, info.num_dma_engines));
   return uint32_t(std::clamp<double>(std::floor(double(bytes) / engine_bytes), 1.0,
                                      double(std::max(1u, info.num_dma_engines))));
 }

@@ -41,9 +41,10 @@ std::vector<isa::Instruction> spread_copies(const std::vector<isa::CopyFields>& 
 double dma_latency_bytes(const driver::DeviceInfo& info);
 
 /// The DMA engines worth spreading copies of `bytes` over: as many as get a piece of at least what one engine moves
-/// in one start latency (dma_latency_bytes / engines), between 1 and all of them. More pieces would each spend more
-/// engine time on their start latency than they save in bytes.
-uint32_t latency_engines(const driver::DeviceInfo& info, uint64_t bytes);
+/// in one start latency (dma_latency_bytes / engines) times `pieces_of` (>= 1; larger pieces spend less of each
+/// engine's time on start latencies but keep fewer engines busy), between 1 and all of them. More pieces would each
+/// spend more engine time on their start latency than they save in bytes.
+uint32_t latency_engines(const driver::DeviceInfo& info, uint64_t bytes, double pieces_of = 1.0);
 
 /// A DMA-only program: `copies` spread over the device's DMA engines (spread_copies), then halt (which waits for all
 /// of them).

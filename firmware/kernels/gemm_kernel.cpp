@@ -340,7 +340,8 @@ class GemmBuilder {
       // The first wave over every engine (the TE waits for it); the later ones land while the TE works, and several
       // are in flight (completion semaphores, pipeline.h), so their pieces are cut no smaller than what one engine
       // moves in one start latency: more pieces would spend more engine time on start latencies than they save.
-      const uint32_t engines = j == 0 ? info_.num_dma_engines : latency_engines(info_, copy_bytes(wave));
+      const uint32_t engines =
+          j == 0 ? info_.num_dma_engines : latency_engines(info_, copy_bytes(wave), l_.wave_piece_latencies);
       // (A batch of a stationary in SBUF whose moving panel is already there loads nothing.)
       load[j] = wave.empty() ? -1 : pipe.add(isa::Engine::kDma, spread_copies(wave, engines), load_after);
       if (j == 0 && epi && l_.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) epi_consts = add_row_bias_load(pipe);
@@ -824,6 +825,8 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
               epi == GemmEpilogue::Kind::kColBiasAdd || epi == GemmEpilogue::Kind::kSoftmax,
           fmt::format("epilogue kind {} is not one of none, row bias + activation, column bias add, softmax",
                       int(epi)));
+  require(std::isfinite(l.wave_piece_latencies) && l.wave_piece_latencies >= 1.0,
+          fmt::format("wave_piece_latencies {} must be finite and >= 1", l.wave_piece_latencies));
   const bool softmax = epi == GemmEpilogue::Kind::kSoftmax;
   require(!softmax || (std::isfinite(l.epilogue.scale) && l.epilogue.scale > 0.0f && l.epilogue.causal_offset >= 0),
           fmt::format("a softmax epilogue needs a finite scale > 0 (got {}) and causal_offset >= 0 (got {})",

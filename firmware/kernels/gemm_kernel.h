@@ -100,6 +100,11 @@ struct GemmLayout {
   uint32_t sbuf_limit = 0;
   /// Offset in each SBUF partition where the GEMM's buffers start (two GEMMs of one program side by side).
   uint32_t sbuf_base = 0;
+  /// The load waves after the first are cut into pieces of at least this many times one DMA engine's start-latency
+  /// bytes (latency_engines; >= 1): larger pieces cost less start latency per byte but keep fewer engines busy per
+  /// wave. 1 suits most GEMMs; a program whose DMA engines are busy throughout (a LayerNorm's loads beside the
+  /// GEMM's, ln_gemm_kernel.h) can be shorter with more, which its caller finds by the Pipeline's estimate.
+  double wave_piece_latencies = 1.0;
   /// PSUM banks the GEMM may use from bank 0 (0: all); a softmax epilogue then takes one block of whole rows at a
   /// time when two do not fit.
   uint32_t psum_bank_limit = 0;

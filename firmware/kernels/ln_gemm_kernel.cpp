@@ -14,6 +14,10 @@
 namespace trnsim::kernels {
 namespace {
 
+/// The GEMM's wave pieces tried (GemmLayout::wave_piece_latencies): the LayerNorm's loads beside the GEMM's keep
+/// the DMA engines busy throughout, where larger pieces can spend less of their time on start latencies.
+constexpr double kWavePieces[] = {1.0, 1.5, 2.0, 3.0};
+
 /// Why `l` does not fit `info`'s device ("" when it does); the operand's K tile bytes in *tile_bytes.
 std::string refusal(const driver::DeviceInfo& info, const LnGemmLayout& l, uint64_t* tile_bytes) {
   const GemmLayout& g = l.gemm;
@@ -120,15 +124,18 @@ LnGemmSplit ln_gemm_split(const driver::DeviceInfo& info, const LnGemmLayout& wh
   best.estimate = -1.0;
   std::string last_error;
   for (const auto& [m_per, n_per] : grids) {
-    std::vector<GemmPiece> pieces = split_gemm_grid(g, m_per, n_per);
-    double cost = 0.0;
-    try {
-      cost = ln_gemm_estimate(info, piece_layout(whole, pieces.front()));  // the first block is the largest
-    } catch (const std::invalid_argument& e) {
-      last_error = e.what();
-      continue;
+    for (const double pieces_of : kWavePieces) {
+      std::vector<GemmPiece> pieces = split_gemm_grid(g, m_per, n_per);
+      for (GemmPiece& p : pieces) p.layout.wave_piece_latencies = pieces_of;
+      double cost = 0.0;
+      try {
+        cost = ln_gemm_estimate(info, piece_layout(whole, pieces.front()));  // the first block is the largest
+      } catch (const std::invalid_argument& e) {
+        last_error = e.what();
+        continue;
+      }
+      if (best.pieces.empty() || cost < best.estimate) best = {std::move(pieces), cost};
     }
-    if (best.pieces.empty() || cost < best.estimate) best = {std::move(pieces), cost};
   }
   if (best.pieces.empty()) throw std::invalid_argument(last_error);
   return best;

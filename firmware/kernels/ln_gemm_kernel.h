@@ -43,9 +43,10 @@ double ln_gemm_estimate(const driver::DeviceInfo& info, const LnGemmLayout& layo
 /// The fused LayerNorm + GEMM over up to `cores` cores: the GEMM cut into a grid of blocks (split_gemm_grid; M in
 /// TE-column tiles, N in multiples of kGemmSplitColumns), each block one program that normalises its own N rows (a
 /// row is normalised once per block of its columns: blocks that share columns repeat the LayerNorm). Of the grids
-/// with as many blocks as cores (or fewer where a dimension runs out) the one whose first, largest block the
-/// Pipeline estimates shortest (a DMA-bound block is shortest with a share of the weights, a LayerNorm-bound one
-/// with a share of the rows).
+/// with as many blocks as cores (or fewer where a dimension runs out), and of the GEMM's wave pieces of 1, 1.5, 2 or 3
+/// engines' start-latency bytes (GemmLayout::wave_piece_latencies), the one whose first, largest block the Pipeline
+/// estimates shortest (a DMA-bound block is shortest with a share of the weights, a LayerNorm-bound one with a share
+/// of the rows).
 struct LnGemmSplit {
   std::vector<GemmPiece> pieces;  ///< GemmPiece::layout: the block's GEMM (its moving fields unused)
   double estimate = 0.0;          ///< the first block's ln_gemm_estimate, TE cycles

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -63,10 +64,12 @@ struct Shape {
   int k, m, n;
   isa::Dtype dtype = isa::Dtype::kBf16;
   bool accumulate = false;
+  double wave_pieces = 1.0;  ///< GemmLayout::wave_piece_latencies
 };
 
 std::string shape_name(const Shape& s) {
-  return fmt::format("K{}_M{}_N{}_{}{}", s.k, s.m, s.n, isa::dtype_name(s.dtype), s.accumulate ? "_acc" : "");
+  return fmt::format("K{}_M{}_N{}_{}{}{}", s.k, s.m, s.n, isa::dtype_name(s.dtype), s.accumulate ? "_acc" : "",
+                     s.wave_pieces > 1.0 ? "_widepieces" : "");
 }
 
 /// Tensors placed in HBM with unaligned starts and gaps between them (so that a stray access is noticed).
@@ -78,6 +81,7 @@ GemmLayout place(const Shape& s) {
   l.m = s.m;
   l.n = s.n;
   l.accumulate_into = s.accumulate;
+  l.wave_piece_latencies = s.wave_pieces;
   l.stationary_hbm = 0x1002;
   l.moving_hbm = l.stationary_hbm + uint64_t(s.k) * s.m * es + 0x1006;
   l.out_hbm = (l.moving_hbm + uint64_t(s.k) * s.n * es + 0x1000) & ~uint64_t(3);
@@ -201,7 +205,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GemmTrn2,
                          ::testing::Values(Shape{1, 1, 1}, Shape{1, 5, 7}, Shape{129, 129, 513},
                                            Shape{128, 128, 512}, Shape{300, 200, 1100},
                                            Shape{129, 129, 513, isa::Dtype::kBf16, true},
-                                           Shape{256, 64, 2048, isa::Dtype::kFp8E4M3}),
+                                           Shape{256, 64, 2048, isa::Dtype::kFp8E4M3},
+                                           Shape{768, 1152, 512, isa::Dtype::kBf16, false, 2.0}),
                          [](const auto& info) { return shape_name(info.param); });
 
 /// Devices other than the named ones: one PSUM bank, few DMA engines, small SBUF partitions, a non-square array,
@@ -314,7 +319,9 @@ TEST(GemmPlan, RejectsBadInput) {
   for (auto bad : {+[](GemmLayout& g) { g.moving_ld = 99; },  // row strides below N
                    +[](GemmLayout& g) { g.out_ld = 50; },
                    +[](GemmLayout& g) { g.epilogue.kind = GemmEpilogue::Kind::kColBiasAdd, g.accumulate_into = true; },
-                   +[](GemmLayout& g) { g.epilogue.kind = static_cast<GemmEpilogue::Kind>(7); }}) {
+                   +[](GemmLayout& g) { g.epilogue.kind = static_cast<GemmEpilogue::Kind>(7); },
+                   +[](GemmLayout& g) { g.wave_piece_latencies = 0.5; },  // pieces below one start latency's bytes
+                   +[](GemmLayout& g) { g.wave_piece_latencies = std::nan(""); }}) {
     GemmLayout b = l;
     bad(b);
     EXPECT_THROW(make_gemm_program(tiny_info(), b), std::invalid_argument);
@@ -387,6 +394,27 @@ TEST(GemmProtocol, TheTeQueueIsThePlanAndEachQueueSignalsItsOwnSemaphore) {
   EXPECT_LE(waits[dma] - landing_waits_dma, uint64_t(p.batches - p.sbuf_buffers) + p.blocks);
   EXPECT_GE(waits[dma], 1u);
   EXPECT_LE(landing_waits_dma, uint64_t(std::max(0, p.batches + p.blocks - Pipeline::kLandingSems)));
+}
+
+TEST(GemmProtocol, WidePiecesCutTheLaterWavesIntoFewerCopies) {
+  // A DMA-bound trn2 block of the GPT-2 QKV GEMM: 9 M tiles of one 512-column group, each wave a K batch of the
+  // stationary. The first wave goes over every engine either way; the later ones in pieces of at least one (two)
+  // engines' start-latency bytes: 478 KB / 16 = 29.9 KB (59.8 KB) on trn2.
+  GemmLayout l = place(Shape{768, 1152, 512});
+  auto copies = [&](double pieces_of) {
+    l.wave_piece_latencies = pieces_of;
+    uint64_t n = 0;
+    const isa::Program prog = make_gemm_program(trn2_info(), l);
+    for (const auto& in : prog.queues[std::size_t(isa::Engine::kDma)]) {
+      n += in.op == isa::Opcode::kDmaCopy || in.op == isa::Opcode::kPsumCopy;
+    }
+    return n;
+  };
+  const uint64_t one = copies(1.0), two = copies(2.0);
+  EXPECT_LT(two, one);
+  EXPECT_EQ(plan_gemm(trn2_info(), l).batches, 9);
+  // Waves 2..9 move 768 x 128 BF16 of the stationary (196,608 bytes): 6 pieces of at least 29.9 KB, 3 of 59.8 KB.
+  EXPECT_GE(one - two, uint64_t(8 * (6 - 3)));
 }
 
 TEST(GemmProtocol, HugeRowsFallBackToPerTileCopies) {
@@ -759,7 +787,8 @@ TEST(GemmInSbuf, ALayerNormIntoItsGemmRefusesWhatDoesNotMatch) {
 TEST(GemmInSbuf, TheBlockFusesItsLayerNormsWhereTheCostModelFindsThemShorter) {
   // GPT-2 small's block on trn2 over 8 cores (docs/kernels.md "Transformer block"; measured with trnsim run --workload
   // transformer-block --config trn2 --te tlm, each path forced: T 128 fused 125,004 cycles, apart 150,189; T 2048
-  // fused 496,501, apart 486,198).
+  // fused 474,302 (ln1+qkv 80,241 against 36,797 + 50,060 apart, ln2+mlp up 96,851 against 36,797 + 60,705), apart
+  // 481,569; fused with the GEMM's waves cut as a GEMM alone cuts them, 496,501 against 486,198).
   TransformerShape s;
   s.cores = 8;
   s.seq = 128;
@@ -768,8 +797,20 @@ TEST(GemmInSbuf, TheBlockFusesItsLayerNormsWhereTheCostModelFindsThemShorter) {
   EXPECT_TRUE(f.ln2_up);
   s.seq = 2048;
   f = transformer_fusion(trn2_info(), s);
-  EXPECT_FALSE(f.ln1_qkv) << "a block's weights and rows together keep the DMA busier than the two steps";
-  EXPECT_FALSE(f.ln2_up);
+  EXPECT_TRUE(f.ln1_qkv);
+  EXPECT_TRUE(f.ln2_up);
+  // At T 2048 the fused block's DMA engines are busy throughout (the weights' share and the rows): it wins with
+  // wave pieces of more than one engine's start-latency bytes, not with a GEMM's own.
+  LnGemmLayout qkv;
+  qkv.ln.rows = 2048, qkv.ln.cols = 768, qkv.ln.out_type = isa::DataType::kBf16;
+  qkv.ln.in_hbm = 0x100000, qkv.ln.gamma_hbm = 0x40, qkv.ln.beta_hbm = 0x1000;
+  GemmEpilogue bias;
+  bias.kind = GemmEpilogue::Kind::kRowBiasAct;
+  bias.bias_hbm = 0x2000;
+  qkv.gemm = bf16_gemm(768, 2304, 2048, 0x10000000, 0, 0x20000000, isa::DataType::kBf16, bias);
+  const LnGemmSplit split = ln_gemm_split(trn2_info(), qkv, 8);
+  ASSERT_EQ(split.pieces.size(), 8u);
+  EXPECT_GT(split.pieces.front().layout.wave_piece_latencies, 1.0);
   s.seq = 128;
   s.te_transpose = false;  // the LayerNorm's transpose then goes through HBM: nothing to keep on chip
   f = transformer_fusion(trn2_info(), s);
