@@ -77,9 +77,8 @@ LnGemmLayout ln1_qkv(const TransformerShape& s, const TransformerInputs& in, con
 }
 /// Whether the LayerNorm `l.ln` runs in the programs of the GEMM that reads it (ln_gemm_steps): where the Pipeline's
 /// cost model finds the fused step's largest block shorter than the LayerNorm step's largest program and the GEMM
-/// step's largest piece one after the other (on trn2: at seq 128 and 512 over 8 cores, each core then normalises the
-/// rows its piece reads; not at seq 2048, where a fused block's weights and rows together keep the DMA busier than
-/// the two steps do).
+/// step's largest piece one after the other (on trn2 over 8 cores at seq 128 to 2048, each core then normalising the
+/// rows its block reads; docs/kernels.md "Transformer block").
 bool fuse_layernorm(const driver::DeviceInfo& info, const TransformerShape& s, const LnGemmLayout& l) {
   double fused = 0.0;
   try {
@@ -147,7 +146,8 @@ TransformerFusion transformer_fusion(const driver::DeviceInfo& info, const Trans
   TransformerFusion f;
   if (!shape.te_transpose) return f;
   f.ln1_qkv = fuse_layernorm(info, shape, ln1_qkv(shape, {}, b));
-  f.ln2_up = !mlp_in_rows(info, mlp) && fuse_layernorm(info, shape, {fused_ln(shape, b.h1, 0, 0), mlp_gemms(mlp).first});
+  f.ln2_up = !mlp_in_rows(info, mlp) &&
+             fuse_layernorm(info, shape, {fused_ln(shape, b.h1, 0, 0), mlp_gemms(mlp).first});
   return f;
 }
 
@@ -193,8 +193,8 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   check_shape(s);
   const uint64_t T = s.seq, D = s.d_model, d = s.head_dim();
   KernelSequence seq;
-  // Each LayerNorm in the program of the GEMM that reads it (ln_gemm_kernel.h) where that fits: ln1T and ln2T then
-  // stay in SBUF.
+  // Each LayerNorm in the programs of the GEMM that reads it (ln_gemm_kernel.h) where transformer_fusion finds that
+  // shorter: ln1T (ln2T) then stays in SBUF.
   const TransformerFusion fused = transformer_fusion(info, s);
   const LnGemmLayout qkv = ln1_qkv(s, in, b);
   if (fused.ln1_qkv) {
@@ -232,8 +232,8 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
 
   const MlpLayout mlp = block_mlp(s, in, b, out_hbm);
   if (fused.ln2_up) {
-    append(&seq, ln_gemm_steps(info, "ln2+mlp up gemm+gelu", {fused_ln(s, b.h1, in.ln2_g, in.ln2_b), mlp_gemms(mlp).first},
-                               s.cores));
+    const LnGemmLayout up{fused_ln(s, b.h1, in.ln2_g, in.ln2_b), mlp_gemms(mlp).first};
+    append(&seq, ln_gemm_steps(info, "ln2+mlp up gemm+gelu", up, s.cores));
     append(&seq, mlp_down_steps(info, mlp));
   } else {
     append(&seq, layernorm_steps(info, "ln2", s, b.h1, in.ln2_g, in.ln2_b, b.ln2, b.ln2T));
