@@ -20,6 +20,7 @@
 #include "firmware/kernels/kernel_sequence.h"
 #include "firmware/kernels/ln_gemm_kernel.h"
 #include "firmware/kernels/mlp_kernel.h"
+#include "firmware/kernels/norm_kernel.h"
 #include "firmware/kernels/transformer_kernel.h"
 #include "tests/kernels/program_sim.h"
 #include "tests/support/test_seed.h"
@@ -765,6 +766,24 @@ TEST(GemmInSbuf, ALayerNormIntoItsGemmRefusesWhatDoesNotMatch) {
   LayerNormLayout n = l.ln;
   n.transposed_out = true, n.out_in_sbuf = true, n.out_sbuf_tile_bytes = 64;
   EXPECT_THROW(make_layernorm_program(tiny_info(), n), std::invalid_argument);
+  // In a program of its own making (add_layernorm) the output must lie outside the kernel's bytes: here it starts
+  // inside them (its buffers start at sbuf_base 4096).
+  n.sbuf_base = 4096, n.out_sbuf = 4096 + 64;
+  try {
+    Pipeline pipe(tiny_info());
+    add_layernorm(pipe, tiny_info(), n);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("layernorm kernel: the SBUF output at 4160 (3 chunks of 64 bytes, 24 rows "
+                                         "each) must lie within the partition and outside the kernel's bytes [4096,"),
+              std::string::npos)
+        << e.what();
+  }
+  n.out_sbuf = 0;  // below them: fine
+  Pipeline pipe(tiny_info());
+  EXPECT_FALSE(add_layernorm(pipe, tiny_info(), n).done.empty());
+  n.transposed_out = false;  // an SBUF output is the transposed one
+  EXPECT_THROW(add_layernorm(pipe, tiny_info(), n), std::invalid_argument);
   // A moving operand in SBUF inside the GEMM's own buffers.
   GemmLayout g = l.gemm;
   g.moving_in_sbuf = true;
