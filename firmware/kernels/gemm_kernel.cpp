@@ -1095,6 +1095,20 @@ std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& i
   return GemmBuilder(info, layout, plan_gemm(info, layout), te_after).add_to(pipe);
 }
 
+GemmLayout with_best_wave_pieces(const driver::DeviceInfo& info, const GemmLayout& layout) {
+  GemmLayout best = layout;
+  double best_cycles = -1.0;
+  for (const double pieces_of : kWavePieceChoices) {
+    GemmLayout l = layout;
+    l.wave_piece_latencies = pieces_of;
+    Pipeline pipe(info);
+    add_gemm(pipe, info, l);
+    const double cycles = pipe.estimated_cycles();
+    if (best_cycles < 0.0 || cycles < best_cycles) best_cycles = cycles, best = l;
+  }
+  return best;
+}
+
 isa::Program make_gemm_program(const driver::DeviceInfo& info, const GemmLayout& layout) {
   Pipeline pipe(info);
   add_gemm(pipe, info, layout);

@@ -102,8 +102,9 @@ struct GemmLayout {
   uint32_t sbuf_base = 0;
   /// The load waves after the first are cut into pieces of at least this many times one DMA engine's start-latency
   /// bytes (latency_engines; >= 1): larger pieces cost less start latency per byte but keep fewer engines busy per
-  /// wave. 1 suits most GEMMs; a program whose DMA engines are busy throughout (a LayerNorm's loads beside the
-  /// GEMM's, ln_gemm_kernel.h) can be shorter with more, which its caller finds by the Pipeline's estimate.
+  /// wave. 1 suits most GEMMs; one whose DMA engines are busy throughout (a DMA-bound block of a split GEMM, a
+  /// LayerNorm's loads beside the GEMM's, ln_gemm_kernel.h) can be shorter with more: gemm_steps and ln_gemm_split
+  /// choose it by the Pipeline's estimate (with_best_wave_pieces, kWavePieceChoices).
   double wave_piece_latencies = 1.0;
   /// PSUM banks the GEMM may use from bank 0 (0: all); a softmax epilogue then takes one block of whole rows at a
   /// time when two do not fit.
@@ -207,6 +208,15 @@ bool softmax_epilogue_fits(const driver::DeviceInfo& info, int n);
 /// GEMM runs. Touches HBM only inside the three tensors. Throws like plan_gemm().
 std::vector<Pipeline::OpId> add_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& layout,
                                      const std::vector<Pipeline::OpId>& te_after = {});
+
+/// The wave pieces the planners try (GemmLayout::wave_piece_latencies), keeping the one the Pipeline's estimate finds
+/// shortest: wider pieces spend less of each DMA engine's time on start latencies but keep fewer engines busy per
+/// wave, which pays only where the engines are busy throughout.
+inline constexpr double kWavePieceChoices[] = {1.0, 1.5, 2.0, 3.0};
+
+/// `layout` with the wave_piece_latencies of kWavePieceChoices whose GEMM program the Pipeline estimates shortest
+/// (the smallest of equals). Throws like plan_gemm().
+GemmLayout with_best_wave_pieces(const driver::DeviceInfo& info, const GemmLayout& layout);
 
 /// The GEMM as a program of its own (a Pipeline with first semaphore 0): queues te and dma, each ending with halt;
 /// the semaphores 0..kNumQueues-1 must start at 0 (Driver::run soft-resets them). Throws like plan_gemm().

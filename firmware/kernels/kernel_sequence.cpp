@@ -218,7 +218,11 @@ KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& nam
                           isa::DataType out_type, const GemmEpilogue& epilogue) {
   const GemmLayout whole = bf16_gemm(k, m, n, stationary_hbm, moving_hbm, out_hbm, out_type, epilogue);
   KernelSequence seq;
-  for (const GemmPiece& p : split_gemm(info, whole, cores)) {
+  std::vector<GemmPiece> pieces = split_gemm(info, whole, cores);
+  // The wave pieces the first (largest) piece's estimate finds shortest, for every piece.
+  const double pieces_of = with_best_wave_pieces(info, pieces.front().layout).wave_piece_latencies;
+  for (GemmPiece& p : pieces) {
+    p.layout.wave_piece_latencies = pieces_of;
     const uint64_t macs = uint64_t(k) * uint64_t(p.layout.m) * uint64_t(p.layout.n);
     seq.push_back({name, make_gemm_program(info, p.layout), macs, !seq.empty()});
   }

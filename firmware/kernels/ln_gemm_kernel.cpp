@@ -14,10 +14,6 @@
 namespace trnsim::kernels {
 namespace {
 
-/// The GEMM's wave pieces tried (GemmLayout::wave_piece_latencies): the LayerNorm's loads beside the GEMM's keep
-/// the DMA engines busy throughout, where larger pieces can spend less of their time on start latencies.
-constexpr double kWavePieces[] = {1.0, 1.5, 2.0, 3.0};
-
 /// Why `l` does not fit `info`'s device ("" when it does); the operand's K tile bytes in *tile_bytes.
 std::string refusal(const driver::DeviceInfo& info, const LnGemmLayout& l, uint64_t* tile_bytes) {
   const GemmLayout& g = l.gemm;
@@ -124,7 +120,9 @@ LnGemmSplit ln_gemm_split(const driver::DeviceInfo& info, const LnGemmLayout& wh
   best.estimate = -1.0;
   std::string last_error;
   for (const auto& [m_per, n_per] : grids) {
-    for (const double pieces_of : kWavePieces) {
+    // The GEMM's wave pieces by the fused program's estimate: the LayerNorm's loads beside the GEMM's keep the DMA
+    // engines busy throughout, where larger pieces spend less of their time on start latencies.
+    for (const double pieces_of : kWavePieceChoices) {
       std::vector<GemmPiece> pieces = split_gemm_grid(g, m_per, n_per);
       for (GemmPiece& p : pieces) p.layout.wave_piece_latencies = pieces_of;
       double cost = 0.0;
