@@ -91,8 +91,8 @@ bool fuse_layernorm(const driver::DeviceInfo& info, const TransformerShape& s, c
   ln.transposed_out = true;
   ln.out_hbm = l.gemm.moving_hbm;
   ln.out_ld = s.seq;
-  Pipeline gemm(info);
-  add_gemm(gemm, info, split_gemm(info, l.gemm, s.cores).front().layout);
+  Pipeline gemm(info);  // the GEMM step's largest piece as gemm_steps builds it
+  add_gemm(gemm, info, with_best_wave_pieces(info, split_gemm(info, l.gemm, s.cores).front().layout));
   return fused < layernorm_estimate(info, ln) + gemm.estimated_cycles();
 }
 /// The block's attention (step 5) on the row blocks of qkvT.
