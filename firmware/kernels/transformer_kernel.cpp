@@ -22,38 +22,8 @@ void check_shape(const TransformerShape& s) {
   }
 }
 
-/// LayerNorm of [seq, d_model] FP32 -> BF16, its rows split over the cores, then its [d_model, seq] transpose (the
-/// GEMMs' moving operand). With te_transpose one step: each core's LayerNorm transposes its rows on the TE and
-/// writes its columns of outT (LayerNormLayout::transposed_out; `out` is not written). Else the LayerNorm into `out`
-/// and a step of strided DMA copies.
-KernelSequence layernorm_steps(const driver::DeviceInfo& info, const std::string& name, const TransformerShape& s,
-                               uint64_t in, uint64_t g, uint64_t b, uint64_t out, uint64_t outT) {
-  KernelSequence seq = row_split_steps(name, s.seq, int(info.sbuf_partitions), s.cores, [&](int r0, int n) {
-    const uint64_t row = uint64_t(r0) * uint64_t(s.d_model);
-    LayerNormLayout ln;
-    ln.rows = n;
-    ln.cols = s.d_model;
-    ln.in_hbm = in + row * 4;
-    ln.out_hbm = s.te_transpose ? outT + uint64_t(r0) * 2 : out + row * 2;  // outT: columns [r0, r0 + n)
-    ln.gamma_hbm = g;
-    ln.beta_hbm = b;
-    ln.eps = s.ln_eps;
-    ln.in_type = isa::DataType::kFp32;
-    ln.out_type = isa::DataType::kBf16;
-    ln.transposed_out = s.te_transpose;
-    ln.out_ld = s.seq;
-    return KernelStep{"", make_layernorm_program(info, ln), 0};
-  });
-  if (!s.te_transpose) {  // one copy out[r, c] -> outT[c, r]
-    seq.push_back({name + " transpose",
-                   dma_program(info, {transpose_copy(out, isa::DataType::kBf16, outT, isa::DataType::kBf16, s.seq,
-                                                     s.d_model)}),
-                   0});
-  }
-  return seq;
-}
-/// The LayerNorm of [seq, d_model] FP32 rows `in` (gamma g, beta b) as the moving operand of a GEMM (ln_gemm_kernel.h):
-/// its LayerNormLayout, the GEMM's K x N.
+/// The block's LayerNorm of all [seq, d_model] FP32 rows `in` (gamma g, beta b) -> BF16; no output fields set (the
+/// fused step's moving operand, ln_gemm_kernel.h, or layernorm_step_layout's rows).
 LayerNormLayout fused_ln(const TransformerShape& s, uint64_t in, uint64_t g, uint64_t b) {
   LayerNormLayout ln;
   ln.rows = s.seq;
@@ -65,6 +35,36 @@ LayerNormLayout fused_ln(const TransformerShape& s, uint64_t in, uint64_t g, uin
   ln.in_type = isa::DataType::kFp32;
   ln.out_type = isa::DataType::kBf16;
   return ln;
+}
+/// Rows [r0, r0 + n) of `whole` as one program of the LayerNorm step: into `out` [seq, d_model], or with te_transpose
+/// transposed into columns [r0, r0 + n) of `outT` [d_model, seq].
+LayerNormLayout layernorm_step_layout(const TransformerShape& s, LayerNormLayout ln, int r0, int n, uint64_t out,
+                                      uint64_t outT) {
+  const uint64_t row = uint64_t(r0) * uint64_t(s.d_model);
+  ln.rows = n;
+  ln.in_hbm += row * 4;
+  ln.out_hbm = s.te_transpose ? outT + uint64_t(r0) * 2 : out + row * 2;
+  ln.transposed_out = s.te_transpose;
+  ln.out_ld = s.seq;
+  return ln;
+}
+/// LayerNorm of [seq, d_model] FP32 -> BF16, its rows split over the cores, then its [d_model, seq] transpose (the
+/// GEMMs' moving operand). With te_transpose one step: each core's LayerNorm transposes its rows on the TE and
+/// writes its columns of outT (LayerNormLayout::transposed_out; `out` is not written). Else the LayerNorm into `out`
+/// and a step of strided DMA copies.
+KernelSequence layernorm_steps(const driver::DeviceInfo& info, const std::string& name, const TransformerShape& s,
+                               uint64_t in, uint64_t g, uint64_t b, uint64_t out, uint64_t outT) {
+  const LayerNormLayout whole = fused_ln(s, in, g, b);
+  KernelSequence seq = row_split_steps(name, s.seq, int(info.sbuf_partitions), s.cores, [&](int r0, int n) {
+    return KernelStep{"", make_layernorm_program(info, layernorm_step_layout(s, whole, r0, n, out, outT)), 0};
+  });
+  if (!s.te_transpose) {  // one copy out[r, c] -> outT[c, r]
+    seq.push_back({name + " transpose",
+                   dma_program(info, {transpose_copy(out, isa::DataType::kBf16, outT, isa::DataType::kBf16, s.seq,
+                                                     s.d_model)}),
+                   0});
+  }
+  return seq;
 }
 /// LN1 into the QKV GEMM (+ b_qkv per row, cast to BF16 in its drain) into qkvT: the moving operand is ln1T.
 LnGemmLayout ln1_qkv(const TransformerShape& s, const TransformerInputs& in, const TransformerBuffers& b) {
@@ -86,11 +86,9 @@ bool fuse_layernorm(const driver::DeviceInfo& info, const TransformerShape& s, c
   } catch (const std::invalid_argument&) {
     return false;
   }
-  LayerNormLayout ln = l.ln;  // the LayerNorm step's first core (layernorm_steps)
-  ln.rows = std::min(s.seq, rows_per_core(s.seq, int(info.sbuf_partitions), s.cores));
-  ln.transposed_out = true;
-  ln.out_hbm = l.gemm.moving_hbm;
-  ln.out_ld = s.seq;
+  // The LayerNorm step's first core (layernorm_steps; te_transpose, so into the GEMM's moving operand).
+  const LayerNormLayout ln = layernorm_step_layout(
+      s, l.ln, 0, std::min(s.seq, rows_per_core(s.seq, int(info.sbuf_partitions), s.cores)), 0, l.gemm.moving_hbm);
   Pipeline gemm(info);  // the GEMM step's largest piece as gemm_steps builds it
   add_gemm(gemm, info, with_best_wave_pieces(info, split_gemm(info, l.gemm, s.cores).front().layout));
   return fused < layernorm_estimate(info, ln) + gemm.estimated_cycles();
