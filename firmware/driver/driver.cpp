@@ -16,7 +16,7 @@ namespace {
 /// ISA version this driver encodes (VERSION.ISA of a device it can drive).
 constexpr uint32_t kIsaVersion = 0;
 /// Oldest register map (VERSION.MODEL) with every register this driver reads.
-constexpr uint32_t kRegisterMapVersion = 5;
+constexpr uint32_t kRegisterMapVersion = 6;
 /// The interrupt bits run() enables and clears.
 constexpr uint32_t kIrqBits = regs::INT_STATUS_DONE_MASK | regs::INT_STATUS_ERROR_MASK;
 /// Alignment of each queue's program in the program area.
@@ -131,6 +131,9 @@ Driver::Driver(Device& device, HbmRegion region) : device_(device), region_(regi
   info_.te_clock_mhz = device_.read_reg(regs::TE_CLOCK_MHZ);
   info_.act_clock_mhz = device_.read_reg(regs::ACT_CLOCK_MHZ);
   info_.vec_clock_mhz = device_.read_reg(regs::VEC_CLOCK_MHZ);
+  const uint32_t vec_width = device_.read_reg(regs::VEC_WIDTH);
+  info_.vec_elems_per_cycle = field(vec_width, regs::VEC_WIDTH_ELEMS_MASK, regs::VEC_WIDTH_ELEMS_SHIFT);
+  info_.vec_elems_per_cycle_16 = field(vec_width, regs::VEC_WIDTH_ELEMS_16_MASK, regs::VEC_WIDTH_ELEMS_16_SHIFT);
   info_.dma_latency_ns = device_.read_reg(regs::DMA_LATENCY_NS);
   info_.dma_bytes_per_ns = device_.read_reg(regs::DMA_BW_MBPS) / 1000.0;
   info_.config_name = read_ascii(regs::SIM_CONFIG_BASE, 4 * regs::SIM_CONFIG_COUNT);
@@ -188,6 +191,12 @@ Driver::Driver(Device& device, HbmRegion region) : device_(device), region_(regi
   if (info_.num_queues < static_cast<uint32_t>(isa::kNumQueues) || info_.num_queues > regs::QUEUE_SLOTS) {
     throw DeviceMismatch(fmt::format("device reports {} queues; this driver needs {} to {}", info_.num_queues,
                                      isa::kNumQueues, regs::QUEUE_SLOTS));
+  }
+  if (info_.vec_elems_per_cycle < info_.sbuf_partitions || info_.vec_elems_per_cycle_16 < info_.sbuf_partitions) {
+    throw DeviceMismatch(fmt::format("VEC_WIDTH reads {:#010x}: ELEMS ({}) and ELEMS_16 ({}) must each be at least "
+                                     "one element per lane (SBUF_PARTITIONS {})",
+                                     device_.read_reg(regs::VEC_WIDTH), info_.vec_elems_per_cycle,
+                                     info_.vec_elems_per_cycle_16, info_.sbuf_partitions));
   }
   if (info_.num_dma_engines > regs::DMAE_SLOTS) {
     throw DeviceMismatch(fmt::format("device reports {} DMA engines; the register map has counters for {}",

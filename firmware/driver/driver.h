@@ -40,6 +40,10 @@ struct DeviceInfo {
   uint32_t te_clock_mhz = 0;          ///< TE clock, MHz
   uint32_t act_clock_mhz = 0;         ///< Scalar (activation) engine clock, MHz
   uint32_t vec_clock_mhz = 0;         ///< Vector engine clock, MHz
+  /// Vector engine data path (VEC_WIDTH.ELEMS, .ELEMS_16), elements per Vector cycle over all lanes: with an operand
+  /// of a type other than BF16 / FP16, and with every operand BF16 or FP16. 0 counts as one element per lane.
+  uint32_t vec_elems_per_cycle = 0;
+  uint32_t vec_elems_per_cycle_16 = 0;
   double dma_latency_ns = 0;          ///< start latency of one DMA copy, ns (DMA_LATENCY_NS)
   double dma_bytes_per_ns = 0;        ///< one DMA engine's bandwidth, bytes/ns (DMA_BW_MBPS / 1000)
   std::string config_name;            ///< simulation only: SIM_CONFIG, the configuration's name ("tiny", "trn2")
@@ -57,6 +61,8 @@ struct DeviceInfo {
 
   /// Bytes of one PSUM bank in one partition (psum_partition_bytes / psum_banks).
   uint32_t psum_bank_bytes() const { return psum_banks == 0 ? 0 : psum_partition_bytes / psum_banks; }
+  /// The Vector engine's data path for isa::vector_cycles: a lane per SBUF partition.
+  isa::VecDataPath vec_data_path() const { return {sbuf_partitions, vec_elems_per_cycle, vec_elems_per_cycle_16}; }
   /// Clock of queue `queue`'s engine in MHz: act and vec have their own, the others run at the TE clock.
   uint32_t queue_clock_mhz(uint32_t queue) const {
     if (queue == static_cast<uint32_t>(isa::Engine::kAct)) return act_clock_mhz;

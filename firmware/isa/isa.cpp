@@ -2,6 +2,7 @@
 #include "firmware/isa/isa.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <type_traits>
 
 #include <fmt/core.h>
@@ -843,6 +844,25 @@ std::string_view cc_algorithm_name(CcAlgorithm a) {
 bool is_tensor_op(Opcode op) {
   const Format f = format_of(op);
   return is_opcode(static_cast<uint8_t>(op)) && (f == Format::kVec || f == Format::kAct);
+}
+
+uint64_t vector_cycles(const Instruction& instr, const VecDataPath& path) {
+  if (!is_tensor_op(instr.op) || instr.op == Opcode::kActivation) {
+    throw std::invalid_argument("vector_cycles: not a Vector-queue instruction");
+  }
+  const VecFields& v = instr.vec;
+  const Opcode op = instr.op;
+  const auto two_bytes = [](const Operand& o) { return o.type == DataType::kBf16 || o.type == DataType::kFp16; };
+  // The operands the opcode reads or writes (VecFields' table above).
+  bool narrow = op != Opcode::kQuantizeMx && two_bytes(v.out);
+  if (op != Opcode::kMemset && op != Opcode::kIota) narrow = narrow && two_bytes(v.in0);
+  if (op == Opcode::kTensorTensor || op == Opcode::kSelect) narrow = narrow && two_bytes(v.in1);
+  if (op == Opcode::kSelect) narrow = narrow && two_bytes(v.in2);
+  const uint64_t lanes = std::max<uint32_t>(1, path.lanes);
+  const uint64_t w = std::max<uint64_t>(1, (narrow ? path.elems_16 : path.elems) / lanes);
+  const auto pass = [&](uint64_t n) { return std::max(kEngineMinII, (n + w - 1) / w); };
+  if (op == Opcode::kQuantizeMx) return 2 * pass(v.free[0]);
+  return pass(op == Opcode::kTranspose ? uint64_t(v.partitions) : uint64_t(v.free[0]) * v.free[1]);
 }
 
 std::optional<std::string_view> opcode_name(Opcode op) {

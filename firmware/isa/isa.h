@@ -395,6 +395,27 @@ std::string_view act_func_name(ActFunc func);    ///< identity, relu, gelu_tanh,
 bool is_tensor_op(Opcode op);
 /// True for the collective engine's instructions (format "cc", opcodes 0x60..0x64).
 bool is_collective(Opcode op);
+
+/// Minimum instruction initiation interval of the Vector and Scalar engines, in engine cycles (docs/isa.md "Costs";
+/// NKI cost estimate of nki.isa.activation_reduce: max(MIN_II, N) + MIN_II, MIN_II about 64).
+inline constexpr uint64_t kEngineMinII = 64;
+
+/// The Vector engine's data path, in elements per Vector cycle over all its lanes (one lane per SBUF partition).
+/// Trainium2 (AWS Neuron, "Trainium2 Architecture Guide for NKI", table "Compute Engine Specifications"): 512
+/// BF16/FP16 elements, 256 of other types, i.e. 4 and 2 per lane of 128. Device registers VEC_WIDTH and
+/// SBUF_PARTITIONS.
+struct VecDataPath {
+  uint32_t lanes = 1;     ///< lanes = SBUF partitions, >= 1
+  uint32_t elems = 1;     ///< elements per cycle when an operand is of a type other than BF16 / FP16, >= lanes
+  uint32_t elems_16 = 1;  ///< elements per cycle when every operand read or written is BF16 or FP16, >= lanes
+};
+
+/// Vector engine cycles of the Vector-queue instruction `instr` (tensor_tensor .. quantize_mx; docs/isa.md
+/// "Costs"): max(kEngineMinII, ceil(N / w)) for N elements per partition (its input's n0 * n1; transpose: P), where
+/// w = path.elems_16 / lanes when every operand it reads or writes is BF16 or FP16 and path.elems / lanes otherwise
+/// (integer division, at least 1); quantize_mx takes two such passes over F = n0 (block maxima, then elements) at
+/// path.elems. Throws std::invalid_argument for an opcode of another engine.
+uint64_t vector_cycles(const Instruction& instr, const VecDataPath& path);
 std::string_view cc_algorithm_name(CcAlgorithm a);  ///< ring, rhd ("?" for a bad code)
 
 /// A program: one instruction list per engine queue.

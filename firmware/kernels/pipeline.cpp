@@ -18,9 +18,10 @@ namespace {
 constexpr int kQueues = isa::kNumQueues;
 constexpr int kDma = static_cast<int>(isa::Engine::kDma);
 
-// The minimum initiation interval of the Vector and Scalar engines (docs/isa.md "Costs"); the clocks and the DMA
-// copy figures come from the device (DeviceInfo: TE_CLOCK_MHZ, ACT/VEC_CLOCK_MHZ, DMA_LATENCY_NS, DMA_BW_MBPS).
-constexpr double kMinII = 64.0;
+// The Scalar engine's minimum initiation interval (docs/isa.md "Costs"; the Vector engine's cost is isa::vector_cycles);
+// the clocks, the Vector data path and the DMA copy figures come from the device (DeviceInfo: TE_CLOCK_MHZ,
+// ACT/VEC_CLOCK_MHZ, VEC_WIDTH, DMA_LATENCY_NS, DMA_BW_MBPS).
+constexpr double kMinII = double(isa::kEngineMinII);
 
 isa::Instruction sem(isa::Opcode op, uint8_t id, uint32_t value) {
   isa::Instruction i;
@@ -68,6 +69,7 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles, bool te_streams) 
   }
   // TE cycles per engine cycle of the Scalar and Vector engines (2.0 and 2.5 at 2.4 / 1.2 / 0.96 GHz).
   const double act_ratio = mhz / info_.act_clock_mhz, vec_ratio = mhz / info_.vec_clock_mhz;
+  const isa::VecDataPath vec_path = info_.vec_data_path();
   std::array<double, kQueues> t{};
   std::vector<double> engines(std::max<uint32_t>(1, info_.num_dma_engines), 0.0);
   double outstanding = 0.0;  // when every copy issued so far is done
@@ -151,11 +153,7 @@ std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles, bool te_streams) 
           break;
         }
         default:
-          if (isa::is_tensor_op(in.op)) {
-            const double elems =
-                in.op == isa::Opcode::kTranspose ? double(in.vec.partitions) : double(in.vec.free[0]) * in.vec.free[1];
-            now += std::ceil(std::max(kMinII, elems) * vec_ratio);
-          }
+          if (isa::is_tensor_op(in.op)) now += std::ceil(double(isa::vector_cycles(in, vec_path)) * vec_ratio);
           break;
       }
     }
@@ -416,6 +414,13 @@ isa::Instruction tensor_scalar(isa::AluOp op, float imm0, isa::AluOp op1, float 
   i.vec.imm0 = f32_bits(imm0);
   i.vec.op1 = op1;
   i.vec.imm1 = op1 == isa::AluOp::kNone ? 0u : f32_bits(imm1);
+  i.vec.out = fit(out, n0, n1);
+  i.vec.in0 = fit(in0, n0, n1);
+  return i;
+}
+
+isa::Instruction tensor_copy(int partitions, int n0, const isa::Operand& out, const isa::Operand& in0, int n1) {
+  isa::Instruction i = vec(isa::Opcode::kTensorCopy, partitions, n0, n1);
   i.vec.out = fit(out, n0, n1);
   i.vec.in0 = fit(in0, n0, n1);
   return i;

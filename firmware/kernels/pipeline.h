@@ -139,6 +139,9 @@ isa::Instruction select(int partitions, int n0, const isa::Operand& out, const i
                         const isa::Operand& in1, const isa::Operand& in2, int n1 = 1);
 isa::Instruction tensor_scalar(isa::AluOp op, float imm0, isa::AluOp op1, float imm1, int partitions, int n0,
                                const isa::Operand& out, const isa::Operand& in0, int n1 = 1);
+/// tensor_copy over free [n0, n1]: out = in0, cast once to out's type (rule 6; -0 and NaN payloads as the cast keeps
+/// them).
+isa::Instruction tensor_copy(int partitions, int n0, const isa::Operand& out, const isa::Operand& in0, int n1 = 1);
 /// tensor_reduce of all n0 elements into a [P, 1] column.
 /// iota: out[p, i] = p * pstep + i * step (FP32 at SBUF offset `out`, i < n), on `partitions` partitions.
 isa::Instruction iota_op(int partitions, int n, uint32_t out, int16_t pstep, int32_t step);

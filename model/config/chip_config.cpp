@@ -19,6 +19,10 @@ ChipConfig chip_config(std::string_view name) {
     c.te_rows = c.te_cols = 128;
     c.sbuf_partitions = c.psum_partitions = 128;
     c.hbm_bytes = 96ull << 30;
+    // The Vector engine's data path: 256 elements per cycle, 512 when every operand is BF16 or FP16 (AWS Neuron,
+    // "Trainium2 Architecture Guide for NKI", table "Compute Engine Specifications").
+    c.vector_elems_per_cycle = 256;
+    c.vector_elems_per_cycle_16 = 512;
     c.cores = 8;
     c.chips = name == "trn2" ? 1 : name == "trn2-16" ? 16 : name == "trn2-64" ? 64 : 256;
     if (name == "trn2-16") c.torus_dims = {4, 4};     // trn2.48xlarge: 4x4 2-D torus (BRIEF section 2)
@@ -43,6 +47,10 @@ ChipConfig chip_config(std::string_view name) {
     c.cores = 8;
     c.hbm_bytes_per_ns = 4900.0;
     c.dma_bytes_per_ns = 38.0;
+    // The Vector data path as trn2's (the Trainium3 guide gives the same 512 / 256 elements per cycle, but counts FP8
+    // among the fast types and clocks the engine at 1.2 GHz; neither is modelled here).
+    c.vector_elems_per_cycle = 256;
+    c.vector_elems_per_cycle_16 = 512;
     return c;
   }
   std::string known;

@@ -31,6 +31,11 @@ struct ChipConfig {
   uint32_t te_clock_mhz = 2400;                ///< TE clock (BRIEF section 2: 2.4 GHz)
   uint32_t vector_clock_mhz = 960;             ///< Vector engine clock (BRIEF section 2: 0.96 GHz)
   uint32_t scalar_clock_mhz = 1200;            ///< Scalar (activation) engine clock (BRIEF section 2: 1.2 GHz)
+  /// Vector engine data path, elements per Vector cycle over all lanes (isa::VecDataPath): with an operand of a type
+  /// other than BF16 / FP16, and with every operand BF16 or FP16. `tiny`: one element per lane (16 / 16); Trainium2:
+  /// 256 / 512 (AWS Neuron, "Trainium2 Architecture Guide for NKI", "Compute Engine Specifications").
+  uint32_t vector_elems_per_cycle = 16;
+  uint32_t vector_elems_per_cycle_16 = 16;
   int chips = 1;                               ///< chips in the system (multi-chip configs)
   /// Chip-to-chip network of a multi-chip system (docs/neuronlink.md "Collectives"): torus sizes, x fastest
   /// ({4, 4} = trn2.48xlarge, {4, 4, 4} = UltraServer with Z rings); empty for one chip.

@@ -160,6 +160,9 @@ uint32_t CoreControl::read_reg(uint32_t offset) const {
     case regs::TE_CLOCK_MHZ: return c.te_clock_mhz;
     case regs::ACT_CLOCK_MHZ: return c.scalar_clock_mhz;
     case regs::VEC_CLOCK_MHZ: return c.vector_clock_mhz;
+    case regs::VEC_WIDTH:
+      return (c.vector_elems_per_cycle << regs::VEC_WIDTH_ELEMS_SHIFT) |
+             (c.vector_elems_per_cycle_16 << regs::VEC_WIDTH_ELEMS_16_SHIFT);
     case regs::SIM_TE_BACKEND: return te_backend_;
     case regs::CHIP_ID: return place_.chip;
     case regs::CORE_ID: return uint32_t(core_index_);

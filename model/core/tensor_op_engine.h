@@ -16,7 +16,7 @@ namespace trnsim::model {
 class TensorOpEngine : public QueueEngine {
  public:
   /// Minimum instruction initiation interval, in engine cycles (docs/isa.md "Costs").
-  static constexpr uint64_t kMinII = 64;
+  static constexpr uint64_t kMinII = isa::kEngineMinII;
 
   /// This engine's clock (MHz).
   uint32_t clock_mhz() const { return clock_mhz_; }

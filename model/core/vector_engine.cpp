@@ -9,13 +9,15 @@
 namespace trnsim::model {
 
 VectorEngine::VectorEngine(const sc_core::sc_module_name& name, CoreControl& control)
-    : TensorOpEngine(name, isa::Engine::kVec, control, control.config().vector_clock_mhz) {}
+    : TensorOpEngine(name, isa::Engine::kVec, control, control.config().vector_clock_mhz),
+      path_{uint32_t(control.config().sbuf_partitions), control.config().vector_elems_per_cycle,
+            control.config().vector_elems_per_cycle_16} {}
 
 std::optional<Fault> VectorEngine::execute(const isa::Instruction& instr, uint32_t /*index*/) {
   const isa::VecFields& v = instr.vec;
   const isa::Opcode op = instr.op;
   const int P = v.partitions, n0 = v.free[0], n1 = v.free[1];
-  if (op == isa::Opcode::kQuantizeMx) return quantize_mx(v);
+  if (op == isa::Opcode::kQuantizeMx) return quantize_mx(instr);
 
   // Operand shapes: the output walks the input's free counts, except tensor_reduce ([P, 1] or [P, n1]) and
   // transpose ([n0, P]).
@@ -113,14 +115,13 @@ std::optional<Fault> VectorEngine::execute(const isa::Instruction& instr, uint32
       break;
     default: break;
   }
-  // N elements per partition: the output row for transpose (P), the input's n0 * n1 otherwise.
-  const uint64_t n = op == isa::Opcode::kTranspose ? uint64_t(P) : uint64_t(n0) * n1;
-  charge(op_cycles(n));
+  charge(isa::vector_cycles(instr, path_));
   if (control_.epoch() == epoch) write(v.out, out, v.no_sat, v.sr);
   return std::nullopt;
 }
 
-std::optional<Fault> VectorEngine::quantize_mx(const isa::VecFields& v) {
+std::optional<Fault> VectorEngine::quantize_mx(const isa::Instruction& instr) {
+  const isa::VecFields& v = instr.vec;
   const int K = v.partitions, F = v.free[0];
   const int rows = (K + 1) / 2;  // SBUF partitions of the elements and the scales: two K rows per partition
   const isa::Dtype dt = v.mx_dtype;
@@ -163,7 +164,7 @@ std::optional<Fault> VectorEngine::quantize_mx(const isa::VecFields& v) {
       }
     }
   }
-  charge(2 * op_cycles(uint64_t(F)));
+  charge(isa::vector_cycles(instr, path_));
   if (control_.epoch() == epoch) {
     write(elems, e, /*no_sat=*/false, /*sr=*/false);
     write_bytes(scales, rows, F, sbytes);

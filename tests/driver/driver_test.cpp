@@ -103,6 +103,8 @@ TEST_P(DriverInfo, DecodesEveryConfigurationRegister) {
   in.num_semaphores = 40;
   in.num_dma_engines = 7;
   in.te_clock_mhz = 1200;
+  in.vec_elems_per_cycle = 16;
+  in.vec_elems_per_cycle_16 = 40;
   MockDevice dev(in);
   BackendDevice backend(dev, GetParam());
   const Driver drv(backend.device());
@@ -120,6 +122,9 @@ TEST_P(DriverInfo, DecodesEveryConfigurationRegister) {
   EXPECT_EQ(got.num_semaphores, 40u);
   EXPECT_EQ(got.num_dma_engines, 7u);
   EXPECT_EQ(got.te_clock_mhz, 1200u);
+  EXPECT_EQ(got.vec_elems_per_cycle, 16u);
+  EXPECT_EQ(got.vec_elems_per_cycle_16, 40u);
+  EXPECT_EQ(got.vec_data_path().lanes, 8u) << "a lane per SBUF partition";
   EXPECT_DOUBLE_EQ(got.cycles_to_us(2400), 2.0);
 }
 
@@ -164,6 +169,21 @@ TEST(DriverInfo, ZeroConfigurationRegisterIsDeviceMismatch) {
   MockDevice few_sems;
   few_sems.poke(regs::NUM_SEMAPHORES, 16);
   EXPECT_THROW(Driver{few_sems}, DeviceMismatch);
+}
+
+TEST(DriverInfo, AVectorDataPathNarrowerThanItsLanesIsDeviceMismatch) {
+  MockDevice dev;  // 16 partitions
+  dev.poke(regs::VEC_WIDTH, (32u << regs::VEC_WIDTH_ELEMS_16_SHIFT) | 8u);
+  try {
+    Driver drv(dev);
+    FAIL() << "no exception";
+  } catch (const DeviceMismatch& e) {
+    EXPECT_STREQ(e.what(), "VEC_WIDTH reads 0x00200008: ELEMS (8) and ELEMS_16 (32) must each be at least one element "
+                           "per lane (SBUF_PARTITIONS 16)");
+  }
+  MockDevice zero;
+  zero.poke(regs::VEC_WIDTH, 0);
+  EXPECT_THROW(Driver{zero}, DeviceMismatch);
 }
 
 TEST(DriverErrors, AllDeriveFromDriverError) {

@@ -41,6 +41,7 @@ inline driver::DeviceInfo mock_tiny_info() {
   i.dma_latency_ns = 1300;
   i.dma_bytes_per_ns = 23.0;
   i.vec_clock_mhz = 960;
+  i.vec_elems_per_cycle = i.vec_elems_per_cycle_16 = 16;  // one element per lane, as tiny
   i.config_name = "tiny";
   i.te_backend = "tlm";
   return i;
@@ -81,6 +82,8 @@ class MockDevice final : public driver::Device {
     regs_[regs::TE_CLOCK_MHZ] = info.te_clock_mhz;
     regs_[regs::ACT_CLOCK_MHZ] = info.act_clock_mhz;
     regs_[regs::VEC_CLOCK_MHZ] = info.vec_clock_mhz;
+    regs_[regs::VEC_WIDTH] = (info.vec_elems_per_cycle << regs::VEC_WIDTH_ELEMS_SHIFT) |
+                             (info.vec_elems_per_cycle_16 << regs::VEC_WIDTH_ELEMS_16_SHIFT);
     regs_[regs::DMA_LATENCY_NS] = uint32_t(info.dma_latency_ns);
     regs_[regs::DMA_BW_MBPS] = uint32_t(info.dma_bytes_per_ns * 1000.0 + 0.5);
     for (uint32_t w = 0; w < regs::SIM_CONFIG_COUNT; ++w) {  // the name, 4 ASCII bytes per register

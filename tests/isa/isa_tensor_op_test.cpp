@@ -960,3 +960,43 @@ TEST(IsaTensorOpProgramBinary, FourQueuesInEngineOrder) {
 
 }  // namespace
 }  // namespace trnsim::isa
+
+namespace trnsim::isa {
+namespace {
+
+TEST(IsaVectorCycles, TheDataPathByOperandTypes) {
+  // Worked by hand from docs/isa.md "Costs": max(64, ceil(N / w)) with w = elems_16 / lanes when every operand the
+  // opcode reads or writes is BF16 or FP16, else elems / lanes; quantize_mx two passes over F at elems.
+  const VecDataPath trn2{128, 256, 512}, tiny{16, 16, 16};
+  VecFields v;
+  v.partitions = 128;
+  v.free = {100, 10};  // N = 1000
+  v.out = test::operand(MemSpace::kSbuf, DataType::kBf16, 0, 0, 1, 100);
+  v.in0 = test::operand(MemSpace::kSbuf, DataType::kFp16, 0, 0x1000, 1, 100);
+  v.in1 = test::operand(MemSpace::kPsum, DataType::kFp32, 0, 0, 1, 100);  // read by tensor_tensor and select only
+  v.in2 = v.in1;
+  EXPECT_EQ(vector_cycles(test::vec_instr(Opcode::kTensorCopy, v), trn2), 250u) << "BF16 <- FP16: 4 per lane";
+  EXPECT_EQ(vector_cycles(test::vec_instr(Opcode::kTensorScalar, v), trn2), 250u);
+  EXPECT_EQ(vector_cycles(test::vec_instr(Opcode::kTensorReduce, v), trn2), 250u) << "N is the input's elements";
+  EXPECT_EQ(vector_cycles(test::vec_instr(Opcode::kTensorTensor, v), trn2), 500u) << "in1 FP32: 2 per lane";
+  EXPECT_EQ(vector_cycles(test::vec_instr(Opcode::kSelect, v), trn2), 500u);
+  EXPECT_EQ(vector_cycles(test::vec_instr(Opcode::kMemset, v), trn2), 250u) << "memset writes out only";
+  EXPECT_EQ(vector_cycles(test::vec_instr(Opcode::kTensorCopy, v), tiny), 1000u) << "one per lane";
+  v.in0.type = DataType::kFp8E5M2;
+  EXPECT_EQ(vector_cycles(test::vec_instr(Opcode::kTensorCopy, v), trn2), 500u) << "FP8 takes the 256 path";
+  EXPECT_EQ(vector_cycles(test::vec_instr(Opcode::kIota, v), trn2), 250u) << "iota reads no input";
+  v.free = {7, 1};
+  EXPECT_EQ(vector_cycles(test::vec_instr(Opcode::kTensorCopy, v), trn2), 64u) << "the minimum interval";
+  v.partitions = 32;
+  EXPECT_EQ(vector_cycles(test::vec_instr(Opcode::kTranspose, v), tiny), 64u) << "transpose: N = P = 32";
+  v.free = {300, 1};
+  v.in0.type = DataType::kBf16;
+  EXPECT_EQ(vector_cycles(test::vec_instr(Opcode::kQuantizeMx, v), trn2), 2u * 150u) << "two passes, 2 per lane";
+  EXPECT_EQ(vector_cycles(test::vec_instr(Opcode::kTensorCopy, v), VecDataPath{128, 0, 0}), 300u)
+      << "fewer elements than lanes count as one per lane";
+  EXPECT_THROW(vector_cycles(test::act_instr(ActFields{}), trn2), std::invalid_argument);
+  EXPECT_THROW(vector_cycles(Instruction::halt(), trn2), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trnsim::isa

@@ -48,6 +48,7 @@ DeviceInfo tiny_info() {
   i.te_clock_mhz = 2400;
   i.act_clock_mhz = 1200;  // BRIEF section 2 figures, as the device's registers give them
   i.vec_clock_mhz = 960;
+  i.vec_elems_per_cycle = i.vec_elems_per_cycle_16 = 16;  // one element per lane
   i.dma_latency_ns = 1300;
   i.dma_bytes_per_ns = 23.0;
   return i;
@@ -58,6 +59,8 @@ DeviceInfo trn2_info() {
   i.te_rows = i.te_cols = 128;
   i.sbuf_partitions = i.psum_partitions = 128;
   i.hbm_bytes = 96ull << 30;
+  i.vec_elems_per_cycle = 256;  // 2 and 4 elements per lane (VEC_WIDTH)
+  i.vec_elems_per_cycle_16 = 512;
   return i;
 }
 

@@ -42,6 +42,7 @@ DeviceInfo tiny() {
   i.te_clock_mhz = 2400;
   i.act_clock_mhz = 1200;  // BRIEF section 2 figures, as the device's registers give them
   i.vec_clock_mhz = 960;
+  i.vec_elems_per_cycle = i.vec_elems_per_cycle_16 = 16;  // one element per lane
   i.dma_latency_ns = 1300;
   i.dma_bytes_per_ns = 23.0;
   return i;
@@ -52,6 +53,8 @@ DeviceInfo trn2() {
   i.te_rows = i.te_cols = 128;
   i.sbuf_partitions = i.psum_partitions = 128;
   i.hbm_bytes = 96ull << 30;
+  i.vec_elems_per_cycle = 256;  // 2 and 4 elements per lane (VEC_WIDTH)
+  i.vec_elems_per_cycle_16 = 512;
   return i;
 }
 
@@ -729,6 +732,46 @@ TEST(AttentionPieces, TransposeSlotsStartAfterTheAccumulatorsLastColumn) {
   for (int s = 10; s < 16; ++s) EXPECT_GT(slot_writes[std::size_t(s)], 0) << "slot at byte " << s * 512;
   const test::ProgramCheck c = test::check_program(info, p);
   EXPECT_TRUE(c.ok()) << c.summary();
+}
+
+/// The P^T copies of a piece (PSUM -> SBUF): {on the Vector engine, on the Scalar engine}.
+std::pair<int, int> pt_copies(const isa::Program& p) {
+  std::pair<int, int> n{0, 0};
+  for (const isa::Instruction& in : p.queue(isa::Engine::kVec)) {
+    n.first += in.op == isa::Opcode::kTensorCopy && in.vec.in0.space == isa::MemSpace::kPsum;
+  }
+  for (const isa::Instruction& in : p.queue(isa::Engine::kAct)) {
+    n.second += in.op == isa::Opcode::kActivation && in.act.func == isa::ActFunc::kIdentity &&
+                in.act.in0.space == isa::MemSpace::kPsum;
+  }
+  return n;
+}
+
+TEST(AttentionPieces, TheWiderVectorEngineTakesTheTransposesCopies) {
+  // trn2's Vector engine copies a [128, 128] P^T tile out of FP32 PSUM at two elements per lane (64 Vector cycles =
+  // 160 TE cycles; VEC_WIDTH 256), the Scalar engine at one (128 = 256 TE cycles). The block's long piece at seq 2048
+  // gives every copy to the Vector engine: measured on the device, the block takes 457,232 cycles so, 457,480 with
+  // half of them, 466,904 with none. Its query tiles i = 0..9 see key tiles 0..6 + i: 115 copies.
+  const DeviceInfo info = trn2();
+  AttentionPieceLayout l;
+  l.seq = 2048, l.head_dim = 64, l.query0 = 768, l.queries = 1280, l.causal = true;
+  l.scale = attention_scale(64);
+  const uint64_t T = 64ull * 2048 * 2;
+  l.qT_hbm = 0, l.kT_hbm = T, l.v_hbm = 2 * T, l.outT_hbm = 3 * T;
+  const isa::Program p = make_attention_piece_program(info, l);
+  EXPECT_EQ(pt_copies(p), std::make_pair(115, 0));
+  const test::ProgramCheck c = test::check_program(info, p);
+  EXPECT_TRUE(c.ok()) << c.summary();
+  // tiny: one element per lane, so a [16, 16] copy costs the Vector engine more than the Scalar engine (the 64-cycle
+  // minimum: 160 TE cycles at 0.96 GHz against 128 at 1.2 GHz), and the Vector engine also carries the row maxima:
+  // the copies stay on the Scalar engine.
+  const DeviceInfo t = tiny();
+  AttentionPieceLayout s = l;
+  s.seq = 64, s.head_dim = 16, s.query0 = 0, s.queries = 64;
+  s.scale = attention_scale(16);
+  const uint64_t U = 16ull * 64 * 2;
+  s.qT_hbm = 0, s.kT_hbm = U, s.v_hbm = 2 * U, s.outT_hbm = 3 * U;
+  EXPECT_EQ(pt_copies(make_attention_piece_program(t, s)), std::make_pair(0, 10)) << "4 query tiles see 1..4 key tiles";
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ driver::DeviceInfo small_device() {
   i.te_clock_mhz = 2400;
   i.act_clock_mhz = 1200;  // BRIEF section 2 figures, as the device's registers give them
   i.vec_clock_mhz = 960;
+  i.vec_elems_per_cycle = i.vec_elems_per_cycle_16 = 16;  // one element per lane
   i.dma_latency_ns = 1300;
   i.dma_bytes_per_ns = 23.0;
   return i;

@@ -900,10 +900,25 @@ TimingEstimate estimate_timing(const driver::DeviceInfo& info, const isa::Progra
               throw std::runtime_error("timing: collective instructions wait on other chips; no one-chip estimate");
             }
             if (isa::is_tensor_op(in.op)) {
-              // max(64, n) Vector cycles at 0.96 GHz (n = P for transpose).
-              const double n = in.op == Opcode::kTranspose ? double(in.vec.partitions)
+              // docs/isa.md "Costs": max(64, ceil(n / w)) Vector cycles (n = P for transpose) at 0.96 GHz, w the
+              // elements per lane: VEC_WIDTH.ELEMS_16 / partitions when out and every input read are BF16 or FP16,
+              // else ELEMS / partitions (at least 1); quantize_mx two passes over n0 at ELEMS.
+              const auto is16 = [](const isa::Operand& o) {
+                return o.type == isa::DataType::kBf16 || o.type == isa::DataType::kFp16;
+              };
+              const Opcode op = in.op;
+              const bool reads0 = op != Opcode::kMemset && op != Opcode::kIota;
+              const bool reads1 = op == Opcode::kTensorTensor || op == Opcode::kSelect;
+              const bool all16 = op != Opcode::kQuantizeMx && is16(in.vec.out) && (!reads0 || is16(in.vec.in0)) &&
+                                 (!reads1 || is16(in.vec.in1)) && (op != Opcode::kSelect || is16(in.vec.in2));
+              const uint32_t elems = all16 ? info.vec_elems_per_cycle_16 : info.vec_elems_per_cycle;
+              const double w = std::max(1u, elems / std::max(1u, info.sbuf_partitions));
+              const double n = op == Opcode::kTranspose  ? double(in.vec.partitions)
+                               : op == Opcode::kQuantizeMx ? double(in.vec.free[0])
                                                            : double(in.vec.free[0]) * in.vec.free[1];
-              t[q] += std::ceil(std::max(64.0, n) * info.te_clock_mhz / double(info.vec_clock_mhz));
+              const double passes = op == Opcode::kQuantizeMx ? 2.0 : 1.0;
+              t[q] += std::ceil(passes * std::max(64.0, std::ceil(n / w)) * info.te_clock_mhz /
+                                double(info.vec_clock_mhz));
             }
             break;
         }

@@ -125,6 +125,38 @@ TEST_F(PartitionTest, Transpose32x32BetweenQuadrants) {
   }
 }
 
+TEST_F(PartitionTest, TheVectorEngineTakesTheTrainium2DataPath) {
+  // AWS Neuron, "Trainium2 Architecture Guide for NKI", "Compute Engine Specifications": the Vector engine moves 512
+  // BF16/FP16 elements per cycle, 256 of other types: 4 and 2 per lane of 128 (VEC_WIDTH). So an instruction of N
+  // elements per partition takes max(64, ceil(N / 4)) Vector cycles when every operand is BF16 or FP16, else
+  // max(64, ceil(N / 2)); x 2.5 TE cycles at 0.96 GHz, rounded up; + 1 issue cycle + 1 for the halt.
+  ASSERT_EQ(drv_->info().vec_elems_per_cycle, 256u);
+  ASSERT_EQ(drv_->info().vec_elems_per_cycle_16, 512u);
+  const auto copy = [](DataType out, DataType in, int n, MemSpace in_space = MemSpace::kSbuf) {
+    return vec(Opcode::kTensorCopy, 128, n, 1, opnd(MemSpace::kSbuf, out, 0, 0x4000, 1, 0),
+               opnd(in_space, in, 0, 0, 1, 0));
+  };
+  EXPECT_EQ(run_vec({copy(DataType::kBf16, DataType::kBf16, 1000)}).cycles, 2u + 625u) << "250 cycles: 4 per lane";
+  EXPECT_EQ(run_vec({copy(DataType::kFp16, DataType::kFp16, 1001)}).cycles, 2u + 628u) << "251 cycles = 627.5";
+  EXPECT_EQ(run_vec({copy(DataType::kFp32, DataType::kFp32, 1000)}).cycles, 2u + 1250u) << "500 cycles: 2 per lane";
+  EXPECT_EQ(run_vec({copy(DataType::kBf16, DataType::kFp32, 1000, MemSpace::kPsum)}).cycles, 2u + 1250u)
+      << "an FP32 input (PSUM) takes the other types' path";
+  EXPECT_EQ(run_vec({copy(DataType::kFp8E4M3, DataType::kFp8E4M3, 1000)}).cycles, 2u + 1250u)
+      << "FP8 is not among Trainium2's 512-element types";
+  EXPECT_EQ(run_vec({copy(DataType::kBf16, DataType::kBf16, 200)}).cycles, 2u + 160u) << "50 -> the 64-cycle minimum";
+  const Instruction mixed = vec(Opcode::kTensorTensor, 128, 1000, 1, opnd(MemSpace::kSbuf, DataType::kBf16, 0, 0x4000),
+                                opnd(MemSpace::kSbuf, DataType::kBf16, 0, 0), opnd(MemSpace::kSbuf, DataType::kFp32, 0, 0x8000));
+  EXPECT_EQ(run_vec({mixed}).cycles, 2u + 1250u) << "one FP32 input is enough for the narrower path";
+  Instruction tp = vec(Opcode::kTranspose, 32, 32, 1, opnd(MemSpace::kSbuf, DataType::kFp32, 0, 0x4000, 1, 0),
+                       opnd(MemSpace::kSbuf, DataType::kFp32, 0, 0, 1, 0));
+  EXPECT_EQ(run_vec({tp}).cycles, 2u + 160u) << "transpose N = P = 32 -> 16 -> the 64-cycle minimum";
+  // The Scalar engine keeps one element per lane per cycle (the table's 128 at 1.2 GHz).
+  EXPECT_EQ(run_act({activation(ActFunc::kIdentity, 128, 1000, 1, opnd(MemSpace::kSbuf, DataType::kBf16, 0, 0x4000),
+                                opnd(MemSpace::kSbuf, DataType::kBf16, 0, 0))})
+                .cycles,
+            2u + 2000u);
+}
+
 TEST_F(PartitionTest, FullHeightActivationWithBiasTensorAndSum) {
   std::mt19937_64 rng(test_seed());
   const int n = 96;
