@@ -52,6 +52,8 @@ std::vector<Pipeline::OpId> add_ln_gemm(Pipeline& pipe, const driver::DeviceInfo
   ln.out_sbuf = 0;
   ln.out_sbuf_tile_bytes = uint32_t(tile_bytes);
   ln.sbuf_base = uint32_t(ceil_div(uint64_t(ln.cols), chunk) * tile_bytes);
+  // The LayerNorm's later row loads in pieces like the GEMM's later waves: the DMA engines are the program's limit.
+  ln.load_piece_latencies = l.gemm.wave_piece_latencies;
   const LayerNormOps norm = add_layernorm(pipe, info, ln);
   GemmLayout g = l.gemm;
   g.moving_hbm = 0;

@@ -40,6 +40,7 @@ struct NormJob {
   int out_ld = 0;
   bool out_in_sbuf = false;  ///< transposed into SBUF (LayerNormLayout::out_in_sbuf)
   uint32_t out_sbuf = 0, out_sbuf_tile_bytes = 0, sbuf_base = 0;
+  double load_piece_latencies = 0;  ///< LayerNormLayout::load_piece_latencies
 };
 
 void require(const NormJob& n, bool ok, const std::string& what) {
@@ -179,6 +180,8 @@ std::vector<Pipeline::OpId> add_norm(Pipeline& pipe, const driver::DeviceInfo& i
 
   // SBUF (from sbuf_base): gamma (and beta) replicated in every partition, a junk row for the squares' elementwise
   // output (only their sum is wanted), then per buffer a row tile and four [P, 1] columns.
+  require(n, std::isfinite(n.load_piece_latencies) && (n.load_piece_latencies == 0 || n.load_piece_latencies >= 1),
+          fmt::format("load_piece_latencies {} must be 0 or a finite value >= 1", n.load_piece_latencies));
   require(n, n.sbuf_base % 64 == 0 && n.sbuf_base < pb,
           fmt::format("sbuf_base {} must be a multiple of 64 below the partition's {} bytes", n.sbuf_base, pb));
   PartitionArena arena(pb);
@@ -234,9 +237,16 @@ std::vector<Pipeline::OpId> add_norm(Pipeline& pipe, const driver::DeviceInfo& i
   // bytes as 256 rows of x). The other loads wait for the store that frees their buffer.
   std::vector<Pipeline::OpId> store(static_cast<std::size_t>(ngroups), -1);
   std::vector<Pipeline::OpId> loads(static_cast<std::size_t>(ngroups), -1);
+  // The first group over every DMA engine; with load_piece_latencies the later ones in fewer, larger pieces
+  // (latency_engines), which spend less of the engines' time on start latencies.
   const auto add_load = [&](int j) {
-    loads[std::size_t(j)] = load_rows(pipe, info, n.in_hbm, n.in_type, groups[std::size_t(j)], n.cols,
-                                      buf[std::size_t(j % nbuf)].x, {j >= nbuf ? store[std::size_t(j - nbuf)] : -1});
+    const RowGroup& grp = groups[std::size_t(j)];
+    const uint32_t parts =
+        j == 0 || n.load_piece_latencies < 1.0
+            ? info.num_dma_engines
+            : latency_engines(info, uint64_t(grp.p) * uint64_t(grp.g) * uint64_t(n.cols) * 4, n.load_piece_latencies);
+    loads[std::size_t(j)] = load_rows(pipe, info, n.in_hbm, n.in_type, grp, n.cols, buf[std::size_t(j % nbuf)].x,
+                                      {j >= nbuf ? store[std::size_t(j - nbuf)] : -1}, 0, parts);
   };
   for (int j = 0; j < nbuf; ++j) add_load(j);
   const Pipeline::OpId params_op = pipe.add(Engine::kDma, spread_copies(params, info.num_dma_engines));
@@ -324,7 +334,7 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
 NormJob layernorm_job(const LayerNormLayout& l) {
   return NormJob{"layernorm", true, l.rows, l.cols, l.in_hbm, l.out_hbm, l.gamma_hbm, l.beta_hbm, l.eps, l.in_type,
                  l.out_type, l.transposed_out, l.out_ld, l.out_in_sbuf, l.out_sbuf, l.out_sbuf_tile_bytes,
-                 l.sbuf_base};
+                 l.sbuf_base, l.load_piece_latencies};
 }
 }  // namespace
 

@@ -508,9 +508,10 @@ isa::CopyFields group_copy(const driver::DeviceInfo& info, uint64_t hbm, isa::Da
 
 Pipeline::OpId load_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type,
                          const RowGroup& group, int cols, uint32_t sbuf_offset,
-                         const std::vector<Pipeline::OpId>& after, int width) {
+                         const std::vector<Pipeline::OpId>& after, int width, uint32_t parts) {
   return pipe.add(isa::Engine::kDma,
-                  dma_pieces(group_copy(info, hbm, type, group, cols, sbuf_offset, true, width), info.num_dma_engines),
+                  dma_pieces(group_copy(info, hbm, type, group, cols, sbuf_offset, true, width),
+                             parts == 0 ? info.num_dma_engines : parts),
                   after);
 }
 

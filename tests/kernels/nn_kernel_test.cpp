@@ -361,6 +361,40 @@ INSTANTIATE_TEST_SUITE_P(
                          isa::data_type_name(c.out), c.out_ld, c.c0, c.specials ? "_special" : "");
     });
 
+TEST(NormKernel, LaterRowGroupsLoadInPiecesOfStartLatencyBytes) {
+  // trn2, [512, 768] FP32: one 128-row tile per group (3 KB rows > the 2 KB group bytes), 393,216 bytes each. The
+  // first group is loaded over all 16 DMA engines (8 rows a copy); with load_piece_latencies 2 the later ones in
+  // pieces of at least 2 x 29,900 bytes (16 engines x 23 B/ns x 1.3 us = 478,400 bytes per start latency, over 16):
+  // 393,216 / 59,800 -> 6 pieces. So 16 + 3 x 6 = 34 loads of x instead of 4 x 16 = 64; the bits stay the golden's.
+  const DeviceInfo info = trn2();
+  std::mt19937_64 rng(test::test_seed());
+  const int rows = 512, cols = 768;
+  const auto [in, gamma, beta] = norm_inputs(rows, cols, DataType::kFp32, false, rng);
+  Tensor out{next_addr(beta), DataType::kFp32, {}, std::size_t(rows) * cols};
+  LayerNormLayout l;
+  l.rows = rows, l.cols = cols;
+  l.in_hbm = in.addr, l.gamma_hbm = gamma.addr, l.beta_hbm = beta.addr, l.out_hbm = out.addr;
+  const auto x_loads = [&](const isa::Program& p) {
+    int n = 0;
+    for (const isa::Instruction& i : p.queue(isa::Engine::kDma)) {
+      n += i.op == isa::Opcode::kDmaCopy && i.copy.src_space == isa::MemSpace::kHbm && i.copy.src_addr >= in.addr &&
+           i.copy.src_addr < in.addr + uint64_t(rows) * cols * 4;
+    }
+    return n;
+  };
+  EXPECT_EQ(x_loads(make_layernorm_program(info, l)), 64);
+  l.load_piece_latencies = 2.0;
+  const isa::Program prog = make_layernorm_program(info, l);
+  EXPECT_EQ(x_loads(prog), 34);
+  const auto got = run_checked(info, prog, {in, gamma, beta}, out, parts(info, rows), 0);
+  const golden::NormSpec s{rows, cols, 1e-5f, DataType::kFp32, DataType::kFp32};
+  test::expect_same_bits(got, golden::layernorm_rows(s, in.v, gamma.v, beta.v), cols, "layernorm, pieces");
+  for (const double bad : {0.5, -1.0, double(NAN), double(INFINITY)}) {
+    l.load_piece_latencies = bad;
+    EXPECT_THROW(make_layernorm_program(info, l), std::invalid_argument) << bad;
+  }
+}
+
 TEST(NormKernel, TransposedOutputNeedsATeTypeAndRoomForItsRows) {
   const DeviceInfo info = tiny();
   LayerNormLayout l;
