@@ -465,17 +465,28 @@ class GemmBuilder {
     return staging_addr(plan_.epilogue_slots) + uint32_t(m_tile_index) * uint32_t(kFp32Bytes);
   }
 
-  /// A row epilogue's biases, one FP32 per partition and M tile: one copy per M tile, spread over the engines.
+  /// A row epilogue's biases, one FP32 per partition and M tile: the whole M tiles in one copy (bias element
+  /// mt * m_tile + p to partition p at row_bias_addr(mt)), a ragged last tile in another, on as few engines as their
+  /// bytes are worth (latency_engines): each copy pays a start latency, however few its bytes (a 2304-row bias:
+  /// 2 copies, 18 before).
   Pipeline::OpId add_row_bias_load(Pipeline& pipe) const {
     if (l_.epilogue.kind != GemmEpilogue::Kind::kRowBiasAct) return -1;
     std::vector<isa::CopyFields> copies;
-    for (int mt = 0; mt < plan_.m_tiles; ++mt) {
-      const int m0 = mt * plan_.m_tile, rows = std::min(plan_.m_tile, l_.m - m0);
-      copies.push_back(copy_rows(isa::MemSpace::kHbm, l_.epilogue.bias_hbm + uint64_t(m0) * kFp32Bytes,
-                                 isa::DataType::kFp32, kFp32Bytes, isa::MemSpace::kSbuf, row_bias_addr(mt),
-                                 isa::DataType::kFp32, info_.sbuf_partition_bytes, rows, 1));
+    const int whole = l_.m / plan_.m_tile;
+    auto tile_copy = [&](int mt, int rows) {
+      return copy_rows(isa::MemSpace::kHbm, l_.epilogue.bias_hbm + uint64_t(mt) * plan_.m_tile * kFp32Bytes,
+                       isa::DataType::kFp32, kFp32Bytes, isa::MemSpace::kSbuf, row_bias_addr(mt),
+                       isa::DataType::kFp32, info_.sbuf_partition_bytes, rows, 1);
+    };
+    if (whole > 0) {
+      isa::CopyFields c = tile_copy(0, plan_.m_tile);
+      c.count[2] = static_cast<uint16_t>(whole);
+      c.src_stride[2] = whole > 1 ? int32_t(uint64_t(plan_.m_tile) * kFp32Bytes) : 0;
+      c.dst_stride[2] = whole > 1 ? int32_t(kFp32Bytes) : 0;
+      copies.push_back(c);
     }
-    return pipe.add(isa::Engine::kDma, spread_copies(copies, info_.num_dma_engines));
+    if (l_.m % plan_.m_tile != 0) copies.push_back(tile_copy(whole, l_.m % plan_.m_tile));
+    return pipe.add(isa::Engine::kDma, spread_copies(copies, latency_engines(info_, copy_bytes(copies))));
   }
 
   /// A column epilogue's loads for block b: for a group's first block (its first M tile) the group's bias[n0 .. n0 +

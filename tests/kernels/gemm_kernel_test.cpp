@@ -437,6 +437,31 @@ TEST(GemmProtocol, WidePiecesCutTheLaterWavesIntoFewerCopies) {
   EXPECT_GE(one - two, uint64_t(8 * (6 - 3)));
 }
 
+TEST(GemmProtocol, ARowBiasIsLoadedInOneCopyPerKindOfMTile) {
+  // A row epilogue's bias (one FP32 per output row, one partition each): every whole 128-row M tile in one copy
+  // [1, 128, tiles], a ragged last tile in one more. Its 9,216 bytes (M 2304) are worth one engine (29.9 KB per
+  // start latency on trn2), so neither is cut: 1 copy for M 2304, 2 for M 300 (2 tiles + 44 rows), 1 for M 100.
+  for (const auto& [m, want] : {std::pair{2304, 1}, std::pair{300, 2}, std::pair{100, 1}}) {
+    GemmLayout l = place(Shape{256, m, 512});
+    l.out_type = isa::DataType::kBf16;
+    l.epilogue.kind = GemmEpilogue::Kind::kRowBiasAct;
+    l.epilogue.func = isa::ActFunc::kIdentity;
+    l.epilogue.bias_hbm = hbm_end(l) + 0x1000;
+    const isa::Program prog = make_gemm_program(trn2_info(), l);
+    int n = 0, rows = 0;
+    for (const auto& in : prog.queues[std::size_t(isa::Engine::kDma)]) {
+      if (in.op != isa::Opcode::kDmaCopy || in.copy.src_space != isa::MemSpace::kHbm ||
+          in.copy.src_addr < l.epilogue.bias_hbm) {
+        continue;
+      }
+      ++n;
+      rows += int(in.copy.elements());
+    }
+    EXPECT_EQ(n, want) << "M " << m;
+    EXPECT_EQ(rows, m) << "every bias element once, M " << m;
+  }
+}
+
 TEST(GemmProtocol, HugeRowsFallBackToPerTileCopies) {
   // K tiles of 128 rows x 8.4M BF16 columns are 2.15 GB apart: more than an int32 stride, so each K tile of a
   // batch gets its own copy. (Too large to check exhaustively: the moving copies are checked one by one.)
