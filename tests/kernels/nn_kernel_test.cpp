@@ -739,13 +739,19 @@ TEST(AttentionPieces, EachHeadIsCutWhereTheEstimatedWaveEndsSoonest) {
 // is [128 keys, 128 queries] FP32, 512 bytes: 2 slots in the rest of bank 6 and 4 in bank 7. The PV multiplies stay
 // inside the accumulator's 5 KiB, the transposes (128-column multiplies that overwrite) in the slots, each write
 // inside one bank, and the program checker finds no race.
-TEST(AttentionPieces, TransposeSlotsStartAfterTheAccumulatorsLastColumn) {
-  const DeviceInfo info = trn2();
+/// The block's long attention piece at seq 2048 on 8 cores: the last 1280 queries of a head (d 64), causal.
+AttentionPieceLayout long_piece_at_2048() {
   AttentionPieceLayout l;
   l.seq = 2048, l.head_dim = 64, l.query0 = 768, l.queries = 1280, l.causal = true;
   l.scale = attention_scale(64);
   const uint64_t T = 64ull * 2048 * 2;
   l.qT_hbm = 0, l.kT_hbm = T, l.v_hbm = 2 * T, l.outT_hbm = 3 * T;
+  return l;
+}
+
+TEST(AttentionPieces, TransposeSlotsStartAfterTheAccumulatorsLastColumn) {
+  const DeviceInfo info = trn2();
+  const AttentionPieceLayout l = long_piece_at_2048();
   const isa::Program p = make_attention_piece_program(info, l);
   const uint64_t bank = 2048, acc0 = 4 * bank, acc_end = acc0 + 1280 * 4;
   std::vector<int> slot_writes(16, 0);  // per 512-byte slot position from acc0
@@ -787,11 +793,7 @@ TEST(AttentionPieces, TheWiderVectorEngineTakesTheTransposesCopies) {
   // gives every copy to the Vector engine: measured on the device, the block takes 457,232 cycles so, 457,480 with
   // half of them, 466,904 with none. Its query tiles i = 0..9 see key tiles 0..6 + i: 115 copies.
   const DeviceInfo info = trn2();
-  AttentionPieceLayout l;
-  l.seq = 2048, l.head_dim = 64, l.query0 = 768, l.queries = 1280, l.causal = true;
-  l.scale = attention_scale(64);
-  const uint64_t T = 64ull * 2048 * 2;
-  l.qT_hbm = 0, l.kT_hbm = T, l.v_hbm = 2 * T, l.outT_hbm = 3 * T;
+  const AttentionPieceLayout l = long_piece_at_2048();
   const isa::Program p = make_attention_piece_program(info, l);
   EXPECT_EQ(pt_copies(p), std::make_pair(115, 0));
   const test::ProgramCheck c = test::check_program(info, p);
