@@ -396,6 +396,8 @@ bool is_tensor_op(Opcode op);
 /// True for the collective engine's instructions (format "cc", opcodes 0x60..0x64).
 bool is_collective(Opcode op);
 
+std::string_view cc_algorithm_name(CcAlgorithm a);  ///< ring, rhd ("?" for a bad code)
+
 /// Minimum instruction initiation interval of the Vector and Scalar engines, in engine cycles (docs/isa.md "Costs";
 /// NKI cost estimate of nki.isa.activation_reduce: max(MIN_II, N) + MIN_II, MIN_II about 64).
 inline constexpr uint64_t kEngineMinII = 64;
@@ -416,7 +418,6 @@ struct VecDataPath {
 /// (integer division, at least 1); quantize_mx takes two such passes over F = n0 (block maxima, then elements) at
 /// path.elems. Throws std::invalid_argument for an opcode of another engine.
 uint64_t vector_cycles(const Instruction& instr, const VecDataPath& path);
-std::string_view cc_algorithm_name(CcAlgorithm a);  ///< ring, rhd ("?" for a bad code)
 
 /// A program: one instruction list per engine queue.
 struct Program {

@@ -750,11 +750,10 @@ void add_attention_piece(Pipeline& pipe, const driver::DeviceInfo& info, const A
       const bool on_vec = (c + 1) * share.num / share.den > c * share.num / share.den;
       const isa::Operand pt_out = operand(pt_tile(kt) + uint32_t(i * R * 2), bf16);
       const isa::Operand slot_in = operand(slot_addr(s), isa::DataType::kFp32, {1, 0}, isa::MemSpace::kPsum);
-      const Pipeline::OpId copy =
-          on_vec ? pipe.add(isa::Engine::kVec, {tensor_copy(kk, qr, pt_out, slot_in)}, {trans})
-                 : pipe.add(isa::Engine::kAct,
-                   {activation(isa::ActFunc::kIdentity, kk, qr, pt_out, slot_in, 1.0f, 0.0f, nullptr, nullptr)},
-                   {trans});
+      const isa::Instruction out =
+          on_vec ? tensor_copy(kk, qr, pt_out, slot_in)
+                 : activation(isa::ActFunc::kIdentity, kk, qr, pt_out, slot_in, 1.0f, 0.0f, nullptr, nullptr);
+      const Pipeline::OpId copy = pipe.add(on_vec ? isa::Engine::kVec : isa::Engine::kAct, {out}, {trans});
       slot_reader[std::size_t(s)] = copy;
       writers[std::size_t(kt)][std::size_t(i)] = copy;
     }

@@ -18,9 +18,9 @@ namespace {
 constexpr int kQueues = isa::kNumQueues;
 constexpr int kDma = static_cast<int>(isa::Engine::kDma);
 
-// The Scalar engine's minimum initiation interval (docs/isa.md "Costs"; the Vector engine's cost is isa::vector_cycles);
-// the clocks, the Vector data path and the DMA copy figures come from the device (DeviceInfo: TE_CLOCK_MHZ,
-// ACT/VEC_CLOCK_MHZ, VEC_WIDTH, DMA_LATENCY_NS, DMA_BW_MBPS).
+// The Scalar engine's minimum initiation interval (docs/isa.md "Costs"; the Vector engine's cost is
+// isa::vector_cycles); the clocks, the Vector data path and the DMA copy figures come from the device (DeviceInfo:
+// TE_CLOCK_MHZ, ACT/VEC_CLOCK_MHZ, VEC_WIDTH, DMA_LATENCY_NS, DMA_BW_MBPS).
 constexpr double kMinII = double(isa::kEngineMinII);
 
 isa::Instruction sem(isa::Opcode op, uint8_t id, uint32_t value) {
