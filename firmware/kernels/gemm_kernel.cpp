@@ -183,13 +183,16 @@ class GemmBuilder {
       const int bias_prev = b.m0 == 0 && b.group >= 2 ? (b.group - 1) * p.m_tiles - 1 : -1;
       return {bi >= slots ? bi - slots : -1, bias_prev};
     };
+    // A column epilogue's loads past the last wave: an op of their own, cut like a later wave (the TE is busy by then,
+    // and a piece below one engine's start-latency bytes spends most of its time on that latency).
     auto eload_op = [&](int bi) {
       std::vector<isa::CopyFields> in;
       epilogue_load_copies(blocks_[std::size_t(bi)], &in);
       if (in.empty()) return;  // no residual, and not its group's first block: nothing to load
       const auto [slot_prev, bias_prev] = eload_waits_for(bi);
       epi_loads[std::size_t(bi)] =
-          pipe.add(isa::Engine::kDma, spread_copies(in, info_.num_dma_engines),
+          pipe.add(isa::Engine::kDma,
+                   spread_copies(in, latency_engines(info_, copy_bytes(in), l_.wave_piece_latencies)),
                    {slot_prev >= 0 ? drain[std::size_t(slot_prev)] : -1,
                     bias_prev >= 0 ? drain[std::size_t(bias_prev)] : -1});
     };
