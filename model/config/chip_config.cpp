@@ -37,8 +37,8 @@ ChipConfig chip_config(std::string_view name) {
     // Trainium3 NeuronCore-v4 (AWS Neuron documentation, "NeuronCore-v4 Architecture" and "Trainium3 Architecture
     // Guide for NKI"): a 128x128 TE with MXFP8/MXFP4, 32 MiB SBUF (128 partitions of 256 KiB), PSUM unchanged from
     // NeuronCore-v3 (2 MiB), 144 GiB HBM per chip, 128 DMA engines per chip (16 per core) sharing 4.9 TB/s of DMA
-    // bandwidth (38 B/ns each), 8 cores per chip, HBM at 4.9 TB/s. Not published, kept from trn2: the clocks and
-    // the DMA start latency. The MX rate follows BRIEF rule 8 (2 partitions per PE per cycle); the published
+    // bandwidth (38 B/ns each), 8 cores per chip, HBM at 4.9 TB/s. Kept from trn2: the DMA start latency (not
+    // published) and the clocks (the Trainium3 guide's Vector engine runs at 1.2 GHz, not modelled). The MX rate follows BRIEF rule 8 (2 partitions per PE per cycle); the published
     // 315 MXFP8 TFLOPS per core against 84 BF16 suggests the silicon contracts 4 MX partitions per PE per cycle.
     c.te_rows = c.te_cols = 128;
     c.sbuf_partitions = c.psum_partitions = 128;
