@@ -340,11 +340,14 @@ class GemmBuilder {
         scale_stack_copies(l_.stationary_scales_hbm, l_.stationary_stride(), b.m0, b.rows, batch.kt0, batch.nkt,
                            stationary_scale_addr(batch.stationary_slot, 0), p.stationary_scale_bytes, &wave);
       }
-      // The first wave over every engine (the TE waits for it); the later ones land while the TE works, and several
-      // are in flight (completion semaphores, pipeline.h), so their pieces are cut no smaller than what one engine
-      // moves in one start latency: more pieces would spend more engine time on start latencies than they save.
+      // The first wave over every engine (the TE waits for it), unless the TE also waits for ops of the same program
+      // before it (te_after: a LayerNorm whose output is the moving operand), which take longer; the later ones land
+      // while the TE works, and several are in flight (completion semaphores, pipeline.h), so their pieces are cut no
+      // smaller than what one engine moves in one start latency: more pieces would spend more engine time on start
+      // latencies than they save.
       const uint32_t engines =
-          j == 0 ? info_.num_dma_engines : latency_engines(info_, copy_bytes(wave), l_.wave_piece_latencies);
+          j == 0 && te_after_.empty() ? info_.num_dma_engines
+                                      : latency_engines(info_, copy_bytes(wave), l_.wave_piece_latencies);
       // (A batch of a stationary in SBUF whose moving panel is already there loads nothing.)
       load[j] = wave.empty() ? -1 : pipe.add(isa::Engine::kDma, spread_copies(wave, engines), load_after);
       if (j == 0 && epi && l_.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) epi_consts = add_row_bias_load(pipe);
