@@ -880,6 +880,61 @@ TEST(GemmInSbuf, TheBlockFusesItsLayerNormsWhereTheCostModelFindsThemShorter) {
   EXPECT_FALSE(f.ln1_qkv || f.ln2_up);
 }
 
+TEST(GemmInSbuf, AFusedGemmCutsItsFirstWaveLikeItsLaterOnes) {
+  // The block's ln1 + qkv at seq 2048 on 8 trn2 cores: the GEMM's TE waits for the LayerNorm of its rows anyway, so
+  // its first wave of weights (a K batch of 196,608 bytes) is cut like the later ones, into pieces of at least one
+  // engine's start-latency bytes (29,900 on trn2, docs/driver.md "The GEMM kernel"), not over all 16 engines (16
+  // copies of 12,288 bytes, nearly all start latency). So no copy of the weights is below 24 KiB.
+  LnGemmLayout qkv;
+  qkv.ln.rows = 2048, qkv.ln.cols = 768, qkv.ln.out_type = isa::DataType::kBf16;
+  qkv.ln.in_hbm = 0x100000, qkv.ln.gamma_hbm = 0x40, qkv.ln.beta_hbm = 0x1000;
+  GemmEpilogue bias;
+  bias.kind = GemmEpilogue::Kind::kRowBiasAct;
+  bias.bias_hbm = 0x2000;
+  const uint64_t w = 0x10000000, w_end = w + 768ull * 2304 * 2;
+  qkv.gemm = bf16_gemm(768, 2304, 2048, w, 0, 0x20000000, isa::DataType::kBf16, bias);
+  const KernelSequence steps = ln_gemm_steps(trn2_info(), "ln1+qkv", qkv, 8);
+  ASSERT_EQ(steps.size(), 8u);
+  uint64_t copies = 0, smallest = UINT64_MAX;
+  for (const isa::Instruction& in : steps.front().program.queue(isa::Engine::kDma)) {
+    if (in.op != isa::Opcode::kDmaCopy || in.copy.src_space != isa::MemSpace::kHbm || in.copy.src_addr < w ||
+        in.copy.src_addr >= w_end) {
+      continue;
+    }
+    ++copies;
+    smallest = std::min<uint64_t>(smallest, in.copy.elements() * 2);
+  }
+  ASSERT_GT(copies, 0u);
+  EXPECT_GE(smallest, 24u * 1024) << copies << " copies of the weights";
+}
+
+TEST(GemmProtocol, AColumnEpiloguesLateLoadsAreCutLikeAWave) {
+  // The block's projection at seq 2048 on 8 trn2 cores (K 768, M 2048 tokens, N 768, FP32 out with a column bias
+  // and the residual). The bias rows and residual tiles of the blocks whose epilogue comes after the last load wave
+  // were an op of their own over all 16 DMA engines: a group's bias row broadcast to 128 partitions (196,608 bytes)
+  // and a residual tile (196,608) in pieces of 16 rows, 24,576 bytes each. Cut like a wave (latency_engines: pieces of
+  // at least one engine's 29,900 start-latency bytes, over both copies), no piece is below 26 KiB.
+  GemmEpilogue add;
+  add.kind = GemmEpilogue::Kind::kColBiasAdd;
+  add.residual = true;
+  add.bias_hbm = 0x1000;
+  add.residual_hbm = 0x4000000;
+  const uint64_t res_end = add.residual_hbm + 2048ull * 768 * 4;
+  const KernelSequence steps =
+      gemm_steps(trn2_info(), "proj", 768, 2048, 768, 0x100000, 0x2000000, 0x8000000, 8, isa::DataType::kFp32, add);
+  ASSERT_EQ(steps.size(), 8u);
+  uint64_t copies = 0, smallest = UINT64_MAX;
+  for (const isa::Instruction& in : steps.front().program.queue(isa::Engine::kDma)) {
+    const bool bias = in.copy.src_addr >= add.bias_hbm && in.copy.src_addr < add.bias_hbm + 768 * 4;
+    const bool residual = in.copy.src_addr >= add.residual_hbm && in.copy.src_addr < res_end;
+    if (in.op != isa::Opcode::kDmaCopy || in.copy.src_space != isa::MemSpace::kHbm || !(bias || residual)) continue;
+    ++copies;
+    smallest = std::min<uint64_t>(smallest, in.copy.elements() * 4);
+  }
+  ASSERT_GT(copies, 0u);
+  EXPECT_GE(smallest, 26u * 1024) << copies << " copies of the bias rows and residual";
+}
+
 TEST(GemmInSbuf, RegionsMustNotOverlapTheGemmsOwnBuffers) {
   const DeviceInfo info = tiny_info();
   GemmLayout l;
