@@ -195,7 +195,7 @@ Driver::Driver(Device& device, HbmRegion region) : device_(device), region_(regi
   if (info_.vec_elems_per_cycle < info_.sbuf_partitions || info_.vec_elems_per_cycle_16 < info_.sbuf_partitions) {
     throw DeviceMismatch(fmt::format("VEC_WIDTH reads {:#010x}: ELEMS ({}) and ELEMS_16 ({}) must each be at least "
                                      "one element per lane (SBUF_PARTITIONS {})",
-                                     device_.read_reg(regs::VEC_WIDTH), info_.vec_elems_per_cycle,
+                                     vec_width, info_.vec_elems_per_cycle,
                                      info_.vec_elems_per_cycle_16, info_.sbuf_partitions));
   }
   if (info_.num_dma_engines > regs::DMAE_SLOTS) {

@@ -240,13 +240,9 @@ std::vector<Pipeline::OpId> add_norm(Pipeline& pipe, const driver::DeviceInfo& i
   // The first group over every DMA engine; with load_piece_latencies the later ones in fewer, larger pieces
   // (latency_engines), which spend less of the engines' time on start latencies.
   const auto add_load = [&](int j) {
-    const RowGroup& grp = groups[std::size_t(j)];
-    const uint32_t parts =
-        j == 0 || n.load_piece_latencies < 1.0
-            ? info.num_dma_engines
-            : latency_engines(info, uint64_t(grp.p) * uint64_t(grp.g) * uint64_t(n.cols) * 4, n.load_piece_latencies);
-    loads[std::size_t(j)] = load_rows(pipe, info, n.in_hbm, n.in_type, grp, n.cols, buf[std::size_t(j % nbuf)].x,
-                                      {j >= nbuf ? store[std::size_t(j - nbuf)] : -1}, 0, parts);
+    loads[std::size_t(j)] =
+        load_rows(pipe, info, n.in_hbm, n.in_type, groups[std::size_t(j)], n.cols, buf[std::size_t(j % nbuf)].x,
+                  {j >= nbuf ? store[std::size_t(j - nbuf)] : -1}, 0, j == 0 ? 0.0 : n.load_piece_latencies);
   };
   for (int j = 0; j < nbuf; ++j) add_load(j);
   const Pipeline::OpId params_op = pipe.add(Engine::kDma, spread_copies(params, info.num_dma_engines));

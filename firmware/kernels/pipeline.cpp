@@ -508,11 +508,11 @@ isa::CopyFields group_copy(const driver::DeviceInfo& info, uint64_t hbm, isa::Da
 
 Pipeline::OpId load_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type,
                          const RowGroup& group, int cols, uint32_t sbuf_offset,
-                         const std::vector<Pipeline::OpId>& after, int width, uint32_t parts) {
-  return pipe.add(isa::Engine::kDma,
-                  dma_pieces(group_copy(info, hbm, type, group, cols, sbuf_offset, true, width),
-                             parts == 0 ? info.num_dma_engines : parts),
-                  after);
+                         const std::vector<Pipeline::OpId>& after, int width, double piece_latencies) {
+  const isa::CopyFields c = group_copy(info, hbm, type, group, cols, sbuf_offset, true, width);
+  const uint32_t parts =
+      piece_latencies >= 1.0 ? latency_engines(info, copy_bytes(c), piece_latencies) : info.num_dma_engines;
+  return pipe.add(isa::Engine::kDma, dma_pieces(c, parts), after);
 }
 
 Pipeline::OpId store_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type,

@@ -161,12 +161,12 @@ isa::Instruction activation(isa::ActFunc func, int partitions, int n0, const isa
                             float scale, float bias, const isa::Operand* bias_column, const isa::Operand* sum_column);
 
 /// Adds a dma op copying the rows of `group` of a row-major [*, cols] HBM tensor of `type` into SBUF partitions
-/// 0..p-1 at `sbuf_offset` (tile t at + t * cols * 4) as FP32 (exact widening), after `after`; in at most `parts`
-/// pieces (dma_pieces; 0: the device's DMA engines). `width` > 0: only columns [0, width) of each row (the SBUF
-/// layout unchanged).
+/// 0..p-1 at `sbuf_offset` (tile t at + t * cols * 4) as FP32 (exact widening), after `after`; over every DMA
+/// engine, or with `piece_latencies` >= 1 in pieces of at least that many engines' start-latency bytes
+/// (latency_engines). `width` > 0: only columns [0, width) of each row (the SBUF layout unchanged).
 Pipeline::OpId load_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type,
                          const RowGroup& group, int cols, uint32_t sbuf_offset,
-                         const std::vector<Pipeline::OpId>& after, int width = 0, uint32_t parts = 0);
+                         const std::vector<Pipeline::OpId>& after, int width = 0, double piece_latencies = 0);
 /// The reverse: FP32 SBUF rows -> HBM rows of `type` (one rounding, rule 6; FP8 saturating).
 Pipeline::OpId store_rows(Pipeline& pipe, const driver::DeviceInfo& info, uint64_t hbm, isa::DataType type,
                           const RowGroup& group, int cols, uint32_t sbuf_offset,

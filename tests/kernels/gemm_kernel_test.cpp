@@ -783,20 +783,24 @@ TEST(GemmInSbuf, ALayerNormIntoItsGemmMatchesTheGoldenSteps) {
   check_ln_gemm(trn2_info(), 200, 300, 150);
 }
 
+/// The message of the std::invalid_argument that `f` throws, or "no error".
+template <class F>
+std::string refusal_of(F f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 TEST(GemmInSbuf, ALayerNormIntoItsGemmRefusesWhatDoesNotMatch) {
   LnGemmLayout l;
   l.ln.rows = 24, l.ln.cols = 40, l.ln.in_hbm = 0x1000, l.ln.gamma_hbm = 0x8000, l.ln.beta_hbm = 0x9000;
   l.ln.out_type = isa::DataType::kBf16;
   l.gemm = bf16_gemm(40, 20, 24, 0x10000, 0, 0x20000);
   EXPECT_TRUE(ln_gemm_fits(tiny_info(), l));
-  auto message = [&](const LnGemmLayout& g) {
-    try {
-      make_ln_gemm_program(tiny_info(), g);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto message = [&](const LnGemmLayout& g) { return refusal_of([&] { make_ln_gemm_program(tiny_info(), g); }); };
   LnGemmLayout k = l;
   k.gemm.k = 41;
   EXPECT_FALSE(ln_gemm_fits(tiny_info(), k));
@@ -813,16 +817,14 @@ TEST(GemmInSbuf, ALayerNormIntoItsGemmRefusesWhatDoesNotMatch) {
   // In a program of its own making (add_layernorm) the output must lie outside the kernel's bytes: here it starts
   // inside them (its buffers start at sbuf_base 4096).
   n.sbuf_base = 4096, n.out_sbuf = 4096 + 64;
-  try {
+  const std::string inside = refusal_of([&] {
     Pipeline pipe(tiny_info());
     add_layernorm(pipe, tiny_info(), n);
-    ADD_FAILURE() << "no error";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("layernorm kernel: the SBUF output at 4160 (3 chunks of 64 bytes, 24 rows "
-                                         "each) must lie within the partition and outside the kernel's bytes [4096,"),
-              std::string::npos)
-        << e.what();
-  }
+  });
+  EXPECT_NE(inside.find("layernorm kernel: the SBUF output at 4160 (3 chunks of 64 bytes, 24 rows each) must lie "
+                        "within the partition and outside the kernel's bytes [4096,"),
+            std::string::npos)
+      << inside;
   n.out_sbuf = 0;  // below them: fine
   Pipeline pipe(tiny_info());
   EXPECT_FALSE(add_layernorm(pipe, tiny_info(), n).done.empty());
@@ -833,18 +835,27 @@ TEST(GemmInSbuf, ALayerNormIntoItsGemmRefusesWhatDoesNotMatch) {
   g.moving_in_sbuf = true;
   g.sbuf_base = 64 * 1024, g.sbuf_limit = 32 * 1024;
   g.moving_sbuf = 70 * 1024, g.moving_sbuf_tile_bytes = 64;
-  try {
-    plan_gemm(tiny_info(), g);
-    ADD_FAILURE() << "no error";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("the SBUF moving at 71680 (3 K tiles of 64 bytes) is not outside the GEMM's "
-                                         "bytes [65536, 98304)"),
-              std::string::npos)
-        << e.what();
-  }
+  const std::string moving = refusal_of([&] { plan_gemm(tiny_info(), g); });
+  EXPECT_NE(moving.find("the SBUF moving at 71680 (3 K tiles of 64 bytes) is not outside the GEMM's bytes [65536, "
+                        "98304)"),
+            std::string::npos)
+      << moving;
   g.moving_sbuf = 0;
   EXPECT_NO_THROW(plan_gemm(tiny_info(), g));
   EXPECT_EQ(plan_gemm(tiny_info(), g).moving_row_bytes, 0u) << "no buffer for an operand that is already there";
+}
+
+/// The block's LN1 into its QKV GEMM at seq 2048 (GPT-2 small: 768 features, 2304 outputs, a row bias), the weights
+/// (the stationary) at 0x10000000.
+LnGemmLayout block_ln1_qkv_2048() {
+  LnGemmLayout qkv;
+  qkv.ln.rows = 2048, qkv.ln.cols = 768, qkv.ln.out_type = isa::DataType::kBf16;
+  qkv.ln.in_hbm = 0x100000, qkv.ln.gamma_hbm = 0x40, qkv.ln.beta_hbm = 0x1000;
+  GemmEpilogue bias;
+  bias.kind = GemmEpilogue::Kind::kRowBiasAct;
+  bias.bias_hbm = 0x2000;
+  qkv.gemm = bf16_gemm(768, 2304, 2048, 0x10000000, 0, 0x20000000, isa::DataType::kBf16, bias);
+  return qkv;
 }
 
 TEST(GemmInSbuf, TheBlockFusesItsLayerNormsWhereTheCostModelFindsThemShorter) {
@@ -864,13 +875,7 @@ TEST(GemmInSbuf, TheBlockFusesItsLayerNormsWhereTheCostModelFindsThemShorter) {
   EXPECT_TRUE(f.ln2_up);
   // At T 2048 the fused block's DMA engines are busy throughout (the weights' share and the rows): it wins with
   // wave pieces of more than one engine's start-latency bytes, not with a GEMM's own.
-  LnGemmLayout qkv;
-  qkv.ln.rows = 2048, qkv.ln.cols = 768, qkv.ln.out_type = isa::DataType::kBf16;
-  qkv.ln.in_hbm = 0x100000, qkv.ln.gamma_hbm = 0x40, qkv.ln.beta_hbm = 0x1000;
-  GemmEpilogue bias;
-  bias.kind = GemmEpilogue::Kind::kRowBiasAct;
-  bias.bias_hbm = 0x2000;
-  qkv.gemm = bf16_gemm(768, 2304, 2048, 0x10000000, 0, 0x20000000, isa::DataType::kBf16, bias);
+  const LnGemmLayout qkv = block_ln1_qkv_2048();
   const LnGemmSplit split = ln_gemm_split(trn2_info(), qkv, 8);
   ASSERT_EQ(split.pieces.size(), 8u);
   EXPECT_GT(split.pieces.front().layout.wave_piece_latencies, 1.0);
@@ -885,14 +890,8 @@ TEST(GemmInSbuf, AFusedGemmCutsItsFirstWaveLikeItsLaterOnes) {
   // its first wave of weights (a K batch of 196,608 bytes) is cut like the later ones, into pieces of at least one
   // engine's start-latency bytes (29,900 on trn2, docs/driver.md "The GEMM kernel"), not over all 16 engines (16
   // copies of 12,288 bytes, nearly all start latency). So no copy of the weights is below 24 KiB.
-  LnGemmLayout qkv;
-  qkv.ln.rows = 2048, qkv.ln.cols = 768, qkv.ln.out_type = isa::DataType::kBf16;
-  qkv.ln.in_hbm = 0x100000, qkv.ln.gamma_hbm = 0x40, qkv.ln.beta_hbm = 0x1000;
-  GemmEpilogue bias;
-  bias.kind = GemmEpilogue::Kind::kRowBiasAct;
-  bias.bias_hbm = 0x2000;
-  const uint64_t w = 0x10000000, w_end = w + 768ull * 2304 * 2;
-  qkv.gemm = bf16_gemm(768, 2304, 2048, w, 0, 0x20000000, isa::DataType::kBf16, bias);
+  const LnGemmLayout qkv = block_ln1_qkv_2048();
+  const uint64_t w = qkv.gemm.stationary_hbm, w_end = w + 768ull * 2304 * 2;
   const KernelSequence steps = ln_gemm_steps(trn2_info(), "ln1+qkv", qkv, 8);
   ASSERT_EQ(steps.size(), 8u);
   uint64_t copies = 0, smallest = UINT64_MAX;
