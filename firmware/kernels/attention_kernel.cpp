@@ -37,23 +37,35 @@ void append_head(KernelSequence* seq, KernelSequence pieces, int h) {
 /// How append_heads orders a wave of the heads' pieces.
 enum class PieceOrder { kByHead, kLastFirst, kFirstFirst };
 
-/// Appends the heads' pieces to `seq` as one wave: head by head, or piece by piece, the last (or the first) piece of
-/// every head first. Causal, a piece of later query rows has more live columns, so the longer pieces go first and
-/// the sequence runner's work list fills the cores' gaps with the shorter ones (docs/kernels.md "Sequences over
-/// cores").
-void append_heads(KernelSequence* seq, std::vector<KernelSequence> heads, PieceOrder order) {
-  KernelSequence wave;
+/// The order of a wave of the heads' pieces (`pieces[h]`: head h's count), as (head, piece) pairs: head by head, or
+/// piece by piece, the last (or the first) piece of every head first. Causal, a piece of later query rows has more
+/// live columns, so the longer pieces go first and the sequence runner's work list fills the cores' gaps with the
+/// shorter ones (docs/kernels.md "Sequences over cores").
+std::vector<std::pair<int, int>> wave_order(const std::vector<int>& pieces, PieceOrder order) {
+  std::vector<std::pair<int, int>> wave;
+  const int heads = int(pieces.size());
   if (order == PieceOrder::kByHead) {
-    for (KernelSequence& head : heads) append(&wave, std::move(head));
+    for (int h = 0; h < heads; ++h) {
+      for (int p = 0; p < pieces[std::size_t(h)]; ++p) wave.emplace_back(h, p);
+    }
   } else {
-    const int n = int(heads.front().size());
+    const int n = heads > 0 ? pieces.front() : 0;
     for (int i = 0; i < n; ++i) {
       const int p = order == PieceOrder::kLastFirst ? n - 1 - i : i;
-      for (const KernelSequence& head : heads) {
-        if (p < int(head.size())) wave.push_back(head[size_t(p)]);
+      for (int h = 0; h < heads; ++h) {
+        if (p < pieces[std::size_t(h)]) wave.emplace_back(h, p);
       }
     }
   }
+  return wave;
+}
+
+/// Appends the heads' pieces to `seq` as one wave in wave_order.
+void append_heads(KernelSequence* seq, std::vector<KernelSequence> heads, PieceOrder order) {
+  std::vector<int> counts;
+  for (const KernelSequence& head : heads) counts.push_back(int(head.size()));
+  KernelSequence wave;
+  for (const auto& [h, p] : wave_order(counts, order)) wave.push_back(std::move(heads[std::size_t(h)][std::size_t(p)]));
   for (size_t i = 0; i < wave.size(); ++i) wave[i].with_previous = i > 0;
   append(seq, std::move(wave));
 }
@@ -68,7 +80,9 @@ int attention_pieces(const driver::DeviceInfo& info, const AttentionLayout& l) {
     return 0;
   }
   for (int p = pieces_per_head(l.heads, l.cores);; ++p) {
-    if (attention_piece_fits(info, l.seq, std::min(rows_per_core(l.seq, R, p), l.seq), l.head_dim)) return p;
+    if (attention_piece_fits(info, l.seq, std::min(rows_per_core(l.seq, R, p), l.seq), l.head_dim, l.sbuf_end)) {
+      return p;
+    }
     if (p >= (l.seq + R - 1) / R) return 0;
   }
 }
@@ -90,6 +104,7 @@ AttentionPieceLayout piece_layout(const AttentionLayout& l, int h, int q0, int n
   a.v_ld = l.vT_hbm ? l.seq : 0;
   a.outT_hbm = l.outT_hbm + h * d * T * isa::data_type_bytes(l.out_type);
   a.out_type = l.out_type;
+  a.sbuf_end = l.sbuf_end;
   return a;
 }
 
@@ -128,7 +143,8 @@ int two_piece_cut(const driver::DeviceInfo& info, const AttentionLayout& l, bool
   double best_end = 0.0;
   for (int c = 1; c < tiles; ++c) {
     const int n0 = c * R, n1 = l.seq - n0;
-    if (!attention_piece_fits(info, l.seq, n0, l.head_dim) || !attention_piece_fits(info, l.seq, n1, l.head_dim)) {
+    if (!attention_piece_fits(info, l.seq, n0, l.head_dim, l.sbuf_end) ||
+        !attention_piece_fits(info, l.seq, n1, l.head_dim, l.sbuf_end)) {
       continue;
     }
     const double e0 = attention_piece_estimate(info, piece_layout(l, 0, 0, n0));
@@ -143,7 +159,50 @@ int two_piece_cut(const driver::DeviceInfo& info, const AttentionLayout& l, bool
   }
   return best;
 }
+
+/// One step of the wave of pieces (piece_wave).
+struct PieceJob {
+  int head = 0;
+  AttentionPieceLayout layout;
+};
+
+/// The wave of the heads' `fused` pieces each (attention_pieces > 0), in the order the sequence runs them: pieces of
+/// equal queries, or, cut in two, where the list schedule of the estimated pieces ends soonest (two_piece_cut); a
+/// causal head's later queries see more keys, so the wave takes the longer pieces first (wave_order). The wave's
+/// first `cores` steps run on distinct cores (run_sequence), each its core's first piece: they carry the prefetch.
+std::vector<PieceJob> piece_wave(const driver::DeviceInfo& info, const AttentionLayout& l, int fused) {
+  const int R = transpose_tile_rows(info);
+  int cut = 0;
+  bool first_longer = false;
+  if (fused == 2) cut = two_piece_cut(info, l, &first_longer);
+  std::vector<std::pair<int, int>> cuts;  // each head's pieces as (first query, queries)
+  if (cut > 0) {
+    cuts = {{0, cut}, {cut, l.seq - cut}};
+  } else {  // row_split_steps' equal pieces
+    const int per = rows_per_core(l.seq, R, fused);
+    for (int q0 = 0; q0 < l.seq; q0 += per) cuts.emplace_back(q0, std::min(per, l.seq - q0));
+  }
+  std::vector<PieceJob> wave;
+  for (const auto& [h, p] :
+       wave_order(std::vector<int>(std::size_t(l.heads), int(cuts.size())),
+                  !l.causal ? PieceOrder::kByHead : first_longer ? PieceOrder::kFirstFirst : PieceOrder::kLastFirst)) {
+    const auto [q0, n] = cuts[std::size_t(p)];
+    PieceJob job{h, piece_layout(l, h, q0, n)};
+    if (wave.size() < std::size_t(l.cores)) job.layout.prefetch = l.prefetch;
+    wave.push_back(std::move(job));
+  }
+  return wave;
+}
 }  // namespace
+
+double attention_prefetch_cost(const driver::DeviceInfo& info, const AttentionLayout& l) {
+  const int fused = attention_pieces(info, l);
+  if (fused == 0 || l.prefetch.empty()) return 0.0;
+  AttentionPieceLayout a = piece_wave(info, l, fused).front().layout;
+  const double with = attention_piece_estimate(info, a);
+  a.prefetch.clear();
+  return with - attention_piece_estimate(info, a);
+}
 
 KernelSequence make_attention_programs(const driver::DeviceInfo& info, const AttentionLayout& l) {
   if (l.seq < 1 || l.heads < 1 || l.head_dim < 1 || l.cores < 1) {
@@ -161,28 +220,10 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   const int R = transpose_tile_rows(info);
   const int fused = attention_pieces(info, l);
   if (fused > 0) {
-    // Pieces of equal queries, or, cut in two, where the list schedule of the estimated pieces ends soonest
-    // (two_piece_cut). A causal head's later queries see more keys: the wave takes the longer pieces first.
-    int cut = 0;
-    bool first_longer = false;
-    if (fused == 2) cut = two_piece_cut(info, l, &first_longer);
-    std::vector<KernelSequence> heads;
-    for (int h = 0; h < l.heads; ++h) {
-      auto step = [&](int q0, int n) {
-        const AttentionPieceLayout a = piece_layout(l, h, q0, n);
-        return KernelStep{fmt::format("head {} attention", h), make_attention_piece_program(info, a),
-                          piece_macs(l, R, q0, n)};
-      };
-      if (cut > 0) {
-        KernelSequence two{step(0, cut), step(cut, l.seq - cut)};
-        two[1].with_previous = true;
-        heads.push_back(std::move(two));
-      } else {
-        heads.push_back(row_split_steps(fmt::format("head {} attention", h), l.seq, R, fused, step));
-      }
+    for (const PieceJob& job : piece_wave(info, l, fused)) {
+      seq.push_back({fmt::format("head {} attention", job.head), make_attention_piece_program(info, job.layout),
+                     piece_macs(l, R, job.layout.query0, job.layout.queries), !seq.empty()});
     }
-    append_heads(&seq, std::move(heads),
-                 !l.causal ? PieceOrder::kByHead : first_longer ? PieceOrder::kFirstFirst : PieceOrder::kLastFirst);
     return seq;
   }
   SoftmaxLayout sm;
@@ -566,7 +607,8 @@ struct PiecePlan {
   uint64_t slots_from = 0;  ///< the first slot's PSUM offset from the accumulator's first bank, bytes per partition
 };
 
-PiecePlan piece_plan(const driver::DeviceInfo& info, int seq, int query0, int queries, int head_dim, bool causal) {
+PiecePlan piece_plan(const driver::DeviceInfo& info, int seq, int query0, int queries, int head_dim, bool causal,
+                     uint32_t sbuf_end) {
   PiecePlan pp;
   pp.tp = transpose_pv_plan(info);
   const int R = std::max(1, pp.tp.r);
@@ -585,7 +627,8 @@ PiecePlan piece_plan(const driver::DeviceInfo& info, int seq, int query0, int qu
   const uint64_t rrow = pv.take(uint64_t(queries) * kFp32Bytes, ""), out = pv.take(uint64_t(queries) * kFp32Bytes, "");
   pp.p_tile = (uint64_t(pp.live) * kBf16Bytes + 63) / 64 * 64;
   const uint64_t top = uint64_t(pp.q_tiles) * pp.p_tile + pv.used();
-  pp.gemm = top < info.sbuf_partition_bytes ? (info.sbuf_partition_bytes - top) / 64 * 64 : 0;
+  const uint64_t end = sbuf_end > 0 ? std::min<uint64_t>(sbuf_end, info.sbuf_partition_bytes) : info.sbuf_partition_bytes;
+  pp.gemm = top < end ? (end - top) / 64 * 64 : 0;
   pp.p_addr = pp.gemm;
   const uint64_t base = pp.p_addr + uint64_t(pp.q_tiles) * pp.p_tile;  // a multiple of 64
   pp.iota = uint32_t(base + iota), pp.ident = uint32_t(base + ident), pp.v = uint32_t(base + v);
@@ -632,7 +675,7 @@ GemmLayout piece_gemm(const AttentionPieceLayout& l, const PiecePlan& pp) {
 }
 }  // namespace
 
-bool attention_piece_fits(const driver::DeviceInfo& info, int seq, int queries, int head_dim) {
+bool attention_piece_fits(const driver::DeviceInfo& info, int seq, int queries, int head_dim, uint32_t sbuf_end) {
   const TransposePvPlan tp = transpose_pv_plan(info);
   const int R = tp.r;
   if (seq < 1 || queries < 1 || head_dim < 1 || R < 1 || queries > seq) return false;
@@ -640,7 +683,7 @@ bool attention_piece_fits(const driver::DeviceInfo& info, int seq, int queries, 
   if (uint32_t(head_dim) > info.te_cols || uint32_t(head_dim) > info.psum_partitions) return false;
   if (uint64_t(tp.n_tile) * kFp32Bytes != tp.bank_bytes || !softmax_epilogue_fits(info, seq)) return false;
   if (tp.bank_bytes % (uint64_t(R) * kFp32Bytes) != 0) return false;  // whole transposes' slots in a bank
-  const PiecePlan pp = piece_plan(info, seq, 0, queries, head_dim, false);  // not causal: the most keys
+  const PiecePlan pp = piece_plan(info, seq, 0, queries, head_dim, false, sbuf_end);  // not causal: the most keys
   if (pp.gemm == 0 || pp.slots < 1) return false;
   AttentionPieceLayout l;
   l.seq = seq, l.head_dim = head_dim, l.queries = queries;
@@ -661,6 +704,53 @@ struct PtShare {
 /// The shares a piece chooses from by its estimate (pt_share).
 constexpr PtShare kPtShares[] = {{0, 1}, {1, 4}, {1, 3}, {1, 2}, {2, 3}, {3, 4}, {1, 1}};
 
+/// A prefetch copy's pieces are about this many times one DMA engine's start-latency bytes (latency_engines): a
+/// fifth of each engine's time on start latencies, and pieces short enough to share the engines with the piece's own
+/// stores.
+constexpr double kPrefetchPieceLatencies = 4.0;
+
+/// The piece's prefetch (AttentionPieceLayout::prefetch): each copy checked to land at or above sbuf_end, cut into
+/// pieces of kPrefetchPieceLatencies engines' start-latency bytes, and the pieces handed out evenly over the query
+/// tiles, query tile i's share issued once the softmax has written that tile (`p_ready[i]`): the piece's own loads
+/// are then behind it, its stores still ahead.
+void add_prefetch(Pipeline& pipe, const driver::DeviceInfo& info, const AttentionPieceLayout& l, int q_tiles,
+                  const std::vector<Pipeline::OpId>& p_ready) {
+  if (l.prefetch.empty()) return;
+  const uint64_t pb = info.sbuf_partition_bytes;
+  const double piece_bytes =
+      std::max(1.0, kPrefetchPieceLatencies * dma_latency_bytes(info) / std::max<uint32_t>(1, info.num_dma_engines));
+  std::vector<isa::Instruction> pieces;
+  for (std::size_t i = 0; i < l.prefetch.size(); ++i) {
+    const isa::CopyFields& c = l.prefetch[i];
+    // The bytes each partition's row of the copy spans: the dimensions that do not step whole partitions.
+    uint64_t span = isa::data_type_bytes(c.dst_type);
+    bool ok = c.dst_space == isa::MemSpace::kSbuf && l.sbuf_end > 0;
+    for (int d = 0; d < isa::kApDims; ++d) {
+      const int32_t stride = c.dst_stride[std::size_t(d)];
+      ok = ok && stride >= 0;
+      if (c.count[std::size_t(d)] > 1 && stride > 0 && uint64_t(stride) % pb != 0) {
+        span += uint64_t(c.count[std::size_t(d)] - 1) * uint64_t(stride);
+      }
+    }
+    const uint64_t off = pb > 0 ? c.dst_addr % pb : 0;
+    if (!ok || off < l.sbuf_end || off + span > pb) {
+      throw std::invalid_argument(fmt::format(
+          "attention piece kernel: prefetch copy {} must go to SBUF at or above sbuf_end {} within the partition's {} "
+          "bytes (it starts at offset {} and spans {} bytes of each partition)",
+          i, l.sbuf_end, pb, off, span));
+    }
+    const std::vector<isa::Instruction> part =
+        dma_pieces(c, std::max<uint64_t>(1, uint64_t(std::ceil(double(copy_bytes(c)) / piece_bytes))));
+    pieces.insert(pieces.end(), part.begin(), part.end());
+  }
+  const std::size_t n = pieces.size(), tiles = std::size_t(std::max(1, q_tiles));
+  for (std::size_t i = 0; i < tiles; ++i) {
+    std::vector<isa::Instruction> share(pieces.begin() + std::ptrdiff_t(i * n / tiles),
+                                        pieces.begin() + std::ptrdiff_t((i + 1) * n / tiles));
+    if (!share.empty()) pipe.add(isa::Engine::kDma, std::move(share), {p_ready[std::min(i, p_ready.size() - 1)]});
+  }
+}
+
 /// make_attention_piece_program's ops, added to `pipe`, with `share` of the P^T copies on the Vector engine.
 void add_attention_piece(Pipeline& pipe, const driver::DeviceInfo& info, const AttentionPieceLayout& l,
                          PtShare share) {
@@ -677,9 +767,9 @@ void add_attention_piece(Pipeline& pipe, const driver::DeviceInfo& info, const A
           fmt::format("query0 {} must be a multiple of {} with query0 + queries {} <= seq {}, and queries a multiple "
                       "of {} unless the piece ends at seq",
                       l.query0, R, l.query0 + l.queries, l.seq, R));
-  require(attention_piece_fits(info, l.seq, l.queries, l.head_dim),
+  require(attention_piece_fits(info, l.seq, l.queries, l.head_dim, l.sbuf_end),
           fmt::format("{} queries of head_dim {} over {} keys do not fit the device", l.queries, l.head_dim, l.seq));
-  const PiecePlan pp = piece_plan(info, l.seq, l.query0, l.queries, l.head_dim, l.causal);
+  const PiecePlan pp = piece_plan(info, l.seq, l.query0, l.queries, l.head_dim, l.causal, l.sbuf_end);
   const int d = l.head_dim, nq = l.queries;
   check_hbm_tensor(info, "attention piece kernel", "V", l.v_hbm, uint64_t(l.seq) * d * kBf16Bytes);
   check_hbm_tensor(info, "attention piece kernel", "out", l.outT_hbm,
@@ -806,6 +896,7 @@ void add_attention_piece(Pipeline& pipe, const driver::DeviceInfo& info, const A
                            info.num_dma_engines),
              {scaled});
   }
+  add_prefetch(pipe, info, l, pp.q_tiles, p_ready);
 }
 }  // namespace
 

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "firmware/driver/driver.h"
+#include "firmware/isa/isa.h"
 #include "firmware/kernels/kernel_sequence.h"
 
 namespace trnsim::kernels {
@@ -39,6 +41,13 @@ struct AttentionLayout {
   /// make_attention_piece_program), where attention_piece_fits and with te_transpose: scores_hbm, probs_hbm and
   /// probsT_hbm are then not written. The same bits.
   bool fused_pieces = false;
+  /// Pieces (fused_pieces): offset in each SBUF partition past a piece's last byte (0: the partition's end), so that
+  /// the `prefetch` region above it survives the later pieces.
+  uint32_t sbuf_end = 0;
+  /// Pieces: copies HBM -> SBUF above sbuf_end for the programs after the attention (weights they read where they
+  /// are, docs/kernels.md "Weights resident in SBUF"), issued by each core's first piece (the wave's first `cores`
+  /// steps, which run_sequence starts on distinct cores) while its DMA engines wait for the softmax.
+  std::vector<isa::CopyFields> prefetch;
 };
 
 /// The steps, in order:
@@ -61,6 +70,11 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
 /// have their own order (golden::attention's piece_order, docs/kernels.md "Attention"), so a result is checked
 /// against the golden of that order where this is > 0.
 int attention_pieces(const driver::DeviceInfo& info, const AttentionLayout& layout);
+
+/// TE cycles the prefetch (AttentionLayout::prefetch) adds to the wave's first piece by the Pipeline's estimates
+/// (attention_piece_estimate with and without it; 0 without pieces or prefetch): what the weights it loads cost
+/// where the DMA engines are not idle enough to take them. Throws like make_attention_piece_program.
+double attention_prefetch_cost(const driver::DeviceInfo& info, const AttentionLayout& layout);
 
 /// 1/sqrt(head_dim) as the FP32 scale the softmax applies (double, rounded once).
 float attention_scale(int head_dim);
@@ -118,12 +132,19 @@ struct AttentionPieceLayout {
   int v_ld = 0;         ///< 0: v_hbm is token-major; > 0 (>= T): feature-major, read transposed
   uint64_t outT_hbm = 0;  ///< O_h^T [d, T] out_type: columns query0 .. query0 + queries - 1 are written
   isa::DataType out_type = isa::DataType::kBf16;
+  /// Offset in each SBUF partition past the piece's last byte (0: the partition's end).
+  uint32_t sbuf_end = 0;
+  /// Copies HBM -> SBUF (at or above sbuf_end) for later programs, cut into pieces that the DMA queue issues as the
+  /// softmax releases its query tiles: they fill the DMA engines' idle time (AttentionLayout::prefetch). Each must be
+  /// a copy into SBUF that the piece's own bytes do not overlap.
+  std::vector<isa::CopyFields> prefetch;
 };
 
 /// Whether make_attention_piece_program takes `queries` queries of head_dim d over `seq` keys on `info`'s device:
 /// the softmax epilogue's whole rows, transpose_pv_fits, the GEMM's M tile equal to the transposes' tile, and SBUF
 /// for the GEMM, the piece's P and the transposes' buffers together.
-bool attention_piece_fits(const driver::DeviceInfo& info, int seq, int queries, int head_dim);
+bool attention_piece_fits(const driver::DeviceInfo& info, int seq, int queries, int head_dim,
+                          uint32_t sbuf_end = 0);
 
 /// The program (queues dma, te, act, vec). Throws std::invalid_argument for a layout attention_piece_fits refuses,
 /// sizes < 1, a query0 that is negative, not a multiple of the tile or past T - queries, and tensors outside HBM.

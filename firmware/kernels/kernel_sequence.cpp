@@ -9,6 +9,7 @@
 
 #include "firmware/kernels/dma_copies.h"
 #include "firmware/kernels/gemm_kernel.h"
+#include "firmware/kernels/pipeline.h"
 #include "spec/trn_regs.h"
 
 namespace trnsim::kernels {
@@ -216,17 +217,70 @@ GemmLayout bf16_gemm(int k, int m, int n, uint64_t stationary_hbm, uint64_t movi
 KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, int k, int m, int n,
                           uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores,
                           isa::DataType out_type, const GemmEpilogue& epilogue) {
-  const GemmLayout whole = bf16_gemm(k, m, n, stationary_hbm, moving_hbm, out_hbm, out_type, epilogue);
-  KernelSequence seq;
-  std::vector<GemmPiece> pieces = split_gemm(info, whole, cores);
+  return gemm_steps(info, name, bf16_gemm(k, m, n, stationary_hbm, moving_hbm, out_hbm, out_type, epilogue), cores);
+}
+
+namespace {
+/// gemm_steps' pieces of `whole`, each layout final (wave pieces, an SBUF operand's columns).
+std::vector<GemmPiece> gemm_step_pieces(const driver::DeviceInfo& info, const std::string& name,
+                                        const GemmLayout& whole, int cores) {
+  if (cores < 1) throw std::invalid_argument(fmt::format("{}: {} cores", name, cores));
+  std::vector<GemmPiece> pieces;
+  if (whole.moving_in_sbuf) {  // every core holds the moving operand: only the stationary's loads to share
+    pieces = split_gemm_grid(whole, rows_per_core(whole.m, int(std::max<uint32_t>(1, info.te_cols)), cores), whole.n);
+  } else if (whole.stationary_in_sbuf) {
+    pieces = split_gemm_grid(whole, whole.m, rows_per_core(whole.n, kGemmSplitColumns, cores));
+  } else {
+    pieces = split_gemm(info, whole, cores);
+  }
   // The wave pieces the first (largest) piece's estimate finds shortest, for every piece.
   const double pieces_of = with_best_wave_pieces(info, pieces.front().layout).wave_piece_latencies;
-  for (GemmPiece& p : pieces) {
-    p.layout.wave_piece_latencies = pieces_of;
-    const uint64_t macs = uint64_t(k) * uint64_t(p.layout.m) * uint64_t(p.layout.n);
-    seq.push_back({name, make_gemm_program(info, p.layout), macs, !seq.empty()});
+  for (GemmPiece& p : pieces) p.layout.wave_piece_latencies = pieces_of;
+  return pieces;
+}
+}  // namespace
+
+KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, const GemmLayout& whole,
+                          int cores) {
+  KernelSequence seq;
+  for (const GemmPiece& p : gemm_step_pieces(info, name, whole, cores)) {
+    const GemmLayout& g = p.layout;
+    const uint64_t macs = uint64_t(g.k) * uint64_t(g.m) * uint64_t(g.n);
+    seq.push_back({name, make_gemm_program(info, g), macs, !seq.empty()});
   }
   return seq;
+}
+
+double gemm_steps_estimate(const driver::DeviceInfo& info, const GemmLayout& whole, int cores) {
+  Pipeline pipe(info);
+  add_gemm(pipe, info, gemm_step_pieces(info, "gemm", whole, cores).front().layout);
+  return pipe.estimated_cycles();
+}
+
+uint32_t sbuf_operand_tile_bytes(isa::Dtype dtype, int n) {
+  return uint32_t((isa::te_sbuf_row_bytes(dtype, uint64_t(std::max(n, 0))) + 63) / 64 * 64);
+}
+
+std::vector<isa::CopyFields> sbuf_operand_copies(const driver::DeviceInfo& info, isa::Dtype dtype, uint64_t hbm,
+                                                 int k, int n, uint32_t sbuf, uint32_t tile_bytes) {
+  const int kt = int(isa::te_max_k(dtype, info.te_rows));
+  if (k < 1 || n < 1 || kt < 1 || (dtype != isa::Dtype::kBf16 && dtype != isa::Dtype::kFp16) ||
+      tile_bytes < isa::te_sbuf_row_bytes(dtype, uint64_t(n))) {
+    throw std::invalid_argument(fmt::format("an SBUF operand [{}, {}] of {} in K tiles of {} bytes: sizes must be >= 1, "
+                                            "the type bf16 or fp16 and a tile at least one row",
+                                            k, n, isa::dtype_name(dtype), tile_bytes));
+  }
+  const uint64_t row = uint64_t(n) * 2, full = uint64_t(k / kt);
+  std::vector<isa::CopyFields> copies;
+  if (full > 0) {
+    copies = te_operand_copies(info, dtype, hbm, row, kt, n, int(full), row * uint64_t(kt), sbuf, tile_bytes);
+  }
+  if (k % kt != 0) {  // the ragged last K tile
+    const std::vector<isa::CopyFields> last = te_operand_copies(info, dtype, hbm + full * uint64_t(kt) * row, row,
+                                                                k % kt, n, 1, 0, sbuf + full * tile_bytes, 0);
+    copies.insert(copies.end(), last.begin(), last.end());
+  }
+  return copies;
 }
 
 }  // namespace trnsim::kernels

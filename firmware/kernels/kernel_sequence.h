@@ -126,4 +126,27 @@ KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& nam
                           uint64_t stationary_hbm, uint64_t moving_hbm, uint64_t out_hbm, int cores,
                           isa::DataType out_type = isa::DataType::kFp32, const GemmEpilogue& epilogue = {});
 
+/// `whole` (bf16_gemm's layout, or any) as one step per piece over up to `cores` cores (the steps after the first
+/// with_previous; MACs each step's own): split_gemm's grid, or, with an operand already in SBUF on every core that
+/// runs a step (GemmLayout::moving_in_sbuf / stationary_in_sbuf, loaded by an earlier program: docs/kernels.md
+/// "Weights resident in SBUF"), the other operand's dimension alone in whole tiles (M in TE columns, N in
+/// kGemmSplitColumns): each core then loads only its share of the operand from HBM and reads its columns of the
+/// resident one where they are. Throws std::invalid_argument like split_gemm and make_gemm_program.
+KernelSequence gemm_steps(const driver::DeviceInfo& info, const std::string& name, const GemmLayout& whole, int cores);
+
+/// The Pipeline's estimate (TE cycles) of the first, largest step gemm_steps makes of `whole`: the wave's length
+/// as a planner sees it. Throws like gemm_steps.
+double gemm_steps_estimate(const driver::DeviceInfo& info, const GemmLayout& whole, int cores);
+
+/// Bytes per partition of one K tile of an SBUF operand of `n` columns (GemmLayout's *_sbuf_tile_bytes), 64-byte
+/// aligned.
+uint32_t sbuf_operand_tile_bytes(isa::Dtype dtype, int n);
+
+/// Copies HBM -> SBUF that put a whole row-major [K, N] operand (bf16 or fp16, at `hbm`) in the layout
+/// GemmLayout::stationary_in_sbuf and moving_in_sbuf read: K tile t (the TE's rows, the last one ragged) on
+/// partitions 0.. at SBUF offset sbuf + t * tile_bytes, its N columns dense. One copy of the whole tiles and one of a
+/// ragged last tile. Throws std::invalid_argument for sizes < 1, another type or a tile smaller than a row.
+std::vector<isa::CopyFields> sbuf_operand_copies(const driver::DeviceInfo& info, isa::Dtype dtype, uint64_t hbm,
+                                                 int k, int n, uint32_t sbuf, uint32_t tile_bytes);
+
 }  // namespace trnsim::kernels

@@ -34,7 +34,8 @@ std::string refusal(const driver::DeviceInfo& info, const LnGemmLayout& l, uint6
   }
   const uint64_t bytes = (uint64_t(n.rows) * isa::data_type_bytes(n.out_type) + 63) / 64 * 64;
   if (tile_bytes) *tile_bytes = bytes;
-  if (ceil_div(uint64_t(n.cols), chunk) * bytes >= info.sbuf_partition_bytes) {
+  const uint64_t end = l.sbuf_end > 0 ? l.sbuf_end : info.sbuf_partition_bytes;
+  if (end > info.sbuf_partition_bytes || ceil_div(uint64_t(n.cols), chunk) * bytes >= end) {
     return fmt::format("the normalised operand [{}, {}] does not fit the SBUF", n.cols, n.rows);
   }
   return "";
@@ -54,6 +55,8 @@ std::vector<Pipeline::OpId> add_ln_gemm(Pipeline& pipe, const driver::DeviceInfo
   ln.sbuf_base = uint32_t(ceil_div(uint64_t(ln.cols), chunk) * tile_bytes);
   // The LayerNorm's later row loads in pieces like the GEMM's later waves: the DMA engines are the program's limit.
   ln.load_piece_latencies = l.gemm.wave_piece_latencies;
+  ln.sbuf_end = l.sbuf_end;
+  const uint64_t end = l.sbuf_end > 0 ? l.sbuf_end : info.sbuf_partition_bytes;
   const LayerNormOps norm = add_layernorm(pipe, info, ln);
   GemmLayout g = l.gemm;
   g.moving_hbm = 0;
@@ -62,12 +65,12 @@ std::vector<Pipeline::OpId> add_ln_gemm(Pipeline& pipe, const driver::DeviceInfo
   g.moving_sbuf = 0;
   g.moving_sbuf_tile_bytes = uint32_t(tile_bytes);
   g.sbuf_base = uint32_t((norm.sbuf_end + 63) / 64 * 64);
-  g.sbuf_limit = 0;
-  if (g.sbuf_base >= info.sbuf_partition_bytes) {
+  if (g.sbuf_base >= end) {
     throw std::invalid_argument(fmt::format("ln+gemm kernel: the operand and the LayerNorm's buffers take all {} "
-                                            "bytes of an SBUF partition",
-                                            info.sbuf_partition_bytes));
+                                            "bytes of an SBUF partition it may use",
+                                            end));
   }
+  g.sbuf_limit = uint32_t(end - g.sbuf_base);
   return add_gemm(pipe, info, g, norm.done);
 }
 

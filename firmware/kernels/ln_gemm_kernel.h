@@ -25,6 +25,9 @@ struct LnGemmLayout {
   /// them. Its moving fields (moving_hbm, moving_in_sbuf, ...) and SBUF placement (sbuf_base, sbuf_limit) are the
   /// kernel's to set.
   GemmLayout gemm;
+  /// Offset in each SBUF partition past the program's last byte (0: the partition's end), so that data a later
+  /// program reads above it survives (docs/kernels.md "Weights resident in SBUF").
+  uint32_t sbuf_end = 0;
 };
 
 /// Whether make_ln_gemm_program takes `layout` on `info`'s device: a TE whose rows equal the transposes' column

@@ -358,10 +358,21 @@ KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout
   return seq;
 }
 
-KernelSequence mlp_down_steps(const driver::DeviceInfo& info, const MlpLayout& l) {
-  const GemmLayout down = mlp_gemms(l).second;
-  return gemm_steps(info, l.residual ? "mlp down gemm+bias+residual" : "mlp down gemm+bias", down.k, down.m, down.n,
-                    down.stationary_hbm, down.moving_hbm, down.out_hbm, l.cores, down.out_type, down.epilogue);
+GemmLayout mlp_down_gemm(const MlpLayout& l, uint32_t w2_sbuf, uint32_t sbuf_end) {
+  GemmLayout down = mlp_gemms(l).second;
+  if (w2_sbuf > 0) {
+    down.moving_in_sbuf = true;
+    down.moving_sbuf = w2_sbuf;
+    down.moving_sbuf_tile_bytes = sbuf_operand_tile_bytes(down.dtype, down.n);
+  }
+  down.sbuf_limit = sbuf_end;
+  return down;
+}
+
+KernelSequence mlp_down_steps(const driver::DeviceInfo& info, const MlpLayout& l, uint32_t w2_sbuf,
+                              uint32_t sbuf_end) {
+  return gemm_steps(info, l.residual ? "mlp down gemm+bias+residual" : "mlp down gemm+bias",
+                    mlp_down_gemm(l, w2_sbuf, sbuf_end), l.cores);
 }
 
 }  // namespace trnsim::kernels

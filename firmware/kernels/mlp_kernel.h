@@ -86,8 +86,13 @@ KernelSequence make_mlp_programs(const driver::DeviceInfo& info, const MlpLayout
 std::pair<GemmLayout, GemmLayout> mlp_gemms(const MlpLayout& layout);
 
 /// Step 2 alone ("mlp down gemm+bias[+residual]", split over `cores`, gemm_steps): for a caller that computes g^T
-/// in a program of its own (the transformer block's LayerNorm fused into the up GEMM).
-KernelSequence mlp_down_steps(const driver::DeviceInfo& info, const MlpLayout& layout);
+/// in a program of its own (the transformer block's LayerNorm fused into the up GEMM). With w2_sbuf > 0, W2 is
+/// already in SBUF on every core at that offset (sbuf_operand_copies' layout; the GEMM's moving operand, loaded by
+/// an earlier program) and the GEMM keeps its own bytes below sbuf_end.
+KernelSequence mlp_down_steps(const driver::DeviceInfo& info, const MlpLayout& layout, uint32_t w2_sbuf = 0,
+                              uint32_t sbuf_end = 0);
+/// The down GEMM mlp_down_steps splits (mlp_gemms' second, W2 in SBUF at w2_sbuf > 0, the GEMM below sbuf_end).
+GemmLayout mlp_down_gemm(const MlpLayout& layout, uint32_t w2_sbuf = 0, uint32_t sbuf_end = 0);
 
 /// Whether make_mlp_programs runs the MLP as rows programs on `info`'s device: rows_programs is set, every core's
 /// rows program fits, and the Pipeline's cost model (Pipeline::estimated_cycles) finds the busiest rows program

@@ -39,7 +39,7 @@ struct NormJob {
   bool transposed = false;
   int out_ld = 0;
   bool out_in_sbuf = false;  ///< transposed into SBUF (LayerNormLayout::out_in_sbuf)
-  uint32_t out_sbuf = 0, out_sbuf_tile_bytes = 0, sbuf_base = 0;
+  uint32_t out_sbuf = 0, out_sbuf_tile_bytes = 0, sbuf_base = 0, sbuf_end = 0;
   double load_piece_latencies = 0;  ///< LayerNormLayout::load_piece_latencies
 };
 
@@ -182,9 +182,11 @@ std::vector<Pipeline::OpId> add_norm(Pipeline& pipe, const driver::DeviceInfo& i
   // output (only their sum is wanted), then per buffer a row tile and four [P, 1] columns.
   require(n, std::isfinite(n.load_piece_latencies) && (n.load_piece_latencies == 0 || n.load_piece_latencies >= 1),
           fmt::format("load_piece_latencies {} must be 0 or a finite value >= 1", n.load_piece_latencies));
-  require(n, n.sbuf_base % 64 == 0 && n.sbuf_base < pb,
-          fmt::format("sbuf_base {} must be a multiple of 64 below the partition's {} bytes", n.sbuf_base, pb));
-  PartitionArena arena(pb);
+  const uint64_t limit = n.sbuf_end > 0 ? n.sbuf_end : pb;
+  require(n, n.sbuf_base % 64 == 0 && n.sbuf_base < limit && limit <= pb,
+          fmt::format("sbuf_base {} must be a multiple of 64 below sbuf_end {}, and that within the partition's {} "
+                      "bytes", n.sbuf_base, limit, pb));
+  PartitionArena arena(limit);
   arena.take(n.sbuf_base, "");  // the bytes below belong to others
   const uint32_t gamma = arena.take(row_bytes, "gamma");
   const uint32_t beta = n.layernorm ? arena.take(row_bytes, "beta") : 0;
@@ -330,7 +332,7 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
 NormJob layernorm_job(const LayerNormLayout& l) {
   return NormJob{"layernorm", true, l.rows, l.cols, l.in_hbm, l.out_hbm, l.gamma_hbm, l.beta_hbm, l.eps, l.in_type,
                  l.out_type, l.transposed_out, l.out_ld, l.out_in_sbuf, l.out_sbuf, l.out_sbuf_tile_bytes,
-                 l.sbuf_base, l.load_piece_latencies};
+                 l.sbuf_base, l.sbuf_end, l.load_piece_latencies};
 }
 }  // namespace
 

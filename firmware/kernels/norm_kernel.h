@@ -50,6 +50,9 @@ struct LayerNormLayout {
   uint32_t out_sbuf_tile_bytes = 0;
   /// Offset in each SBUF partition where the kernel's own buffers start (a multiple of 64).
   uint32_t sbuf_base = 0;
+  /// Offset in each SBUF partition past the kernel's last byte (0: the partition's end), so that data of a later
+  /// program above it survives (docs/kernels.md "Weights resident in SBUF").
+  uint32_t sbuf_end = 0;
   /// 0: every group of rows is loaded over all DMA engines. >= 1: the groups after the first in pieces of at least
   /// this many engines' start-latency bytes each (latency_engines, dma_copies.h): fewer, larger copies, for a
   /// program whose DMA engines are its limit (the GEMM that reads the output, ln_gemm_kernel.h). Finite.

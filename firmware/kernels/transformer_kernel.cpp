@@ -135,6 +135,33 @@ MlpLayout block_mlp(const TransformerShape& s, const TransformerInputs& in, cons
   m.out_hbm = out_hbm;
   return m;
 }
+/// The projection (x + attn @ W_o + b_o per column, in the GEMM's drain) into h1; with `r` resident, W_o (the moving
+/// operand) where the attention left it in SBUF.
+GemmLayout block_proj(const TransformerShape& s, const TransformerInputs& in, const TransformerBuffers& b,
+                      const TransformerResidency& r) {
+  GemmEpilogue bias;
+  bias.kind = GemmEpilogue::Kind::kColBiasAdd;
+  bias.bias_hbm = in.b_o;
+  bias.residual = true;
+  bias.residual_hbm = in.x;
+  GemmLayout g = bf16_gemm(s.d_model, s.seq, s.d_model, b.attnT, in.w_o, b.h1, isa::DataType::kFp32, bias);
+  if (r.resident) {
+    g.moving_in_sbuf = true;
+    g.moving_sbuf = r.w_o;
+    g.moving_sbuf_tile_bytes = sbuf_operand_tile_bytes(g.dtype, g.n);
+    g.sbuf_limit = r.sbuf_end;
+  }
+  return g;
+}
+/// The copies that put W_o and W2 where `r` keeps them (the attention's prefetch).
+std::vector<isa::CopyFields> block_prefetch(const driver::DeviceInfo& info, const TransformerShape& s,
+                                            const TransformerInputs& in, const TransformerResidency& r) {
+  const uint32_t tile = sbuf_operand_tile_bytes(isa::Dtype::kBf16, s.d_model);
+  std::vector<isa::CopyFields> c = sbuf_operand_copies(info, isa::Dtype::kBf16, in.w_o, s.d_model, s.d_model, r.w_o, tile);
+  const std::vector<isa::CopyFields> w2 = sbuf_operand_copies(info, isa::Dtype::kBf16, in.w2, s.d_ff, s.d_model, r.w2, tile);
+  c.insert(c.end(), w2.begin(), w2.end());
+  return c;
+}
 }  // namespace
 
 TransformerFusion transformer_fusion(const driver::DeviceInfo& info, const TransformerShape& shape) {
@@ -185,10 +212,62 @@ TransformerBuffers transformer_buffers(const TransformerShape& s, uint64_t scrat
   return b;
 }
 
+TransformerResidency transformer_residency(const driver::DeviceInfo& info, const TransformerShape& s,
+                                           bool by_estimate) {
+  check_shape(s);
+  const TransformerBuffers b = transformer_buffers(s, 0);
+  const uint64_t kt = isa::te_max_k(isa::Dtype::kBf16, info.te_rows), pb = info.sbuf_partition_bytes;
+  const uint32_t tile = sbuf_operand_tile_bytes(isa::Dtype::kBf16, s.d_model);  // W_o and W2: D columns each
+  const uint64_t bytes = (ceil_div(uint64_t(s.d_model), kt) + ceil_div(uint64_t(s.d_ff), kt)) * tile;
+  if (!transformer_fusion(info, s).ln2_up || kt < 1 || kt > info.sbuf_partitions || bytes >= pb) return {};
+  TransformerResidency r;
+  r.resident = true;
+  r.sbuf_end = uint32_t((pb - bytes) / 64 * 64);
+  r.w_o = r.sbuf_end;
+  r.w2 = uint32_t(r.w_o + ceil_div(uint64_t(s.d_model), kt) * tile);
+  AttentionLayout at = block_attention(s, b);
+  at.sbuf_end = r.sbuf_end;
+  at.prefetch = block_prefetch(info, s, {}, r);
+  // Each core's first piece loads them: the wave must give every core one.
+  const int pieces = attention_pieces(info, at);
+  if (pieces == 0 || int64_t(pieces) * s.heads < s.cores) return {};
+  const MlpLayout mlp = block_mlp(s, {}, b, 0);
+  try {
+    // The fused ln2 + up GEMM must fit below the weights; then what the two GEMMs save against what the loads add
+    // to the attention's first pieces, by the Pipeline's estimates.
+    ln_gemm_split(info, {fused_ln(s, b.h1, 0, 0), mlp_gemms(mlp).first, r.sbuf_end}, s.cores);
+    if (!by_estimate) return r;
+    const double saved = gemm_steps_estimate(info, block_proj(s, {}, b, {}), s.cores) -
+                         gemm_steps_estimate(info, block_proj(s, {}, b, r), s.cores) +
+                         gemm_steps_estimate(info, mlp_down_gemm(mlp), s.cores) -
+                         gemm_steps_estimate(info, mlp_down_gemm(mlp, r.w2, r.sbuf_end), s.cores);
+    if (attention_prefetch_cost(info, at) >= saved) return {};
+  } catch (const std::invalid_argument&) {
+    return {};
+  }
+  return r;
+}
+
 KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& s,
                                          const TransformerInputs& in, const TransformerBuffers& b,
                                          uint64_t out_hbm) {
+  // W_o and W2 resident in SBUF where transformer_residency finds that shorter.
+  return make_transformer_programs(info, s, in, b, out_hbm, transformer_residency(info, s));
+}
+
+KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& s,
+                                         const TransformerInputs& in, const TransformerBuffers& b,
+                                         uint64_t out_hbm, const TransformerResidency& resident) {
   check_shape(s);
+  if (resident.resident) {
+    const TransformerResidency fits = transformer_residency(info, s, false);
+    if (!fits.resident || fits.sbuf_end != resident.sbuf_end || fits.w_o != resident.w_o || fits.w2 != resident.w2) {
+      throw std::invalid_argument(fmt::format(
+          "transformer block: weights resident from SBUF offset {} (W_o at {}, W2 at {}) are not what the shape takes "
+          "on this device (transformer_residency without its estimate: {})",
+          resident.sbuf_end, resident.w_o, resident.w2, fits.resident ? fmt::format("from {}", fits.sbuf_end) : "none"));
+    }
+  }
   const uint64_t T = s.seq, D = s.d_model, d = s.head_dim();
   KernelSequence seq;
   // Each LayerNorm in the programs of the GEMM that reads it (ln_gemm_kernel.h) where transformer_fusion finds that
@@ -207,7 +286,11 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   // V^T (rows 2D.. of qkvT) -> V_h [T, d] per head: one transposing copy per head, the heads split over the cores
   // (a DMA-only step: one core's engines alone took 30 k cycles at T = 2048). Attention pieces read V^T themselves
   // (transposing loads, AttentionLayout::vT_hbm): no step then.
-  const AttentionLayout at = block_attention(s, b);
+  AttentionLayout at = block_attention(s, b);
+  if (resident.resident) {  // each core's first piece loads W_o and W2 above the pieces' bytes
+    at.sbuf_end = resident.sbuf_end;
+    at.prefetch = block_prefetch(info, s, in, resident);
+  }
   if (attention_pieces(info, at) == 0) {
     append(&seq, row_split_steps("v heads", s.heads, 1, s.cores, [&](int h0, int n) {
       std::vector<isa::CopyFields> vcopies;
@@ -220,24 +303,17 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   }
   append(&seq, make_attention_programs(info, at));
 
-  GemmEpilogue proj_bias;  // x + (proj + b_o[col]) in the GEMM's drain
-  proj_bias.kind = GemmEpilogue::Kind::kColBiasAdd;
-  proj_bias.bias_hbm = in.b_o;
-  proj_bias.residual = true;
-  proj_bias.residual_hbm = in.x;
-  append(&seq, gemm_steps(info, "proj gemm+bias+residual", s.d_model, s.seq, s.d_model, b.attnT, in.w_o, b.h1,
-                          s.cores, isa::DataType::kFp32, proj_bias));
+  append(&seq, gemm_steps(info, "proj gemm+bias+residual", block_proj(s, in, b, resident), s.cores));
 
   const MlpLayout mlp = block_mlp(s, in, b, out_hbm);
   if (fused.ln2_up) {
-    const LnGemmLayout up{fused_ln(s, b.h1, in.ln2_g, in.ln2_b), mlp_gemms(mlp).first};
+    const LnGemmLayout up{fused_ln(s, b.h1, in.ln2_g, in.ln2_b), mlp_gemms(mlp).first, resident.sbuf_end};
     append(&seq, ln_gemm_steps(info, "ln2+mlp up gemm+gelu", up, s.cores));
-    append(&seq, mlp_down_steps(info, mlp));
+    append(&seq, mlp_down_steps(info, mlp, resident.w2, resident.sbuf_end));
   } else {
     append(&seq, layernorm_steps(info, "ln2", s, b.h1, in.ln2_g, in.ln2_b, b.ln2, b.ln2T));
     append(&seq, make_mlp_programs(info, mlp));
   }
   return seq;
 }
-
 }  // namespace trnsim::kernels

@@ -83,6 +83,24 @@ TransformerFusion transformer_fusion(const driver::DeviceInfo& info, const Trans
 /// TransformerBuffers::mlp_gT is not written. Throws std::invalid_argument for a bad shape.
 bool transformer_mlp_in_rows(const driver::DeviceInfo& info, const TransformerShape& shape);
 
+/// Where the block keeps the weights of its steps after the attention resident in SBUF (docs/kernels.md "Weights
+/// resident in SBUF"): W_o (the projection's moving operand) and W2 (the down GEMM's), each [K, D] in K tiles of
+/// sbuf_operand_tile_bytes(D) at the top of every core's SBUF partitions, loaded by each core's first attention
+/// piece while its DMA engines wait for the softmax (AttentionLayout::prefetch); every program from there to the
+/// down GEMM keeps below sbuf_end. Where the attention runs in pieces (transformer_attention_in_pieces) with at
+/// least one per core, the LayerNorm fused into the up GEMM (transformer_fusion) and the weights fit the SBUF.
+struct TransformerResidency {
+  bool resident = false;
+  uint32_t sbuf_end = 0;  ///< the programs' SBUF bytes end here; the weights lie above
+  uint32_t w_o = 0, w2 = 0;  ///< SBUF offsets of W_o's and W2's first K tile
+};
+/// With `by_estimate`, only where the Pipeline's estimates find the block shorter so: the projection's and the down
+/// GEMM's largest pieces save more than the loads add to the attention's first piece (attention_prefetch_cost; on
+/// trn2 over 8 cores at seq 2048, not at seq 128 to 1024, whose pieces are too short to hide them); without it,
+/// wherever it fits. Throws std::invalid_argument for a bad shape.
+TransformerResidency transformer_residency(const driver::DeviceInfo& info, const TransformerShape& shape,
+                                           bool by_estimate = true);
+
 /// The block's programs, in order: "ln1" (with te_transpose the LayerNorm writes ln1T through the TE and ln1 stays
 /// unwritten; else the LayerNorm into ln1, then "ln1 transpose", a strided DMA copy), "qkv gemm+bias" (the bias and
 /// the BF16 cast in the GEMM's drain, GemmEpilogue), or instead of both "ln1+qkv gemm+bias" (transformer_fusion), "v heads" (DMA re-layout of V^T into per-head token-major V_h;
@@ -94,5 +112,10 @@ bool transformer_mlp_in_rows(const driver::DeviceInfo& info, const TransformerSh
 KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& shape,
                                          const TransformerInputs& in, const TransformerBuffers& buf,
                                          uint64_t out_hbm);
+/// The same with the weights kept as `resident` says (transformer_residency, by its estimate or not). Throws
+/// std::invalid_argument as above and for a residency the shape does not take.
+KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& shape,
+                                         const TransformerInputs& in, const TransformerBuffers& buf,
+                                         uint64_t out_hbm, const TransformerResidency& resident);
 
 }  // namespace trnsim::kernels

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -716,8 +717,9 @@ TEST(GemmInSbuf, MlpRowsProgramsMatchTheGoldenMlp) {
 /// make_ln_gemm_program of N rows of K features into M outputs: checked race-free, run on the reference machine,
 /// out bit for bit the golden LayerNorm, TE transpose, GEMM and row bias (the steps it fuses), and HBM unchanged
 /// outside out (the normalised rows stayed on chip).
-void check_ln_gemm(const DeviceInfo& info, int N, int K, int M) {
-  SCOPED_TRACE(fmt::format("LayerNorm of [{}, {}] into a GEMM of M {}", N, K, M));
+/// sbuf_end > 0: the program keeps to SBUF bytes [0, sbuf_end) of each partition (LnGemmLayout::sbuf_end).
+void check_ln_gemm(const DeviceInfo& info, int N, int K, int M, uint32_t sbuf_end = 0) {
+  SCOPED_TRACE(fmt::format("LayerNorm of [{}, {}] into a GEMM of M {}, sbuf_end {}", N, K, M, sbuf_end));
   std::mt19937_64 rng(test::test_seed() ^ (uint64_t(N) << 32) ^ (uint64_t(K) << 16) ^ uint64_t(M));
   auto widen = [](const std::vector<uint16_t>& v) { return golden::Patterns(v.begin(), v.end()); };
   const golden::Patterns x = random_f32(std::size_t(N) * K, 4.0f, rng), gamma = random_f32(K, 2.0f, rng),
@@ -739,6 +741,7 @@ void check_ln_gemm(const DeviceInfo& info, int N, int K, int M) {
   epi.func = isa::ActFunc::kIdentity;
   const uint64_t w_hbm = take(uint64_t(K) * M * 2), out_hbm = take(uint64_t(M) * N * 2);
   l.gemm = bf16_gemm(K, M, N, w_hbm, 0, out_hbm, isa::DataType::kBf16, epi);
+  l.sbuf_end = sbuf_end;
   std::vector<uint8_t> hbm(at + 0x1000, 0xA5);
   auto put32 = [&](uint64_t a, const golden::Patterns& v) { std::memcpy(&hbm[a], v.data(), v.size() * 4); };
   put32(l.ln.in_hbm, x), put32(l.ln.gamma_hbm, gamma), put32(l.ln.beta_hbm, beta), put32(epi.bias_hbm, bias);
@@ -746,8 +749,19 @@ void check_ln_gemm(const DeviceInfo& info, int N, int K, int M) {
   const std::vector<uint8_t> before = hbm;
   ASSERT_TRUE(ln_gemm_fits(info, l));
   const isa::Program prog = make_ln_gemm_program(info, l);
-  const test::ProgramCheck check = test::check_program(info, prog);
+  test::ProgramCheckOptions opt;
+  if (sbuf_end > 0) {
+    opt.areas = {{isa::MemSpace::kHbm, 0, 1, 0, info.hbm_bytes, true, true, "HBM"},
+                 {isa::MemSpace::kPsum, 0, info.psum_partitions, 0, info.psum_partition_bytes, true, true, "PSUM"},
+                 {isa::MemSpace::kSbuf, 0, info.sbuf_partitions, 0, sbuf_end, true, true, "below sbuf_end"}};
+  }
+  const test::ProgramCheck check = test::check_program(info, prog, opt);
   ASSERT_TRUE(check.ok()) << check.summary();
+  if (sbuf_end > 0) {  // the bound binds: unbounded, the program reaches past it
+    LnGemmLayout unbounded = l;
+    unbounded.sbuf_end = 0;
+    EXPECT_FALSE(test::check_program(info, make_ln_gemm_program(info, unbounded), opt).ok());
+  }
   hbm = test::run_reference(info, prog, hbm).hbm;
 
   golden::NormSpec ns;
@@ -781,6 +795,13 @@ TEST(GemmInSbuf, ALayerNormIntoItsGemmMatchesTheGoldenSteps) {
   check_ln_gemm(tiny_info(), 37, 40, 21);
   check_ln_gemm(tiny_info(), 5, 16, 3);
   check_ln_gemm(trn2_info(), 200, 300, 150);
+}
+
+TEST(GemmInSbuf, ALayerNormIntoItsGemmKeepsBelowSbufEnd) {
+  // Data of a later program above sbuf_end survives (docs/kernels.md "Weights resident in SBUF"): the program
+  // checker's areas hold both kernels below it, with the golden bits. Unbounded, the same program uses 4,160 bytes
+  // of each tiny partition; below 4,096 the LayerNorm's three row buffers leave the GEMM no K tile.
+  check_ln_gemm(tiny_info(), 37, 40, 21, 4096);
 }
 
 /// The message of the std::invalid_argument that `f` throws, or "no error".
@@ -1009,6 +1030,74 @@ TEST(GemmInSbuf, TheMlpTakesRowsProgramsWhereTheCostModelFindsThemShorter) {
   EXPECT_EQ(make_mlp_programs(trn2_info(), l).size(), 2u);
   l.cores = 0;
   EXPECT_THROW(mlp_in_rows(trn2_info(), l), std::invalid_argument);
+}
+
+TEST(ResidentWeights, TheBlockKeepsThemWhereTheEstimateFindsItShorter) {
+  // GPT-2 small's block on trn2 over 8 cores (trnsim run --workload transformer-block --config trn2 --te tlm --seq S,
+  // docs/kernels.md "Weights resident in SBUF"): at T 2048 442,652 cycles without, 414,247 with W_o and W2 resident
+  // (the attention's 165,158 unchanged: its first pieces' DMA engines wait for the softmax long enough); forced by
+  // hand at T 1024 277,272 against 260,899 and at T 512 238,365 against 189,720 (the loads lengthen the short pieces
+  // more than the GEMMs save).
+  TransformerShape s;
+  s.cores = 8;
+  s.seq = 2048;
+  const TransformerResidency r = transformer_residency(trn2_info(), s);
+  ASSERT_TRUE(r.resident);
+  // W_o: 6 K tiles, W2: 24, each of 768 BF16 columns (1536 bytes) at the top of the 196,608-byte partitions.
+  EXPECT_EQ(r.sbuf_end, 196608u - 30 * 1536);
+  EXPECT_EQ(r.w_o, r.sbuf_end);
+  EXPECT_EQ(r.w2, r.w_o + 6 * 1536);
+  s.seq = 1024;
+  EXPECT_FALSE(transformer_residency(trn2_info(), s).resident);
+  EXPECT_TRUE(transformer_residency(trn2_info(), s, false).resident) << "it fits, it is only longer";
+  // One core runs the MLP as one rows program, with no fused ln2 + up GEMM for the weights to wait across.
+  s.seq = 2048;
+  s.cores = 1;
+  EXPECT_FALSE(transformer_residency(trn2_info(), s, false).resident);
+}
+
+TEST(ResidentWeights, EveryProgramKeepsOutOfThemButToLoadOrReadThem) {
+  // The block on trn2 over 8 cores at T 256 with the weights forced resident: from the attention to the down GEMM
+  // every program keeps its own SBUF bytes below sbuf_end; above it only each core's first piece writes (the
+  // prefetch) and only the projection and the down GEMM read. Checked by the program checker's areas.
+  TransformerShape s;
+  s.cores = 8;
+  s.seq = 256;
+  const DeviceInfo info = trn2_info();
+  const TransformerResidency r = transformer_residency(info, s, false);
+  ASSERT_TRUE(r.resident);
+  TransformerInputs in;
+  const uint64_t D = 768, F = 3072, T = 256;
+  uint64_t at = 0x1000;
+  auto take = [&](uint64_t bytes) { return std::exchange(at, (at + bytes + 63) / 64 * 64); };
+  in.x = take(T * D * 4), in.ln1_g = take(D * 4), in.ln1_b = take(D * 4), in.w_qkv = take(D * 3 * D * 2);
+  in.b_qkv = take(3 * D * 4), in.w_o = take(D * D * 2), in.b_o = take(D * 4), in.ln2_g = take(D * 4);
+  in.ln2_b = take(D * 4), in.w1 = take(D * F * 2), in.b1 = take(F * 4), in.w2 = take(F * D * 2), in.b2 = take(D * 4);
+  const uint64_t out = take(T * D * 4);
+  const TransformerBuffers b = transformer_buffers(s, at);
+  const KernelSequence seq = make_transformer_programs(info, s, in, b, out, r);
+  const uint32_t P = info.sbuf_partitions, pb = info.sbuf_partition_bytes;
+  const Area hbm{isa::MemSpace::kHbm, 0, 1, 0, info.hbm_bytes, true, true, "HBM"};
+  const Area psum{isa::MemSpace::kPsum, 0, info.psum_partitions, 0, info.psum_partition_bytes, true, true, "PSUM"};
+  const Area own{isa::MemSpace::kSbuf, 0, P, 0, r.sbuf_end, true, true, "below sbuf_end"};
+  int attention = 0, after = 0;
+  for (const KernelStep& st : seq) {
+    const bool piece = st.name.find("attention") != std::string::npos;
+    attention += piece;
+    if (attention == 0) continue;  // before the attention the SBUF is the programs' own
+    const bool reader = st.name.rfind("proj", 0) == 0 || st.name.rfind("mlp down", 0) == 0;
+    after += reader;
+    test::ProgramCheckOptions opt;
+    opt.areas = {hbm, psum, own};
+    if ((piece && attention <= s.cores) || reader) {
+      opt.areas.push_back({isa::MemSpace::kSbuf, 0, P, r.sbuf_end, pb, reader, !reader, "the weights"});
+    }
+    const test::ProgramCheck c = test::check_program(info, st.program, opt);
+    EXPECT_TRUE(c.ok()) << st.name << ":\n" << c.summary();
+  }
+  EXPECT_EQ(attention, 24) << "12 heads in 2 pieces";
+  // Split by M alone (every core holds the moving operand): T 256 is two M tiles of 128 tokens, two steps each.
+  EXPECT_EQ(after, 2 + 2) << "the projection's and the down GEMM's steps";
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "firmware/golden/nn_golden.h"
 #include "firmware/kernels/attention_kernel.h"
+#include "firmware/kernels/kernel_sequence.h"
 #include "firmware/kernels/norm_kernel.h"
 #include "firmware/kernels/softmax_kernel.h"
 #include "firmware/kernels/transpose_kernel.h"
@@ -808,6 +809,69 @@ TEST(AttentionPieces, TheWiderVectorEngineTakesTheTransposesCopies) {
   const uint64_t U = 16ull * 64 * 2;
   s.qT_hbm = 0, s.kT_hbm = U, s.v_hbm = 2 * U, s.outT_hbm = 3 * U;
   EXPECT_EQ(pt_copies(make_attention_piece_program(t, s)), std::make_pair(0, 10)) << "4 query tiles see 1..4 key tiles";
+}
+
+TEST(AttentionPieces, APrefetchLandsAboveTheBytesThePieceUsesAndLeavesItsOutputAlone) {
+  // A causal piece of 64 queries on tiny that also loads a [40, 30] BF16 operand into the top of its SBUF
+  // (AttentionPieceLayout::prefetch; sbuf_operand_copies' layout: K tiles of 16 rows, the last of 8): the program
+  // checker holds the piece below sbuf_end and the prefetch alone above it, and on the reference machine the region
+  // ends up holding the operand's rows from HBM, while HBM is what the piece alone leaves.
+  const DeviceInfo t = tiny();
+  AttentionPieceLayout s;
+  s.seq = 64, s.head_dim = 16, s.query0 = 0, s.queries = 64, s.causal = true;
+  s.scale = attention_scale(16);
+  const uint64_t U = 16ull * 64 * 2, w_hbm = 4 * U;
+  s.qT_hbm = 0, s.kT_hbm = U, s.v_hbm = 2 * U, s.outT_hbm = 3 * U;
+  const int K = 40, N = 30;
+  const uint32_t tile = sbuf_operand_tile_bytes(isa::Dtype::kBf16, N), pb = t.sbuf_partition_bytes;
+  const uint32_t w_sbuf = pb - 3 * tile;
+  AttentionPieceLayout with = s;
+  with.sbuf_end = w_sbuf;
+  with.prefetch = sbuf_operand_copies(t, isa::Dtype::kBf16, w_hbm, K, N, w_sbuf, tile);
+  const isa::Program p = make_attention_piece_program(t, with);
+  test::ProgramCheckOptions opt;
+  opt.areas = {{isa::MemSpace::kHbm, 0, 1, 0, t.hbm_bytes, true, true, "HBM"},
+               {isa::MemSpace::kPsum, 0, t.psum_partitions, 0, t.psum_partition_bytes, true, true, "PSUM"},
+               {isa::MemSpace::kSbuf, 0, t.sbuf_partitions, 0, w_sbuf, true, true, "the piece's"},
+               {isa::MemSpace::kSbuf, 0, t.sbuf_partitions, w_sbuf, pb, false, true, "the prefetch's"}};
+  const test::ProgramCheck c = test::check_program(t, p, opt);
+  EXPECT_TRUE(c.ok()) << c.summary();
+
+  std::mt19937 rng(uint32_t(test::test_seed()));
+  std::vector<uint8_t> hbm(w_hbm + uint64_t(K) * N * 2);
+  for (std::size_t i = 0; i < 4 * U; i += 2) {  // BF16 of magnitude 1..2: no Inf or NaN in the scores
+    const uint16_t v = uint16_t(uint16_t(0x3F80 + rng() % 0x80) | uint16_t((rng() & 1) << 15));
+    std::memcpy(&hbm[i], &v, 2);
+  }
+  for (std::size_t i = 4 * U; i < hbm.size(); ++i) hbm[i] = uint8_t(rng());
+  const test::RefMemory got = test::run_reference(t, p, hbm);
+  const test::RefMemory plain = test::run_reference(t, make_attention_piece_program(t, s), hbm);
+  EXPECT_TRUE(got.hbm == plain.hbm) << "HBM is not what the piece alone leaves";
+  int bad = 0;
+  for (int k = 0; k < K && bad < 5; ++k) {  // row k: partition k % 16 of K tile k / 16
+    const uint64_t at = uint64_t(k % 16) * pb + w_sbuf + uint64_t(k / 16) * tile;
+    if (std::memcmp(&got.sbuf[at], &hbm[w_hbm + uint64_t(k) * N * 2], size_t(N) * 2) != 0) {
+      ADD_FAILURE() << "row " << k << " of the operand is not at SBUF byte " << at;
+      ++bad;
+    }
+  }
+  // What a prefetch may not do: land below sbuf_end, or come without one.
+  AttentionPieceLayout low = with;
+  low.prefetch = sbuf_operand_copies(t, isa::Dtype::kBf16, w_hbm, K, N, w_sbuf - 64, tile);
+  std::string why;
+  try {
+    make_attention_piece_program(t, low);
+  } catch (const std::invalid_argument& e) {
+    why = e.what();
+  }
+  EXPECT_NE(why.find(fmt::format("prefetch copy 0 must go to SBUF at or above sbuf_end {} within the partition's {} "
+                                 "bytes (it starts at offset {}",
+                                 w_sbuf, pb, w_sbuf - 64)),
+            std::string::npos)
+      << why;
+  AttentionPieceLayout unbounded = with;
+  unbounded.sbuf_end = 0;
+  EXPECT_THROW(make_attention_piece_program(t, unbounded), std::invalid_argument);
 }
 
 }  // namespace

@@ -152,6 +152,20 @@ TEST_F(CompositeOnModel, RowBiasGeluAndColumnBiasResidualOnRaggedTiles) {
   }
 }
 
+/// Bytes the DMA copies of `p` read from HBM addresses [lo, hi) (by each copy's first source byte).
+uint64_t hbm_bytes_read(const isa::Program& p, uint64_t lo, uint64_t hi) {
+  uint64_t bytes = 0;
+  for (const auto& queue : p.queues) {
+    for (const isa::Instruction& in : queue) {
+      if (in.op == isa::Opcode::kDmaCopy && in.copy.src_space == isa::MemSpace::kHbm && in.copy.src_addr >= lo &&
+          in.copy.src_addr < hi) {
+        bytes += copy_bytes(in.copy);
+      }
+    }
+  }
+  return bytes;
+}
+
 /// A [K, M] x [K, N] BF16 GEMM with each epilogue (GemmEpilogue), split over `cores` (split_gemm): the row epilogue
 /// (bias + GELU, BF16), the column epilogue with a residual (FP32) and without (FP16) must give the golden GEMM
 /// followed by the golden element-wise step, bit for bit.
@@ -206,6 +220,50 @@ TEST_F(GemmEpilogueOnModel, ManyBlocksCarryTheirStoresInLaterLoadWaves) {
 }
 
 TEST_F(GemmEpilogueOnModel, SplitOverTwoCoresTheBiasAndResidualFollowEachCoresRows) { check(20, 45, 33, 2); }
+
+/// A GEMM whose operand earlier programs left in SBUF (sbuf_operand_copies: one DMA program per core, the wave's two
+/// steps on cores 0 and 1), split over the two cores by the other operand (gemm_steps): the golden bits, and no
+/// step loads the resident operand from HBM. The parameter: the moving operand resident (else the stationary).
+class ResidentOperandOnModel : public CompositeOnModel, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ResidentOperandOnModel, SplitOverTwoCoresMatchesGolden) {
+  use_cores(2);
+  const driver::DeviceInfo& info = drv_->info();
+  // K 40: tiny's K tiles of 16, 16 and a ragged 8; M 37 (3 M tiles); N 100 (4 pieces of kGemmSplitColumns: 64 + 36)
+  const int K = 40, M = 37, N = 100;
+  const bool moving = GetParam();
+  const Patterns st = random(size_t(K) * M, DataType::kBf16), mv = random(size_t(K) * N, DataType::kBf16);
+  const uint64_t s_hbm = put(st, DataType::kBf16), m_hbm = put(mv, DataType::kBf16);
+  const uint64_t out = scratch(size_t(M) * N, DataType::kFp32);
+  const int cols = moving ? N : M;
+  const uint32_t tile = sbuf_operand_tile_bytes(isa::Dtype::kBf16, cols);
+  const uint32_t at = uint32_t((info.sbuf_partition_bytes - 3 * tile) / 64 * 64);  // 3 K tiles at the top
+  const std::vector<isa::CopyFields> load =
+      sbuf_operand_copies(info, isa::Dtype::kBf16, moving ? m_hbm : s_hbm, K, cols, at, tile);
+  ASSERT_EQ(load.size(), 2u) << "one copy of the whole K tiles, one of the ragged last";
+  KernelSequence seq{{"load", dma_program(info, load), 0}, {"load", dma_program(info, load), 0, true}};
+  GemmLayout g = bf16_gemm(K, M, N, s_hbm, m_hbm, out);
+  g.sbuf_limit = at;
+  (moving ? g.moving_in_sbuf : g.stationary_in_sbuf) = true;
+  (moving ? g.moving_sbuf : g.stationary_sbuf) = at;
+  (moving ? g.moving_sbuf_tile_bytes : g.stationary_sbuf_tile_bytes) = tile;
+  const KernelSequence gemm = gemm_steps(info, "gemm", g, 2);
+  ASSERT_EQ(gemm.size(), 2u);
+  for (const KernelStep& step : gemm) {
+    EXPECT_EQ(hbm_bytes_read(step.program, moving ? m_hbm : s_hbm, (moving ? m_hbm : s_hbm) + uint64_t(K) * cols * 2),
+              0u);
+  }
+  append(&seq, gemm);
+  const SequenceRun r = run(seq);
+  EXPECT_EQ(r.macs, uint64_t(K) * M * N);
+  EXPECT_GT(r.core_macs[1], 0u);
+  expect_same("out", get(out, size_t(M) * N, DataType::kFp32), golden::gemm_bf16(K, M, N, st, mv, te_rows()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Operand, ResidentOperandOnModel, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? "moving" : "stationary";
+                         });
 
 TEST_F(GemmEpilogueOnModel, OneMTileSplitsByNOverTwoCores) {
   // M 12 is one TE-column tile: the two cores take columns [0, 352) and [352, 700) (moving_ld, out_ld; 280 KB of
@@ -528,14 +586,26 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionOnModel,
                                               c.inf_key >= 0 ? "_infv" : "");
                          });
 
-/// The block on 1 core and split over 2 (its GEMMs by M, the heads' steps in waves, the row-wise steps by rows):
-/// the same golden bits either way.
-class TransformerOnCores : public CompositeOnModel, public ::testing::WithParamInterface<int> {};
+/// The block on 1 core and split over 2 (its GEMMs by M, the heads' steps in waves, the row-wise steps by rows),
+/// and on 2 with W_o and W2 resident in SBUF (transformer_residency without its estimate, which tiny's short pieces
+/// would not take; a d_ff of 200, where the LayerNorm fuses into the up GEMM instead of the MLP running as rows
+/// programs): the same golden bits every way.
+struct BlockCase {
+  int cores = 1;
+  bool resident = false;
+  int seq = 18, d_ff = 50;
+  /// The query-key pairs the TE multiplies per head, worked out by hand: the scores over the keys up to each
+  /// piece's last query and PV over the key tiles up to each query tile's own (tiny's tiles of 16). T 18, each head
+  /// in pieces of rows [0, 16) and [16, 18): 16 x 16 + 2 x 18 = 292 each. T 34 in [0, 32) and [32, 34): scores
+  /// 32 x 32 + 2 x 34 = 1092, PV 16 x 16 + 16 x 32 + 2 x 34 = 836.
+  int pairs = 292 + 292;
+};
+class TransformerOnCores : public CompositeOnModel, public ::testing::WithParamInterface<BlockCase> {};
 
 TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
   TransformerShape s;
-  s.seq = 18, s.d_model = 36, s.heads = 3, s.d_ff = 50;
-  s.cores = GetParam();
+  s.seq = GetParam().seq, s.d_model = 36, s.heads = 3, s.d_ff = GetParam().d_ff;
+  s.cores = GetParam().cores;
   use_cores(uint32_t(s.cores));
   const size_t T = s.seq, D = s.d_model, F = s.d_ff;
   golden::TransformerParams p;
@@ -566,7 +636,30 @@ TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
   in.b2 = put(p.mlp.b2, DataType::kFp32);
   const uint64_t out = scratch(T * D, DataType::kFp32);
   const TransformerBuffers b = transformer_buffers(s, drv_->alloc(transformer_buffers(s, 0).end));
-  const KernelSequence seq = make_transformer_programs(drv_->info(), s, in, b, out);
+  TransformerResidency resident;
+  if (GetParam().resident) {
+    resident = transformer_residency(drv_->info(), s, false);
+    ASSERT_TRUE(resident.resident) << "W_o and W2 fit tiny's SBUF beside the block's programs";
+  }
+  const KernelSequence seq = GetParam().resident ? make_transformer_programs(drv_->info(), s, in, b, out, resident)
+                                                 : make_transformer_programs(drv_->info(), s, in, b, out);
+  if (GetParam().resident) {
+    // Each core's first attention piece (the wave's first two steps) loads all of W_o and W2; the projection and
+    // the down GEMM read none of them from HBM.
+    const uint64_t wo_bytes = D * D * 2, w2_bytes = F * D * 2;
+    int pieces = 0;
+    for (const KernelStep& st : seq) {
+      const uint64_t wo = hbm_bytes_read(st.program, in.w_o, in.w_o + wo_bytes);
+      const uint64_t w2 = hbm_bytes_read(st.program, in.w2, in.w2 + w2_bytes);
+      if (st.name.find("attention") != std::string::npos && pieces++ < s.cores) {
+        EXPECT_EQ(wo, wo_bytes) << st.name << " (piece " << pieces << ")";
+        EXPECT_EQ(w2, w2_bytes) << st.name << " (piece " << pieces << ")";
+      } else {
+        EXPECT_EQ(wo + w2, 0u) << st.name << " reads the resident weights from HBM";
+      }
+    }
+    EXPECT_EQ(pieces, 6) << "3 heads in 2 pieces each";
+  }
   const SequenceRun r = run(seq);
   const TransformerFusion fused = transformer_fusion(drv_->info(), s);
   // On tiny the fused LayerNorms are the shorter (the programs' start costs dominate at this size); one core runs
@@ -588,12 +681,10 @@ TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
       });
       EXPECT_TRUE(on_core1) << kind << " did not run on core 1";
     }
-    // The TE's MACs from the shape (d = 12): QKV D x 3D x T; per head the scores over the keys up to each piece's
-    // last query (each head in the pieces of rows [0, 16) and [16, 18), one per core: 16 x 16 + 2 x 18 = 292
-    // query-key pairs) and PV over the key tiles up to each query tile's own (the same 292 pairs); the projection
-    // D x D x T, the MLP 2 x D x F x T.
+    // The TE's MACs from the shape (d = 12): QKV D x 3D x T; per head d x the pairs (BlockCase::pairs); the
+    // projection D x D x T, the MLP 2 x D x F x T.
     const uint64_t d = D / size_t(s.heads);
-    const uint64_t macs = D * 3 * D * T + uint64_t(s.heads) * d * (292 + 292) + D * D * T + 2 * D * F * T;
+    const uint64_t macs = D * 3 * D * T + uint64_t(s.heads) * d * uint64_t(GetParam().pairs) + D * D * T + 2 * D * F * T;
     EXPECT_GT(r.core_macs[1], 0u);
     EXPECT_EQ(r.core_macs[0] + r.core_macs[1], macs);
   }
@@ -613,8 +704,12 @@ TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
   expect_same("out", get(out, T * D, DataType::kFp32), want.mlp.out);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cores, TransformerOnCores, ::testing::Values(1, 2),
-                         [](const ::testing::TestParamInfo<int>& i) { return std::to_string(i.param) + "core"; });
+INSTANTIATE_TEST_SUITE_P(Cores, TransformerOnCores,
+                         ::testing::Values(BlockCase{1, false}, BlockCase{2, false},
+                                           BlockCase{2, true, 34, 200, 1092 + 836}),
+                         [](const ::testing::TestParamInfo<BlockCase>& i) {
+                           return std::to_string(i.param.cores) + "core" + (i.param.resident ? "_resident" : "");
+                         });
 
 }  // namespace
 }  // namespace trnsim::kernels
