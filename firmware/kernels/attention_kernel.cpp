@@ -1,9 +1,12 @@
 // Multi-head attention as a sequence of programs (attention_kernel.h).
 #include "firmware/kernels/attention_kernel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -164,12 +167,40 @@ int two_piece_cut(const driver::DeviceInfo& info, const AttentionLayout& l, bool
 struct PieceJob {
   int head = 0;
   AttentionPieceLayout layout;
+  int core = -1;     ///< KernelStep::core
+  double cost = 0;   ///< the piece's estimate without its prefetch (with a prefetch only)
+  double idle = 0;   ///< of it, the time an average DMA engine is free (cost less Pipeline::dma_engine_cycles)
 };
+
+/// A piece's estimate (attention_piece_estimate) and the part of it an average DMA engine is idle, without prefetch.
+std::pair<double, double> piece_cost(const driver::DeviceInfo& info, const AttentionPieceLayout& l);
+
+/// The sizes the prefetch is cut into, in DMA engines' start-latency bytes (latency_engines), of which the
+/// attention takes the one whose pieces the Pipeline's estimates lengthen least (prefetch_choice): smaller ones spend
+/// more of each engine's time on start latencies, larger ones hold an engine longer against the piece's own stores.
+constexpr double kPrefetchPieceChoices[] = {2.0, 3.0, 4.0, 6.0};
+
+/// `copies` cut into pieces of `latencies` engines' start-latency bytes each (dma_pieces), in order.
+std::vector<isa::CopyFields> prefetch_pieces(const driver::DeviceInfo& info, const std::vector<isa::CopyFields>& copies,
+                                             double latencies) {
+  const double piece_bytes =
+      std::max(1.0, latencies * dma_latency_bytes(info) / std::max<uint32_t>(1, info.num_dma_engines));
+  std::vector<isa::CopyFields> pieces;
+  for (const isa::CopyFields& c : copies) {
+    for (const isa::Instruction& in :
+         dma_pieces(c, std::max<uint64_t>(1, uint64_t(std::ceil(double(copy_bytes(c)) / piece_bytes))))) {
+      pieces.push_back(in.copy);
+    }
+  }
+  return pieces;
+}
 
 /// The wave of the heads' `fused` pieces each (attention_pieces > 0), in the order the sequence runs them: pieces of
 /// equal queries, or, cut in two, where the list schedule of the estimated pieces ends soonest (two_piece_cut); a
-/// causal head's later queries see more keys, so the wave takes the longer pieces first (wave_order). The wave's
-/// first `cores` steps run on distinct cores (run_sequence), each its core's first piece: they carry the prefetch.
+/// causal head's later queries see more keys, so the wave takes the longer pieces first (wave_order). With a
+/// prefetch every piece is pinned to the core the work list would give it on the pieces' estimates (each to the core
+/// that frees first, the lowest on a tie), and carries its cost (piece_cost); deal_prefetch then shares the prefetch
+/// out. Throws std::invalid_argument when a core gets no piece to carry its prefetch.
 std::vector<PieceJob> piece_wave(const driver::DeviceInfo& info, const AttentionLayout& l, int fused) {
   const int R = transpose_tile_rows(info);
   int cut = 0;
@@ -182,26 +213,90 @@ std::vector<PieceJob> piece_wave(const driver::DeviceInfo& info, const Attention
     const int per = rows_per_core(l.seq, R, fused);
     for (int q0 = 0; q0 < l.seq; q0 += per) cuts.emplace_back(q0, std::min(per, l.seq - q0));
   }
+  std::vector<std::pair<double, double>> cost(cuts.size());
+  if (!l.prefetch.empty()) {  // the heads are alike: head 0's pieces stand for all
+    for (std::size_t p = 0; p < cuts.size(); ++p) {
+      cost[p] = piece_cost(info, piece_layout(l, 0, cuts[p].first, cuts[p].second));
+    }
+  }
   std::vector<PieceJob> wave;
   for (const auto& [h, p] :
        wave_order(std::vector<int>(std::size_t(l.heads), int(cuts.size())),
                   !l.causal ? PieceOrder::kByHead : first_longer ? PieceOrder::kFirstFirst : PieceOrder::kLastFirst)) {
     const auto [q0, n] = cuts[std::size_t(p)];
-    PieceJob job{h, piece_layout(l, h, q0, n)};
-    if (wave.size() < std::size_t(l.cores)) job.layout.prefetch = l.prefetch;
-    wave.push_back(std::move(job));
+    wave.push_back({h, piece_layout(l, h, q0, n), -1, cost[std::size_t(p)].first, cost[std::size_t(p)].second});
+  }
+  if (l.prefetch.empty()) return wave;
+  std::vector<double> free_at(std::size_t(l.cores), 0.0);
+  std::vector<int> pieces(std::size_t(l.cores), 0);
+  for (PieceJob& job : wave) {
+    const auto c = std::size_t(std::min_element(free_at.begin(), free_at.end()) - free_at.begin());
+    free_at[c] += job.cost;
+    job.core = int(c);
+    ++pieces[c];
+  }
+  for (std::size_t c = 0; c < pieces.size(); ++c) {
+    if (pieces[c] == 0) {
+      throw std::invalid_argument(fmt::format("attention kernel: {} pieces leave core {} of {} none to carry the "
+                                              "prefetch", wave.size(), c, l.cores));
+    }
   }
   return wave;
+}
+
+/// `wave` (piece_wave's, pinned) with `l`'s prefetch cut into pieces of `latencies` engines' start-latency bytes
+/// (prefetch_pieces) and dealt over each core's pieces in order, each a share by the time its DMA engines are idle
+/// (PieceJob::idle).
+std::vector<PieceJob> deal_prefetch(const driver::DeviceInfo& info, const AttentionLayout& l, std::vector<PieceJob> wave,
+                                    double latencies) {
+  const std::vector<isa::CopyFields> parts = prefetch_pieces(info, l.prefetch, latencies);
+  for (int c = 0; c < l.cores; ++c) {
+    double idle = 0.0, before = 0.0;
+    int count = 0;
+    for (const PieceJob& job : wave) {
+      if (job.core == c) idle += std::max(0.0, job.idle), ++count;
+    }
+    for (PieceJob& job : wave) {
+      if (job.core != c) continue;
+      const double share = idle > 0 ? std::max(0.0, job.idle) / idle : 1.0 / double(count);
+      const auto cut = [&](double at) { return std::ptrdiff_t(std::llround(double(parts.size()) * std::min(1.0, at))); };
+      job.layout.prefetch.assign(parts.begin() + cut(before), parts.begin() + cut(before + share));
+      before += share;
+    }
+  }
+  return wave;
+}
+
+/// The prefetch's piece size (kPrefetchPieceChoices) and what it adds to the attention: per core, its pieces'
+/// estimates with their shares less without (pieces of the same queries and share estimate alike), the most of any
+/// core; the size that adds least (the first of equals).
+struct PrefetchChoice {
+  double latencies = 0;
+  double cost = 0;
+};
+PrefetchChoice prefetch_choice(const driver::DeviceInfo& info, const AttentionLayout& l,
+                               const std::vector<PieceJob>& wave) {
+  PrefetchChoice best;
+  for (const double latencies : kPrefetchPieceChoices) {
+    std::map<std::tuple<int, int, std::size_t>, double> added;
+    std::vector<double> per_core(std::size_t(l.cores), 0.0);
+    for (const PieceJob& job : deal_prefetch(info, l, wave, latencies)) {
+      const auto key = std::make_tuple(job.layout.query0, job.layout.queries, job.layout.prefetch.size());
+      auto it = added.find(key);
+      if (it == added.end()) it = added.emplace(key, attention_piece_estimate(info, job.layout) - job.cost).first;
+      per_core[std::size_t(job.core)] += it->second;
+    }
+    const double cost = *std::max_element(per_core.begin(), per_core.end());
+    if (best.latencies == 0 || cost < best.cost) best = {latencies, cost};
+  }
+  return best;
 }
 }  // namespace
 
 double attention_prefetch_cost(const driver::DeviceInfo& info, const AttentionLayout& l) {
   const int fused = attention_pieces(info, l);
   if (fused == 0 || l.prefetch.empty()) return 0.0;
-  AttentionPieceLayout a = piece_wave(info, l, fused).front().layout;
-  const double with = attention_piece_estimate(info, a);
-  a.prefetch.clear();
-  return with - attention_piece_estimate(info, a);
+  return prefetch_choice(info, l, piece_wave(info, l, fused)).cost;
 }
 
 KernelSequence make_attention_programs(const driver::DeviceInfo& info, const AttentionLayout& l) {
@@ -220,9 +315,11 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
   const int R = transpose_tile_rows(info);
   const int fused = attention_pieces(info, l);
   if (fused > 0) {
-    for (const PieceJob& job : piece_wave(info, l, fused)) {
+    std::vector<PieceJob> wave = piece_wave(info, l, fused);
+    if (!l.prefetch.empty()) wave = deal_prefetch(info, l, wave, prefetch_choice(info, l, wave).latencies);
+    for (const PieceJob& job : wave) {
       seq.push_back({fmt::format("head {} attention", job.head), make_attention_piece_program(info, job.layout),
-                     piece_macs(l, R, job.layout.query0, job.layout.queries), !seq.empty()});
+                     piece_macs(l, R, job.layout.query0, job.layout.queries), !seq.empty(), job.core});
     }
     return seq;
   }
@@ -704,22 +801,13 @@ struct PtShare {
 /// The shares a piece chooses from by its estimate (pt_share).
 constexpr PtShare kPtShares[] = {{0, 1}, {1, 4}, {1, 3}, {1, 2}, {2, 3}, {3, 4}, {1, 1}};
 
-/// A prefetch copy's pieces are about this many times one DMA engine's start-latency bytes (latency_engines): a
-/// fifth of each engine's time on start latencies, and pieces short enough to share the engines with the piece's own
-/// stores.
-constexpr double kPrefetchPieceLatencies = 4.0;
-
-/// The piece's prefetch (AttentionPieceLayout::prefetch): each copy checked to land at or above sbuf_end, cut into
-/// pieces of kPrefetchPieceLatencies engines' start-latency bytes, and the pieces handed out evenly over the query
-/// tiles, query tile i's share issued once the softmax has written that tile (`p_ready[i]`): the piece's own loads
-/// are then behind it, its stores still ahead.
+/// The piece's prefetch (AttentionPieceLayout::prefetch): each copy checked to land at or above sbuf_end and handed
+/// out in order, evenly over the query tiles, query tile i's share issued once the softmax has written that tile
+/// (`p_ready[i]`): the piece's own loads are then behind it, its stores still ahead.
 void add_prefetch(Pipeline& pipe, const driver::DeviceInfo& info, const AttentionPieceLayout& l, int q_tiles,
                   const std::vector<Pipeline::OpId>& p_ready) {
   if (l.prefetch.empty()) return;
   const uint64_t pb = info.sbuf_partition_bytes;
-  const double piece_bytes =
-      std::max(1.0, kPrefetchPieceLatencies * dma_latency_bytes(info) / std::max<uint32_t>(1, info.num_dma_engines));
-  std::vector<isa::Instruction> pieces;
   for (std::size_t i = 0; i < l.prefetch.size(); ++i) {
     const isa::CopyFields& c = l.prefetch[i];
     // The bytes each partition's row of the copy spans: the dimensions that do not step whole partitions.
@@ -739,9 +827,11 @@ void add_prefetch(Pipeline& pipe, const driver::DeviceInfo& info, const Attentio
           "bytes (it starts at offset {} and spans {} bytes of each partition)",
           i, l.sbuf_end, pb, off, span));
     }
-    const std::vector<isa::Instruction> part =
-        dma_pieces(c, std::max<uint64_t>(1, uint64_t(std::ceil(double(copy_bytes(c)) / piece_bytes))));
-    pieces.insert(pieces.end(), part.begin(), part.end());
+  }
+  std::vector<isa::Instruction> pieces;
+  for (const isa::CopyFields& c : l.prefetch) {
+    const std::vector<isa::Instruction> one = dma_pieces(c, 1);
+    pieces.insert(pieces.end(), one.begin(), one.end());
   }
   const std::size_t n = pieces.size(), tiles = std::size_t(std::max(1, q_tiles));
   for (std::size_t i = 0; i < tiles; ++i) {
@@ -931,5 +1021,15 @@ double attention_piece_estimate(const driver::DeviceInfo& info, const AttentionP
   pt_share(info, l, &estimate);
   return estimate;
 }
+
+namespace {
+std::pair<double, double> piece_cost(const driver::DeviceInfo& info, const AttentionPieceLayout& l) {
+  double estimate = 0;
+  const PtShare share = pt_share(info, l, &estimate);
+  Pipeline pipe(info);
+  add_attention_piece(pipe, info, l, share);
+  return {estimate, estimate - pipe.dma_engine_cycles()};
+}
+}  // namespace
 
 }  // namespace trnsim::kernels

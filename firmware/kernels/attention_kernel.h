@@ -44,9 +44,11 @@ struct AttentionLayout {
   /// Pieces (fused_pieces): offset in each SBUF partition past a piece's last byte (0: the partition's end), so that
   /// the `prefetch` region above it survives the later pieces.
   uint32_t sbuf_end = 0;
-  /// Pieces: copies HBM -> SBUF above sbuf_end for the programs after the attention (weights they read where they
-  /// are, docs/kernels.md "Weights resident in SBUF"), issued by each core's first piece (the wave's first `cores`
-  /// steps, which run_sequence starts on distinct cores) while its DMA engines wait for the softmax.
+  /// Pieces: copies HBM -> SBUF above sbuf_end that every core makes for the programs after the attention (weights
+  /// they read where they are, docs/kernels.md "Weights resident in SBUF"). The pieces are then pinned to cores
+  /// (KernelStep::core) as the work list would run them on their estimates, and each core's pieces share its
+  /// prefetch, cut into pieces of 2 to 6 engines' start-latency bytes (the size the estimates find cheapest) and
+  /// dealt by the time each piece's DMA engines wait for the softmax.
   std::vector<isa::CopyFields> prefetch;
 };
 
@@ -71,9 +73,10 @@ KernelSequence make_attention_programs(const driver::DeviceInfo& info, const Att
 /// against the golden of that order where this is > 0.
 int attention_pieces(const driver::DeviceInfo& info, const AttentionLayout& layout);
 
-/// TE cycles the prefetch (AttentionLayout::prefetch) adds to the wave's first piece by the Pipeline's estimates
-/// (attention_piece_estimate with and without it; 0 without pieces or prefetch): what the weights it loads cost
-/// where the DMA engines are not idle enough to take them. Throws like make_attention_piece_program.
+/// TE cycles the prefetch (AttentionLayout::prefetch) adds to the attention by the Pipeline's estimates: per core,
+/// its pieces' attention_piece_estimate with their shares less without, the most of any core (0 without pieces or
+/// prefetch): what the weights cost where the DMA engines are not idle enough to take them. Throws like
+/// make_attention_piece_program, and std::invalid_argument when a core gets no piece.
 double attention_prefetch_cost(const driver::DeviceInfo& info, const AttentionLayout& layout);
 
 /// 1/sqrt(head_dim) as the FP32 scale the softmax applies (double, rounded once).
@@ -134,9 +137,10 @@ struct AttentionPieceLayout {
   isa::DataType out_type = isa::DataType::kBf16;
   /// Offset in each SBUF partition past the piece's last byte (0: the partition's end).
   uint32_t sbuf_end = 0;
-  /// Copies HBM -> SBUF (at or above sbuf_end) for later programs, cut into pieces that the DMA queue issues as the
-  /// softmax releases its query tiles: they fill the DMA engines' idle time (AttentionLayout::prefetch). Each must be
-  /// a copy into SBUF that the piece's own bytes do not overlap.
+  /// Copies HBM -> SBUF (at or above sbuf_end) for later programs, which the DMA queue issues as they are, a share
+  /// as the softmax releases each query tile: they fill the DMA engines' idle time (AttentionLayout::prefetch cuts
+  /// them into pieces of a few start latencies' bytes). Each must be a copy into SBUF that the piece's own bytes do
+  /// not overlap.
   std::vector<isa::CopyFields> prefetch;
 };
 

@@ -358,7 +358,10 @@ class GemmBuilder {
       }
       for (int lb : carried_eloads) epi_loads[std::size_t(lb)] = load[j];
       // The TE takes the batches in order: a block's K tiles accumulate into PSUM in increasing K (rule 4).
-      std::vector<Pipeline::OpId> compute_after{load[j]};
+      // With both operands in SBUF a wave carries only the stores and bias/residual loads that ride in it (and P ->
+      // PSUM with accumulate_into): then it does not hold the TE back.
+      const bool te_needs_wave = !(l_.stationary_in_sbuf && l_.moving_in_sbuf) || (l_.accumulate_into && first);
+      std::vector<Pipeline::OpId> compute_after{te_needs_wave ? load[j] : -1};
       if (!batch.load_moving) {  // a prefetched panel slot: after the waves that filled it
         auto& ahead = prefetched[std::size_t(batch.moving_slot)];
         compute_after.insert(compute_after.end(), ahead.begin(), ahead.end());
@@ -919,7 +922,6 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
     require(l.dtype == isa::Dtype::kBf16 || l.dtype == isa::Dtype::kFp16,
             fmt::format("a moving operand kept in SBUF is bf16 or fp16 (a row per partition), not {}",
                         isa::dtype_name(l.dtype)));
-    require(!l.stationary_in_sbuf, "the stationary and the moving operand cannot both be kept in SBUF");
     require(l.moving_sbuf_tile_bytes >= row,
             fmt::format("moving_sbuf_tile_bytes {} holds no row of {} {} elements", l.moving_sbuf_tile_bytes, l.n,
                         isa::dtype_name(l.dtype)));
@@ -1011,8 +1013,8 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   const double k_parts = isa::te_sbuf_partitions(l.dtype, unsigned(p.k_tile));  // SBUF partitions of a K tile
   const double te_per_ktile = 1.0 + k_parts + block_cols + p.banks_per_block;
   const double dma_per_ktile = k_parts * double(per_ktile) / (engines * bytes_per_cycle);
-  int want = p.k_tiles;
-  if (te_per_ktile > kBatchSlack * dma_per_ktile) {
+  int want = p.k_tiles;  // both operands in SBUF (per_ktile 0): nothing to load, a block's K tiles in one batch
+  if (per_ktile > 0 && te_per_ktile > kBatchSlack * dma_per_ktile) {
     want = static_cast<int>(std::ceil(kBatchSlack * latency / (te_per_ktile - kBatchSlack * dma_per_ktile)));
   }
   want = std::max(1, std::min(want, p.k_tiles));
@@ -1024,7 +1026,7 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   p.sbuf_buffers = std::max(1, std::min(kWantedSbufBuffers, total_batches_max));
   for (;;) {
     const uint64_t nbuf = uint64_t(p.sbuf_buffers);
-    int ktiles = static_cast<int>(std::min<uint64_t>(uint64_t(want), pb / nbuf / per_ktile));
+    int ktiles = static_cast<int>(std::min<uint64_t>(uint64_t(want), per_ktile > 0 ? pb / nbuf / per_ktile : want));
     while (ktiles >= 1 && layout_bytes(nbuf, nbuf, uint64_t(ktiles)) > pb) --ktiles;
     if (ktiles >= 1) {
       p.batches_per_block = static_cast<int>(ceil_div(uint64_t(p.k_tiles), uint64_t(ktiles)));

@@ -38,22 +38,35 @@ SequenceRun run_sequence(const std::vector<driver::Driver*>& cores, const Kernel
     if (on_step) on_step(r);
     total.steps.push_back(std::move(r));
   };
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    if (seq[i].core >= int(cores.size())) {
+      throw std::invalid_argument(fmt::format("run_sequence: step {} ({}) is pinned to core {} of a run on {} cores",
+                                              i, seq[i].name, seq[i].core, cores.size()));
+    }
+  }
   for (std::size_t first = 0; first < seq.size();) {
     std::size_t end = first + 1;  // the wave: [first, end)
     while (end < seq.size() && seq[end].with_previous) ++end;
     // Per core: the step it runs (or none) and, counted from the wave's start, when that step ends. A core whose
-    // step ends takes the wave's next step at once (its doorbell rings in the cycle the host learns of the end), so
-    // its steps run back to back and their ends are the sums of their cycles.
+    // step ends takes its next step of the wave at once (its doorbell rings in the cycle the host learns of the
+    // end), so its steps run back to back and their ends are the sums of their cycles.
     std::vector<std::size_t> running(cores.size(), seq.size());
     std::vector<uint64_t> ends(cores.size(), 0);
-    std::size_t next = first, busy = 0;
+    std::vector<bool> started(end - first, false);
+    std::size_t busy = 0;
+    // Starts core c's next step of the wave (the first not started that is not pinned elsewhere), if any.
     const auto launch = [&](std::size_t c) {
-      cores[c]->load_program(seq[next].program);
-      cores[c]->start();
-      running[c] = next++;
-      ++busy;
+      for (std::size_t i = first; i < end; ++i) {
+        if (started[i - first] || (seq[i].core >= 0 && std::size_t(seq[i].core) != c)) continue;
+        cores[c]->load_program(seq[i].program);
+        cores[c]->start();
+        started[i - first] = true;
+        running[c] = i;
+        ++busy;
+        return;
+      }
     };
-    while (next < end && next - first < cores.size()) launch(next - first);
+    for (std::size_t c = 0; c < cores.size(); ++c) launch(c);
     uint64_t span = 0;  // the wave's time so far: the latest end
     while (busy > 0) {
       // The busy cores, and the cycles until the first of their steps reaches its timeout (each counts from its own
@@ -93,7 +106,7 @@ SequenceRun run_sequence(const std::vector<driver::Driver*>& cores, const Kernel
       ends[c] += r.run.cycles;
       r.elapsed = ends[c] > span ? ends[c] - span : 0;
       span = std::max(span, ends[c]);
-      if (next < end) launch(c);
+      launch(c);
       record(std::move(r));
     }
     total.cycles += span;
@@ -197,6 +210,9 @@ std::vector<GemmPiece> split_gemm_grid(const GemmLayout& whole, int m_per, int n
       if (g.epilogue.kind == GemmEpilogue::Kind::kColBiasAdd) g.epilogue.bias_hbm += uint64_t(n0) * 4;
       if (g.epilogue.residual) g.epilogue.residual_hbm += corner * 4;
       if (g.epilogue.kind == GemmEpilogue::Kind::kSoftmax) g.epilogue.causal_offset += m0;  // row m0 is row 0
+      // An operand in SBUF (on every core that runs a piece): the piece's columns of it where they lie.
+      if (g.stationary_in_sbuf) g.stationary_sbuf += uint32_t(isa::te_sbuf_row_bytes(g.dtype, uint64_t(m0)));
+      if (g.moving_in_sbuf) g.moving_sbuf += uint32_t(isa::te_sbuf_row_bytes(g.dtype, uint64_t(n0)));
       pieces.push_back(std::move(piece));
     }
   }

@@ -27,6 +27,9 @@ struct KernelStep {
   /// The step belongs to the wave of the step before it: it reads nothing an earlier step of the wave writes and
   /// writes nothing such a step reads or writes, so run_sequence may run it on another core at the same time.
   bool with_previous = false;
+  /// The core (an index into run_sequence's `cores`) the step must run on, or -1: any. A step that finds data an
+  /// earlier step left in its core's SBUF (AttentionLayout::prefetch) is pinned, and so are the steps that leave it.
+  int core = -1;
 };
 
 using KernelSequence = std::vector<KernelStep>;
@@ -63,11 +66,12 @@ struct SequenceRun {
 
 /// Runs the steps in order over the cores `cores` (drivers of distinct cores of one chip, each through a CoreDevice
 /// view, core 0's first; with several, each allocates from its own region, and every core reads and writes all of
-/// HBM). A wave (a step and the KernelStep::with_previous steps after it) runs as a work list: its first steps are
-/// loaded on cores[0], cores[1], ... and started; whenever one of them ends (Driver::wait_first), that core takes
-/// the wave's next step at once. The next wave starts when every step of the wave has ended, so every step sees
+/// HBM). A wave (a step and the KernelStep::with_previous steps after it) runs as a work list: cores[0], cores[1],
+/// ... each take the wave's first step they may run (any step not pinned to another core, KernelStep::core) and
+/// start it; whenever one of them ends (Driver::wait_first), that core takes its next such step at once. The next wave starts when every step of the wave has ended, so every step sees
 /// what earlier waves wrote. A step's timeout is `timeout_cycles` from its doorbell. `on_step` (if set) is called
-/// after each step ends. Throws std::invalid_argument for an empty `cores` and the drivers' errors (DeviceFault,
+/// after each step ends. Throws std::invalid_argument for an empty `cores` or a step pinned to a core past them, and
+/// the drivers' errors (DeviceFault,
 /// DriverTimeout, ...) as they come; `failed_step` (if set) holds the index of the step being collected, so after a
 /// throw it names the step that failed.
 SequenceRun run_sequence(const std::vector<driver::Driver*>& cores, const KernelSequence& seq,
@@ -111,7 +115,8 @@ struct GemmPiece {
 std::vector<GemmPiece> split_gemm(const driver::DeviceInfo& info, const GemmLayout& whole, int cores);
 
 /// `whole` cut into the grid of blocks of m_per rows and n_per columns (the last ones ragged), as split_gemm cuts it
-/// once it has chosen them, in row-major order of the grid. Throws std::invalid_argument for sizes < 1.
+/// once it has chosen them, in row-major order of the grid; an operand in SBUF (stationary_in_sbuf, moving_in_sbuf)
+/// is read in place like one in HBM, each block's columns of it. Throws std::invalid_argument for sizes < 1.
 std::vector<GemmPiece> split_gemm_grid(const GemmLayout& whole, int m_per, int n_per);
 
 /// The layout of a dense BF16 GEMM out[M, N] = stationary[K, M]^T @ moving[K, N] in HBM, with `out_type` and

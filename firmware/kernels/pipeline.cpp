@@ -54,6 +54,24 @@ Pipeline::OpId Pipeline::add(isa::Engine engine, std::vector<isa::Instruction> i
   return id;
 }
 
+double Pipeline::dma_engine_cycles() const {
+  const double mhz = info_.te_clock_mhz == 0 ? 2400.0 : double(info_.te_clock_mhz);
+  if (!(info_.dma_bytes_per_ns > 0)) {
+    throw std::invalid_argument("Pipeline: the DeviceInfo has no engine clocks or DMA figures (a Driver's has)");
+  }
+  const double latency = info_.dma_latency_ns * mhz / 1000.0, bytes_per_cycle = info_.dma_bytes_per_ns * 1000.0 / mhz;
+  double busy = 0.0;
+  for (const Op& op : ops_) {
+    if (op.engine != isa::Engine::kDma) continue;
+    for (const isa::Instruction& in : op.instrs) {
+      if (in.op == isa::Opcode::kDmaCopy || in.op == isa::Opcode::kPsumCopy) {
+        busy += latency + double(copy_bytes(in.copy)) / bytes_per_cycle;
+      }
+    }
+  }
+  return busy / double(std::max<uint32_t>(1, info_.num_dma_engines));
+}
+
 std::vector<Pipeline::OpId> Pipeline::schedule(double* cycles, bool te_streams) const {
   const std::size_t n = ops_.size();
   std::vector<std::vector<OpId>> users(n);

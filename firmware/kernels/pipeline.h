@@ -57,6 +57,11 @@ class Pipeline {
   /// differ a little from build()'s). A planning aid, not a promise (the DMA is timed without the HBM's sharing).
   double estimated_cycles() const;
 
+  /// TE cycles each DMA engine is busy on average with the copies of the dma ops (each copy's start latency plus its
+  /// bytes at one engine's rate, summed and divided by the engines; the cost figures of estimated_cycles): what
+  /// the program leaves of its length for other copies.
+  double dma_engine_cycles() const;
+
   int size() const { return static_cast<int>(ops_.size()); }
 
  private:

@@ -153,13 +153,29 @@ GemmLayout block_proj(const TransformerShape& s, const TransformerInputs& in, co
   }
   return g;
 }
-/// The copies that put W_o and W2 where `r` keeps them (the attention's prefetch).
+/// LN2 into the MLP's up GEMM (+ b1, GELU) into g^T, below `r`'s weights; with `r` resident, W1 (the stationary)
+/// where the attention left it in SBUF.
+LnGemmLayout block_up(const TransformerShape& s, const TransformerInputs& in, const TransformerBuffers& b,
+                      const MlpLayout& mlp, const TransformerResidency& r) {
+  LnGemmLayout up{fused_ln(s, b.h1, in.ln2_g, in.ln2_b), mlp_gemms(mlp).first, r.sbuf_end};
+  if (r.resident) {
+    up.gemm.stationary_in_sbuf = true;
+    up.gemm.stationary_sbuf = r.w1;
+    up.gemm.stationary_sbuf_tile_bytes = sbuf_operand_tile_bytes(up.gemm.dtype, up.gemm.m);
+  }
+  return up;
+}
+/// The copies that put W_o, W2 and W1 where `r` keeps them (the attention's prefetch).
 std::vector<isa::CopyFields> block_prefetch(const driver::DeviceInfo& info, const TransformerShape& s,
                                             const TransformerInputs& in, const TransformerResidency& r) {
-  const uint32_t tile = sbuf_operand_tile_bytes(isa::Dtype::kBf16, s.d_model);
-  std::vector<isa::CopyFields> c = sbuf_operand_copies(info, isa::Dtype::kBf16, in.w_o, s.d_model, s.d_model, r.w_o, tile);
-  const std::vector<isa::CopyFields> w2 = sbuf_operand_copies(info, isa::Dtype::kBf16, in.w2, s.d_ff, s.d_model, r.w2, tile);
-  c.insert(c.end(), w2.begin(), w2.end());
+  const isa::Dtype bf16 = isa::Dtype::kBf16;
+  const uint32_t tile = sbuf_operand_tile_bytes(bf16, s.d_model);
+  std::vector<isa::CopyFields> c = sbuf_operand_copies(info, bf16, in.w_o, s.d_model, s.d_model, r.w_o, tile);
+  for (const std::vector<isa::CopyFields>& more :
+       {sbuf_operand_copies(info, bf16, in.w2, s.d_ff, s.d_model, r.w2, tile),
+        sbuf_operand_copies(info, bf16, in.w1, s.d_model, s.d_ff, r.w1, sbuf_operand_tile_bytes(bf16, s.d_ff))}) {
+    c.insert(c.end(), more.begin(), more.end());
+  }
   return c;
 }
 }  // namespace
@@ -217,14 +233,19 @@ TransformerResidency transformer_residency(const driver::DeviceInfo& info, const
   check_shape(s);
   const TransformerBuffers b = transformer_buffers(s, 0);
   const uint64_t kt = isa::te_max_k(isa::Dtype::kBf16, info.te_rows), pb = info.sbuf_partition_bytes;
-  const uint32_t tile = sbuf_operand_tile_bytes(isa::Dtype::kBf16, s.d_model);  // W_o and W2: D columns each
-  const uint64_t bytes = (ceil_div(uint64_t(s.d_model), kt) + ceil_div(uint64_t(s.d_ff), kt)) * tile;
-  if (!transformer_fusion(info, s).ln2_up || kt < 1 || kt > info.sbuf_partitions || bytes >= pb) return {};
+  if (kt < 1 || kt > info.sbuf_partitions || !transformer_fusion(info, s).ln2_up) return {};
+  // W_o [D, D] and W2 [F, D]: D columns per K tile; W1 [D, F]: F.
+  const uint64_t tile = sbuf_operand_tile_bytes(isa::Dtype::kBf16, s.d_model);
+  const uint64_t wo_bytes = ceil_div(uint64_t(s.d_model), kt) * tile, w2_bytes = ceil_div(uint64_t(s.d_ff), kt) * tile;
+  const uint64_t w1_bytes = ceil_div(uint64_t(s.d_model), kt) * sbuf_operand_tile_bytes(isa::Dtype::kBf16, s.d_ff);
+  const uint64_t bytes = wo_bytes + w2_bytes + w1_bytes;
+  if (bytes >= pb) return {};
   TransformerResidency r;
   r.resident = true;
   r.sbuf_end = uint32_t((pb - bytes) / 64 * 64);
   r.w_o = r.sbuf_end;
-  r.w2 = uint32_t(r.w_o + ceil_div(uint64_t(s.d_model), kt) * tile);
+  r.w2 = uint32_t(r.w_o + wo_bytes);
+  r.w1 = uint32_t(r.w2 + w2_bytes);
   AttentionLayout at = block_attention(s, b);
   at.sbuf_end = r.sbuf_end;
   at.prefetch = block_prefetch(info, s, {}, r);
@@ -235,9 +256,10 @@ TransformerResidency transformer_residency(const driver::DeviceInfo& info, const
   try {
     // The fused ln2 + up GEMM must fit below the weights; then what the two GEMMs save against what the loads add
     // to the attention's first pieces, by the Pipeline's estimates.
-    ln_gemm_split(info, {fused_ln(s, b.h1, 0, 0), mlp_gemms(mlp).first, r.sbuf_end}, s.cores);
+    const double up = ln_gemm_split(info, block_up(s, {}, b, mlp, r), s.cores).estimate;
     if (!by_estimate) return r;
-    const double saved = gemm_steps_estimate(info, block_proj(s, {}, b, {}), s.cores) -
+    const double saved = ln_gemm_split(info, block_up(s, {}, b, mlp, {}), s.cores).estimate - up +
+                         gemm_steps_estimate(info, block_proj(s, {}, b, {}), s.cores) -
                          gemm_steps_estimate(info, block_proj(s, {}, b, r), s.cores) +
                          gemm_steps_estimate(info, mlp_down_gemm(mlp), s.cores) -
                          gemm_steps_estimate(info, mlp_down_gemm(mlp, r.w2, r.sbuf_end), s.cores);
@@ -261,11 +283,13 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   check_shape(s);
   if (resident.resident) {
     const TransformerResidency fits = transformer_residency(info, s, false);
-    if (!fits.resident || fits.sbuf_end != resident.sbuf_end || fits.w_o != resident.w_o || fits.w2 != resident.w2) {
+    if (!fits.resident || fits.sbuf_end != resident.sbuf_end || fits.w_o != resident.w_o || fits.w2 != resident.w2 ||
+        fits.w1 != resident.w1) {
       throw std::invalid_argument(fmt::format(
-          "transformer block: weights resident from SBUF offset {} (W_o at {}, W2 at {}) are not what the shape takes "
-          "on this device (transformer_residency without its estimate: {})",
-          resident.sbuf_end, resident.w_o, resident.w2, fits.resident ? fmt::format("from {}", fits.sbuf_end) : "none"));
+          "transformer block: weights resident from SBUF offset {} (W_o at {}, W2 at {}, W1 at {}) are not what the "
+          "shape takes on this device (transformer_residency without its estimate: {})",
+          resident.sbuf_end, resident.w_o, resident.w2, resident.w1,
+          fits.resident ? fmt::format("from {}", fits.sbuf_end) : "none"));
     }
   }
   const uint64_t T = s.seq, D = s.d_model, d = s.head_dim();
@@ -307,8 +331,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
 
   const MlpLayout mlp = block_mlp(s, in, b, out_hbm);
   if (fused.ln2_up) {
-    const LnGemmLayout up{fused_ln(s, b.h1, in.ln2_g, in.ln2_b), mlp_gemms(mlp).first, resident.sbuf_end};
-    append(&seq, ln_gemm_steps(info, "ln2+mlp up gemm+gelu", up, s.cores));
+    append(&seq, ln_gemm_steps(info, "ln2+mlp up gemm+gelu", block_up(s, in, b, mlp, resident), s.cores));
     append(&seq, mlp_down_steps(info, mlp, resident.w2, resident.sbuf_end));
   } else {
     append(&seq, layernorm_steps(info, "ln2", s, b.h1, in.ln2_g, in.ln2_b, b.ln2, b.ln2T));

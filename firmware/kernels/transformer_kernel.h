@@ -92,7 +92,7 @@ bool transformer_mlp_in_rows(const driver::DeviceInfo& info, const TransformerSh
 struct TransformerResidency {
   bool resident = false;
   uint32_t sbuf_end = 0;  ///< the programs' SBUF bytes end here; the weights lie above
-  uint32_t w_o = 0, w2 = 0;  ///< SBUF offsets of W_o's and W2's first K tile
+  uint32_t w_o = 0, w2 = 0, w1 = 0;  ///< SBUF offsets of W_o's, W2's and W1's first K tile
 };
 /// With `by_estimate`, only where the Pipeline's estimates find the block shorter so: the projection's and the down
 /// GEMM's largest pieces save more than the loads add to the attention's first piece (attention_prefetch_cost; on

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -221,37 +222,47 @@ TEST_F(GemmEpilogueOnModel, ManyBlocksCarryTheirStoresInLaterLoadWaves) {
 
 TEST_F(GemmEpilogueOnModel, SplitOverTwoCoresTheBiasAndResidualFollowEachCoresRows) { check(20, 45, 33, 2); }
 
-/// A GEMM whose operand earlier programs left in SBUF (sbuf_operand_copies: one DMA program per core, the wave's two
-/// steps on cores 0 and 1), split over the two cores by the other operand (gemm_steps): the golden bits, and no
-/// step loads the resident operand from HBM. The parameter: the moving operand resident (else the stationary).
-class ResidentOperandOnModel : public CompositeOnModel, public ::testing::WithParamInterface<bool> {};
+/// A GEMM whose operands earlier programs left in SBUF (sbuf_operand_copies: one DMA program per core, the wave's two
+/// steps on cores 0 and 1), split over the two cores (gemm_steps: by the operand not in SBUF, by M when both are):
+/// the golden bits, and no step loads a resident operand from HBM. The parameter: which operands are resident.
+enum class Resident { kStationary, kMoving, kBoth };
+class ResidentOperandOnModel : public CompositeOnModel, public ::testing::WithParamInterface<Resident> {};
 
 TEST_P(ResidentOperandOnModel, SplitOverTwoCoresMatchesGolden) {
   use_cores(2);
   const driver::DeviceInfo& info = drv_->info();
   // K 40: tiny's K tiles of 16, 16 and a ragged 8; M 37 (3 M tiles); N 100 (4 pieces of kGemmSplitColumns: 64 + 36)
   const int K = 40, M = 37, N = 100;
-  const bool moving = GetParam();
+  const bool moving = GetParam() != Resident::kStationary, stationary = GetParam() != Resident::kMoving;
   const Patterns st = random(size_t(K) * M, DataType::kBf16), mv = random(size_t(K) * N, DataType::kBf16);
   const uint64_t s_hbm = put(st, DataType::kBf16), m_hbm = put(mv, DataType::kBf16);
   const uint64_t out = scratch(size_t(M) * N, DataType::kFp32);
-  const int cols = moving ? N : M;
-  const uint32_t tile = sbuf_operand_tile_bytes(isa::Dtype::kBf16, cols);
-  const uint32_t at = uint32_t((info.sbuf_partition_bytes - 3 * tile) / 64 * 64);  // 3 K tiles at the top
-  const std::vector<isa::CopyFields> load =
-      sbuf_operand_copies(info, isa::Dtype::kBf16, moving ? m_hbm : s_hbm, K, cols, at, tile);
-  ASSERT_EQ(load.size(), 2u) << "one copy of the whole K tiles, one of the ragged last";
+  const uint32_t m_tile = sbuf_operand_tile_bytes(isa::Dtype::kBf16, N);
+  const uint32_t s_tile = sbuf_operand_tile_bytes(isa::Dtype::kBf16, M);
+  // 3 K tiles of each at the top of the partitions: the moving's, then the stationary's.
+  const uint32_t m_at = uint32_t((info.sbuf_partition_bytes - 3 * m_tile - 3 * s_tile) / 64 * 64);
+  const uint32_t s_at = m_at + 3 * m_tile;
+  std::vector<isa::CopyFields> load;
+  if (moving) load = sbuf_operand_copies(info, isa::Dtype::kBf16, m_hbm, K, N, m_at, m_tile);
+  if (stationary) {
+    const std::vector<isa::CopyFields> s = sbuf_operand_copies(info, isa::Dtype::kBf16, s_hbm, K, M, s_at, s_tile);
+    load.insert(load.end(), s.begin(), s.end());
+  }
+  ASSERT_EQ(load.size(), GetParam() == Resident::kBoth ? 4u : 2u) << "per operand: the whole K tiles, the ragged last";
   KernelSequence seq{{"load", dma_program(info, load), 0}, {"load", dma_program(info, load), 0, true}};
   GemmLayout g = bf16_gemm(K, M, N, s_hbm, m_hbm, out);
-  g.sbuf_limit = at;
-  (moving ? g.moving_in_sbuf : g.stationary_in_sbuf) = true;
-  (moving ? g.moving_sbuf : g.stationary_sbuf) = at;
-  (moving ? g.moving_sbuf_tile_bytes : g.stationary_sbuf_tile_bytes) = tile;
+  g.sbuf_limit = m_at;
+  g.moving_in_sbuf = moving, g.moving_sbuf = m_at, g.moving_sbuf_tile_bytes = m_tile;
+  g.stationary_in_sbuf = stationary, g.stationary_sbuf = s_at, g.stationary_sbuf_tile_bytes = s_tile;
   const KernelSequence gemm = gemm_steps(info, "gemm", g, 2);
   ASSERT_EQ(gemm.size(), 2u);
   for (const KernelStep& step : gemm) {
-    EXPECT_EQ(hbm_bytes_read(step.program, moving ? m_hbm : s_hbm, (moving ? m_hbm : s_hbm) + uint64_t(K) * cols * 2),
-              0u);
+    if (moving) {
+      EXPECT_EQ(hbm_bytes_read(step.program, m_hbm, m_hbm + uint64_t(K) * N * 2), 0u);
+    }
+    if (stationary) {
+      EXPECT_EQ(hbm_bytes_read(step.program, s_hbm, s_hbm + uint64_t(K) * M * 2), 0u);
+    }
   }
   append(&seq, gemm);
   const SequenceRun r = run(seq);
@@ -260,9 +271,12 @@ TEST_P(ResidentOperandOnModel, SplitOverTwoCoresMatchesGolden) {
   expect_same("out", get(out, size_t(M) * N, DataType::kFp32), golden::gemm_bf16(K, M, N, st, mv, te_rows()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Operand, ResidentOperandOnModel, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& i) {
-                           return i.param ? "moving" : "stationary";
+INSTANTIATE_TEST_SUITE_P(Operand, ResidentOperandOnModel,
+                         ::testing::Values(Resident::kStationary, Resident::kMoving, Resident::kBoth),
+                         [](const ::testing::TestParamInfo<Resident>& i) {
+                           return i.param == Resident::kStationary ? "stationary"
+                                  : i.param == Resident::kMoving   ? "moving"
+                                                                    : "both";
                          });
 
 TEST_F(GemmEpilogueOnModel, OneMTileSplitsByNOverTwoCores) {
@@ -408,6 +422,39 @@ TEST_F(CompositeOnModel, AWaveRunsAsAWorkListOverTheCores) {
   // The device agrees: the third step ran while the long one did.
   EXPECT_GE(took, lng);
   EXPECT_LT(took, lng + 64) << "the wave took " << took << " cycles of the device's clock, the long step " << lng;
+}
+
+TEST_F(CompositeOnModel, APinnedStepWaitsForItsCore) {
+  use_cores(2);
+  // The same wave with "third" pinned to core 0 (KernelStep::core): core 1 ends "short" and finds nothing it may
+  // take; core 0 runs "third" after "long", and the wave lasts both.
+  const SequenceRun r =
+      run({{"long", memsets(8), 0}, {"short", memsets(1), 0, true}, {"third", memsets(2), 0, true, 0}});
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.steps[0].name, "short");
+  EXPECT_EQ(r.steps[0].core, 1);
+  EXPECT_EQ(r.steps[1].name, "long");
+  EXPECT_EQ(r.steps[2].name, "third");
+  EXPECT_EQ(r.steps[2].core, 0);
+  EXPECT_EQ(r.cycles, r.steps[1].run.cycles + r.steps[2].run.cycles);
+  // Each core takes the first step it may run: "a" is core 0's, so core 1 takes "b", then its own "c".
+  const SequenceRun p = run({{"a", memsets(4), 0, false, 0}, {"b", memsets(1), 0, true}, {"c", memsets(1), 0, true, 1}});
+  ASSERT_EQ(p.steps.size(), 3u);
+  EXPECT_EQ(p.steps[0].name, "b");
+  EXPECT_EQ(p.steps[0].core, 1);
+  EXPECT_EQ(p.steps[1].name, "c");
+  EXPECT_EQ(p.steps[1].core, 1);
+  EXPECT_EQ(p.steps[2].name, "a");
+  EXPECT_EQ(p.steps[2].core, 0);
+  // A core the run does not have.
+  const std::vector<driver::Driver*> cores{drv_.get(), cores_[1].get()};
+  std::string why;
+  try {
+    run_sequence(cores, {{"x", memsets(1), 0, false, 2}}, 50'000'000);
+  } catch (const std::invalid_argument& e) {
+    why = e.what();
+  }
+  EXPECT_EQ(why, "run_sequence: step 0 (x) is pinned to core 2 of a run on 2 cores");
 }
 
 TEST_F(CompositeOnModel, AFaultInAWaveNamesItsStepWhileTheOtherCoreRunsOn) {
@@ -587,7 +634,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionOnModel,
                          });
 
 /// The block on 1 core and split over 2 (its GEMMs by M, the heads' steps in waves, the row-wise steps by rows),
-/// and on 2 with W_o and W2 resident in SBUF (transformer_residency without its estimate, which tiny's short pieces
+/// and on 2 with W_o, W2 and W1 resident in SBUF (transformer_residency without its estimate, which tiny's short pieces
 /// would not take; a d_ff of 200, where the LayerNorm fuses into the up GEMM instead of the MLP running as rows
 /// programs): the same golden bits every way.
 struct BlockCase {
@@ -644,21 +691,32 @@ TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
   const KernelSequence seq = GetParam().resident ? make_transformer_programs(drv_->info(), s, in, b, out, resident)
                                                  : make_transformer_programs(drv_->info(), s, in, b, out);
   if (GetParam().resident) {
-    // Each core's first attention piece (the wave's first two steps) loads all of W_o and W2; the projection and
-    // the down GEMM read none of them from HBM.
-    const uint64_t wo_bytes = D * D * 2, w2_bytes = F * D * 2;
+    // Each core's attention pieces (pinned to it) load all of W_o, W2 and W1 between them; the projection and the
+    // MLP's GEMMs read none of them from HBM.
+    const std::array<std::pair<uint64_t, uint64_t>, 3> w{{{in.w_o, D * D * 2}, {in.w2, F * D * 2}, {in.w1, D * F * 2}}};
+    std::vector<std::array<uint64_t, 3>> loaded(size_t(s.cores), std::array<uint64_t, 3>{});
     int pieces = 0;
     for (const KernelStep& st : seq) {
-      const uint64_t wo = hbm_bytes_read(st.program, in.w_o, in.w_o + wo_bytes);
-      const uint64_t w2 = hbm_bytes_read(st.program, in.w2, in.w2 + w2_bytes);
-      if (st.name.find("attention") != std::string::npos && pieces++ < s.cores) {
-        EXPECT_EQ(wo, wo_bytes) << st.name << " (piece " << pieces << ")";
-        EXPECT_EQ(w2, w2_bytes) << st.name << " (piece " << pieces << ")";
-      } else {
-        EXPECT_EQ(wo + w2, 0u) << st.name << " reads the resident weights from HBM";
+      const bool piece = st.name.find("attention") != std::string::npos;
+      pieces += piece;
+      if (piece) {
+        ASSERT_TRUE(st.core >= 0 && st.core < s.cores) << st.name << " is not pinned to a core";
+      }
+      for (size_t k = 0; k < w.size(); ++k) {
+        const uint64_t bytes = hbm_bytes_read(st.program, w[k].first, w[k].first + w[k].second);
+        if (piece) {
+          loaded[size_t(st.core)][k] += bytes;
+        } else {
+          EXPECT_EQ(bytes, 0u) << st.name << " reads resident weight " << k << " from HBM";
+        }
       }
     }
     EXPECT_EQ(pieces, 6) << "3 heads in 2 pieces each";
+    for (int c = 0; c < s.cores; ++c) {
+      for (size_t k = 0; k < w.size(); ++k) {
+        EXPECT_EQ(loaded[size_t(c)][k], w[k].second) << "core " << c << ", weight " << k;
+      }
+    }
   }
   const SequenceRun r = run(seq);
   const TransformerFusion fused = transformer_fusion(drv_->info(), s);
