@@ -118,7 +118,8 @@ struct GemmLayout {
   uint32_t out_sbuf = 0;
   uint32_t out_sbuf_tile_bytes = 0;
   /// The stationary operand (bf16 or fp16: a row per partition) is already in SBUF, written by an earlier op of the
-  /// program (add_gemm's te_after): K tile t (rows t * te_rows ..) on partitions 0.. at stationary_sbuf + t *
+  /// program (add_gemm's te_after) or by an earlier program on the same core (docs/kernels.md "Weights resident in
+  /// SBUF"): K tile t (rows t * te_rows ..) on partitions 0.. at stationary_sbuf + t *
   /// stationary_sbuf_tile_bytes, its M columns dense (an out_in_sbuf output of M = this GEMM's K, where the TE's
   /// columns equal its rows). Nothing is loaded for it; stationary_hbm is not read. The region must lie outside the
   /// GEMM's own.
@@ -126,9 +127,10 @@ struct GemmLayout {
   uint32_t stationary_sbuf = 0;
   uint32_t stationary_sbuf_tile_bytes = 0;
   /// The moving operand (bf16 or fp16: a row per partition) is already in SBUF, written by an earlier op of the
-  /// program (add_gemm's te_after): K tile t (rows t * te_rows ..) on partitions 0.. at moving_sbuf + t *
-  /// moving_sbuf_tile_bytes, its N columns dense (e.g. a LayerNorm's transposed output, LayerNormLayout::out_in_sbuf).
-  /// Nothing is loaded for it; moving_hbm is not read. The region must lie outside the GEMM's own.
+  /// program (add_gemm's te_after) or by an earlier program on the same core: K tile t (rows t * te_rows ..) on
+  /// partitions 0.. at moving_sbuf + t * moving_sbuf_tile_bytes, its N columns dense (e.g. a LayerNorm's transposed
+  /// output, LayerNormLayout::out_in_sbuf). Nothing is loaded for it; moving_hbm is not read. The region must lie
+  /// outside the GEMM's own. Both operands in SBUF: the GEMM loads nothing, a block's K tiles in one batch.
   bool moving_in_sbuf = false;
   uint32_t moving_sbuf = 0;
   uint32_t moving_sbuf_tile_bytes = 0;

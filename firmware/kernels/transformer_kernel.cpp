@@ -249,13 +249,13 @@ TransformerResidency transformer_residency(const driver::DeviceInfo& info, const
   AttentionLayout at = block_attention(s, b);
   at.sbuf_end = r.sbuf_end;
   at.prefetch = block_prefetch(info, s, {}, r);
-  // Each core's first piece loads them: the wave must give every core one.
+  // The attention pieces load them: every core needs one at least.
   const int pieces = attention_pieces(info, at);
   if (pieces == 0 || int64_t(pieces) * s.heads < s.cores) return {};
   const MlpLayout mlp = block_mlp(s, {}, b, 0);
   try {
-    // The fused ln2 + up GEMM must fit below the weights; then what the two GEMMs save against what the loads add
-    // to the attention's first pieces, by the Pipeline's estimates.
+    // The fused ln2 + up GEMM must fit below the weights; then what the three GEMM steps save against what the
+    // loads add to the attention's busiest core, by the Pipeline's estimates.
     const double up = ln_gemm_split(info, block_up(s, {}, b, mlp, r), s.cores).estimate;
     if (!by_estimate) return r;
     const double saved = ln_gemm_split(info, block_up(s, {}, b, mlp, {}), s.cores).estimate - up +
@@ -273,7 +273,7 @@ TransformerResidency transformer_residency(const driver::DeviceInfo& info, const
 KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& s,
                                          const TransformerInputs& in, const TransformerBuffers& b,
                                          uint64_t out_hbm) {
-  // W_o and W2 resident in SBUF where transformer_residency finds that shorter.
+  // W_o, W2 and W1 resident in SBUF where transformer_residency finds that shorter.
   return make_transformer_programs(info, s, in, b, out_hbm, transformer_residency(info, s));
 }
 
@@ -311,7 +311,7 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   // (a DMA-only step: one core's engines alone took 30 k cycles at T = 2048). Attention pieces read V^T themselves
   // (transposing loads, AttentionLayout::vT_hbm): no step then.
   AttentionLayout at = block_attention(s, b);
-  if (resident.resident) {  // each core's first piece loads W_o and W2 above the pieces' bytes
+  if (resident.resident) {  // the pieces load W_o, W2 and W1 above their own bytes
     at.sbuf_end = resident.sbuf_end;
     at.prefetch = block_prefetch(info, s, in, resident);
   }
@@ -339,4 +339,5 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   }
   return seq;
 }
+
 }  // namespace trnsim::kernels

@@ -85,19 +85,20 @@ bool transformer_mlp_in_rows(const driver::DeviceInfo& info, const TransformerSh
 
 /// Where the block keeps the weights of its steps after the attention resident in SBUF (docs/kernels.md "Weights
 /// resident in SBUF"): W_o (the projection's moving operand) and W2 (the down GEMM's), each [K, D] in K tiles of
-/// sbuf_operand_tile_bytes(D) at the top of every core's SBUF partitions, loaded by each core's first attention
-/// piece while its DMA engines wait for the softmax (AttentionLayout::prefetch); every program from there to the
-/// down GEMM keeps below sbuf_end. Where the attention runs in pieces (transformer_attention_in_pieces) with at
-/// least one per core, the LayerNorm fused into the up GEMM (transformer_fusion) and the weights fit the SBUF.
+/// sbuf_operand_tile_bytes(D), and W1 (the up GEMM's stationary, [D, F]) in K tiles of sbuf_operand_tile_bytes(F),
+/// at the top of every core's SBUF partitions, loaded by the attention pieces pinned to each core while their DMA
+/// engines wait for the softmax (AttentionLayout::prefetch); every program from there to the down GEMM keeps below
+/// sbuf_end. Where the attention runs in pieces (transformer_attention_in_pieces) with at least one per core, the
+/// LayerNorm fused into the up GEMM (transformer_fusion) and the weights fit the SBUF.
 struct TransformerResidency {
   bool resident = false;
   uint32_t sbuf_end = 0;  ///< the programs' SBUF bytes end here; the weights lie above
   uint32_t w_o = 0, w2 = 0, w1 = 0;  ///< SBUF offsets of W_o's, W2's and W1's first K tile
 };
-/// With `by_estimate`, only where the Pipeline's estimates find the block shorter so: the projection's and the down
-/// GEMM's largest pieces save more than the loads add to the attention's first piece (attention_prefetch_cost; on
-/// trn2 over 8 cores at seq 2048, not at seq 128 to 1024, whose pieces are too short to hide them); without it,
-/// wherever it fits. Throws std::invalid_argument for a bad shape.
+/// With `by_estimate`, only where the Pipeline's estimates find the block shorter so: the projection's, the fused
+/// ln2 + up GEMM's and the down GEMM's largest pieces save more than the loads add to the attention's busiest core
+/// (attention_prefetch_cost; on trn2 over 8 cores at seq 2048, not at seq 128 to 1024, whose pieces are too short to
+/// hide them); without it, wherever it fits. Throws std::invalid_argument for a bad shape.
 TransformerResidency transformer_residency(const driver::DeviceInfo& info, const TransformerShape& shape,
                                            bool by_estimate = true);
 
