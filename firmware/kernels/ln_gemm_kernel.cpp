@@ -74,16 +74,15 @@ std::vector<Pipeline::OpId> add_ln_gemm(Pipeline& pipe, const driver::DeviceInfo
   return add_gemm(pipe, info, g, norm.done);
 }
 
-/// Piece `p` of the whole GEMM as a fused layout: the LayerNorm of its N rows.
-LnGemmLayout piece_layout(const LnGemmLayout& whole, const GemmPiece& p) {
+}  // namespace
+
+LnGemmLayout ln_gemm_piece(const LnGemmLayout& whole, const GemmPiece& p) {
   LnGemmLayout l = whole;
   l.gemm = p.layout;
   l.ln.rows = p.layout.n;
   l.ln.in_hbm += uint64_t(p.n0) * uint64_t(whole.ln.cols) * isa::data_type_bytes(whole.ln.in_type);
   return l;
 }
-
-}  // namespace
 
 bool ln_gemm_fits(const driver::DeviceInfo& info, const LnGemmLayout& l) {
   if (!refusal(info, l, nullptr).empty()) return false;
@@ -132,7 +131,7 @@ LnGemmSplit ln_gemm_split(const driver::DeviceInfo& info, const LnGemmLayout& wh
       for (GemmPiece& p : pieces) p.layout.wave_piece_latencies = pieces_of;
       double cost = 0.0;
       try {
-        cost = ln_gemm_estimate(info, piece_layout(whole, pieces.front()));  // the first block is the largest
+        cost = ln_gemm_estimate(info, ln_gemm_piece(whole, pieces.front()));  // the first block is the largest
       } catch (const std::invalid_argument& e) {
         last_error = e.what();
         continue;
@@ -150,7 +149,7 @@ KernelSequence ln_gemm_steps(const driver::DeviceInfo& info, const std::string& 
   KernelSequence seq;
   for (const GemmPiece& p : ln_gemm_split(info, whole, cores).pieces) {
     const uint64_t macs = uint64_t(g.k) * uint64_t(p.layout.m) * uint64_t(p.layout.n);
-    seq.push_back({name, make_ln_gemm_program(info, piece_layout(whole, p)), macs, !seq.empty()});
+    seq.push_back({name, make_ln_gemm_program(info, ln_gemm_piece(whole, p)), macs, !seq.empty()});
   }
   return seq;
 }

@@ -57,6 +57,9 @@ struct LnGemmSplit {
 /// Throws std::invalid_argument for cores < 1 and like make_ln_gemm_program when no grid fits.
 LnGemmSplit ln_gemm_split(const driver::DeviceInfo& info, const LnGemmLayout& whole, int cores);
 
+/// Block `piece` of `whole`'s GEMM (split_gemm_grid's) as a fused layout of its own: the LayerNorm of its N rows.
+LnGemmLayout ln_gemm_piece(const LnGemmLayout& whole, const GemmPiece& piece);
+
 /// ln_gemm_split's blocks, one step each, named `name`, the ones after the first with_previous; MACs K x M x N each.
 KernelSequence ln_gemm_steps(const driver::DeviceInfo& info, const std::string& name, const LnGemmLayout& whole,
                              int cores);

@@ -369,10 +369,13 @@ GemmLayout mlp_down_gemm(const MlpLayout& l, uint32_t w2_sbuf, uint32_t sbuf_end
   return down;
 }
 
+std::string mlp_down_name(const MlpLayout& l) {
+  return l.residual ? "mlp down gemm+bias+residual" : "mlp down gemm+bias";
+}
+
 KernelSequence mlp_down_steps(const driver::DeviceInfo& info, const MlpLayout& l, uint32_t w2_sbuf,
                               uint32_t sbuf_end) {
-  return gemm_steps(info, l.residual ? "mlp down gemm+bias+residual" : "mlp down gemm+bias",
-                    mlp_down_gemm(l, w2_sbuf, sbuf_end), l.cores);
+  return gemm_steps(info, mlp_down_name(l), mlp_down_gemm(l, w2_sbuf, sbuf_end), l.cores);
 }
 
 }  // namespace trnsim::kernels

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "firmware/driver/driver.h"
@@ -91,6 +92,8 @@ std::pair<GemmLayout, GemmLayout> mlp_gemms(const MlpLayout& layout);
 /// an earlier program) and the GEMM keeps its own bytes below sbuf_end.
 KernelSequence mlp_down_steps(const driver::DeviceInfo& info, const MlpLayout& layout, uint32_t w2_sbuf = 0,
                               uint32_t sbuf_end = 0);
+/// The down GEMM's step name: "mlp down gemm+bias", "+residual" with a residual.
+std::string mlp_down_name(const MlpLayout& layout);
 /// The down GEMM mlp_down_steps splits (mlp_gemms' second, W2 in SBUF at w2_sbuf > 0, the GEMM below sbuf_end).
 GemmLayout mlp_down_gemm(const MlpLayout& layout, uint32_t w2_sbuf = 0, uint32_t sbuf_end = 0);
 

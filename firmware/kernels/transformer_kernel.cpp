@@ -157,13 +157,41 @@ GemmLayout block_proj(const TransformerShape& s, const TransformerInputs& in, co
 /// where the attention left it in SBUF.
 LnGemmLayout block_up(const TransformerShape& s, const TransformerInputs& in, const TransformerBuffers& b,
                       const MlpLayout& mlp, const TransformerResidency& r) {
-  LnGemmLayout up{fused_ln(s, b.h1, in.ln2_g, in.ln2_b), mlp_gemms(mlp).first, r.sbuf_end};
+  LnGemmLayout up{fused_ln(s, b.h1, in.ln2_g, in.ln2_b), mlp_gemms(mlp).first, r.g > 0 ? r.g : r.sbuf_end};
   if (r.resident) {
     up.gemm.stationary_in_sbuf = true;
     up.gemm.stationary_sbuf = r.w1;
     up.gemm.stationary_sbuf_tile_bytes = sbuf_operand_tile_bytes(up.gemm.dtype, up.gemm.m);
   }
   return up;
+}
+/// The MLP with g^T kept on chip (TransformerResidency::g): the fused ln2 + up GEMM and the down GEMM, one piece per
+/// core over the same tokens each, piece i of both pinned to core i; the up GEMM's GELU output stays in SBUF at r.g,
+/// where the down GEMM reads it as its stationary.
+KernelSequence mlp_on_chip_steps(const driver::DeviceInfo& info, const TransformerShape& s, const TransformerInputs& in,
+                                 const TransformerBuffers& b, const MlpLayout& mlp, const TransformerResidency& r) {
+  const LnGemmLayout up = block_up(s, in, b, mlp, r);
+  const GemmLayout down = mlp_down_gemm(mlp, r.w2, r.g);
+  const std::vector<GemmPiece> ups = split_gemm_grid(up.gemm, up.gemm.m, r.g_tokens);      // N: the tokens
+  const std::vector<GemmPiece> downs = split_gemm_grid(down, r.g_tokens, down.n);          // M: the tokens
+  KernelSequence seq;
+  for (std::size_t i = 0; i < ups.size(); ++i) {
+    LnGemmLayout l = ln_gemm_piece(up, ups[i]);
+    l.gemm.out_in_sbuf = true;
+    l.gemm.out_sbuf = r.g;
+    l.gemm.out_sbuf_tile_bytes = r.g_tile_bytes;
+    const uint64_t macs = uint64_t(l.gemm.k) * uint64_t(l.gemm.m) * uint64_t(l.gemm.n);
+    seq.push_back({"ln2+mlp up gemm+gelu", make_ln_gemm_program(info, l), macs, i > 0, int(i)});
+  }
+  for (std::size_t i = 0; i < downs.size(); ++i) {
+    GemmLayout g = downs[i].layout;
+    g.stationary_in_sbuf = true;  // the core's own tokens of g^T, from its column 0
+    g.stationary_sbuf = r.g;
+    g.stationary_sbuf_tile_bytes = r.g_tile_bytes;
+    const uint64_t macs = uint64_t(g.k) * uint64_t(g.m) * uint64_t(g.n);
+    seq.push_back({mlp_down_name(mlp), make_gemm_program(info, g), macs, i > 0, int(i)});
+  }
+  return seq;
 }
 /// The copies that put W_o, W2 and W1 where `r` keeps them (the attention's prefetch).
 std::vector<isa::CopyFields> block_prefetch(const driver::DeviceInfo& info, const TransformerShape& s,
@@ -246,6 +274,15 @@ TransformerResidency transformer_residency(const driver::DeviceInfo& info, const
   r.w_o = r.sbuf_end;
   r.w2 = uint32_t(r.w_o + wo_bytes);
   r.w1 = uint32_t(r.w2 + w2_bytes);
+  // g^T below them: each core's tokens (the down GEMM's M split) in F / K-tile M tiles of the up GEMM, which must be
+  // the down GEMM's K tiles.
+  const int tokens = std::min(s.seq, rows_per_core(s.seq, int(std::max<uint32_t>(1, info.te_cols)), s.cores));
+  const uint64_t g_tile = (uint64_t(tokens) * 2 + 63) / 64 * 64, g_bytes = ceil_div(uint64_t(s.d_ff), kt) * g_tile;
+  if (std::min(info.te_cols, info.psum_partitions) == kt && g_bytes < r.sbuf_end) {
+    r.g = uint32_t((r.sbuf_end - g_bytes) / 64 * 64);
+    r.g_tile_bytes = uint32_t(g_tile);
+    r.g_tokens = tokens;
+  }
   AttentionLayout at = block_attention(s, b);
   at.sbuf_end = r.sbuf_end;
   at.prefetch = block_prefetch(info, s, {}, r);
@@ -257,6 +294,13 @@ TransformerResidency transformer_residency(const driver::DeviceInfo& info, const
     // The fused ln2 + up GEMM must fit below the weights; then what the three GEMM steps save against what the
     // loads add to the attention's busiest core, by the Pipeline's estimates.
     const double up = ln_gemm_split(info, block_up(s, {}, b, mlp, r), s.cores).estimate;
+    if (r.g > 0) {  // and the MLP's pieces with g^T on chip (it takes nothing from the estimates but DMA bytes)
+      try {
+        mlp_on_chip_steps(info, s, {}, b, mlp, r);
+      } catch (const std::invalid_argument&) {
+        r.g = r.g_tile_bytes = 0, r.g_tokens = 0;
+      }
+    }
     if (!by_estimate) return r;
     const double saved = ln_gemm_split(info, block_up(s, {}, b, mlp, {}), s.cores).estimate - up +
                          gemm_steps_estimate(info, block_proj(s, {}, b, {}), s.cores) -
@@ -284,7 +328,8 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   if (resident.resident) {
     const TransformerResidency fits = transformer_residency(info, s, false);
     if (!fits.resident || fits.sbuf_end != resident.sbuf_end || fits.w_o != resident.w_o || fits.w2 != resident.w2 ||
-        fits.w1 != resident.w1) {
+        fits.w1 != resident.w1 || fits.g != resident.g || fits.g_tile_bytes != resident.g_tile_bytes ||
+        fits.g_tokens != resident.g_tokens) {
       throw std::invalid_argument(fmt::format(
           "transformer block: weights resident from SBUF offset {} (W_o at {}, W2 at {}, W1 at {}) are not what the "
           "shape takes on this device (transformer_residency without its estimate: {})",
@@ -330,7 +375,9 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   append(&seq, gemm_steps(info, "proj gemm+bias+residual", block_proj(s, in, b, resident), s.cores));
 
   const MlpLayout mlp = block_mlp(s, in, b, out_hbm);
-  if (fused.ln2_up) {
+  if (fused.ln2_up && resident.g > 0) {
+    append(&seq, mlp_on_chip_steps(info, s, in, b, mlp, resident));
+  } else if (fused.ln2_up) {
     append(&seq, ln_gemm_steps(info, "ln2+mlp up gemm+gelu", block_up(s, in, b, mlp, resident), s.cores));
     append(&seq, mlp_down_steps(info, mlp, resident.w2, resident.sbuf_end));
   } else {

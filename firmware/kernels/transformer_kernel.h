@@ -94,6 +94,13 @@ struct TransformerResidency {
   bool resident = false;
   uint32_t sbuf_end = 0;  ///< the programs' SBUF bytes end here; the weights lie above
   uint32_t w_o = 0, w2 = 0, w1 = 0;  ///< SBUF offsets of W_o's, W2's and W1's first K tile
+  /// g^T, the up GEMM's GELU output, stays in each core's SBUF for the down GEMM: the fused ln2 + up GEMM and the
+  /// down GEMM run as one piece per core over the same g_tokens tokens, piece i pinned to core i, and
+  /// TransformerBuffers::mlp_gT is not written. M tile i of g^T (the down GEMM's K tile i) at g + i * g_tile_bytes;
+  /// both programs keep their own bytes below g. g 0: not kept (the up GEMM's M tile is not the TE's K tile, or
+  /// g^T does not fit).
+  uint32_t g = 0, g_tile_bytes = 0;
+  int g_tokens = 0;
 };
 /// With `by_estimate`, only where the Pipeline's estimates find the block shorter so: the projection's, the fused
 /// ln2 + up GEMM's and the down GEMM's largest pieces save more than the loads add to the attention's busiest core

@@ -267,7 +267,8 @@ Workload transformer_instance(const Params& o) {
     const uint64_t out = alloc(drv, {T, D}, DataType::kFp32);
     const kernels::TransformerBuffers probe = kernels::transformer_buffers(sh, 0);
     const kernels::TransformerBuffers b = kernels::transformer_buffers(sh, drv.alloc(probe.end));
-    *seq = kernels::make_transformer_programs(drv.info(), sh, ti, b, out);
+    const kernels::TransformerResidency resident = kernels::transformer_residency(drv.info(), sh);
+    *seq = kernels::make_transformer_programs(drv.info(), sh, ti, b, out, resident);
     *outs = {{"out", {T, D}, DataType::kFp32, out},
              {"qkvT", {3 * D, T}, DataType::kBf16, b.qkvT},
              {"attnT", {D, T}, DataType::kBf16, b.attnT},
@@ -276,7 +277,10 @@ Workload transformer_instance(const Params& o) {
     const kernels::TransformerFusion fused = kernels::transformer_fusion(drv.info(), sh);
     if (!fused.ln1_qkv) outs->insert(outs->begin() + 1, {"ln1T", {D, T}, DataType::kBf16, b.ln1T});
     if (!fused.ln2_up) outs->push_back({"ln2T", {D, T}, DataType::kBf16, b.ln2T});
-    if (!kernels::transformer_mlp_in_rows(drv.info(), sh)) outs->push_back({"gT", {F, T}, DataType::kBf16, b.mlp_gT});
+    // g^T stays on chip in the MLP's rows programs and where the up GEMM leaves it in SBUF for the down GEMM.
+    if (!kernels::transformer_mlp_in_rows(drv.info(), sh) && resident.g == 0) {
+      outs->push_back({"gT", {F, T}, DataType::kBf16, b.mlp_gT});
+    }
   };
   w.golden = [=](const Tensors& in, const driver::DeviceInfo& info) {
     const int te_rows = int(info.te_rows);

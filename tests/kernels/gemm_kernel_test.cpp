@@ -1048,6 +1048,9 @@ TEST(ResidentWeights, TheBlockKeepsThemWhereTheEstimateFindsItShorter) {
   EXPECT_EQ(r.w_o, r.sbuf_end);
   EXPECT_EQ(r.w2, r.w_o + 6 * 1536);
   EXPECT_EQ(r.w1, r.w2 + 24 * 1536);
+  // g^T below: 256 tokens per core, 24 M tiles of 512 bytes.
+  EXPECT_EQ(r.g_tokens, 256);
+  EXPECT_EQ(r.g, r.sbuf_end - 24 * 512);
   s.seq = 1024;
   EXPECT_FALSE(transformer_residency(trn2_info(), s).resident);
   EXPECT_TRUE(transformer_residency(trn2_info(), s, false).resident) << "it fits, it is only longer";
@@ -1060,13 +1063,19 @@ TEST(ResidentWeights, TheBlockKeepsThemWhereTheEstimateFindsItShorter) {
 TEST(ResidentWeights, EveryProgramKeepsOutOfThemButToLoadOrReadThem) {
   // The block on trn2 over 8 cores at T 256 with the weights forced resident: from the attention to the down GEMM
   // every program keeps its own SBUF bytes below sbuf_end; above it only the attention pieces write (the prefetch)
-  // and only the projection and the MLP's GEMMs read. Checked by the program checker's areas.
+  // and only the projection and the MLP's GEMMs read. g^T below that (TransformerResidency::g): the up GEMM writes
+  // it, the down GEMM reads it, and the MLP's programs keep their own bytes below it. Checked by the program
+  // checker's areas.
   TransformerShape s;
   s.cores = 8;
   s.seq = 256;
   const DeviceInfo info = trn2_info();
   const TransformerResidency r = transformer_residency(info, s, false);
   ASSERT_TRUE(r.resident);
+  // 128 tokens per core (T 256 is two TE-column tiles): 24 M tiles of 256 bytes below the weights.
+  EXPECT_EQ(r.g_tokens, 128);
+  EXPECT_EQ(r.g_tile_bytes, 256u);
+  EXPECT_EQ(r.g, r.sbuf_end - 24 * 256);
   TransformerInputs in;
   const uint64_t D = 768, F = 3072, T = 256;
   uint64_t at = 0x1000;
@@ -1080,23 +1089,30 @@ TEST(ResidentWeights, EveryProgramKeepsOutOfThemButToLoadOrReadThem) {
   const uint32_t P = info.sbuf_partitions, pb = info.sbuf_partition_bytes;
   const Area hbm{isa::MemSpace::kHbm, 0, 1, 0, info.hbm_bytes, true, true, "HBM"};
   const Area psum{isa::MemSpace::kPsum, 0, info.psum_partitions, 0, info.psum_partition_bytes, true, true, "PSUM"};
-  const Area own{isa::MemSpace::kSbuf, 0, P, 0, r.sbuf_end, true, true, "below sbuf_end"};
-  int attention = 0, after = 0;
+  int attention = 0, after = 0, ups = 0, downs = 0;
   for (const KernelStep& st : seq) {
     const bool piece = st.name.find("attention") != std::string::npos;
     attention += piece;
     if (attention == 0) continue;  // before the attention the SBUF is the programs' own
     const bool reader = !piece;    // the projection, ln2 + the up GEMM, the down GEMM
+    const bool up = st.name.rfind("ln2+mlp up", 0) == 0, down = st.name.rfind("mlp down", 0) == 0;
     after += reader;
     test::ProgramCheckOptions opt;
-    opt.areas = {hbm, psum, own, {isa::MemSpace::kSbuf, 0, P, r.sbuf_end, pb, reader, !reader, "the weights"}};
+    opt.areas = {hbm, psum, {isa::MemSpace::kSbuf, 0, P, r.sbuf_end, pb, reader, !reader, "the weights"}};
+    if (up || down) {
+      opt.areas.push_back({isa::MemSpace::kSbuf, 0, P, 0, r.g, true, true, "below g"});
+      opt.areas.push_back({isa::MemSpace::kSbuf, 0, P, r.g, r.sbuf_end, down, up, "g^T"});
+      // Each of the MLP's pieces on its own core, the down GEMM's with the tokens of the up GEMM's there.
+      EXPECT_EQ(st.core, up ? ups++ : downs++) << st.name;
+    } else {
+      opt.areas.push_back({isa::MemSpace::kSbuf, 0, P, 0, r.sbuf_end, true, true, "below sbuf_end"});
+    }
     const test::ProgramCheck c = test::check_program(info, st.program, opt);
     EXPECT_TRUE(c.ok()) << st.name << ":\n" << c.summary();
   }
   EXPECT_EQ(attention, 24) << "12 heads in 2 pieces";
-  // The projection and the down GEMM split by M alone (every core holds the moving operand): T 256 is two M tiles
-  // of 128 tokens, two steps each; ln2 + the up GEMM by N in 8 blocks of 32 tokens.
-  EXPECT_EQ(after, 2 + 8 + 2) << "the steps after the attention";
+  // Each split by the tokens alone, two M tiles of 128: the projection's and the down GEMM's M, the up GEMM's N.
+  EXPECT_EQ(after, 2 + 2 + 2) << "the steps after the attention";
 }
 
 }  // namespace

@@ -712,6 +712,22 @@ TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
       }
     }
     EXPECT_EQ(pieces, 6) << "3 heads in 2 pieces each";
+    // g^T stays on chip: 32 tokens per core (two of tiny's 16-column tiles), the MLP's pieces pinned, nothing
+    // written to mlp_gT.
+    EXPECT_EQ(resident.g_tokens, 32);
+    EXPECT_GT(resident.g, 0u);
+    for (const KernelStep& st : seq) {
+      if (st.name.rfind("ln2+mlp up", 0) == 0 || st.name.rfind("mlp down", 0) == 0) {
+        EXPECT_GE(st.core, 0) << st.name;
+      }
+      for (const auto& queue : st.program.queues) {
+        for (const isa::Instruction& ins : queue) {
+          const bool to_g = ins.op == isa::Opcode::kDmaCopy && ins.copy.dst_space == isa::MemSpace::kHbm &&
+                            ins.copy.dst_addr >= b.mlp_gT && ins.copy.dst_addr < b.mlp_gT + F * T * 2;
+          EXPECT_FALSE(to_g) << st.name << " writes g^T to HBM";
+        }
+      }
+    }
     for (int c = 0; c < s.cores; ++c) {
       for (size_t k = 0; k < w.size(); ++k) {
         EXPECT_EQ(loaded[size_t(c)][k], w[k].second) << "core " << c << ", weight " << k;
