@@ -93,6 +93,7 @@ SequenceRun run_sequence(const std::vector<driver::Driver*>& cores, const Kernel
       if (failed_step) *failed_step = i;
       StepRun r;
       r.name = seq[i].name;
+      r.index = i;
       r.macs = seq[i].macs;
       r.core = int(c);
       for (const auto& q : seq[i].program.queues) r.instructions += q.size();

@@ -44,6 +44,7 @@ struct StepRun {
   std::size_t instructions = 0;  ///< all queues
   uint64_t macs = 0;
   int core = 0;          ///< index into run_sequence's `cores`
+  std::size_t index = 0;  ///< the step's index in the sequence
   /// TE cycles the step adds to the sequence's time: how far its end lies past the latest end of the steps of its
   /// wave that ended before it (0 when it ended earlier); over a wave they sum to the wave's time (one core:
   /// run.cycles).

@@ -396,6 +396,36 @@ TEST(NormKernel, LaterRowGroupsLoadInPiecesOfStartLatencyBytes) {
   }
 }
 
+TEST(NormKernel, KeepsBelowSbufEnd) {
+  // trn2, [512, 768] FP32: gamma, beta and the squares' row take 9,216 bytes of each partition and a buffer of one
+  // 128-row group 3,072 + 4 columns; unbounded the kernel takes three buffers. Bounded at 16,384 it takes two and
+  // keeps every SBUF access below (the program checker's areas), with the golden bits.
+  const DeviceInfo info = trn2();
+  std::mt19937_64 rng(test::test_seed());
+  const int rows = 512, cols = 768;
+  const uint32_t end = 16384;
+  const auto [in, gamma, beta] = norm_inputs(rows, cols, DataType::kFp32, false, rng);
+  Tensor out{next_addr(beta), DataType::kFp32, {}, std::size_t(rows) * cols};
+  LayerNormLayout l;
+  l.rows = rows, l.cols = cols;
+  l.in_hbm = in.addr, l.gamma_hbm = gamma.addr, l.beta_hbm = beta.addr, l.out_hbm = out.addr;
+  test::ProgramCheckOptions below;
+  below.areas = {{isa::MemSpace::kHbm, 0, 1, 0, info.hbm_bytes, true, true, "HBM"},
+                 {isa::MemSpace::kSbuf, 0, info.sbuf_partitions, 0, end, true, true, "below sbuf_end"}};
+  EXPECT_FALSE(test::check_program(info, make_layernorm_program(info, l), below).ok()) << "unbounded, it reaches past";
+  l.sbuf_end = end;
+  const isa::Program prog = make_layernorm_program(info, l);
+  const test::ProgramCheck c = test::check_program(info, prog, below);
+  EXPECT_TRUE(c.ok()) << c.summary();
+  const auto got = run_checked(info, prog, {in, gamma, beta}, out, parts(info, rows), 0);
+  const golden::NormSpec s{rows, cols, 1e-5f, DataType::kFp32, DataType::kFp32};
+  test::expect_same_bits(got, golden::layernorm_rows(s, in.v, gamma.v, beta.v), cols, "layernorm below sbuf_end");
+  l.sbuf_end = 9216;  // gamma, beta and the squares alone: no room for a buffer
+  EXPECT_THROW(make_layernorm_program(info, l), std::invalid_argument);
+  l.sbuf_end = uint32_t(info.sbuf_partition_bytes) + 64;
+  EXPECT_THROW(make_layernorm_program(info, l), std::invalid_argument);
+}
+
 TEST(NormKernel, TransposedOutputNeedsATeTypeAndRoomForItsRows) {
   const DeviceInfo info = tiny();
   LayerNormLayout l;

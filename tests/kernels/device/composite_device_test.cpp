@@ -446,6 +446,8 @@ TEST_F(CompositeOnModel, APinnedStepWaitsForItsCore) {
   EXPECT_EQ(p.steps[1].core, 1);
   EXPECT_EQ(p.steps[2].name, "a");
   EXPECT_EQ(p.steps[2].core, 0);
+  EXPECT_EQ(p.steps[2].index, 0u);
+  EXPECT_EQ(p.steps[0].index, 1u);
   // A core the run does not have.
   const std::vector<driver::Driver*> cores{drv_.get(), cores_[1].get()};
   std::string why;
@@ -735,6 +737,11 @@ TEST_P(TransformerOnCores, BlockOnASmallShapeMatchesGolden) {
     }
   }
   const SequenceRun r = run(seq);
+  for (const StepRun& st : r.steps) {  // a pinned step ran on its core
+    if (seq[st.index].core >= 0) {
+      EXPECT_EQ(st.core, seq[st.index].core) << st.name << " (step " << st.index << ")";
+    }
+  }
   const TransformerFusion fused = transformer_fusion(drv_->info(), s);
   // On tiny the fused LayerNorms are the shorter (the programs' start costs dominate at this size); one core runs
   // the MLP as one rows program, which keeps ln2 a step of its own.
