@@ -110,6 +110,9 @@ SequenceRun run_sequence(const std::vector<driver::Driver*>& cores, const Kernel
       launch(c);
       record(std::move(r));
     }
+    if (std::find(started.begin(), started.end(), false) != started.end()) {  // cannot happen: every step has a core
+      throw std::logic_error("run_sequence: a wave ended with steps that never started");
+    }
     total.cycles += span;
     first = end;
   }
