@@ -1085,6 +1085,24 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
     require(best.n_groups == 1, fmt::format("a softmax epilogue needs whole rows in one block (N {})", l.n));
     return best;
   }
+  auto estimate = [&](const GemmPlan& plan) {
+    Pipeline pipe(info);
+    GemmBuilder(info, l, plan, {}).add_to(pipe);
+    return pipe.estimated_cycles();
+  };
+  if (l.moving_in_sbuf && best.n_tiles > 1) {
+    // No moving loads to hide: narrower blocks only shorten the last block's epilogue and store, which nothing
+    // follows, at the cost of a stationary load per group. The shortest by the Pipeline's cost model (the widest
+    // of equals).
+    double best_cycles = estimate(best);
+    for (int g = best.banks_per_block - 1; g >= 1; --g) {
+      const GemmPlan p = plan_with_groups(info, l, g, 1);
+      if (p.n_groups == best.n_groups) continue;
+      const double c = estimate(p);
+      if (c < best_cycles) best = p, best_cycles = c;
+    }
+    return best;
+  }
   for (int g = std::min(max_g, best.n_tiles); g >= 1 && best.m_tiles > 1 && best.n_tiles > 1; --g) {
     const GemmPlan p = plan_with_groups(info, l, g, 2);
     if (p.moving_panels != 2) continue;
@@ -1092,11 +1110,6 @@ GemmPlan plan_gemm(const driver::DeviceInfo& info, const GemmLayout& l) {
     // (all of N) is then exposed while the first M tile computes. The shorter by the Pipeline's cost model
     // (Pipeline::estimated_cycles); a tie keeps the two panels.
     if (best.n_groups >= p.n_groups) return p;
-    auto estimate = [&](const GemmPlan& plan) {
-      Pipeline pipe(info);
-      GemmBuilder(info, l, plan, {}).add_to(pipe);
-      return pipe.estimated_cycles();
-    };
     return estimate(best) < estimate(p) ? best : p;
   }
   return best;

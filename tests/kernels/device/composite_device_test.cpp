@@ -231,8 +231,9 @@ class ResidentOperandOnModel : public CompositeOnModel, public ::testing::WithPa
 TEST_P(ResidentOperandOnModel, SplitOverTwoCoresMatchesGolden) {
   use_cores(2);
   const driver::DeviceInfo& info = drv_->info();
-  // K 40: tiny's K tiles of 16, 16 and a ragged 8; M 37 (3 M tiles); N 100 (4 pieces of kGemmSplitColumns: 64 + 36)
-  const int K = 40, M = 37, N = 100;
+  // K 40: tiny's K tiles of 16, 16 and a ragged 8; M 37 (3 M tiles: 32 + 5 rows over the cores); N 1100 (3 PSUM
+  // banks of 512 FP32, the last ragged; 576 + 524 columns over the cores when split by N).
+  const int K = 40, M = 37, N = 1100;
   const bool moving = GetParam() != Resident::kStationary, stationary = GetParam() != Resident::kMoving;
   const Patterns st = random(size_t(K) * M, DataType::kBf16), mv = random(size_t(K) * N, DataType::kBf16);
   const uint64_t s_hbm = put(st, DataType::kBf16), m_hbm = put(mv, DataType::kBf16);
@@ -256,6 +257,11 @@ TEST_P(ResidentOperandOnModel, SplitOverTwoCoresMatchesGolden) {
   g.stationary_in_sbuf = stationary, g.stationary_sbuf = s_at, g.stationary_sbuf_tile_bytes = s_tile;
   const KernelSequence gemm = gemm_steps(info, "gemm", g, 2);
   ASSERT_EQ(gemm.size(), 2u);
+  if (moving) {  // with nothing moving to load, the first core's piece takes one bank per block (plan_gemm's estimate)
+    const GemmPlan p = plan_gemm(info, split_gemm_grid(g, 32, N).front().layout);
+    EXPECT_EQ(p.banks_per_block, 1);
+    EXPECT_EQ(p.n_groups, 3);
+  }
   for (const KernelStep& step : gemm) {
     if (moving) {
       EXPECT_EQ(hbm_bytes_read(step.program, m_hbm, m_hbm + uint64_t(K) * N * 2), 0u);
