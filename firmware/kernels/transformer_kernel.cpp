@@ -1,6 +1,7 @@
 // A GPT-2 transformer block as a sequence of programs (transformer_kernel.h).
 #include "firmware/kernels/transformer_kernel.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -165,29 +166,46 @@ LnGemmLayout block_up(const TransformerShape& s, const TransformerInputs& in, co
   }
   return up;
 }
-/// The MLP with g^T kept on chip (TransformerResidency::g): the fused ln2 + up GEMM and the down GEMM, one piece per
-/// core over the same tokens each, piece i of both pinned to core i; the up GEMM's GELU output stays in SBUF at r.g,
-/// where the down GEMM reads it as its stationary.
-KernelSequence mlp_on_chip_steps(const driver::DeviceInfo& info, const TransformerShape& s, const TransformerInputs& in,
-                                 const TransformerBuffers& b, const MlpLayout& mlp, const TransformerResidency& r) {
+/// The MLP's pieces with g^T kept on chip (TransformerResidency::g): the fused ln2 + up GEMM and the down GEMM, one
+/// piece per core over the same tokens each; the up GEMM's GELU output stays in SBUF at r.g, where the down GEMM
+/// reads it as its stationary.
+struct OnChipMlp {
+  std::vector<LnGemmLayout> up;
+  std::vector<GemmLayout> down;
+};
+OnChipMlp on_chip_mlp(const TransformerShape& s, const TransformerInputs& in, const TransformerBuffers& b,
+                      const MlpLayout& mlp, const TransformerResidency& r) {
   const LnGemmLayout up = block_up(s, in, b, mlp, r);
   const GemmLayout down = mlp_down_gemm(mlp, r.w2, r.g);
-  const std::vector<GemmPiece> ups = split_gemm_grid(up.gemm, up.gemm.m, r.g_tokens);      // N: the tokens
-  const std::vector<GemmPiece> downs = split_gemm_grid(down, r.g_tokens, down.n);          // M: the tokens
-  KernelSequence seq;
-  for (std::size_t i = 0; i < ups.size(); ++i) {
-    LnGemmLayout l = ln_gemm_piece(up, ups[i]);
+  OnChipMlp o;
+  for (const GemmPiece& p : split_gemm_grid(up.gemm, up.gemm.m, r.g_tokens)) {  // N: the tokens
+    LnGemmLayout l = ln_gemm_piece(up, p);
     l.gemm.out_in_sbuf = true;
     l.gemm.out_sbuf = r.g;
     l.gemm.out_sbuf_tile_bytes = r.g_tile_bytes;
-    const uint64_t macs = uint64_t(l.gemm.k) * uint64_t(l.gemm.m) * uint64_t(l.gemm.n);
-    seq.push_back({"ln2+mlp up gemm+gelu", make_ln_gemm_program(info, l), macs, i > 0, int(i)});
+    o.up.push_back(l);
   }
-  for (std::size_t i = 0; i < downs.size(); ++i) {
-    GemmLayout g = downs[i].layout;
+  for (const GemmPiece& p : split_gemm_grid(down, r.g_tokens, down.n)) {  // M: the tokens
+    GemmLayout g = p.layout;
     g.stationary_in_sbuf = true;  // the core's own tokens of g^T, from its column 0
     g.stationary_sbuf = r.g;
     g.stationary_sbuf_tile_bytes = r.g_tile_bytes;
+    o.down.push_back(g);
+  }
+  return o;
+}
+/// on_chip_mlp's programs, piece i of both GEMMs pinned to core i.
+KernelSequence mlp_on_chip_steps(const driver::DeviceInfo& info, const TransformerShape& s, const TransformerInputs& in,
+                                 const TransformerBuffers& b, const MlpLayout& mlp, const TransformerResidency& r) {
+  const OnChipMlp o = on_chip_mlp(s, in, b, mlp, r);
+  KernelSequence seq;
+  for (std::size_t i = 0; i < o.up.size(); ++i) {
+    const GemmLayout& g = o.up[i].gemm;
+    const uint64_t macs = uint64_t(g.k) * uint64_t(g.m) * uint64_t(g.n);
+    seq.push_back({"ln2+mlp up gemm+gelu", make_ln_gemm_program(info, o.up[i]), macs, i > 0, int(i)});
+  }
+  for (std::size_t i = 0; i < o.down.size(); ++i) {
+    const GemmLayout& g = o.down[i];
     const uint64_t macs = uint64_t(g.k) * uint64_t(g.m) * uint64_t(g.n);
     seq.push_back({mlp_down_name(mlp), make_gemm_program(info, g), macs, i > 0, int(i)});
   }
@@ -256,12 +274,15 @@ TransformerBuffers transformer_buffers(const TransformerShape& s, uint64_t scrat
   return b;
 }
 
-TransformerResidency transformer_residency(const driver::DeviceInfo& info, const TransformerShape& s,
-                                           bool by_estimate) {
-  check_shape(s);
-  const TransformerBuffers b = transformer_buffers(s, 0);
+namespace {
+/// Where the weights and g^T would lie for `s` on `info` (the offsets, by their sizes), with resident false where the
+/// block cannot keep them: a TE K tile beyond the SBUF's partitions, ln2 not fused into the up GEMM (`fused`), the
+/// weights larger than a partition, or fewer attention pieces than cores. g 0 where g^T does not fit below the
+/// weights or the up GEMM's M tile is not the TE's K tile. The kernels' own fit checks are transformer_residency's.
+TransformerResidency residency_layout(const driver::DeviceInfo& info, const TransformerShape& s,
+                                      const TransformerFusion& fused) {
   const uint64_t kt = isa::te_max_k(isa::Dtype::kBf16, info.te_rows), pb = info.sbuf_partition_bytes;
-  if (kt < 1 || kt > info.sbuf_partitions || !transformer_fusion(info, s).ln2_up) return {};
+  if (kt < 1 || kt > info.sbuf_partitions || !fused.ln2_up) return {};
   // W_o [D, D] and W2 [F, D]: D columns per K tile; W1 [D, F]: F.
   const uint64_t tile = sbuf_operand_tile_bytes(isa::Dtype::kBf16, s.d_model);
   const uint64_t wo_bytes = ceil_div(uint64_t(s.d_model), kt) * tile, w2_bytes = ceil_div(uint64_t(s.d_ff), kt) * tile;
@@ -283,25 +304,40 @@ TransformerResidency transformer_residency(const driver::DeviceInfo& info, const
     r.g_tile_bytes = uint32_t(g_tile);
     r.g_tokens = tokens;
   }
-  AttentionLayout at = block_attention(s, b);
+  // The attention pieces load the weights: every core needs one at least.
+  AttentionLayout at = block_attention(s, transformer_buffers(s, 0));
   at.sbuf_end = r.sbuf_end;
-  at.prefetch = block_prefetch(info, s, {}, r);
-  // The attention pieces load them: every core needs one at least.
   const int pieces = attention_pieces(info, at);
   if (pieces == 0 || int64_t(pieces) * s.heads < s.cores) return {};
+  return r;
+}
+}  // namespace
+
+TransformerResidency transformer_residency(const driver::DeviceInfo& info, const TransformerShape& s,
+                                           bool by_estimate) {
+  check_shape(s);
+  TransformerResidency r = residency_layout(info, s, transformer_fusion(info, s));
+  if (!r.resident) return {};
+  const TransformerBuffers b = transformer_buffers(s, 0);
   const MlpLayout mlp = block_mlp(s, {}, b, 0);
   try {
-    // The fused ln2 + up GEMM must fit below the weights; then what the three GEMM steps save against what the
-    // loads add to the attention's busiest core, by the Pipeline's estimates.
-    const double up = ln_gemm_split(info, block_up(s, {}, b, mlp, r), s.cores).estimate;
-    if (r.g > 0) {  // and the MLP's pieces with g^T on chip (it takes nothing from the estimates but DMA bytes)
+    // The fused ln2 + up GEMM must fit below the weights (and g^T: else g^T is not kept); then what the three GEMM
+    // steps save against what the loads add to the attention's busiest core, by the Pipeline's estimates.
+    if (r.g > 0) {
+      const OnChipMlp o = on_chip_mlp(s, {}, b, mlp, r);
+      bool fits = std::all_of(o.up.begin(), o.up.end(), [&](const LnGemmLayout& l) { return ln_gemm_fits(info, l); });
       try {
-        mlp_on_chip_steps(info, s, {}, b, mlp, r);
+        for (const GemmLayout& g : o.down) plan_gemm(info, g);
       } catch (const std::invalid_argument&) {
-        r.g = r.g_tile_bytes = 0, r.g_tokens = 0;
+        fits = false;
       }
+      if (!fits) r.g = r.g_tile_bytes = 0, r.g_tokens = 0;
     }
+    const double up = ln_gemm_split(info, block_up(s, {}, b, mlp, r), s.cores).estimate;
     if (!by_estimate) return r;
+    AttentionLayout at = block_attention(s, b);
+    at.sbuf_end = r.sbuf_end;
+    at.prefetch = block_prefetch(info, s, {}, r);
     const double saved = ln_gemm_split(info, block_up(s, {}, b, mlp, {}), s.cores).estimate - up +
                          gemm_steps_estimate(info, block_proj(s, {}, b, {}), s.cores) -
                          gemm_steps_estimate(info, block_proj(s, {}, b, r), s.cores) +
@@ -325,23 +361,24 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
                                          const TransformerInputs& in, const TransformerBuffers& b,
                                          uint64_t out_hbm, const TransformerResidency& resident) {
   check_shape(s);
-  if (resident.resident) {
-    const TransformerResidency fits = transformer_residency(info, s, false);
-    if (!fits.resident || fits.sbuf_end != resident.sbuf_end || fits.w_o != resident.w_o || fits.w2 != resident.w2 ||
-        fits.w1 != resident.w1 || fits.g != resident.g || fits.g_tile_bytes != resident.g_tile_bytes ||
-        fits.g_tokens != resident.g_tokens) {
+  // Each LayerNorm in the programs of the GEMM that reads it (ln_gemm_kernel.h) where transformer_fusion finds that
+  // shorter: ln1T (ln2T) then stays in SBUF.
+  const TransformerFusion fused = transformer_fusion(info, s);
+  if (resident.resident) {  // the layout the shape takes (g^T kept or not); the kernels check their own fit
+    const TransformerResidency want = residency_layout(info, s, fused);
+    const bool g_ok = resident.g == 0 || (resident.g == want.g && resident.g_tile_bytes == want.g_tile_bytes &&
+                                          resident.g_tokens == want.g_tokens);
+    if (!want.resident || want.sbuf_end != resident.sbuf_end || want.w_o != resident.w_o ||
+        want.w2 != resident.w2 || want.w1 != resident.w1 || !g_ok) {
       throw std::invalid_argument(fmt::format(
-          "transformer block: weights resident from SBUF offset {} (W_o at {}, W2 at {}, W1 at {}) are not what the "
-          "shape takes on this device (transformer_residency without its estimate: {})",
-          resident.sbuf_end, resident.w_o, resident.w2, resident.w1,
-          fits.resident ? fmt::format("from {}", fits.sbuf_end) : "none"));
+          "transformer block: weights resident from SBUF offset {} (W_o at {}, W2 at {}, W1 at {}, g^T at {}) are not "
+          "what the shape takes on this device ({})",
+          resident.sbuf_end, resident.w_o, resident.w2, resident.w1, resident.g,
+          want.resident ? fmt::format("from {}, g^T at {}", want.sbuf_end, want.g) : "none"));
     }
   }
   const uint64_t T = s.seq, D = s.d_model, d = s.head_dim();
   KernelSequence seq;
-  // Each LayerNorm in the programs of the GEMM that reads it (ln_gemm_kernel.h) where transformer_fusion finds that
-  // shorter: ln1T (ln2T) then stays in SBUF.
-  const TransformerFusion fused = transformer_fusion(info, s);
   const LnGemmLayout qkv = ln1_qkv(s, in, b);
   if (fused.ln1_qkv) {
     append(&seq, ln_gemm_steps(info, "ln1+qkv gemm+bias", qkv, s.cores));

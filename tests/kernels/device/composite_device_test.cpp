@@ -13,6 +13,7 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -257,10 +258,9 @@ TEST_P(ResidentOperandOnModel, SplitOverTwoCoresMatchesGolden) {
   g.stationary_in_sbuf = stationary, g.stationary_sbuf = s_at, g.stationary_sbuf_tile_bytes = s_tile;
   const KernelSequence gemm = gemm_steps(info, "gemm", g, 2);
   ASSERT_EQ(gemm.size(), 2u);
-  if (moving) {  // with nothing moving to load, the first core's piece takes one bank per block (plan_gemm's estimate)
+  if (moving) {  // the first core's piece takes blocks narrower than all of N, so the golden check covers them
     const GemmPlan p = plan_gemm(info, split_gemm_grid(g, 32, N).front().layout);
-    EXPECT_EQ(p.banks_per_block, 1);
-    EXPECT_EQ(p.n_groups, 3);
+    EXPECT_GT(p.n_groups, 1);
   }
   for (const KernelStep& step : gemm) {
     if (moving) {
@@ -400,6 +400,14 @@ isa::Program memsets(int n, uint32_t offset = 0) {
   return p;
 }
 
+/// The steps of `r` as (name, core), in the order they ended.
+std::vector<std::pair<std::string, int>> ended(const SequenceRun& r) {
+  std::vector<std::pair<std::string, int>> v;
+  for (const StepRun& st : r.steps) v.emplace_back(st.name, st.core);
+  return v;
+}
+using Ended = std::vector<std::pair<std::string, int>>;
+
 TEST_F(CompositeOnModel, AWaveRunsAsAWorkListOverTheCores) {
   use_cores(2);
   // Core 0 takes the long step, core 1 the short one and, in the cycle that one ends, the third: the wave lasts as
@@ -407,14 +415,7 @@ TEST_F(CompositeOnModel, AWaveRunsAsAWorkListOverTheCores) {
   const uint64_t before = drv_->read_counters().uptime;
   const SequenceRun r = run({{"long", memsets(8), 0}, {"short", memsets(1), 0, true}, {"third", memsets(2), 0, true}});
   const uint64_t took = drv_->read_counters().uptime - before;  // the device's own clock
-  ASSERT_EQ(r.steps.size(), 3u);
-  // In the order they ended.
-  EXPECT_EQ(r.steps[0].name, "short");
-  EXPECT_EQ(r.steps[0].core, 1);
-  EXPECT_EQ(r.steps[1].name, "third");
-  EXPECT_EQ(r.steps[1].core, 1);
-  EXPECT_EQ(r.steps[2].name, "long");
-  EXPECT_EQ(r.steps[2].core, 0);
+  ASSERT_EQ(ended(r), (Ended{{"short", 1}, {"third", 1}, {"long", 0}}));
   const uint64_t lng = r.steps[2].run.cycles, s1 = r.steps[0].run.cycles, s3 = r.steps[1].run.cycles;
   EXPECT_GE(lng, 8u * 2501u);
   EXPECT_LT(lng, 8u * 2501u + 100u);
@@ -436,22 +437,11 @@ TEST_F(CompositeOnModel, APinnedStepWaitsForItsCore) {
   // take; core 0 runs "third" after "long", and the wave lasts both.
   const SequenceRun r =
       run({{"long", memsets(8), 0}, {"short", memsets(1), 0, true}, {"third", memsets(2), 0, true, 0}});
-  ASSERT_EQ(r.steps.size(), 3u);
-  EXPECT_EQ(r.steps[0].name, "short");
-  EXPECT_EQ(r.steps[0].core, 1);
-  EXPECT_EQ(r.steps[1].name, "long");
-  EXPECT_EQ(r.steps[2].name, "third");
-  EXPECT_EQ(r.steps[2].core, 0);
+  ASSERT_EQ(ended(r), (Ended{{"short", 1}, {"long", 0}, {"third", 0}}));
   EXPECT_EQ(r.cycles, r.steps[1].run.cycles + r.steps[2].run.cycles);
   // Each core takes the first step it may run: "a" is core 0's, so core 1 takes "b", then its own "c".
   const SequenceRun p = run({{"a", memsets(4), 0, false, 0}, {"b", memsets(1), 0, true}, {"c", memsets(1), 0, true, 1}});
-  ASSERT_EQ(p.steps.size(), 3u);
-  EXPECT_EQ(p.steps[0].name, "b");
-  EXPECT_EQ(p.steps[0].core, 1);
-  EXPECT_EQ(p.steps[1].name, "c");
-  EXPECT_EQ(p.steps[1].core, 1);
-  EXPECT_EQ(p.steps[2].name, "a");
-  EXPECT_EQ(p.steps[2].core, 0);
+  ASSERT_EQ(ended(p), (Ended{{"b", 1}, {"c", 1}, {"a", 0}}));
   EXPECT_EQ(p.steps[2].index, 0u);
   EXPECT_EQ(p.steps[0].index, 1u);
   // A core the run does not have.
