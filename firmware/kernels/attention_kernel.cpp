@@ -180,21 +180,6 @@ std::pair<double, double> piece_cost(const driver::DeviceInfo& info, const Atten
 /// more of each engine's time on start latencies, larger ones hold an engine longer against the piece's own stores.
 constexpr double kPrefetchPieceChoices[] = {2.0, 3.0, 4.0, 6.0};
 
-/// `copies` cut into pieces of `latencies` engines' start-latency bytes each (dma_pieces), in order.
-std::vector<isa::CopyFields> prefetch_pieces(const driver::DeviceInfo& info, const std::vector<isa::CopyFields>& copies,
-                                             double latencies) {
-  const double piece_bytes =
-      std::max(1.0, latencies * dma_latency_bytes(info) / std::max<uint32_t>(1, info.num_dma_engines));
-  std::vector<isa::CopyFields> pieces;
-  for (const isa::CopyFields& c : copies) {
-    for (const isa::Instruction& in :
-         dma_pieces(c, std::max<uint64_t>(1, uint64_t(std::ceil(double(copy_bytes(c)) / piece_bytes))))) {
-      pieces.push_back(in.copy);
-    }
-  }
-  return pieces;
-}
-
 /// The wave of the heads' `fused` pieces each (attention_pieces > 0), in the order the sequence runs them: pieces of
 /// equal queries, or, cut in two, where the list schedule of the estimated pieces ends soonest (two_piece_cut); a
 /// causal head's later queries see more keys, so the wave takes the longer pieces first (wave_order). With a
@@ -801,46 +786,6 @@ struct PtShare {
 /// The shares a piece chooses from by its estimate (pt_share).
 constexpr PtShare kPtShares[] = {{0, 1}, {1, 4}, {1, 3}, {1, 2}, {2, 3}, {3, 4}, {1, 1}};
 
-/// The piece's prefetch (AttentionPieceLayout::prefetch): each copy checked to land at or above sbuf_end and handed
-/// out in order, evenly over the query tiles, query tile i's share issued once the softmax has written that tile
-/// (`p_ready[i]`): the piece's own loads are then behind it, its stores still ahead.
-void add_prefetch(Pipeline& pipe, const driver::DeviceInfo& info, const AttentionPieceLayout& l, int q_tiles,
-                  const std::vector<Pipeline::OpId>& p_ready) {
-  if (l.prefetch.empty()) return;
-  const uint64_t pb = info.sbuf_partition_bytes;
-  for (std::size_t i = 0; i < l.prefetch.size(); ++i) {
-    const isa::CopyFields& c = l.prefetch[i];
-    // The bytes each partition's row of the copy spans: the dimensions that do not step whole partitions.
-    uint64_t span = isa::data_type_bytes(c.dst_type);
-    bool ok = c.dst_space == isa::MemSpace::kSbuf && l.sbuf_end > 0;
-    for (int d = 0; d < isa::kApDims; ++d) {
-      const int32_t stride = c.dst_stride[std::size_t(d)];
-      ok = ok && stride >= 0;
-      if (c.count[std::size_t(d)] > 1 && stride > 0 && uint64_t(stride) % pb != 0) {
-        span += uint64_t(c.count[std::size_t(d)] - 1) * uint64_t(stride);
-      }
-    }
-    const uint64_t off = pb > 0 ? c.dst_addr % pb : 0;
-    if (!ok || off < l.sbuf_end || off + span > pb) {
-      throw std::invalid_argument(fmt::format(
-          "attention piece kernel: prefetch copy {} must go to SBUF at or above sbuf_end {} within the partition's {} "
-          "bytes (it starts at offset {} and spans {} bytes of each partition)",
-          i, l.sbuf_end, pb, off, span));
-    }
-  }
-  std::vector<isa::Instruction> pieces;
-  for (const isa::CopyFields& c : l.prefetch) {
-    const std::vector<isa::Instruction> one = dma_pieces(c, 1);
-    pieces.insert(pieces.end(), one.begin(), one.end());
-  }
-  const std::size_t n = pieces.size(), tiles = std::size_t(std::max(1, q_tiles));
-  for (std::size_t i = 0; i < tiles; ++i) {
-    std::vector<isa::Instruction> share(pieces.begin() + std::ptrdiff_t(i * n / tiles),
-                                        pieces.begin() + std::ptrdiff_t((i + 1) * n / tiles));
-    if (!share.empty()) pipe.add(isa::Engine::kDma, std::move(share), {p_ready[std::min(i, p_ready.size() - 1)]});
-  }
-}
-
 /// make_attention_piece_program's ops, added to `pipe`, with `share` of the P^T copies on the Vector engine.
 void add_attention_piece(Pipeline& pipe, const driver::DeviceInfo& info, const AttentionPieceLayout& l,
                          PtShare share) {
@@ -916,7 +861,7 @@ void add_attention_piece(Pipeline& pipe, const driver::DeviceInfo& info, const A
   // slot is done) and the Scalar engine, or for `share` of the tiles the Vector engine, copies it out, so the TE
   // transposes the next tile while the last is copied.
   int copies = 0;
-  for (int i = 0; i < pp.q_tiles; ++i) {
+  auto transpose_tile_row = [&](int i) {
     const int qr = std::min(R, nq - i * R);
     for (int kt = 0; kt < live_tiles(i); ++kt) {
       const int kk = std::min(R, l.seq - kt * R), s = next_slot;
@@ -937,7 +882,7 @@ void add_attention_piece(Pipeline& pipe, const driver::DeviceInfo& info, const A
       slot_reader[std::size_t(s)] = copy;
       writers[std::size_t(kt)][std::size_t(i)] = copy;
     }
-  }
+  };
   // The multiplies, per accumulator bank (its 512 queries) in key order, each after the writes of the P^T columns
   // it reads: a bank's multiplies start once its query tiles are transposed, beside the later tiles' softmax. A key
   // tile goes into the columns of the bank's query tiles that see it (causal: a suffix of them, those whose own key
@@ -948,7 +893,7 @@ void add_attention_piece(Pipeline& pipe, const driver::DeviceInfo& info, const A
   const int qt_per_bank = std::max(1, pp.tp.n_tile / R);
   const uint64_t eo = isa::data_type_bytes(l.out_type);
   const uint64_t out_hbm = l.outT_hbm + uint64_t(l.query0) * eo;
-  for (int bank = 0; bank < pp.acc_banks; ++bank) {
+  auto bank_ops = [&](int bank) {
     Pipeline::OpId pv = -1;
     const int i_begin = bank * qt_per_bank, i_end = std::min(pp.q_tiles, i_begin + qt_per_bank);
     for (int kt = 0; kt < live_tiles(i_end - 1); ++kt) {
@@ -985,8 +930,17 @@ void add_attention_piece(Pipeline& pipe, const driver::DeviceInfo& info, const A
                                       out_hbm + uint64_t(c0) * eo, l.out_type, int64_t(l.seq) * int64_t(eo), d, bn)},
                            info.num_dma_engines),
              {scaled});
+  };
+  // Each bank's ops right after the transposes of its last query tile: the Pipeline's list schedule takes the op
+  // added first among those that can start as early, so a bank's multiplies go before the later tiles' transposes
+  // and fill the TE's gaps beside their softmax, instead of all coming at the end.
+  for (int i = 0; i < pp.q_tiles; ++i) {
+    transpose_tile_row(i);
+    if ((i + 1) % qt_per_bank == 0 || i + 1 == pp.q_tiles) bank_ops(i / qt_per_bank);
   }
-  add_prefetch(pipe, info, l, pp.q_tiles, p_ready);
+  // The prefetch (AttentionPieceLayout::prefetch), a share as the softmax releases each query tile: the piece's own
+  // loads are then behind it, its stores still ahead.
+  add_prefetch(pipe, info, "attention piece kernel", l.prefetch, l.sbuf_end, p_ready);
 }
 }  // namespace
 

@@ -303,4 +303,61 @@ std::vector<isa::CopyFields> sbuf_operand_copies(const driver::DeviceInfo& info,
   return copies;
 }
 
+void check_prefetch(const driver::DeviceInfo& info, const char* kernel, const std::vector<isa::CopyFields>& copies,
+                    uint32_t sbuf_end) {
+  const uint64_t pb = info.sbuf_partition_bytes;
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    const isa::CopyFields& c = copies[i];
+    // The bytes each partition's row of the copy spans: the dimensions that do not step whole partitions.
+    uint64_t span = isa::data_type_bytes(c.dst_type);
+    bool ok = c.dst_space == isa::MemSpace::kSbuf && sbuf_end > 0;
+    for (int d = 0; d < isa::kApDims; ++d) {
+      const int32_t stride = c.dst_stride[std::size_t(d)];
+      ok = ok && stride >= 0;
+      if (c.count[std::size_t(d)] > 1 && stride > 0 && uint64_t(stride) % pb != 0) {
+        span += uint64_t(c.count[std::size_t(d)] - 1) * uint64_t(stride);
+      }
+    }
+    const uint64_t off = pb > 0 ? c.dst_addr % pb : 0;
+    if (!ok || off < sbuf_end || off + span > pb) {
+      throw std::invalid_argument(fmt::format(
+          "{}: prefetch copy {} must go to SBUF at or above sbuf_end {} within the partition's {} bytes (it starts at "
+          "offset {} and spans {} bytes of each partition)",
+          kernel, i, sbuf_end, pb, off, span));
+    }
+  }
+}
+
+std::vector<isa::CopyFields> prefetch_pieces(const driver::DeviceInfo& info, const std::vector<isa::CopyFields>& copies,
+                                             double latencies) {
+  const double piece_bytes =
+      std::max(1.0, latencies * dma_latency_bytes(info) / std::max<uint32_t>(1, info.num_dma_engines));
+  std::vector<isa::CopyFields> pieces;
+  for (const isa::CopyFields& c : copies) {
+    for (const isa::Instruction& in :
+         dma_pieces(c, std::max<uint64_t>(1, uint64_t(std::ceil(double(copy_bytes(c)) / piece_bytes))))) {
+      pieces.push_back(in.copy);
+    }
+  }
+  return pieces;
+}
+
+void add_prefetch(Pipeline& pipe, const driver::DeviceInfo& info, const char* kernel,
+                  const std::vector<isa::CopyFields>& copies, uint32_t sbuf_end,
+                  const std::vector<Pipeline::OpId>& after) {
+  if (copies.empty()) return;
+  check_prefetch(info, kernel, copies, sbuf_end);
+  std::vector<isa::Instruction> pieces;
+  for (const isa::CopyFields& c : copies) {
+    const std::vector<isa::Instruction> one = dma_pieces(c, 1);
+    pieces.insert(pieces.end(), one.begin(), one.end());
+  }
+  const std::size_t n = pieces.size(), shares = std::max<std::size_t>(1, after.size());
+  for (std::size_t i = 0; i < shares; ++i) {
+    std::vector<isa::Instruction> share(pieces.begin() + std::ptrdiff_t(i * n / shares),
+                                        pieces.begin() + std::ptrdiff_t((i + 1) * n / shares));
+    if (!share.empty()) pipe.add(isa::Engine::kDma, std::move(share), {after.empty() ? -1 : after[i]});
+  }
+}
+
 }  // namespace trnsim::kernels

@@ -155,4 +155,24 @@ uint32_t sbuf_operand_tile_bytes(isa::Dtype dtype, int n);
 std::vector<isa::CopyFields> sbuf_operand_copies(const driver::DeviceInfo& info, isa::Dtype dtype, uint64_t hbm,
                                                  int k, int n, uint32_t sbuf, uint32_t tile_bytes);
 
+/// A program's prefetch (copies HBM -> SBUF for the programs after it, docs/kernels.md "Weights resident in SBUF"):
+/// throws std::invalid_argument("KERNEL: prefetch copy i ...", naming its offset and span) unless every copy writes
+/// SBUF at or above `sbuf_end` (> 0, bytes per partition) and within the partition, with no negative stride: the
+/// program's own bytes are below sbuf_end.
+void check_prefetch(const driver::DeviceInfo& info, const char* kernel, const std::vector<isa::CopyFields>& copies,
+                    uint32_t sbuf_end);
+
+/// `copies` cut into pieces of `latencies` (> 0) DMA engines' start-latency bytes each (dma_latency_bytes / engines;
+/// dma_pieces), in order: a prefetch issued piece by piece fills the engines' idle time without holding an engine
+/// long against the program's own copies.
+std::vector<isa::CopyFields> prefetch_pieces(const driver::DeviceInfo& info, const std::vector<isa::CopyFields>& copies,
+                                             double latencies);
+
+/// Adds a program's prefetch `copies` (checked by check_prefetch, naming `kernel`) to `pipe` as dma ops, each copy as
+/// it is, in order, in as many even shares as `after` has ops: share i may start once after[i] has completed (the
+/// program's own loads are then issued), so the copies fill the DMA engines' idle time as the program goes on.
+void add_prefetch(Pipeline& pipe, const driver::DeviceInfo& info, const char* kernel,
+                  const std::vector<isa::CopyFields>& copies, uint32_t sbuf_end,
+                  const std::vector<Pipeline::OpId>& after);
+
 }  // namespace trnsim::kernels

@@ -821,12 +821,15 @@ std::pair<int, int> pt_copies(const isa::Program& p) {
 TEST(AttentionPieces, TheWiderVectorEngineTakesTheTransposesCopies) {
   // trn2's Vector engine copies a [128, 128] P^T tile out of FP32 PSUM at two elements per lane (64 Vector cycles =
   // 160 TE cycles; VEC_WIDTH 256), the Scalar engine at one (128 = 256 TE cycles). The block's long piece at seq 2048
-  // gives every copy to the Vector engine: measured on the device, the block takes 457,232 cycles so, 457,480 with
-  // half of them, 466,904 with none. Its query tiles i = 0..9 see key tiles 0..6 + i: 115 copies.
+  // gives the Vector engine half of its copies or more by its estimate (measured on the device when the choice was
+  // made: the block took 457,232 cycles with all of them there, 457,480 with half, 466,904 with none). Its query tiles
+  // i = 0..9 see key tiles 0..6 + i: 115 copies.
   const DeviceInfo info = trn2();
   const AttentionPieceLayout l = long_piece_at_2048();
   const isa::Program p = make_attention_piece_program(info, l);
-  EXPECT_EQ(pt_copies(p), std::make_pair(115, 0));
+  const auto [on_vec, on_act] = pt_copies(p);
+  EXPECT_EQ(on_vec + on_act, 115);
+  EXPECT_GE(on_vec, 115 / 2);
   const test::ProgramCheck c = test::check_program(info, p);
   EXPECT_TRUE(c.ok()) << c.summary();
   // tiny: one element per lane, so a [16, 16] copy costs the Vector engine more than the Scalar engine (the 64-cycle
