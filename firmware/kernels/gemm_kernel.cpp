@@ -409,7 +409,8 @@ class GemmBuilder {
       for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
         if (stored[bi] < 0) store_op(int(bi), bi + 1 == blocks_.size() ? info_.num_dma_engines : share);
       }
-      return stored;
+      // A kept output is in SBUF once its epilogue is done (its stores land before the program ends).
+      return l_.out_kept_in_sbuf ? drain : stored;
     }
     // The blocks no later wave carried.
     for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
@@ -452,6 +453,12 @@ class GemmBuilder {
   /// out_in_sbuf: block b's output, in place of its staging slot (whole rows: the softmax epilogue's blocks).
   uint32_t out_sbuf_addr(const Block& b) const {
     return l_.out_sbuf + uint32_t(b.m0 / plan_.m_tile) * l_.out_sbuf_tile_bytes;
+  }
+  /// Where a row or column epilogue writes block b's output in out_type: its staging slot, or (out_in_sbuf,
+  /// out_kept_in_sbuf) its columns of its place in SBUF.
+  uint32_t out_stage_addr(const Block& b) const {
+    if (!l_.out_in_sbuf && !l_.out_kept_in_sbuf) return staging_addr(b.epi_slot);
+    return out_sbuf_addr(b) + uint32_t(b.n0) * isa::data_type_bytes(l_.out_type);
   }
   uint32_t staging_addr(int slot) const {
     return l_.sbuf_base + plan_.epilogue_offset + uint32_t(slot) * plan_.epilogue_slot_bytes;
@@ -527,9 +534,7 @@ class GemmBuilder {
       const int c0 = g * plan_.n_tile, cols = std::min(plan_.n_tile, b.cols - c0);
       const isa::Operand sum = operand(uint32_t(psum_addr(b.psum_buffer, g)), isa::DataType::kFp32, {1, 0},
                                        isa::MemSpace::kPsum);
-      const isa::Operand dst = operand(
-          (l_.out_in_sbuf ? out_sbuf_addr(b) + uint32_t(b.n0) * oes : staging_addr(b.epi_slot)) + uint32_t(c0) * oes,
-          l_.out_type);
+      const isa::Operand dst = operand(out_stage_addr(b) + uint32_t(c0) * oes, l_.out_type);
       if (l_.epilogue.kind == GemmEpilogue::Kind::kRowBiasAct) {
         const isa::Operand bias = column(row_bias_addr(b.m0 / plan_.m_tile));
         out.push_back(activation(l_.epilogue.func, b.rows, cols, dst, sum, 1.0f, 0.0f, &bias, nullptr));
@@ -554,7 +559,7 @@ class GemmBuilder {
     const int w = live_columns(b);
     const uint64_t row = uint64_t(b.m0) * l_.out_stride() + uint64_t(b.n0);
     const int32_t row_stride = stride(uint64_t(l_.out_stride()) * ob, "output row");
-    out->push_back(copy_rows(isa::MemSpace::kSbuf, staging_addr(b.epi_slot), l_.out_type,
+    out->push_back(copy_rows(isa::MemSpace::kSbuf, out_stage_addr(b), l_.out_type,
                              info_.sbuf_partition_bytes, isa::MemSpace::kHbm, l_.out_hbm + row * ob, l_.out_type,
                              row_stride, b.rows, w));
     if (w < b.cols) {
@@ -887,10 +892,13 @@ GemmPlan plan_with_groups(const driver::DeviceInfo& info, const GemmLayout& l, i
   auto outside = [&](uint64_t at, uint64_t bytes) {
     return at + bytes <= info.sbuf_partition_bytes && (at + bytes <= base || at >= base + pb);
   };
-  if (l.out_in_sbuf) {
+  require(!(l.out_in_sbuf && l.out_kept_in_sbuf), "out_in_sbuf and out_kept_in_sbuf exclude each other");
+  require(!l.out_kept_in_sbuf || epi == GemmEpilogue::Kind::kRowBiasAct || epi == GemmEpilogue::Kind::kColBiasAdd,
+          "an output kept in SBUF as well as stored needs a row or column bias epilogue");
+  if (l.out_in_sbuf || l.out_kept_in_sbuf) {
     const uint64_t m_tile = std::min(info.te_cols, info.psum_partitions);
     const uint64_t tiles = ceil_div(uint64_t(l.m), m_tile);
-    require(softmax || epi == GemmEpilogue::Kind::kRowBiasAct,
+    require(softmax || epi == GemmEpilogue::Kind::kRowBiasAct || l.out_kept_in_sbuf,
             "an output kept in SBUF needs a softmax or a row bias + activation epilogue");
     require(l.out_sbuf_tile_bytes >= uint64_t(l.n) * isa::data_type_bytes(l.out_type),
             fmt::format("out_sbuf_tile_bytes {} holds no row of {} {} elements", l.out_sbuf_tile_bytes, l.n,

@@ -117,6 +117,12 @@ struct GemmLayout {
   bool out_in_sbuf = false;
   uint32_t out_sbuf = 0;
   uint32_t out_sbuf_tile_bytes = 0;
+  /// A row or column bias epilogue's output goes to out_hbm and stays in SBUF too, at out_sbuf in out_in_sbuf's
+  /// layout (whole M tiles, every column): the epilogue writes each block there instead of into its staging slot and
+  /// the store reads it from there, so a later op of the program can read the rows without loading them back
+  /// (LayerNormLayout::in_in_sbuf; make_gemm_ln_gemm_program). add_gemm's drains are then the epilogues: the
+  /// output is in SBUF when they are done, its stores land before the program ends. Not with out_in_sbuf.
+  bool out_kept_in_sbuf = false;
   /// The stationary operand (bf16 or fp16: a row per partition) is already in SBUF, written by an earlier op of the
   /// program (add_gemm's te_after) or by an earlier program on the same core (docs/kernels.md "Weights resident in
   /// SBUF"): K tile t (rows t * te_rows ..) on partitions 0.. at stationary_sbuf + t *

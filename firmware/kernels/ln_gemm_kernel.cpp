@@ -35,14 +35,17 @@ std::string refusal(const driver::DeviceInfo& info, const LnGemmLayout& l, uint6
   const uint64_t bytes = (uint64_t(n.rows) * isa::data_type_bytes(n.out_type) + 63) / 64 * 64;
   if (tile_bytes) *tile_bytes = bytes;
   const uint64_t end = l.sbuf_end > 0 ? l.sbuf_end : info.sbuf_partition_bytes;
-  if (end > info.sbuf_partition_bytes || ceil_div(uint64_t(n.cols), chunk) * bytes >= end) {
-    return fmt::format("the normalised operand [{}, {}] does not fit the SBUF", n.cols, n.rows);
+  if (l.sbuf_base % 64 != 0) return fmt::format("sbuf_base {} must be a multiple of 64", l.sbuf_base);
+  if (end > info.sbuf_partition_bytes || l.sbuf_base + ceil_div(uint64_t(n.cols), chunk) * bytes >= end) {
+    return fmt::format("the normalised operand [{}, {}] does not fit the SBUF from offset {}", n.cols, n.rows,
+                       l.sbuf_base);
   }
   return "";
 }
 
-/// The program's ops added to `pipe`; returns the GEMM's drains.
-std::vector<Pipeline::OpId> add_ln_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const LnGemmLayout& l) {
+/// The program's ops added to `pipe`, the LayerNorm's row loads after `in_after`; returns the GEMM's drains.
+std::vector<Pipeline::OpId> add_ln_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const LnGemmLayout& l,
+                                        const std::vector<std::vector<Pipeline::OpId>>& in_after = {}) {
   uint64_t tile_bytes = 0;
   const std::string why = refusal(info, l, &tile_bytes);
   if (!why.empty()) throw std::invalid_argument("ln+gemm kernel: " + why);
@@ -50,19 +53,19 @@ std::vector<Pipeline::OpId> add_ln_gemm(Pipeline& pipe, const driver::DeviceInfo
   LayerNormLayout ln = l.ln;
   ln.transposed_out = true;
   ln.out_in_sbuf = true;
-  ln.out_sbuf = 0;
+  ln.out_sbuf = l.sbuf_base;
   ln.out_sbuf_tile_bytes = uint32_t(tile_bytes);
-  ln.sbuf_base = uint32_t(ceil_div(uint64_t(ln.cols), chunk) * tile_bytes);
+  ln.sbuf_base = uint32_t(l.sbuf_base + ceil_div(uint64_t(ln.cols), chunk) * tile_bytes);
   // The LayerNorm's later row loads in pieces like the GEMM's later waves: the DMA engines are the program's limit.
   ln.load_piece_latencies = l.gemm.wave_piece_latencies;
   ln.sbuf_end = l.sbuf_end;
   const uint64_t end = l.sbuf_end > 0 ? l.sbuf_end : info.sbuf_partition_bytes;
-  const LayerNormOps norm = add_layernorm(pipe, info, ln);
+  const LayerNormOps norm = add_layernorm(pipe, info, ln, in_after);
   GemmLayout g = l.gemm;
   g.moving_hbm = 0;
   g.moving_ld = 0;
   g.moving_in_sbuf = true;
-  g.moving_sbuf = 0;
+  g.moving_sbuf = l.sbuf_base;
   g.moving_sbuf_tile_bytes = uint32_t(tile_bytes);
   g.sbuf_base = uint32_t((norm.sbuf_end + 63) / 64 * 64);
   if (g.sbuf_base >= end) {
@@ -104,6 +107,58 @@ isa::Program make_ln_gemm_program(const driver::DeviceInfo& info, const LnGemmLa
 double ln_gemm_estimate(const driver::DeviceInfo& info, const LnGemmLayout& l) {
   Pipeline pipe(info);
   add_ln_gemm(pipe, info, l);
+  return pipe.estimated_cycles();
+}
+
+namespace {
+/// make_gemm_ln_gemm_program's ops added to `pipe`.
+void add_gemm_ln_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const GemmLayout& first,
+                      const LnGemmLayout& second) {
+  auto require = [](bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument("gemm+ln+gemm kernel: " + what);
+  };
+  const LayerNormLayout& ln = second.ln;
+  // The LayerNorm's row tiles (min(rows, partitions) rows) must be the GEMM's M tiles, or both one tile.
+  const uint64_t m_tile = std::min(info.te_cols, info.psum_partitions), rows = uint64_t(std::max(ln.rows, 1));
+  const uint64_t row_tile = std::min<uint64_t>(info.sbuf_partitions, rows);
+  require(first.out_kept_in_sbuf && first.out_type == isa::DataType::kFp32 && first.m == ln.rows &&
+              first.n == ln.cols && ln.in_type == isa::DataType::kFp32 &&
+              (row_tile == m_tile || (rows <= m_tile && rows <= row_tile)),
+          fmt::format("the first GEMM's output [{}, {}] must be the LayerNorm's FP32 input [{}, {}], kept in SBUF "
+                      "(out_kept_in_sbuf, FP32) in M tiles of the LayerNorm's row tiles",
+                      first.m, first.n, ln.rows, ln.cols));
+  const uint64_t first_end = uint64_t(first.sbuf_base) + plan_gemm(info, first).sbuf_bytes;
+  const uint64_t out_end = uint64_t(first.out_sbuf) +
+                           (ceil_div(uint64_t(first.m), m_tile) - 1) * first.out_sbuf_tile_bytes + uint64_t(first.n) * 4;
+  const uint64_t second_end = second.sbuf_end > 0 ? second.sbuf_end : info.sbuf_partition_bytes;
+  require(first_end <= second.sbuf_base && (out_end <= second.sbuf_base || first.out_sbuf >= second_end),
+          fmt::format("the first GEMM's bytes [{}, {}) and its output's [{}, {}) must lie outside the fused "
+                      "LayerNorm + GEMM's [{}, {}), the GEMM's below",
+                      first.sbuf_base, first_end, first.out_sbuf, out_end, second.sbuf_base, second_end));
+  LnGemmLayout l = second;
+  l.ln.in_in_sbuf = true;
+  l.ln.in_sbuf = first.out_sbuf;
+  l.ln.in_sbuf_tile_bytes = first.out_sbuf_tile_bytes;
+  // The first GEMM's drains (block by block: each group of N tiles over the M tiles) by M tile: row tile t of the
+  // LayerNorm waits for the epilogues of M tile t's blocks only.
+  const std::vector<Pipeline::OpId> drains = add_gemm(pipe, info, first);
+  const std::size_t m_tiles = ceil_div(uint64_t(first.m), m_tile);
+  std::vector<std::vector<Pipeline::OpId>> by_tile(m_tiles);
+  for (std::size_t b = 0; b < drains.size(); ++b) by_tile[b % m_tiles].push_back(drains[b]);
+  add_ln_gemm(pipe, info, l, by_tile);
+}
+}  // namespace
+
+isa::Program make_gemm_ln_gemm_program(const driver::DeviceInfo& info, const GemmLayout& first,
+                                       const LnGemmLayout& second) {
+  Pipeline pipe(info);
+  add_gemm_ln_gemm(pipe, info, first, second);
+  return pipe.build();
+}
+
+double gemm_ln_gemm_estimate(const driver::DeviceInfo& info, const GemmLayout& first, const LnGemmLayout& second) {
+  Pipeline pipe(info);
+  add_gemm_ln_gemm(pipe, info, first, second);
   return pipe.estimated_cycles();
 }
 

@@ -28,6 +28,9 @@ struct LnGemmLayout {
   /// Offset in each SBUF partition past the program's last byte (0: the partition's end), so that data a later
   /// program reads above it survives (docs/kernels.md "Weights resident in SBUF").
   uint32_t sbuf_end = 0;
+  /// Offset in each SBUF partition where the program's bytes start (a multiple of 64): the operand, then the
+  /// LayerNorm's buffers, then the GEMM's (make_gemm_ln_gemm_program puts another GEMM below).
+  uint32_t sbuf_base = 0;
 };
 
 /// Whether make_ln_gemm_program takes `layout` on `info`'s device: a TE whose rows equal the transposes' column
@@ -42,6 +45,21 @@ isa::Program make_ln_gemm_program(const driver::DeviceInfo& info, const LnGemmLa
 
 /// The program's length in TE cycles by the Pipeline's cost model (Pipeline::estimated_cycles; a planning aid).
 double ln_gemm_estimate(const driver::DeviceInfo& info, const LnGemmLayout& layout);
+
+/// A GEMM whose output the fused LayerNorm + GEMM `second` normalises, in one program (the transformer block's
+/// projection into h1, then ln2 and the MLP's up GEMM): `first` (FP32 out [M, N] = the LayerNorm's [rows, cols], a
+/// row or column bias epilogue) keeps its output in SBUF as well as storing it (GemmLayout::out_kept_in_sbuf, in M
+/// tiles of the LayerNorm's row tiles), and the LayerNorm reads each row tile there once its epilogue is done
+/// (LayerNormLayout::in_in_sbuf): no HBM round trip, no program boundary, and gamma, beta and `second`'s GEMM loads
+/// go out beside the first GEMM. SBUF: `first` from its sbuf_base (plan_gemm's sbuf_bytes) and its output below
+/// second.sbuf_base (or from second's end on), `second` from its sbuf_base; PSUM: each from bank 0, `second`'s only
+/// once `first` is done with it. Throws std::invalid_argument for shapes or places that do not match, and like
+/// make_gemm_program and make_ln_gemm_program.
+isa::Program make_gemm_ln_gemm_program(const driver::DeviceInfo& info, const GemmLayout& first,
+                                       const LnGemmLayout& second);
+
+/// make_gemm_ln_gemm_program's length in TE cycles by the Pipeline's cost model (a planning aid).
+double gemm_ln_gemm_estimate(const driver::DeviceInfo& info, const GemmLayout& first, const LnGemmLayout& second);
 
 /// The fused LayerNorm + GEMM over up to `cores` cores: the GEMM cut into a grid of blocks (split_gemm_grid; M in
 /// TE-column tiles, N in multiples of kGemmSplitColumns), each block one program that normalises its own N rows (a

@@ -41,6 +41,9 @@ struct NormJob {
   bool out_in_sbuf = false;  ///< transposed into SBUF (LayerNormLayout::out_in_sbuf)
   uint32_t out_sbuf = 0, out_sbuf_tile_bytes = 0, sbuf_base = 0, sbuf_end = 0;
   double load_piece_latencies = 0;  ///< LayerNormLayout::load_piece_latencies
+  std::vector<std::vector<Pipeline::OpId>> in_after = {};  ///< add_layernorm's in_after
+  bool in_in_sbuf = false;                      ///< LayerNormLayout::in_in_sbuf, in_sbuf, in_sbuf_tile_bytes
+  uint32_t in_sbuf = 0, in_sbuf_tile_bytes = 0;
 };
 
 void require(const NormJob& n, bool ok, const std::string& what) {
@@ -155,7 +158,7 @@ std::vector<Pipeline::OpId> add_norm(Pipeline& pipe, const driver::DeviceInfo& i
   require(n, info.sbuf_partitions >= 1, "the device has no SBUF");
   const uint64_t elems = uint64_t(n.rows) * uint64_t(n.cols);
   const uint64_t eo = isa::data_type_bytes(n.out_type);
-  check_hbm_tensor(info, n.name, "in", n.in_hbm, elems * isa::data_type_bytes(n.in_type));
+  if (!n.in_in_sbuf) check_hbm_tensor(info, n.name, "in", n.in_hbm, elems * isa::data_type_bytes(n.in_type));
   uint64_t out_ld = uint64_t(n.rows);
   if (n.transposed) {
     require(n, n.out_type == DataType::kBf16 || n.out_type == DataType::kFp16,
@@ -186,6 +189,16 @@ std::vector<Pipeline::OpId> add_norm(Pipeline& pipe, const driver::DeviceInfo& i
   require(n, n.sbuf_base % 64 == 0 && n.sbuf_base < limit && limit <= pb,
           fmt::format("sbuf_base {} must be a multiple of 64 below sbuf_end {}, and that within the partition's {} "
                       "bytes", n.sbuf_base, limit, pb));
+  if (n.in_in_sbuf) {  // row tile t (rows t * pt ..) on partitions 0.. at in_sbuf + t * in_sbuf_tile_bytes, FP32
+    const uint64_t tiles = ceil_div(uint64_t(n.rows), uint64_t(pt));
+    const uint64_t end = uint64_t(n.in_sbuf) + (tiles - 1) * n.in_sbuf_tile_bytes + row_bytes;
+    require(n, n.layernorm && n.in_type == DataType::kFp32,
+            "only a LayerNorm of FP32 rows reads its input from SBUF (its first pass copies the rows)");
+    require(n, n.in_sbuf_tile_bytes >= row_bytes && end <= pb && (end <= n.sbuf_base || n.in_sbuf >= limit),
+            fmt::format("the SBUF input at {} ({} tiles of {} bytes, rows of {}) must lie within the partition's {} "
+                        "bytes and outside the kernel's [{}, {})",
+                        n.in_sbuf, tiles, n.in_sbuf_tile_bytes, row_bytes, pb, n.sbuf_base, limit));
+  }
   PartitionArena arena(limit);
   arena.take(n.sbuf_base, "");  // the bytes below belong to others
   const uint32_t gamma = arena.take(row_bytes, "gamma");
@@ -239,12 +252,23 @@ std::vector<Pipeline::OpId> add_norm(Pipeline& pipe, const driver::DeviceInfo& i
   // bytes as 256 rows of x). The other loads wait for the store that frees their buffer.
   std::vector<Pipeline::OpId> store(static_cast<std::size_t>(ngroups), -1);
   std::vector<Pipeline::OpId> loads(static_cast<std::size_t>(ngroups), -1);
+  // The ops a group's rows wait for (in_after: one list for every row tile, or one per row tile).
+  const auto rows_after = [&](const RowGroup& grp) {
+    std::vector<Pipeline::OpId> after;
+    for (int t = 0; t < grp.g && !n.in_after.empty(); ++t) {
+      const auto& a = n.in_after[n.in_after.size() == 1 ? 0 : std::size_t(grp.row0 / pt + t)];
+      after.insert(after.end(), a.begin(), a.end());
+    }
+    return after;
+  };
   // The first group over every DMA engine; with load_piece_latencies the later ones in fewer, larger pieces
   // (latency_engines), which spend less of the engines' time on start latencies.
   const auto add_load = [&](int j) {
-    loads[std::size_t(j)] =
-        load_rows(pipe, info, n.in_hbm, n.in_type, groups[std::size_t(j)], n.cols, buf[std::size_t(j % nbuf)].x,
-                  {j >= nbuf ? store[std::size_t(j - nbuf)] : -1}, 0, j == 0 ? 0.0 : n.load_piece_latencies);
+    if (n.in_in_sbuf) return;  // the first pass reads the rows where they are
+    std::vector<Pipeline::OpId> after = rows_after(groups[std::size_t(j)]);
+    after.push_back(j >= nbuf ? store[std::size_t(j - nbuf)] : -1);
+    loads[std::size_t(j)] = load_rows(pipe, info, n.in_hbm, n.in_type, groups[std::size_t(j)], n.cols,
+                                      buf[std::size_t(j % nbuf)].x, after, 0, j == 0 ? 0.0 : n.load_piece_latencies);
   };
   for (int j = 0; j < nbuf; ++j) add_load(j);
   const Pipeline::OpId params_op = pipe.add(Engine::kDma, spread_copies(params, info.num_dma_engines));
@@ -265,14 +289,22 @@ std::vector<Pipeline::OpId> add_norm(Pipeline& pipe, const driver::DeviceInfo& i
     const Pipeline::OpId load = loads[std::size_t(j)];
     Pipeline::OpId centred = load;
     if (n.layernorm) {
-      // s = sum x (identity with bias -0 rewrites x unchanged); -mean = (s / cols) * -1; c = x + -mean.
+      // s = sum x (identity with bias -0 rewrites x unchanged; with the input in SBUF it copies the rows into the
+      // buffer, the same bits as a load and this pass); -mean = (s / cols) * -1; c = x + -mean.
       std::vector<isa::Instruction> sums, centre;
       for (int t = 0; t < g; ++t) {
         const isa::Operand s_col = column(sum + 4 * t), m_col = column(neg_mean + 4 * t);
-        sums.push_back(activation(ActFunc::kIdentity, p, cols, tile(t), tile(t), 1.0f, kMinusZero, nullptr, &s_col));
+        const isa::Operand src =
+            n.in_in_sbuf ? operand(n.in_sbuf + uint32_t(uint64_t(grp.row0 / pt + t) * n.in_sbuf_tile_bytes)) : tile(t);
+        sums.push_back(activation(ActFunc::kIdentity, p, cols, tile(t), src, 1.0f, kMinusZero, nullptr, &s_col));
         centre.push_back(activation(ActFunc::kIdentity, p, cols, tile(t), tile(t), 1.0f, 0.0f, &m_col, nullptr));
       }
-      const Pipeline::OpId s_op = pipe.add(Engine::kAct, std::move(sums), {load});
+      std::vector<Pipeline::OpId> first_after{load};
+      if (n.in_in_sbuf) {  // the rows are written by then, and the buffer's previous group is done with it
+        first_after = rows_after(grp);
+        first_after.push_back(j >= nbuf ? store[std::size_t(j - nbuf)] : -1);
+      }
+      const Pipeline::OpId s_op = pipe.add(Engine::kAct, std::move(sums), first_after);
       const Pipeline::OpId m_op = pipe.add(
           Engine::kVec,
           {tensor_scalar(AluOp::kDivide, cols_f, AluOp::kMultiply, -1.0f, p, g, operand(neg_mean), operand(sum))},
@@ -330,9 +362,11 @@ isa::Program build_norm(const driver::DeviceInfo& info, const NormJob& n) {
 }
 
 NormJob layernorm_job(const LayerNormLayout& l) {
-  return NormJob{"layernorm", true, l.rows, l.cols, l.in_hbm, l.out_hbm, l.gamma_hbm, l.beta_hbm, l.eps, l.in_type,
-                 l.out_type, l.transposed_out, l.out_ld, l.out_in_sbuf, l.out_sbuf, l.out_sbuf_tile_bytes,
-                 l.sbuf_base, l.sbuf_end, l.load_piece_latencies};
+  NormJob n{"layernorm", true, l.rows, l.cols, l.in_hbm, l.out_hbm, l.gamma_hbm, l.beta_hbm, l.eps, l.in_type,
+            l.out_type, l.transposed_out, l.out_ld, l.out_in_sbuf, l.out_sbuf, l.out_sbuf_tile_bytes,
+            l.sbuf_base, l.sbuf_end, l.load_piece_latencies};
+  n.in_in_sbuf = l.in_in_sbuf, n.in_sbuf = l.in_sbuf, n.in_sbuf_tile_bytes = l.in_sbuf_tile_bytes;
+  return n;
 }
 }  // namespace
 
@@ -340,6 +374,9 @@ isa::Program make_layernorm_program(const driver::DeviceInfo& info, const LayerN
   if (l.out_in_sbuf) {
     throw std::invalid_argument("layernorm kernel: an output kept in SBUF needs a program that reads it "
                                 "(add_layernorm)");
+  }
+  if (l.in_in_sbuf) {
+    throw std::invalid_argument("layernorm kernel: an input in SBUF needs a program that writes it (add_layernorm)");
   }
   return build_norm(info, layernorm_job(l));
 }
@@ -350,9 +387,16 @@ double layernorm_estimate(const driver::DeviceInfo& info, const LayerNormLayout&
   return pipe.estimated_cycles();
 }
 
-LayerNormOps add_layernorm(Pipeline& pipe, const driver::DeviceInfo& info, const LayerNormLayout& l) {
+LayerNormOps add_layernorm(Pipeline& pipe, const driver::DeviceInfo& info, const LayerNormLayout& l,
+                           const std::vector<std::vector<Pipeline::OpId>>& in_after) {
+  NormJob job = layernorm_job(l);
+  const std::size_t tiles = ceil_div(uint64_t(std::max(l.rows, 0)), std::max<uint64_t>(1, std::min<uint64_t>(
+                                                                           info.sbuf_partitions, uint64_t(l.rows))));
+  require(job, in_after.size() <= 1 || in_after.size() == tiles,
+          fmt::format("in_after has {} lists: one, or one per row tile ({})", in_after.size(), tiles));
+  job.in_after = in_after;
   LayerNormOps ops;
-  ops.done = add_norm(pipe, info, layernorm_job(l), &ops.sbuf_end);
+  ops.done = add_norm(pipe, info, job, &ops.sbuf_end);
   return ops;
 }
 

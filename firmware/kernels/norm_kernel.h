@@ -57,7 +57,17 @@ struct LayerNormLayout {
   /// this many engines' start-latency bytes each (latency_engines, dma_copies.h): fewer, larger copies, for a
   /// program whose DMA engines are its limit (the GEMM that reads the output, ln_gemm_kernel.h). Finite.
   double load_piece_latencies = 0;
+  /// The input rows are already in SBUF, written by an earlier op of the program (add_layernorm's in_after; e.g. a
+  /// GEMM's output kept there, GemmLayout::out_kept_in_sbuf): row tile t (rows t * P .., P = min(rows, SBUF
+  /// partitions)) on partitions 0.. at in_sbuf + t * in_sbuf_tile_bytes, cols FP32 dense; in_hbm is not read. The
+  /// first pass (the sums) reads them there into the kernel's buffers, so they are left as they are. FP32 input and
+  /// LayerNorm only; the region must lie outside the kernel's bytes.
+  bool in_in_sbuf = false;
+  uint32_t in_sbuf = 0;
+  uint32_t in_sbuf_tile_bytes = 0;
 };
+
+
 
 /// What add_layernorm added: when every op of `done` has completed, the output is written (in SBUF with
 /// out_in_sbuf: the GEMM that reads it takes them as te_after); the kernel's SBUF bytes are [sbuf_base, sbuf_end).
@@ -91,10 +101,14 @@ isa::Program make_layernorm_program(const driver::DeviceInfo& info, const LayerN
 double layernorm_estimate(const driver::DeviceInfo& info, const LayerNormLayout& layout);
 
 /// The LayerNorm's ops added to `pipe` (built on `info`'s device), with the resources of make_layernorm_program; its
-/// PSUM (transposed_out) is read for the last time by the ops of `done`. The same errors, and for an out_in_sbuf
-/// output that is not transposed, or overlaps the kernel's bytes or the partition's end. make_layernorm_program
-/// refuses out_in_sbuf (nothing would read it).
-LayerNormOps add_layernorm(Pipeline& pipe, const driver::DeviceInfo& info, const LayerNormLayout& layout);
+/// PSUM (transposed_out) is read for the last time by the ops of `done`. Its row loads (in_in_sbuf: its first reads of
+/// the rows) wait for the ops of `in_after` (earlier ops of `pipe` that write the input rows): one list for every row
+/// tile, or one list per row tile of min(rows, SBUF partitions) rows (a GEMM's drains by M tile); gamma and beta do
+/// not. The same errors, and
+/// for an out_in_sbuf output that is not transposed, or overlaps the kernel's bytes or the partition's end.
+/// make_layernorm_program refuses out_in_sbuf (nothing would read it).
+LayerNormOps add_layernorm(Pipeline& pipe, const driver::DeviceInfo& info, const LayerNormLayout& layout,
+                           const std::vector<std::vector<Pipeline::OpId>>& in_after = {});
 
 /// RMSNorm as a program; the same resources and errors as make_layernorm_program (no beta).
 isa::Program make_rmsnorm_program(const driver::DeviceInfo& info, const RmsNormLayout& layout);

@@ -166,23 +166,62 @@ LnGemmLayout block_up(const TransformerShape& s, const TransformerInputs& in, co
   }
   return up;
 }
-/// The MLP's pieces with g^T kept on chip (TransformerResidency::g): the fused ln2 + up GEMM and the down GEMM, one
-/// piece per core over the same tokens each; the up GEMM's GELU output stays in SBUF at r.g, where the down GEMM
-/// reads it as its stationary.
+/// The projection's SBUF share in front of the fused ln2 + up GEMM of the same program (make_gemm_ln_gemm_program),
+/// as fractions of the bytes below g^T: the one whose program the Pipeline estimates shortest.
+constexpr double kProjSbufShares[] = {0.25, 0.375, 0.5};
+
+/// From the projection to the down GEMM with g^T kept on chip (TransformerResidency::g), one piece per core over the
+/// same tokens each: the projection's GEMM into h1 and the fused ln2 + up GEMM in one program
+/// (make_gemm_ln_gemm_program: the projection keeps its h1 rows in SBUF as well as storing them, and the LayerNorm
+/// reads each M tile there once its epilogue is done), the up GEMM's GELU output staying in SBUF at r.g, where the
+/// down GEMM reads it as its stationary.
 struct OnChipMlp {
+  std::vector<GemmLayout> proj;
   std::vector<LnGemmLayout> up;
   std::vector<GemmLayout> down;
 };
-OnChipMlp on_chip_mlp(const TransformerShape& s, const TransformerInputs& in, const TransformerBuffers& b,
-                      const MlpLayout& mlp, const TransformerResidency& r) {
+/// `up` (SBUF from its sbuf_base to its sbuf_end) behind `proj` in one program: proj's bytes from 0 within the share
+/// of kProjSbufShares whose program the Pipeline estimates shortest, then its output kept for ln2 (h1's rows of the
+/// piece, an M tile each), then up's. Throws std::invalid_argument when no share fits them.
+void share_sbuf(const driver::DeviceInfo& info, GemmLayout* proj, LnGemmLayout* up) {
+  double best = -1.0;
+  GemmLayout best_proj = *proj;
+  LnGemmLayout best_up = *up;
+  std::string last_error = "no share of the SBUF below g^T fits the projection and the up GEMM";
+  for (const double share : kProjSbufShares) {
+    GemmLayout p = *proj;
+    LnGemmLayout u = *up;
+    p.sbuf_base = 0;
+    p.sbuf_limit = uint32_t(double(up->sbuf_end) * share) / 64 * 64;
+    p.out_kept_in_sbuf = true;
+    p.out_sbuf = p.sbuf_limit;  // past the GEMM's own bytes
+    p.out_sbuf_tile_bytes = uint32_t(ceil_div(uint64_t(p.n) * 4, 64) * 64);
+    const uint64_t m_tiles = ceil_div(uint64_t(p.m), std::min(info.te_cols, info.psum_partitions));
+    u.sbuf_base = uint32_t(p.out_sbuf + m_tiles * p.out_sbuf_tile_bytes);
+    try {
+      const double cycles = gemm_ln_gemm_estimate(info, p, u);
+      if (best < 0 || cycles < best) best = cycles, best_proj = p, best_up = u;
+    } catch (const std::invalid_argument& e) {
+      last_error = e.what();
+    }
+  }
+  if (best < 0) throw std::invalid_argument(last_error);
+  *proj = best_proj, *up = best_up;
+}
+OnChipMlp on_chip_mlp(const driver::DeviceInfo& info, const TransformerShape& s, const TransformerInputs& in,
+                      const TransformerBuffers& b, const MlpLayout& mlp, const TransformerResidency& r) {
   const LnGemmLayout up = block_up(s, in, b, mlp, r);
   const GemmLayout down = mlp_down_gemm(mlp, r.w2, r.g);
   OnChipMlp o;
+  for (const GemmPiece& p : split_gemm_grid(block_proj(s, in, b, r), r.g_tokens, s.d_model)) {  // M: the tokens
+    o.proj.push_back(p.layout);
+  }
   for (const GemmPiece& p : split_gemm_grid(up.gemm, up.gemm.m, r.g_tokens)) {  // N: the tokens
     LnGemmLayout l = ln_gemm_piece(up, p);
     l.gemm.out_in_sbuf = true;
     l.gemm.out_sbuf = r.g;
     l.gemm.out_sbuf_tile_bytes = r.g_tile_bytes;
+    share_sbuf(info, &o.proj[o.up.size()], &l);
     o.up.push_back(l);
   }
   for (const GemmPiece& p : split_gemm_grid(down, r.g_tokens, down.n)) {  // M: the tokens
@@ -194,15 +233,15 @@ OnChipMlp on_chip_mlp(const TransformerShape& s, const TransformerInputs& in, co
   }
   return o;
 }
-/// on_chip_mlp's programs, piece i of both GEMMs pinned to core i.
+/// on_chip_mlp's programs, piece i's projection and ln2 + up GEMM in one, pinned to core i, and its down GEMM.
 KernelSequence mlp_on_chip_steps(const driver::DeviceInfo& info, const TransformerShape& s, const TransformerInputs& in,
                                  const TransformerBuffers& b, const MlpLayout& mlp, const TransformerResidency& r) {
-  const OnChipMlp o = on_chip_mlp(s, in, b, mlp, r);
+  const OnChipMlp o = on_chip_mlp(info, s, in, b, mlp, r);
   KernelSequence seq;
   for (std::size_t i = 0; i < o.up.size(); ++i) {
-    const GemmLayout& g = o.up[i].gemm;
-    const uint64_t macs = uint64_t(g.k) * uint64_t(g.m) * uint64_t(g.n);
-    seq.push_back({"ln2+mlp up gemm+gelu", make_ln_gemm_program(info, o.up[i]), macs, i > 0, int(i)});
+    const GemmLayout &p = o.proj[i], &g = o.up[i].gemm;
+    const uint64_t macs = uint64_t(p.k) * uint64_t(p.m) * uint64_t(p.n) + uint64_t(g.k) * uint64_t(g.m) * uint64_t(g.n);
+    seq.push_back({"proj+ln2+mlp up", make_gemm_ln_gemm_program(info, p, o.up[i]), macs, i > 0, int(i)});
   }
   for (std::size_t i = 0; i < o.down.size(); ++i) {
     const GemmLayout& g = o.down[i];
@@ -321,12 +360,13 @@ TransformerResidency transformer_residency(const driver::DeviceInfo& info, const
   const TransformerBuffers b = transformer_buffers(s, 0);
   const MlpLayout mlp = block_mlp(s, {}, b, 0);
   try {
-    // The fused ln2 + up GEMM must fit below the weights (and g^T: else g^T is not kept); then what the three GEMM
-    // steps save against what the loads add to the attention's busiest core, by the Pipeline's estimates.
+    // The fused ln2 + up GEMM must fit below the weights (and, behind the projection, below g^T: else g^T is not
+    // kept); then what the three GEMM steps save against what the loads add to the attention's busiest core, by the
+    // Pipeline's estimates.
     if (r.g > 0) {
-      const OnChipMlp o = on_chip_mlp(s, {}, b, mlp, r);
-      bool fits = std::all_of(o.up.begin(), o.up.end(), [&](const LnGemmLayout& l) { return ln_gemm_fits(info, l); });
+      bool fits = true;
       try {
+        const OnChipMlp o = on_chip_mlp(info, s, {}, b, mlp, r);  // on_chip_mlp fits the projection and up pieces
         for (const GemmLayout& g : o.down) plan_gemm(info, g);
       } catch (const std::invalid_argument&) {
         fits = false;
@@ -409,12 +449,13 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   }
   append(&seq, make_attention_programs(info, at));
 
-  append(&seq, gemm_steps(info, "proj gemm+bias+residual", block_proj(s, in, b, resident), s.cores));
-
   const MlpLayout mlp = block_mlp(s, in, b, out_hbm);
-  if (fused.ln2_up && resident.g > 0) {
+  if (fused.ln2_up && resident.g > 0) {  // the projection in the programs of ln2 + the up GEMM
     append(&seq, mlp_on_chip_steps(info, s, in, b, mlp, resident));
-  } else if (fused.ln2_up) {
+    return seq;
+  }
+  append(&seq, gemm_steps(info, "proj gemm+bias+residual", block_proj(s, in, b, resident), s.cores));
+  if (fused.ln2_up) {
     append(&seq, ln_gemm_steps(info, "ln2+mlp up gemm+gelu", block_up(s, in, b, mlp, resident), s.cores));
     append(&seq, mlp_down_steps(info, mlp, resident.w2, resident.sbuf_end));
   } else {

@@ -94,11 +94,12 @@ struct TransformerResidency {
   bool resident = false;
   uint32_t sbuf_end = 0;  ///< the programs' SBUF bytes end here; the weights lie above
   uint32_t w_o = 0, w2 = 0, w1 = 0;  ///< SBUF offsets of W_o's, W2's and W1's first K tile
-  /// g^T, the up GEMM's GELU output, stays in each core's SBUF for the down GEMM: the fused ln2 + up GEMM and the
+  /// g^T, the up GEMM's GELU output, stays in each core's SBUF for the down GEMM: the projection, ln2 and the up
+  /// GEMM in one program ("proj+ln2+mlp up", make_gemm_ln_gemm_program: h1's rows go to ln2 through SBUF) and the
   /// down GEMM run as one piece per core over the same g_tokens tokens, piece i pinned to core i, and
   /// TransformerBuffers::mlp_gT is not written. M tile i of g^T (the down GEMM's K tile i) at g + i * g_tile_bytes;
   /// both programs keep their own bytes below g. g 0: not kept (the up GEMM's M tile is not the TE's K tile, or
-  /// g^T does not fit).
+  /// g^T or those programs do not fit).
   uint32_t g = 0, g_tile_bytes = 0;
   int g_tokens = 0;
 };
@@ -114,9 +115,10 @@ TransformerResidency transformer_residency(const driver::DeviceInfo& info, const
 /// the BF16 cast in the GEMM's drain, GemmEpilogue), or instead of both "ln1+qkv gemm+bias" (transformer_fusion), "v heads" (DMA re-layout of V^T into per-head token-major V_h;
 /// not where the attention runs in pieces, which read V^T themselves), the attention steps (attention_kernel.h; the
 /// pv GEMMs cast to BF16), "proj gemm+bias+residual", "ln2" (as "ln1", into ln2T), the MLP steps (mlp_kernel.h, the
-/// two GEMMs or the rows programs; or "ln2+mlp up gemm+gelu" then the down GEMM's, transformer_fusion; the residual
-/// h1) into out[T, D] FP32. No FP32 GEMM output goes through HBM but
-/// the attention scores. Throws std::invalid_argument like the kernels it uses.
+/// two GEMMs or the rows programs; or "ln2+mlp up gemm+gelu" then the down GEMM's, transformer_fusion; or, with g^T
+/// kept on chip, "proj+ln2+mlp up" instead of the projection and the up GEMM, TransformerResidency::g; the residual
+/// h1) into out[T, D] FP32. No FP32 GEMM output goes through HBM but the attention scores (and h1, which the down
+/// GEMM adds). Throws std::invalid_argument like the kernels it uses.
 KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const TransformerShape& shape,
                                          const TransformerInputs& in, const TransformerBuffers& buf,
                                          uint64_t out_hbm);

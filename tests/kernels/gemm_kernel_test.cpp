@@ -815,6 +815,107 @@ std::string refusal_of(F f) {
   return "no error";
 }
 
+/// make_gemm_ln_gemm_program on `info`: h[R, C] = x + (a^T[K1, R]^T @ b[K1, C] + bias[C]) (FP32, kept in SBUF and
+/// stored), then y[M, R] = W[C, M]^T @ LN(h)^T + b2[M] (BF16), against the golden steps on the reference machine;
+/// every HBM byte but h's and y's unchanged.
+void check_gemm_ln_gemm(const DeviceInfo& info, int R, int C, int K1, int M) {
+  SCOPED_TRACE(fmt::format("GEMM [{}, {}] (K {}) into a LayerNorm into a GEMM of M {}", R, C, K1, M));
+  std::mt19937_64 rng(test::test_seed() ^ (uint64_t(R) << 32) ^ (uint64_t(C) << 16) ^ uint64_t(M));
+  auto widen = [](const std::vector<uint16_t>& v) { return golden::Patterns(v.begin(), v.end()); };
+  const golden::Patterns a = widen(random_tensor(isa::Dtype::kBf16, std::size_t(K1) * R, rng)),
+                         b = widen(random_tensor(isa::Dtype::kBf16, std::size_t(K1) * C, rng)),
+                         w = widen(random_tensor(isa::Dtype::kBf16, std::size_t(C) * M, rng));
+  const golden::Patterns x = random_f32(std::size_t(R) * C, 4.0f, rng), bias = random_f32(C, 0.5f, rng),
+                         gamma = random_f32(C, 2.0f, rng), beta = random_f32(C, 0.5f, rng),
+                         b2 = random_f32(M, 0.5f, rng);
+  uint64_t at = 0x1000;
+  auto take = [&](uint64_t bytes) { return std::exchange(at, (at + bytes + 0x1043) & ~uint64_t(3)); };
+  const uint64_t a_hbm = take(uint64_t(K1) * R * 2), b_hbm = take(uint64_t(K1) * C * 2), x_hbm = take(uint64_t(R) * C * 4);
+  const uint64_t bias_hbm = take(uint64_t(C) * 4), h_hbm = take(uint64_t(R) * C * 4), g_hbm = take(uint64_t(C) * 4);
+  const uint64_t beta_hbm = take(uint64_t(C) * 4), w_hbm = take(uint64_t(C) * M * 2), b2_hbm = take(uint64_t(M) * 4);
+  const uint64_t y_hbm = take(uint64_t(M) * R * 2);
+  GemmEpilogue col;
+  col.kind = GemmEpilogue::Kind::kColBiasAdd, col.bias_hbm = bias_hbm, col.residual = true, col.residual_hbm = x_hbm;
+  GemmLayout first = bf16_gemm(K1, R, C, a_hbm, b_hbm, h_hbm, isa::DataType::kFp32, col);
+  const uint32_t mt = std::min(info.te_cols, info.psum_partitions), tile = uint32_t((uint64_t(C) * 4 + 63) / 64 * 64);
+  const uint32_t limit = uint32_t(info.sbuf_partition_bytes / 4 / 64 * 64);
+  first.sbuf_limit = limit, first.out_kept_in_sbuf = true, first.out_sbuf = limit, first.out_sbuf_tile_bytes = tile;
+  LnGemmLayout second;
+  second.ln.rows = R, second.ln.cols = C, second.ln.eps = 1e-5f, second.ln.in_hbm = h_hbm;
+  second.ln.gamma_hbm = g_hbm, second.ln.beta_hbm = beta_hbm;
+  second.ln.in_type = isa::DataType::kFp32, second.ln.out_type = isa::DataType::kBf16;
+  GemmEpilogue row;
+  row.kind = GemmEpilogue::Kind::kRowBiasAct, row.bias_hbm = b2_hbm, row.func = isa::ActFunc::kIdentity;
+  second.gemm = bf16_gemm(C, M, R, w_hbm, 0, y_hbm, isa::DataType::kBf16, row);
+  second.sbuf_base = limit + uint32_t((uint64_t(R) + mt - 1) / mt) * tile;
+  std::vector<uint8_t> hbm(at + 0x1000, 0xA5);
+  auto put32 = [&](uint64_t addr, const golden::Patterns& v) { std::memcpy(&hbm[addr], v.data(), v.size() * 4); };
+  put32(x_hbm, x), put32(bias_hbm, bias), put32(g_hbm, gamma), put32(beta_hbm, beta), put32(b2_hbm, b2);
+  put(&hbm, a_hbm, std::vector<uint16_t>(a.begin(), a.end()), 2);
+  put(&hbm, b_hbm, std::vector<uint16_t>(b.begin(), b.end()), 2);
+  put(&hbm, w_hbm, std::vector<uint16_t>(w.begin(), w.end()), 2);
+  const std::vector<uint8_t> before = hbm;
+  const isa::Program prog = make_gemm_ln_gemm_program(info, first, second);
+  const test::ProgramCheck check = test::check_program(info, prog);
+  ASSERT_TRUE(check.ok()) << check.summary();
+  EXPECT_EQ(test::hbm_bytes_read(prog, h_hbm, h_hbm + uint64_t(R) * C * 4), 0u) << "the LayerNorm reads h in SBUF";
+  hbm = test::run_reference(info, prog, hbm).hbm;
+
+  const golden::Patterns h =
+      golden::col_bias_add(R, C, golden::gemm_bf16(K1, R, C, a, b, int(info.te_rows)), bias, &x, isa::DataType::kFp32);
+  golden::NormSpec ns;
+  ns.rows = R, ns.cols = C, ns.eps = 1e-5f, ns.in_type = isa::DataType::kFp32, ns.out_type = isa::DataType::kBf16;
+  const golden::Patterns lnT = golden::transpose_te(isa::Dtype::kBf16, R, C, golden::layernorm_rows(ns, h, gamma, beta),
+                                                    int(info.te_rows), isa::DataType::kBf16);
+  const golden::Patterns y = golden::row_bias_activation(M, R, golden::gemm_bf16(C, M, R, w, lnT, int(info.te_rows)),
+                                                         b2, isa::ActFunc::kIdentity, isa::DataType::kBf16);
+  int shown = 0;
+  for (std::size_t i = 0; i < h.size() && shown < 5; ++i) {
+    uint32_t got = 0;
+    std::memcpy(&got, &hbm[h_hbm + 4 * i], 4);
+    if (got != h[i]) ADD_FAILURE() << fmt::format("h[{}][{}] = {:#010x}, golden {:#010x}", i / C, i % C, got, h[i]), ++shown;
+  }
+  for (std::size_t i = 0; i < y.size() && shown < 5; ++i) {
+    uint16_t got = 0;
+    std::memcpy(&got, &hbm[y_hbm + 2 * i], 2);
+    if (got != y[i]) ADD_FAILURE() << fmt::format("y[{}][{}] = {:#06x}, golden {:#06x}", i / R, i % R, got, y[i]), ++shown;
+  }
+  for (uint64_t addr = 0; addr < hbm.size(); ++addr) {  // only h and y changed
+    const bool in_h = addr >= h_hbm && addr < h_hbm + uint64_t(R) * C * 4;
+    const bool in_y = addr >= y_hbm && addr < y_hbm + uint64_t(M) * R * 2;
+    if (!in_h && !in_y && hbm[addr] != before[addr]) {
+      ADD_FAILURE() << fmt::format("HBM byte {:#x} outside h and y changed", addr);
+      break;
+    }
+  }
+  // What does not match: an output not kept in SBUF, a LayerNorm of other rows, a kept output inside the second's
+  // bytes.
+  auto message = [&](const GemmLayout& f, const LnGemmLayout& l) {
+    return refusal_of([&] { make_gemm_ln_gemm_program(info, f, l); });
+  };
+  GemmLayout not_kept = first;
+  not_kept.out_kept_in_sbuf = false;
+  EXPECT_NE(message(not_kept, second).find("kept in SBUF"), std::string::npos) << message(not_kept, second);
+  LnGemmLayout fewer = second;
+  fewer.ln.rows = R - 1, fewer.gemm.n = R - 1;
+  EXPECT_NE(message(first, fewer).find(fmt::format("output [{}, {}] must be the LayerNorm's FP32 input [{}, {}]", R, C,
+                                                   R - 1, C)),
+            std::string::npos)
+      << message(first, fewer);
+  LnGemmLayout over = second;
+  over.sbuf_base = limit;  // the kept rows would lie inside it
+  EXPECT_NE(message(first, over).find("must lie outside the fused LayerNorm + GEMM's"), std::string::npos)
+      << message(first, over);
+}
+
+TEST(GemmInSbuf, AGemmIntoALayerNormIntoAGemmInOneProgramMatchesTheGoldenSteps) {
+  // The transformer block's projection, ln2 and up GEMM (proj+ln2+mlp up): ragged row tiles (37 rows: 16, 16, 5 on
+  // tiny), features not a multiple of the TE rows, several K tiles in both GEMMs; one row tile (5 rows); trn2.
+  check_gemm_ln_gemm(tiny_info(), 37, 40, 24, 21);
+  check_gemm_ln_gemm(tiny_info(), 5, 16, 16, 3);
+  check_gemm_ln_gemm(trn2_info(), 200, 300, 130, 150);
+}
+
 TEST(GemmInSbuf, ALayerNormIntoItsGemmRefusesWhatDoesNotMatch) {
   LnGemmLayout l;
   l.ln.rows = 24, l.ln.cols = 40, l.ln.in_hbm = 0x1000, l.ln.gamma_hbm = 0x8000, l.ln.beta_hbm = 0x9000;
@@ -1089,8 +1190,8 @@ TEST(ResidentWeights, TheGemmsTakeTheirBlockWidthsByEstimate) {
 TEST(ResidentWeights, EveryProgramKeepsOutOfThemButToLoadOrReadThem) {
   // The block on trn2 over 8 cores at T 256 with the weights forced resident: from the attention to the down GEMM
   // every program keeps its own SBUF bytes below sbuf_end; above it only the attention pieces write (the prefetch)
-  // and only the projection and the MLP's GEMMs read. g^T below that (TransformerResidency::g): the up GEMM writes
-  // it, the down GEMM reads it, and the MLP's programs keep their own bytes below it. Checked by the program
+  // and only the projection and the MLP's GEMMs read. g^T below that (TransformerResidency::g): the projection +
+  // ln2 + up GEMM programs write it, the down GEMM reads it, and the MLP's programs keep their own bytes below it. Checked by the program
   // checker's areas.
   TransformerShape s;
   s.cores = 8;
@@ -1121,7 +1222,7 @@ TEST(ResidentWeights, EveryProgramKeepsOutOfThemButToLoadOrReadThem) {
     attention += piece;
     if (attention == 0) continue;  // before the attention the SBUF is the programs' own
     const bool reader = !piece;    // the projection, ln2 + the up GEMM, the down GEMM
-    const bool up = st.name.rfind("ln2+mlp up", 0) == 0, down = st.name.rfind("mlp down", 0) == 0;
+    const bool up = st.name.rfind("proj+ln2+mlp up", 0) == 0, down = st.name.rfind("mlp down", 0) == 0;
     after += reader;
     test::ProgramCheckOptions opt;
     opt.areas = {hbm, psum, {isa::MemSpace::kSbuf, 0, P, r.sbuf_end, pb, reader, !reader, "the weights"}};
@@ -1137,8 +1238,9 @@ TEST(ResidentWeights, EveryProgramKeepsOutOfThemButToLoadOrReadThem) {
     EXPECT_TRUE(c.ok()) << st.name << ":\n" << c.summary();
   }
   EXPECT_EQ(attention, 24) << "12 heads in 2 pieces";
-  // Each split by the tokens alone, two M tiles of 128: the projection's and the down GEMM's M, the up GEMM's N.
-  EXPECT_EQ(after, 2 + 2 + 2) << "the steps after the attention";
+  // Each split by the tokens alone, two M tiles of 128: the projection's and the down GEMM's M, the up GEMM's N; the
+  // projection and ln2 + the up GEMM in one program (make_gemm_ln_gemm_program).
+  EXPECT_EQ(after, 2 + 2) << "the steps after the attention";
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "firmware/golden/fp_golden.h"
 #include "firmware/golden/nn_golden.h"
 #include "firmware/isa/te_stream.h"
+#include "firmware/kernels/dma_copies.h"
 
 namespace trnsim::test {
 namespace {
@@ -677,6 +678,19 @@ void execute_tensor_op(const driver::DeviceInfo& info, const Instruction& in, Re
 }
 
 }  // namespace
+
+uint64_t hbm_bytes_read(const isa::Program& program, uint64_t lo, uint64_t hi) {
+  uint64_t bytes = 0;
+  for (const auto& queue : program.queues) {
+    for (const Instruction& in : queue) {
+      if (in.op == isa::Opcode::kDmaCopy && in.copy.src_space == MemSpace::kHbm && in.copy.src_addr >= lo &&
+          in.copy.src_addr < hi) {
+        bytes += kernels::copy_bytes(in.copy);
+      }
+    }
+  }
+  return bytes;
+}
 
 RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& program, std::vector<uint8_t> hbm) {
   RefMemory mem;

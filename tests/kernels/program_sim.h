@@ -69,6 +69,10 @@ struct RefMemory {
 /// Throws std::runtime_error on a deadlock or an access outside the memories.
 RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& program, std::vector<uint8_t> hbm);
 
+/// Bytes the DMA copies of `program` read from HBM addresses [lo, hi) (by each copy's first source byte): what a
+/// step loads of a tensor it should find elsewhere.
+uint64_t hbm_bytes_read(const isa::Program& program, uint64_t lo, uint64_t hi);
+
 /// Cost figures of the timing estimate beyond the device's own (DeviceInfo: clocks, DMA latency and bandwidth).
 struct CostModel {
   uint64_t issue_cycles = 1;       ///< every instruction, before it executes (a copy: before it is handed over)
