@@ -43,9 +43,11 @@ std::string refusal(const driver::DeviceInfo& info, const LnGemmLayout& l, uint6
   return "";
 }
 
-/// The program's ops added to `pipe`, the LayerNorm's row loads after `in_after`; returns the GEMM's drains.
+/// The program's ops added to `pipe`, the LayerNorm's row loads after `in_after` and its transposes (the pair's first
+/// use of PSUM) after `psum_after` (add_layernorm's); returns the GEMM's drains.
 std::vector<Pipeline::OpId> add_ln_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const LnGemmLayout& l,
-                                        const std::vector<std::vector<Pipeline::OpId>>& in_after = {}) {
+                                        const std::vector<std::vector<Pipeline::OpId>>& in_after = {},
+                                        const std::vector<Pipeline::OpId>& psum_after = {}) {
   uint64_t tile_bytes = 0;
   const std::string why = refusal(info, l, &tile_bytes);
   if (!why.empty()) throw std::invalid_argument("ln+gemm kernel: " + why);
@@ -60,7 +62,7 @@ std::vector<Pipeline::OpId> add_ln_gemm(Pipeline& pipe, const driver::DeviceInfo
   ln.load_piece_latencies = l.gemm.wave_piece_latencies;
   ln.sbuf_end = l.sbuf_end;
   const uint64_t end = l.sbuf_end > 0 ? l.sbuf_end : info.sbuf_partition_bytes;
-  const LayerNormOps norm = add_layernorm(pipe, info, ln, in_after);
+  const LayerNormOps norm = add_layernorm(pipe, info, ln, in_after, psum_after);
   GemmLayout g = l.gemm;
   g.moving_hbm = 0;
   g.moving_ld = 0;
@@ -140,12 +142,13 @@ void add_gemm_ln_gemm(Pipeline& pipe, const driver::DeviceInfo& info, const Gemm
   l.ln.in_sbuf = first.out_sbuf;
   l.ln.in_sbuf_tile_bytes = first.out_sbuf_tile_bytes;
   // The first GEMM's drains (block by block: each group of N tiles over the M tiles) by M tile: row tile t of the
-  // LayerNorm waits for the epilogues of M tile t's blocks only.
+  // LayerNorm waits for the epilogues of M tile t's blocks only. Its transposes, which write PSUM, wait for every
+  // drain (the first GEMM's last readers of PSUM: a later block may reuse the banks of an earlier one).
   const std::vector<Pipeline::OpId> drains = add_gemm(pipe, info, first);
   const std::size_t m_tiles = ceil_div(uint64_t(first.m), m_tile);
   std::vector<std::vector<Pipeline::OpId>> by_tile(m_tiles);
   for (std::size_t b = 0; b < drains.size(); ++b) by_tile[b % m_tiles].push_back(drains[b]);
-  add_ln_gemm(pipe, info, l, by_tile);
+  add_ln_gemm(pipe, info, l, by_tile, drains);
 }
 }  // namespace
 

@@ -42,6 +42,7 @@ struct NormJob {
   uint32_t out_sbuf = 0, out_sbuf_tile_bytes = 0, sbuf_base = 0, sbuf_end = 0;
   double load_piece_latencies = 0;  ///< LayerNormLayout::load_piece_latencies
   std::vector<std::vector<Pipeline::OpId>> in_after = {};  ///< add_layernorm's in_after
+  std::vector<Pipeline::OpId> psum_after = {};              ///< add_layernorm's psum_after
   bool in_in_sbuf = false;                      ///< LayerNormLayout::in_in_sbuf, in_sbuf, in_sbuf_tile_bytes
   uint32_t in_sbuf = 0, in_sbuf_tile_bytes = 0;
 };
@@ -60,13 +61,14 @@ class Transposer {
   /// `type`: bf16 or fp16 (the TE dtype of the same code); kt 0: a Transposer that is never used. `sbuf_out`: the
   /// output goes to SBUF at out_hbm (an SBUF offset then) in chunks `sbuf_tile_bytes` apart.
   Transposer(const driver::DeviceInfo& info, Pipeline& pipe, DataType type, uint64_t out_hbm, uint64_t out_ld, int kt,
-             Pipeline::OpId ident_op, uint32_t ident_off, bool sbuf_out = false, uint64_t sbuf_tile_bytes = 0)
+             Pipeline::OpId ident_op, uint32_t ident_off, bool sbuf_out = false, uint64_t sbuf_tile_bytes = 0,
+             std::vector<Pipeline::OpId> psum_after = {})
       : info_(info), pipe_(pipe), type_(type), dtype_(static_cast<isa::Dtype>(static_cast<uint8_t>(type))),
         out_(out_hbm), eo_(isa::data_type_bytes(type)), out_ld_(out_ld), ring_(info, kt), ident_op_(ident_op),
         ident_off_(ident_off), mt_(int(std::min<uint64_t>(info.te_cols, info.psum_partitions))),
         stride_fits_(uint64_t(mt_) * out_ld * eo_ <= uint64_t(INT32_MAX)),
         slot_drain_(std::size_t(std::max(0, ring_.count)), -1), sbuf_out_(sbuf_out),
-        sbuf_tile_bytes_(sbuf_tile_bytes) {}
+        sbuf_tile_bytes_(sbuf_tile_bytes), psum_after_(std::move(psum_after)) {}
 
   /// The ops that wrote the output (DMA drains or SBUF copies): all of them, once every tile is added.
   const std::vector<Pipeline::OpId>& writes() const { return writes_; }
@@ -100,7 +102,7 @@ class Transposer {
           const Pipeline::OpId op =
               pipe_.add(isa::Engine::kTe, te_transpose_tile(dtype_, base + uint64_t(c) * eo_, kr, m, ident_off_,
                                                             ring_.offset(s)),
-                        {after, ident_op_, slot_drain_[std::size_t(s)]});
+                        te_after(after, s));
           te.push_back(op);
           const uint64_t dst = out_ + uint64_t(c / mt_) * sbuf_tile_bytes_ + uint64_t(row0 + r) * eo_;
           const Pipeline::OpId copy = pipe_.add(
@@ -121,7 +123,7 @@ class Transposer {
         const Pipeline::OpId op =
             pipe_.add(isa::Engine::kTe, te_transpose_tile(dtype_, base + uint64_t(c) * eo_, kr, m, ident_off_,
                                                           ring_.offset(s)),
-                      {after, ident_op_, slot_drain_[std::size_t(s)]});
+                      te_after(after, s));
         te.push_back(op);
         group.push_back(op);
         if (m < mt_) drain();
@@ -145,7 +147,15 @@ class Transposer {
   std::vector<Pipeline::OpId> slot_drain_;  // per PSUM slot: the drain that last read it
   bool sbuf_out_;
   uint64_t sbuf_tile_bytes_;
+  std::vector<Pipeline::OpId> psum_after_;  // earlier users of the PSUM that every transpose waits for
   std::vector<Pipeline::OpId> writes_;
+
+  /// What a transpose into slot s of the rows written by `after` waits for.
+  std::vector<Pipeline::OpId> te_after(Pipeline::OpId after, int s) const {
+    std::vector<Pipeline::OpId> deps{after, ident_op_, slot_drain_[std::size_t(s)]};
+    deps.insert(deps.end(), psum_after_.begin(), psum_after_.end());
+    return deps;
+  }
 };
 
 /// The norm's ops added to `pipe`; returns the ops after which the output is complete (the stores, or the SBUF
@@ -275,7 +285,7 @@ std::vector<Pipeline::OpId> add_norm(Pipeline& pipe, const driver::DeviceInfo& i
 
   const Pipeline::OpId ident_op = n.transposed ? pipe.add(Engine::kVec, te_identity(kt, iota, ident, te_type)) : -1;
   Transposer tr(info, pipe, te_type, n.out_in_sbuf ? n.out_sbuf : n.out_hbm, out_ld, kt, ident_op, ident,
-                n.out_in_sbuf, n.out_sbuf_tile_bytes);
+                n.out_in_sbuf, n.out_sbuf_tile_bytes, n.psum_after);
   std::vector<std::vector<Pipeline::OpId>> cast_readers(static_cast<std::size_t>(nbuf));  // TE ops reading cast[b]
   for (int j = 0; j < ngroups; ++j) {
     const RowGroup& grp = groups[std::size_t(j)];
@@ -388,13 +398,15 @@ double layernorm_estimate(const driver::DeviceInfo& info, const LayerNormLayout&
 }
 
 LayerNormOps add_layernorm(Pipeline& pipe, const driver::DeviceInfo& info, const LayerNormLayout& l,
-                           const std::vector<std::vector<Pipeline::OpId>>& in_after) {
+                           const std::vector<std::vector<Pipeline::OpId>>& in_after,
+                           const std::vector<Pipeline::OpId>& psum_after) {
   NormJob job = layernorm_job(l);
   const std::size_t tiles = ceil_div(uint64_t(std::max(l.rows, 0)), std::max<uint64_t>(1, std::min<uint64_t>(
                                                                            info.sbuf_partitions, uint64_t(l.rows))));
   require(job, in_after.size() <= 1 || in_after.size() == tiles,
           fmt::format("in_after has {} lists: one, or one per row tile ({})", in_after.size(), tiles));
   job.in_after = in_after;
+  job.psum_after = psum_after;
   LayerNormOps ops;
   ops.done = add_norm(pipe, info, job, &ops.sbuf_end);
   return ops;
