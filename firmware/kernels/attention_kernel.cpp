@@ -284,6 +284,14 @@ double attention_prefetch_cost(const driver::DeviceInfo& info, const AttentionLa
   return prefetch_choice(info, l, piece_wave(info, l, fused)).cost;
 }
 
+double attention_dma_idle(const driver::DeviceInfo& info, const AttentionLayout& l) {
+  const int fused = attention_pieces(info, l);
+  if (fused == 0 || l.prefetch.empty()) return 0.0;
+  std::vector<double> idle(std::size_t(l.cores), 0.0);
+  for (const PieceJob& job : piece_wave(info, l, fused)) idle[std::size_t(job.core)] += std::max(0.0, job.idle);
+  return *std::min_element(idle.begin(), idle.end());
+}
+
 KernelSequence make_attention_programs(const driver::DeviceInfo& info, const AttentionLayout& l) {
   if (l.seq < 1 || l.heads < 1 || l.head_dim < 1 || l.cores < 1) {
     throw std::invalid_argument(fmt::format("attention kernel: seq, heads, head_dim and cores must be >= 1 (got {}, "

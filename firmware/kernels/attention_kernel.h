@@ -79,6 +79,12 @@ int attention_pieces(const driver::DeviceInfo& info, const AttentionLayout& layo
 /// make_attention_piece_program, and std::invalid_argument when a core gets no piece.
 double attention_prefetch_cost(const driver::DeviceInfo& info, const AttentionLayout& layout);
 
+/// TE cycles the DMA engines of each core's attention pieces are idle without the prefetch, by the Pipeline's cost
+/// figures (each piece's estimate less Pipeline::dma_engine_cycles, summed over the core's pieces as piece_wave pins
+/// them), the least of any core: how much of a prefetch the pieces can take (0 without pieces or prefetch). Throws
+/// like attention_prefetch_cost.
+double attention_dma_idle(const driver::DeviceInfo& info, const AttentionLayout& layout);
+
 /// 1/sqrt(head_dim) as the FP32 scale the softmax applies (double, rounded once).
 float attention_scale(int head_dim);
 

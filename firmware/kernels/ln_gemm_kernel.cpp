@@ -76,7 +76,9 @@ std::vector<Pipeline::OpId> add_ln_gemm(Pipeline& pipe, const driver::DeviceInfo
                                             end));
   }
   g.sbuf_limit = uint32_t(end - g.sbuf_base);
-  return add_gemm(pipe, info, g, norm.done);
+  const std::vector<Pipeline::OpId> drains = add_gemm(pipe, info, g, norm.done);
+  add_prefetch(pipe, info, "ln+gemm kernel", l.prefetch, l.sbuf_end, norm.done);
+  return drains;
 }
 
 }  // namespace
@@ -159,10 +161,12 @@ isa::Program make_gemm_ln_gemm_program(const driver::DeviceInfo& info, const Gem
   return pipe.build();
 }
 
-double gemm_ln_gemm_estimate(const driver::DeviceInfo& info, const GemmLayout& first, const LnGemmLayout& second) {
+GemmLnGemmEstimate gemm_ln_gemm_estimate(const driver::DeviceInfo& info, const GemmLayout& first,
+                                         const LnGemmLayout& second) {
   Pipeline pipe(info);
   add_gemm_ln_gemm(pipe, info, first, second);
-  return pipe.estimated_cycles();
+  const double cycles = pipe.estimated_cycles();
+  return {cycles, cycles - pipe.dma_engine_cycles()};
 }
 
 LnGemmSplit ln_gemm_split(const driver::DeviceInfo& info, const LnGemmLayout& whole, int cores) {

@@ -31,6 +31,10 @@ struct LnGemmLayout {
   /// Offset in each SBUF partition where the program's bytes start (a multiple of 64): the operand, then the
   /// LayerNorm's buffers, then the GEMM's (make_gemm_ln_gemm_program puts another GEMM below).
   uint32_t sbuf_base = 0;
+  /// Copies HBM -> SBUF at or above sbuf_end (> 0) for the programs after this one (docs/kernels.md "Weights resident
+  /// in SBUF"), issued as they are, a share after each of the LayerNorm's transposed tiles: the program's own loads go
+  /// first, the copies then fill the DMA engines while the GEMM runs.
+  std::vector<isa::CopyFields> prefetch = {};
 };
 
 /// Whether make_ln_gemm_program takes `layout` on `info`'s device: a TE whose rows equal the transposes' column
@@ -58,8 +62,14 @@ double ln_gemm_estimate(const driver::DeviceInfo& info, const LnGemmLayout& layo
 isa::Program make_gemm_ln_gemm_program(const driver::DeviceInfo& info, const GemmLayout& first,
                                        const LnGemmLayout& second);
 
-/// make_gemm_ln_gemm_program's length in TE cycles by the Pipeline's cost model (a planning aid).
-double gemm_ln_gemm_estimate(const driver::DeviceInfo& info, const GemmLayout& first, const LnGemmLayout& second);
+/// make_gemm_ln_gemm_program's length in TE cycles by the Pipeline's cost model (a planning aid), and the part of it
+/// an average DMA engine is idle (less Pipeline::dma_engine_cycles): room for a prefetch (LnGemmLayout::prefetch).
+struct GemmLnGemmEstimate {
+  double cycles = 0;
+  double dma_idle = 0;
+};
+GemmLnGemmEstimate gemm_ln_gemm_estimate(const driver::DeviceInfo& info, const GemmLayout& first,
+                                         const LnGemmLayout& second);
 
 /// The fused LayerNorm + GEMM over up to `cores` cores: the GEMM cut into a grid of blocks (split_gemm_grid; M in
 /// TE-column tiles, N in multiples of kGemmSplitColumns), each block one program that normalises its own N rows (a

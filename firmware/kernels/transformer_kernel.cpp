@@ -166,6 +166,18 @@ LnGemmLayout block_up(const TransformerShape& s, const TransformerInputs& in, co
   }
   return up;
 }
+/// W2's copies to where `r` keeps it, cut into the prefetch pieces the programs carry it in (prefetch_pieces of
+/// kW2PieceLatencies engines' start-latency bytes): the attention pieces take the first ones, the projection + ln2 +
+/// up GEMM programs the last w2_up (w2_up_pieces).
+constexpr double kW2PieceLatencies = 4.0;
+std::vector<isa::CopyFields> w2_pieces(const driver::DeviceInfo& info, const TransformerShape& s,
+                                       const TransformerInputs& in, const TransformerResidency& r) {
+  const isa::Dtype bf16 = isa::Dtype::kBf16;
+  return prefetch_pieces(info,
+                         sbuf_operand_copies(info, bf16, in.w2, s.d_ff, s.d_model, r.w2,
+                                             sbuf_operand_tile_bytes(bf16, s.d_model)),
+                         kW2PieceLatencies);
+}
 /// The projection's SBUF share in front of the fused ln2 + up GEMM of the same program (make_gemm_ln_gemm_program),
 /// as fractions of the bytes below g^T: the one whose program the Pipeline estimates shortest.
 constexpr double kProjSbufShares[] = {0.25, 0.375, 0.5};
@@ -199,7 +211,7 @@ void share_sbuf(const driver::DeviceInfo& info, GemmLayout* proj, LnGemmLayout* 
     const uint64_t m_tiles = ceil_div(uint64_t(p.m), std::min(info.te_cols, info.psum_partitions));
     u.sbuf_base = uint32_t(p.out_sbuf + m_tiles * p.out_sbuf_tile_bytes);
     try {
-      const double cycles = gemm_ln_gemm_estimate(info, p, u);
+      const double cycles = gemm_ln_gemm_estimate(info, p, u).cycles;
       if (best < 0 || cycles < best) best = cycles, best_proj = p, best_up = u;
     } catch (const std::invalid_argument& e) {
       last_error = e.what();
@@ -208,16 +220,19 @@ void share_sbuf(const driver::DeviceInfo& info, GemmLayout* proj, LnGemmLayout* 
   if (best < 0) throw std::invalid_argument(last_error);
   *proj = best_proj, *up = best_up;
 }
+/// The pieces, the up programs each carrying the last `w2_up` of W2's prefetch pieces (w2_pieces).
 OnChipMlp on_chip_mlp(const driver::DeviceInfo& info, const TransformerShape& s, const TransformerInputs& in,
-                      const TransformerBuffers& b, const MlpLayout& mlp, const TransformerResidency& r) {
+                      const TransformerBuffers& b, const MlpLayout& mlp, const TransformerResidency& r, int w2_up) {
   const LnGemmLayout up = block_up(s, in, b, mlp, r);
   const GemmLayout down = mlp_down_gemm(mlp, r.w2, r.g);
+  const std::vector<isa::CopyFields> w2 = w2_pieces(info, s, in, r);
   OnChipMlp o;
   for (const GemmPiece& p : split_gemm_grid(block_proj(s, in, b, r), r.g_tokens, s.d_model)) {  // M: the tokens
     o.proj.push_back(p.layout);
   }
   for (const GemmPiece& p : split_gemm_grid(up.gemm, up.gemm.m, r.g_tokens)) {  // N: the tokens
     LnGemmLayout l = ln_gemm_piece(up, p);
+    l.prefetch.assign(w2.end() - std::clamp<std::ptrdiff_t>(w2_up, 0, std::ptrdiff_t(w2.size())), w2.end());
     l.gemm.out_in_sbuf = true;
     l.gemm.out_sbuf = r.g;
     l.gemm.out_sbuf_tile_bytes = r.g_tile_bytes;
@@ -235,8 +250,9 @@ OnChipMlp on_chip_mlp(const driver::DeviceInfo& info, const TransformerShape& s,
 }
 /// on_chip_mlp's programs, piece i's projection and ln2 + up GEMM in one, pinned to core i, and its down GEMM.
 KernelSequence mlp_on_chip_steps(const driver::DeviceInfo& info, const TransformerShape& s, const TransformerInputs& in,
-                                 const TransformerBuffers& b, const MlpLayout& mlp, const TransformerResidency& r) {
-  const OnChipMlp o = on_chip_mlp(info, s, in, b, mlp, r);
+                                 const TransformerBuffers& b, const MlpLayout& mlp, const TransformerResidency& r,
+                                 int w2_up) {
+  const OnChipMlp o = on_chip_mlp(info, s, in, b, mlp, r, w2_up);
   KernelSequence seq;
   for (std::size_t i = 0; i < o.up.size(); ++i) {
     const GemmLayout &p = o.proj[i], &g = o.up[i].gemm;
@@ -250,18 +266,37 @@ KernelSequence mlp_on_chip_steps(const driver::DeviceInfo& info, const Transform
   }
   return seq;
 }
-/// The copies that put W_o, W2 and W1 where `r` keeps them (the attention's prefetch).
+/// The copies that put W_o, W1 and all of W2 but its last `w2_up` prefetch pieces (w2_pieces: those the projection
+/// + ln2 + up GEMM programs load) where `r` keeps them: the attention's prefetch.
 std::vector<isa::CopyFields> block_prefetch(const driver::DeviceInfo& info, const TransformerShape& s,
-                                            const TransformerInputs& in, const TransformerResidency& r) {
+                                            const TransformerInputs& in, const TransformerResidency& r, int w2_up) {
   const isa::Dtype bf16 = isa::Dtype::kBf16;
-  const uint32_t tile = sbuf_operand_tile_bytes(bf16, s.d_model);
-  std::vector<isa::CopyFields> c = sbuf_operand_copies(info, bf16, in.w_o, s.d_model, s.d_model, r.w_o, tile);
-  for (const std::vector<isa::CopyFields>& more :
-       {sbuf_operand_copies(info, bf16, in.w2, s.d_ff, s.d_model, r.w2, tile),
-        sbuf_operand_copies(info, bf16, in.w1, s.d_model, s.d_ff, r.w1, sbuf_operand_tile_bytes(bf16, s.d_ff))}) {
-    c.insert(c.end(), more.begin(), more.end());
-  }
+  std::vector<isa::CopyFields> c =
+      sbuf_operand_copies(info, bf16, in.w_o, s.d_model, s.d_model, r.w_o, sbuf_operand_tile_bytes(bf16, s.d_model));
+  const std::vector<isa::CopyFields> w2 = w2_pieces(info, s, in, r);
+  c.insert(c.end(), w2.begin(), w2.end() - std::clamp<std::ptrdiff_t>(w2_up, 0, std::ptrdiff_t(w2.size())));
+  const std::vector<isa::CopyFields> w1 =
+      sbuf_operand_copies(info, bf16, in.w1, s.d_model, s.d_ff, r.w1, sbuf_operand_tile_bytes(bf16, s.d_ff));
+  c.insert(c.end(), w1.begin(), w1.end());
   return c;
+}
+/// How many of W2's prefetch pieces (w2_pieces, the last ones) the projection + ln2 + up GEMM programs load instead
+/// of the attention pieces (g^T on chip; else none): W2 dealt between them as the attention deals its prefetch over
+/// its pieces (deal_prefetch), by the time their DMA engines are idle by the Pipeline's cost figures: an up program's
+/// (gemm_ln_gemm_estimate's dma_idle, its first piece) against a core's attention pieces' (attention_dma_idle, the
+/// least of any core). W_o and W1 stay with the attention: the programs that read them are the up programs.
+int w2_up_pieces(const driver::DeviceInfo& info, const TransformerShape& s, const TransformerBuffers& b,
+                 const MlpLayout& mlp, const TransformerResidency& r) {
+  if (!r.resident || r.g == 0) return 0;
+  const OnChipMlp o = on_chip_mlp(info, s, {}, b, mlp, r, 0);
+  if (o.up.empty()) return 0;
+  const double up_idle = std::max(0.0, gemm_ln_gemm_estimate(info, o.proj.front(), o.up.front()).dma_idle);
+  AttentionLayout at = block_attention(s, b);
+  at.sbuf_end = r.sbuf_end;
+  at.prefetch = block_prefetch(info, s, {}, r, 0);
+  const double attention_idle = attention_dma_idle(info, at);
+  const double n = double(w2_pieces(info, s, {}, r).size());
+  return up_idle + attention_idle > 0 ? int(std::llround(n * up_idle / (up_idle + attention_idle))) : 0;
 }
 }  // namespace
 
@@ -366,7 +401,7 @@ TransformerResidency transformer_residency(const driver::DeviceInfo& info, const
     if (r.g > 0) {
       bool fits = true;
       try {
-        const OnChipMlp o = on_chip_mlp(info, s, {}, b, mlp, r);  // on_chip_mlp fits the projection and up pieces
+        const OnChipMlp o = on_chip_mlp(info, s, {}, b, mlp, r, 0);  // on_chip_mlp fits the projection and up pieces
         for (const GemmLayout& g : o.down) plan_gemm(info, g);
       } catch (const std::invalid_argument&) {
         fits = false;
@@ -377,7 +412,7 @@ TransformerResidency transformer_residency(const driver::DeviceInfo& info, const
     if (!by_estimate) return r;
     AttentionLayout at = block_attention(s, b);
     at.sbuf_end = r.sbuf_end;
-    at.prefetch = block_prefetch(info, s, {}, r);
+    at.prefetch = block_prefetch(info, s, {}, r, w2_up_pieces(info, s, b, mlp, r));
     const double saved = ln_gemm_split(info, block_up(s, {}, b, mlp, {}), s.cores).estimate - up +
                          gemm_steps_estimate(info, block_proj(s, {}, b, {}), s.cores) -
                          gemm_steps_estimate(info, block_proj(s, {}, b, r), s.cores) +
@@ -433,9 +468,12 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   // (a DMA-only step: one core's engines alone took 30 k cycles at T = 2048). Attention pieces read V^T themselves
   // (transposing loads, AttentionLayout::vT_hbm): no step then.
   AttentionLayout at = block_attention(s, b);
-  if (resident.resident) {  // the pieces load W_o, W2 and W1 above their own bytes
+  const MlpLayout mlp = block_mlp(s, in, b, out_hbm);
+  // W2's prefetch pieces that the projection + ln2 + up GEMM programs load (g^T on chip), the rest the attention's.
+  const int w2_up = w2_up_pieces(info, s, b, mlp, resident);
+  if (resident.resident) {  // the pieces load W_o, W2 (or a share of it) and W1 above their own bytes
     at.sbuf_end = resident.sbuf_end;
-    at.prefetch = block_prefetch(info, s, in, resident);
+    at.prefetch = block_prefetch(info, s, in, resident, w2_up);
   }
   if (attention_pieces(info, at) == 0) {
     append(&seq, row_split_steps("v heads", s.heads, 1, s.cores, [&](int h0, int n) {
@@ -449,9 +487,8 @@ KernelSequence make_transformer_programs(const driver::DeviceInfo& info, const T
   }
   append(&seq, make_attention_programs(info, at));
 
-  const MlpLayout mlp = block_mlp(s, in, b, out_hbm);
   if (fused.ln2_up && resident.g > 0) {  // the projection in the programs of ln2 + the up GEMM
-    append(&seq, mlp_on_chip_steps(info, s, in, b, mlp, resident));
+    append(&seq, mlp_on_chip_steps(info, s, in, b, mlp, resident, w2_up));
     return seq;
   }
   append(&seq, gemm_steps(info, "proj gemm+bias+residual", block_proj(s, in, b, resident), s.cores));

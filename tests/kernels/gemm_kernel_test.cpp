@@ -919,6 +919,60 @@ TEST(GemmInSbuf, AGemmIntoALayerNormIntoAGemmInOneProgramMatchesTheGoldenSteps) 
   check_gemm_ln_gemm(trn2_info(), 200, 300, 130, 150);
 }
 
+TEST(GemmInSbuf, ALayerNormIntoItsGemmCarriesAPrefetchAboveItsBytes) {
+  // LnGemmLayout::prefetch (the block's up GEMM programs load a share of W2 for the down GEMM): a [24, 40] LayerNorm
+  // into a GEMM of M 21 on tiny that also loads a [40, 30] BF16 operand into the top of its SBUF
+  // (sbuf_operand_copies' layout: K tiles of 16 rows, the last of 8). The program checker holds the program below
+  // sbuf_end and the prefetch alone above it; on the reference machine the region ends up holding the operand's rows
+  // and HBM is what the program alone leaves. A prefetch below sbuf_end is refused, naming it.
+  const DeviceInfo info = tiny_info();
+  const int N = 24, C = 40, M = 21, K = 40, W = 30;
+  std::mt19937_64 rng(test::test_seed());
+  LnGemmLayout l;
+  l.ln.rows = N, l.ln.cols = C, l.ln.eps = 1e-5f, l.ln.in_type = isa::DataType::kFp32;
+  l.ln.out_type = isa::DataType::kBf16;
+  l.ln.in_hbm = 0x1000, l.ln.gamma_hbm = 0x3000, l.ln.beta_hbm = 0x3100;
+  const uint64_t w_hbm = 0x4000, out_hbm = 0x6000, op_hbm = 0x8000;
+  l.gemm = bf16_gemm(C, M, N, w_hbm, 0, out_hbm, isa::DataType::kBf16);
+  const uint32_t tile = sbuf_operand_tile_bytes(isa::Dtype::kBf16, W), pb = info.sbuf_partition_bytes;
+  const uint32_t at = pb - 3 * tile;
+  l.sbuf_end = at;
+  std::vector<uint8_t> hbm(op_hbm + uint64_t(K) * W * 2);
+  const golden::Patterns x = random_f32(std::size_t(N) * C, 4.0f, rng), g = random_f32(C, 2.0f, rng);
+  std::memcpy(&hbm[l.ln.in_hbm], x.data(), x.size() * 4);
+  std::memcpy(&hbm[l.ln.gamma_hbm], g.data(), g.size() * 4);
+  std::memcpy(&hbm[l.ln.beta_hbm], g.data(), g.size() * 4);
+  for (uint64_t i = w_hbm; i < w_hbm + uint64_t(C) * M * 2; i += 2) hbm[i] = uint8_t(rng() & 0x7F), hbm[i + 1] = 0x3F;
+  for (uint64_t i = op_hbm; i < hbm.size(); ++i) hbm[i] = uint8_t(rng());
+  LnGemmLayout with = l;
+  with.prefetch = prefetch_pieces(info, sbuf_operand_copies(info, isa::Dtype::kBf16, op_hbm, K, W, at, tile), 1.0);
+  const isa::Program p = make_ln_gemm_program(info, with);
+  test::ProgramCheckOptions opt;
+  opt.areas = {{isa::MemSpace::kHbm, 0, 1, 0, info.hbm_bytes, true, true, "HBM"},
+               {isa::MemSpace::kPsum, 0, info.psum_partitions, 0, info.psum_partition_bytes, true, true, "PSUM"},
+               {isa::MemSpace::kSbuf, 0, info.sbuf_partitions, 0, at, true, true, "the program's"},
+               {isa::MemSpace::kSbuf, 0, info.sbuf_partitions, at, pb, false, true, "the prefetch's"}};
+  const test::ProgramCheck c = test::check_program(info, p, opt);
+  EXPECT_TRUE(c.ok()) << c.summary();
+  const test::RefMemory got = test::run_reference(info, p, hbm);
+  EXPECT_TRUE(got.hbm == test::run_reference(info, make_ln_gemm_program(info, l), hbm).hbm)
+      << "HBM is not what the program alone leaves";
+  int bad = 0;
+  for (int k = 0; k < K && bad < 5; ++k) {  // row k: partition k % 16 of K tile k / 16
+    const uint64_t addr = uint64_t(k % 16) * pb + at + uint64_t(k / 16) * tile;
+    if (std::memcmp(&got.sbuf[addr], &hbm[op_hbm + uint64_t(k) * W * 2], size_t(W) * 2) != 0) {
+      ADD_FAILURE() << "row " << k << " of the operand is not at SBUF byte " << addr;
+      ++bad;
+    }
+  }
+  LnGemmLayout low = with;
+  low.prefetch = sbuf_operand_copies(info, isa::Dtype::kBf16, op_hbm, K, W, at - 64, tile);
+  const std::string why = refusal_of([&] { make_ln_gemm_program(info, low); });
+  EXPECT_NE(why.find(fmt::format("ln+gemm kernel: prefetch copy 0 must go to SBUF at or above sbuf_end {}", at)),
+            std::string::npos)
+      << why;
+}
+
 TEST(GemmInSbuf, ALayerNormIntoItsGemmRefusesWhatDoesNotMatch) {
   LnGemmLayout l;
   l.ln.rows = 24, l.ln.cols = 40, l.ln.in_hbm = 0x1000, l.ln.gamma_hbm = 0x8000, l.ln.beta_hbm = 0x9000;
@@ -1192,8 +1246,8 @@ TEST(ResidentWeights, TheGemmsTakeTheirBlockWidthsByEstimate) {
 
 TEST(ResidentWeights, EveryProgramKeepsOutOfThemButToLoadOrReadThem) {
   // The block on trn2 over 8 cores at T 256 with the weights forced resident: from the attention to the down GEMM
-  // every program keeps its own SBUF bytes below sbuf_end; above it only the attention pieces write (the prefetch)
-  // and only the projection and the MLP's GEMMs read. g^T below that (TransformerResidency::g): the projection +
+  // every program keeps its own SBUF bytes below sbuf_end; above it only the attention pieces write (the prefetch;
+  // the projection + ln2 + up GEMM programs a share of W2) and only the projection and the MLP's GEMMs read. g^T below that (TransformerResidency::g): the projection +
   // ln2 + up GEMM programs write it, the down GEMM reads it, and the MLP's programs keep their own bytes below it. Checked by the program
   // checker's areas.
   TransformerShape s;
@@ -1232,6 +1286,8 @@ TEST(ResidentWeights, EveryProgramKeepsOutOfThemButToLoadOrReadThem) {
     if (up || down) {
       opt.areas.push_back({isa::MemSpace::kSbuf, 0, P, 0, r.g, true, true, "below g"});
       opt.areas.push_back({isa::MemSpace::kSbuf, 0, P, r.g, r.sbuf_end, down, up, "g^T"});
+      // The up programs load a share of W2 for the down GEMM (the rest comes with the attention pieces).
+      if (up) opt.areas.push_back({isa::MemSpace::kSbuf, 0, P, r.w2, r.w1, true, true, "W2"});
       // Each of the MLP's pieces on its own core, the down GEMM's with the tokens of the up GEMM's there.
       EXPECT_EQ(st.core, up ? ups++ : downs++) << st.name;
     } else {
