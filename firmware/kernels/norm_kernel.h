@@ -67,8 +67,6 @@ struct LayerNormLayout {
   uint32_t in_sbuf_tile_bytes = 0;
 };
 
-
-
 /// What add_layernorm added: when every op of `done` has completed, the output is written (in SBUF with
 /// out_in_sbuf: the GEMM that reads it takes them as te_after); the kernel's SBUF bytes are [sbuf_base, sbuf_end).
 struct LayerNormOps {
@@ -104,9 +102,10 @@ double layernorm_estimate(const driver::DeviceInfo& info, const LayerNormLayout&
 /// PSUM (transposed_out) is read for the last time by the ops of `done`. Its row loads (in_in_sbuf: its first reads of
 /// the rows) wait for the ops of `in_after` (earlier ops of `pipe` that write the input rows): one list for every row
 /// tile, or one list per row tile of min(rows, SBUF partitions) rows (a GEMM's drains by M tile); gamma and beta do
-/// not. Its transposes (transposed_out) also wait for `psum_after`: earlier ops of `pipe` that still use its PSUM. The same errors, and
-/// for an out_in_sbuf output that is not transposed, or overlaps the kernel's bytes or the partition's end.
-/// make_layernorm_program refuses out_in_sbuf (nothing would read it).
+/// not. Its transposes (transposed_out) also wait for `psum_after`: earlier ops of `pipe` that still use its PSUM.
+/// The same errors, and for an out_in_sbuf output that is not transposed, or overlaps the kernel's bytes or the
+/// partition's end, and an in_after of another length. make_layernorm_program refuses out_in_sbuf (nothing would read
+/// it) and in_in_sbuf (nothing would write it).
 LayerNormOps add_layernorm(Pipeline& pipe, const driver::DeviceInfo& info, const LayerNormLayout& layout,
                            const std::vector<std::vector<Pipeline::OpId>>& in_after = {},
                            const std::vector<Pipeline::OpId>& psum_after = {});

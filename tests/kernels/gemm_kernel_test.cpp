@@ -957,14 +957,8 @@ TEST(GemmInSbuf, ALayerNormIntoItsGemmCarriesAPrefetchAboveItsBytes) {
   const test::RefMemory got = test::run_reference(info, p, hbm);
   EXPECT_TRUE(got.hbm == test::run_reference(info, make_ln_gemm_program(info, l), hbm).hbm)
       << "HBM is not what the program alone leaves";
-  int bad = 0;
-  for (int k = 0; k < K && bad < 5; ++k) {  // row k: partition k % 16 of K tile k / 16
-    const uint64_t addr = uint64_t(k % 16) * pb + at + uint64_t(k / 16) * tile;
-    if (std::memcmp(&got.sbuf[addr], &hbm[op_hbm + uint64_t(k) * W * 2], size_t(W) * 2) != 0) {
-      ADD_FAILURE() << "row " << k << " of the operand is not at SBUF byte " << addr;
-      ++bad;
-    }
-  }
+  EXPECT_EQ(test::operand_rows_missing(info, got, hbm, op_hbm, K, W, 16, at, tile), std::vector<int>{})
+      << "rows of the operand not where sbuf_operand_copies puts them";
   LnGemmLayout low = with;
   low.prefetch = sbuf_operand_copies(info, isa::Dtype::kBf16, op_hbm, K, W, at - 64, tile);
   const std::string why = refusal_of([&] { make_ln_gemm_program(info, low); });

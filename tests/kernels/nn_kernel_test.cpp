@@ -880,14 +880,8 @@ TEST(AttentionPieces, APrefetchLandsAboveTheBytesThePieceUsesAndLeavesItsOutputA
   const test::RefMemory got = test::run_reference(t, p, hbm);
   const test::RefMemory plain = test::run_reference(t, make_attention_piece_program(t, s), hbm);
   EXPECT_TRUE(got.hbm == plain.hbm) << "HBM is not what the piece alone leaves";
-  int bad = 0;
-  for (int k = 0; k < K && bad < 5; ++k) {  // row k: partition k % 16 of K tile k / 16
-    const uint64_t at = uint64_t(k % 16) * pb + w_sbuf + uint64_t(k / 16) * tile;
-    if (std::memcmp(&got.sbuf[at], &hbm[w_hbm + uint64_t(k) * N * 2], size_t(N) * 2) != 0) {
-      ADD_FAILURE() << "row " << k << " of the operand is not at SBUF byte " << at;
-      ++bad;
-    }
-  }
+  EXPECT_EQ(test::operand_rows_missing(t, got, hbm, w_hbm, K, N, 16, w_sbuf, tile), std::vector<int>{})
+      << "rows of the operand not where sbuf_operand_copies puts them";
   // What a prefetch may not do: land below sbuf_end, or come without one.
   AttentionPieceLayout low = with;
   low.prefetch = sbuf_operand_copies(t, isa::Dtype::kBf16, w_hbm, K, N, w_sbuf - 64, tile);

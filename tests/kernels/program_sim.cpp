@@ -679,6 +679,21 @@ void execute_tensor_op(const driver::DeviceInfo& info, const Instruction& in, Re
 
 }  // namespace
 
+std::vector<int> operand_rows_missing(const driver::DeviceInfo& info, const RefMemory& mem,
+                                      const std::vector<uint8_t>& hbm, uint64_t src, int k, int n, int k_tile,
+                                      uint32_t sbuf, uint32_t tile_bytes) {
+  std::vector<int> missing;
+  const uint64_t row = uint64_t(n) * 2;
+  for (int r = 0; r < k && missing.size() < 5; ++r) {
+    const uint64_t at = uint64_t(r % k_tile) * info.sbuf_partition_bytes + sbuf + uint64_t(r / k_tile) * tile_bytes;
+    if (at + row > mem.sbuf.size() || src + (uint64_t(r) + 1) * row > hbm.size() ||
+        std::memcmp(&mem.sbuf[at], &hbm[src + uint64_t(r) * row], row) != 0) {
+      missing.push_back(r);
+    }
+  }
+  return missing;
+}
+
 uint64_t hbm_bytes_read(const isa::Program& program, uint64_t lo, uint64_t hi) {
   uint64_t bytes = 0;
   for (const auto& queue : program.queues) {

@@ -69,6 +69,13 @@ struct RefMemory {
 /// Throws std::runtime_error on a deadlock or an access outside the memories.
 RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& program, std::vector<uint8_t> hbm);
 
+/// The rows of a [k, n] BF16/FP16 operand (HBM `src`, rows dense) that `mem`'s SBUF does not hold where
+/// sbuf_operand_copies puts them (K tile t of `k_tile` rows on partitions 0.. at `sbuf` + t * `tile_bytes`, columns
+/// dense): a prefetch's landing, checked on the reference machine. Returns the first few such row indices.
+std::vector<int> operand_rows_missing(const driver::DeviceInfo& info, const RefMemory& mem,
+                                      const std::vector<uint8_t>& hbm, uint64_t src, int k, int n, int k_tile,
+                                      uint32_t sbuf, uint32_t tile_bytes);
+
 /// Bytes the DMA copies of `program` read from HBM addresses [lo, hi) (by each copy's first source byte): what a
 /// step loads of a tensor it should find elsewhere.
 uint64_t hbm_bytes_read(const isa::Program& program, uint64_t lo, uint64_t hi);
