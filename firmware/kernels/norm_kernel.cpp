@@ -199,8 +199,10 @@ std::vector<Pipeline::OpId> add_norm(Pipeline& pipe, const driver::DeviceInfo& i
   require(n, n.sbuf_base % 64 == 0 && n.sbuf_base < limit && limit <= pb,
           fmt::format("sbuf_base {} must be a multiple of 64 below sbuf_end {}, and that within the partition's {} "
                       "bytes", n.sbuf_base, limit, pb));
+  const uint64_t tiles = ceil_div(uint64_t(n.rows), uint64_t(pt));  // row tiles
+  require(n, n.in_after.size() <= 1 || n.in_after.size() == tiles,
+          fmt::format("in_after has {} lists: one, or one per row tile ({})", n.in_after.size(), tiles));
   if (n.in_in_sbuf) {  // row tile t (rows t * pt ..) on partitions 0.. at in_sbuf + t * in_sbuf_tile_bytes, FP32
-    const uint64_t tiles = ceil_div(uint64_t(n.rows), uint64_t(pt));
     const uint64_t end = uint64_t(n.in_sbuf) + (tiles - 1) * n.in_sbuf_tile_bytes + row_bytes;
     require(n, n.layernorm && n.in_type == DataType::kFp32,
             "only a LayerNorm of FP32 rows reads its input from SBUF (its first pass copies the rows)");
@@ -273,12 +275,17 @@ std::vector<Pipeline::OpId> add_norm(Pipeline& pipe, const driver::DeviceInfo& i
   };
   // The first group over every DMA engine; with load_piece_latencies the later ones in fewer, larger pieces
   // (latency_engines), which spend less of the engines' time on start latencies.
-  const auto add_load = [&](int j) {
-    if (n.in_in_sbuf) return;  // the first pass reads the rows where they are
+  // What group j's first write into its buffer waits for: its rows, and the buffer's previous group.
+  const auto group_after = [&](int j) {
     std::vector<Pipeline::OpId> after = rows_after(groups[std::size_t(j)]);
     after.push_back(j >= nbuf ? store[std::size_t(j - nbuf)] : -1);
+    return after;
+  };
+  const auto add_load = [&](int j) {
+    if (n.in_in_sbuf) return;  // the first pass reads the rows where they are
     loads[std::size_t(j)] = load_rows(pipe, info, n.in_hbm, n.in_type, groups[std::size_t(j)], n.cols,
-                                      buf[std::size_t(j % nbuf)].x, after, 0, j == 0 ? 0.0 : n.load_piece_latencies);
+                                      buf[std::size_t(j % nbuf)].x, group_after(j), 0,
+                                      j == 0 ? 0.0 : n.load_piece_latencies);
   };
   for (int j = 0; j < nbuf; ++j) add_load(j);
   const Pipeline::OpId params_op = pipe.add(Engine::kDma, spread_copies(params, info.num_dma_engines));
@@ -309,12 +316,9 @@ std::vector<Pipeline::OpId> add_norm(Pipeline& pipe, const driver::DeviceInfo& i
         sums.push_back(activation(ActFunc::kIdentity, p, cols, tile(t), src, 1.0f, kMinusZero, nullptr, &s_col));
         centre.push_back(activation(ActFunc::kIdentity, p, cols, tile(t), tile(t), 1.0f, 0.0f, &m_col, nullptr));
       }
-      std::vector<Pipeline::OpId> first_after{load};
-      if (n.in_in_sbuf) {  // the rows are written by then, and the buffer's previous group is done with it
-        first_after = rows_after(grp);
-        first_after.push_back(j >= nbuf ? store[std::size_t(j - nbuf)] : -1);
-      }
-      const Pipeline::OpId s_op = pipe.add(Engine::kAct, std::move(sums), first_after);
+      // With the input in SBUF this pass is the group's load.
+      const Pipeline::OpId s_op =
+          pipe.add(Engine::kAct, std::move(sums), n.in_in_sbuf ? group_after(j) : std::vector<Pipeline::OpId>{load});
       const Pipeline::OpId m_op = pipe.add(
           Engine::kVec,
           {tensor_scalar(AluOp::kDivide, cols_f, AluOp::kMultiply, -1.0f, p, g, operand(neg_mean), operand(sum))},
@@ -401,10 +405,6 @@ LayerNormOps add_layernorm(Pipeline& pipe, const driver::DeviceInfo& info, const
                            const std::vector<std::vector<Pipeline::OpId>>& in_after,
                            const std::vector<Pipeline::OpId>& psum_after) {
   NormJob job = layernorm_job(l);
-  const std::size_t tiles = ceil_div(uint64_t(std::max(l.rows, 0)), std::max<uint64_t>(1, std::min<uint64_t>(
-                                                                           info.sbuf_partitions, uint64_t(l.rows))));
-  require(job, in_after.size() <= 1 || in_after.size() == tiles,
-          fmt::format("in_after has {} lists: one, or one per row tile ({})", in_after.size(), tiles));
   job.in_after = in_after;
   job.psum_after = psum_after;
   LayerNormOps ops;

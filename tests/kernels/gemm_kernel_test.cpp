@@ -947,12 +947,7 @@ TEST(GemmInSbuf, ALayerNormIntoItsGemmCarriesAPrefetchAboveItsBytes) {
   LnGemmLayout with = l;
   with.prefetch = prefetch_pieces(info, sbuf_operand_copies(info, isa::Dtype::kBf16, op_hbm, K, W, at, tile), 1.0);
   const isa::Program p = make_ln_gemm_program(info, with);
-  test::ProgramCheckOptions opt;
-  opt.areas = {{isa::MemSpace::kHbm, 0, 1, 0, info.hbm_bytes, true, true, "HBM"},
-               {isa::MemSpace::kPsum, 0, info.psum_partitions, 0, info.psum_partition_bytes, true, true, "PSUM"},
-               {isa::MemSpace::kSbuf, 0, info.sbuf_partitions, 0, at, true, true, "the program's"},
-               {isa::MemSpace::kSbuf, 0, info.sbuf_partitions, at, pb, false, true, "the prefetch's"}};
-  const test::ProgramCheck c = test::check_program(info, p, opt);
+  const test::ProgramCheck c = test::check_program(info, p, test::prefetch_areas(info, at));
   EXPECT_TRUE(c.ok()) << c.summary();
   const test::RefMemory got = test::run_reference(info, p, hbm);
   EXPECT_TRUE(got.hbm == test::run_reference(info, make_ln_gemm_program(info, l), hbm).hbm)

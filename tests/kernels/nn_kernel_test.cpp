@@ -862,12 +862,7 @@ TEST(AttentionPieces, APrefetchLandsAboveTheBytesThePieceUsesAndLeavesItsOutputA
   with.sbuf_end = w_sbuf;
   with.prefetch = sbuf_operand_copies(t, isa::Dtype::kBf16, w_hbm, K, N, w_sbuf, tile);
   const isa::Program p = make_attention_piece_program(t, with);
-  test::ProgramCheckOptions opt;
-  opt.areas = {{isa::MemSpace::kHbm, 0, 1, 0, t.hbm_bytes, true, true, "HBM"},
-               {isa::MemSpace::kPsum, 0, t.psum_partitions, 0, t.psum_partition_bytes, true, true, "PSUM"},
-               {isa::MemSpace::kSbuf, 0, t.sbuf_partitions, 0, w_sbuf, true, true, "the piece's"},
-               {isa::MemSpace::kSbuf, 0, t.sbuf_partitions, w_sbuf, pb, false, true, "the prefetch's"}};
-  const test::ProgramCheck c = test::check_program(t, p, opt);
+  const test::ProgramCheck c = test::check_program(t, p, test::prefetch_areas(t, w_sbuf));
   EXPECT_TRUE(c.ok()) << c.summary();
 
   std::mt19937 rng(uint32_t(test::test_seed()));

@@ -679,6 +679,16 @@ void execute_tensor_op(const driver::DeviceInfo& info, const Instruction& in, Re
 
 }  // namespace
 
+ProgramCheckOptions prefetch_areas(const driver::DeviceInfo& info, uint32_t sbuf_end) {
+  ProgramCheckOptions opt;
+  opt.areas = {{MemSpace::kHbm, 0, 1, 0, info.hbm_bytes, true, true, "HBM"},
+               {MemSpace::kPsum, 0, info.psum_partitions, 0, info.psum_partition_bytes, true, true, "PSUM"},
+               {MemSpace::kSbuf, 0, info.sbuf_partitions, 0, sbuf_end, true, true, "the program's"},
+               {MemSpace::kSbuf, 0, info.sbuf_partitions, sbuf_end, info.sbuf_partition_bytes, false, true,
+                "the prefetch's"}};
+  return opt;
+}
+
 std::vector<int> operand_rows_missing(const driver::DeviceInfo& info, const RefMemory& mem,
                                       const std::vector<uint8_t>& hbm, uint64_t src, int k, int n, int k_tile,
                                       uint32_t sbuf, uint32_t tile_bytes) {

@@ -69,6 +69,10 @@ struct RefMemory {
 /// Throws std::runtime_error on a deadlock or an access outside the memories.
 RefMemory run_reference(const driver::DeviceInfo& info, const isa::Program& program, std::vector<uint8_t> hbm);
 
+/// The areas of a program that carries a prefetch (docs/kernels.md "Weights resident in SBUF"): all of HBM and PSUM,
+/// its own SBUF bytes below `sbuf_end` (read and write), and above it only the prefetch's writes.
+ProgramCheckOptions prefetch_areas(const driver::DeviceInfo& info, uint32_t sbuf_end);
+
 /// The rows of a [k, n] BF16/FP16 operand (HBM `src`, rows dense) that `mem`'s SBUF does not hold where
 /// sbuf_operand_copies puts them (K tile t of `k_tile` rows on partitions 0.. at `sbuf` + t * `tile_bytes`, columns
 /// dense): a prefetch's landing, checked on the reference machine. Returns the first few such row indices.
