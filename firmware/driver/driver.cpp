@@ -74,23 +74,29 @@ std::string DeviceFault::describe(uint32_t code, uint32_t queue, uint32_t index,
   return text;
 }
 
-namespace {
-std::string timeout_text(uint64_t waited, uint64_t device_cycles,
-                         const std::vector<DriverTimeout::QueueSnapshot>& queues) {
-  std::string text =
-      fmt::format("device did not finish within {} cycles (cycle counter {})", waited, device_cycles);
-  const char* sep = ": ";
+std::string DriverTimeout::queues_text(const std::vector<QueueSnapshot>& queues) {
+  std::string text;
   for (const auto& q : queues) {
-    text += fmt::format("{}queue {} at instruction {} of {}, {}", sep, queue_name(q.queue), q.pc, q.len,
-                        regs::queue_state_name(q.state));
-    sep = "; ";
+    text += fmt::format("{}queue {} at instruction {} of {}, {}", text.empty() ? "" : "; ", queue_name(q.queue), q.pc,
+                        q.len, regs::queue_state_name(q.state));
   }
   return text;
 }
+
+namespace {
+std::string timeout_text(uint64_t waited, uint64_t device_cycles,
+                         const std::vector<DriverTimeout::QueueSnapshot>& queues) {
+  const std::string text =
+      fmt::format("device did not finish within {} cycles (cycle counter {})", waited, device_cycles);
+  return queues.empty() ? text : text + ": " + DriverTimeout::queues_text(queues);
+}
 }  // namespace
 
-DriverTimeout::DriverTimeout(uint64_t waited_cycles, uint64_t device_cycles, std::vector<QueueSnapshot> queues)
-    : DriverError(timeout_text(waited_cycles, device_cycles, queues)),
+DriverTimeout::DriverTimeout(uint64_t waited_cycles, uint64_t device_cycles, std::vector<QueueSnapshot> queues,
+                             uint32_t core)
+    : DriverError(timeout_text(waited_cycles, device_cycles, queues) +
+                  (core != 0 ? fmt::format(" (core {})", core) : "")),
+      core_(core),
       waited_cycles_(waited_cycles),
       device_cycles_(device_cycles),
       queues_(std::move(queues)) {}
@@ -587,7 +593,7 @@ RunResult Driver::wait(uint64_t timeout_cycles) {
       s.state = device_.read_reg(regs::queue_reg(q, regs::Q_STATE));
       queues.push_back(s);
     }
-    throw DriverTimeout(timeout_cycles, cycles, std::move(queues));
+    throw DriverTimeout(timeout_cycles, cycles, std::move(queues), info_.core);
   }
   RunResult result;
   result.cycles = cycles;

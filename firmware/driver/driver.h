@@ -143,7 +143,8 @@ class DeviceFault : public DriverError {
 };
 
 /// The device neither finished nor failed within the cycles run() allowed. what() names the cycles waited and each
-/// loaded queue's PC, length and state ("queue te at instruction 3 of 10, waiting").
+/// loaded queue's PC, length and state ("queue te at instruction 3 of 10, waiting"); a core other than core 0 is
+/// named at the end, as DeviceFault does: "... waiting (core 3)".
 class DriverTimeout : public DriverError {
  public:
   struct QueueSnapshot {
@@ -152,12 +153,16 @@ class DriverTimeout : public DriverError {
     uint32_t len = 0;    ///< Q_LEN
     uint32_t state = 0;  ///< Q_STATE (a regs::QueueState value)
   };
-  DriverTimeout(uint64_t waited_cycles, uint64_t device_cycles, std::vector<QueueSnapshot> queues);
+  DriverTimeout(uint64_t waited_cycles, uint64_t device_cycles, std::vector<QueueSnapshot> queues, uint32_t core = 0);
+  uint32_t core() const { return core_; }                    ///< CORE_ID of the core that did not finish
   uint64_t waited_cycles() const { return waited_cycles_; }  ///< the limit given to run()
   uint64_t device_cycles() const { return device_cycles_; }  ///< CYCLE_HI:CYCLE_LO when the driver gave up
   const std::vector<QueueSnapshot>& queues() const { return queues_; }
+  /// "queue te at instruction 3 of 10, waiting; queue dma at instruction 2 of 4, running": what() names them so.
+  static std::string queues_text(const std::vector<QueueSnapshot>& queues);
 
  private:
+  uint32_t core_;
   uint64_t waited_cycles_;
   uint64_t device_cycles_;
   std::vector<QueueSnapshot> queues_;

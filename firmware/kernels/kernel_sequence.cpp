@@ -100,7 +100,7 @@ SequenceRun run_sequence(const std::vector<driver::Driver*>& cores, const Kernel
       try {
         r.run = cores[c]->wait(busy > 1 ? 0 : wait_cycles);
       } catch (const driver::DriverTimeout& e) {
-        throw driver::DriverTimeout(timeout_cycles, e.device_cycles(), e.queues());
+        throw driver::DriverTimeout(timeout_cycles, e.device_cycles(), e.queues(), e.core());
       }
       running[c] = seq.size();
       --busy;

@@ -53,20 +53,32 @@ std::string step_group(const std::string& name) {
   return name;
 }
 
-// `uses_heads`: the workload splits d_model into --heads heads (softmax, attention, transformer-block); the others
-// ignore --heads, so its default (12) must not reject their d_model.
-void check_shape(const Params& o, bool uses_heads) {
+// What a composite workload's shape is made of: the options it reads and the weights it holds. Only those are
+// checked and named (layernorm has no --heads, --d-ff or weight matrix, so their defaults must not reject its shape).
+struct ShapeUse {
+  bool heads = false;         ///< splits d_model into --heads heads (softmax, attention, transformer-block)
+  bool attn_weights = false;  ///< W_qkv, W_o: 4 d_model^2 elements
+  bool d_ff = false;          ///< the MLP's W1, W2: 2 d_model d_ff elements
+};
+
+void check_shape(const Params& o, const ShapeUse& use) {
   const auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
   if (o.seq < 1 || o.d_model < 1 || o.heads < 1 || o.d_ff < 1) bad("--seq, --d-model, --heads, --d-ff must be >= 1");
-  if (uses_heads && o.d_model % o.heads) {
+  if (use.heads && o.d_model % o.heads) {
     bad(fmt::format("--d-model {} is not a multiple of --heads {}", o.d_model, o.heads));
   }
-  const uint64_t scores = uint64_t(uses_heads ? o.heads : 1) * o.seq * o.seq;
-  const uint64_t weights = 4ull * o.d_model * o.d_model + 2ull * o.d_model * o.d_ff;
-  if (o.seq > 4096 || o.d_model > 16384 || o.d_ff > 65535 || scores > (1ull << 26) || weights > (1ull << 28)) {
-    bad(fmt::format("--seq {} --d-model {} --heads {} --d-ff {}: too large for this command (seq <= 4096, d_model "
-                    "<= 16384, d_ff <= 65535, heads x seq^2 <= 2^26 and weights <= 2^28 elements: the host keeps "
-                    "several copies of each for the golden check)", o.seq, o.d_model, o.heads, o.d_ff));
+  const uint64_t scores = uint64_t(use.heads ? o.heads : 1) * o.seq * o.seq;
+  const uint64_t weights = (use.attn_weights ? 4ull * o.d_model * o.d_model : 0) +
+                           (use.d_ff ? 2ull * o.d_model * o.d_ff : 0);
+  if (o.seq > 4096 || o.d_model > 16384 || (use.d_ff && o.d_ff > 65535) || (use.heads && scores > (1ull << 26)) ||
+      weights > (1ull << 28)) {
+    std::string given = fmt::format("--seq {} --d-model {}", o.seq, o.d_model);
+    std::string limits = "seq <= 4096, d_model <= 16384";
+    if (use.heads) given += fmt::format(" --heads {}", o.heads), limits += ", heads x seq^2 <= 2^26";
+    if (use.d_ff) given += fmt::format(" --d-ff {}", o.d_ff), limits += ", d_ff <= 65535";
+    if (use.attn_weights || use.d_ff) limits += ", weights <= 2^28 elements";
+    bad(fmt::format("{}: too large for this command ({}: the host keeps several copies of each tensor for the "
+                    "golden check)", given, limits));
   }
 }
 
@@ -358,10 +370,10 @@ Workload gemm_workload(std::string name, std::string title, isa::Dtype dt, int k
   return w;
 }
 
-Entry model_entry(const std::string& name, const std::string& summary, bool uses_heads,
+Entry model_entry(const std::string& name, const std::string& summary, const ShapeUse& use,
                   std::function<Workload(const Params&)> make) {
-  return {name, summary, Entry::kModelShape, [name, make, uses_heads](const Params& p) {
-            check_shape(p, uses_heads);
+  return {name, summary, Entry::kModelShape, [name, make, use](const Params& p) {
+            check_shape(p, use);
             Workload w = make(p);
             w.name = name;
             w.golden_name = "the golden host kernels";
@@ -384,17 +396,20 @@ const std::vector<Entry>& registry() {
       {"gemm", "random GEMM, shape from -m -k -n --dtype", Entry::kGemmShape,
        [](const Params& p) { return gemm_workload("gemm", "random GEMM", p.dtype, p.k, p.m, p.n, 1.0f, 1.0f); }},
       model_entry("softmax", "softmax along keys of attention scores [heads*seq, seq] FP32, scale 1/sqrt(head dim)",
-                  true, softmax_instance),
-      model_entry("layernorm", "LayerNorm of [seq, d_model] FP32 (gamma, beta)", false,
+                  ShapeUse{true, false, false}, softmax_instance),
+      model_entry("layernorm", "LayerNorm of [seq, d_model] FP32 (gamma, beta)", ShapeUse{},
                   [](const Params& o) { return norm_instance(o, false); }),
-      model_entry("rmsnorm", "RMSNorm of [seq, d_model] FP32 (gamma)", false,
+      model_entry("rmsnorm", "RMSNorm of [seq, d_model] FP32 (gamma)", ShapeUse{},
                   [](const Params& o) { return norm_instance(o, true); }),
-      model_entry("mlp", "GELU MLP: BF16 GEMM d_model->d_ff + bias, gelu_tanh, GEMM d_ff->d_model + bias", false,
+      model_entry("mlp", "GELU MLP: BF16 GEMM d_model->d_ff + bias, gelu_tanh, GEMM d_ff->d_model + bias",
+                  ShapeUse{false, false, true},
                   mlp_instance),
-      model_entry("attention", "causal multi-head attention softmax(Q K^T / sqrt(d)) V (--heads 1: one head)", true,
+      model_entry("attention", "causal multi-head attention softmax(Q K^T / sqrt(d)) V (--heads 1: one head)",
+                  ShapeUse{true, false, false},
                   attention_instance),
       model_entry("transformer-block",
-                  "GPT-2 block: LN1, QKV, attention, projection + residual, LN2, MLP + residual", true,
+                  "GPT-2 block: LN1, QKV, attention, projection + residual, LN2, MLP + residual",
+                  ShapeUse{true, true, true},
                   transformer_instance),
   };
   return table;

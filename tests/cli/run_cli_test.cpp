@@ -63,6 +63,8 @@ TEST(RunCli, ProgramRunsOnEveryCoreAskedForWithAPerCoreTable) {
   const std::string json = slurp(report);
   for (const char* core : {"\"core\": 0", "\"core\": 1"}) EXPECT_NE(json.find(core), std::string::npos) << json;
   EXPECT_NE(json.find("\"dma\": 2"), std::string::npos) << json;
+  // The summary line counts every core's instructions, as the workloads' does: 2 cores x (dma_copy, halt).
+  EXPECT_NE(r.out.find("retired           te 0, dma 4, act 0, vec 0, cc 0\n"), std::string::npos) << r.out;
   // More cores than the chip has: a usage error naming the flag; 0 cores likewise.
   const Result many = run("run --te tlm --cores 3 --program " + prog);
   EXPECT_EQ(many.exit_code, 2) << many.out << many.err;
@@ -249,6 +251,49 @@ TEST(RunCli, UnwritableReportIsBadInputBeforeTheRun) {
   EXPECT_EQ(r.out.find("PASS"), std::string::npos) << "must fail before running: " << r.out;
 }
 
+TEST(RunCli, ARunThatFailsStillWritesItsReportWithTheReason) {
+  // A deadlocked program (exit 2) and a GEMM cut short by --timeout-cycles (exit 2): the report says pass false and
+  // why, with what ran, instead of an empty file; an earlier good report at the same path is replaced by it.
+  const std::string report = scratch(".json");
+  const Result good = run("run --te tlm --workload gemm -m 4 -k 4 -n 4 --report " + report);
+  ASSERT_EQ(good.exit_code, 0) << good.out << good.err;
+  const Result cut = run("run --te tlm --workload gemm -m 16 -k 16 -n 16 --timeout-cycles 10 --report " + report);
+  EXPECT_EQ(cut.exit_code, 2) << cut.out << cut.err;
+  nlohmann::json j = nlohmann::json::parse(slurp(report));
+  EXPECT_EQ(j.at("pass"), false) << j.dump(2);
+  EXPECT_EQ(j.at("workload"), "gemm") << j.dump(2);
+  EXPECT_EQ(j.at("config"), "tiny") << j.dump(2);
+  EXPECT_EQ(j.at("error").get<std::string>().rfind("device did not finish within 10 cycles", 0), 0u) << j.dump(2);
+  const std::string prog = write_file(".queue te\nsem_wait sem=4 value=2\nhalt\n.queue dma\nhalt\n");
+  const Result dead = run("run --te tlm --program " + prog + " --report " + report);
+  EXPECT_EQ(dead.exit_code, 2) << dead.out << dead.err;
+  j = nlohmann::json::parse(slurp(report));
+  EXPECT_EQ(j.at("pass"), false) << j.dump(2);
+  EXPECT_EQ(j.at("program"), prog) << j.dump(2);
+  EXPECT_NE(j.at("error").get<std::string>().find("deadlock"), std::string::npos) << j.dump(2);
+}
+
+TEST(RunCli, WhenOneCoreStopsTheOtherCoresStatesArePrinted) {
+  // Both cores signal core 0's semaphore 0 and wait for 2 on their own: core 0 gets both signals and finishes,
+  // core 1 none (deadlock, named "(core 1)"), and core 0's end is reported beside it.
+  const std::string dead = write_file(".queue dma\nsem_signal sem=0 value=1 core=0\nsem_wait sem=0 value=2\nhalt\n");
+  Result r = run("run --te tlm --cores 2 --program " + dead);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("deadlock"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(core 1)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("  core 0: done, "), std::string::npos) << r.err;
+  // Likewise on a timeout: core 0 is still copying when the limit passes, core 1 waits on its semaphore; the error
+  // is core 0's and core 1's state at that cycle is printed.
+  const std::string slow = write_file(
+      ".queue dma\nsem_signal sem=1 value=1 core=0\nsem_wait sem=1 value=2\n"
+      "dma_copy src=hbm:0x0 dst=hbm:0x1000000 type=fp32 count=[65535,16]\nhalt\n");
+  r = run("run --te tlm --cores 2 --timeout-cycles 50000 --program " + slow);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("did not finish within 50000 cycles"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("  core 1: still running: queue dma at instruction 1 of 4, waiting\n"), std::string::npos)
+      << r.err;
+}
+
 TEST(RunCli, UnwritableWaveformIsBadInput) {
   const Result r = run("run --workload gemm -m 4 -k 4 -n 4 --wave /nonexistent-dir/w.fst");
   EXPECT_EQ(r.exit_code, 2);
@@ -285,6 +330,22 @@ TEST(RunCli, BadDtypeDimensionsAndDatapathAreUsageErrors) {
   r = run("run --te gpu");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--te gpu"), std::string::npos) << r.err;
+  // An unsigned value past 2^64 - 1 is refused, not clamped to 18446744073709551615.
+  r = run("run --workload gemm --seed 18446744073709551616");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("18446744073709551616 is out of range"), std::string::npos) << r.err;
+}
+
+TEST(RunCli, AWorkloadsShapeIsCheckedAgainstTheOptionsItUses) {
+  // LayerNorm has no weight matrix, --heads or --d-ff: a wide d_model is its to take (8192 x 4 weights would pass
+  // the block's 2^28), and a refusal names only the options the workload reads.
+  Result r = run("run --te tlm --workload layernorm --seq 3 --d-model 8192");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out).rfind("PASS", 0), 0u) << r.out;
+  r = run("run --te tlm --workload transformer-block --seq 16 --d-model 8192 --heads 2");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--seq 16 --d-model 8192 --heads 2 --d-ff 3072: too large"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("weights <= 2^28 elements"), std::string::npos) << r.err;
 }
 
 // Waveform problems that only the run itself (or the environment) reveals: a window after the last cycle warns

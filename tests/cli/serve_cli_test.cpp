@@ -184,6 +184,7 @@ TEST(ServeCli, BadInputIsOneLineAndExitTwo) {
       {"attach " + s + " --write STATUS=1", "STATUS: the register is read-only"},
       {"attach " + s + " --dump hbm:0x1000 --count 4", "--dump needs --out"},
       {"attach " + s + " --dump sbuf:99:0 --count 4 --out x.npy", "partition 99 of 16"},
+      {"attach " + s + " --dump psum:0:2 --count 1 --out x.npy", "offset 2: PSUM holds FP32 words, 4-byte aligned"},
       {"attach " + dir.sock("none.sock"), "cannot connect"},
       {"serve --socket " + s, "a server is listening there already"},
       {"serve --socket " + dir.sock("sys") + " --config trn2-16 --te rtl", "TLM datapath only"},

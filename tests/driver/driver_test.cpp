@@ -615,6 +615,30 @@ TEST_P(DriverRun, TimeoutNamesCyclesAndQueueStates) {
     ASSERT_EQ(e.queues().size(), 2u);
     EXPECT_EQ(e.queues()[1].pc, 2u);
     EXPECT_EQ(e.queues()[1].state, regs::QSTATE_RUNNING);
+    EXPECT_EQ(e.core(), 0u);
+  }
+}
+
+TEST_P(DriverRun, ATimeoutOnACoreOtherThanCoreZeroNamesItAsADeviceFaultDoes) {
+  MockDevice dev;
+  dev.poke(regs::CHIP_CORES, 4);
+  dev.poke(regs::CORE_ID, 3);  // the driver reads CORE_ID when it opens the core
+  BackendDevice backend(dev, GetParam());
+  Driver drv(backend.device());
+  drv.load_program(two_queue_program());
+  dev.outcome.kind = MockDevice::Outcome::kHang;
+  dev.outcome.pc = {{0, 1}, {1, 3}};
+  dev.outcome.state = {{0, regs::QSTATE_WAITING}, {1, regs::QSTATE_WAITING}};
+  try {
+    drv.run(700);
+    FAIL() << "no exception";
+  } catch (const DriverTimeout& e) {
+    EXPECT_STREQ(e.what(),
+                 "device did not finish within 700 cycles (cycle counter 700): queue te at instruction 1 of 4, "
+                 "waiting; queue dma at instruction 3 of 4, waiting (core 3)");
+    EXPECT_EQ(e.core(), 3u);
+    EXPECT_EQ(DriverTimeout::queues_text(e.queues()),
+              "queue te at instruction 1 of 4, waiting; queue dma at instruction 3 of 4, waiting");
   }
 }
 

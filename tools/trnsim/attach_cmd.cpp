@@ -110,6 +110,7 @@ uint64_t dump_address(const driver::DeviceInfo& info, const std::string& spec, u
     const uint32_t pbytes = sbuf ? info.sbuf_partition_bytes : info.psum_partition_bytes;
     const uint64_t p = parse_number(parts[1], "--dump partition"), off = parse_number(parts[2], "--dump offset");
     if (p >= partitions) throw bad(fmt::format("partition {} of {}", p, partitions));
+    if (!sbuf && off % 4 != 0) throw bad(fmt::format("offset {}: PSUM holds FP32 words, 4-byte aligned", off));
     if (off > pbytes || bytes > pbytes - off) {
       throw bad(fmt::format("{} bytes at offset {} do not fit in a {}-byte partition", bytes, off, pbytes));
     }

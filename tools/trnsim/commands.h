@@ -3,6 +3,7 @@
 // 0 success and golden match, 1 mismatch or failed check, 2 bad input or usage.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -42,12 +43,19 @@ inline bool stochastic_rounding(const std::string& round, bool seed_given) {
   return stochastic;
 }
 
-// Refuses a negative number for an unsigned option (CLI11 would wrap it). No description of its own: the option's
-// type name (UINT) already says it, and a description would print as "UINT:UINT" in --help.
+// Refuses a negative number for an unsigned option (CLI11 would wrap it) and one past 2^64 - 1 (CLI11 would clamp it
+// to 18446744073709551615). No description of its own: the option's type name (UINT) already says it, and a
+// description would print as "UINT:UINT" in --help.
 inline const CLI::Validator kNonNegative(
     [](std::string& v) {
       const size_t first = v.find_first_not_of(" \t");
-      return first != std::string::npos && v[first] == '-' ? v + " is negative (an unsigned value)" : std::string();
+      if (first == std::string::npos) return std::string();  // CLI11's own conversion refuses it
+      if (v[first] == '-') return v + " is negative (an unsigned value)";
+      uint64_t value = 0;
+      const char* end = v.data() + v.size();
+      const auto [ptr, ec] = std::from_chars(v.data() + first, end, value);
+      return ec == std::errc::result_out_of_range ? v + " is out of range (at most 18446744073709551615)"
+                                                  : std::string();
     },
     "");
 

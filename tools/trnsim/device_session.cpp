@@ -1,6 +1,7 @@
 #include "tools/trnsim/device_session.h"
 
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 
@@ -11,7 +12,6 @@
 #include "cosim/te/te_rtl.h"
 #include "firmware/driver/remote_device.h"
 #include "model/config/chip_config.h"
-#include "spec/trn_regs.h"
 #include "spec/trn_regs.h"
 #include "tools/trnsim/commands.h"
 
@@ -215,7 +215,37 @@ void DeviceSession::write_timeline(const char* note) const {
   }
 }
 
-int run_on_device(DeviceSession& session, const std::function<int()>& body) {
+std::vector<driver::RunResult> wait_cores(const std::vector<driver::Driver*>& cores, uint64_t timeout_cycles) {
+  std::vector<driver::RunResult> runs;
+  std::vector<std::string> states;  // each core's, printed when one failed
+  std::exception_ptr failure;
+  for (driver::Driver* d : cores) {
+    try {
+      runs.push_back(d->wait(failure ? 0 : timeout_cycles));  // after a failure: its state now, the device not run on
+      states.push_back(fmt::format("done, {} cycles", runs.back().cycles));
+    } catch (const driver::DriverTimeout& e) {
+      states.push_back(failure ? "still running: " + driver::DriverTimeout::queues_text(e.queues()) : "");
+      if (!failure) failure = std::current_exception();
+    } catch (const driver::DeviceFault& e) {
+      states.push_back(failure ? std::string("stopped: ") + e.what() : "");
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (!failure) return runs;
+  if (cores.size() > 1) {
+    for (size_t c = 0; c < cores.size(); ++c) {
+      if (!states[c].empty()) fmt::print(stderr, "  core {}: {}\n", cores[c]->info().core, states[c]);
+    }
+  }
+  std::rethrow_exception(failure);
+}
+
+int run_on_device(DeviceSession& session, const std::function<int()>& body,
+                  const std::function<void(const std::string&)>& on_failure) {
+  const auto failed = [&](const std::string& message) {
+    if (on_failure) on_failure(message);
+    return message;
+  };
   try {
     const int rc = body();
     session.write_timeline();
@@ -224,15 +254,16 @@ int run_on_device(DeviceSession& session, const std::function<int()>& body) {
     session.write_timeline(", up to the device error");
     const std::string& detail = e.detail();
     if (e.code() == regs::ERR_ENGINE_FAULT) {
-      fmt::print("FAIL: {}{}{}\n", e.what(), detail.empty() ? "" : ": ", detail);
+      fmt::print("FAIL: {}\n", failed(fmt::format("{}{}{}", e.what(), detail.empty() ? "" : ": ", detail)));
       return kExitFail;
     }
-    throw BadInput(fmt::format("{}{}{}", e.what(), detail.empty() ? "" : " (", detail.empty() ? "" : detail + ")"));
+    throw BadInput(
+        failed(fmt::format("{}{}{}", e.what(), detail.empty() ? "" : " (", detail.empty() ? "" : detail + ")")));
   } catch (const driver::DriverTimeout& e) {
     session.write_timeline(", up to the timeout");
-    throw BadInput(e.what());
+    throw BadInput(failed(e.what()));
   } catch (const wire::WireError& e) {  // the server died or broke the protocol mid-run
-    throw BadInput(fmt::format("--connect {}: {}", session.connect, e.what()));
+    throw BadInput(failed(fmt::format("--connect {}: {}", session.connect, e.what())));
   }
 }
 

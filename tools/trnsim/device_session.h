@@ -98,9 +98,17 @@ DeviceSession open_device(const DeviceFlags& flags);
 /// flags.cores 0 is every core of the chip; `flags` is updated to the count opened.
 void open_cores(DeviceSession& s, DeviceFlags& flags);
 
+/// Waits for every core of `cores` to finish the programs started on them (Driver::wait, `timeout_cycles` for each).
+/// When one fails, the cores after it are looked at without running the device further (Driver::wait(0)), every
+/// other core's state is printed on stderr ("  core 1: done, 1234 cycles", "  core 1: still running: queue dma at
+/// instruction 1 of 4, waiting", "  core 1: stopped: device error ..."), and the first failure is rethrown
+/// (driver::DeviceFault, driver::DriverTimeout).
+std::vector<driver::RunResult> wait_cores(const std::vector<driver::Driver*>& cores, uint64_t timeout_cycles);
+
 /// Runs `body` and maps device failures to exit codes (BRIEF section 4): a lockstep mismatch or an engine fault
 /// prints FAIL and returns 1; any other device fault or a timeout is a bad program: BadInput (exit 2) naming the
-/// queue, instruction index, field and cause.
-int run_on_device(DeviceSession& session, const std::function<int()>& body);
+/// queue, instruction index, field and cause. `on_failure` (if set) gets that message first, for the JSON report.
+int run_on_device(DeviceSession& session, const std::function<int()>& body,
+                  const std::function<void(const std::string&)>& on_failure = {});
 
 }  // namespace trnsim::tool

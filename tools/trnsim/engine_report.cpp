@@ -78,6 +78,12 @@ void print_engine_report(const DeviceSession& s, nlohmann::json& j) {
   s.write_timeline();
 }
 
+void print_retired(const std::array<uint64_t, isa::kNumQueues>& retired) {
+  const auto n = [&](isa::Engine e) { return retired[size_t(e)]; };
+  fmt::print("  retired           te {}, dma {}, act {}, vec {}, cc {}\n", n(isa::Engine::kTe), n(isa::Engine::kDma),
+             n(isa::Engine::kAct), n(isa::Engine::kVec), n(isa::Engine::kCc));
+}
+
 void print_core_table(const DeviceSession& s, const std::vector<int>& which,
                       const std::vector<driver::RunResult>& runs, const std::vector<uint64_t>& te_macs,
                       nlohmann::json& j) {

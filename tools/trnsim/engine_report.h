@@ -3,11 +3,13 @@
 // the simulated time went: waiting on a semaphore, waiting for DMA, idle. docs/timeline.md explains the columns.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "firmware/isa/isa.h"
 #include "tools/trnsim/device_session.h"
 
 namespace trnsim::tool {
@@ -20,6 +22,9 @@ namespace trnsim::tool {
 /// `j["dma_engines"]`, an array of {engine, copies, busy_us, utilization}; `j["engine_window_us"]`, the simulated
 /// time the fractions refer to. Then writes the --timeline file, if asked (DeviceSession::write_timeline).
 void print_engine_report(const DeviceSession& s, nlohmann::json& j);
+
+/// The report's `retired` line: instructions retired per queue (te, dma, act, vec, cc), summed over every core that ran.
+void print_retired(const std::array<uint64_t, isa::kNumQueues>& retired);
 
 /// With --cores N > 1: one line per core that ran (`which[i]`: its index into s.cores(), `runs[i]` its launch,
 /// `te_macs[i]` its TE multiply-accumulates) with its cycles, TE MACs and utilization of its own array and its

@@ -1,6 +1,7 @@
 // `trnsim run`: a workload (or a program file) on the simulated device, through the driver, checked bit for bit
 // against the golden host kernels.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -50,22 +51,51 @@ double peak_rss_gib() {
   return double(ru.ru_maxrss) / (1024.0 * 1024.0);  // ru_maxrss is in KiB on Linux
 }
 
-std::ofstream open_report(const std::string& path) {
-  std::ofstream report;
-  if (!path.empty()) {
-    report.open(path);
-    if (!report) throw BadInput(fmt::format("--report {}: cannot open for writing", path));
+/// --report FILE: opened before the run, so that a path that cannot be written fails at once. A run that ends
+/// without its figures (an error, a device fault, a timeout) still leaves a report, {"pass": false, "error": why}
+/// with what the run was, instead of an empty file: fail() says why, and the destructor says it stopped before its
+/// figures if nothing else did.
+class ReportFile {
+ public:
+  ReportFile(std::string path, nlohmann::json what) : path_(std::move(path)), what_(std::move(what)) {
+    if (path_.empty()) return;
+    out_.open(path_);
+    if (!out_) throw BadInput(fmt::format("--report {}: cannot open for writing", path_));
   }
-  return report;
-}
+  ReportFile(const ReportFile&) = delete;
+  ReportFile& operator=(const ReportFile&) = delete;
+  ~ReportFile() { fail("the run stopped before its figures"); }
 
-void write_report(std::ofstream& report, const std::string& path, const nlohmann::json& j) {
-  if (path.empty()) return;
-  report << j.dump(2) << '\n';
-  report.close();
-  if (!report) throw BadInput(fmt::format("--report {}: write failed", path));
-  fmt::print("  report            {}\n", path);
-}
+  /// The run's report. BadInput when the write fails.
+  void write(const nlohmann::json& j) {
+    if (path_.empty() || done_) return;
+    done_ = true;
+    out_ << j.dump(2) << '\n';
+    out_.close();
+    if (!out_) throw BadInput(fmt::format("--report {}: write failed", path_));
+    fmt::print("  report            {}\n", path_);
+  }
+
+  /// A report of a run that failed, once (the first reason wins); never throws.
+  void fail(const std::string& why) noexcept {
+    if (path_.empty() || done_) return;
+    done_ = true;
+    try {
+      nlohmann::json j = what_;
+      j["pass"] = false;
+      j["error"] = why;
+      out_ << j.dump(2) << '\n';
+      out_.close();
+    } catch (...) {  // a report is best effort once the run has failed
+    }
+  }
+
+ private:
+  std::string path_;
+  nlohmann::json what_;
+  std::ofstream out_;
+  bool done_ = false;
+};
 
 void print_figures(const DeviceSession& s, uint64_t cycles, uint64_t macs, double wall, nlohmann::json& j) {
   const int pes = s.info().te_rows * s.info().te_cols * int(s.cores().size());  // every core's array
@@ -88,6 +118,8 @@ void print_figures(const DeviceSession& s, uint64_t cycles, uint64_t macs, doubl
   print_engine_report(s, j);  // per-engine utilization; writes --timeline
 }
 
+int run_program_on_device(const RunOptions& o, const isa::Program& program, ReportFile& report);
+
 // --program FILE: a binary (.bin, "TRNP") or text program; it runs to its halts, there is no golden result. With
 // --cores N it runs on each of cores 0 .. N-1 at once (a program file is one core's; each core has its own SBUF and
 // PSUM, and HBM is shared, so a program that writes HBM writes the same bytes from every core).
@@ -108,7 +140,16 @@ int run_program_file(const RunOptions& o) {
     // As `trnsim asm` and `disasm` say it: FILE:LINE:COL: reason for text, FILE: reason for a binary.
     throw BadInput(fmt::format("{}:{}{}", o.program, binary ? " " : "", e.what()));
   }
-  std::ofstream report = open_report(o.report);
+  ReportFile report(o.report, {{"program", o.program}, {"config", o.device.config}});
+  try {
+    return run_program_on_device(o, program, report);
+  } catch (const std::exception& e) {
+    report.fail(e.what());
+    throw;
+  }
+}
+
+int run_program_on_device(const RunOptions& o, const isa::Program& program, ReportFile& report) {
   DeviceSession s = open_device(o.device);
   DeviceFlags device = o.device;
   if (device.cores == 0) device.cores = 1;  // a program file is one core's unless --cores says more
@@ -127,14 +168,14 @@ int run_program_file(const RunOptions& o) {
       d->load_program(program);
     }
     // Every core's doorbell first, then each core's interrupt (docs/driver.md, "Cores").
-    std::vector<driver::RunResult> runs;
     for (driver::Driver* d : cores) d->start();
-    for (driver::Driver* d : cores) runs.push_back(d->wait(o.device.timeout_cycles));
+    const std::vector<driver::RunResult> runs = wait_cores(cores, o.device.timeout_cycles);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const driver::RunResult& r = runs.front();
-    fmt::print("  retired           te {}, dma {}, act {}, vec {}\n", r.retired[size_t(isa::Engine::kTe)],
-               r.retired[size_t(isa::Engine::kDma)], r.retired[size_t(isa::Engine::kAct)],
-               r.retired[size_t(isa::Engine::kVec)]);
+    std::array<uint64_t, isa::kNumQueues> retired{};
+    for (const driver::RunResult& r : runs) {
+      for (size_t q = 0; q < retired.size(); ++q) retired[q] += r.retired[q];
+    }
+    print_retired(retired);
     nlohmann::json j = {{"program", o.program}, {"config", s.info().config_name}, {"te", s.info().te_backend},
                         {"pass", true}};
     uint64_t cycles = 0, macs = 0;
@@ -148,10 +189,10 @@ int run_program_file(const RunOptions& o) {
     }
     if (cores.size() > 1) print_core_table(s, which, runs, core_macs, j);
     print_figures(s, cycles, macs, wall, j);
-    write_report(report, o.report, j);
+    report.write(j);
     fmt::print("PASS: the program ran to its halts (no golden result for a program file)\n");
     return kExitOk;
-  });
+  }, [&](const std::string& why) { report.fail(why); });
 }
 
 // The options only some workloads use, and which ones each workload uses (the rest: --config, --report). Giving an
@@ -242,7 +283,8 @@ Action add_run(CLI::App& app) {
                   "ones are drawn from --seed");
   cmd->add_option("--outputs", opts->composite.outputs,
                   "Directory to write the result and named intermediates to, as NAME.npy (float32)");
-  cmd->add_option("--timeout-cycles", opts->device.timeout_cycles, "Give up after this many device cycles")
+  cmd->add_option("--timeout-cycles", opts->device.timeout_cycles, "Give up when one program launch runs this many device cycles without finishing (every launch of "
+                  "a multi-program workload has the whole limit)")
       ->check(kNonNegative)
       ->capture_default_str();
   add_watchdog_flag(*cmd, opts->device);
@@ -276,8 +318,13 @@ Action add_run(CLI::App& app) {
                        "lockstep (the message-level link model has no flits to corrupt)");
       }
       if (mpi && mpi->rank() != 0) return run_collective_workload(c, [](const nlohmann::json&) {});  // rank 0 reports
-      std::ofstream report = open_report(opts->report);
-      return run_collective_workload(c, [&](const nlohmann::json& j) { write_report(report, opts->report, j); });
+      ReportFile report(opts->report, {{"workload", c.workload}, {"config", c.config}});
+      try {
+        return run_collective_workload(c, [&](const nlohmann::json& j) { report.write(j); });
+      } catch (const std::exception& e) {
+        report.fail(e.what());
+        throw;
+      }
     }
     WorkloadOptions o = opts->composite;
     o.name = opts->workload;
@@ -290,9 +337,15 @@ Action add_run(CLI::App& app) {
                                  "matmul --dtype`)", opts->dtype, dt ? "not a workload dtype" : "unknown"));
     }
     o.params.dtype = *dt;
-    std::ofstream report = open_report(opts->report);
-    const ReportHooks hooks{print_figures, [&](const nlohmann::json& j) { write_report(report, opts->report, j); }};
-    return run_workload(o, hooks);
+    ReportFile report(opts->report, {{"workload", o.name}, {"config", o.device.config}});
+    const ReportHooks hooks{print_figures, [&](const nlohmann::json& j) { report.write(j); },
+                            [&](const std::string& why) { report.fail(why); }};
+    try {
+      return run_workload(o, hooks);
+    } catch (const std::exception& e) {
+      report.fail(e.what());
+      throw;
+    }
   };
 }
 

@@ -202,7 +202,7 @@ Action add_serve(CLI::App& app) {
                   "protocol, -device x-pci-proxy-dev; docs/linux-driver.md); with --socket too, that socket serves "
                   "`trnsim attach` beside the guest");
   cmd->add_option("--config", o->device.config,
-                  "Machine configuration: tiny or trn2 (one socket), or a multi-chip system trn2-16, trn2-64 or "
+                  "Machine configuration: tiny, trn2 or trn3 (one socket), or a multi-chip system trn2-16, trn2-64 or "
                   "trn2-256 (one socket per chip: PATH.0, PATH.1, ...; TLM datapath)")
       ->capture_default_str();
   cmd->add_option("--te", o->device.te, "Tensor Engine datapath: rtl, tlm or lockstep")->capture_default_str();

@@ -126,9 +126,7 @@ int run_workload(const WorkloadOptions& o, const ReportHooks& hooks) {
                    r.cycles ? 100.0 * double(g.cycles) / double(r.cycles) : 0.0);
       }
     }
-    fmt::print("  retired           te {}, dma {}, act {}, vec {}\n", r.retired[size_t(isa::Engine::kTe)],
-               r.retired[size_t(isa::Engine::kDma)], r.retired[size_t(isa::Engine::kAct)],
-               r.retired[size_t(isa::Engine::kVec)]);
+    print_retired(r.retired);
     nlohmann::json checks = nlohmann::json::array();
     for (const workloads::Check& c : r.checks) {
       for (size_t i = 0; i < c.first.size() && i < 3; ++i) {
@@ -185,7 +183,7 @@ int run_workload(const WorkloadOptions& o, const ReportHooks& hooks) {
                  counted(r.checks.size(), "tensor"), r.golden_name);
     }
     return kExitOk;
-  });
+  }, hooks.fail);
 }
 
 }  // namespace trnsim::tool

@@ -25,10 +25,12 @@ struct WorkloadOptions {
 };
 
 /// How the caller reports: print the common figures (cycles, MACs, utilization, wall time) into the text report and
-/// the JSON object, and write the JSON report (if asked for).
+/// the JSON object, write the JSON report (if asked for), and record why a run stopped without its figures (a device
+/// fault or timeout: the message run_on_device reports).
 struct ReportHooks {
   std::function<void(const DeviceSession&, uint64_t cycles, uint64_t macs, double wall, nlohmann::json&)> figures;
   std::function<void(const nlohmann::json&)> write;
+  std::function<void(const std::string&)> fail;
 };
 
 /// Runs the registry's workload `o.name` and prints its report, ending with PASS or FAIL; returns the exit code.
