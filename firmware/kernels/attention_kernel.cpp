@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -74,22 +75,6 @@ void append_heads(KernelSequence* seq, std::vector<KernelSequence> heads, PieceO
 }
 }  // namespace
 
-int attention_pieces(const driver::DeviceInfo& info, const AttentionLayout& l) {
-  // Pieces of fewer queries than pieces_per_head's where a head's share of a core does not fit (the accumulator and
-  // the transposes' slots share PSUM with the scores): each count planned once, the first that fits, down to one
-  // query tile per piece.
-  const int R = transpose_tile_rows(info);
-  if (!l.fused_pieces || !l.te_transpose || R < 1 || l.seq < 1 || l.heads < 1 || l.head_dim < 1 || l.cores < 1) {
-    return 0;
-  }
-  for (int p = pieces_per_head(l.heads, l.cores);; ++p) {
-    if (attention_piece_fits(info, l.seq, std::min(rows_per_core(l.seq, R, p), l.seq), l.head_dim, l.sbuf_end)) {
-      return p;
-    }
-    if (p >= (l.seq + R - 1) / R) return 0;
-  }
-}
-
 namespace {
 /// Head h's piece of queries [q0, q0 + n) (make_attention_piece_program).
 AttentionPieceLayout piece_layout(const AttentionLayout& l, int h, int q0, int n) {
@@ -138,7 +123,8 @@ double list_end(const std::vector<double>& costs, int cores) {
 /// shorter. A causal head's equal halves differ most (its later queries see more keys): on trn2 at seq 2048, 12
 /// heads on 8 cores, the cut after 6 of 16 query tiles (docs/kernels.md "Sequences over cores"). 0 when no cut
 /// fits.
-int two_piece_cut(const driver::DeviceInfo& info, const AttentionLayout& l, bool* first_longer) {
+int two_piece_cut(const driver::DeviceInfo& info, const AttentionLayout& l, bool* first_longer,
+                  double* end_cycles = nullptr) {
   const int R = transpose_tile_rows(info);
   const int tiles = (l.seq + R - 1) / R;
   const int equal = rows_per_core(l.seq, R, 2);
@@ -160,7 +146,28 @@ int two_piece_cut(const driver::DeviceInfo& info, const AttentionLayout& l, bool
       *first_longer = e0 > e1;
     }
   }
+  if (end_cycles) *end_cycles = best_end;
   return best;
+}
+
+/// When the heads' pieces of `p` pieces each (the cut of piece_wave: two_piece_cut for 2, equal pieces else), longest
+/// first, end on the cores by the Pipeline's estimates (head 0's pieces standing for all). For the choice between one
+/// piece per head and pieces_per_head's count, which counts rounds of equal pieces: a short sequence cuts into
+/// unequal ones (seq 129: 128 queries and 1), each paying a program's start.
+double wave_estimate(const driver::DeviceInfo& info, const AttentionLayout& l, int p) {
+  if (p == 2) {
+    bool first_longer = false;
+    double end = 0.0;
+    return two_piece_cut(info, l, &first_longer, &end) > 0 ? end : std::numeric_limits<double>::infinity();
+  }
+  const int per = rows_per_core(l.seq, transpose_tile_rows(info), p);
+  std::vector<double> costs;
+  for (int q0 = 0; q0 < l.seq; q0 += per) {
+    costs.insert(costs.end(), std::size_t(l.heads),
+                 attention_piece_estimate(info, piece_layout(l, 0, q0, std::min(per, l.seq - q0))));
+  }
+  std::sort(costs.begin(), costs.end(), std::greater<double>());
+  return list_end(costs, l.cores);
 }
 
 /// One step of the wave of pieces (piece_wave).
@@ -277,6 +284,28 @@ PrefetchChoice prefetch_choice(const driver::DeviceInfo& info, const AttentionLa
   return best;
 }
 }  // namespace
+
+int attention_pieces(const driver::DeviceInfo& info, const AttentionLayout& l) {
+  // Pieces of fewer queries than pieces_per_head's where a head's share of a core does not fit (the accumulator and
+  // the transposes' slots share PSUM with the scores): each count planned once, the first that fits, down to one
+  // query tile per piece. Where that is more than one and a whole head fits one piece, the one the estimates end
+  // sooner (wave_estimate; one piece on a tie).
+  const int R = transpose_tile_rows(info);
+  if (!l.fused_pieces || !l.te_transpose || R < 1 || l.seq < 1 || l.heads < 1 || l.head_dim < 1 || l.cores < 1) {
+    return 0;
+  }
+  for (int p = pieces_per_head(l.heads, l.cores);; ++p) {
+    const int per = std::min(rows_per_core(l.seq, R, p), l.seq);
+    if (attention_piece_fits(info, l.seq, per, l.head_dim, l.sbuf_end)) {
+      if (per < l.seq && attention_piece_fits(info, l.seq, l.seq, l.head_dim, l.sbuf_end) &&
+          wave_estimate(info, l, 1) <= wave_estimate(info, l, p)) {
+        return 1;
+      }
+      return p;
+    }
+    if (p >= (l.seq + R - 1) / R) return 0;
+  }
+}
 
 double attention_prefetch_cost(const driver::DeviceInfo& info, const AttentionLayout& l) {
   const int fused = attention_pieces(info, l);

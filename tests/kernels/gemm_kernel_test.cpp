@@ -1285,7 +1285,7 @@ TEST(ResidentWeights, EveryProgramKeepsOutOfThemButToLoadOrReadThem) {
     const test::ProgramCheck c = test::check_program(info, st.program, opt);
     EXPECT_TRUE(c.ok()) << st.name << ":\n" << c.summary();
   }
-  EXPECT_EQ(attention, 24) << "12 heads in 2 pieces";
+  EXPECT_EQ(attention, 12) << "12 heads in one piece each (T 256 is two query tiles: attention_pieces keeps whole heads)";
   // Each split by the tokens alone, two M tiles of 128: the projection's and the down GEMM's M, the up GEMM's N; the
   // projection and ln2 + the up GEMM in one program (make_gemm_ln_gemm_program).
   EXPECT_EQ(after, 2 + 2) << "the steps after the attention";

@@ -763,6 +763,25 @@ TEST(AttentionPieces, EachHeadIsCutWhereTheEstimatedWaveEndsSoonest) {
   EXPECT_EQ(flat[0].macs, 1024ull * 64 * 2048 * 2);
 }
 
+TEST(AttentionPieces, AShortSequenceThatCutsIntoUnequalPiecesRunsOnePiecePerHead) {
+  // pieces_per_head counts rounds of equal pieces: 12 heads on 8 cores in 2 pieces each is 3 rounds of half a head
+  // against 2 rounds of a whole one. At seq 129 the cut can only be 128 + 1 queries, and the 1-query piece pays a
+  // whole program's start, so the estimates keep one piece per head. Measured on the block (trnsim run --workload
+  // transformer-block --config trn2 --te tlm --seq 129, the eleventh session): attention 31,415 cycles in 24 pieces,
+  // 22,332 in 12 (the block 142,403 -> 133,320); on 7 cores 41,058 -> 22,332; at seq 512 36,412 against 42,502.
+  AttentionLayout l;
+  l.seq = 129, l.heads = 12, l.head_dim = 64, l.causal = true, l.te_transpose = true, l.cores = 8;
+  l.fused_softmax = l.fused_pieces = true;
+  const uint64_t DT = uint64_t(l.heads) * l.head_dim * l.seq * 2;
+  l.qT_hbm = 0, l.kT_hbm = DT, l.vT_hbm = 2 * DT, l.outT_hbm = 3 * DT;
+  ASSERT_EQ(attention_pieces(trn2(), l), 1);
+  const KernelSequence seq = make_attention_programs(trn2(), l);
+  ASSERT_EQ(seq.size(), 12u);
+  // A whole head: S over the 129 keys, PV for query tile 0 (128 queries) over key tile 0 and for tile 1 (1 query)
+  // over keys 0 .. 128.
+  for (const KernelStep& step : seq) EXPECT_EQ(step.macs, 129ull * 64 * 129 + 128ull * 64 * 128 + 1ull * 64 * 129);
+}
+
 // The transposes' PSUM slots of an attention piece start right after the accumulator's last column, so the spare
 // end of its last bank holds slots too: GPT-2's last 1280 queries of a head at seq 2048 on trn2 (the block's long
 // piece). PSUM by hand: 8 banks of 2 KiB per partition; the scores take banks 0-3 (one block of whole rows, 2048
