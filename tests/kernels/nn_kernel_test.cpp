@@ -732,6 +732,17 @@ halt
       << c.summary();
 }
 
+/// GPT-2 small's causal attention as the trn2 block runs it over 8 cores: 12 heads of 64, every step of a head in
+/// one program per piece (fused_pieces), Q^T, K^T, V^T and O^T one after another in HBM.
+AttentionLayout gpt2_attention(int seq) {
+  AttentionLayout l;
+  l.seq = seq, l.heads = 12, l.head_dim = 64, l.causal = true, l.te_transpose = true, l.cores = 8;
+  l.fused_softmax = l.fused_pieces = true;
+  const uint64_t DT = uint64_t(l.heads) * l.head_dim * l.seq * 2;
+  l.qT_hbm = 0, l.kT_hbm = DT, l.vT_hbm = 2 * DT, l.outT_hbm = 3 * DT;
+  return l;
+}
+
 TEST(AttentionPieces, EachHeadIsCutWhereTheEstimatedWaveEndsSoonest) {
   // GPT-2 small's causal attention at seq 2048 on trn2's 8 cores: 12 heads in two pieces each. The equal halves
   // (8 + 8 query tiles) differ most: the later queries see more keys. Measured on the block (trnsim run --workload
@@ -739,11 +750,7 @@ TEST(AttentionPieces, EachHeadIsCutWhereTheEstimatedWaveEndsSoonest) {
   // query tiles, 241,806 at 6 + 10, 245,381 at 7 + 9, 248,660 at 8 + 8, 246,596 at 10 + 6; the estimates (228 k,
   // 234 k, 240 k, 234 k for 6, 7, 8, 10) put 6 + 10 first too: 12 long pieces on 8 cores, the 12 short ones in the
   // gaps of the four cores that take one long piece.
-  AttentionLayout l;
-  l.seq = 2048, l.heads = 12, l.head_dim = 64, l.causal = true, l.te_transpose = true, l.cores = 8;
-  l.fused_softmax = l.fused_pieces = true;
-  const uint64_t DT = uint64_t(l.heads) * l.head_dim * l.seq * 2;
-  l.qT_hbm = 0, l.kT_hbm = DT, l.vT_hbm = 2 * DT, l.outT_hbm = 3 * DT;
+  AttentionLayout l = gpt2_attention(2048);
   ASSERT_EQ(attention_pieces(trn2(), l), 2);
   const KernelSequence seq = make_attention_programs(trn2(), l);
   ASSERT_EQ(seq.size(), 24u);
@@ -769,11 +776,7 @@ TEST(AttentionPieces, AShortSequenceThatCutsIntoUnequalPiecesRunsOnePiecePerHead
   // whole program's start, so the estimates keep one piece per head. Measured on the block (trnsim run --workload
   // transformer-block --config trn2 --te tlm --seq 129, the eleventh session): attention 31,415 cycles in 24 pieces,
   // 22,332 in 12 (the block 142,403 -> 133,320); on 7 cores 41,058 -> 22,332; at seq 512 36,412 against 42,502.
-  AttentionLayout l;
-  l.seq = 129, l.heads = 12, l.head_dim = 64, l.causal = true, l.te_transpose = true, l.cores = 8;
-  l.fused_softmax = l.fused_pieces = true;
-  const uint64_t DT = uint64_t(l.heads) * l.head_dim * l.seq * 2;
-  l.qT_hbm = 0, l.kT_hbm = DT, l.vT_hbm = 2 * DT, l.outT_hbm = 3 * DT;
+  const AttentionLayout l = gpt2_attention(129);
   ASSERT_EQ(attention_pieces(trn2(), l), 1);
   const KernelSequence seq = make_attention_programs(trn2(), l);
   ASSERT_EQ(seq.size(), 12u);
