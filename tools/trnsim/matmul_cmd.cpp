@@ -205,8 +205,9 @@ Action add_matmul(CLI::App& app) {
   cmd->add_option("--te", o->device.te,
                   "Tensor Engine datapath: rtl, tlm or lockstep")
       ->capture_default_str();
-  cmd->add_option("--timeout-cycles", o->device.timeout_cycles, "Give up when one program launch runs this many device cycles without finishing (every launch of "
-                  "a multi-program workload has the whole limit)")
+  cmd->add_option("--timeout-cycles", o->device.timeout_cycles,
+                  "Give up when one program launch runs this many device cycles without finishing (every launch of "
+                  "a multi-program run has the whole limit)")
       ->check(kNonNegative)
       ->capture_default_str();
   add_watchdog_flag(*cmd, o->device);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -76,6 +77,16 @@ class ReportFile {
     fmt::print("  report            {}\n", path_);
   }
 
+  /// Runs `body`; an exception it throws is recorded (fail) and rethrown.
+  int guard(const std::function<int()>& body) {
+    try {
+      return body();
+    } catch (const std::exception& e) {
+      fail(e.what());
+      throw;
+    }
+  }
+
   /// A report of a run that failed, once (the first reason wins); never throws.
   void fail(const std::string& why) noexcept {
     if (path_.empty() || done_) return;
@@ -141,12 +152,7 @@ int run_program_file(const RunOptions& o) {
     throw BadInput(fmt::format("{}:{}{}", o.program, binary ? " " : "", e.what()));
   }
   ReportFile report(o.report, {{"program", o.program}, {"config", o.device.config}});
-  try {
-    return run_program_on_device(o, program, report);
-  } catch (const std::exception& e) {
-    report.fail(e.what());
-    throw;
-  }
+  return report.guard([&] { return run_program_on_device(o, program, report); });
 }
 
 int run_program_on_device(const RunOptions& o, const isa::Program& program, ReportFile& report) {
@@ -283,8 +289,9 @@ Action add_run(CLI::App& app) {
                   "ones are drawn from --seed");
   cmd->add_option("--outputs", opts->composite.outputs,
                   "Directory to write the result and named intermediates to, as NAME.npy (float32)");
-  cmd->add_option("--timeout-cycles", opts->device.timeout_cycles, "Give up when one program launch runs this many device cycles without finishing (every launch of "
-                  "a multi-program workload has the whole limit)")
+  cmd->add_option("--timeout-cycles", opts->device.timeout_cycles,
+                  "Give up when one program launch runs this many device cycles without finishing (every launch of "
+                  "a multi-program run has the whole limit)")
       ->check(kNonNegative)
       ->capture_default_str();
   add_watchdog_flag(*cmd, opts->device);
@@ -319,12 +326,8 @@ Action add_run(CLI::App& app) {
       }
       if (mpi && mpi->rank() != 0) return run_collective_workload(c, [](const nlohmann::json&) {});  // rank 0 reports
       ReportFile report(opts->report, {{"workload", c.workload}, {"config", c.config}});
-      try {
-        return run_collective_workload(c, [&](const nlohmann::json& j) { report.write(j); });
-      } catch (const std::exception& e) {
-        report.fail(e.what());
-        throw;
-      }
+      return report.guard(
+          [&] { return run_collective_workload(c, [&](const nlohmann::json& j) { report.write(j); }); });
     }
     WorkloadOptions o = opts->composite;
     o.name = opts->workload;
@@ -340,12 +343,7 @@ Action add_run(CLI::App& app) {
     ReportFile report(opts->report, {{"workload", o.name}, {"config", o.device.config}});
     const ReportHooks hooks{print_figures, [&](const nlohmann::json& j) { report.write(j); },
                             [&](const std::string& why) { report.fail(why); }};
-    try {
-      return run_workload(o, hooks);
-    } catch (const std::exception& e) {
-      report.fail(e.what());
-      throw;
-    }
+    return report.guard([&] { return run_workload(o, hooks); });
   };
 }
 
