@@ -57,7 +57,18 @@ std::optional<Fault> TensorEngine::read_sbuf_rows(uint64_t sbuf_addr, int k, int
   std::vector<uint8_t> row(row_bytes);
   const unsigned per = isa::te_pe_partitions(dtype);  // operand partitions per SBUF partition
   for (uint64_t sp = 0; sp < parts; ++sp) {
-    bus_read(regs::SBUF_BASE + (p0 + sp) * c.sbuf_partition_bytes + off, row.data(), row.size());
+    const uint64_t base = regs::SBUF_BASE + (p0 + sp) * c.sbuf_partition_bytes + off;
+    const unsigned used = std::min(unsigned(k), unsigned(sp + 1) * per) - unsigned(sp) * per;
+    if (used == per) {
+      bus_read(base, row.data(), row.size());
+    } else {  // an odd K's last pair (FP8, MX): only the low operand partition's bytes are read (docs/isa.md)
+      for (unsigned kk = unsigned(sp) * per; kk < unsigned(sp) * per + used; ++kk) {
+        for (int e = 0; e < elems; ++e) {
+          const uint64_t b = isa::te_sbuf_byte(dtype, kk, uint64_t(e));
+          bus_read(base + b, row.data() + b, esize);
+        }
+      }
+    }
     for (unsigned kk = unsigned(sp) * per; kk < std::min(unsigned(k), unsigned(sp + 1) * per); ++kk) {
       for (int e = 0; e < elems; ++e) {
         const uint64_t b = isa::te_sbuf_byte(dtype, kk, uint64_t(e));

@@ -248,6 +248,54 @@ TEST(CliContract, EmptyFileNamesAreBadInputNamingTheFlag) {
   }
 }
 
+TEST(CliContract, AnOutputOnThePathOfAnotherOutputOrAnInputIsBadInput) {
+  // The file written last would replace the other without a word (a report over a timeline, a program's binary
+  // over its source); d/./x and d/x are the same file.
+  std::mt19937_64 rng(5);
+  const std::string report = next_scratch(".json");
+  const std::filesystem::path rp(report);
+  const std::string dot = (rp.parent_path() / "." / rp.filename()).string();
+  struct Case {
+    std::string args, reason;
+  };
+  const std::string src = write_file(".queue te\nhalt\n");
+  const std::string operands = matmul_operands(rng, 4, 3, 2);
+  const std::string s_path = operands.substr(std::string(" --stationary ").size(),
+                                             operands.find(" --moving") - std::string(" --stationary ").size());
+  for (const Case& c :
+       {Case{"run --workload gemm --te tlm --report " + report + " --timeline " + dot,
+             "--timeline " + dot + ": the same file as --report; give each output its own path"},
+        Case{"asm " + src + " -o " + src, "--output " + src + ": the same file as file; give each output its own path"},
+        Case{"matmul --te tlm --dtype bf16" + operands + " --out " + s_path,
+             "--out " + s_path + ": the same file as --stationary; give each output its own path"}}) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out << r.err;
+    EXPECT_EQ(r.err, "trnsim: error: " + c.reason + "\n") << c.args;
+  }
+  EXPECT_EQ(slurp(src), ".queue te\nhalt\n") << "the source is left as it was";
+}
+
+TEST(CliContract, AFailedMatmulLeavesNoOutputFileItMadeToProbe) {
+  // --out is opened before the run to fail early on a path that cannot be written; a run that then fails (here
+  // --timeout-cycles) must not leave that empty file behind, and an earlier file at the path is not touched.
+  std::mt19937_64 rng(6);
+  const std::string out = next_scratch(".npy");
+  Result r = run("matmul --te tlm --dtype bf16 --timeout-cycles 10" + matmul_operands(rng, 4, 3, 2) + " --out " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out)) << out;
+  std::ofstream(out) << "earlier";
+  r = run("matmul --te tlm --dtype bf16 --timeout-cycles 10" + matmul_operands(rng, 4, 3, 2) + " --out " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(slurp(out), "earlier");
+}
+
+TEST(CliContract, AnUnknownCommandIsNamed) {
+  const Result r = run("frobnicate --x 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("trnsim: error: unknown command 'frobnicate' (commands: fpcheck, run, matmul, asm", 0), 0u)
+      << r.err;
+}
+
 TEST(CliContract, ParserErrorsHaveTheSameFormAsTheOthers) {
   // CLI11's own errors (a value not in a set, a missing required option) carry the "trnsim: error: " prefix too.
   Result r = run("run --workload allreduce --config trn2-16 --algo tree");

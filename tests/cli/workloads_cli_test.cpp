@@ -103,9 +103,14 @@ TEST(WorkloadsCli, InputsAndOutputsRoundTripThroughTheDevice) {
   // Fed back as the next block's x, the output is read from the file (and the run still passes).
   const std::string in2 = fresh_dir(".in2");
   std::filesystem::copy_file(out2 + "/out.npy", in2 + "/x.npy");
+  // A misspelt name beside it is read by nothing: a warning names it (the input is drawn from the seed).
+  std::filesystem::copy_file(out2 + "/out.npy", in2 + "/gama.npy");
   const Result c = run("run --workload transformer-block" + kSmall + " --inputs " + in2);
   EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
   EXPECT_NE(c.out.find("from " + in2 + "/x.npy"), std::string::npos) << c.out;
+  EXPECT_NE(c.err.find("trnsim: warning: --inputs " + in2 + ": gama.npy names no input of this workload (x, "),
+            std::string::npos)
+      << c.err;
 }
 
 TEST(WorkloadsCli, SpecialValuesInTheInputsStayBitExactThroughTheBlock) {

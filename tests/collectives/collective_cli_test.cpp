@@ -114,6 +114,9 @@ TEST(CollectiveCli, BadFlagsExitTwoNamingTheProblem) {
                        Bad{"--config trn2-16 --bytes 4k", "--bytes 4k: not a size"},
                        Bad{"--config trn2-16 --bytes 18446744073709551615", "--bytes 18446744073709551615: too large"},
                        Bad{"--config trn2-16 --bytes 1048577G", "--bytes 1048577G: too large"},
+                       // 2^50 itself is a size (16 digits), one past it is not; 2^50 then needs too much memory.
+                       Bad{"--config trn2-16 --bytes 1125899906842625", "--bytes 1125899906842625: too large"},
+                       Bad{"--config trn2-16 --bytes 1125899906842624", "more host memory"},
                        Bad{"--config trn2-16 --algo tree", "--algo"},
                        Bad{"--config trn2-16 --dtype fp16", "--dtype fp16: collectives sum fp32 or bf16"},
                        Bad{"--config tiny --bytes 8", "--config trn2-16, trn2-64 or trn2-256"},
@@ -130,6 +133,8 @@ TEST(CollectiveCli, BadFlagsExitTwoNamingTheProblem) {
 TEST(CollectiveCli, SizeSuffixesAreBinaryMultiples) {
   Result r = run("run --workload allreduce --config trn2-16 --bytes 1K --dtype fp32");
   EXPECT_NE(r.out.find("1024 bytes per chip (256 fp32 elements)"), std::string::npos) << r.out;
+  r = run("run --workload allreduce --config trn2-16 --bytes 00000000000000008 --dtype fp32");  // leading zeros
+  EXPECT_NE(r.out.find("8 bytes per chip (2 fp32 elements)"), std::string::npos) << r.out << r.err;
   r = run("run --workload allreduce --config trn2-16 --bytes 2KiB --dtype bf16");
   EXPECT_NE(r.out.find("2048 bytes per chip (1024 bf16 elements)"), std::string::npos) << r.out;
   r = run("run --workload allreduce --config trn2-16 --bytes 3KB --dtype bf16");

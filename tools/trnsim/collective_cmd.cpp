@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <sys/resource.h>
@@ -94,7 +95,14 @@ void add_collective_options(CLI::App& run, CollectiveOptions& o) {
                  "Collective workloads under mpirun: every rank prints its progress on stderr at most every SECONDS "
                  "of host time (rank, its chips, simulated time, windows, collectives matched; docs/distributed.md); "
                  "0: off")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            char* end = nullptr;
+            const double x = std::strtod(v.c_str(), &end);
+            return !v.empty() && *end == '\0' && std::isfinite(x) && x >= 0 ? std::string()
+                                                                            : v + " is not a number of seconds >= 0";
+          },
+          ""))
       ->capture_default_str();
 }
 
@@ -113,11 +121,13 @@ uint64_t parse_bytes(const std::string& text) {
                                "e.g. 64M)", text));
   }
   const int shift = u->second;
-  // More than 15 digits is more than 2^50 bytes, whatever the suffix.
-  if (i > 15 || std::stoull(text.substr(0, i)) > (uint64_t{1} << (50 - shift))) {
+  // Leading zeros do not count; past 16 significant digits the number is past 2^50 (16 digits) whatever the suffix.
+  const size_t first = std::min(text.find_first_not_of('0'), i - 1);
+  const std::string digits = text.substr(first, i - first);
+  if (digits.size() > 16 || std::stoull(digits) > (uint64_t{1} << (50 - shift))) {
     throw BadInput(fmt::format("--bytes {}: too large (at most 2^50 bytes)", text));
   }
-  return std::stoull(text.substr(0, i)) << shift;
+  return std::stoull(digits) << shift;
 }
 
 namespace {

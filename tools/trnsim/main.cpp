@@ -1,6 +1,7 @@
 // trnsim: command-line entry point. Argument parsing, dispatch and exit codes only; the work is in the libraries.
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -34,6 +35,32 @@ void check_no_empty_values(const CLI::App& cmd) {
   }
 }
 
+/// An output of one command on the path of another output or of an input ("--out r.npy --timeline r.npy",
+/// "asm p.s -o p.s") is bad input: the file written last would silently replace the other, or the input.
+void check_distinct_outputs(const CLI::App& cmd) {
+  static const std::set<std::string> kOutputs = {"--wave", "--report", "--timeline", "--out", "--output"};
+  static const std::set<std::string> kInputs = {"--program", "--vectors", "--stationary", "--moving",
+                                                "--accumulate-into", "file"};
+  const auto resolve = [](const std::string& value) {
+    std::error_code ec;
+    const std::filesystem::path resolved = std::filesystem::weakly_canonical(value, ec);
+    return ec ? value : resolved.string();
+  };
+  std::map<std::string, std::string> seen;  // path as the file system resolves it -> the option that gave it
+  for (const bool outputs : {false, true}) {  // the inputs first, so that an output names the input it would replace
+    for (const CLI::Option* opt : cmd.get_options()) {
+      if (opt->count() == 0 || !(outputs ? kOutputs : kInputs).count(opt->get_name())) continue;
+      for (const std::string& value : opt->results()) {
+        const auto [it, fresh] = seen.emplace(resolve(value), opt->get_name());
+        if (!fresh && outputs) {
+          throw trnsim::tool::BadInput(fmt::format("{} {}: the same file as {}; give each output its own path",
+                                                   opt->get_name(), value, it->second));
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,6 +80,22 @@ int main(int argc, char** argv) {
     actions[app.get_subcommands({}).back()] = std::move(action);
   }
 
+  // A first word that is no command: CLI11 would say only "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->check_name(argv[1]);
+    }
+    if (!known) {
+      if (!quiet) {
+        fmt::print(stderr, "trnsim: error: unknown command '{}' (commands: {}; see 'trnsim --help')\n", argv[1],
+                   names);
+      }
+      return kExitBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -71,6 +114,7 @@ int main(int argc, char** argv) {
     for (const auto& [sub, action] : actions) {
       if (!sub->parsed()) continue;
       check_no_empty_values(*sub);
+      check_distinct_outputs(*sub);
       if (mpi.ranks() > 1 && sub->get_name() != "run") {
         throw BadInput(fmt::format("trnsim {} runs in one process: only `trnsim run` of a collective workload "
                                    "splits over MPI ranks (start it without mpirun, or with -np 1)",

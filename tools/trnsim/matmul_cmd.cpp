@@ -2,10 +2,12 @@
 // checked against the golden GEMM (BRIEF section 4).
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include <fmt/core.h>
 
@@ -57,10 +59,11 @@ int run_matmul(MatmulOptions o) {
   }
   const F32Matrix s = load_f32_matrix(o.stationary, "--stationary");
   const F32Matrix m = load_f32_matrix(o.moving, "--moving");
-  for (const auto& [flag, mat] : {std::pair{"--stationary", &s}, std::pair{"--moving", &m}}) {
+  for (const auto& [flag, path, mat] : {std::tuple{"--stationary", &o.stationary, &s},
+                                        std::tuple{"--moving", &o.moving, &m}}) {
     if (mat->rows < 1 || mat->cols < 1 || mat->rows > kMaxDim || mat->cols > kMaxDim) {
-      throw BadInput(fmt::format("{}: shape [{}, {}] must have both sizes in 1..{}", flag, mat->rows, mat->cols,
-                                 kMaxDim));
+      throw BadInput(fmt::format("{} {}: shape [{}, {}] must have both sizes in 1..{}", flag, *path, mat->rows,
+                                 mat->cols, kMaxDim));
     }
   }
   if (s.rows != m.rows) {
@@ -76,9 +79,14 @@ int run_matmul(MatmulOptions o) {
                                  o.accumulate_into, p.rows, p.cols, mm, n));
     }
   }
-  {
-    std::ofstream probe(o.out, std::ios::binary | std::ios::app);
-    if (!probe) throw BadInput(fmt::format("--out {}: cannot open for writing", o.out));
+  {  // can be written (before the run); a file made only to find out is removed again, an old one kept
+    std::error_code ec;
+    const bool existed = std::filesystem::exists(o.out, ec);
+    {
+      std::ofstream probe(o.out, std::ios::binary | std::ios::app);
+      if (!probe) throw BadInput(fmt::format("--out {}: cannot open for writing", o.out));
+    }
+    if (!existed) std::filesystem::remove(o.out, ec);
   }
 
   DeviceSession session = open_device(o.device);

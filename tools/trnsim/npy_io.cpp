@@ -1,6 +1,8 @@
 #include "tools/trnsim/npy_io.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -32,41 +34,142 @@ uint64_t npy_header_bytes(const std::string& path, const std::string& flag) {
   return 12u + (pre[8] | (pre[9] << 8) | (uint64_t(pre[10]) << 16) | (uint64_t(pre[11]) << 24));
 }
 
+/// The header's dictionary, parsed as the Python literal it is (NEP 1, "A simple file format for NumPy arrays": a
+/// dict of exactly 'descr', 'fortran_order' and 'shape', strings in single or double quotes, True/False, a tuple
+/// of integers, then spaces and a newline up to the header's length). Anything else is refused naming the byte.
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  std::vector<std::string> shape;  ///< the tuple's items as written (digits, maybe an old 'L' suffix)
+  std::string shape_text;          ///< the tuple as written, for messages
+};
+
+class NpyHeaderParser {
+ public:
+  NpyHeaderParser(const std::string& text, const std::string& flag, const std::string& path)
+      : t_(text), flag_(flag), path_(path) {}
+
+  NpyHeader parse() {
+    NpyHeader h;
+    bool descr = false, order = false, shape = false;
+    expect('{');
+    while (skip_spaces(), peek() != '}') {
+      const std::size_t key_at = at_;
+      const std::string key = string_literal();
+      skip_spaces();
+      expect(':');
+      skip_spaces();
+      bool* seen = key == "descr" ? &descr : key == "fortran_order" ? &order : key == "shape" ? &shape : nullptr;
+      if (!seen) fail(key_at, fmt::format("key '{}' (a .npy header has 'descr', 'fortran_order' and 'shape')", key));
+      if (*seen) fail(key_at, fmt::format("key '{}' given twice", key));
+      *seen = true;
+      if (key == "descr") h.descr = string_literal();
+      if (key == "fortran_order") h.fortran_order = boolean();
+      if (key == "shape") h.shape = tuple(&h.shape_text);
+      skip_spaces();
+      if (peek() != ',') break;
+      ++at_;
+    }
+    skip_spaces();
+    expect('}');
+    while (at_ < t_.size() && (t_[at_] == ' ' || t_[at_] == '\n')) ++at_;
+    if (at_ != t_.size()) fail(at_, "bytes after the dictionary that are not padding");
+    if (!descr || !order || !shape) {
+      fail(at_, fmt::format("no '{}'", !descr ? "descr" : !order ? "fortran_order" : "shape"));
+    }
+    return h;
+  }
+
+ private:
+  [[noreturn]] void fail(std::size_t at, const std::string& what) const {
+    throw BadInput(fmt::format("{} {}: the .npy header's dictionary at byte {}: {}", flag_, path_, at, what));
+  }
+  char peek() const { return at_ < t_.size() ? t_[at_] : '\0'; }
+  void skip_spaces() {
+    while (at_ < t_.size() && (t_[at_] == ' ' || t_[at_] == '\t')) ++at_;
+  }
+  void expect(char c) {
+    if (peek() != c) fail(at_, fmt::format("expected '{}'", c));
+    ++at_;
+  }
+  std::string string_literal() {
+    const char q = peek();
+    if (q != '\'' && q != '"') fail(at_, "expected a quoted string");
+    const std::size_t end = t_.find(q, at_ + 1);
+    if (end == std::string::npos) fail(at_, "a string that does not end");
+    std::string v = t_.substr(at_ + 1, end - at_ - 1);
+    at_ = end + 1;
+    return v;
+  }
+  bool boolean() {
+    for (const auto& [word, value] : {std::pair{"True", true}, std::pair{"False", false}}) {
+      const std::size_t n = std::strlen(word);
+      const bool word_ends = at_ + n >= t_.size() || !std::isalnum(static_cast<unsigned char>(t_[at_ + n]));
+      if (t_.compare(at_, n, word) == 0 && word_ends) {
+        at_ += n;
+        return value;
+      }
+    }
+    fail(at_, "expected True or False");
+  }
+  std::vector<std::string> tuple(std::string* text) {
+    const std::size_t open = at_;
+    expect('(');
+    std::vector<std::string> items;
+    while (skip_spaces(), peek() != ')') {
+      // An item as written, up to its comma (npy_shape says which are not sizes); Python 2's long suffix 'L', as
+      // old numpy wrote it, dropped.
+      const std::size_t item_at = at_;
+      while (at_ < t_.size() && t_[at_] != ',' && t_[at_] != ')' && t_[at_] != '}') ++at_;
+      std::string item = t_.substr(item_at, at_ - item_at);
+      item.erase(item.find_last_not_of(" \t") + 1);
+      if (!item.empty() && item.back() == 'L') item.pop_back();
+      if (item.empty()) fail(item_at, "an empty dimension in the shape");
+      items.push_back(item);
+      if (peek() != ',') break;
+      ++at_;
+    }
+    skip_spaces();
+    expect(')');
+    *text = t_.substr(open, at_ - open);
+    return items;
+  }
+
+  const std::string& t_;
+  const std::string& flag_;
+  const std::string& path_;
+  std::size_t at_ = 0;
+};
+
 /// The shape the header's dictionary names ('shape': (d0, d1, ...)), checked before anything is allocated: the
-/// element type float32, every dimension a number >= 0, and their product of float32 exactly the bytes after the
-/// header (so a damaged or hostile header names its shape instead of failing with bad_alloc).
+/// element type float32, row-major, every dimension a number >= 0, and their product of float32 exactly the bytes
+/// after the header (so a damaged or hostile header names its shape instead of failing with bad_alloc).
 std::vector<uint64_t> npy_shape(const std::string& path, const std::string& flag, uint64_t header, uint64_t file) {
+  if (header > file) {
+    throw BadInput(fmt::format("{} {}: the .npy header says it is {} bytes long, the file has {}", flag, path, header,
+                               file));
+  }
+  if (header > (1u << 20)) {
+    throw BadInput(fmt::format("{} {}: the .npy header is {} bytes long (more than 1 MiB)", flag, path, header));
+  }
   std::ifstream in(path, std::ios::binary);
-  std::string text(std::min<uint64_t>(header, 1 << 20), '\0');
+  std::string text(header, '\0');
   in.read(text.data(), std::streamsize(text.size()));
-  const std::size_t d = text.find("'descr'");
-  const std::size_t q0 = d == std::string::npos ? d : text.find('\'', d + 7);
-  const std::size_t q1 = q0 == std::string::npos ? q0 : text.find('\'', q0 + 1);
-  const std::string descr = q1 == std::string::npos ? "" : text.substr(q0 + 1, q1 - q0 - 1);
-  if (descr != "<f4" && descr != "f4") {
-    throw BadInput(fmt::format("{} {}: element type '{}', expected float32 ('<f4')", flag, path, descr));
+  if (!in) throw BadInput(fmt::format("{} {}: cannot read the .npy header's {} bytes", flag, path, header));
+  // The dictionary follows the preamble: magic (6), version (2), length (2 for version 1, 4 after).
+  const std::size_t dict = text[6] == 1 ? 10 : 12;
+  const NpyHeader h = NpyHeaderParser(text.substr(dict), flag, path).parse();
+  if (h.descr != "<f4" && h.descr != "f4") {
+    throw BadInput(fmt::format("{} {}: element type '{}', expected float32 ('<f4')", flag, path, h.descr));
   }
-  const std::size_t order = text.find("'fortran_order'");
-  const std::size_t value = order == std::string::npos ? order : text.find_first_not_of(": \t", order + 15);
-  if (value == std::string::npos || text.compare(value, 5, "False") != 0) {
-    throw BadInput(fmt::format("{} {}: the .npy header does not say 'fortran_order': False (only row-major arrays "
-                               "are read)", flag, path));
+  if (h.fortran_order) {
+    throw BadInput(fmt::format("{} {}: a column-major array ('fortran_order': True); only row-major arrays are read "
+                               "(numpy.ascontiguousarray before numpy.save)", flag, path));
   }
-  const std::size_t key = text.find("'shape'");
-  const std::size_t open = key == std::string::npos ? key : text.find('(', key);
-  const std::size_t close = open == std::string::npos ? open : text.find(')', open);
-  if (close == std::string::npos) throw BadInput(fmt::format("{} {}: the .npy header names no shape", flag, path));
-  const std::string tuple = text.substr(open, close - open + 1);
+  const std::string& tuple = h.shape_text;
   std::vector<uint64_t> shape;
-  std::size_t at = open + 1;
   unsigned __int128 elements = 1, nonzero = 1;  // nonzero: the product of the dimensions other than 0
-  while (at < close) {
-    const std::size_t comma = std::min(text.find(',', at), close);
-    std::string item = text.substr(at, comma - at);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \tL") + 1);
-    at = comma + 1;
-    if (item.empty()) continue;  // "(5,)"
+  for (const std::string& item : h.shape) {
     if (item.find_first_not_of("0123456789") != std::string::npos || item.size() > 19) {
       throw BadInput(fmt::format("{} {}: shape {} has a dimension '{}' that is not a size", flag, path, tuple, item));
     }
@@ -97,8 +200,14 @@ std::vector<uint64_t> npy_shape(const std::string& path, const std::string& flag
 F32Tensor load_f32_tensor(const std::string& path, const std::string& flag) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    const bool dir = std::filesystem::is_directory(path, ec);
-    throw BadInput(fmt::format("{} {}: {}", flag, path, dir ? "is a directory" : "no such file"));
+    const char* what = std::filesystem::is_directory(path, ec) ? "is a directory"
+                       : std::filesystem::exists(path, ec)     ? "is not a regular file (a .npy is read as a file: "
+                                                                 "its size is checked against its header)"
+                                                               : "no such file";
+    throw BadInput(fmt::format("{} {}: {}", flag, path, what));
+  }
+  if (!std::ifstream(path, std::ios::binary)) {
+    throw BadInput(fmt::format("{} {}: cannot open for reading ({})", flag, path, std::strerror(errno)));
   }
   const uint64_t header = npy_header_bytes(path, flag);
   const std::vector<uint64_t> shape = npy_shape(path, flag, header, std::filesystem::file_size(path, ec));

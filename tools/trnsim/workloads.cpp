@@ -26,6 +26,20 @@ workloads::Tensors read_input_files(const std::vector<workloads::InputSpec>& spe
   workloads::Tensors given;
   if (dir.empty()) return given;
   if (!std::filesystem::is_directory(dir)) throw BadInput(fmt::format("--inputs {}: not a directory", dir));
+  // A .npy that names no input (a typo, "gama.npy") would leave that input drawn from the seed without a word: say
+  // so. Not an error: the directory may hold a run's --outputs (out.npy, intermediates) beside its inputs.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::filesystem::path& f = entry.path();
+    if (f.extension() != ".npy") continue;
+    const std::string stem = f.stem().string();
+    if (std::none_of(specs.begin(), specs.end(), [&](const auto& s) { return s.name == stem; })) {
+      std::vector<std::string> names;
+      for (const workloads::InputSpec& s : specs) names.push_back(s.name);
+      fmt::print(stderr, "trnsim: warning: --inputs {}: {} names no input of this workload ({}); not read\n", dir,
+                 f.filename().string(), fmt::join(names, ", "));
+    }
+  }
   for (const workloads::InputSpec& s : specs) {
     const std::string path = (std::filesystem::path(dir) / (s.name + ".npy")).string();
     if (!std::filesystem::exists(path)) continue;
