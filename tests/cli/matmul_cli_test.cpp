@@ -223,6 +223,20 @@ TEST(MatmulCliNpy, LongHeadersAreReadFortranOrderAndUnknownVersionsRefused) {
   EXPECT_NE(r.err.find(".npy format version 4.0, expected 1.0, 2.0 or 3.0"), std::string::npos) << r.err;
 }
 
+TEST(MatmulCli, AWaveformComesWithItsGtkwaveLayoutAsRunsDoes) {
+  std::mt19937_64 rng(4);
+  const std::string fst = next_scratch(".fst");
+  const std::string gtkw = fst.substr(0, fst.size() - 4) + ".gtkw";
+  const Result r = run("matmul --te rtl --stationary " + write_npy(random_f32(12, rng), 4, 3) + " --moving " +
+                       write_npy(random_f32(8, rng), 4, 2) + " --dtype bf16 --out " + next_scratch(".npy") +
+                       " --wave " + fst);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("  waveform          " + fst + " (layout " + gtkw + "; open with: gtkwave " + gtkw + ")"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(slurp(gtkw).find(fst), std::string::npos) << "the layout names its dump file";
+}
+
 TEST(MatmulCliErrors, AccumulateIntoOfTheWrongShapeIsBadInput) {
   std::mt19937_64 rng(3);
   const Result r = run("matmul --te tlm --stationary " + write_npy(random_f32(12, rng), 4, 3) + " --moving " +

@@ -215,6 +215,13 @@ void DeviceSession::write_timeline(const char* note) const {
   }
 }
 
+void write_wave_layout(const std::string& wave, const driver::DeviceInfo& info) {
+  if (wave.empty()) return;
+  const std::string gtkw = std::filesystem::path(wave).replace_extension(".gtkw").string();
+  cosim::write_te_gtkw(gtkw, wave, info.te_rows, info.te_cols);
+  fmt::print("  waveform          {} (layout {}; open with: gtkwave {})\n", wave, gtkw, gtkw);
+}
+
 std::vector<driver::RunResult> wait_cores(const std::vector<driver::Driver*>& cores, uint64_t timeout_cycles) {
   std::vector<driver::RunResult> runs;
   std::vector<std::string> states;  // each core's, printed when one failed

@@ -87,6 +87,10 @@ struct DeviceSession {
   void write_timeline(const char* note = "") const;
 };
 
+/// With --wave (`wave` not empty): writes the GTKWave layout beside the FST (the same name, .gtkw;
+/// cosim::write_te_gtkw for `info`'s array) and prints the report's waveform line naming both.
+void write_wave_layout(const std::string& wave, const driver::DeviceInfo& info);
+
 /// Checks the flags (BadInput naming the flag: unknown config, multi-chip config, unknown --te, RTL size not
 /// built, --wave not .fst or with --te tlm; a --connect socket nobody serves) and opens the device, printing progress
 /// lines to stderr while it runs.

@@ -176,6 +176,7 @@ int run_matmul(MatmulOptions o) {
                b.te_cycles, b.dma_cycles, b.dma_bytes / 1e6, b.bytes_per_mac, b.hbm_cycles,
                fmt::format("{:.1f}%", 100.0 * double(std::max({b.te_cycles, b.dma_cycles, b.hbm_cycles})) /
                                           double(r.cycles)));
+    write_wave_layout(o.device.wave, session.info());
     session.write_timeline();  // before the PASS/FAIL line
     if (bad) {
       fmt::print("FAIL: {} of {} elements differ from the golden GEMM{}\n", bad, want.size(), golden_cast);

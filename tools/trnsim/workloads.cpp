@@ -9,7 +9,6 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
-#include "cosim/te/te_rtl.h"
 #include "firmware/golden/transformer_golden.h"
 #include "tools/trnsim/commands.h"
 #include "tools/trnsim/engine_report.h"
@@ -172,11 +171,7 @@ int run_workload(const WorkloadOptions& o, const ReportHooks& hooks) {
     j["steps"] = steps;
     if (!r.core_runs.empty()) print_core_table(s, r.core_index, r.core_runs, r.core_macs, j);
     hooks.figures(s, r.cycles, r.macs, r.wall_s, j);
-    if (!o.device.wave.empty()) {
-      const std::string gtkw = std::filesystem::path(o.device.wave).replace_extension(".gtkw").string();
-      cosim::write_te_gtkw(gtkw, o.device.wave, s.info().te_rows, s.info().te_cols);
-      fmt::print("  waveform          {} (layout {}; open with: gtkwave {})\n", o.device.wave, gtkw, gtkw);
-    }
+    write_wave_layout(o.device.wave, s.info());
     if (!o.outputs.empty()) {
       for (const workloads::OutputSpec& out : r.outputs) {
         const std::string path = (std::filesystem::path(o.outputs) / (out.name + ".npy")).string();
