@@ -280,6 +280,7 @@ TEST(CliContract, AFailedMatmulLeavesNoOutputFileItMadeToProbe) {
   // --timeout-cycles) must not leave that empty file behind, and an earlier file at the path is not touched.
   std::mt19937_64 rng(6);
   const std::string out = next_scratch(".npy");
+  std::filesystem::remove(out);  // a scratch path of an earlier run of this test
   Result r = run("matmul --te tlm --dtype bf16 --timeout-cycles 10" + matmul_operands(rng, 4, 3, 2) + " --out " + out);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_FALSE(std::filesystem::exists(out)) << out;

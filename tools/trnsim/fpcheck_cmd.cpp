@@ -261,7 +261,8 @@ Action add_fpcheck(CLI::App& app) {
                   "Narrowing ops: rne (round to nearest even, the file's results) or stochastic (BRIEF rule 9, "
                   "compared with the golden's stochastic rounding of each input)")
       ->capture_default_str();
-  sub->add_option("--seed", opt->seed, "--round stochastic: the generator's seed (default 0)");
+  sub->add_option("--seed", opt->seed, "--round stochastic: the generator's seed (default 0)")
+      ->check(CLI::Range(int64_t(0), int64_t(0xFFFFFFFF)));
   sub->add_option("--max-failures", opt->max_failures, "Print at most this many failing lines")
       ->capture_default_str();
   return [opt] { return run_fpcheck(*opt); };

@@ -208,7 +208,8 @@ Action add_matmul(CLI::App& app) {
   cmd->add_option("--round", o->round,
                   "Rounding of that cast: rne (nearest even) or stochastic (BRIEF rule 9, seeded by --seed)")
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "--round stochastic: SR_SEED, the generator's seed (default 0)");
+  cmd->add_option("--seed", o->seed, "--round stochastic: SR_SEED, the generator's seed (default 0)")
+      ->check(CLI::Range(int64_t(0), int64_t(0xFFFFFFFF)));
   cmd->add_option("--accumulate-into", o->accumulate_into, "P: float32 [M, N] .npy; O = P + S^T @ M");
   cmd->add_option("--config", o->device.config, "Machine configuration: tiny (2 cores), trn2 or trn3 (8 cores)")->capture_default_str();
   cmd->add_option("--te", o->device.te,
