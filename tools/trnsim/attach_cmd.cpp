@@ -198,7 +198,9 @@ Action add_attach(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "attach", "Look at a served device beside its driver: status, registers by name, memory to .npy");
   cmd->add_option("socket", o->socket, "Socket path of `trnsim serve --socket PATH`")->required();
-  cmd->add_option("--read", o->reads, "Read a register by name: STATUS, Q_PC[te], SEM[3], P_BUSY_LO[dma], ...");
+  cmd->add_option("--read", o->reads,
+                  "Read a register by name: STATUS, Q_PC[te], SEM[3], P_BUSY_LO[dma], ...; another core's as "
+                  "core1.STATUS, the chip's as CHIP_CORES");
   cmd->add_option("--write", o->writes, "Write a register: NAME=VALUE (decimal or 0x hex), before the reads");
   cmd->add_option("--dump", o->dump, "Dump memory: hbm:ADDR, sbuf:PARTITION:OFFSET or psum:PARTITION:OFFSET");
   cmd->add_option("--count", o->count, "Elements to dump")->check(kNonNegative);
