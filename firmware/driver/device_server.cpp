@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -361,7 +363,54 @@ void DeviceServer::run_slice() {
   // short steps gets one slice per step). The simulation is the same however it is sliced.
   const uint64_t n = std::min(lead->wait->left, slice_cycles_);
   const auto t0 = clock::now();
-  const bool lead_irq = device_of(*lead).wait_interrupt(n);
+  // A keepalive to a waiting client whose last one is kKeepaliveMs old: its error text if its socket failed.
+  const auto keepalive = [](Conn& c) -> std::optional<std::string> {
+    if (clock::now() - c.wait->keepalive < std::chrono::milliseconds(kKeepaliveMs)) return std::nullopt;
+    Frame k;
+    k.type = static_cast<uint16_t>(MsgType::kKeepalive);
+    k.seq = c.wait->seq;
+    try {
+      c.ch->try_send(k);  // an owner that does not read gets none (and no server blocks on it)
+    } catch (const WireError& e) {
+      return std::string(e.what());
+    }
+    c.wait->keepalive = clock::now();
+    return std::nullopt;
+  };
+  // The slice's host time is not known beforehand (cycles that were idle and cheap may start a collective on 16
+  // chips), so while it runs a second thread sends the waiting clients their keepalives on the clock. It touches
+  // nothing but those sockets (the serve loop is inside the simulation meanwhile) and is joined before the loop
+  // goes on; a client whose socket fails then is closed here.
+  std::vector<std::pair<Conn*, std::string>> lost;
+  bool lead_irq = false;
+  {
+    struct Beat {  // stops and joins the thread however the slice ends
+      std::mutex m;
+      std::condition_variable cv;
+      bool done = false;
+      std::thread thread;
+      ~Beat() {
+        {
+          const std::lock_guard<std::mutex> lock(m);
+          done = true;
+        }
+        cv.notify_one();
+        if (thread.joinable()) thread.join();
+      }
+    } beat;
+    beat.thread = std::thread([&] {
+      std::unique_lock<std::mutex> lock(beat.m);
+      while (!beat.cv.wait_for(lock, std::chrono::milliseconds(kKeepaliveMs), [&] { return beat.done; })) {
+        for (const auto& c : conns_) {
+          if (c->closed || !c->wait) continue;
+          if (std::any_of(lost.begin(), lost.end(), [&](const auto& l) { return l.first == c.get(); })) continue;
+          if (auto error = keepalive(*c)) lost.emplace_back(c.get(), std::move(*error));
+        }
+      }
+    });
+    lead_irq = device_of(*lead).wait_interrupt(n);
+  }
+  for (const auto& [c, why] : lost) close_conn(*c, why);
   const auto ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
   if (ms < 20 && slice_cycles_ < (1ull << 26)) slice_cycles_ *= 2;
   if (ms > 80 && slice_cycles_ > 64) slice_cycles_ /= 2;
@@ -373,18 +422,7 @@ void DeviceServer::run_slice() {
       answer_wait(*c, irq);
       continue;
     }
-    if (clock::now() - c->wait->keepalive >= std::chrono::milliseconds(kKeepaliveMs)) {
-      Frame k;
-      k.type = static_cast<uint16_t>(MsgType::kKeepalive);
-      k.seq = c->wait->seq;
-      try {
-        c->ch->try_send(k);  // an owner that does not read gets none (and no server blocks on it)
-      } catch (const WireError& e) {
-        close_conn(*c, e.what());
-        continue;
-      }
-      c->wait->keepalive = clock::now();
-    }
+    if (auto error = keepalive(*c)) close_conn(*c, *error);
   }
 }
 

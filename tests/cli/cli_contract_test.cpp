@@ -187,7 +187,8 @@ TEST(CliContract, AsmSummaryCountsEveryQueue) {
 
 namespace {
 
-// A directory where a file is expected is named, with "is a directory".
+// A directory where a file is expected is named, with "is a directory"; a pipe or a device, which would block the
+// read or never end it (a FIFO nobody writes, /dev/zero), with "is not a regular file".
 TEST(CliContract, ADirectoryGivenAsAFileIsNamed) {
   const std::string dir = scratch(".dir");
   std::filesystem::create_directories(dir);
@@ -199,6 +200,10 @@ TEST(CliContract, ADirectoryGivenAsAFileIsNamed) {
       {"run --program " + dir, "--program " + dir + ": is a directory"},
       {"matmul --te tlm --dtype bf16 --stationary " + dir + " --moving " + good + " --out " + scratch(".npy"),
        "--stationary " + dir + ": is a directory"},
+      {"run --program /dev/zero", "--program /dev/zero: is not a regular file (a pipe or a device)"},
+      {"asm /dev/zero -o " + scratch(".bin"), "/dev/zero: is not a regular file (a pipe or a device)"},
+      {"disasm /dev/zero", "/dev/zero: is not a regular file (a pipe or a device)"},
+      {"fpcheck --op f32_add --vectors /dev/zero", "--vectors /dev/zero: is not a regular file (a pipe or a device)"},
   };
   for (const auto& [args, reason] : cases) {
     const Result r = run(args);

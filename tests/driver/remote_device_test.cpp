@@ -195,14 +195,15 @@ TEST(RemoteDevice, ASecondOwnerIsBusyAnAttachClientIsWelcome) {
 /// A device that takes 30 ms of host time per wait and raises its line after `irq_after` cycles.
 class SlowDevice final : public driver::Device {
  public:
-  explicit SlowDevice(uint64_t irq_after) : irq_after_(irq_after) {}
+  /// Raises its line once `irq_after` cycles were waited for; each wait takes `slice_ms` of host time.
+  explicit SlowDevice(uint64_t irq_after, int slice_ms = 30) : irq_after_(irq_after), slice_ms_(slice_ms) {}
   uint32_t read_reg(uint32_t offset) override { return mock.read_reg(offset); }
   void write_reg(uint32_t offset, uint32_t value) override { mock.write_reg(offset, value); }
   void write_mem(uint64_t a, const void* d, std::size_t n) override { mock.write_mem(a, d, n); }
   void read_mem(uint64_t a, void* d, std::size_t n) override { mock.read_mem(a, d, n); }
   bool wait_interrupt(uint64_t max_cycles) override {
     if (max_cycles == 0) return waited_ >= irq_after_;
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    std::this_thread::sleep_for(std::chrono::milliseconds(slice_ms_));
     waited_ += max_cycles;
     ++waits;
     return waited_ >= irq_after_;
@@ -212,6 +213,7 @@ class SlowDevice final : public driver::Device {
 
  private:
   uint64_t irq_after_;
+  int slice_ms_;
   uint64_t waited_ = 0;
 };
 
@@ -221,6 +223,17 @@ TEST(RemoteDevice, KeepalivesCarryALongWaitPastTheClientTimeout) {
   driver::RemoteDevice dev(s.path(), wire::Role::kOwner, /*timeout_ms=*/800);
   EXPECT_TRUE(dev.wait_interrupt(1'000'000));
   EXPECT_GE(slow.waits.load(), 40);
+}
+
+TEST(RemoteDevice, KeepalivesGoOnWhileOneSliceRunsLongerThanTheClientTimeout) {
+  // One slice of 2.5 s (a step that was idle and cheap, then a collective over 16 chips): the keepalives come from
+  // the server's second thread on the clock, so the client's 800 ms timeout never fires (it did: "no answer for
+  // 10000 ms" on a served 32 MiB all-reduce).
+  SlowDevice slow(1, 2500);
+  Served s(slow);
+  driver::RemoteDevice dev(s.path(), wire::Role::kOwner, /*timeout_ms=*/800);
+  EXPECT_TRUE(dev.wait_interrupt(1'000'000));
+  EXPECT_EQ(slow.waits.load(), 1);
 }
 
 TEST(RemoteDevice, AnOwnerThatDiesMidWaitLeavesTheServerReady) {

@@ -3,6 +3,7 @@
 // re-run command (which, run as printed, fails again), crash and timeout, interruption, bad usage (exit 2, one
 // line), seeds, the Slurm array and merge scripts (one task run locally), and the real lists file.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -204,6 +205,44 @@ TEST(RegressRunner, InterruptStopsTheRunningTestsAndReportsThem) {
   const std::string xml = slurp(junit);
   EXPECT_EQ(check_xml(xml).error, "") << xml;
   EXPECT_NE(xml.find("NOT RUN"), std::string::npos) << xml;
+}
+
+TEST(RegressRunner, AHangupStopsLikeATermAndAKilledRunnerTakesItsTestsWithIt) {
+  // SIGHUP (the terminal closed): the same orderly stop as SIGTERM, JUnit written. SIGKILL (a CI job's limit) cannot
+  // be handled: the kernel stops the test processes as the runner dies (PR_SET_PDEATHSIG), none is left running.
+  for (const std::string sig : {"HUP", "KILL"}) {
+    const std::string dir = scratch_dir() + "/" + sig;
+    fs::create_directories(dir);
+    const std::string pid_file = dir + "/hang.pid", junit = dir + "/junit.xml";
+    const Result r = sh("REGRESS_FAKE_HANG_SEED=3 REGRESS_FAKE_PID_FILE='" + pid_file + "' " + runner() +
+                        " --list other --seed 3 --timeout 300 -j 1 --junit '" + junit +
+                        "' & pid=$!; for i in $(seq 200); do [ -s '" + pid_file +
+                        "' ] && break; sleep 0.05; done; kill -" + sig + " $pid; wait $pid; echo rc=$?");
+    const int pid = std::atoi(slurp(pid_file).c_str());
+    ASSERT_GT(pid, 0) << sig << r.out << r.err;
+    // Gone, or dead and not yet reaped by whoever inherited it (a zombie: state Z), within 5 s.
+    const auto gone = [pid] {
+      if (kill(pid, 0) == -1 && errno == ESRCH) return true;
+      const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+      const size_t paren = stat.rfind(')');
+      return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+    };
+    bool stopped = false;
+    for (int i = 0; i < 100 && !(stopped = gone()); ++i) usleep(50000);
+    EXPECT_TRUE(stopped) << sig << ": the hanging test process " << pid << " is still running";
+    if (sig == "HUP") {
+      EXPECT_NE(r.out.find("rc=1"), std::string::npos) << r.out << r.err;
+      EXPECT_NE(r.out.find("interrupted"), std::string::npos) << r.out;
+      EXPECT_NE(slurp(junit).find("NOT RUN"), std::string::npos);
+    }
+  }
+}
+
+TEST(RegressRunner, AJunitPathItCannotWriteFailsBeforeAnyTestRuns) {
+  const Result r = sh(runner() + " --list tiny --seeds 1 --junit /nonexistent/junit.xml");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.out, "") << "no test ran";
+  EXPECT_NE(r.err.find("--junit /nonexistent/junit.xml: cannot open for writing"), std::string::npos) << r.err;
 }
 
 TEST(RegressRunner, BadUsageExitsTwoWithOneLineNamingTheCause) {

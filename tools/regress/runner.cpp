@@ -2,6 +2,7 @@
 // environment, stdout and stderr to a log file; a row per finished run; timeouts kill the run's process group.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -192,12 +193,18 @@ pid_t launch(const Run& r, const RunOptions& opts) {
   const std::string bin = opts.bin_dir + "/" + r.entry->binary;
   const std::string filter = "--gtest_filter=" + r.entry->filter;
   const std::string seed = std::to_string(r.seed);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     setpgid(0, 0);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    // A runner killed outright (SIGKILL: a CI job's timeout) cannot stop its tests: the kernel does, as the runner
+    // dies; a runner gone before this line leaves the test its new parent, so it stops at once.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(125);
     const int fd = open(r.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) _exit(126);
     dup2(fd, STDOUT_FILENO);
@@ -260,9 +267,10 @@ bool execute(std::vector<Run>& runs, const RunOptions& opts) {
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {}, old_term {}, old_hup {};
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGHUP, &sa, &old_hup);  // the terminal closed: stop as for SIGTERM (NOT RUN rows, the JUnit file)
 
   size_t name_w = 4, seed_w = 4;
   for (const Run& r : runs) {
@@ -352,6 +360,7 @@ bool execute(std::vector<Run>& runs, const RunOptions& opts) {
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
   return !interrupted;
 }
 

@@ -15,8 +15,7 @@ namespace trnsim::tool {
 namespace {
 
 std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw BadInput(fmt::format("{}: is a directory", path));
+  check_input_file(path, path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw BadInput(fmt::format("{}: cannot open for reading", path));
   std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

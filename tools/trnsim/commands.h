@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,17 @@ class BadInput : public std::runtime_error {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFail = 1;
 inline constexpr int kExitBadInput = 2;
+
+/// An input file the command reads whole (a program, vectors, a .npy): BadInput naming `what` ("--program p.s",
+/// "p.s") when it is a directory, missing, or not a regular file (a pipe would block the read, a device such as
+/// /dev/zero never end it).
+inline void check_input_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) return;
+  throw BadInput(what + ": " + (std::filesystem::is_directory(path, ec) ? "is a directory"
+                                : std::filesystem::exists(path, ec)     ? "is not a regular file (a pipe or a device)"
+                                                                        : "no such file"));
+}
 
 /// "1 element", "2 elements": a count and its noun, singular for 1 (report and error lines).
 inline std::string counted(uint64_t n, const std::string& noun) {

@@ -183,6 +183,7 @@ int run_fpcheck(const Options& opt) {
   std::vector<int> digits(op->inputs, digits_of(op->input));
   digits.push_back(digits_of(op->result));
   std::vector<testfloat::Line> vectors;
+  check_input_file(path, "--vectors " + path);
   try {
     vectors = testfloat::read_file(path, digits);
   } catch (const testfloat::FormatError& e) {

@@ -199,13 +199,7 @@ std::vector<uint64_t> npy_shape(const std::string& path, const std::string& flag
 
 F32Tensor load_f32_tensor(const std::string& path, const std::string& flag) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    const char* what = std::filesystem::is_directory(path, ec) ? "is a directory"
-                       : std::filesystem::exists(path, ec)     ? "is not a regular file (a .npy is read as a file: "
-                                                                 "its size is checked against its header)"
-                                                               : "no such file";
-    throw BadInput(fmt::format("{} {}: {}", flag, path, what));
-  }
+  check_input_file(path, flag + " " + path);
   if (!std::ifstream(path, std::ios::binary)) {
     throw BadInput(fmt::format("{} {}: cannot open for reading ({})", flag, path, std::strerror(errno)));
   }

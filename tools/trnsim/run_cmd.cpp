@@ -135,10 +135,7 @@ int run_program_on_device(const RunOptions& o, const isa::Program& program, Repo
 // --cores N it runs on each of cores 0 .. N-1 at once (a program file is one core's; each core has its own SBUF and
 // PSUM, and HBM is shared, so a program that writes HBM writes the same bytes from every core).
 int run_program_file(const RunOptions& o) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(o.program, ec)) {
-    throw BadInput(fmt::format("--program {}: is a directory", o.program));
-  }
+  check_input_file(o.program, "--program " + o.program);
   std::ifstream in(o.program, std::ios::binary);
   if (!in) throw BadInput(fmt::format("--program {}: cannot open", o.program));
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
