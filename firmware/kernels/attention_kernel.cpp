@@ -289,7 +289,8 @@ int attention_pieces(const driver::DeviceInfo& info, const AttentionLayout& l) {
   // Pieces of fewer queries than pieces_per_head's where a head's share of a core does not fit (the accumulator and
   // the transposes' slots share PSUM with the scores): each count planned once, the first that fits, down to one
   // query tile per piece. Where that is more than one and a whole head fits one piece, the one the estimates end
-  // sooner (wave_estimate; one piece on a tie).
+  // sooner (wave_estimate; one piece on a tie), unless a prefetch needs a piece on every core and there are fewer
+  // heads than cores.
   const int R = transpose_tile_rows(info);
   if (!l.fused_pieces || !l.te_transpose || R < 1 || l.seq < 1 || l.heads < 1 || l.head_dim < 1 || l.cores < 1) {
     return 0;
@@ -297,7 +298,8 @@ int attention_pieces(const driver::DeviceInfo& info, const AttentionLayout& l) {
   for (int p = pieces_per_head(l.heads, l.cores);; ++p) {
     const int per = std::min(rows_per_core(l.seq, R, p), l.seq);
     if (attention_piece_fits(info, l.seq, per, l.head_dim, l.sbuf_end)) {
-      if (per < l.seq && attention_piece_fits(info, l.seq, l.seq, l.head_dim, l.sbuf_end) &&
+      if (per < l.seq && (l.prefetch.empty() || l.heads >= l.cores) &&
+          attention_piece_fits(info, l.seq, l.seq, l.head_dim, l.sbuf_end) &&
           wave_estimate(info, l, 1) <= wave_estimate(info, l, p)) {
         return 1;
       }

@@ -785,6 +785,25 @@ TEST(AttentionPieces, AShortSequenceThatCutsIntoUnequalPiecesRunsOnePiecePerHead
   for (const KernelStep& step : seq) EXPECT_EQ(step.macs, 129ull * 64 * 129 + 128ull * 64 * 128 + 1ull * 64 * 129);
 }
 
+TEST(AttentionPieces, WithAPrefetchEveryCoreKeepsAPieceToCarryIt) {
+  // 4 heads on 8 cores at seq 129 with a prefetch, which is dealt over every core's pieces: one piece per head
+  // (the choice a lopsided 128 + 1 cut may get) would leave 4 cores none, so attention_pieces keeps the heads cut
+  // in two where there are fewer heads than cores: 8 pieces, one per core.
+  AttentionLayout l = gpt2_attention(129);
+  l.heads = 4;
+  const uint64_t DT = uint64_t(l.heads) * l.head_dim * l.seq * 2;
+  l.kT_hbm = DT, l.vT_hbm = 2 * DT, l.outT_hbm = 3 * DT;
+  const DeviceInfo info = trn2();
+  const uint32_t tile = sbuf_operand_tile_bytes(isa::Dtype::kBf16, 30);
+  l.sbuf_end = info.sbuf_partition_bytes - 3 * tile;
+  l.prefetch = sbuf_operand_copies(info, isa::Dtype::kBf16, 4 * DT, 40, 30, l.sbuf_end, tile);
+  EXPECT_EQ(attention_pieces(info, l), 2);
+  const KernelSequence seq = make_attention_programs(info, l);
+  std::vector<int> per_core(8, 0);
+  for (const KernelStep& st : seq) ++per_core[std::size_t(st.core)];
+  EXPECT_EQ(per_core, std::vector<int>(8, 1));
+}
+
 // The transposes' PSUM slots of an attention piece start right after the accumulator's last column, so the spare
 // end of its last bank holds slots too: GPT-2's last 1280 queries of a head at seq 2048 on trn2 (the block's long
 // piece). PSUM by hand: 8 banks of 2 KiB per partition; the scores take banks 0-3 (one block of whole rows, 2048
