@@ -90,6 +90,12 @@ void DeviceServer::close_listeners() {
 }
 
 DeviceServer::~DeviceServer() {
+  {
+    const std::lock_guard<std::mutex> lock(beat_m_);
+    beat_stop_ = true;
+  }
+  beat_cv_.notify_one();
+  if (beat_.joinable()) beat_.join();
   conns_.clear();
   close_listeners();
 }
@@ -348,6 +354,35 @@ void DeviceServer::check_waiting(Conn& c) {
   }
 }
 
+std::optional<std::string> DeviceServer::keepalive(Conn& c) {
+  using clock = std::chrono::steady_clock;
+  if (clock::now() - c.wait->keepalive < std::chrono::milliseconds(kKeepaliveMs)) return std::nullopt;
+  Frame k;
+  k.type = static_cast<uint16_t>(MsgType::kKeepalive);
+  k.seq = c.wait->seq;
+  try {
+    c.ch->try_send(k);  // an owner that does not read gets none (and no server blocks on it)
+  } catch (const WireError& e) {
+    return std::string(e.what());
+  }
+  c.wait->keepalive = clock::now();
+  return std::nullopt;
+}
+
+void DeviceServer::beat_loop() {
+  std::unique_lock<std::mutex> lock(beat_m_);
+  while (!beat_stop_) {
+    beat_cv_.wait_for(lock, std::chrono::milliseconds(kKeepaliveMs));
+    if (!beat_armed_ || beat_stop_) continue;
+    for (const auto& c : conns_) {
+      if (c->closed || !c->wait) continue;
+      const auto lost = [&](const auto& l) { return l.first == c.get(); };
+      if (std::any_of(beat_lost_.begin(), beat_lost_.end(), lost)) continue;
+      if (auto error = keepalive(*c)) beat_lost_.emplace_back(c.get(), std::move(*error));
+    }
+  }
+}
+
 void DeviceServer::run_slice() {
   using clock = std::chrono::steady_clock;
   Conn* lead = nullptr;
@@ -360,57 +395,30 @@ void DeviceServer::run_slice() {
   if (lead == nullptr) return;
   // Slices of about 20-80 ms of host time: short enough for keepalives and the other clients, long enough that the
   // slicing costs nothing measurable (the size carries over from one WAIT_IRQ to the next: a driver that waits in
-  // short steps gets one slice per step). The simulation is the same however it is sliced.
+  // short steps gets one slice per step). The simulation is the same however it is sliced. A slice's host time is
+  // only known afterwards (cycles that were idle and cheap may start a collective on 16 chips), so while it runs the
+  // keepalive thread (beat_loop) sends the waiting clients theirs on the clock.
   const uint64_t n = std::min(lead->wait->left, slice_cycles_);
   const auto t0 = clock::now();
-  // A keepalive to a waiting client whose last one is kKeepaliveMs old: its error text if its socket failed.
-  const auto keepalive = [](Conn& c) -> std::optional<std::string> {
-    if (clock::now() - c.wait->keepalive < std::chrono::milliseconds(kKeepaliveMs)) return std::nullopt;
-    Frame k;
-    k.type = static_cast<uint16_t>(MsgType::kKeepalive);
-    k.seq = c.wait->seq;
-    try {
-      c.ch->try_send(k);  // an owner that does not read gets none (and no server blocks on it)
-    } catch (const WireError& e) {
-      return std::string(e.what());
+  if (!beat_.joinable()) beat_ = std::thread([this] { beat_loop(); });
+  struct Armed {  // disarms the thread however the slice ends; after it the thread touches no connection
+    DeviceServer& s;
+    explicit Armed(DeviceServer& server) : s(server) {
+      const std::lock_guard<std::mutex> lock(s.beat_m_);
+      s.beat_armed_ = true;
     }
-    c.wait->keepalive = clock::now();
-    return std::nullopt;
+    ~Armed() {
+      const std::lock_guard<std::mutex> lock(s.beat_m_);
+      s.beat_armed_ = false;
+    }
   };
-  // The slice's host time is not known beforehand (cycles that were idle and cheap may start a collective on 16
-  // chips), so while it runs a second thread sends the waiting clients their keepalives on the clock. It touches
-  // nothing but those sockets (the serve loop is inside the simulation meanwhile) and is joined before the loop
-  // goes on; a client whose socket fails then is closed here.
-  std::vector<std::pair<Conn*, std::string>> lost;
   bool lead_irq = false;
   {
-    struct Beat {  // stops and joins the thread however the slice ends
-      std::mutex m;
-      std::condition_variable cv;
-      bool done = false;
-      std::thread thread;
-      ~Beat() {
-        {
-          const std::lock_guard<std::mutex> lock(m);
-          done = true;
-        }
-        cv.notify_one();
-        if (thread.joinable()) thread.join();
-      }
-    } beat;
-    beat.thread = std::thread([&] {
-      std::unique_lock<std::mutex> lock(beat.m);
-      while (!beat.cv.wait_for(lock, std::chrono::milliseconds(kKeepaliveMs), [&] { return beat.done; })) {
-        for (const auto& c : conns_) {
-          if (c->closed || !c->wait) continue;
-          if (std::any_of(lost.begin(), lost.end(), [&](const auto& l) { return l.first == c.get(); })) continue;
-          if (auto error = keepalive(*c)) lost.emplace_back(c.get(), std::move(*error));
-        }
-      }
-    });
+    const Armed armed(*this);
     lead_irq = device_of(*lead).wait_interrupt(n);
   }
-  for (const auto& [c, why] : lost) close_conn(*c, why);
+  for (const auto& [c, why] : beat_lost_) close_conn(*c, why);
+  beat_lost_.clear();
   const auto ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
   if (ms < 20 && slice_cycles_ < (1ull << 26)) slice_cycles_ *= 2;
   if (ms > 80 && slice_cycles_ > 64) slice_cycles_ /= 2;

@@ -18,10 +18,15 @@
 #include <poll.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "firmware/driver/device.h"
@@ -91,6 +96,12 @@ class DeviceServer {
   void check_waiting(Conn& c);
   /// Runs one slice for the pending waits and answers the ones that ended.
   void run_slice();
+  /// A keepalive to `c` (waiting) if its last one is kKeepaliveMs old: the socket's error text if the send failed.
+  static std::optional<std::string> keepalive(Conn& c);
+  /// The keepalive thread's loop (beat_): while a slice runs (beat_armed_) it sends the waiting clients theirs on the
+  /// clock, as a slice's host time is not known beforehand; the serve loop is inside the simulation then and touches
+  /// no connection. Sockets that failed go to beat_lost_, closed by run_slice after the slice.
+  void beat_loop();
   void answer_wait(Conn& c, bool irq);
   void close_conn(Conn& c, const std::string& why);
   void say(const std::string& line) const;
@@ -106,6 +117,12 @@ class DeviceServer {
   bool owner_left_ = false;
   uint64_t slice_cycles_ = 1024;  ///< WAIT_IRQ slice, adapted to take 20-80 ms of host time
   int deferred_slices_ = 0;       ///< serve-loop rounds since the last slice that had requests to answer
+  std::mutex beat_m_;             ///< guards beat_armed_, beat_stop_, beat_lost_ and the sends of beat_loop
+  std::condition_variable beat_cv_;
+  bool beat_armed_ = false;
+  bool beat_stop_ = false;
+  std::vector<std::pair<Conn*, std::string>> beat_lost_;
+  std::thread beat_;  ///< started by the first slice, joined by the destructor
 };
 
 }  // namespace trnsim::wire

@@ -58,20 +58,13 @@ std::optional<Fault> TensorEngine::read_sbuf_rows(uint64_t sbuf_addr, int k, int
   const unsigned per = isa::te_pe_partitions(dtype);  // operand partitions per SBUF partition
   for (uint64_t sp = 0; sp < parts; ++sp) {
     const uint64_t base = regs::SBUF_BASE + (p0 + sp) * c.sbuf_partition_bytes + off;
-    const unsigned used = std::min(unsigned(k), unsigned(sp + 1) * per) - unsigned(sp) * per;
-    if (used == per) {
-      bus_read(base, row.data(), row.size());
-    } else {  // an odd K's last pair (FP8, MX): only the low operand partition's bytes are read (docs/isa.md)
-      for (unsigned kk = unsigned(sp) * per; kk < unsigned(sp) * per + used; ++kk) {
-        for (int e = 0; e < elems; ++e) {
-          const uint64_t b = isa::te_sbuf_byte(dtype, kk, uint64_t(e));
-          bus_read(base + b, row.data() + b, esize);
-        }
-      }
-    }
+    // An odd K's last pair (FP8, MX) feeds one operand partition: only its bytes are read (docs/isa.md).
+    const bool whole = std::min(unsigned(k), unsigned(sp + 1) * per) - unsigned(sp) * per == per;
+    if (whole) bus_read(base, row.data(), row.size());
     for (unsigned kk = unsigned(sp) * per; kk < std::min(unsigned(k), unsigned(sp + 1) * per); ++kk) {
       for (int e = 0; e < elems; ++e) {
         const uint64_t b = isa::te_sbuf_byte(dtype, kk, uint64_t(e));
+        if (!whole) bus_read(base + b, row.data() + b, esize);
         out[size_t(kk) * elems + e] = esize == 2 ? uint16_t(row[b] | (row[b + 1] << 8)) : row[b];
       }
     }

@@ -21,6 +21,7 @@ namespace {
 // Bytes of the .npy preamble + header: magic(6) version(2) then a 2-byte (v1) or 4-byte (v2, v3) header length.
 uint64_t npy_header_bytes(const std::string& path, const std::string& flag) {
   std::ifstream in(path, std::ios::binary);
+  if (!in) throw BadInput(fmt::format("{} {}: cannot open for reading ({})", flag, path, std::strerror(errno)));
   unsigned char pre[12] = {};
   in.read(reinterpret_cast<char*>(pre), sizeof pre);
   if (in.gcount() < 10 || std::memcmp(pre, "\x93NUMPY", 6) != 0) {
@@ -200,9 +201,6 @@ std::vector<uint64_t> npy_shape(const std::string& path, const std::string& flag
 F32Tensor load_f32_tensor(const std::string& path, const std::string& flag) {
   std::error_code ec;
   check_input_file(path, flag + " " + path);
-  if (!std::ifstream(path, std::ios::binary)) {
-    throw BadInput(fmt::format("{} {}: cannot open for reading ({})", flag, path, std::strerror(errno)));
-  }
   const uint64_t header = npy_header_bytes(path, flag);
   const std::vector<uint64_t> shape = npy_shape(path, flag, header, std::filesystem::file_size(path, ec));
   // The data: row-major little-endian float32, exactly the bytes after the header (npy_shape checked the count).
