@@ -9,7 +9,7 @@
 // Numerics: BRIEF section 3 rules 2-3 and 8. Every product is rounded before its add (separate units, no FMA) and
 // the two partitions are added one after the other in partition order, so the column sum is rule 3's. An inactive
 // partition (k >= K, or the second partition of a BF16/FP16 row) passes the sum through unchanged.
-// MX (rule 10): each product is w * mov * 2^(ws - 127) * 2^(ms - 127), rounded once (trn_fp32_mul scale_i), with
+// MX (rule 10): each product is w * mov * 2^(ws - 127) * 2^(ms - 127), rounded once (fp32_mul's scale), with
 // ws the E8M0 scale loaded with the stationary values and ms the moving values' scale, which travels right with
 // them; both partitions of a PE row lie in one 32-partition block, so one scale serves both. A scale of 0xFF (NaN)
 // on either side makes the product the canonical NaN. Other dtypes get scales of 127 (2^0) from trn_te.
@@ -50,7 +50,8 @@ module trn_te_pe
   logic [31:0] w0, w1;                        // the values this column is computed with
   logic [7:0]  ws;
   logic        a0, a1;
-  logic [31:0] prod_raw, prod, sum, psum_mid, prod1_raw, prod1, sum1, psum_d;
+  logic [31:0] prod, sum;     // the first partition's product and the sum with it (the sum received if inactive)
+  logic [31:0] prod1, sum1;   // the second partition's (FP8), added to sum: the PE's new partial sum
   logic signed [9:0] scale;    // (ws - 127) + (ms - 127)
   logic              scale_nan;
 
@@ -63,40 +64,23 @@ module trn_te_pe
   assign scale     = $signed({2'b00, ws}) + $signed({2'b00, ms_i}) - 10'sd254;
   assign scale_nan = (ws == 8'hFF) || (ms_i == 8'hFF);
 
-  trn_fp32_mul u_mul (
-    .a_i     (w0),
-    .b_i     (mov0_i),
-    .scale_i (scale),
-    .p_o     (prod_raw)
-  );
-
-  assign prod = scale_nan ? F32_QNAN : prod_raw;
-
-  trn_fp32_add u_add (
-    .a_i (psum_i),
-    .b_i (prod),
-    .s_o (sum)
-  );
-
-  assign psum_mid = a0 ? sum : psum_i;
-
-  // The second partition of an FP8 row, added after the first (rule 8).
-  trn_fp32_mul u_mul1 (
-    .a_i     (w1),
-    .b_i     (mov1_i),
-    .scale_i (scale),
-    .p_o     (prod1_raw)
-  );
-
-  assign prod1 = scale_nan ? F32_QNAN : prod1_raw;
-
-  trn_fp32_add u_add1 (
-    .a_i (psum_mid),
-    .b_i (prod1),
-    .s_o (sum1)
-  );
-
-  assign psum_d = a1 ? sum1 : psum_mid;
+  // The products and sums, by the FP32 functions of trn_fp_pkg (one C++ function each in the verilated model, shared
+  // by every PE). An inactive partition computes neither: its sum is the one it received (prod reads 0).
+  always_comb begin
+    prod = '0;
+    sum  = psum_i;
+    if (a0) begin
+      prod = scale_nan ? F32_QNAN : fp32_mul(w0, mov0_i, scale);
+      sum  = fp32_add(psum_i, prod);
+    end
+    // The second partition of an FP8 row, added after the first (rule 8).
+    prod1 = '0;
+    sum1  = sum;
+    if (a1) begin
+      prod1 = scale_nan ? F32_QNAN : fp32_mul(w1, mov1_i, scale);
+      sum1  = fp32_add(sum, prod1);
+    end
+  end
 
   always_ff @(posedge clk_i) begin
     if (w_we_i) begin
@@ -122,7 +106,7 @@ module trn_te_pe
       mov1_q <= mov1_i;
       ms_q   <= ms_i;
       sw_q   <= sw_i;
-      psum_q <= psum_d;
+      psum_q <= sum1;
     end
   end
 
