@@ -239,10 +239,24 @@ TEST(RegressRunner, AHangupStopsLikeATermAndAKilledRunnerTakesItsTestsWithIt) {
 }
 
 TEST(RegressRunner, AJunitPathItCannotWriteFailsBeforeAnyTestRuns) {
-  const Result r = sh(runner() + " --list tiny --seeds 1 --junit /nonexistent/junit.xml");
+  // Under a regular file no directory can be made, not even by root (CI runs as root).
+  const std::string file = write(scratch_dir() + "/a_file", "x");
+  const Result r = sh(runner() + " --list tiny --seeds 1 --junit '" + file + "/junit.xml'");
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_EQ(r.out, "") << "no test ran";
-  EXPECT_NE(r.err.find("--junit /nonexistent/junit.xml: cannot open for writing"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--junit " + file + "/junit.xml: cannot create its directory " + file), std::string::npos)
+      << r.err;
+  const Result d = sh(runner() + " --list tiny --seeds 1 --junit '" + scratch_dir() + "'");
+  EXPECT_EQ(d.exit_code, 2) << d.out << d.err;
+  EXPECT_NE(d.err.find(": is a directory"), std::string::npos) << d.err;
+}
+
+TEST(RegressRunner, AJunitPathInADirectoryNotMadeYetGetsItsDirectory) {
+  // As `make regress` asks: --junit BUILD/regress/LIST.xml before BUILD/regress exists.
+  const std::string dir = scratch_dir() + "/not/made/yet";
+  const Result r = sh(runner() + " --list tiny --seeds 1 --junit '" + dir + "/junit.xml'");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(slurp(dir + "/junit.xml").find("<testsuites"), std::string::npos);
 }
 
 TEST(RegressRunner, BadUsageExitsTwoWithOneLineNamingTheCause) {

@@ -116,10 +116,17 @@ std::string host_name() {
   return buf;
 }
 
+// Creates the missing parent directories of `path`; false (with ec set) if they cannot be made.
+bool make_parents(const std::string& path, std::error_code& ec) {
+  const fs::path parent = fs::path(path).parent_path();
+  if (parent.empty() || fs::is_directory(parent, ec)) return true;
+  fs::create_directories(parent, ec);
+  return !ec;
+}
+
 void write_text(const std::string& path, const std::string& text) {
   std::error_code ec;
-  const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty()) fs::create_directories(parent, ec);
+  make_parents(path, ec);  // a failure shows as the write's own below
   // Written beside and renamed, so that a reader (or a merge job) never sees half a file.
   const std::string tmp = path + ".tmp" + std::to_string(getpid());
   {
@@ -130,6 +137,22 @@ void write_text(const std::string& path, const std::string& text) {
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UsageError(path + ": cannot write");
 }
+
+}  // namespace
+
+void check_output_file(const std::string& option, const std::string& path) {
+  const std::string what = option + " " + path + ": ";
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw UsageError(what + "is a directory");
+  if (!make_parents(path, ec))
+    throw UsageError(what + "cannot create its directory " + fs::path(path).parent_path().string() + " (" +
+                     ec.message() + ")");
+  const bool existed = fs::exists(path, ec);
+  if (!std::ofstream(path, std::ios::app)) throw UsageError(what + "cannot open for writing");
+  if (!existed) fs::remove(path, ec);
+}
+
+namespace {
 
 // ---- reading back ---------------------------------------------------------------------------------------------
 std::string attr(const std::string& tag, const std::string& name) {

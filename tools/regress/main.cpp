@@ -315,14 +315,8 @@ int cmd_run(const Args& a) {
     return kExitPass;
   }
 
-  if (a.opt.count("--junit")) {  // a path it cannot write fails now, not after the whole list has run
-    const std::string junit = get(a, "--junit");
-    std::error_code ec;
-    const bool existed = fs::exists(junit, ec);
-    if (fs::is_directory(junit, ec)) throw UsageError("--junit " + junit + ": is a directory");
-    if (!std::ofstream(junit, std::ios::app)) throw UsageError("--junit " + junit + ": cannot open for writing");
-    if (!existed) fs::remove(junit, ec);
-  }
+  // A report it cannot write fails now, not after the whole list has run.
+  if (a.opt.count("--junit")) check_output_file("--junit", get(a, "--junit"));
 
   std::printf("trnsim regress: list %s, %zu tests x %d seeds = %zu runs%s, base seed %llu, -j %d\n",
               list.name.c_str(), used.size(), seeds, runs.size(),

@@ -115,6 +115,10 @@ struct JunitInfo {
   uint64_t base_seed = 0;
   double wall_seconds = 0.0;
 };
+/// Makes `path` writable before a run: creates its missing parent directories (as write_junit does) and opens it for
+/// appending, removing it again if it did not exist. Throws UsageError "OPTION PATH: why" (a directory, a parent that
+/// cannot be made, or a file that cannot be opened), so an unwritable report fails before any test runs.
+void check_output_file(const std::string& option, const std::string& path);
 /// Writes one <testsuites> with a <testsuite> per entry and a <testcase> per run. Throws UsageError if unwritable.
 void write_junit(const std::string& path, const std::vector<Run>& runs, const JunitInfo& info);
 
