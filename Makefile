@@ -109,7 +109,7 @@ regress: deps
 
 # RTL coverage (docs/verification.md, "Coverage"): a coverage build of the RTL in $(BUILD_DIR)-cov (-DTRNSIM_COVERAGE=ON),
 # the RTL tests, verilator_coverage merge, genhtml HTML in $(BUILD_DIR)/coverage/html, a per-block summary on the terminal.
-# COVERAGE_ARGS="--te-sizes 4x4;8x8" builds fewer Tensor Engine sizes.
+# COVERAGE_ARGS="--te-sizes 4x4,8x8" builds fewer Tensor Engine sizes.
 coverage: deps
 	bash scripts/coverage --build $(BUILD_DIR)-cov --out $(BUILD_DIR)/coverage -j $(JOBS) $(COVERAGE_ARGS)
 
