@@ -116,11 +116,11 @@ std::string host_name() {
   return buf;
 }
 
-// Creates the missing parent directories of `path`; false (with ec set) if they cannot be made.
+// Creates the missing parent directories of `path` (none missing is no error); false (with ec set) if they cannot be
+// made.
 bool make_parents(const std::string& path, std::error_code& ec) {
   const fs::path parent = fs::path(path).parent_path();
-  if (parent.empty() || fs::is_directory(parent, ec)) return true;
-  fs::create_directories(parent, ec);
+  if (!parent.empty()) fs::create_directories(parent, ec);
   return !ec;
 }
 
